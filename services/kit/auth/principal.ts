@@ -1,0 +1,48 @@
+import { createContextKey, type HandlerContext } from "@connectrpc/connect";
+import { problem } from "../problem.js";
+import type { TokenKind } from "./tokens.js";
+
+/** Who is calling, as enforcement established it from the token and the X-PF-* headers. */
+export interface Principal {
+  kind: TokenKind | "anonymous";
+  /** The token's sub: usr_/gst_, app:<id>, svc:<key>; empty when anonymous. */
+  sub: string;
+  /** The service key of a service token. */
+  service?: string;
+  caps: ReadonlySet<string>;
+  fp: boolean;
+  appId?: string;
+  projectId?: string;
+  env?: string;
+  ns: readonly string[];
+  mod?: string;
+  /** X-PF-Subject: the person a service acts for. */
+  actingSubject?: string;
+  /** X-PF-Staff: 1 from a service. */
+  staff: boolean;
+  /** X-PF-Origin: ai. */
+  origin?: "ai";
+  /** The raw bearer token, for forwarding on calls made on the caller's behalf. */
+  token?: string;
+}
+
+export const ANONYMOUS: Principal = { kind: "anonymous", sub: "", caps: new Set(), fp: false, ns: [], staff: false };
+
+export const principalKey = createContextKey<Principal>(ANONYMOUS, { description: "pf principal" });
+
+export function principalOf(ctx: HandlerContext): Principal {
+  return ctx.values.get(principalKey);
+}
+
+/** The person a call acts for: the acting subject from a service, or the user of a user token. */
+export function personOf(principal: Principal): string | undefined {
+  if (principal.actingSubject) return principal.actingSubject;
+  return principal.kind === "user" ? principal.sub : undefined;
+}
+
+/** The person a call acts for, or 403 when there is none. */
+export function requirePerson(principal: Principal): string {
+  const person = personOf(principal);
+  if (!person) throw problem(403, "auth.person_required", "This call acts for a person: use a user token, or a service token with X-PF-Subject.");
+  return person;
+}

@@ -1,0 +1,108 @@
+import { jwtVerify, SignJWT } from "jose";
+import { randomUUID } from "node:crypto";
+import type { PlatformKeys } from "./keys.js";
+
+export const AUDIENCE = "pf";
+
+export type TokenKind = "user" | "app" | "service";
+
+/** What a caller asks to be put in a token (see ARCHITECTURE "Principals and enforcement"). */
+export interface TokenClaims {
+  kind: TokenKind;
+  /** usr_/gst_ for people, app:<id> for apps, svc:<key> for services; derived when omitted. */
+  sub?: string;
+  /** The service key of a service token. */
+  svc?: string;
+  caps?: string[];
+  fp?: boolean;
+  app_id?: string;
+  project_id?: string;
+  env?: "production" | "sandbox";
+  ns?: string[];
+  mod?: string;
+  /** Lifetime in seconds (default one hour). */
+  ttl?: number;
+}
+
+export async function mintToken(keys: PlatformKeys, claims: TokenClaims): Promise<string> {
+  const sub = claims.sub ?? defaultSubject(claims);
+  const { ttl = 3600, sub: _sub, svc: _svc, ...rest } = claims;
+  const payload = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined));
+  return new SignJWT(payload)
+    .setProtectedHeader({ alg: "EdDSA", kid: keys.kid, typ: "JWT" })
+    .setSubject(sub)
+    .setAudience(AUDIENCE)
+    .setIssuedAt()
+    .setExpirationTime(`${ttl}s`)
+    .setJti(randomUUID())
+    .sign(keys.signing);
+}
+
+function defaultSubject(claims: TokenClaims): string {
+  if (claims.kind === "service") {
+    if (!claims.svc) throw new Error("a service token needs --svc");
+    return `svc:${claims.svc}`;
+  }
+  if (claims.kind === "app") {
+    if (!claims.app_id) throw new Error("an app token needs --app-id");
+    return `app:${claims.app_id}`;
+  }
+  throw new Error("a user token needs --sub (usr_… or gst_…)");
+}
+
+/** Verified claims, as enforcement reads them. */
+export interface VerifiedToken {
+  kind: TokenKind;
+  sub: string;
+  caps: string[];
+  fp: boolean;
+  app_id?: string;
+  project_id?: string;
+  env?: string;
+  ns: string[];
+  mod?: string;
+  exp: number;
+}
+
+/**
+ * Verifies EdDSA tokens, remembering each verified token until it expires so a
+ * hot caller pays for the signature check once.
+ */
+export class TokenVerifier {
+  private readonly verified = new Map<string, VerifiedToken>();
+
+  constructor(private readonly keys: PlatformKeys, private readonly maxCached = 10_000) {}
+
+  async verify(token: string, nowSeconds = Date.now() / 1000): Promise<VerifiedToken> {
+    const cached = this.verified.get(token);
+    if (cached && cached.exp > nowSeconds) return cached;
+    const { payload } = await jwtVerify(token, this.keys.verifying, { algorithms: ["EdDSA"], audience: AUDIENCE });
+    const result = readClaims(payload);
+    if (this.verified.size >= this.maxCached) this.verified.delete(this.verified.keys().next().value as string);
+    this.verified.set(token, result);
+    return result;
+  }
+}
+
+function readClaims(payload: Record<string, unknown>): VerifiedToken {
+  const kind = payload.kind;
+  const sub = payload.sub;
+  if (kind !== "user" && kind !== "app" && kind !== "service") throw new Error("kind claim missing");
+  if (typeof sub !== "string") throw new Error("sub claim missing");
+  const prefixes = { user: /^(usr|gst)_[0-9a-z]+$/i, app: /^app:.+$/, service: /^svc:[a-z]+$/ };
+  if (!prefixes[kind].test(sub)) throw new Error(`sub does not fit a ${kind} token`);
+  const strings = (value: unknown) => (Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : []);
+  const text = (value: unknown) => (typeof value === "string" ? value : undefined);
+  return {
+    kind,
+    sub,
+    caps: strings(payload.caps),
+    fp: payload.fp === true,
+    app_id: text(payload.app_id),
+    project_id: text(payload.project_id),
+    env: text(payload.env),
+    ns: strings(payload.ns),
+    mod: text(payload.mod),
+    exp: typeof payload.exp === "number" ? payload.exp : 0,
+  };
+}

@@ -1,0 +1,84 @@
+import { resolve } from "node:path";
+
+/** Every setting of a process, read once from the environment (names in README). */
+export interface Config {
+  /** Gateway HTTP port (PF_HTTP_PORT, default 8080; 0 picks a free one). */
+  httpPort: number;
+  /** RPC port: gRPC, gRPC-Web and Connect on HTTP/2 cleartext (PF_RPC_PORT, default 8081). */
+  rpcPort: number;
+  /** Interface both ports bind to (PF_BIND, default 127.0.0.1). */
+  bind: string;
+  /** Where local data lives: embedded database, dev keys, blobs (PF_DATA_DIR, default .data). */
+  dataDir: string;
+  /** PostgreSQL; unset runs the embedded PGlite (DATABASE_URL). */
+  databaseUrl?: string;
+  /** Connections per service pool (PF_DB_POOL, default 4). */
+  dbPoolSize: number;
+  /** NATS with JetStream; unset keeps events in process (NATS_URL). */
+  natsUrl?: string;
+  /** Services this process runs (PF_SERVICES, comma separated); unset runs all. */
+  services?: string[];
+  /** Serve the HTTP gateway in this process (PF_GATEWAY, default on; "0" turns it off). */
+  gateway: boolean;
+  /** pino level (LOG_LEVEL, default info). */
+  logLevel: string;
+  /** Ed25519 private key as a JWK or PKCS#8 PEM (PF_JWT_PRIVATE_KEY). */
+  jwtPrivateKey?: string;
+  /** JWKS of the keys tokens may be signed with (PF_JWT_PUBLIC_KEYS). */
+  jwtPublicKeys?: string;
+  /** Host name to service key, `tips.example=tips,…` (PF_HOST_ROUTING). */
+  hostRouting: Record<string, string>;
+  /** Remote services by key, from PF_<SERVICE>_URL. */
+  serviceUrls: Record<string, string>;
+  /** Origins allowed by CORS besides the platform's own (PF_CORS_ORIGINS, comma separated). */
+  corsOrigins: string[];
+  /** Largest accepted request body in bytes (PF_BODY_LIMIT, default 1 MiB). */
+  bodyLimit: number;
+  /** Deadline of calls between services in ms (PF_CALL_TIMEOUT_MS, default 10000). */
+  callTimeoutMs: number;
+  /** The raw environment, for a service's own documented settings. */
+  env: Record<string, string | undefined>;
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const list = (value: string | undefined) =>
+    (value ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const serviceUrls: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    const match = /^PF_([A-Z]+)_URL$/.exec(name);
+    if (match && value) serviceUrls[match[1].toLowerCase()] = value;
+  }
+  const hostRouting: Record<string, string> = {};
+  for (const pair of list(env.PF_HOST_ROUTING)) {
+    const [host, service] = pair.split("=");
+    if (host && service) hostRouting[host.toLowerCase()] = service;
+  }
+  const services = list(env.PF_SERVICES);
+  return {
+    httpPort: integer(env.PF_HTTP_PORT, 8080),
+    rpcPort: integer(env.PF_RPC_PORT, 8081),
+    bind: env.PF_BIND ?? "127.0.0.1",
+    dataDir: resolve(env.PF_DATA_DIR ?? ".data"),
+    databaseUrl: env.DATABASE_URL || undefined,
+    dbPoolSize: integer(env.PF_DB_POOL, 4),
+    natsUrl: env.NATS_URL || undefined,
+    services: services.length > 0 ? services : undefined,
+    gateway: env.PF_GATEWAY !== "0",
+    logLevel: env.LOG_LEVEL ?? "info",
+    jwtPrivateKey: env.PF_JWT_PRIVATE_KEY || undefined,
+    jwtPublicKeys: env.PF_JWT_PUBLIC_KEYS || undefined,
+    hostRouting,
+    serviceUrls,
+    corsOrigins: list(env.PF_CORS_ORIGINS),
+    bodyLimit: integer(env.PF_BODY_LIMIT, 1024 * 1024),
+    callTimeoutMs: integer(env.PF_CALL_TIMEOUT_MS, 10_000),
+    env,
+  };
+}
+
+function integer(value: string | undefined, fallback: number): number {
+  if (value === undefined || value === "") return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0) throw new Error(`expected a whole number, got ${JSON.stringify(value)}`);
+  return parsed;
+}

@@ -1,0 +1,28 @@
+import { Migration } from "@mikro-orm/migrations";
+import type { MigrationObject } from "@mikro-orm/core";
+
+/** The kit's tables in every service schema: the transactional outbox and idempotency keys. */
+class KitTables extends Migration {
+  override up(): void {
+    this.addSql(`create table outbox (
+      id text primary key,
+      subject text not null,
+      schema_id text not null,
+      payload text not null,
+      created_at timestamptz not null default now(),
+      lease_until timestamptz,
+      sent_at timestamptz
+    )`);
+    this.addSql(`create index outbox_unsent on outbox (id) where sent_at is null`);
+    this.addSql(`create table idempotency_keys (
+      scope text not null,
+      key text not null,
+      request_hash text not null,
+      response bytea not null,
+      created_at timestamptz not null default now(),
+      primary key (scope, key)
+    )`);
+  }
+}
+
+export const kitMigration: MigrationObject = { name: "Migration00000000000000_kit", class: KitTables };

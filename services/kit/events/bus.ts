@@ -1,0 +1,31 @@
+/** A published event as subscribers see it. */
+export interface BusMessage {
+  subject: string;
+  data: Uint8Array;
+  headers: Record<string, string>;
+}
+
+/** Where the outbox relay sends events: JetStream, or the in-process bus when NATS_URL is unset. */
+export interface EventBus {
+  /** Ensures the stream for a service's subject prefix exists. */
+  ensureStream(prefix: string): Promise<void>;
+  /** Publishes once: `id` deduplicates resends (Nats-Msg-Id). */
+  publish(subject: string, id: string, data: Uint8Array, headers: Record<string, string>): Promise<void>;
+  /** Subscribes to a subject pattern (`*` one token, `>` the rest). */
+  subscribe(pattern: string, handler: (message: BusMessage) => void | Promise<void>): () => void;
+  /** True when events can leave the process now. */
+  connected(): boolean;
+  close(): Promise<void>;
+}
+
+/** NATS subject matching: `*` matches one token, `>` one or more trailing tokens. */
+export function subjectMatches(pattern: string, subject: string): boolean {
+  const want = pattern.split(".");
+  const have = subject.split(".");
+  for (let i = 0; i < want.length; i++) {
+    if (want[i] === ">") return have.length > i;
+    if (i >= have.length) return false;
+    if (want[i] !== "*" && want[i] !== have[i]) return false;
+  }
+  return want.length === have.length;
+}

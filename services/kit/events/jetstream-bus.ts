@@ -1,0 +1,76 @@
+import { jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
+import { connect, headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "../logger.js";
+import type { BusMessage, EventBus } from "./bus.js";
+
+/** Events on NATS JetStream: one stream per service prefix, resends dropped by Nats-Msg-Id. */
+export class JetStreamBus implements EventBus {
+  private readonly js: JetStreamClient;
+  private isConnected = true;
+
+  private constructor(private readonly nc: NatsConnection, private readonly logger: Logger) {
+    this.js = jetstream(nc, { timeout: 5_000 });
+    void this.watchStatus();
+  }
+
+  /** Connects, waiting for the server if it is not up yet and reconnecting forever after. */
+  static async connect(url: string, logger: Logger): Promise<JetStreamBus> {
+    const nc = await connect({
+      servers: url,
+      name: "pf",
+      waitOnFirstConnect: true,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+    });
+    return new JetStreamBus(nc, logger);
+  }
+
+  private async watchStatus(): Promise<void> {
+    for await (const status of this.nc.status()) {
+      if (status.type === "disconnect") this.isConnected = false;
+      if (status.type === "reconnect") this.isConnected = true;
+      this.logger.debug({ nats: status.type }, "nats status");
+    }
+  }
+
+  async ensureStream(prefix: string): Promise<void> {
+    const jsm = await jetstreamManager(this.nc, { timeout: 5_000 });
+    const name = `PF_${prefix.toUpperCase()}`;
+    try {
+      await jsm.streams.info(name);
+    } catch {
+      await jsm.streams.add({ name, subjects: [`${prefix}.>`], duplicate_window: 120_000_000_000 }).catch(async (error: unknown) => {
+        // Another instance created it first.
+        await jsm.streams.info(name).catch(() => {
+          throw error;
+        });
+      });
+    }
+  }
+
+  async publish(subject: string, id: string, data: Uint8Array, headers: Record<string, string>): Promise<void> {
+    const h = natsHeaders();
+    for (const [name, value] of Object.entries(headers)) h.set(name, value);
+    await this.js.publish(subject, data, { msgID: id, headers: h, timeout: 5_000 });
+  }
+
+  subscribe(pattern: string, handler: (message: BusMessage) => void | Promise<void>): () => void {
+    const subscription = this.nc.subscribe(pattern, {
+      callback: (error, message) => {
+        if (error) return;
+        const headers: Record<string, string> = {};
+        for (const [name, values] of message.headers ?? []) headers[name] = values[0];
+        void handler({ subject: message.subject, data: message.data, headers });
+      },
+    });
+    return () => subscription.unsubscribe();
+  }
+
+  connected(): boolean {
+    return this.isConnected && !this.nc.isClosed();
+  }
+
+  async close(): Promise<void> {
+    await this.nc.drain().catch(() => this.nc.close());
+  }
+}

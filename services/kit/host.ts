@@ -1,0 +1,164 @@
+import type { DescService } from "@bufbuild/protobuf";
+import type { ConnectRouter, Transport } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { join } from "node:path";
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { buildGateway } from "../../gateway/gateway.js";
+import { enforcement } from "./auth/enforce.js";
+import { loadKeys, type PlatformKeys } from "./auth/keys.js";
+import { mintToken, TokenVerifier, type TokenClaims } from "./auth/tokens.js";
+import { bearer, clientWithDeadline, keyOf, Transports } from "./clients.js";
+import { systemClock, type Clock } from "./clock.js";
+import type { Config } from "./config.js";
+import { startEmbeddedPostgres, type EmbeddedPostgres } from "./db/embedded.js";
+import { openServiceDatabase, type MikroORM } from "./db/orm.js";
+import type { EventBus } from "./events/bus.js";
+import { JetStreamBus } from "./events/jetstream-bus.js";
+import { InProcessBus } from "./events/memory-bus.js";
+import { OutboxRelay } from "./events/outbox.js";
+import { createLogger, type Logger } from "./logger.js";
+import type { Implementation, ServiceContext, ServiceModule } from "./module.js";
+import { healthRoutes } from "./rpc/health.js";
+import { reflectionRoutes } from "./rpc/reflection.js";
+import { problemGuard } from "./rpc/guard.js";
+import { inTransaction } from "./transaction.js";
+
+export interface PlatformOptions {
+  config: Config;
+  /** Every module the platform knows; config.services picks which run here. */
+  modules: ServiceModule[];
+  clock?: Clock;
+  logger?: Logger;
+}
+
+/** A running process: the services it hosts, its RPC server and (optionally) the gateway. */
+export interface Platform {
+  rpcUrl: string;
+  gatewayUrl?: string;
+  databaseUrl: string;
+  keys: PlatformKeys;
+  bus: EventBus;
+  contexts: ReadonlyMap<string, ServiceContext>;
+  /** The in-memory transport the gateway uses (through every interceptor). */
+  transport: Transport;
+  mintToken(claims: TokenClaims): Promise<string>;
+  /** Reachability of the database and NATS, as /readyz reports it. */
+  readiness(): Promise<Record<string, boolean>>;
+  stop(): Promise<void>;
+}
+
+export async function startPlatform(options: PlatformOptions): Promise<Platform> {
+  const { config } = options;
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const clock = options.clock ?? systemClock;
+  const modules = options.modules.filter((m) => !config.services || config.services.includes(m.key));
+  const stops: (() => Promise<void>)[] = [];
+  try {
+    const keys = await loadKeys(config);
+    const verifier = new TokenVerifier(keys);
+
+    let databaseUrl = config.databaseUrl;
+    if (!databaseUrl) {
+      const embedded: EmbeddedPostgres = await startEmbeddedPostgres(join(config.dataDir, "pg"), modules.length * config.dbPoolSize + 8);
+      stops.push(() => embedded.stop());
+      databaseUrl = embedded.url;
+      logger.info({ dataDir: join(config.dataDir, "pg") }, "DATABASE_URL is unset: using the embedded PostgreSQL");
+    }
+
+    const bus: EventBus = config.natsUrl ? await JetStreamBus.connect(config.natsUrl, logger) : new InProcessBus(logger);
+    stops.push(() => bus.close());
+
+    const guard = problemGuard(logger);
+    const enforce = enforcement(verifier);
+    const implementations: Implementation[] = [];
+    const routes = (router: ConnectRouter) => {
+      for (const { service, impl } of implementations) router.service(service, impl, { interceptors: [guard, enforce] });
+      healthRoutes(router, implementations.map((i) => i.service));
+      reflectionRoutes(router, implementations.map((i) => i.service));
+    };
+    const localKeys = new Set(modules.map((m) => m.key));
+
+    const contexts = new Map<string, ServiceContext>();
+    const orms: MikroORM[] = [];
+    for (const module of modules) {
+      const orm = await openServiceDatabase({ key: module.key, ...module.schema }, databaseUrl, config.dbPoolSize);
+      orms.push(orm);
+      stops.push(() => orm.close());
+      await bus.ensureStream(module.key);
+      const relay = new OutboxRelay(orm, bus, logger.child({ service: module.key, relay: true }));
+      relay.start();
+      stops.push(() => relay.stop());
+      const token = serviceToken(keys, module);
+      const transports = new Transports(routes, localKeys, config.serviceUrls, [bearer(token)]);
+      const ctx: ServiceContext = {
+        key: module.key,
+        config,
+        logger: logger.child({ service: module.key }),
+        clock,
+        orm,
+        bus,
+        transaction: async (work) => {
+          const result = await inTransaction(orm, work);
+          relay.wake();
+          return result;
+        },
+        client: (service) => clientWithDeadline(service, transports.for(keyOf(service)), config.callTimeoutMs),
+      };
+      contexts.set(module.key, ctx);
+      implementations.push(...(await module.implementations(ctx)));
+      for (const worker of module.workers ?? []) stops.push(await worker(ctx));
+    }
+
+    const transport = new Transports(routes, localKeys, {}, []).for("");
+    const rpc = http2.createServer(connectNodeAdapter({ routes }));
+    await new Promise<void>((resolve) => rpc.listen(config.rpcPort, config.bind, resolve));
+    stops.push(() => new Promise((resolve) => rpc.close(() => resolve())));
+    const rpcUrl = `http://${config.bind}:${(rpc.address() as AddressInfo).port}`;
+
+    const readiness = async () => {
+      const database = await Promise.all(orms.map((orm) => orm.isConnected()));
+      return { database: database.every(Boolean), nats: bus.connected() };
+    };
+
+    let gatewayUrl: string | undefined;
+    if (config.gateway) {
+      const services: DescService[] = implementations.map((i) => i.service);
+      const gateway = await buildGateway({ services, transport, config, logger, readiness });
+      gatewayUrl = await gateway.listen({ port: config.httpPort, host: config.bind });
+      stops.push(() => gateway.close());
+    }
+
+    return {
+      rpcUrl,
+      gatewayUrl,
+      databaseUrl,
+      keys,
+      bus,
+      contexts,
+      transport,
+      mintToken: (claims) => mintToken(keys, claims),
+      readiness,
+      stop: () => stopAll(stops),
+    };
+  } catch (error) {
+    await stopAll(stops);
+    throw error;
+  }
+}
+
+/** The service's own token, re-minted before it expires. */
+function serviceToken(keys: PlatformKeys, module: ServiceModule): () => Promise<string> {
+  let current: { token: string; renewAt: number } | undefined;
+  return async () => {
+    if (!current || Date.now() > current.renewAt) {
+      const token = await mintToken(keys, { kind: "service", svc: module.key, caps: module.holds ?? [], ttl: 3600 });
+      current = { token, renewAt: Date.now() + 50 * 60_000 };
+    }
+    return current.token;
+  };
+}
+
+async function stopAll(stops: (() => Promise<void>)[]): Promise<void> {
+  for (const stop of stops.reverse()) await stop().catch(() => undefined);
+}

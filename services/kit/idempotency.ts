@@ -1,0 +1,53 @@
+import { fromBinary, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { createHash } from "node:crypto";
+import { problem } from "./problem.js";
+
+/** What makes two requests "the same" for one idempotency key. */
+export function requestHash<Desc extends DescMessage>(schema: Desc, request: MessageShape<Desc>): string {
+  return createHash("sha256").update(toBinary(schema, request)).digest("base64url");
+}
+
+/**
+ * Stripe-like idempotency, inside the caller's transaction: the first request
+ * with a key runs `work` and stores its answer with the key; a retry gets that
+ * answer; the same key with another request is refused (409
+ * idempotency.mismatch); a concurrent duplicate waits on the key's row lock and
+ * then gets the first answer. A failed `work` rolls the key back with it.
+ */
+export async function idempotent<Desc extends DescMessage>(
+  em: EntityManager,
+  key: { scope: string; key: string; hash: string },
+  response: Desc,
+  work: () => Promise<MessageShape<Desc>>,
+): Promise<MessageShape<Desc>> {
+  const connection = em.getConnection();
+  const tx = em.getTransactionContext();
+  const claimed = await connection.execute(
+    `insert into idempotency_keys (scope, key, request_hash, response) values (?, ?, ?, ''::bytea)
+     on conflict do nothing returning key`,
+    [key.scope, key.key, key.hash],
+    "all",
+    tx,
+  );
+  if (claimed.length === 0) {
+    const [first] = await connection.execute<{ request_hash: string; response: Buffer }[]>(
+      `select request_hash, response from idempotency_keys where scope = ? and key = ?`,
+      [key.scope, key.key],
+      "all",
+      tx,
+    );
+    if (first.request_hash !== key.hash) {
+      throw problem(409, "idempotency.mismatch", "This idempotency key was used with a different request.");
+    }
+    return fromBinary(response, first.response);
+  }
+  const answer = await work();
+  await connection.execute(
+    `update idempotency_keys set response = ? where scope = ? and key = ?`,
+    [Buffer.from(toBinary(response, answer)), key.scope, key.key],
+    "run",
+    tx,
+  );
+  return answer;
+}

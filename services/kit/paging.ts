@@ -1,0 +1,36 @@
+import { problem } from "./problem.js";
+
+export const DEFAULT_LIMIT = 50;
+export const MAX_LIMIT = 200;
+
+/** The page size asked for: 1–200, 50 when unset (0). */
+export function pageLimit(limit: number): number {
+  if (limit === 0) return DEFAULT_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+    throw problem(400, "request.invalid", `limit must be between 1 and ${MAX_LIMIT}`, { field: "limit" });
+  }
+  return limit;
+}
+
+/** Opaque cursors: the sort key of the last row served, base64url JSON. */
+export function encodeCursor(position: unknown[]): string {
+  return Buffer.from(JSON.stringify(position)).toString("base64url");
+}
+
+export function decodeCursor(cursor: string): unknown[] | undefined {
+  if (cursor === "") return undefined;
+  try {
+    const position: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString());
+    if (Array.isArray(position)) return position;
+  } catch {
+    // fall through to the problem below
+  }
+  throw problem(400, "request.invalid", "cursor is not one this service issued", { field: "cursor" });
+}
+
+/** Cuts a page fetched with limit + 1 rows and makes the next cursor from the last row kept. */
+export function page<T>(rows: T[], limit: number, position: (row: T) => unknown[]): { items: T[]; nextCursor: string } {
+  if (rows.length <= limit) return { items: rows, nextCursor: "" };
+  const items = rows.slice(0, limit);
+  return { items, nextCursor: encodeCursor(position(items[items.length - 1])) };
+}

@@ -1,0 +1,18 @@
+import { loadConfig } from "./kit/config.js";
+import { startPlatform } from "./kit/host.js";
+import { createLogger } from "./kit/logger.js";
+import { modules } from "./registry.js";
+
+const config = loadConfig();
+const logger = createLogger(config.logLevel);
+const platform = await startPlatform({ config, modules, logger });
+logger.info(
+  { gateway: platform.gatewayUrl, rpc: platform.rpcUrl, data: config.dataDir, services: [...platform.contexts.keys()] },
+  `platform up: gateway ${platform.gatewayUrl ?? "(off)"}, RPC ${platform.rpcUrl}, data in ${config.dataDir}`,
+);
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    logger.info({ signal }, "stopping");
+    void platform.stop().then(() => process.exit(0));
+  });
+}

@@ -1,0 +1,55 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import {
+  CoinsChangedSchema,
+  CoinsTransferredSchema,
+  ModuleWrittenSchema,
+  NotificationPushedSchema,
+  RelationChangedSchema,
+} from "../../gen/pf/network/v1/events_pb.js";
+import type { Notification } from "../../gen/pf/network/v1/network_pb.js";
+import { recordEvent } from "../kit/events/outbox.js";
+
+/** The subjects this service publishes. */
+export const subjects = {
+  coinsCredited: "network.coins.credited",
+  coinsDebited: "network.coins.debited",
+  coinsTransferred: "network.coins.transferred",
+  notificationPushed: "network.notification.pushed",
+  moduleWritten: "network.module.written",
+  staffChanged: "network.staff.changed",
+  blockChanged: "network.block.changed",
+} as const;
+
+export function coinsChanged(
+  em: EntityManager,
+  entry: { entryId: string; appId: string; subject: string; delta: bigint; balance: bigint; reason: string; at: Date },
+) {
+  return recordEvent(em, entry.delta > 0n ? subjects.coinsCredited : subjects.coinsDebited, CoinsChangedSchema,
+    create(CoinsChangedSchema, { ...entry, occurredAt: timestampFromDate(entry.at) }));
+}
+
+export function coinsTransferred(
+  em: EntityManager,
+  transfer: { transferId: string; appId: string; fromSubject: string; toSubject: string; amount: bigint; at: Date },
+) {
+  return recordEvent(em, subjects.coinsTransferred, CoinsTransferredSchema,
+    create(CoinsTransferredSchema, { ...transfer, occurredAt: timestampFromDate(transfer.at) }));
+}
+
+export function notificationPushed(em: EntityManager, notification: Notification) {
+  return recordEvent(em, subjects.notificationPushed, NotificationPushedSchema, create(NotificationPushedSchema, { notification }));
+}
+
+export function moduleWritten(em: EntityManager, write: { namespace: string; subject: string; revision: bigint; writtenBy: string; at: Date }) {
+  return recordEvent(em, subjects.moduleWritten, ModuleWrittenSchema, create(ModuleWrittenSchema, { ...write, occurredAt: timestampFromDate(write.at) }));
+}
+
+export function relationChanged(
+  em: EntityManager,
+  subject: typeof subjects.staffChanged | typeof subjects.blockChanged,
+  change: { subject: string; other: string; present: boolean; at: Date },
+) {
+  return recordEvent(em, subject, RelationChangedSchema, create(RelationChangedSchema, { ...change, occurredAt: timestampFromDate(change.at) }));
+}

@@ -1,0 +1,117 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  RemoveStaffResponseSchema,
+  SetGithubTokenResponseSchema,
+  type NetworkAdminService,
+} from "../../../gen/pf/network/v1/admin_pb.js";
+import { ResolutionSchema, StaffEntrySchema } from "../../../gen/pf/network/v1/network_pb.js";
+import { SubjectRefSchema } from "../../../gen/pf/v1/refs_pb.js";
+import type { ServiceContext } from "../../kit/module.js";
+import { invalid, problem } from "../../kit/problem.js";
+import type { Sealer } from "../../kit/secrets.js";
+import { Block, LegacyId, Setting, StaffMember, Subject } from "../db/entities.js";
+import { subjectRefs, toRef } from "../db/subject-refs.js";
+import { roleName } from "../domain/staff.js";
+import { requireSubject, requireUser } from "../domain/subjects.js";
+import { relationChanged, subjects } from "../events.js";
+import { blocksOf } from "./blocks.js";
+import { GITHUB_TOKEN_ENV, GITHUB_TOKEN_SETTING } from "./integrations.js";
+
+/** Designed admin side of the network reads: staff, blocks, subjects, legacy ids, the code-hosting token. */
+export function adminHandlers(ctx: ServiceContext, sealer: Sealer): ServiceImpl<typeof NetworkAdminService> {
+  return {
+    async setStaff(request) {
+      const subject = requireUser("subject", request.subject);
+      const role = roleName(request.role);
+      if (!role) throw invalid("role", "role must be owner, admin or global_moderator");
+      const member = await ctx.transaction(async (em) => {
+        const at = ctx.clock.now();
+        if (role === "owner") {
+          const owner = await em.findOne(StaffMember, { role: "owner" });
+          if (owner && owner.subject !== subject) throw problem(409, "staff.owner_exists", "The network has one owner; change the current owner's role first.");
+        }
+        const saved = await em.upsert(StaffMember, { subject, role, capabilities: [...new Set(request.capabilities)], updatedAt: at });
+        await relationChanged(em, subjects.staffChanged, { subject, other: "", present: true, at });
+        return saved;
+      });
+      const refs = await subjectRefs(ctx.orm.em.fork(), [subject]);
+      return create(StaffEntrySchema, { subject: refs.get(subject), role: request.role, capabilities: member.capabilities, updatedAt: timestampFromDate(member.updatedAt) });
+    },
+
+    async removeStaff(request) {
+      const subject = requireUser("subject", request.subject);
+      const removed = await ctx.transaction(async (em) => {
+        const count = await em.nativeDelete(StaffMember, { subject });
+        if (count > 0) await relationChanged(em, subjects.staffChanged, { subject, other: "", present: false, at: ctx.clock.now() });
+        return count > 0;
+      });
+      return create(RemoveStaffResponseSchema, { removed });
+    },
+
+    async setBlock(request) {
+      const [blocker, blocked] = blockPair(request.blocker, request.blocked);
+      return ctx.transaction(async (em) => {
+        const at = ctx.clock.now();
+        const created = await em.getConnection().execute(
+          `insert into blocks (blocker, blocked, created_at) values (?, ?, ?) on conflict do nothing returning blocker`,
+          [blocker, blocked, at], "all", em.getTransactionContext(),
+        );
+        if (created.length > 0) await relationChanged(em, subjects.blockChanged, { subject: blocker, other: blocked, present: true, at });
+        return blocksOf(em, blocker);
+      });
+    },
+
+    async removeBlock(request) {
+      const [blocker, blocked] = blockPair(request.blocker, request.blocked);
+      return ctx.transaction(async (em) => {
+        const count = await em.nativeDelete(Block, { blocker, blocked });
+        if (count > 0) await relationChanged(em, subjects.blockChanged, { subject: blocker, other: blocked, present: false, at: ctx.clock.now() });
+        return blocksOf(em, blocker);
+      });
+    },
+
+    async upsertSubject(request) {
+      const id = requireSubject("id", request.id);
+      const display = request.display;
+      const row = await ctx.transaction((em) =>
+        em.upsert(Subject, { id, displayName: display?.displayName ?? "", handle: display?.handle ?? "", avatarUrl: display?.avatarUrl ?? "", updatedAt: ctx.clock.now() }),
+      );
+      return create(SubjectRefSchema, toRef(id, row));
+    },
+
+    async linkLegacyId(request) {
+      if (!/^[a-z]+$/.test(request.service)) throw invalid("service", "service must be a service key");
+      if (request.localId === "" || request.localId.length > 200) throw invalid("local_id", "local_id must be 1 to 200 characters");
+      const subject = requireSubject("subject", request.subject);
+      await ctx.transaction(async (em) => {
+        const existing = await em.findOne(LegacyId, { service: request.service, localId: request.localId });
+        if (existing && existing.subject !== subject) {
+          throw problem(409, "identity.legacy_conflict", "That legacy id already resolves to another subject.", { subject: existing.subject });
+        }
+        if (!existing) em.create(LegacyId, { service: request.service, localId: request.localId, subject, createdAt: ctx.clock.now() });
+      });
+      const refs = await subjectRefs(ctx.orm.em.fork(), [subject]);
+      return create(ResolutionSchema, { query: { service: request.service, localId: request.localId }, found: true, subject: refs.get(subject) });
+    },
+
+    async setGithubToken(request) {
+      const at = ctx.clock.now();
+      await ctx.transaction(async (em) => {
+        if (request.token === "") await em.nativeDelete(Setting, { name: GITHUB_TOKEN_SETTING });
+        else await em.upsert(Setting, { name: GITHUB_TOKEN_SETTING, value: sealer.seal(request.token), updatedAt: at });
+      });
+      if (request.token !== "") return create(SetGithubTokenResponseSchema, { source: "admin", updatedAt: timestampFromDate(at) });
+      return create(SetGithubTokenResponseSchema, { source: ctx.config.env[GITHUB_TOKEN_ENV] ? "environment" : "none" });
+    },
+  };
+}
+
+function blockPair(blocker: string, blocked: string): [string, string] {
+  requireUser("blocker", blocker);
+  requireSubject("blocked", blocked);
+  if (blocker === blocked) throw invalid("blocked", "A person cannot block themselves.");
+  return [blocker, blocked];
+}
+

@@ -1,0 +1,67 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import {
+  IdentityQuerySchema,
+  ResolutionSchema,
+  ResolveResultSchema,
+  type IdentityQuery,
+  type NetworkService,
+  type Resolution,
+} from "../../../gen/pf/network/v1/network_pb.js";
+import type { ServiceContext } from "../../kit/module.js";
+import { invalid, problem } from "../../kit/problem.js";
+import { LegacyId } from "../db/entities.js";
+import { subjectRefs } from "../db/subject-refs.js";
+import { requireSubject } from "../domain/subjects.js";
+
+const MAX_BATCH = 200;
+
+/** Identity resolve: a subject, or a legacy service-local id, to its canonical SubjectRef. */
+export function identityHandlers(ctx: ServiceContext): Pick<ServiceImpl<typeof NetworkService>, "resolveIdentity" | "resolveIdentityBatch"> {
+  return {
+    async resolveIdentity(request) {
+      if (request.queries.length > 0) throw invalid("queries", "The GET route resolves one subject; use resolve-batch for many.");
+      const query = create(IdentityQuerySchema, { subject: request.subject, service: request.service, localId: request.localId });
+      const [resolution] = await resolve(ctx.orm.em.fork(), [checked(query, "")]);
+      if (!resolution.found) throw problem(404, "identity.not_found", "Nothing is known by that id.");
+      return create(ResolveResultSchema, { results: [resolution] });
+    },
+
+    async resolveIdentityBatch(request) {
+      if (request.subject || request.service || request.localId) {
+        throw invalid("subject", "The batch route takes its queries in `queries`.");
+      }
+      if (request.queries.length === 0 || request.queries.length > MAX_BATCH) {
+        throw invalid("queries", `queries must hold 1 to ${MAX_BATCH} entries`);
+      }
+      const queries = request.queries.map((query, i) => checked(query, `queries[${i}].`));
+      return create(ResolveResultSchema, { results: await resolve(ctx.orm.em.fork(), queries) });
+    },
+  };
+}
+
+/** A query names a subject, or a service and its local id, never both. */
+function checked(query: IdentityQuery, prefix: string): IdentityQuery {
+  if (query.subject !== "") {
+    if (query.service !== "" || query.localId !== "") throw invalid(`${prefix}subject`, "Give a subject, or a service and local_id, not both.");
+    requireSubject(`${prefix}subject`, query.subject);
+  } else if (query.service === "" || query.localId === "") {
+    throw invalid(`${prefix}local_id`, "Give a subject, or a service and local_id.");
+  }
+  return query;
+}
+
+async function resolve(em: EntityManager, queries: IdentityQuery[]): Promise<Resolution[]> {
+  const legacy = queries.filter((q) => q.subject === "");
+  const links = legacy.length === 0 ? [] : await em.find(LegacyId, { $or: legacy.map((q) => ({ service: q.service, localId: q.localId })) });
+  const linked = new Map(links.map((link) => [`${link.service}\u0000${link.localId}`, link.subject]));
+  const ids = queries.map((q) => q.subject || linked.get(`${q.service}\u0000${q.localId}`) || "");
+  const refs = await subjectRefs(em, ids.filter((id) => id !== ""));
+  return queries.map((query, i) => {
+    const ref = ids[i] ? refs.get(ids[i]) : undefined;
+    // A subject id is known once it has a stored display; a legacy id once it is linked.
+    const found = ref !== undefined && (query.subject === "" || ref.display !== undefined);
+    return create(ResolutionSchema, { query, found, subject: found ? ref : undefined });
+  });
+}

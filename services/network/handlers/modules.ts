@@ -1,0 +1,85 @@
+import { create, type JsonObject } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { LockMode, UniqueConstraintViolationException } from "@mikro-orm/postgresql";
+import { ModuleRecordSchema, type NetworkService } from "../../../gen/pf/network/v1/network_pb.js";
+import { principalOf } from "../../kit/auth/principal.js";
+import type { ServiceContext } from "../../kit/module.js";
+import { problem } from "../../kit/problem.js";
+import { ModuleRecord } from "../db/entities.js";
+import { mayRead, ownsNamespace, parseIfMatch, requireNamespace } from "../domain/namespaces.js";
+import { requireSubject } from "../domain/subjects.js";
+import { moduleWritten } from "../events.js";
+
+const MAX_RECORD_BYTES = 64 * 1024;
+
+/** Module records per subject and namespace, each write guarded by its revision. */
+export function moduleHandlers(ctx: ServiceContext): Pick<ServiceImpl<typeof NetworkService>, "getModule" | "putModule"> {
+  return {
+    async getModule(request, call) {
+      const namespace = requireNamespace(request.namespace);
+      const subject = requireSubject("subject", request.subject);
+      if (!mayRead(principalOf(call), namespace, subject)) {
+        throw problem(403, "modules.namespace_not_granted", `The namespace ${namespace} is not granted to this caller.`);
+      }
+      const row = await ctx.orm.em.fork().findOne(ModuleRecord, { namespace, subject });
+      if (!row) throw problem(404, "modules.not_found", "No module record for this subject in this namespace.");
+      return answer(row, call);
+    },
+
+    async putModule(request, call) {
+      const namespace = requireNamespace(request.namespace);
+      const subject = requireSubject("subject", request.subject);
+      const principal = principalOf(call);
+      if (!ownsNamespace(principal, namespace)) {
+        throw problem(403, "modules.namespace_not_owned", `Only the service owning ${namespace} may write in it.`);
+      }
+      const record = request.record ?? {};
+      if (Buffer.byteLength(JSON.stringify(record)) > MAX_RECORD_BYTES) {
+        throw problem(413, "modules.too_large", `A module record holds at most ${MAX_RECORD_BYTES} bytes of JSON.`);
+      }
+      const ifMatch = parseIfMatch(call.requestHeader.get("if-match"));
+      const expected = ifMatch ?? (request.expectedRevision > 0n ? request.expectedRevision : undefined);
+      const row = await ctx.transaction(async (em) => {
+        const at = ctx.clock.now();
+        const writtenBy = principal.service!;
+        const current = await em.findOne(ModuleRecord, { namespace, subject }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        let written: ModuleRecord;
+        if (current === null) {
+          if (expected !== undefined && expected !== 0n) throw conflict(0n);
+          written = em.create(ModuleRecord, { namespace, subject, revision: 1n, record, writtenBy, updatedAt: at });
+          // A concurrent first write fails on the primary key and answers as a conflict.
+          await em.flush().catch((error: unknown) => {
+            throw error instanceof UniqueConstraintViolationException ? conflict(1n) : error;
+          });
+        } else {
+          if (expected === undefined) {
+            throw problem(428, "revision.required", "The record exists: send If-Match with its revision.", { revision: current.revision.toString() });
+          }
+          if (expected !== current.revision) throw conflict(current.revision);
+          written = em.assign(current, { revision: current.revision + 1n, record, writtenBy, updatedAt: at });
+        }
+        await moduleWritten(em, { namespace, subject, revision: written.revision, writtenBy, at });
+        return written;
+      });
+      if (row.revision === 1n) call.responseHeader.set("pf-http-status", "201");
+      return answer(row, call);
+    },
+  };
+}
+
+function conflict(current: bigint) {
+  return problem(412, "revision.conflict", "The record changed since that revision was read.", { revision: current.toString() });
+}
+
+function answer(row: ModuleRecord, call: HandlerContext) {
+  call.responseHeader.set("etag", `"${row.revision}"`);
+  return create(ModuleRecordSchema, {
+    namespace: row.namespace,
+    subject: row.subject,
+    record: row.record as JsonObject,
+    revision: row.revision,
+    updatedAt: timestampFromDate(row.updatedAt),
+    writtenBy: row.writtenBy,
+  });
+}

@@ -1,0 +1,67 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  NotificationPushRequestSchema,
+  NotificationPushResultSchema,
+  NotificationSchema,
+  type NetworkService,
+} from "../../../gen/pf/network/v1/network_pb.js";
+import { principalOf } from "../../kit/auth/principal.js";
+import { idempotent, requestHash } from "../../kit/idempotency.js";
+import { newId } from "../../kit/ids.js";
+import type { ServiceContext } from "../../kit/module.js";
+import { invalid } from "../../kit/problem.js";
+import { Notification } from "../db/entities.js";
+import { requireUser } from "../domain/subjects.js";
+import { notificationPushed } from "../events.js";
+
+const MAX_RECIPIENTS = 500;
+const KIND = /^[a-z0-9_-]+(\/[a-z0-9_-]+)*$/;
+
+/** Notification push: stores one notification per network user and publishes network.notification.pushed for each. */
+export function notificationHandlers(ctx: ServiceContext): Pick<ServiceImpl<typeof NetworkService>, "pushNotification"> {
+  return {
+    async pushNotification(request, call) {
+      if (!KIND.test(request.kind) || request.kind.length > 100) throw invalid("kind", "The path after /internal/notifications/ names the kind: lowercase words separated by /.");
+      if (request.recipients.length === 0 || request.recipients.length > MAX_RECIPIENTS) {
+        throw invalid("recipients", `recipients must hold 1 to ${MAX_RECIPIENTS} network users`);
+      }
+      request.recipients.forEach((recipient, i) => requireUser(`recipients[${i}]`, recipient));
+      if (request.title === "" && request.body === "") throw invalid("title", "A notification needs a title or a body.");
+      if (request.actor !== "") requireUser("actor", request.actor);
+      const pushedBy = principalOf(call).sub;
+      const key = request.idempotencyKey || call.requestHeader.get("idempotency-key") || "";
+      const payload = request.payload ?? {};
+
+      const result = await ctx.transaction((em) => {
+        const push = async () => {
+          const at = ctx.clock.now();
+          const notifications = [...new Set(request.recipients)].map((recipient) =>
+            create(NotificationSchema, {
+              id: newId("ntf"),
+              recipient,
+              kind: request.kind,
+              title: request.title,
+              body: request.body,
+              link: request.link,
+              actor: request.actor,
+              payload: request.payload,
+              createdAt: timestampFromDate(at),
+            }),
+          );
+          await em.insertMany(Notification, notifications.map((n) => ({
+            id: n.id, recipient: n.recipient, kind: n.kind, title: n.title, body: n.body, link: n.link, actor: n.actor, payload, pushedBy, createdAt: at,
+          })));
+          for (const notification of notifications) await notificationPushed(em, notification);
+          return create(NotificationPushResultSchema, { notifications });
+        };
+        if (key === "") return push();
+        const hash = requestHash(NotificationPushRequestSchema, { ...request, idempotencyKey: "" });
+        return idempotent(em, { scope: `notifications:${pushedBy}`, key, hash }, NotificationPushResultSchema, push);
+      });
+      call.responseHeader.set("pf-http-status", "201");
+      return result;
+    },
+  };
+}

@@ -1,0 +1,5 @@
+import type { ServiceModule } from "./kit/module.js";
+import { network } from "./network/index.js";
+
+/** Every service the platform can run, by key. */
+export const modules: ServiceModule[] = [network];

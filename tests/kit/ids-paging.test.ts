@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { newId } from "../../services/kit/ids.js";
+import { decodeCursor, encodeCursor, page, pageLimit } from "../../services/kit/paging.js";
+
+describe("prefixed time-sortable ids", () => {
+  it("carry the prefix and a 26-character ULID body", () => {
+    expect(newId("off")).toMatch(/^off_[0-9a-hjkmnp-tv-z]{26}$/);
+  });
+
+  it("sort by creation time, also within one millisecond", () => {
+    const ids = Array.from({ length: 1000 }, (_, i) => newId("tip", 1_700_000_000_000 + Math.floor(i / 100)));
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(1000);
+  });
+});
+
+describe("cursor paging", () => {
+  it("defaults to 50 and refuses limits outside 1–200", () => {
+    expect(pageLimit(0)).toBe(50);
+    expect(pageLimit(200)).toBe(200);
+    expect(() => pageLimit(201)).toThrow(/limit/);
+    expect(() => pageLimit(-1)).toThrow(/limit/);
+  });
+
+  it("cuts a page of limit + 1 rows and makes an opaque cursor from the last row kept", () => {
+    const rows = [{ id: "a" }, { id: "b" }, { id: "c" }];
+    const { items, nextCursor } = page(rows, 2, (row) => [row.id]);
+    expect(items).toEqual([{ id: "a" }, { id: "b" }]);
+    expect(decodeCursor(nextCursor)).toEqual(["b"]);
+    expect(page(rows, 3, (row) => [row.id]).nextCursor).toBe("");
+  });
+
+  it("refuses a cursor it did not issue", () => {
+    expect(decodeCursor(encodeCursor([1, "x"]))).toEqual([1, "x"]);
+    expect(decodeCursor("")).toBeUndefined();
+    expect(() => decodeCursor("not-a-cursor")).toThrow(/cursor/);
+  });
+});

@@ -1,0 +1,37 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SignJWT } from "jose";
+import { describe, expect, it } from "vitest";
+import { loadKeys } from "../../services/kit/auth/keys.js";
+import { mintToken, TokenVerifier } from "../../services/kit/auth/tokens.js";
+import { loadConfig } from "../../services/kit/config.js";
+
+const keysIn = async () => loadKeys(loadConfig({ PF_DATA_DIR: await mkdtemp(join(tmpdir(), "pf-keys-")) }));
+
+describe("platform tokens", () => {
+  it("mint EdDSA JWTs that verify with their claims", async () => {
+    const keys = await keysIn();
+    const token = await mintToken(keys, { kind: "service", svc: "tips", caps: ["tips.goal.create", "billing.transfer.create"] });
+    expect(JSON.parse(Buffer.from(token.split(".")[0], "base64url").toString())).toMatchObject({ alg: "EdDSA" });
+    const claims = await new TokenVerifier(keys).verify(token);
+    expect(claims).toMatchObject({ kind: "service", sub: "svc:tips", caps: ["tips.goal.create", "billing.transfer.create"], fp: false });
+  });
+
+  it("refuse a token signed with another key, an expired one, and one whose sub does not fit its kind", async () => {
+    const [mine, theirs] = [await keysIn(), await keysIn()];
+    const verifier = new TokenVerifier(mine);
+    await expect(verifier.verify(await mintToken(theirs, { kind: "user", sub: "usr_a1" }))).rejects.toThrow();
+    await expect(verifier.verify(await mintToken(mine, { kind: "user", sub: "usr_a1", ttl: -10 }))).rejects.toThrow();
+    const misfit = await new SignJWT({ kind: "user" }).setProtectedHeader({ alg: "EdDSA", kid: mine.kid }).setSubject("svc:tips").setAudience("pf").setExpirationTime("1h").sign(mine.signing);
+    await expect(verifier.verify(misfit)).rejects.toThrow(/sub/);
+  });
+
+  it("keep the dev key across starts in the data directory", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "pf-keys-"));
+    const first = await loadKeys(loadConfig({ PF_DATA_DIR: dir }));
+    const second = await loadKeys(loadConfig({ PF_DATA_DIR: dir }));
+    const token = await mintToken(first, { kind: "app", app_id: "a1" });
+    await expect(new TokenVerifier(second).verify(token)).resolves.toMatchObject({ sub: "app:a1" });
+  });
+});

@@ -1,0 +1,138 @@
+import { getOption } from "@bufbuild/protobuf";
+import { readFile } from "node:fs/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { http as httpOption } from "../../gen/google/api/annotations_pb.js";
+import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
+import { access, Visibility } from "../../gen/pf/v1/options_pb.js";
+import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+
+/** One valid call per network route; the refusals below vary only the caller. */
+const calls: Record<string, { method: string; path: string; body?: unknown }> = {
+  listStaff: { method: "GET", path: "/network/api/v1/staff/moderators" },
+  getBlocks: { method: "GET", path: "/network/internal/blocks?subject=usr_a1" },
+  creditCoins: { method: "POST", path: "/network/internal/coins/credit", body: { subject: "usr_a1", amount: 5, idempotency_key: "k1" } },
+  debitCoins: { method: "POST", path: "/network/internal/coins/debit", body: { subject: "usr_a1", amount: 1 } },
+  transferCoins: { method: "POST", path: "/network/internal/coins/transfer", body: { from_subject: "usr_a1", to_subject: "usr_b1", amount: 1 } },
+  resolveIdentity: { method: "GET", path: "/network/internal/identity/resolve?subject=usr_a1" },
+  resolveIdentityBatch: { method: "POST", path: "/network/internal/identity/resolve-batch", body: { queries: [{ subject: "usr_a1" }] } },
+  getGithubToken: { method: "GET", path: "/network/internal/integrations/github-token" },
+  getModule: { method: "GET", path: "/network/internal/modules/network/usr_a1" },
+  putModule: { method: "PUT", path: "/network/internal/modules/network/usr_a1", body: { record: { a: 1 } } },
+  pushNotification: { method: "POST", path: "/network/internal/notifications/mention", body: { recipients: ["usr_a1"], title: "hi" } },
+};
+
+const routes = NetworkService.methods.map((method) => ({ name: method.localName, rule: getOption(method, access) }));
+
+let t: TestPlatform;
+beforeAll(async () => {
+  t = await startTestPlatform({ services: ["network"] });
+});
+afterAll(() => t?.stop());
+
+describe("every network route is the spec's route", () => {
+  it("matches routes.tsv: method, path, capability and visibility", async () => {
+    const tsv = await readFile(new URL("../../../shared/spec/routes.tsv", import.meta.url), "utf8").catch((error: unknown) => {
+      if (process.env.CI === "true") throw error;
+      return undefined;
+    });
+    if (tsv === undefined) return; // a clone without shared/ beside it; CI always has it
+    const documented = tsv.split("\n").filter((line) => line.startsWith("network\t")).map((line) => line.split("\t"));
+    expect(documented).toHaveLength(11);
+    const bound = NetworkService.methods.map((method) => {
+      const rule = getOption(method, httpOption);
+      const [verb, template] = Object.entries({ GET: rule.pattern.case === "get", POST: rule.pattern.case === "post", PUT: rule.pattern.case === "put" })
+        .filter(([, on]) => on).map(([verb]) => [verb, rule.pattern.value as string])[0];
+      const option = getOption(method, access);
+      return { verb, template, caps: option.capabilities.join(","), visibility: Visibility[option.visibility].toLowerCase().replace("_", "-") };
+    });
+    for (const [, verb, path, cap, visibility] of documented) {
+      const template = path.replace(/\?.*$/, "").replace("/*", "/{kind=**}");
+      expect(bound, `${verb} ${path}`).toContainEqual({ verb, template, caps: cap, visibility });
+    }
+  });
+});
+
+describe.each(routes)("$name refuses", ({ name, rule }) => {
+  const call = calls[name];
+  const send = (token?: string, headers?: Record<string, string>) => t.http(call.method, call.path, { token, body: call.body, headers });
+  const cap = rule.capabilities[0];
+
+  it("a call without a token (401 auth.required, problem+json)", async () => {
+    const answer = await send();
+    expect(answer.status).toBe(401);
+    expect(answer.headers.get("content-type")).toContain("application/problem+json");
+    expect(answer.body).toMatchObject({ status: 401, code: "auth.required" });
+  });
+
+  it("a forged token (401 auth.invalid)", async () => {
+    const token = await t.token({ kind: "service", svc: "tips", caps: [cap], app_id: "app1" });
+    const answer = await send(`${token.slice(0, -4)}AAAA`);
+    expect(answer.status).toBe(401);
+    expect(answer.body.code).toBe("auth.invalid");
+  });
+
+  it("a service token without the capability (403 auth.capability_missing)", async () => {
+    const answer = await send(await t.token({ kind: "service", svc: "tips", caps: ["network.other"], app_id: "app1" }));
+    expect(answer.status).toBe(403);
+    expect(answer.body.code).toBe("auth.capability_missing");
+  });
+
+  it("a third-party app token even with the capability (403)", async () => {
+    const answer = await send(await t.token({ kind: "app", app_id: "app1", caps: [cap] }));
+    expect(answer.status).toBe(403);
+    expect(["auth.internal_only", "auth.first_party_only", "auth.never_to_apps"]).toContain(answer.body.code);
+  });
+
+  it("a first-party app token only where apps may call", async () => {
+    const answer = await send(await t.token({ kind: "app", app_id: "app1", caps: [cap], fp: true }));
+    if (rule.visibility === Visibility.INTERNAL) expect(answer.body.code).toBe("auth.internal_only");
+    else if (rule.neverToApps) expect(answer.body.code).toBe("auth.never_to_apps");
+    else expect(answer.status).not.toBe(401);
+    if (rule.visibility === Visibility.INTERNAL || rule.neverToApps) expect(answer.status).toBe(403);
+  });
+
+  it("a user token on an internal route (403 auth.internal_only)", async () => {
+    const answer = await send(await t.token({ kind: "user", sub: "usr_a1" }));
+    if (rule.visibility === Visibility.INTERNAL) {
+      expect(answer.status).toBe(403);
+      expect(answer.body.code).toBe("auth.internal_only");
+    } else {
+      expect(answer.body?.code).not.toBe("auth.internal_only");
+    }
+  });
+
+  it("X-PF-Subject or X-PF-Staff sent with a non-service token (403 auth.header_refused)", async () => {
+    const user = await t.token({ kind: "user", sub: "usr_a1" });
+    const app = await t.token({ kind: "app", app_id: "app1", caps: [cap], fp: true });
+    const userCode = rule.visibility === Visibility.INTERNAL ? "auth.internal_only" : "auth.header_refused";
+    const appCode = rule.visibility === Visibility.INTERNAL ? "auth.internal_only" : rule.neverToApps ? "auth.never_to_apps" : "auth.header_refused";
+    for (const [token, headers, code] of [
+      [user, { "x-pf-subject": "usr_b1" }, userCode],
+      [user, { "x-pf-staff": "1" }, userCode],
+      [app, { "x-pf-subject": "usr_b1" }, appCode],
+      [app, { "x-pf-staff": "1" }, appCode],
+    ] as const) {
+      const answer = await send(token, headers);
+      expect(answer.status).toBe(403);
+      expect(answer.body.code).toBe(code);
+    }
+  });
+
+  it("X-PF-Subject from a service where the route acts for nobody (400 auth.acting_subject_refused)", async () => {
+    const service = await t.token({ kind: "service", svc: "tips", caps: [cap], app_id: "app1" });
+    const answer = await send(service, { "x-pf-subject": "usr_b1" });
+    expect(rule.actingSubject).toBe(false);
+    expect(answer.status).toBe(400);
+    expect(answer.body.code).toBe("auth.acting_subject_refused");
+  });
+
+  it("a mod's token where the spec says never to mods (403 auth.never_to_mods)", async () => {
+    const answer = await send(await t.token({ kind: "service", svc: "games", caps: [cap], app_id: "app1", mod: "mod_1" }));
+    if (rule.neverToMods) {
+      expect(answer.status).toBe(403);
+      expect(answer.body.code).toBe("auth.never_to_mods");
+    } else {
+      expect(answer.body?.code).not.toBe("auth.never_to_mods");
+    }
+  });
+});

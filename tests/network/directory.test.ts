@@ -1,0 +1,138 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NetworkAdminService } from "../../gen/pf/network/v1/admin_pb.js";
+import { StaffRole } from "../../gen/pf/network/v1/network_pb.js";
+import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+
+let t: TestPlatform;
+let admin: ReturnType<typeof adminClient>;
+const adminClient = (token: string) => t.client(NetworkAdminService, token);
+
+beforeAll(async () => {
+  t = await startTestPlatform({ services: ["network"] });
+  admin = adminClient(await t.token({ kind: "service", svc: "network", caps: ["network.admin"] }));
+  await admin.upsertSubject({ id: "usr_owner1", display: { displayName: "Olga", handle: "olga" } });
+  await admin.upsertSubject({ id: "usr_mod1", display: { displayName: "Mo", handle: "mo" } });
+  await admin.setStaff({ subject: "usr_mod1", role: StaffRole.GLOBAL_MODERATOR, capabilities: ["reports.route"] });
+  await admin.setStaff({ subject: "usr_owner1", role: StaffRole.OWNER });
+  await admin.setStaff({ subject: "usr_adm1", role: StaffRole.ADMIN });
+});
+afterAll(() => t?.stop());
+
+describe("staff list", () => {
+  it("lists owner, admins and global moderators with roles, capabilities and display", async () => {
+    const token = await t.token({ kind: "service", svc: "space", caps: ["network.staff.read"] });
+    const answer = await t.http("GET", "/network/api/v1/staff/moderators", { token });
+    expect(answer.status).toBe(200);
+    expect(answer.body.staff.map((s: { subject: { id: string }; role: string }) => [s.subject.id, s.role])).toEqual([
+      ["usr_owner1", "STAFF_ROLE_OWNER"],
+      ["usr_adm1", "STAFF_ROLE_ADMIN"],
+      ["usr_mod1", "STAFF_ROLE_GLOBAL_MODERATOR"],
+    ]);
+    expect(answer.body.staff[2]).toMatchObject({ capabilities: ["reports.route"], subject: { display: { display_name: "Mo", handle: "mo" } } });
+  });
+
+  it("is readable by a person with a user token (who moderates is shown to people)", async () => {
+    const answer = await t.http("GET", "/network/api/v1/staff/moderators", { token: await t.token({ kind: "user", sub: "usr_any1" }) });
+    expect(answer.status).toBe(200);
+  });
+
+  it("keeps one owner (409 staff.owner_exists) and refuses a bad role (400)", async () => {
+    await expect(admin.setStaff({ subject: "usr_other1", role: StaffRole.OWNER })).rejects.toThrow(/one owner/);
+    await expect(admin.setStaff({ subject: "usr_other1", role: StaffRole.UNSPECIFIED })).rejects.toThrow(/role/);
+  });
+
+  it("the admin RPCs are internal: a user or app token is refused", async () => {
+    const user = adminClient(await t.token({ kind: "user", sub: "usr_owner1" }));
+    await expect(user.setStaff({ subject: "usr_x1", role: StaffRole.ADMIN })).rejects.toThrow(/internal/);
+    const app = adminClient(await t.token({ kind: "app", app_id: "a", fp: true, caps: ["network.admin"] }));
+    await expect(app.removeStaff({ subject: "usr_mod1" })).rejects.toThrow(/internal/);
+  });
+});
+
+describe("block read", () => {
+  it("answers who a person blocked and who blocked them", async () => {
+    await admin.setBlock({ blocker: "usr_b1", blocked: "usr_b2" });
+    await admin.setBlock({ blocker: "usr_b1", blocked: "usr_b3" });
+    await admin.setBlock({ blocker: "usr_b4", blocked: "usr_b1" });
+    await admin.setBlock({ blocker: "usr_b1", blocked: "usr_b2" }); // idempotent
+    const token = await t.token({ kind: "service", svc: "community", caps: ["network.blocks.read"] });
+    const answer = await t.http("GET", "/network/internal/blocks?subject=usr_b1", { token });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ subject: "usr_b1", blocked: ["usr_b2", "usr_b3"], blocked_by: ["usr_b4"] });
+    await admin.removeBlock({ blocker: "usr_b1", blocked: "usr_b3" });
+    const after = await t.http("GET", "/network/internal/blocks?subject=usr_b1", { token });
+    expect(after.body.blocked).toEqual(["usr_b2"]);
+  });
+
+  it("takes usr_ subjects only (400 naming subject)", async () => {
+    const token = await t.token({ kind: "service", svc: "community", caps: ["network.blocks.read"] });
+    for (const query of ["", "?subject=gst_1", "?subject=app:x", "?subject=usr_a&subject=usr_b", "?nope=1"]) {
+      const answer = await t.http("GET", `/network/internal/blocks${query}`, { token });
+      expect(answer.status, query).toBe(400);
+      expect(answer.body.code).toBe("request.invalid");
+    }
+  });
+
+  it("lets a person read only their own blocks", async () => {
+    const own = await t.http("GET", "/network/internal/blocks?subject=usr_b1", { token: await t.token({ kind: "user", sub: "usr_b1" }) });
+    expect(own.status).toBe(200);
+    const other = await t.http("GET", "/network/internal/blocks?subject=usr_b1", { token: await t.token({ kind: "user", sub: "usr_b2" }) });
+    expect(other.status).toBe(403);
+    expect(other.body.code).toBe("blocks.not_own");
+  });
+});
+
+describe("identity resolve", () => {
+  let token: string;
+  beforeAll(async () => {
+    token = await t.token({ kind: "service", svc: "tips", caps: ["identity.subject.resolve"] });
+    await admin.upsertSubject({ id: "usr_id1", display: { displayName: "Ida", handle: "ida", avatarUrl: "https://img/ida.png" } });
+    await admin.linkLegacyId({ service: "tips", localId: "4711", subject: "usr_id1" });
+  });
+
+  it("maps a subject to its canonical SubjectRef and display projection", async () => {
+    const answer = await t.http("GET", "/network/internal/identity/resolve?subject=usr_id1", { token });
+    expect(answer.status).toBe(200);
+    expect(answer.body.results[0]).toMatchObject({
+      found: true,
+      subject: { id: "usr_id1", display: { display_name: "Ida", handle: "ida", avatar_url: "https://img/ida.png" } },
+    });
+  });
+
+  it("maps a legacy service-local id to the same subject", async () => {
+    const answer = await t.http("GET", "/network/internal/identity/resolve?service=tips&local_id=4711", { token });
+    expect(answer.body.results[0]).toMatchObject({ found: true, query: { service: "tips", local_id: "4711" }, subject: { id: "usr_id1" } });
+  });
+
+  it("answers 404 identity.not_found for one unknown id, and found=false in a batch", async () => {
+    const single = await t.http("GET", "/network/internal/identity/resolve?service=tips&local_id=nope", { token });
+    expect(single.status).toBe(404);
+    expect(single.body.code).toBe("identity.not_found");
+    const batch = await t.http("POST", "/network/internal/identity/resolve-batch", {
+      token,
+      body: { queries: [{ subject: "usr_id1" }, { service: "tips", local_id: "4711" }, { subject: "usr_nobody1" }] },
+    });
+    expect(batch.status).toBe(200);
+    expect(batch.body.results.map((r: { found: boolean }) => r.found)).toEqual([true, true, false]);
+  });
+
+  it("refuses a legacy id pointed at a second subject (409 identity.legacy_conflict)", async () => {
+    await expect(admin.linkLegacyId({ service: "tips", localId: "4711", subject: "usr_other1" })).rejects.toThrow(/another subject/);
+  });
+
+  it("refuses malformed queries with 400", async () => {
+    for (const [method, path, body] of [
+      ["GET", "/network/internal/identity/resolve", undefined],
+      ["GET", "/network/internal/identity/resolve?subject=bob", undefined],
+      ["GET", "/network/internal/identity/resolve?service=tips", undefined],
+      ["GET", "/network/internal/identity/resolve?subject=usr_a1&service=tips&local_id=1", undefined],
+      ["POST", "/network/internal/identity/resolve-batch", { queries: [] }],
+      ["POST", "/network/internal/identity/resolve-batch", { queries: Array.from({ length: 201 }, () => ({ subject: "usr_a1" })) }],
+      ["POST", "/network/internal/identity/resolve-batch", { queries: [{ subject: 5 }] }],
+    ] as const) {
+      const answer = await t.http(method, path, { token, body });
+      expect(answer.status, path).toBe(400);
+      expect(answer.body.code).toBe("request.invalid");
+    }
+  });
+});

@@ -1,0 +1,35 @@
+import pg from "pg";
+import { randomBytes } from "node:crypto";
+
+/** The test database server: DATABASE_URL when set; otherwise each file runs the embedded PostgreSQL. */
+export function serverUrl(): string | undefined {
+  return process.env.DATABASE_URL || undefined;
+}
+
+export const TEMPLATE = "pf_test_template";
+
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+export async function adminQuery(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A fresh database for one test file, copied from the migrated template. */
+export async function createTestDatabase(url: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `pf_test_${randomBytes(6).toString("hex")}`;
+  await adminQuery(url, `create database ${name} template ${TEMPLATE}`);
+  return {
+    url: withDatabase(url, name),
+    drop: () => adminQuery(url, `drop database if exists ${name} with (force)`),
+  };
+}
