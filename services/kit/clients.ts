@@ -49,14 +49,14 @@ export class Transports {
   }
 }
 
-/** A typed client whose calls have a deadline unless the caller gives one. */
-export function clientWithDeadline<S extends DescService>(service: S, transport: Transport, timeoutMs: number): Client<S> {
+/** A typed client whose calls take these options (a deadline, headers) unless the caller gives its own. */
+export function clientWithDefaults<S extends DescService>(service: S, transport: Transport, defaults: CallOptions): Client<S> {
   const client = createClient(service, transport);
   return new Proxy(client, {
     get(target, property) {
       const method = Reflect.get(target, property) as unknown;
       if (typeof method !== "function") return method;
-      return (request: unknown, options?: CallOptions) => method.call(target, request, { timeoutMs, ...options });
+      return (request: unknown, options?: CallOptions) => method.call(target, request, { ...defaults, ...options });
     },
   });
 }

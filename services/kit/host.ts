@@ -8,7 +8,7 @@ import { buildGateway } from "../../gateway/gateway.js";
 import { enforcement } from "./auth/enforce.js";
 import { loadKeys, type PlatformKeys } from "./auth/keys.js";
 import { mintToken, TokenVerifier, type TokenClaims } from "./auth/tokens.js";
-import { bearer, clientWithDeadline, keyOf, Transports } from "./clients.js";
+import { bearer, clientWithDefaults, keyOf, Transports } from "./clients.js";
 import { systemClock, type Clock } from "./clock.js";
 import type { Config } from "./config.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./db/embedded.js";
@@ -103,7 +103,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
           relay.wake();
           return result;
         },
-        client: (service) => clientWithDeadline(service, transports.for(keyOf(service)), config.callTimeoutMs),
+        client: (service) => clientWithDefaults(service, transports.for(keyOf(service)), { timeoutMs: config.callTimeoutMs }),
       };
       contexts.set(module.key, ctx);
       implementations.push(...(await module.implementations(ctx)));

@@ -1,6 +1,7 @@
 import { fromBinary, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { createHash } from "node:crypto";
+import { qualified } from "./db/orm.js";
 import { problem } from "./problem.js";
 
 /** What makes two requests "the same" for one idempotency key. */
@@ -23,8 +24,9 @@ export async function idempotent<Desc extends DescMessage>(
 ): Promise<MessageShape<Desc>> {
   const connection = em.getConnection();
   const tx = em.getTransactionContext();
+  const table = qualified(em, "idempotency_keys");
   const claimed = await connection.execute(
-    `insert into idempotency_keys (scope, key, request_hash, response) values (?, ?, ?, ''::bytea)
+    `insert into ${table} (scope, key, request_hash, response) values (?, ?, ?, ''::bytea)
      on conflict do nothing returning key`,
     [key.scope, key.key, key.hash],
     "all",
@@ -32,7 +34,7 @@ export async function idempotent<Desc extends DescMessage>(
   );
   if (claimed.length === 0) {
     const [first] = await connection.execute<{ request_hash: string; response: Buffer }[]>(
-      `select request_hash, response from idempotency_keys where scope = ? and key = ?`,
+      `select request_hash, response from ${table} where scope = ? and key = ?`,
       [key.scope, key.key],
       "all",
       tx,
@@ -44,7 +46,7 @@ export async function idempotent<Desc extends DescMessage>(
   }
   const answer = await work();
   await connection.execute(
-    `update idempotency_keys set response = ? where scope = ? and key = ?`,
+    `update ${table} set response = ? where scope = ? and key = ?`,
     [Buffer.from(toBinary(response, answer)), key.scope, key.key],
     "run",
     tx,

@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createClient, type Client } from "@connectrpc/connect";
+import type { Client } from "@connectrpc/connect";
+import { clientWithDefaults } from "../../services/kit/clients.js";
 import type { DescService } from "@bufbuild/protobuf";
 import type { TokenClaims } from "../../services/kit/auth/tokens.js";
 import type { Clock } from "../../services/kit/clock.js";
@@ -57,7 +58,7 @@ export async function startTestPlatform(options: { env?: Record<string, string>;
     gatewayUrl,
     token: (claims) => platform.mintToken(claims),
     client(service, token) {
-      return createClient(service, platform.transport, token ? { headers: { authorization: `Bearer ${token}` } } as never : undefined);
+      return clientWithDefaults(service, platform.transport, token ? { headers: { authorization: `Bearer ${token}` } } : {});
     },
     async http(method, path, { token, body, headers = {} } = {}) {
       const response = await fetch(gatewayUrl + path, {

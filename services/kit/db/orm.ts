@@ -29,10 +29,19 @@ export function ormOptions(schema: ServiceSchema, url: string, poolSize: number)
       migrationsList: [kitMigration, ...schema.migrations],
       snapshot: false,
       transactional: true,
+      silent: true,
     },
     allowGlobalContext: false,
     debug: false,
   };
+}
+
+/**
+ * A table of the service's schema, for raw SQL. Never rely on search_path: the
+ * embedded PostgreSQL is one session shared by every service.
+ */
+export function qualified(em: { config: { get(key: "schema"): string | undefined } }, table: string): string {
+  return `"${em.config.get("schema")}".${table}`;
 }
 
 /** Opens the service's ORM and brings its schema up to the newest committed migration. */

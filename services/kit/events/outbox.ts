@@ -2,6 +2,7 @@ import { toJsonString, type DescMessage, type MessageShape } from "@bufbuild/pro
 import { getOption } from "@bufbuild/protobuf";
 import type { EntityManager, MikroORM } from "@mikro-orm/postgresql";
 import { schema as schemaOption } from "../../../gen/pf/v1/options_pb.js";
+import { qualified } from "../db/orm.js";
 import { newId } from "../ids.js";
 import type { Logger } from "../logger.js";
 import type { EventBus } from "./bus.js";
@@ -19,7 +20,7 @@ export async function recordEvent<Desc extends DescMessage>(
   const id = newId("evt");
   const schemaId = getOption(desc, schemaOption) || desc.typeName;
   await em.getConnection().execute(
-    `insert into outbox (id, subject, schema_id, payload) values (?, ?, ?, ?)`,
+    `insert into ${qualified(em, "outbox")} (id, subject, schema_id, payload) values (?, ?, ?, ?)`,
     [id, subject, schemaId, toJsonString(desc, event, { useProtoFieldName: true, alwaysEmitImplicit: true })],
     "run",
     em.getTransactionContext(),
@@ -45,13 +46,16 @@ export class OutboxRelay {
   private running?: Promise<void>;
   private again = false;
   private stopped = false;
+  private readonly table: string;
 
   constructor(
     private readonly orm: MikroORM,
     private readonly bus: EventBus,
     private readonly logger: Logger,
     private readonly intervalMs = 500,
-  ) {}
+  ) {
+    this.table = qualified(orm.em, "outbox");
+  }
 
   start(): void {
     this.timer = setInterval(() => this.wake(), this.intervalMs);
@@ -93,23 +97,25 @@ export class OutboxRelay {
             "Pf-Schema": row.schema_id,
             "Content-Type": "application/json",
           });
-          await this.orm.em.getConnection().execute(`update outbox set sent_at = now(), lease_until = null where id = ?`, [row.id], "run");
+          await this.orm.em.getConnection().execute(`update ${this.table} set sent_at = now(), lease_until = null where id = ?`, [row.id], "run");
           unsent = unsent.slice(1);
         }
       }
     } catch (error) {
       this.logger.warn({ err: error }, "outbox relay pass stopped; unsent events stay for the next pass");
       // Give the lease back so the next pass (on any instance) resends at once.
-      await this.orm.em.getConnection()
-        .execute(`update outbox set lease_until = null where id = any(?) and sent_at is null`, [unsent], "run")
-        .catch(() => undefined);
+      if (unsent.length > 0) {
+        await this.orm.em.getConnection()
+          .execute(`update ${this.table} set lease_until = null where id in (?) and sent_at is null`, [unsent], "run")
+          .catch(() => undefined);
+      }
     }
   }
 
   private async lease(): Promise<OutboxRow[]> {
     return this.orm.em.getConnection().execute<OutboxRow[]>(
-      `update outbox set lease_until = now() + interval '30 seconds'
-       where id in (select id from outbox
+      `update ${this.table} set lease_until = now() + interval '30 seconds'
+       where id in (select id from ${this.table}
                     where sent_at is null and (lease_until is null or lease_until < now())
                     order by id limit 100 for update skip locked)
        returning id, subject, schema_id, payload`,

@@ -16,13 +16,13 @@ export async function lockAccounts(em: EntityManager, appId: string, subjects: s
   const balances = new Map<string, bigint>();
   for (const subject of subjects) {
     await connection.execute(
-      `insert into coin_accounts (app_id, subject, balance, updated_at) values (?, ?, 0, ?) on conflict do nothing`,
+      `insert into network.coin_accounts (app_id, subject, balance, updated_at) values (?, ?, 0, ?) on conflict do nothing`,
       [appId, subject, at],
       "run",
       tx,
     );
     const [row] = await connection.execute<{ balance: string }[]>(
-      `select balance from coin_accounts where app_id = ? and subject = ? for update`,
+      `select balance from network.coin_accounts where app_id = ? and subject = ? for update`,
       [appId, subject],
       "all",
       tx,
@@ -49,7 +49,7 @@ export async function applyChange(
     });
   }
   await em.getConnection().execute(
-    `update coin_accounts set balance = ?, updated_at = ? where app_id = ? and subject = ?`,
+    `update network.coin_accounts set balance = ?, updated_at = ? where app_id = ? and subject = ?`,
     [balance.toString(), change.at, change.appId, change.subject],
     "run",
     em.getTransactionContext(),

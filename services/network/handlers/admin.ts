@@ -55,7 +55,7 @@ export function adminHandlers(ctx: ServiceContext, sealer: Sealer): ServiceImpl<
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const created = await em.getConnection().execute(
-          `insert into blocks (blocker, blocked, created_at) values (?, ?, ?) on conflict do nothing returning blocker`,
+          `insert into network.blocks (blocker, blocked, created_at) values (?, ?, ?) on conflict do nothing returning blocker`,
           [blocker, blocked, at], "all", em.getTransactionContext(),
         );
         if (created.length > 0) await relationChanged(em, subjects.blockChanged, { subject: blocker, other: blocked, present: true, at });

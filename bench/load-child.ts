@@ -1,0 +1,27 @@
+import autocannon from "autocannon";
+import { percentile, type LoadFigures, type LoadSettings, type LoadTarget } from "./load.js";
+
+// Runs in its own process (see runLoad): warms up, then measures one target.
+process.once("message", async ({ target, settings }: { target: LoadTarget; settings: LoadSettings }) => {
+  const base = { url: target.url, headers: target.headers, connections: settings.connections };
+  await autocannon({ ...base, duration: settings.warmup });
+
+  // autocannon's own percentiles are whole milliseconds; keep the exact times instead.
+  const latencies: number[] = [];
+  let non2xx = 0;
+  const run = autocannon({ ...base, duration: settings.duration });
+  run.on("response", (_client: unknown, status: number, _bytes: number, ms: number) => {
+    if (status >= 200 && status < 300) latencies.push(ms);
+    else non2xx++;
+  });
+  const result = await run;
+  const sorted = Float64Array.from(latencies).sort();
+  const figures: LoadFigures = {
+    requests: sorted.length,
+    rps: sorted.length / result.duration,
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    failures: non2xx + result.errors + result.timeouts,
+  };
+  process.send!(figures, () => process.exit(0));
+});

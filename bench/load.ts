@@ -1,0 +1,92 @@
+import { fork } from "node:child_process";
+
+/** How hard and how long every HTTP benchmark drives its targets. */
+export interface LoadSettings {
+  connections: number;
+  /** Measured seconds per target. */
+  duration: number;
+  /** Seconds driven before measuring and thrown away (JIT, pools, caches). */
+  warmup: number;
+}
+
+export interface LoadTarget {
+  url: string;
+  headers?: Record<string, string>;
+}
+
+/** One target's figures: 2xx answers per second and their latency in ms. */
+export interface LoadResult {
+  label: string;
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  /** Non-2xx answers, socket errors and timeouts: any one makes the run a failure. */
+  failures: number;
+}
+
+/** What the child reports back; `label` is added here. */
+export type LoadFigures = Omit<LoadResult, "label">;
+
+export interface BenchReport {
+  rows: LoadResult[];
+  /** Lines comparing the rows (ratios, goals), printed under the table. */
+  notes: string[];
+}
+
+export interface Benchmark {
+  name: string;
+  run(settings: LoadSettings): Promise<BenchReport>;
+}
+
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): LoadSettings {
+  return {
+    connections: positive(env.BENCH_CONNECTIONS, 50, "BENCH_CONNECTIONS"),
+    duration: positive(env.BENCH_DURATION, 10, "BENCH_DURATION"),
+    warmup: positive(env.BENCH_WARMUP, 3, "BENCH_WARMUP"),
+  };
+}
+
+function positive(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === "") return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed <= 0) throw new Error(`${name} must be a positive whole number, got ${JSON.stringify(value)}`);
+  return parsed;
+}
+
+/**
+ * Drives one target from a child process: with 2 cores, a generator on the
+ * server's event loop would measure the generator as much as the server.
+ */
+export function runLoad(label: string, target: LoadTarget, settings: LoadSettings): Promise<LoadResult> {
+  // fork keeps the parent's execArgv, so tsx loads the TypeScript child too.
+  const child = fork(new URL("./load-child.ts", import.meta.url));
+  return new Promise((resolve, reject) => {
+    child.once("message", (figures) => resolve({ label, ...(figures as LoadFigures) }));
+    child.once("error", reject);
+    child.once("exit", (code) => reject(new Error(`the load generator for ${label} exited with ${code} before reporting`)));
+    child.send({ target, settings });
+  });
+}
+
+/** The q-quantile (0..1) of ascending values, nearest rank. */
+export function percentile(sorted: Float64Array, q: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+export function formatTable(rows: { bench: string; result: LoadResult }[]): string {
+  const header = ["benchmark", "target", "req/s", "p50 ms", "p99 ms", "requests", "failures"];
+  const lines = rows.map(({ bench, result: r }) => [
+    bench,
+    r.label,
+    r.rps.toFixed(0),
+    r.p50.toFixed(2),
+    r.p99.toFixed(2),
+    String(r.requests),
+    String(r.failures),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
+  const row = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+  return [row(header), row(widths.map((w) => "-".repeat(w))), ...lines.map(row)].join("\n");
+}

@@ -1,0 +1,68 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { loadConfig } from "../services/kit/config.js";
+import { startPlatform, type Platform } from "../services/kit/host.js";
+import { createLogger } from "../services/kit/logger.js";
+import { modules } from "../services/registry.js";
+
+const DATABASE = "pf_bench";
+
+export interface BenchPlatform {
+  platform: Platform;
+  gatewayUrl: string;
+  /** "embedded PGlite" or "PostgreSQL", for the report. */
+  database: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The whole platform in this process on free ports. With DATABASE_URL it runs
+ * on a fresh `pf_bench` database of that server, otherwise on the embedded PGlite.
+ */
+export async function startBenchPlatform(): Promise<BenchPlatform> {
+  const server = process.env.DATABASE_URL || undefined;
+  const databaseUrl = server ? await recreateDatabase(server) : undefined;
+  const dataDir = await mkdtemp(join(tmpdir(), "pf-bench-"));
+  const config = loadConfig({
+    ...process.env,
+    PF_HTTP_PORT: "0",
+    PF_RPC_PORT: "0",
+    PF_DATA_DIR: dataDir,
+    LOG_LEVEL: "warn",
+    DATABASE_URL: databaseUrl,
+  });
+  const platform = await startPlatform({ config, modules, logger: createLogger(config.logLevel) }).catch(async (error: unknown) => {
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  });
+  return {
+    platform,
+    gatewayUrl: platform.gatewayUrl!,
+    database: server ? "PostgreSQL" : "embedded PGlite",
+    async stop() {
+      await platform.stop();
+      if (server) await adminQuery(server, `drop database if exists ${DATABASE} with (force)`);
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function recreateDatabase(server: string): Promise<string> {
+  await adminQuery(server, `drop database if exists ${DATABASE} with (force)`);
+  await adminQuery(server, `create database ${DATABASE}`);
+  const url = new URL(server);
+  url.pathname = `/${DATABASE}`;
+  return url.toString();
+}
+
+async function adminQuery(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,30 @@
+import { gatewayRead } from "./gateway-read.js";
+import { formatTable, loadSettings, type Benchmark, type LoadResult } from "./load.js";
+
+// Every benchmark, in order; `npm run bench -- NAME…` runs only those named.
+const benchmarks: Benchmark[] = [gatewayRead];
+
+const settings = loadSettings();
+const wanted = process.argv.slice(2);
+const selected = wanted.length === 0 ? benchmarks : benchmarks.filter((b) => wanted.includes(b.name));
+if (selected.length === 0) throw new Error(`no benchmark named ${wanted.join(", ")}; known: ${benchmarks.map((b) => b.name).join(", ")}`);
+
+console.log(`${settings.connections} connections, ${settings.warmup} s warm-up, ${settings.duration} s measured per target`);
+const rows: { bench: string; result: LoadResult }[] = [];
+const notes: string[] = [];
+let failed = false;
+for (const benchmark of selected) {
+  console.log(`running ${benchmark.name}…`);
+  try {
+    const report = await benchmark.run(settings);
+    rows.push(...report.rows.map((result) => ({ bench: benchmark.name, result })));
+    notes.push(...report.notes.map((note) => `${benchmark.name}: ${note}`));
+    // The figures are information; only answers that went wrong fail the run.
+    failed ||= report.rows.some((r) => r.failures > 0);
+  } catch (error) {
+    console.error(`${benchmark.name} failed:`, error);
+    failed = true;
+  }
+}
+console.log(`\n${formatTable(rows)}\n\n${notes.join("\n")}`);
+if (failed) process.exitCode = 1;

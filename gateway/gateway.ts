@@ -1,0 +1,149 @@
+import { createRegistry, type DescFile, type DescService } from "@bufbuild/protobuf";
+import type { Transport } from "@connectrpc/connect";
+import cors from "@fastify/cors";
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { randomUUID } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import type { Config } from "../services/kit/config.js";
+import type { Logger } from "../services/kit/logger.js";
+import { problemMessage } from "../services/kit/problem.js";
+import { bindingsOf, type Binding } from "./bindings.js";
+import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, REQUEST_ID_HEADER } from "./headers.js";
+import { openApiDocument } from "./openapi.js";
+import { instanceOf, problemOfFastify, sendFailure, sendProblem } from "./problems.js";
+import { mountPoints, registerBindings } from "./routes.js";
+
+export interface GatewayOptions {
+  /** Proto services to expose, each with its pf.v1.service_key option. */
+  services: DescService[];
+  /** The transport internal callers use; every call goes through the services' interceptors. */
+  transport: Transport;
+  /** Uses bodyLimit, corsOrigins, hostRouting and callTimeoutMs. */
+  config: Config;
+  logger: Logger;
+  /** Reachability of what the process depends on, for /readyz. */
+  readiness(): Promise<Record<string, boolean>>;
+}
+
+export interface Gateway {
+  app: FastifyInstance;
+  /** Starts listening; answers the base URL (http://host:port). */
+  listen(options: { port: number; host: string }): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** The HTTP/JSON front door: routes built from the services' google.api.http bindings, nothing per route by hand. */
+export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
+  const { config, logger } = options;
+  const bindings = options.services.flatMap(bindingsOf);
+  const app = Fastify({
+    // Request logging is left out on purpose (it costs a child logger per request);
+    // failures are logged with the request id, and services log their calls.
+    logger: false,
+    bodyLimit: config.bodyLimit,
+    requestIdHeader: REQUEST_ID_HEADER,
+    genReqId: () => randomUUID(),
+    routerOptions: { maxParamLength: 1024 },
+    // Malformed URLs fail before routing (and before the onRequest hook); they are problems too.
+    frameworkErrors: (error, request, reply) => {
+      answerFastifyError(error, request, reply.header(REQUEST_ID_HEADER, request.id));
+    },
+  });
+  const answerFastifyError = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const found = problemOfFastify(error, config.bodyLimit);
+    if (found.status >= 500) return sendFailure(request, reply, error, logger);
+    return sendProblem(reply, found, instanceOf(request));
+  };
+
+  jsonBodiesOnly(app);
+  await app.register(cors, {
+    origin: config.corsOrigins.length > 0 ? config.corsOrigins : false,
+    methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+    allowedHeaders: CORS_ALLOWED_HEADERS,
+    exposedHeaders: CORS_EXPOSED_HEADERS,
+    maxAge: 600,
+  });
+  app.addHook("onRequest", (request, reply, done) => {
+    reply.header(REQUEST_ID_HEADER, request.id);
+    done();
+  });
+  app.setErrorHandler(answerFastifyError);
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, problemMessage(404, "route.not_found", `No route answers ${request.method} ${instanceOf(request)}.`), instanceOf(request)),
+  );
+
+  app.get("/healthz", (_request, reply) => sendJson(reply, 200, { status: "ok" }));
+  app.get("/readyz", async (_request, reply) => {
+    const checks = await options.readiness().catch((error: unknown) => {
+      logger.error({ err: error }, "readiness check failed");
+      return { readiness: false };
+    });
+    const ready = Object.values(checks).every(Boolean);
+    return sendJson(reply, ready ? 200 : 503, { status: ready ? "ok" : "unavailable", checks });
+  });
+  serveOpenApi(app, bindings, config.hostRouting);
+
+  registerBindings(app, bindings, config.hostRouting, {
+    transport: options.transport,
+    timeoutMs: config.callTimeoutMs,
+    registry: createRegistry(...filesOf(options.services)),
+    logger,
+  });
+
+  return {
+    app,
+    async listen({ port, host }) {
+      await app.listen({ port, host });
+      const address = app.server.address() as AddressInfo;
+      return `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
+    },
+    close: () => app.close(),
+  };
+}
+
+/**
+ * Bodies are JSON (Fastify's parser, safe against prototype poisoning) or
+ * nothing: other media types answer 415, and an empty JSON body is no body.
+ */
+function jsonBodiesOnly(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    if (body === "") done(null, undefined);
+    else parseJson(request, body as string, done);
+  });
+}
+
+/** `/openapi.json` of everything, and `/<key>/openapi.json` of one service (also at the root of its routed hosts). */
+function serveOpenApi(app: FastifyInstance, bindings: readonly Binding[], hostRouting: Record<string, string>): void {
+  const whole = JSON.stringify(openApiDocument(bindings, { title: "pf platform" }));
+  app.get("/openapi.json", (_request, reply) => reply.type("application/json").send(whole));
+  for (const key of new Set(bindings.map((binding) => binding.key))) {
+    const own = bindings.filter((binding) => binding.key === key);
+    const text = JSON.stringify(openApiDocument(own, { title: `pf ${key}`, basePath: `/${key}` }));
+    for (const point of mountPoints(key, hostRouting)) {
+      app.route({
+        method: "GET",
+        url: `${point.prefix}/openapi.json`,
+        handler: (_request, reply) => reply.type("application/json").send(text),
+        ...(point.constraints && { constraints: point.constraints }),
+      });
+    }
+  }
+}
+
+function sendJson(reply: FastifyReply, status: number, body: object): FastifyReply {
+  return reply.code(status).type("application/json").send(JSON.stringify(body));
+}
+
+/** The services' files and everything they import, so JSON can name any of their types (Any, extensions). */
+function filesOf(services: readonly DescService[]): DescFile[] {
+  const files = new Set<DescFile>();
+  const add = (file: DescFile) => {
+    if (files.has(file)) return;
+    files.add(file);
+    file.dependencies.forEach(add);
+  };
+  services.forEach((service) => add(service.file));
+  return [...files];
+}

@@ -1,0 +1,80 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { ConnectError } from "@connectrpc/connect";
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { STATUS_CODES } from "node:http";
+import type { Problem } from "../gen/pf/v1/problem_pb.js";
+import type { Logger } from "../services/kit/logger.js";
+import { problem, problemMessage, problemOf } from "../services/kit/problem.js";
+
+export const PROBLEM_CONTENT_TYPE = "application/problem+json";
+
+/** Malformed input: 400 request.invalid naming the offending field (also as the `field` member). */
+export function invalid(field: string, detail: string): ConnectError {
+  return problem(400, "request.invalid", detail, { field });
+}
+
+/** The path a problem happened on, without the query (the `instance` member). */
+export function instanceOf(request: FastifyRequest): string {
+  const query = request.url.indexOf("?");
+  return query === -1 ? request.url : request.url.slice(0, query);
+}
+
+/**
+ * The errors.problem@1 body: the fixed members, then the problem's extensions
+ * flattened beside them (never overriding a fixed member).
+ */
+function problemJson(found: Problem, instance: string): JsonObject {
+  const status = validStatus(found.status) ? found.status : 500;
+  const body: JsonObject = {
+    type: found.type || "about:blank",
+    title: found.title || STATUS_CODES[status] || "Error",
+    status,
+    detail: found.detail,
+    instance,
+    code: found.code,
+  };
+  if (found.extensions) {
+    for (const [name, value] of Object.entries(found.extensions)) {
+      if (!(name in body)) body[name] = value;
+    }
+  }
+  return body;
+}
+
+export function sendProblem(reply: FastifyReply, found: Problem, instance: string): FastifyReply {
+  const body = problemJson(found, instance);
+  return reply.code(body.status as number).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+}
+
+/** Answers a failed call with its problem; 5xx are logged with the request id, since their body says nothing. */
+export function sendFailure(request: FastifyRequest, reply: FastifyReply, error: unknown, logger: Logger): FastifyReply {
+  const found = problemOf(error);
+  if (!(found.status >= 400 && found.status < 500)) {
+    logger.error({ err: error, requestId: request.id, method: request.method, url: request.url }, "gateway request failed");
+  }
+  return sendProblem(reply, found, instanceOf(request));
+}
+
+/**
+ * Fastify's own failures (body parsing, limits) as the platform's problems.
+ * Anything else it reports is a 500 without internals.
+ */
+export function problemOfFastify(error: FastifyError, bodyLimit: number): Problem {
+  switch (error.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return problemMessage(413, "request.too_large", `The body is larger than the limit of ${bodyLimit} bytes.`);
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return problemMessage(415, "request.unsupported_media_type", "Send the body as application/json.");
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+      return problemMessage(400, "request.invalid", "The body is not valid JSON.", { field: "body" });
+    case "FST_ERR_BAD_URL":
+      return problemMessage(400, "request.invalid", "The path is not a valid URL (bad percent-encoding).", { field: "path" });
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) return problemMessage(status, "request.invalid", error.message);
+  return problemMessage(500, "internal", "The server failed to answer; the failure was logged.");
+}
+
+function validStatus(status: number): boolean {
+  return Number.isInteger(status) && status >= 400 && status <= 599;
+}

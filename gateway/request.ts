@@ -1,0 +1,72 @@
+import type { DescField, JsonObject, Message, Registry } from "@bufbuild/protobuf";
+import type { FastifyRequest } from "fastify";
+import { rpcName, type Binding } from "./bindings.js";
+import { decode } from "./decode.js";
+import { applyQuery, pathTarget, queryTargets, setField, type FieldTarget, type QueryTargets } from "./fields.js";
+import { invalid } from "./problems.js";
+import { routerParams } from "./template.js";
+
+/** The input fields a binding's path and query set (the body's are the binding's); read by the mapper and by OpenAPI. */
+export interface RequestFields {
+  /** One target per path variable, in template order. */
+  readonly path: readonly FieldTarget[];
+  readonly query: QueryTargets;
+}
+
+export function requestFields(binding: Binding): RequestFields {
+  const input = binding.method.input;
+  const { bodyField } = binding;
+  try {
+    const path = binding.template.variables.map((variable) => pathTarget(input, variable.field));
+    // With `body: "*"` every field comes from the body or the path: no query parameters.
+    const excluded = new Set([...path.map((target) => target.path), ...(bodyField ? [bodyField.name] : [])]);
+    const query = binding.body === "*" ? new Map() : queryTargets(input, excluded);
+    return { path, query };
+  } catch (error) {
+    throw new Error(`${rpcName(binding.method)}: ${(error as Error).message}`);
+  }
+}
+
+/** Builds a binding's input message from a request; malformed input throws a 400 request.invalid problem. */
+export type RequestMapper = (request: FastifyRequest) => Message;
+
+export function requestMapper(binding: Binding, registry: Registry): RequestMapper {
+  const { path, query } = requestFields(binding);
+  const params = routerParams(binding.template);
+  const input = binding.method.input;
+  const bodyJson = bodyReader(binding.body, binding.bodyField);
+  return (request) => {
+    const json = bodyJson(request);
+    const values = request.params as Record<string, string>;
+    for (let i = 0; i < path.length; i++) setField(json, path[i], path[i].convert(values[params[i]]));
+    applyQuery(json, query, request.query as Record<string, string | string[]>);
+    return decode(input, json, registry);
+  };
+}
+
+/** The request JSON the body starts it as, by the binding's body rule. */
+function bodyReader(body: string, bodyField: DescField | undefined): (request: FastifyRequest) => JsonObject {
+  if (body === "*") {
+    return (request) => {
+      const value = request.body;
+      if (value === undefined) return {};
+      if (value === null || typeof value !== "object" || Array.isArray(value)) {
+        throw invalid("body", "The body must be a JSON object.");
+      }
+      return value as JsonObject;
+    };
+  }
+  if (bodyField) {
+    return (request) => (request.body === undefined ? {} : { [bodyField.name]: request.body as JsonObject });
+  }
+  return (request) => {
+    if (request.body !== undefined || sendsBody(request)) throw invalid("body", "This route takes no body.");
+    return {};
+  };
+}
+
+/** Whether a request carries a body Fastify did not read (GET and HEAD bodies are never parsed). */
+function sendsBody(request: FastifyRequest): boolean {
+  const length = request.headers["content-length"];
+  return request.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+}

@@ -1,0 +1,99 @@
+import { getOption, ScalarType, type DescEnum, type DescField, type DescMessage, type JsonObject } from "@bufbuild/protobuf";
+import { isWrapperDesc } from "@bufbuild/protobuf/wkt";
+import { schema as schemaId } from "../gen/pf/v1/options_pb.js";
+
+/** A message's OpenAPI component name: its spec schema id (`tips.paid-request@1`), else its full name. */
+export function componentName(message: DescMessage): string {
+  return getOption(message, schemaId) || message.typeName;
+}
+
+/** Well-known types, inlined as the proto JSON mapping writes them. */
+const WELL_KNOWN: Record<string, JsonObject> = {
+  "google.protobuf.Timestamp": { type: "string", format: "date-time" },
+  "google.protobuf.Duration": { type: "string", pattern: "^-?[0-9]+(\\.[0-9]+)?s$" },
+  "google.protobuf.FieldMask": { type: "string" },
+  "google.protobuf.Struct": { type: "object", additionalProperties: true },
+  "google.protobuf.Value": {},
+  "google.protobuf.ListValue": { type: "array" },
+  "google.protobuf.Any": { type: "object", properties: { "@type": { type: "string" } }, required: ["@type"], additionalProperties: true },
+};
+
+/**
+ * JSON Schemas of messages in the proto JSON mapping with proto field names,
+ * collected as components: referencing a message adds it (and what it
+ * references) once.
+ */
+export class SchemaComponents {
+  readonly schemas: Record<string, JsonObject> = {};
+
+  /** A `$ref` to the message's component (or the inline schema of a well-known type). */
+  message(message: DescMessage): JsonObject {
+    const known = WELL_KNOWN[message.typeName];
+    if (known) return known;
+    if (isWrapperDesc(message)) return scalarSchema(message.fields[0].scalar);
+    const name = componentName(message);
+    if (!(name in this.schemas)) {
+      const properties: JsonObject = {};
+      this.schemas[name] = { type: "object", title: message.typeName, properties };
+      for (const field of message.fields) properties[field.name] = this.field(field);
+    }
+    return { $ref: `#/components/schemas/${name}` };
+  }
+
+  field(field: DescField): JsonObject {
+    switch (field.fieldKind) {
+      case "scalar":
+        return scalarSchema(field.scalar);
+      case "enum":
+        return enumSchema(field.enum);
+      case "message":
+        return this.message(field.message);
+      case "list":
+        return { type: "array", items: this.element(field) };
+      case "map":
+        return { type: "object", additionalProperties: this.element(field) };
+    }
+  }
+
+  /** The schema of one list item or map value. */
+  private element(field: DescField & { fieldKind: "list" | "map" }): JsonObject {
+    const kind = field.fieldKind === "list" ? field.listKind : field.mapKind;
+    if (kind === "enum") return enumSchema(field.enum!);
+    if (kind === "message") return this.message(field.message!);
+    return scalarSchema(field.scalar!);
+  }
+}
+
+function enumSchema(descEnum: DescEnum): JsonObject {
+  return { type: "string", enum: descEnum.values.map((value) => value.name) };
+}
+
+function scalarSchema(type: ScalarType): JsonObject {
+  switch (type) {
+    case ScalarType.STRING:
+      return { type: "string" };
+    case ScalarType.BYTES:
+      return { type: "string", contentEncoding: "base64" };
+    case ScalarType.BOOL:
+      return { type: "boolean" };
+    case ScalarType.INT32:
+    case ScalarType.SINT32:
+    case ScalarType.SFIXED32:
+      return { type: "integer", format: "int32" };
+    case ScalarType.UINT32:
+    case ScalarType.FIXED32:
+      return { type: "integer", minimum: 0, maximum: 4294967295 };
+    // 64-bit integers are written as strings (JSON numbers lose precision) and read from either.
+    case ScalarType.INT64:
+    case ScalarType.SINT64:
+    case ScalarType.SFIXED64:
+      return { type: ["string", "integer"], format: "int64" };
+    case ScalarType.UINT64:
+    case ScalarType.FIXED64:
+      return { type: ["string", "integer"], format: "uint64" };
+    case ScalarType.FLOAT:
+      return { type: "number", format: "float" };
+    case ScalarType.DOUBLE:
+      return { type: "number", format: "double" };
+  }
+}

@@ -1,0 +1,38 @@
+import { createRegistry } from "@bufbuild/protobuf";
+import { createRouterTransport } from "@connectrpc/connect";
+import Fastify from "fastify";
+import { describe, expect, it } from "vitest";
+import { BODY_HOOKS } from "../../gateway/bodies.js";
+import type { Binding } from "../../gateway/bindings.js";
+import { registerBindings } from "../../gateway/routes.js";
+import { parseTemplate } from "../../gateway/template.js";
+import { Health } from "../../gen/grpc/health/v1/health_pb.js";
+import { createLogger } from "../../services/kit/logger.js";
+
+/** Bindings of the (unannotated) health service, made by hand: Watch is server-streaming, Check unary. */
+const binding = (rpc: "check" | "watch", path: string): Binding => ({
+  key: "health",
+  service: Health,
+  method: Health.method[rpc],
+  verb: "GET",
+  template: parseTemplate(path),
+  body: "",
+});
+
+describe("hooks for bindings the JSON path does not serve", () => {
+  it("claims streaming RPCs and leaves unary ones to the JSON handler", () => {
+    expect(BODY_HOOKS.filter((hook) => hook.claims(binding("watch", "/watch"))).map((hook) => hook.name)).toEqual(["streaming-not-served"]);
+    expect(BODY_HOOKS.some((hook) => hook.claims(binding("check", "/check")))).toBe(false);
+  });
+
+  it("routes a streaming binding and answers it 501 route.streaming_unsupported", async () => {
+    const app = Fastify();
+    const context = { transport: createRouterTransport(() => {}), timeoutMs: 1000, registry: createRegistry(), logger: createLogger("silent") };
+    registerBindings(app, [binding("watch", "/v1/{service}/watch")], {}, context);
+    const response = await app.inject({ url: "/health/v1/api/watch" });
+    expect(response.statusCode).toBe(501);
+    expect(response.headers["content-type"]).toMatch(/^application\/problem\+json/);
+    expect(response.json()).toMatchObject({ status: 501, code: "route.streaming_unsupported", instance: "/health/v1/api/watch" });
+    await app.close();
+  });
+});

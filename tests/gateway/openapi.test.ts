@@ -1,0 +1,106 @@
+import { getOption, hasOption } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { bindingsOf } from "../../gateway/bindings.js";
+import { openApiDocument } from "../../gateway/openapi.js";
+import { http } from "../../gen/google/api/annotations_pb.js";
+import { NetworkAdminService } from "../../gen/pf/network/v1/admin_pb.js";
+import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
+import { access } from "../../gen/pf/v1/options_pb.js";
+
+type Operation = {
+  operationId: string;
+  parameters: { name: string; in: string; required?: boolean; schema: object }[];
+  requestBody?: { content: Record<string, { schema: { $ref: string } }> };
+  responses: Record<string, { content: Record<string, { schema: { $ref: string } }> }>;
+  security?: object[];
+  [member: string]: unknown;
+};
+type Document = {
+  openapi: string;
+  servers?: { url: string }[];
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>>; additionalProperties?: boolean }> };
+};
+
+const bindings = [NetworkService, NetworkAdminService].flatMap(bindingsOf);
+const service = openApiDocument(bindings, { title: "pf network", basePath: "/network" }) as unknown as Document;
+const whole = openApiDocument(bindings, { title: "pf platform" }) as unknown as Document;
+
+/** The method and path each RPC declares, read straight from its option. */
+const declared = NetworkService.methods
+  .filter((method) => hasOption(method, http))
+  .map((method) => {
+    const { pattern } = getOption(method, http);
+    return { rpc: method, verb: pattern.case as string, path: (pattern.value as string).replace("{kind=**}", "{kind}") };
+  });
+
+describe("OpenAPI from the descriptors", () => {
+  it("has one operation per http-bound RPC at its exact method and path, and none for RPCs without a binding", () => {
+    expect(service.openapi).toBe("3.1.0");
+    expect(service.servers).toEqual([{ url: "/network" }]);
+    const operations = Object.entries(service.paths).flatMap(([path, item]) => Object.entries(item).map(([verb, op]) => ({ path, verb, op })));
+    expect(operations).toHaveLength(declared.length);
+    for (const { rpc, verb, path } of declared) {
+      expect(service.paths[path]?.[verb]?.operationId, `${verb} ${path}`).toBe(`NetworkService.${rpc.name}`);
+      expect(whole.paths[`/network${path}`]?.[verb]?.operationId).toBe(`NetworkService.${rpc.name}`);
+    }
+    expect(JSON.stringify(service)).not.toContain("NetworkAdminService");
+  });
+
+  it("carries the access rule: capabilities, visibility, special rules and bearer security", () => {
+    for (const { rpc, verb, path } of declared) {
+      const op = service.paths[path][verb];
+      const rule = getOption(rpc, access);
+      expect(op["x-pf-capabilities"]).toEqual(rule.capabilities);
+      expect(op["x-pf-visibility"]).toMatch(/^(public|first-party|internal|partner)$/);
+      expect(op.security).toEqual([{ bearer: [] }]);
+    }
+    const github = service.paths["/internal/integrations/github-token"].get;
+    expect(github).toMatchObject({ "x-pf-visibility": "first-party", "x-pf-never-to-apps": true, "x-pf-never-to-mods": true });
+    expect(service.paths["/internal/coins/credit"].post).toMatchObject({ "x-pf-visibility": "internal" });
+    expect(service.paths["/internal/coins/credit"].post).not.toHaveProperty("x-pf-never-to-apps");
+  });
+
+  it("documents path parameters, query parameters and bodies from the input message", () => {
+    const getModule = service.paths["/internal/modules/{namespace}/{subject}"].get;
+    expect(getModule.parameters.map((p) => [p.name, p.in, p.required])).toEqual([
+      ["namespace", "path", true],
+      ["subject", "path", true],
+    ]);
+    expect(getModule.requestBody).toBeUndefined();
+    expect(service.paths["/internal/blocks"].get.parameters).toEqual([{ name: "subject", in: "query", schema: { type: "string" } }]);
+    expect(service.paths["/internal/identity/resolve"].get.parameters.map((p) => p.name)).toEqual(["subject", "service", "local_id"]);
+
+    const push = service.paths["/internal/notifications/{kind}"].post;
+    expect(push.parameters).toMatchObject([{ name: "kind", in: "path", required: true }]);
+    expect(push.requestBody?.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/network.notification-push-request@1" });
+    expect(push.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/network.notification-push-result@1" });
+    expect(push.responses.default.content["application/problem+json"].schema).toEqual({ $ref: "#/components/schemas/errors.problem@1" });
+  });
+
+  it("names components by schema id (else the full name) with JSON Schemas of the proto JSON mapping", () => {
+    const { schemas } = service.components;
+    for (const id of ["network.coins-change-request@1", "network.coins-balance-result@1", "modules.module-record@1", "identity.resolve-request@1", "errors.problem@1"]) {
+      expect(schemas, id).toHaveProperty([id]);
+    }
+    expect(schemas["network.coins-change-request@1"].properties.amount).toEqual({ type: ["string", "integer"], format: "int64" });
+    const record = schemas["modules.module-record@1"].properties;
+    expect(record.updated_at).toEqual({ type: "string", format: "date-time" });
+    expect(record.record).toEqual({ type: "object", additionalProperties: true });
+    const staff = schemas["pf.network.v1.StaffEntry"].properties;
+    expect(staff.role).toEqual({ type: "string", enum: ["STAFF_ROLE_UNSPECIFIED", "STAFF_ROLE_OWNER", "STAFF_ROLE_ADMIN", "STAFF_ROLE_GLOBAL_MODERATOR"] });
+    expect(staff.capabilities).toEqual({ type: "array", items: { type: "string" } });
+    expect(staff.subject).toEqual({ $ref: "#/components/schemas/pf.v1.SubjectRef" });
+    expect(schemas["identity.resolve-request@1"].properties.queries).toEqual({ type: "array", items: { $ref: "#/components/schemas/pf.network.v1.IdentityQuery" } });
+    const problem = schemas["errors.problem@1"];
+    expect(Object.keys(problem.properties)).toEqual(["type", "title", "status", "detail", "instance", "code"]);
+    expect(problem.additionalProperties).toBe(true);
+  });
+
+  it("every $ref points at a component", () => {
+    const refs = JSON.stringify(whole).match(/"\$ref":"#\/components\/schemas\/[^"]+"/g) ?? [];
+    for (const ref of new Set(refs)) {
+      expect(whole.components.schemas).toHaveProperty([ref.slice('"$ref":"#/components/schemas/'.length, -1)]);
+    }
+  });
+});
