@@ -1,5 +1,5 @@
 import { getOption, type DescService } from "@bufbuild/protobuf";
-import { createClient, createRouterTransport, type CallOptions, type Client, type ConnectRouter, type Interceptor, type Transport } from "@connectrpc/connect";
+import { createClient, type CallOptions, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { service_key as serviceKey } from "../../gen/pf/v1/options_pb.js";
 
@@ -20,15 +20,14 @@ export function bearer(token: () => Promise<string>): Interceptor {
 
 /**
  * Transports of one caller: gRPC (HTTP/2) to PF_<SERVICE>_URL for a service
- * this process does not run, otherwise the in-memory router transport, which
+ * this process does not run, otherwise the in-memory `local` transport, which
  * runs the same handlers and interceptors without a socket.
  */
 export class Transports {
-  private local?: Transport;
   private readonly remote = new Map<string, Transport>();
 
   constructor(
-    private readonly routes: (router: ConnectRouter) => void,
+    private readonly local: Transport,
     private readonly localKeys: ReadonlySet<string>,
     private readonly urls: Record<string, string>,
     private readonly interceptors: Interceptor[],
@@ -36,10 +35,7 @@ export class Transports {
 
   for(key: string): Transport {
     const url = this.urls[key];
-    if (!url || this.localKeys.has(key)) {
-      this.local ??= createRouterTransport(this.routes, { transport: { interceptors: this.interceptors } });
-      return this.local;
-    }
+    if (!url || this.localKeys.has(key)) return this.local;
     let transport = this.remote.get(key);
     if (!transport) {
       transport = createGrpcTransport({ baseUrl: url, interceptors: this.interceptors });

@@ -1,5 +1,5 @@
 import type { DescService } from "@bufbuild/protobuf";
-import type { ConnectRouter, Transport } from "@connectrpc/connect";
+import { createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { join } from "node:path";
 import http2 from "node:http2";
@@ -22,6 +22,7 @@ import type { Implementation, ServiceContext, ServiceModule } from "./module.js"
 import { healthRoutes } from "./rpc/health.js";
 import { reflectionRoutes } from "./rpc/reflection.js";
 import { problemGuard } from "./rpc/guard.js";
+import { LocalServices } from "./rpc/local-transport.js";
 import { inTransaction } from "./transaction.js";
 
 export interface PlatformOptions {
@@ -72,12 +73,15 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     const guard = problemGuard(logger);
     const enforce = enforcement(verifier);
     const implementations: Implementation[] = [];
+    const local = new LocalServices();
     const routes = (router: ConnectRouter) => {
       for (const { service, impl } of implementations) router.service(service, impl, { interceptors: [guard, enforce] });
       healthRoutes(router, implementations.map((i) => i.service));
       reflectionRoutes(router, implementations.map((i) => i.service));
     };
     const localKeys = new Set(modules.map((m) => m.key));
+    const localTransport = (interceptors: Interceptor[]) =>
+      local.transport(interceptors, lazy(() => createRouterTransport(routes, { transport: { interceptors } })));
 
     const contexts = new Map<string, ServiceContext>();
     const orms: MikroORM[] = [];
@@ -90,7 +94,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       relay.start();
       stops.push(() => relay.stop());
       const token = serviceToken(keys, module);
-      const transports = new Transports(routes, localKeys, config.serviceUrls, [bearer(token)]);
+      const transports = new Transports(localTransport([bearer(token)]), localKeys, config.serviceUrls, [bearer(token)]);
       const ctx: ServiceContext = {
         key: module.key,
         config,
@@ -106,11 +110,14 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
         client: (service) => clientWithDefaults(service, transports.for(keyOf(service)), { timeoutMs: config.callTimeoutMs }),
       };
       contexts.set(module.key, ctx);
-      implementations.push(...(await module.implementations(ctx)));
+      for (const implementation of await module.implementations(ctx)) {
+        implementations.push(implementation);
+        local.add(implementation, [guard, enforce]);
+      }
       for (const worker of module.workers ?? []) stops.push(await worker(ctx));
     }
 
-    const transport = new Transports(routes, localKeys, {}, []).for("");
+    const transport = localTransport([]);
     const rpc = http2.createServer(connectNodeAdapter({ routes }));
     await new Promise<void>((resolve) => rpc.listen(config.rpcPort, config.bind, resolve));
     stops.push(() => new Promise((resolve) => rpc.close(() => resolve())));
@@ -157,6 +164,11 @@ function serviceToken(keys: PlatformKeys, module: ServiceModule): () => Promise<
     }
     return current.token;
   };
+}
+
+function lazy<T>(make: () => T): () => T {
+  let made: T | undefined;
+  return () => (made ??= make());
 }
 
 async function stopAll(stops: (() => Promise<void>)[]): Promise<void> {

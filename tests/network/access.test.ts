@@ -104,7 +104,7 @@ describe.each(routes)("$name refuses", ({ name, rule }) => {
   it("X-PF-Subject or X-PF-Staff sent with a non-service token (403 auth.header_refused)", async () => {
     const user = await t.token({ kind: "user", sub: "usr_a1" });
     const app = await t.token({ kind: "app", app_id: "app1", caps: [cap], fp: true });
-    const userCode = rule.visibility === Visibility.INTERNAL ? "auth.internal_only" : "auth.header_refused";
+    const userCode = rule.visibility === Visibility.INTERNAL ? "auth.internal_only" : rule.noPeople ? "auth.people_refused" : "auth.header_refused";
     const appCode = rule.visibility === Visibility.INTERNAL ? "auth.internal_only" : rule.neverToApps ? "auth.never_to_apps" : "auth.header_refused";
     for (const [token, headers, code] of [
       [user, { "x-pf-subject": "usr_b1" }, userCode],

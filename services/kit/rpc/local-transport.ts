@@ -1,0 +1,111 @@
+import { create, type DescMessage, type DescMethod, type MessageShape } from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  createContextValues,
+  type HandlerContext,
+  type Interceptor,
+  type Transport,
+  type UnaryRequest,
+  type UnaryResponse,
+} from "@connectrpc/connect";
+import type { Implementation } from "../module.js";
+
+type UnaryHandler = (request: MessageShape<DescMessage>, context: HandlerContext) => Promise<unknown> | unknown;
+
+interface LocalMethod {
+  handler: UnaryHandler;
+  interceptors: Interceptor[];
+}
+
+const NEVER = new AbortController().signal;
+
+/**
+ * The services this process hosts, callable in memory. Unary calls run the
+ * same server interceptors and handlers as a call over the network, without
+ * encoding, HTTP framing or per-call abort controllers — the router transport
+ * costs ~80 µs a call, this a few. Streaming calls go to `streaming()`.
+ */
+export class LocalServices {
+  private readonly methods = new Map<DescMethod, LocalMethod>();
+
+  add({ service, impl }: Implementation, interceptors: Interceptor[]): void {
+    for (const method of service.methods) {
+      const handler = (impl as Record<string, UnaryHandler | undefined>)[method.localName];
+      if (method.methodKind === "unary" && handler) this.methods.set(method, { handler: handler.bind(impl), interceptors });
+    }
+  }
+
+  /** A transport whose calls pass the caller's interceptors, then the service's, then reach the handler. */
+  transport(clientInterceptors: Interceptor[], streaming: () => Transport): Transport {
+    type Call = (req: UnaryRequest) => Promise<UnaryResponse>;
+    type Next = Parameters<Interceptor>[0];
+    const chains = new Map<DescMethod, Call>();
+    const chainFor = (method: DescMethod): Call => {
+      let chain = chains.get(method);
+      if (!chain) {
+        const local = this.methods.get(method);
+        if (!local) throw new ConnectError(`${method.parent.typeName}/${method.name} is not hosted here`, Code.Unimplemented);
+        const interceptors = [...clientInterceptors, ...local.interceptors];
+        chain = interceptors.reduceRight<Next>((next, interceptor) => interceptor(next), invoke(local.handler) as Next) as Call;
+        chains.set(method, chain);
+      }
+      return chain;
+    };
+    return {
+      async unary(method, signal, timeoutMs, header, input, contextValues) {
+        const request: UnaryRequest = {
+          stream: false,
+          service: method.parent,
+          method,
+          requestMethod: "POST",
+          url: `local:///${method.parent.typeName}/${method.name}`,
+          signal: signal ?? NEVER,
+          header: new Headers(header),
+          contextValues: contextValues ?? createContextValues(),
+          message: create(method.input, input),
+        };
+        const call = chainFor(method)(request);
+        return (timeoutMs ? withDeadline(call, timeoutMs) : call) as never;
+      },
+      stream: (...args) => streaming().stream(...args),
+    };
+  }
+}
+
+function invoke(handler: UnaryHandler) {
+  return async (req: UnaryRequest): Promise<UnaryResponse> => {
+    const responseHeader = new Headers();
+    const responseTrailer = new Headers();
+    const context: HandlerContext = {
+      service: req.service,
+      method: req.method,
+      protocolName: "local",
+      requestMethod: req.requestMethod,
+      url: req.url,
+      signal: req.signal,
+      timeoutMs: () => undefined,
+      requestHeader: req.header,
+      responseHeader,
+      responseTrailer,
+      values: req.contextValues,
+    };
+    const output = await handler(req.message as MessageShape<DescMessage>, context);
+    return {
+      stream: false,
+      service: req.service,
+      method: req.method,
+      header: responseHeader,
+      trailer: responseTrailer,
+      message: create(req.method.output, output as never),
+    };
+  };
+}
+
+function withDeadline<T>(call: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ConnectError("the call's deadline passed", Code.DeadlineExceeded)), timeoutMs);
+  });
+  return Promise.race([call, deadline]).finally(() => clearTimeout(timer));
+}
