@@ -120,7 +120,16 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     const transport = localTransport([]);
     const rpc = http2.createServer(connectNodeAdapter({ routes }));
     await new Promise<void>((resolve) => rpc.listen(config.rpcPort, config.bind, resolve));
-    stops.push(() => new Promise((resolve) => rpc.close(() => resolve())));
+    // Open HTTP/2 sessions (clients' pooled connections, health watches) would hold close() forever.
+    const sessions = new Set<http2.ServerHttp2Session>();
+    rpc.on("session", (session) => {
+      sessions.add(session);
+      session.once("close", () => sessions.delete(session));
+    });
+    stops.push(() => new Promise((resolve) => {
+      rpc.close(() => resolve());
+      for (const session of sessions) session.destroy();
+    }));
     const rpcUrl = `http://${config.bind}:${(rpc.address() as AddressInfo).port}`;
 
     const readiness = async () => {

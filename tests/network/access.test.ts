@@ -136,3 +136,34 @@ describe.each(routes)("$name refuses", ({ name, rule }) => {
     }
   });
 });
+
+describe.each(routes)("$name refuses malformed input", ({ name, rule }) => {
+  const call = calls[name];
+  it("an unknown field or query parameter (400 request.invalid naming it, never 500)", async () => {
+    const token = await t.token({ kind: "service", svc: "network", caps: [rule.capabilities[0]], app_id: "app1" });
+    const answer = call.body === undefined
+      ? await t.http(call.method, `${call.path}${call.path.includes("?") ? "&" : "?"}bogus=1`, { token })
+      : await t.http(call.method, call.path, { token, body: { ...(call.body as object), bogus: 1 } });
+    expect(answer.status).toBe(400);
+    expect(answer.body.code).toBe("request.invalid");
+    expect(answer.body.detail).toContain("bogus");
+  });
+});
+
+describe("the OpenAPI document", () => {
+  it("lists every network route with its capability and visibility", async () => {
+    const answer = await t.http("GET", "/openapi.json");
+    expect(answer.status).toBe(200);
+    const operations = Object.entries(answer.body.paths as Record<string, Record<string, { "x-pf-capabilities": string[]; "x-pf-visibility": string }>>)
+      .flatMap(([path, item]) => Object.entries(item).map(([verb, op]) => ({ route: `${verb.toUpperCase()} ${path}`, op })));
+    for (const call of Object.values(calls)) {
+      const path = call.path.replace(/\?.*$/, "").replace("/network/usr_a1", "/{namespace}/{subject}").replace("/mention", "/{kind}");
+      expect(operations.map((o) => o.route), path).toContain(`${call.method} ${path}`);
+    }
+    expect(operations.find((o) => o.route === "POST /network/internal/coins/credit")?.op).toMatchObject({
+      "x-pf-capabilities": ["network.coins.credit"],
+      "x-pf-visibility": "internal",
+    });
+  });
+});
+
