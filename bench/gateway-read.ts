@@ -40,6 +40,7 @@ export const gatewayRead: Benchmark = {
           notes: [
             `ratio gateway/bare: ${ratio.toFixed(2)} (goal >= ${GOAL_RATIO}), gateway p99 ${measured.p99.toFixed(2)} ms (goal < ${GOAL_P99_MS} ms) ` +
               `at ${settings.connections} connections: goal ${met ? "met" : "NOT met"}`,
+            `server CPU per answer: gateway ${(measured.cpuPerRequest / reference.cpuPerRequest).toFixed(1)}× bare`,
           ],
         };
       } finally {

@@ -1,5 +1,5 @@
 import autocannon from "autocannon";
-import { percentile, type LoadFigures, type LoadSettings, type LoadTarget } from "./load.js";
+import { percentile, type ChildMessage, type LoadSettings, type LoadTarget } from "./load.js";
 
 // Runs in its own process (see runLoad): warms up, then measures one target.
 process.once("message", async ({ target, settings }: { target: LoadTarget; settings: LoadSettings }) => {
@@ -9,6 +9,7 @@ process.once("message", async ({ target, settings }: { target: LoadTarget; setti
   // autocannon's own percentiles are whole milliseconds; keep the exact times instead.
   const latencies: number[] = [];
   let non2xx = 0;
+  process.send!({ kind: "measuring" } satisfies ChildMessage);
   const run = autocannon({ ...base, duration: settings.duration });
   run.on("response", (_client: unknown, status: number, _bytes: number, ms: number) => {
     if (status >= 200 && status < 300) latencies.push(ms);
@@ -16,12 +17,15 @@ process.once("message", async ({ target, settings }: { target: LoadTarget; setti
   });
   const result = await run;
   const sorted = Float64Array.from(latencies).sort();
-  const figures: LoadFigures = {
-    requests: sorted.length,
-    rps: sorted.length / result.duration,
-    p50: percentile(sorted, 0.5),
-    p99: percentile(sorted, 0.99),
-    failures: non2xx + result.errors + result.timeouts,
+  const message: ChildMessage = {
+    kind: "figures",
+    figures: {
+      requests: sorted.length,
+      rps: sorted.length / result.duration,
+      p50: percentile(sorted, 0.5),
+      p99: percentile(sorted, 0.99),
+      failures: non2xx + result.errors + result.timeouts,
+    },
   };
-  process.send!(figures, () => process.exit(0));
+  process.send!(message, () => process.exit(0));
 });

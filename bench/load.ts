@@ -23,10 +23,18 @@ export interface LoadResult {
   p99: number;
   /** Non-2xx answers, socket errors and timeouts: any one makes the run a failure. */
   failures: number;
+  /**
+   * CPU time of this (the server's) process per answer while measured, in µs:
+   * steadier than req/s when other work shares the cores.
+   */
+  cpuPerRequest: number;
 }
 
-/** What the child reports back; `label` is added here. */
-export type LoadFigures = Omit<LoadResult, "label">;
+/** What the child measures; the rest is added here. */
+export type LoadFigures = Omit<LoadResult, "label" | "cpuPerRequest">;
+
+/** The child's messages: the measured run starts, then its figures. */
+export type ChildMessage = { kind: "measuring" } | { kind: "figures"; figures: LoadFigures };
 
 export interface BenchReport {
   rows: LoadResult[];
@@ -61,8 +69,17 @@ function positive(value: string | undefined, fallback: number, name: string): nu
 export function runLoad(label: string, target: LoadTarget, settings: LoadSettings): Promise<LoadResult> {
   // fork keeps the parent's execArgv, so tsx loads the TypeScript child too.
   const child = fork(new URL("./load-child.ts", import.meta.url));
+  let cpu = process.cpuUsage();
   return new Promise((resolve, reject) => {
-    child.once("message", (figures) => resolve({ label, ...(figures as LoadFigures) }));
+    child.on("message", (message: ChildMessage) => {
+      if (message.kind === "measuring") {
+        cpu = process.cpuUsage();
+        return;
+      }
+      const { user, system } = process.cpuUsage(cpu);
+      const { figures } = message;
+      resolve({ label, ...figures, cpuPerRequest: (user + system) / Math.max(1, figures.requests) });
+    });
     child.once("error", reject);
     child.once("exit", (code) => reject(new Error(`the load generator for ${label} exited with ${code} before reporting`)));
     child.send({ target, settings });
@@ -76,13 +93,14 @@ export function percentile(sorted: Float64Array, q: number): number {
 }
 
 export function formatTable(rows: { bench: string; result: LoadResult }[]): string {
-  const header = ["benchmark", "target", "req/s", "p50 ms", "p99 ms", "requests", "failures"];
+  const header = ["benchmark", "target", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "requests", "failures"];
   const lines = rows.map(({ bench, result: r }) => [
     bench,
     r.label,
     r.rps.toFixed(0),
     r.p50.toFixed(2),
     r.p99.toFixed(2),
+    r.cpuPerRequest.toFixed(0),
     String(r.requests),
     String(r.failures),
   ]);

@@ -21,6 +21,7 @@ import { createLogger, type Logger } from "./logger.js";
 import type { Implementation, ServiceContext, ServiceModule } from "./module.js";
 import { healthRoutes } from "./rpc/health.js";
 import { reflectionRoutes } from "./rpc/reflection.js";
+import { requestIdScope, propagateRequestId } from "./request-id.js";
 import { problemGuard } from "./rpc/guard.js";
 import { LocalServices } from "./rpc/local-transport.js";
 import { inTransaction } from "./transaction.js";
@@ -70,12 +71,12 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     const bus: EventBus = config.natsUrl ? await JetStreamBus.connect(config.natsUrl, logger) : new InProcessBus(logger);
     stops.push(() => bus.close());
 
-    const guard = problemGuard(logger);
-    const enforce = enforcement(verifier);
+    // Every pf service call: request-id scope, then 500s made safe, then enforcement.
+    const serverInterceptors = [requestIdScope(), problemGuard(logger), enforcement(verifier)];
     const implementations: Implementation[] = [];
     const local = new LocalServices();
     const routes = (router: ConnectRouter) => {
-      for (const { service, impl } of implementations) router.service(service, impl, { interceptors: [guard, enforce] });
+      for (const { service, impl } of implementations) router.service(service, impl, { interceptors: serverInterceptors });
       healthRoutes(router, implementations.map((i) => i.service));
       reflectionRoutes(router, implementations.map((i) => i.service));
     };
@@ -94,7 +95,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       relay.start();
       stops.push(() => relay.stop());
       const token = serviceToken(keys, module);
-      const transports = new Transports(localTransport([bearer(token)]), localKeys, config.serviceUrls, [bearer(token)]);
+      const callerInterceptors = [propagateRequestId(), bearer(token)];
+      const transports = new Transports(localTransport(callerInterceptors), localKeys, config.serviceUrls, callerInterceptors);
       const ctx: ServiceContext = {
         key: module.key,
         config,
@@ -112,7 +114,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       contexts.set(module.key, ctx);
       for (const implementation of await module.implementations(ctx)) {
         implementations.push(implementation);
-        local.add(implementation, [guard, enforce]);
+        local.add(implementation, serverInterceptors);
       }
       for (const worker of module.workers ?? []) stops.push(await worker(ctx));
     }
