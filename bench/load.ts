@@ -67,8 +67,9 @@ function positive(value: string | undefined, fallback: number, name: string): nu
  * server's event loop would measure the generator as much as the server.
  */
 export function runLoad(label: string, target: LoadTarget, settings: LoadSettings): Promise<LoadResult> {
-  // fork keeps the parent's execArgv, so tsx loads the TypeScript child too.
-  const child = fork(new URL("./load-child.ts", import.meta.url));
+  // fork keeps the parent's execArgv, so tsx loads the TypeScript child too;
+  // "advanced" keeps NaN (no answers) as NaN.
+  const child = fork(new URL("./load-child.ts", import.meta.url), { serialization: "advanced" });
   let cpu = process.cpuUsage();
   return new Promise((resolve, reject) => {
     child.on("message", (message: ChildMessage) => {
@@ -78,7 +79,7 @@ export function runLoad(label: string, target: LoadTarget, settings: LoadSetting
       }
       const { user, system } = process.cpuUsage(cpu);
       const { figures } = message;
-      resolve({ label, ...figures, cpuPerRequest: (user + system) / Math.max(1, figures.requests) });
+      resolve({ label, ...figures, cpuPerRequest: figures.requests > 0 ? (user + system) / figures.requests : NaN });
     });
     child.once("error", reject);
     child.once("exit", (code) => reject(new Error(`the load generator for ${label} exited with ${code} before reporting`)));

@@ -16,6 +16,7 @@ import { openServiceDatabase, type MikroORM } from "./db/orm.js";
 import type { EventBus } from "./events/bus.js";
 import { JetStreamBus } from "./events/jetstream-bus.js";
 import { InProcessBus } from "./events/memory-bus.js";
+import { startConsumer } from "./events/consumer.js";
 import { OutboxRelay } from "./events/outbox.js";
 import { createLogger, type Logger } from "./logger.js";
 import type { Implementation, ServiceContext, ServiceModule } from "./module.js";
@@ -117,6 +118,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
         local.add(implementation, serverInterceptors);
       }
       for (const worker of module.workers ?? []) stops.push(await worker(ctx));
+      for (const definition of module.consumers ?? []) stops.push(await startConsumer(ctx, definition));
     }
 
     const transport = localTransport([]);

@@ -5,6 +5,7 @@ import type { Clock } from "./clock.js";
 import type { Config } from "./config.js";
 import type { ServiceSchema } from "./db/orm.js";
 import type { EventBus } from "./events/bus.js";
+import type { Consumer } from "./events/consumer.js";
 import type { Logger } from "./logger.js";
 
 /** One proto service and the object of its methods. */
@@ -50,4 +51,6 @@ export interface ServiceModule {
   /** Capabilities its own token holds for calls to other services. */
   holds?: string[];
   workers?: Worker[];
+  /** Durable event consumers, started once the service serves. */
+  consumers?: Consumer[];
 }

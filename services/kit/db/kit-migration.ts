@@ -1,7 +1,7 @@
 import { Migration } from "@mikro-orm/migrations";
 import type { MigrationObject } from "@mikro-orm/core";
 
-/** The kit's tables in every service schema: the transactional outbox and idempotency keys. */
+/** The kit's tables in every service schema: the transactional outbox, the consumers' inbox and idempotency keys. */
 class KitTables extends Migration {
   override up(): void {
     this.addSql(`create table outbox (
@@ -14,6 +14,12 @@ class KitTables extends Migration {
       sent_at timestamptz
     )`);
     this.addSql(`create index outbox_unsent on outbox (id) where sent_at is null`);
+    this.addSql(`create table inbox (
+      consumer text not null,
+      event_id text not null,
+      handled_at timestamptz not null default now(),
+      primary key (consumer, event_id)
+    )`);
     this.addSql(`create table idempotency_keys (
       scope text not null,
       key text not null,

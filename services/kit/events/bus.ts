@@ -11,7 +11,12 @@ export interface EventBus {
   ensureStream(prefix: string): Promise<void>;
   /** Publishes once: `id` deduplicates resends (Nats-Msg-Id). */
   publish(subject: string, id: string, data: Uint8Array, headers: Record<string, string>): Promise<void>;
-  /** Subscribes to a subject pattern (`*` one token, `>` the rest). */
+  /**
+   * A durable consumer: every event on `subject` from `from` on, redelivered
+   * until `handler` resolves (at least once; the kit's inbox makes the effect once).
+   */
+  consume(subject: string, durable: string, from: "all" | "new", handler: (message: BusMessage) => Promise<void>): Promise<() => Promise<void>>;
+  /** Subscribes to a subject pattern (`*` one token, `>` the rest); nothing is redelivered. */
   subscribe(pattern: string, handler: (message: BusMessage) => void | Promise<void>): () => void;
   /** True when events can leave the process now. */
   connected(): boolean;

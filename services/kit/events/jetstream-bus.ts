@@ -1,4 +1,4 @@
-import { jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
 import { connect, headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "../logger.js";
 import type { BusMessage, EventBus } from "./bus.js";
@@ -35,7 +35,7 @@ export class JetStreamBus implements EventBus {
 
   async ensureStream(prefix: string): Promise<void> {
     const jsm = await jetstreamManager(this.nc, { timeout: 5_000 });
-    const name = `PF_${prefix.toUpperCase()}`;
+    const name = streamName(prefix);
     try {
       await jsm.streams.info(name);
     } catch {
@@ -52,6 +52,41 @@ export class JetStreamBus implements EventBus {
     const h = natsHeaders();
     for (const [name, value] of Object.entries(headers)) h.set(name, value);
     await this.js.publish(subject, data, { msgID: id, headers: h, timeout: 5_000 });
+  }
+
+  async consume(subject: string, durable: string, from: "all" | "new", handler: (message: BusMessage) => Promise<void>) {
+    const prefix = subject.split(".")[0];
+    await this.ensureStream(prefix);
+    const stream = streamName(prefix);
+    const jsm = await jetstreamManager(this.nc, { timeout: 5_000 });
+    await jsm.consumers.info(stream, durable).catch(() =>
+      jsm.consumers.add(stream, {
+        durable_name: durable,
+        filter_subject: subject,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: from === "all" ? DeliverPolicy.All : DeliverPolicy.New,
+        ack_wait: 30_000_000_000,
+      }),
+    );
+    const consumer = await this.js.consumers.get(stream, durable);
+    const messages = await consumer.consume({ max_messages: 64 });
+    const done = (async () => {
+      for await (const message of messages) {
+        const headers: Record<string, string> = {};
+        for (const [name, values] of message.headers ?? []) headers[name] = values[0];
+        try {
+          await handler({ subject: message.subject, data: message.data, headers });
+          message.ack();
+        } catch (error) {
+          this.logger.warn({ err: error, subject: message.subject, durable }, "consumer failed; the event will be redelivered");
+          message.nak(Math.min(30_000, 250 * 2 ** Math.min(message.info.deliveryCount, 7)));
+        }
+      }
+    })();
+    return async () => {
+      await messages.close();
+      await done;
+    };
   }
 
   subscribe(pattern: string, handler: (message: BusMessage) => void | Promise<void>): () => void {
@@ -73,4 +108,9 @@ export class JetStreamBus implements EventBus {
   async close(): Promise<void> {
     await this.nc.drain().catch(() => this.nc.close());
   }
+}
+
+/** One stream per service prefix: `network.>` is kept in PF_NETWORK. */
+function streamName(prefix: string): string {
+  return `PF_${prefix.toUpperCase()}`;
 }

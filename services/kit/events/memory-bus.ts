@@ -1,27 +1,47 @@
 import type { Logger } from "../logger.js";
 import { subjectMatches, type BusMessage, type EventBus } from "./bus.js";
 
+interface Subscriber {
+  pattern: string;
+  handler: (message: BusMessage) => void | Promise<void>;
+  /** A consumer's failure fails the publish, so the relay sends the event again. */
+  redeliver: boolean;
+}
+
 /** The in-process bus: same subjects and wildcards as NATS, but events never leave the process. */
 export class InProcessBus implements EventBus {
-  private readonly subscribers = new Set<{ pattern: string; handler: (message: BusMessage) => void | Promise<void> }>();
-  private readonly seen = new Set<string>();
+  private readonly subscribers = new Set<Subscriber>();
+  private readonly delivered = new Set<string>();
 
-  constructor(logger: Logger) {
+  constructor(private readonly logger: Logger) {
     logger.info("NATS_URL is unset: events go to an in-process bus and do not leave this process");
   }
 
   async ensureStream(): Promise<void> {}
 
   async publish(subject: string, id: string, data: Uint8Array, headers: Record<string, string>): Promise<void> {
-    if (this.seen.has(id)) return;
-    this.seen.add(id);
+    if (this.delivered.has(id)) return;
     for (const subscriber of this.subscribers) {
-      if (subjectMatches(subscriber.pattern, subject)) await subscriber.handler({ subject, data, headers });
+      if (!subjectMatches(subscriber.pattern, subject)) continue;
+      if (subscriber.redeliver) {
+        await subscriber.handler({ subject, data, headers });
+      } else {
+        await Promise.resolve(subscriber.handler({ subject, data, headers })).catch((error: unknown) =>
+          this.logger.warn({ err: error, subject }, "event subscriber failed"),
+        );
+      }
     }
+    this.delivered.add(id);
+  }
+
+  async consume(subject: string, _durable: string, _from: "all" | "new", handler: (message: BusMessage) => Promise<void>) {
+    const subscriber = { pattern: subject, handler, redeliver: true };
+    this.subscribers.add(subscriber);
+    return async () => void this.subscribers.delete(subscriber);
   }
 
   subscribe(pattern: string, handler: (message: BusMessage) => void | Promise<void>): () => void {
-    const subscriber = { pattern, handler };
+    const subscriber = { pattern, handler, redeliver: false };
     this.subscribers.add(subscriber);
     return () => this.subscribers.delete(subscriber);
   }

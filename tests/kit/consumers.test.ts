@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NotificationPushedSchema } from "../../gen/pf/network/v1/events_pb.js";
+import { consumer, inboxHandler, startConsumer } from "../../services/kit/events/consumer.js";
+import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+
+/** A consumer of network.notification.pushed that fails once on a chosen title, recording what it applied. */
+function probe(name: string, failOnce: string) {
+  const applied: string[] = [];
+  let failed = false;
+  const definition = consumer({
+    name,
+    subject: "network.notification.pushed",
+    event: NotificationPushedSchema,
+    from: "new",
+    async handle(event) {
+      if (event.notification?.title === failOnce && !failed) {
+        failed = true;
+        throw new Error("the projection's database was busy");
+      }
+      applied.push(event.notification!.title);
+    },
+  });
+  return { definition, applied, failedOnce: () => failed };
+}
+
+async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe.each([
+  { bus: "the in-process bus", env: { NATS_URL: "" } },
+  ...(process.env.NATS_URL || process.env.CI === "true" ? [{ bus: "JetStream", env: {} }] : []),
+])("durable consumers on $bus", ({ env }) => {
+  let t: TestPlatform;
+  let push: (title: string) => Promise<void>;
+  beforeAll(async () => {
+    t = await startTestPlatform({ services: ["network"], env });
+    const token = await t.token({ kind: "service", svc: "space", caps: ["network.notifications.push"] });
+    push = async (title) => {
+      const answer = await t.http("POST", "/network/internal/notifications/mention", { token, body: { recipients: ["usr_c1"], title } });
+      expect(answer.status).toBe(201);
+    };
+  });
+  afterAll(() => t?.stop());
+
+  it("redeliver an event whose handling failed, and apply every event once", async () => {
+    const ctx = t.platform.contexts.get("network")!;
+    const { definition, applied, failedOnce } = probe(`probe_${Date.now().toString(36)}`, "second");
+    const stop = await startConsumer(ctx, definition);
+    try {
+      for (const title of ["first", "second", "third"]) await push(title);
+      await until(() => applied.includes("second") && applied.includes("third"));
+      expect(failedOnce()).toBe(true);
+      expect([...applied].sort()).toEqual(["first", "second", "third"]);
+    } finally {
+      await stop();
+    }
+  });
+
+  it("do nothing for a delivery already handled (the inbox)", async () => {
+    const ctx = t.platform.contexts.get("network")!;
+    const { definition, applied } = probe("inbox_probe", "never");
+    const handle = inboxHandler(ctx, definition);
+    const message = {
+      subject: "network.notification.pushed",
+      data: new TextEncoder().encode(JSON.stringify({ notification: { id: "ntf_1", title: "once", future_field: 1 } })),
+      headers: { "Nats-Msg-Id": `evt_dup_${Date.now()}` },
+    };
+    await handle(message);
+    await handle(message);
+    expect(applied).toEqual(["once"]);
+  });
+});
