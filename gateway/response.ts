@@ -10,8 +10,20 @@ export function resultRenderer(binding: Binding, registry: Registry): ResultRend
   const schema = binding.method.output;
   const options = { useProtoFieldName: true, alwaysEmitImplicit: true, registry };
   const field = binding.responseField;
-  if (!field) return (message) => JSON.stringify(toJson(schema, message, options));
-  return (message) => JSON.stringify((toJson(schema, message, options) as JsonObject)[field.name] ?? null);
+  const render: ResultRenderer = field
+    ? (message) => JSON.stringify((toJson(schema, message, options) as JsonObject)[field.name] ?? null)
+    : (message) => JSON.stringify(toJson(schema, message, options));
+  // A handler answering from a cache returns the same message object again (answers are
+  // never changed once returned), so its JSON is rendered once.
+  const rendered = new WeakMap<Message, string>();
+  return (message) => {
+    let text = rendered.get(message);
+    if (text === undefined) {
+      text = render(message);
+      rendered.set(message, text);
+    }
+    return text;
+  };
 }
 
 /**

@@ -7,8 +7,10 @@ import {
   ModuleWrittenSchema,
   NotificationPushedSchema,
   RelationChangedSchema,
+  SubjectChangedSchema,
 } from "../../gen/pf/network/v1/events_pb.js";
 import type { Notification } from "../../gen/pf/network/v1/network_pb.js";
+import type { SubjectRef } from "../../gen/pf/v1/refs_pb.js";
 import { recordEvent } from "../kit/events/outbox.js";
 
 /** The subjects this service publishes. */
@@ -20,6 +22,7 @@ export const subjects = {
   moduleWritten: "network.module.written",
   staffChanged: "network.staff.changed",
   blockChanged: "network.block.changed",
+  subjectChanged: "network.subject.changed",
 } as const;
 
 export function coinsChanged(
@@ -44,6 +47,10 @@ export function notificationPushed(em: EntityManager, notification: Notification
 
 export function moduleWritten(em: EntityManager, write: { namespace: string; subject: string; revision: bigint; writtenBy: string; at: Date }) {
   return recordEvent(em, subjects.moduleWritten, ModuleWrittenSchema, create(ModuleWrittenSchema, { ...write, occurredAt: timestampFromDate(write.at) }));
+}
+
+export function subjectChanged(em: EntityManager, subject: SubjectRef, at: Date) {
+  return recordEvent(em, subjects.subjectChanged, SubjectChangedSchema, create(SubjectChangedSchema, { subject, occurredAt: timestampFromDate(at) }));
 }
 
 export function relationChanged(

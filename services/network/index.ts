@@ -11,7 +11,7 @@ import { identityHandlers } from "./handlers/identity.js";
 import { integrationHandlers } from "./handlers/integrations.js";
 import { moduleHandlers } from "./handlers/modules.js";
 import { notificationHandlers } from "./handlers/notifications.js";
-import { staffHandlers } from "./handlers/staff.js";
+import { StaffList, staffHandlers } from "./handlers/staff.js";
 
 /** The network identity-and-coins service (spec part 1). */
 export const network: ServiceModule = {
@@ -22,9 +22,10 @@ export const network: ServiceModule = {
   },
   async implementations(ctx) {
     const sealer = await Sealer.load(ctx.config);
+    const staffList = new StaffList(ctx);
     return [
       implement(NetworkService, {
-        ...staffHandlers(ctx),
+        ...staffHandlers(staffList),
         ...blocksHandlers(ctx),
         ...coinsHandlers(ctx),
         ...identityHandlers(ctx),
@@ -32,7 +33,7 @@ export const network: ServiceModule = {
         ...moduleHandlers(ctx),
         ...notificationHandlers(ctx),
       }),
-      implement(NetworkAdminService, adminHandlers(ctx, sealer)),
+      implement(NetworkAdminService, adminHandlers(ctx, sealer, staffList)),
     ];
   },
 };

@@ -33,7 +33,7 @@ async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
 
 describe.each([
   { bus: "the in-process bus", env: { NATS_URL: "" } },
-  ...(process.env.NATS_URL || process.env.CI === "true" ? [{ bus: "JetStream", env: {} }] : []),
+  ...(process.env.NATS_URL || process.env.CI === "true" ? [{ bus: "JetStream", env: {} as Record<string, string> }] : []),
 ])("durable consumers on $bus", ({ env }) => {
   let t: TestPlatform;
   let push: (title: string) => Promise<void>;

@@ -49,6 +49,39 @@ describe("staff list", () => {
   });
 });
 
+describe("staff list freshness", () => {
+  const list = async (target: TestPlatform) => {
+    const token = await target.token({ kind: "service", svc: "space", caps: ["network.staff.read"] });
+    const answer = await target.http("GET", "/network/api/v1/staff/moderators", { token });
+    return answer.body.staff as { subject: { id: string; display?: { display_name: string } } }[];
+  };
+
+  it("shows this instance's staff and display changes at once", async () => {
+    await list(t);
+    await admin.setStaff({ subject: "usr_fresh1", role: StaffRole.GLOBAL_MODERATOR });
+    expect((await list(t)).map((s) => s.subject.id)).toContain("usr_fresh1");
+    await admin.upsertSubject({ id: "usr_fresh1", display: { displayName: "Fresh" } });
+    expect((await list(t)).find((s) => s.subject.id === "usr_fresh1")?.subject.display?.display_name).toBe("Fresh");
+    await admin.removeStaff({ subject: "usr_fresh1" });
+    expect((await list(t)).map((s) => s.subject.id)).not.toContain("usr_fresh1");
+  });
+
+  it.skipIf(!process.env.NATS_URL)("shows another instance's staff changes once its event arrives", async () => {
+    const other = await startTestPlatform({ services: ["network"], env: { DATABASE_URL: t.platform.databaseUrl } });
+    try {
+      await list(other);
+      await admin.setStaff({ subject: "usr_fresh2", role: StaffRole.ADMIN });
+      const deadline = Date.now() + 10_000;
+      while (!(await list(other)).some((s) => s.subject.id === "usr_fresh2")) {
+        if (Date.now() > deadline) throw new Error("the other instance kept a stale staff list");
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      await other.stop();
+    }
+  });
+});
+
 describe("block read", () => {
   it("answers who a person blocked and who blocked them", async () => {
     await admin.setBlock({ blocker: "usr_b1", blocked: "usr_b2" });

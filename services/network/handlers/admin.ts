@@ -7,7 +7,6 @@ import {
   type NetworkAdminService,
 } from "../../../gen/pf/network/v1/admin_pb.js";
 import { ResolutionSchema, StaffEntrySchema } from "../../../gen/pf/network/v1/network_pb.js";
-import { SubjectRefSchema } from "../../../gen/pf/v1/refs_pb.js";
 import type { ServiceContext } from "../../kit/module.js";
 import { invalid, problem } from "../../kit/problem.js";
 import type { Sealer } from "../../kit/secrets.js";
@@ -15,12 +14,13 @@ import { Block, LegacyId, Setting, StaffMember, Subject } from "../db/entities.j
 import { subjectRefs, toRef } from "../db/subject-refs.js";
 import { roleName } from "../domain/staff.js";
 import { requireSubject, requireUser } from "../domain/subjects.js";
-import { relationChanged, subjects } from "../events.js";
+import { relationChanged, subjectChanged, subjects } from "../events.js";
 import { blocksOf } from "./blocks.js";
 import { GITHUB_TOKEN_ENV, GITHUB_TOKEN_SETTING } from "./integrations.js";
+import type { StaffList } from "./staff.js";
 
 /** Designed admin side of the network reads: staff, blocks, subjects, legacy ids, the code-hosting token. */
-export function adminHandlers(ctx: ServiceContext, sealer: Sealer): ServiceImpl<typeof NetworkAdminService> {
+export function adminHandlers(ctx: ServiceContext, sealer: Sealer, staffList: StaffList): ServiceImpl<typeof NetworkAdminService> {
   return {
     async setStaff(request) {
       const subject = requireUser("subject", request.subject);
@@ -36,6 +36,7 @@ export function adminHandlers(ctx: ServiceContext, sealer: Sealer): ServiceImpl<
         await relationChanged(em, subjects.staffChanged, { subject, other: "", present: true, at });
         return saved;
       });
+      staffList.forget();
       const refs = await subjectRefs(ctx.orm.em.fork(), [subject]);
       return create(StaffEntrySchema, { subject: refs.get(subject), role: request.role, capabilities: member.capabilities, updatedAt: timestampFromDate(member.updatedAt) });
     },
@@ -47,6 +48,7 @@ export function adminHandlers(ctx: ServiceContext, sealer: Sealer): ServiceImpl<
         if (count > 0) await relationChanged(em, subjects.staffChanged, { subject, other: "", present: false, at: ctx.clock.now() });
         return count > 0;
       });
+      staffList.forget();
       return create(RemoveStaffResponseSchema, { removed });
     },
 
@@ -75,10 +77,15 @@ export function adminHandlers(ctx: ServiceContext, sealer: Sealer): ServiceImpl<
     async upsertSubject(request) {
       const id = requireSubject("id", request.id);
       const display = request.display;
-      const row = await ctx.transaction((em) =>
-        em.upsert(Subject, { id, displayName: display?.displayName ?? "", handle: display?.handle ?? "", avatarUrl: display?.avatarUrl ?? "", updatedAt: ctx.clock.now() }),
-      );
-      return create(SubjectRefSchema, toRef(id, row));
+      const ref = await ctx.transaction(async (em) => {
+        const at = ctx.clock.now();
+        const row = await em.upsert(Subject, { id, displayName: display?.displayName ?? "", handle: display?.handle ?? "", avatarUrl: display?.avatarUrl ?? "", updatedAt: at });
+        const saved = toRef(id, row);
+        await subjectChanged(em, saved, at);
+        return saved;
+      });
+      staffList.forget();
+      return ref;
     },
 
     async linkLegacyId(request) {

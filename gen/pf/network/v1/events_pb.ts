@@ -11,13 +11,15 @@ import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Notification } from "./network_pb.js";
 import { file_pf_network_v1_network } from "./network_pb.js";
 import { file_pf_v1_options } from "../../v1/options_pb.js";
+import type { SubjectRef } from "../../v1/refs_pb.js";
+import { file_pf_v1_refs } from "../../v1/refs_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file pf/network/v1/events.proto.
  */
 export const file_pf_network_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChpwZi9uZXR3b3JrL3YxL2V2ZW50cy5wcm90bxINcGYubmV0d29yay52MSK/AQoMQ29pbnNDaGFuZ2VkEhAKCGVudHJ5X2lkGAEgASgJEg4KBmFwcF9pZBgCIAEoCRIPCgdzdWJqZWN0GAMgASgJEg0KBWRlbHRhGAQgASgDEg8KB2JhbGFuY2UYBSABKAMSDgoGcmVhc29uGAYgASgJEi8KC29jY3VycmVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDobkrUYF25ldHdvcmsuY29pbnMtY2hhbmdlZEAxIsMBChBDb2luc1RyYW5zZmVycmVkEhMKC3RyYW5zZmVyX2lkGAEgASgJEg4KBmFwcF9pZBgCIAEoCRIUCgxmcm9tX3N1YmplY3QYAyABKAkSEgoKdG9fc3ViamVjdBgEIAEoCRIOCgZhbW91bnQYBSABKAMSLwoLb2NjdXJyZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wOh+StRgbbmV0d29yay5jb2lucy10cmFuc2ZlcnJlZEAxImoKEk5vdGlmaWNhdGlvblB1c2hlZBIxCgxub3RpZmljYXRpb24YASABKAsyGy5wZi5uZXR3b3JrLnYxLk5vdGlmaWNhdGlvbjohkrUYHW5ldHdvcmsubm90aWZpY2F0aW9uLXB1c2hlZEAxIqgBCg1Nb2R1bGVXcml0dGVuEhEKCW5hbWVzcGFjZRgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEhAKCHJldmlzaW9uGAMgASgDEhIKCndyaXR0ZW5fYnkYBCABKAkSLwoLb2NjdXJyZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wOhyStRgYbmV0d29yay5tb2R1bGUtd3JpdHRlbkAxIpMBCg9SZWxhdGlvbkNoYW5nZWQSDwoHc3ViamVjdBgBIAEoCRINCgVvdGhlchgCIAEoCRIPCgdwcmVzZW50GAMgASgIEi8KC29jY3VycmVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDoekrUYGm5ldHdvcmsucmVsYXRpb24tY2hhbmdlZEAxYgZwcm90bzM", [file_google_protobuf_timestamp, file_pf_network_v1_network, file_pf_v1_options]);
+  fileDesc("ChpwZi9uZXR3b3JrL3YxL2V2ZW50cy5wcm90bxINcGYubmV0d29yay52MSK/AQoMQ29pbnNDaGFuZ2VkEhAKCGVudHJ5X2lkGAEgASgJEg4KBmFwcF9pZBgCIAEoCRIPCgdzdWJqZWN0GAMgASgJEg0KBWRlbHRhGAQgASgDEg8KB2JhbGFuY2UYBSABKAMSDgoGcmVhc29uGAYgASgJEi8KC29jY3VycmVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDobkrUYF25ldHdvcmsuY29pbnMtY2hhbmdlZEAxIsMBChBDb2luc1RyYW5zZmVycmVkEhMKC3RyYW5zZmVyX2lkGAEgASgJEg4KBmFwcF9pZBgCIAEoCRIUCgxmcm9tX3N1YmplY3QYAyABKAkSEgoKdG9fc3ViamVjdBgEIAEoCRIOCgZhbW91bnQYBSABKAMSLwoLb2NjdXJyZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wOh+StRgbbmV0d29yay5jb2lucy10cmFuc2ZlcnJlZEAxImoKEk5vdGlmaWNhdGlvblB1c2hlZBIxCgxub3RpZmljYXRpb24YASABKAsyGy5wZi5uZXR3b3JrLnYxLk5vdGlmaWNhdGlvbjohkrUYHW5ldHdvcmsubm90aWZpY2F0aW9uLXB1c2hlZEAxIqgBCg1Nb2R1bGVXcml0dGVuEhEKCW5hbWVzcGFjZRgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEhAKCHJldmlzaW9uGAMgASgDEhIKCndyaXR0ZW5fYnkYBCABKAkSLwoLb2NjdXJyZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wOhyStRgYbmV0d29yay5tb2R1bGUtd3JpdHRlbkAxIoQBCg5TdWJqZWN0Q2hhbmdlZBIiCgdzdWJqZWN0GAEgASgLMhEucGYudjEuU3ViamVjdFJlZhIvCgtvY2N1cnJlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXA6HZK1GBluZXR3b3JrLnN1YmplY3QtY2hhbmdlZEAxIpMBCg9SZWxhdGlvbkNoYW5nZWQSDwoHc3ViamVjdBgBIAEoCRINCgVvdGhlchgCIAEoCRIPCgdwcmVzZW50GAMgASgIEi8KC29jY3VycmVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDoekrUYGm5ldHdvcmsucmVsYXRpb24tY2hhbmdlZEAxYgZwcm90bzM", [file_google_protobuf_timestamp, file_pf_network_v1_network, file_pf_v1_options, file_pf_v1_refs]);
 
 /**
  * network.coins.credited and network.coins.debited: one ledger entry.
@@ -209,6 +211,34 @@ export const ModuleWrittenSchema: GenMessage<ModuleWritten> = /*@__PURE__*/
   messageDesc(file_pf_network_v1_events, 3);
 
 /**
+ * network.subject.changed: a subject's display projection was set.
+ *
+ * @generated from message pf.network.v1.SubjectChanged
+ */
+export type SubjectChanged = Message<"pf.network.v1.SubjectChanged"> & {
+  /**
+   * The subject with its new display projection.
+   *
+   * @generated from field: pf.v1.SubjectRef subject = 1;
+   */
+  subject?: SubjectRef | undefined;
+
+  /**
+   * When.
+   *
+   * @generated from field: google.protobuf.Timestamp occurred_at = 2;
+   */
+  occurredAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message pf.network.v1.SubjectChanged.
+ * Use `create(SubjectChangedSchema)` to create a new message.
+ */
+export const SubjectChangedSchema: GenMessage<SubjectChanged> = /*@__PURE__*/
+  messageDesc(file_pf_network_v1_events, 4);
+
+/**
  * network.staff.changed and network.block.changed: a relation other services
  * may cache was set or lifted.
  *
@@ -249,5 +279,5 @@ export type RelationChanged = Message<"pf.network.v1.RelationChanged"> & {
  * Use `create(RelationChangedSchema)` to create a new message.
  */
 export const RelationChangedSchema: GenMessage<RelationChanged> = /*@__PURE__*/
-  messageDesc(file_pf_network_v1_events, 4);
+  messageDesc(file_pf_network_v1_events, 5);
 
