@@ -24,6 +24,7 @@ import { healthRoutes } from "./rpc/health.js";
 import { reflectionRoutes } from "./rpc/reflection.js";
 import { requestIdScope, propagateRequestId } from "./request-id.js";
 import { problemGuard } from "./rpc/guard.js";
+import { InflightCalls } from "./rpc/inflight.js";
 import { LocalServices } from "./rpc/local-transport.js";
 import { inTransaction } from "./transaction.js";
 
@@ -72,8 +73,9 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     const bus: EventBus = config.natsUrl ? await JetStreamBus.connect(config.natsUrl, logger) : new InProcessBus(logger);
     stops.push(() => bus.close());
 
-    // Every pf service call: request-id scope, then 500s made safe, then enforcement.
-    const serverInterceptors = [requestIdScope(), problemGuard(logger), enforcement(verifier)];
+    // Every pf service call: counted, in its request-id scope, 500s made safe, then enforcement.
+    const inflight = new InflightCalls();
+    const serverInterceptors = [inflight.interceptor(), requestIdScope(), problemGuard(logger), enforcement(verifier)];
     const implementations: Implementation[] = [];
     const local = new LocalServices();
     const routes = (router: ConnectRouter) => {
@@ -121,6 +123,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       for (const definition of module.consumers ?? []) stops.push(await startConsumer(ctx, definition));
     }
 
+    // Stops run last-first: once the servers below stop taking calls, the calls being served finish before the databases close.
+    stops.push(() => inflight.drained(config.callTimeoutMs));
     const transport = localTransport([]);
     const rpc = http2.createServer(connectNodeAdapter({ routes }));
     await new Promise<void>((resolve) => rpc.listen(config.rpcPort, config.bind, resolve));

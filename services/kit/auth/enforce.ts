@@ -31,7 +31,9 @@ export function accessOf(method: DescMethod): Access {
 export function enforcement(verifier: TokenVerifier): Interceptor {
   return (next) => async (req) => {
     const rule = accessOf(req.method);
-    const token = await verifiedToken(verifier, req.header.get("authorization"));
+    const found = verifiedToken(verifier, req.header.get("authorization"));
+    // A token seen before is answered from the verifier's cache without waiting.
+    const token = found instanceof Promise ? await found : found;
     let principal: Principal;
     if (token === undefined) {
       if (!(rule.anonymous && rule.visibility === Visibility.PUBLIC)) {
@@ -40,26 +42,33 @@ export function enforcement(verifier: TokenVerifier): Interceptor {
       principal = ANONYMOUS;
       refuseHeaders(req.header, "anonymous callers");
     } else {
-      principal = admit(rule, token.claims, token.raw);
-      principal = withHeaders(rule, principal, req.header);
+      admit(rule, token.claims);
+      principal = withHeaders(rule, principalOfToken(token.claims, token.raw), req.header);
     }
     req.contextValues.set(principalKey, principal);
     return next(req);
   };
 }
 
-async function verifiedToken(verifier: TokenVerifier, authorization: string | null) {
+type Bearer = { raw: string; claims: VerifiedToken };
+
+function verifiedToken(verifier: TokenVerifier, authorization: string | null): Bearer | Promise<Bearer> | undefined {
   if (authorization === null || authorization === "") return undefined;
   const match = /^Bearer\s+(\S+)$/i.exec(authorization);
   if (!match) throw problem(401, "auth.invalid", "Authorization must be `Bearer <token>`.");
-  try {
-    return { raw: match[1], claims: await verifier.verify(match[1]) };
-  } catch {
-    throw problem(401, "auth.invalid", "The bearer token is not valid: bad signature, expired, or not a platform token.");
-  }
+  const raw = match[1];
+  const cached = verifier.cached(raw);
+  if (cached) return { raw, claims: cached };
+  return verifier.verify(raw).then(
+    (claims) => ({ raw, claims }),
+    () => {
+      throw problem(401, "auth.invalid", "The bearer token is not valid: bad signature, expired, or not a platform token.");
+    },
+  );
 }
 
-function admit(rule: Access, claims: VerifiedToken, raw: string): Principal {
+/** Refuses a token this rule does not let in. */
+function admit(rule: Access, claims: VerifiedToken): void {
   const deny = (code: string, detail: string) => problem(403, code, detail);
   if (claims.mod !== undefined && rule.neverToMods) throw deny("auth.never_to_mods", "This route is never granted to mods.");
   if (rule.visibility === Visibility.UNSPECIFIED) throw deny("auth.no_access_rule", "This RPC declares no access rule.");
@@ -83,7 +92,15 @@ function admit(rule: Access, claims: VerifiedToken, raw: string): Principal {
       requireCapabilities(rule, claims.caps);
       break;
   }
-  return {
+}
+
+// Verified tokens are cached by the verifier, so the principal built from one is too.
+const principals = new WeakMap<VerifiedToken, Principal>();
+
+function principalOfToken(claims: VerifiedToken, raw: string): Principal {
+  let principal = principals.get(claims);
+  if (principal) return principal;
+  principal = {
     kind: claims.kind,
     sub: claims.sub,
     service: claims.kind === "service" ? claims.sub.slice(4) : undefined,
@@ -97,6 +114,8 @@ function admit(rule: Access, claims: VerifiedToken, raw: string): Principal {
     staff: false,
     token: raw,
   };
+  principals.set(claims, principal);
+  return principal;
 }
 
 function requireCapabilities(rule: Access, caps: string[]): void {
@@ -114,13 +133,14 @@ function withHeaders(rule: Access, principal: Principal, header: Headers): Princ
   const subject = header.get(SUBJECT_HEADER);
   const staff = header.get(STAFF_HEADER);
   const origin = header.get(ORIGIN_HEADER);
+  if (subject === null && staff === null && origin === null) return principal;
   if (principal.kind !== "service") {
     if (subject !== null || staff !== null) refuseHeaders(header, `${principal.kind} tokens`);
     if (origin !== null && !(principal.kind === "app" && rule.originFromApps)) {
       throw problem(403, "auth.header_refused", `X-PF-Origin is not accepted from ${principal.kind} tokens on this route.`);
     }
   }
-  const next: Principal = { ...principal };
+  let actingSubject: string | undefined;
   if (subject !== null) {
     if (!rule.actingSubject) {
       throw problem(400, "auth.acting_subject_refused", "This route does not act for a person: X-PF-Subject is refused.");
@@ -128,17 +148,11 @@ function withHeaders(rule: Access, principal: Principal, header: Headers): Princ
     if (!/^(usr|gst)_[0-9a-z]+$/i.test(subject)) {
       throw problem(400, "request.invalid", "X-PF-Subject must be a usr_ or gst_ subject.", { field: "X-PF-Subject" });
     }
-    next.actingSubject = subject;
+    actingSubject = subject;
   }
-  if (staff !== null) {
-    if (staff !== "1") throw problem(400, "request.invalid", "X-PF-Staff takes only the value 1.", { field: "X-PF-Staff" });
-    next.staff = true;
-  }
-  if (origin !== null) {
-    if (origin !== "ai") throw problem(400, "request.invalid", "X-PF-Origin takes only the value ai.", { field: "X-PF-Origin" });
-    next.origin = "ai";
-  }
-  return next;
+  if (staff !== null && staff !== "1") throw problem(400, "request.invalid", "X-PF-Staff takes only the value 1.", { field: "X-PF-Staff" });
+  if (origin !== null && origin !== "ai") throw problem(400, "request.invalid", "X-PF-Origin takes only the value ai.", { field: "X-PF-Origin" });
+  return { ...principal, actingSubject, staff: staff === "1", origin: origin === "ai" ? "ai" : undefined };
 }
 
 function refuseHeaders(header: Headers, who: string): void {

@@ -2,28 +2,28 @@ import { createContextKey, type HandlerContext } from "@connectrpc/connect";
 import { problem } from "../problem.js";
 import type { TokenKind } from "./tokens.js";
 
-/** Who is calling, as enforcement established it from the token and the X-PF-* headers. */
+/** Who is calling, as enforcement established it from the token and the X-PF-* headers; shared, never changed. */
 export interface Principal {
-  kind: TokenKind | "anonymous";
+  readonly kind: TokenKind | "anonymous";
   /** The token's sub: usr_/gst_, app:<id>, svc:<key>; empty when anonymous. */
-  sub: string;
+  readonly sub: string;
   /** The service key of a service token. */
-  service?: string;
-  caps: ReadonlySet<string>;
-  fp: boolean;
-  appId?: string;
-  projectId?: string;
-  env?: string;
-  ns: readonly string[];
-  mod?: string;
+  readonly service?: string;
+  readonly caps: ReadonlySet<string>;
+  readonly fp: boolean;
+  readonly appId?: string;
+  readonly projectId?: string;
+  readonly env?: string;
+  readonly ns: readonly string[];
+  readonly mod?: string;
   /** X-PF-Subject: the person a service acts for. */
-  actingSubject?: string;
+  readonly actingSubject?: string;
   /** X-PF-Staff: 1 from a service. */
-  staff: boolean;
+  readonly staff: boolean;
   /** X-PF-Origin: ai. */
-  origin?: "ai";
+  readonly origin?: "ai";
   /** The raw bearer token, for forwarding on calls made on the caller's behalf. */
-  token?: string;
+  readonly token?: string;
 }
 
 export const ANONYMOUS: Principal = { kind: "anonymous", sub: "", caps: new Set(), fp: false, ns: [], staff: false };

@@ -73,9 +73,15 @@ export class TokenVerifier {
 
   constructor(private readonly keys: PlatformKeys, private readonly maxCached = 10_000) {}
 
-  async verify(token: string, nowSeconds = Date.now() / 1000): Promise<VerifiedToken> {
+  /** The token's claims if it was verified before and has not expired since. */
+  cached(token: string, nowSeconds = Date.now() / 1000): VerifiedToken | undefined {
     const cached = this.verified.get(token);
-    if (cached && cached.exp > nowSeconds) return cached;
+    return cached && cached.exp > nowSeconds ? cached : undefined;
+  }
+
+  async verify(token: string): Promise<VerifiedToken> {
+    const cached = this.cached(token);
+    if (cached) return cached;
     const { payload } = await jwtVerify(token, this.keys.verifying, { algorithms: ["EdDSA"], audience: AUDIENCE });
     const result = readClaims(payload);
     if (this.verified.size >= this.maxCached) this.verified.delete(this.verified.keys().next().value as string);

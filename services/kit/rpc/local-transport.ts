@@ -28,6 +28,7 @@ const NEVER = new AbortController().signal;
  */
 export class LocalServices {
   private readonly methods = new Map<DescMethod, LocalMethod>();
+  private readonly deadlines = new Deadlines();
 
   add({ service, impl }: Implementation, interceptors: Interceptor[]): void {
     for (const method of service.methods) {
@@ -52,6 +53,7 @@ export class LocalServices {
       }
       return chain;
     };
+    const deadlines = this.deadlines;
     return {
       async unary(method, signal, timeoutMs, header, input, contextValues) {
         const request: UnaryRequest = {
@@ -61,12 +63,13 @@ export class LocalServices {
           requestMethod: "POST",
           url: `local:///${method.parent.typeName}/${method.name}`,
           signal: signal ?? NEVER,
-          header: new Headers(header),
+          // The caller built these headers for this one call (the gateway does), so they are not copied.
+          header: header instanceof Headers ? header : new Headers(header),
           contextValues: contextValues ?? createContextValues(),
           message: create(method.input, input),
         };
         const call = chainFor(method)(request);
-        return (timeoutMs ? withDeadline(call, timeoutMs) : call) as never;
+        return (timeoutMs ? deadlines.track(call, timeoutMs) : call) as never;
       },
       stream: (...args) => streaming().stream(...args),
     };
@@ -102,10 +105,51 @@ function invoke(handler: UnaryHandler) {
   };
 }
 
-function withDeadline<T>(call: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ConnectError("the call's deadline passed", Code.DeadlineExceeded)), timeoutMs);
-  });
-  return Promise.race([call, deadline]).finally(() => clearTimeout(timer));
+/** How often calls still running are checked against their deadline. */
+const SWEEP_MS = 50;
+
+/**
+ * Deadlines of in-memory calls without a timer each: a call answering after its
+ * deadline fails as DEADLINE_EXCEEDED on completion, and one sweep timer fails
+ * calls that never answer.
+ */
+class Deadlines {
+  private readonly running = new Set<{ at: number; fail: (error: ConnectError) => void }>();
+  private sweeper?: NodeJS.Timeout;
+
+  track<T>(call: Promise<T>, timeoutMs: number): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const entry = { at: Date.now() + timeoutMs, fail: reject };
+      this.running.add(entry);
+      this.sweeper ??= setInterval(() => this.sweep(), SWEEP_MS).unref();
+      call.then(
+        (value) => {
+          this.running.delete(entry);
+          if (Date.now() > entry.at) reject(exceeded());
+          else resolve(value);
+        },
+        (error: unknown) => {
+          this.running.delete(entry);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const entry of this.running) {
+      if (entry.at > now) continue;
+      this.running.delete(entry);
+      entry.fail(exceeded());
+    }
+    if (this.running.size === 0) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+    }
+  }
+}
+
+function exceeded(): ConnectError {
+  return new ConnectError("the call's deadline passed", Code.DeadlineExceeded);
 }
