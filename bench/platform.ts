@@ -1,8 +1,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
 import { loadConfig } from "../services/kit/config.js";
+import { adminQuery, withDatabase } from "../services/kit/db/server.js";
 import { startPlatform, type Platform } from "../services/kit/host.js";
 import { createLogger } from "../services/kit/logger.js";
 import { modules } from "../services/registry.js";
@@ -52,17 +52,5 @@ export async function startBenchPlatform(): Promise<BenchPlatform> {
 async function recreateDatabase(server: string): Promise<string> {
   await adminQuery(server, `drop database if exists ${DATABASE} with (force)`);
   await adminQuery(server, `create database ${DATABASE}`);
-  const url = new URL(server);
-  url.pathname = `/${DATABASE}`;
-  return url.toString();
-}
-
-async function adminQuery(url: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
+  return withDatabase(server, DATABASE);
 }

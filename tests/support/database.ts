@@ -1,4 +1,4 @@
-import pg from "pg";
+import { adminQuery, withDatabase } from "../../services/kit/db/server.js";
 import { randomBytes } from "node:crypto";
 
 /** The test database server: DATABASE_URL when set; otherwise each file runs the embedded PostgreSQL. */
@@ -7,22 +7,6 @@ export function serverUrl(): string | undefined {
 }
 
 export const TEMPLATE = "pf_test_template";
-
-export function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
-
-export async function adminQuery(url: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 /** A fresh database for one test file, copied from the migrated template. */
 export async function createTestDatabase(url: string): Promise<{ url: string; drop(): Promise<void> }> {

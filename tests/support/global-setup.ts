@@ -1,7 +1,8 @@
 import { MikroORM } from "@mikro-orm/postgresql";
 import { openServiceDatabase } from "../../services/kit/db/orm.js";
 import { modules } from "../../services/registry.js";
-import { adminQuery, serverUrl, TEMPLATE, withDatabase } from "./database.js";
+import { adminQuery, withDatabase } from "../../services/kit/db/server.js";
+import { serverUrl, TEMPLATE } from "./database.js";
 
 /**
  * With a PostgreSQL server, migrates every service's schema once into a
