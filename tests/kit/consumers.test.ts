@@ -3,7 +3,10 @@ import { NotificationPushedSchema } from "../../gen/pf/network/v1/events_pb.js";
 import { consumer, inboxHandler, startConsumer } from "../../services/kit/events/consumer.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 
-/** A consumer of network.notification.pushed that fails once on a chosen title, recording what it applied. */
+/** This file's events: other test files publish on the same stream at the same time. */
+const marker = `run-${Date.now().toString(36)}-`;
+
+/** A consumer of network.notification.pushed that fails once on a chosen title, recording what it applied of this file's events. */
 function probe(name: string, failOnce: string) {
   const applied: string[] = [];
   let failed = false;
@@ -13,11 +16,13 @@ function probe(name: string, failOnce: string) {
     event: NotificationPushedSchema,
     from: "new",
     async handle(event) {
-      if (event.notification?.title === failOnce && !failed) {
+      const title = event.notification?.title ?? "";
+      if (!title.startsWith(marker)) return;
+      if (title === marker + failOnce && !failed) {
         failed = true;
         throw new Error("the projection's database was busy");
       }
-      applied.push(event.notification!.title);
+      applied.push(title.slice(marker.length));
     },
   });
   return { definition, applied, failedOnce: () => failed };
@@ -41,7 +46,7 @@ describe.each([
     t = await startTestPlatform({ services: ["network"], env });
     const token = await t.token({ kind: "service", svc: "space", caps: ["network.notifications.push"] });
     push = async (title) => {
-      const answer = await t.http("POST", "/network/internal/notifications/mention", { token, body: { recipients: ["usr_c1"], title } });
+      const answer = await t.http("POST", "/network/internal/notifications/mention", { token, body: { recipients: ["usr_c1"], title: marker + title } });
       expect(answer.status).toBe(201);
     };
   });
@@ -67,7 +72,7 @@ describe.each([
     const handle = inboxHandler(ctx, definition);
     const message = {
       subject: "network.notification.pushed",
-      data: new TextEncoder().encode(JSON.stringify({ notification: { id: "ntf_1", title: "once", future_field: 1 } })),
+      data: new TextEncoder().encode(JSON.stringify({ notification: { id: "ntf_1", title: `${marker}once`, future_field: 1 } })),
       headers: { "Nats-Msg-Id": `evt_dup_${Date.now()}` },
     };
     await handle(message);
