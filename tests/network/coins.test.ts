@@ -64,6 +64,9 @@ describe("coin credit", () => {
       [{ subject, amount: -3, idempotency_key: "z" }, "amount"],
       [{ subject: "bob", amount: 3, idempotency_key: "z" }, "subject"],
       [{ subject: "gst_1", amount: 3, idempotency_key: "z" }, "subject"],
+      [{ subject, amount: "1000000000000000001", idempotency_key: "z" }, "amount"],
+      [{ subject, amount: 3, idempotency_key: "z", reason: "r".repeat(201) }, "reason"],
+      [{ subject, amount: 3, idempotency_key: "k".repeat(256) }, "idempotency_key"],
     ] as const) {
       const answer = await credit(body);
       expect(answer.status, JSON.stringify(body)).toBe(400);

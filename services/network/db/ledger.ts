@@ -1,6 +1,6 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { newId } from "../../kit/ids.js";
-import { problem } from "../../kit/problem.js";
+import { balanceAfter } from "../domain/coins.js";
 import { CoinEntry } from "./entities.js";
 
 /** One applied change of one account: the entry written and the balance after it. */
@@ -41,13 +41,7 @@ export async function applyChange(
   em: EntityManager,
   change: { appId: string; subject: string; delta: bigint; current: bigint; reason: string; transferId?: string; at: Date },
 ): Promise<Applied> {
-  const balance = change.current + change.delta;
-  if (balance < 0n) {
-    throw problem(409, "insufficient_funds", "The coin balance is short of the amount.", {
-      subject: change.subject,
-      balance: change.current.toString(),
-    });
-  }
+  const balance = balanceAfter(change.subject, change.current, change.delta);
   await em.getConnection().execute(
     `update network.coin_accounts set balance = ?, updated_at = ? where app_id = ? and subject = ?`,
     [balance.toString(), change.at, change.appId, change.subject],

@@ -8,6 +8,7 @@ import {
 } from "../../../gen/pf/network/v1/admin_pb.js";
 import { ResolutionSchema, StaffEntrySchema } from "../../../gen/pf/network/v1/network_pb.js";
 import type { ServiceContext } from "../../kit/module.js";
+import { maxLength } from "../../kit/limits.js";
 import { invalid, problem } from "../../kit/problem.js";
 import type { Sealer } from "../../kit/secrets.js";
 import { Block, LegacyId, Setting, StaffMember, Subject } from "../db/entities.js";
@@ -77,6 +78,9 @@ export function adminHandlers(ctx: ServiceContext, sealer: Sealer, staffList: St
     async upsertSubject(request) {
       const id = requireSubject("id", request.id);
       const display = request.display;
+      maxLength("display.display_name", display?.displayName ?? "", 100);
+      maxLength("display.handle", display?.handle ?? "", 50);
+      maxLength("display.avatar_url", display?.avatarUrl ?? "", 2000);
       const ref = await ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const row = await em.upsert(Subject, { id, displayName: display?.displayName ?? "", handle: display?.handle ?? "", avatarUrl: display?.avatarUrl ?? "", updatedAt: at });

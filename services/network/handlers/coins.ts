@@ -12,6 +12,7 @@ import { principalOf } from "../../kit/auth/principal.js";
 import { idempotent, requestHash } from "../../kit/idempotency.js";
 import { newId } from "../../kit/ids.js";
 import type { ServiceContext } from "../../kit/module.js";
+import { idempotencyKey, maxLength } from "../../kit/limits.js";
 import { invalid } from "../../kit/problem.js";
 import { applyChange, lockAccounts } from "../db/ledger.js";
 import { coinsAppId, lockOrder, requireAmount } from "../domain/coins.js";
@@ -29,8 +30,9 @@ export function coinsHandlers(ctx: ServiceContext): CoinsHandlers {
     const appId = coinsAppId(principalOf(call), request.appId);
     const subject = requireUser("subject", request.subject);
     const amount = requireAmount("amount", request.amount);
-    const key = keyOf(request.idempotencyKey, call);
+    const key = idempotencyKey("idempotency_key", keyOf(request.idempotencyKey, call));
     if (sign === 1n && key === "") throw invalid("idempotency_key", "Coin credit needs an idempotency_key.");
+    maxLength("reason", request.reason, 200);
     return ctx.transaction((em) => {
       const apply = async () => {
         const at = ctx.clock.now();
@@ -58,7 +60,8 @@ export function coinsHandlers(ctx: ServiceContext): CoinsHandlers {
       const to = requireUser("to_subject", request.toSubject);
       if (from === to) throw invalid("to_subject", "A transfer moves coins between two different users.");
       const amount = requireAmount("amount", request.amount);
-      const key = keyOf(request.idempotencyKey, call);
+      const key = idempotencyKey("idempotency_key", keyOf(request.idempotencyKey, call));
+      maxLength("reason", request.reason, 200);
       return ctx.transaction((em) => {
         const apply = async () => {
           const at = ctx.clock.now();

@@ -11,6 +11,7 @@ import { principalOf } from "../../kit/auth/principal.js";
 import { idempotent, requestHash } from "../../kit/idempotency.js";
 import { newId } from "../../kit/ids.js";
 import type { ServiceContext } from "../../kit/module.js";
+import { idempotencyKey, maxLength } from "../../kit/limits.js";
 import { invalid } from "../../kit/problem.js";
 import { Notification } from "../db/entities.js";
 import { requireUser } from "../domain/subjects.js";
@@ -30,8 +31,11 @@ export function notificationHandlers(ctx: ServiceContext): Pick<ServiceImpl<type
       request.recipients.forEach((recipient, i) => requireUser(`recipients[${i}]`, recipient));
       if (request.title === "" && request.body === "") throw invalid("title", "A notification needs a title or a body.");
       if (request.actor !== "") requireUser("actor", request.actor);
+      maxLength("title", request.title, 200);
+      maxLength("body", request.body, 4000);
+      maxLength("link", request.link, 2000);
       const pushedBy = principalOf(call).sub;
-      const key = request.idempotencyKey || call.requestHeader.get("idempotency-key") || "";
+      const key = idempotencyKey("idempotency_key", request.idempotencyKey || call.requestHeader.get("idempotency-key") || "");
       const payload = request.payload ?? {};
 
       const result = await ctx.transaction((em) => {
