@@ -56,6 +56,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const { config } = options;
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? systemClock;
+  const unknown = (config.services ?? []).filter((key) => !options.modules.some((m) => m.key === key));
+  if (unknown.length > 0) throw new Error(`PF_SERVICES names services this platform does not have: ${unknown.join(", ")}`);
   const modules = options.modules.filter((m) => !config.services || config.services.includes(m.key));
   const stops: (() => Promise<void>)[] = [];
   try {

@@ -1,7 +1,10 @@
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { fileURLToPath } from "node:url";
+import { Code, createClient } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 
 const protoDir = fileURLToPath(new URL("../../proto", import.meta.url));
@@ -45,5 +48,17 @@ describe("a plain @grpc/grpc-js client over HTTP/2", () => {
     const short = await call("DebitCoins", { subject: "usr_grpc1", amount: "100" }, service);
     expect(short.error?.code).toBe(grpc.status.ABORTED);
     expect(short.error?.details).toContain("coin balance is short");
+  });
+});
+
+describe("the RPC port speaks Connect and gRPC-Web too", () => {
+  it.each([
+    ["Connect", (baseUrl: string) => createConnectTransport({ baseUrl, httpVersion: "2" })],
+    ["gRPC-Web", (baseUrl: string) => createGrpcWebTransport({ baseUrl, httpVersion: "2" })],
+  ])("%s over HTTP/2", async (_name, transport) => {
+    const token = await t.token({ kind: "service", svc: "space", caps: ["network.staff.read"] });
+    const network = createClient(NetworkService, transport(t.platform.rpcUrl));
+    await expect(network.listStaff({}, { headers: { authorization: `Bearer ${token}` } })).resolves.toMatchObject({ staff: [] });
+    await expect(network.listStaff({})).rejects.toMatchObject({ code: Code.Unauthenticated });
   });
 });

@@ -49,3 +49,9 @@ describe("the token command", () => {
     expect(claims).toMatchObject({ kind: "service", sub: "svc:tips", caps: ["tips.goal.create", "billing.transfer.create"], app_id: "app9" });
   });
 });
+
+describe("the host", () => {
+  it("refuses to start with PF_SERVICES naming a service it does not have", async () => {
+    await expect(startTestPlatform({ services: ["network", "nosuch"] })).rejects.toThrow(/nosuch/);
+  });
+});

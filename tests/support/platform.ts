@@ -51,7 +51,11 @@ export async function startTestPlatform(options: { env?: Record<string, string>;
     ...(options.services ? { PF_SERVICES: options.services.join(",") } : {}),
     ...options.env,
   });
-  const platform = await startPlatform({ config, modules, clock: options.clock, logger: createLogger(config.logLevel) });
+  const platform = await startPlatform({ config, modules, clock: options.clock, logger: createLogger(config.logLevel) }).catch(async (error: unknown) => {
+    await database?.drop();
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  });
   const gatewayUrl = platform.gatewayUrl!;
   return {
     platform,

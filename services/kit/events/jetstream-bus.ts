@@ -3,6 +3,11 @@ import { connect, headers as natsHeaders, type NatsConnection } from "@nats-io/t
 import type { Logger } from "../logger.js";
 import type { BusMessage, EventBus } from "./bus.js";
 
+/** Resends within two minutes are dropped by their Nats-Msg-Id. */
+const DUPLICATE_WINDOW_NS = 120 * 1e9;
+/** Events are kept a week: long enough for a consumer that was down to catch up. */
+const RETENTION_NS = 7 * 24 * 3600 * 1e9;
+
 /** Events on NATS JetStream: one stream per service prefix, resends dropped by Nats-Msg-Id. */
 export class JetStreamBus implements EventBus {
   private readonly js: JetStreamClient;
@@ -39,7 +44,7 @@ export class JetStreamBus implements EventBus {
     try {
       await jsm.streams.info(name);
     } catch {
-      await jsm.streams.add({ name, subjects: [`${prefix}.>`], duplicate_window: 120_000_000_000 }).catch(async (error: unknown) => {
+      await jsm.streams.add({ name, subjects: [`${prefix}.>`], duplicate_window: DUPLICATE_WINDOW_NS, max_age: RETENTION_NS }).catch(async (error: unknown) => {
         // Another instance created it first.
         await jsm.streams.info(name).catch(() => {
           throw error;
