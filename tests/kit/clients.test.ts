@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
 import { TokenVerifier } from "../../services/kit/auth/tokens.js";
 import { bearer, clientWithDefaults, Transports } from "../../services/kit/clients.js";
+import { ManualClock } from "../../services/kit/clock.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 
 let t: TestPlatform;
@@ -53,5 +54,21 @@ describe("the token command", () => {
 describe("the host", () => {
   it("refuses to start with PF_SERVICES naming a service it does not have", async () => {
     await expect(startTestPlatform({ services: ["network", "nosuch"] })).rejects.toThrow(/nosuch/);
+  });
+});
+
+describe("the injected clock", () => {
+  it("is the time services write, so escrow, grace and TTL rules are testable without waiting", async () => {
+    const clock = new ManualClock(new Date("2030-05-01T12:00:00Z"));
+    const timed = await startTestPlatform({ services: ["network"], clock });
+    try {
+      const token = await timed.token({ kind: "service", svc: "space", caps: ["network.notifications.push"] });
+      const push = () => timed.http("POST", "/network/internal/notifications/mention", { token, body: { recipients: ["usr_k1"], title: "t" } });
+      expect((await push()).body.notifications[0].created_at).toBe("2030-05-01T12:00:00Z");
+      clock.advance(90_000);
+      expect((await push()).body.notifications[0].created_at).toBe("2030-05-01T12:01:30Z");
+    } finally {
+      await timed.stop();
+    }
   });
 });
