@@ -1,9 +1,6 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { join } from "node:path";
-import http2 from "node:http2";
-import type { AddressInfo } from "node:net";
 import { buildGateway } from "../../gateway/gateway.js";
 import { enforcement } from "./auth/enforce.js";
 import { loadKeys, type PlatformKeys } from "./auth/keys.js";
@@ -26,6 +23,7 @@ import { requestIdScope, propagateRequestId } from "./request-id.js";
 import { problemGuard } from "./rpc/guard.js";
 import { InflightCalls } from "./rpc/inflight.js";
 import { LocalServices } from "./rpc/local-transport.js";
+import { serveRpc } from "./rpc/server.js";
 import { inTransaction } from "./transaction.js";
 
 export interface PlatformOptions {
@@ -99,23 +97,9 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       const relay = new OutboxRelay(orm, bus, logger.child({ service: module.key, relay: true }));
       relay.start();
       stops.push(() => relay.stop());
-      const token = serviceToken(keys, module);
-      const callerInterceptors = [propagateRequestId(), bearer(token)];
+      const callerInterceptors = [propagateRequestId(), bearer(serviceToken(keys, module))];
       const transports = new Transports(localTransport(callerInterceptors), localKeys, config.serviceUrls, callerInterceptors);
-      const ctx: ServiceContext = {
-        key: module.key,
-        config,
-        logger: logger.child({ service: module.key }),
-        clock,
-        orm,
-        bus,
-        transaction: async (work) => {
-          const result = await inTransaction(orm, work);
-          relay.wake();
-          return result;
-        },
-        client: (service) => clientWithDefaults(service, transports.for(keyOf(service)), { timeoutMs: config.callTimeoutMs }),
-      };
+      const ctx = serviceContext({ module, config, logger, clock, orm, bus, relay, transports });
       contexts.set(module.key, ctx);
       for (const implementation of await module.implementations(ctx)) {
         implementations.push(implementation);
@@ -128,19 +112,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     // Stops run last-first: once the servers below stop taking calls, the calls being served finish before the databases close.
     stops.push(() => inflight.drained(config.callTimeoutMs));
     const transport = localTransport([]);
-    const rpc = http2.createServer(connectNodeAdapter({ routes }));
-    await new Promise<void>((resolve) => rpc.listen(config.rpcPort, config.bind, resolve));
-    // Open HTTP/2 sessions (clients' pooled connections, health watches) would hold close() forever.
-    const sessions = new Set<http2.ServerHttp2Session>();
-    rpc.on("session", (session) => {
-      sessions.add(session);
-      session.once("close", () => sessions.delete(session));
-    });
-    stops.push(() => new Promise((resolve) => {
-      rpc.close(() => resolve());
-      for (const session of sessions) session.destroy();
-    }));
-    const rpcUrl = `http://${config.bind}:${(rpc.address() as AddressInfo).port}`;
+    const rpc = await serveRpc(routes, config.rpcPort, config.bind);
+    stops.push(() => rpc.stop());
 
     const readiness = async () => {
       const database = await Promise.all(orms.map((orm) => orm.isConnected()));
@@ -156,7 +129,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     }
 
     return {
-      rpcUrl,
+      rpcUrl: rpc.url,
       gatewayUrl,
       databaseUrl,
       keys,
@@ -171,6 +144,34 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     await stopAll(stops);
     throw error;
   }
+}
+
+/** Everything a service's handlers and workers use, built once. */
+function serviceContext(parts: {
+  module: ServiceModule;
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+  orm: MikroORM;
+  bus: EventBus;
+  relay: OutboxRelay;
+  transports: Transports;
+}): ServiceContext {
+  const { module, config, orm, relay, transports } = parts;
+  return {
+    key: module.key,
+    config,
+    logger: parts.logger.child({ service: module.key }),
+    clock: parts.clock,
+    orm,
+    bus: parts.bus,
+    transaction: async (work) => {
+      const result = await inTransaction(orm, work);
+      relay.wake();
+      return result;
+    },
+    client: (service) => clientWithDefaults(service, transports.for(keyOf(service)), { timeoutMs: config.callTimeoutMs }),
+  };
 }
 
 /** The service's own token, re-minted before it expires. */
