@@ -4,7 +4,7 @@ import { access as accessOption, type Access, AccessSchema, Visibility } from ".
 import { rpcName, type Binding } from "./bindings.js";
 import { PROBLEM_CONTENT_TYPE } from "./problems.js";
 import { requestFields } from "./request.js";
-import { componentName, SchemaComponents } from "./schemas.js";
+import { componentName, described, SchemaComponents } from "./schemas.js";
 import { openApiPath } from "./template.js";
 
 export interface DocumentScope {
@@ -57,8 +57,7 @@ function operation(binding: Binding, components: SchemaComponents, problem: Json
   const rule = getOption(method, accessOption);
   return {
     operationId: rpcName(method),
-    // Proto comments are not kept in the generated descriptors, so the RPC name stands in.
-    summary: method.name,
+    ...described(`${method.parent.typeName}.${method.name}`, method.name),
     tags: [binding.key],
     parameters,
     ...(binding.body !== "" && { requestBody: { required: true, content: { "application/json": { schema: input } } } }),

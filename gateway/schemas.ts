@@ -1,6 +1,24 @@
 import { getOption, ScalarType, type DescEnum, type DescField, type DescMessage, type JsonObject } from "@bufbuild/protobuf";
 import { isWrapperDesc } from "@bufbuild/protobuf/wkt";
+import { protoComments } from "../gen/pf/docs.js";
 import { schema as schemaId } from "../gen/pf/v1/options_pb.js";
+
+/**
+ * The proto comment of a pf element (by full name) as an OpenAPI summary (its
+ * first sentence) and description; `fallback` is the summary of an undocumented one.
+ */
+export function described(name: string, fallback?: string): JsonObject {
+  const comment = protoComments[name];
+  if (!comment) return fallback ? { summary: fallback } : {};
+  const summary = /^.*?[.:](?=\s|$)/.exec(comment)?.[0] ?? comment;
+  return { summary, description: comment };
+}
+
+/** The proto comment of a pf element as a JSON Schema description. */
+function description(name: string): JsonObject {
+  const comment = protoComments[name];
+  return comment ? { description: comment } : {};
+}
 
 /** A message's OpenAPI component name: its spec schema id (`tips.paid-request@1`), else its full name. */
 export function componentName(message: DescMessage): string {
@@ -34,8 +52,8 @@ export class SchemaComponents {
     const name = componentName(message);
     if (!(name in this.schemas)) {
       const properties: JsonObject = {};
-      this.schemas[name] = { type: "object", title: message.typeName, properties };
-      for (const field of message.fields) properties[field.name] = this.field(field);
+      this.schemas[name] = { type: "object", title: message.typeName, ...description(message.typeName), properties };
+      for (const field of message.fields) properties[field.name] = { ...this.field(field), ...description(`${message.typeName}.${field.name}`) };
     }
     return { $ref: `#/components/schemas/${name}` };
   }

@@ -83,15 +83,18 @@ describe("OpenAPI from the descriptors", () => {
     for (const id of ["network.coins-change-request@1", "network.coins-balance-result@1", "modules.module-record@1", "identity.resolve-request@1", "errors.problem@1"]) {
       expect(schemas, id).toHaveProperty([id]);
     }
-    expect(schemas["network.coins-change-request@1"].properties.amount).toEqual({ type: ["string", "integer"], format: "int64" });
+    expect(schemas["network.coins-change-request@1"].properties.amount).toMatchObject({ type: ["string", "integer"], format: "int64" });
     const record = schemas["modules.module-record@1"].properties;
-    expect(record.updated_at).toEqual({ type: "string", format: "date-time" });
-    expect(record.record).toEqual({ type: "object", additionalProperties: true });
+    expect(record.updated_at).toMatchObject({ type: "string", format: "date-time" });
+    expect(record.record).toMatchObject({ type: "object", additionalProperties: true });
     const staff = schemas["pf.network.v1.StaffEntry"].properties;
-    expect(staff.role).toEqual({ type: "string", enum: ["STAFF_ROLE_UNSPECIFIED", "STAFF_ROLE_OWNER", "STAFF_ROLE_ADMIN", "STAFF_ROLE_GLOBAL_MODERATOR"] });
-    expect(staff.capabilities).toEqual({ type: "array", items: { type: "string" } });
-    expect(staff.subject).toEqual({ $ref: "#/components/schemas/pf.v1.SubjectRef" });
-    expect(schemas["identity.resolve-request@1"].properties.queries).toEqual({ type: "array", items: { $ref: "#/components/schemas/pf.network.v1.IdentityQuery" } });
+    expect(staff.role).toMatchObject({ type: "string", enum: ["STAFF_ROLE_UNSPECIFIED", "STAFF_ROLE_OWNER", "STAFF_ROLE_ADMIN", "STAFF_ROLE_GLOBAL_MODERATOR"] });
+    expect(staff.capabilities).toMatchObject({ type: "array", items: { type: "string" } });
+    expect(staff.subject).toMatchObject({ $ref: "#/components/schemas/pf.v1.SubjectRef" });
+    expect(schemas["identity.resolve-request@1"].properties.queries).toMatchObject({ type: "array", items: { $ref: "#/components/schemas/pf.network.v1.IdentityQuery" } });
+    // Descriptions are the proto comments, in the spec's words.
+    expect(schemas["network.coins-change-request@1"].properties.amount.description).toBe("Coins, a positive whole number of loyalty units.");
+    expect(schemas["modules.module-record@1"].description).toBe("A subject's record in one namespace, with its revision (modules.module-record@1).");
     const problem = schemas["errors.problem@1"];
     expect(Object.keys(problem.properties)).toEqual(["type", "title", "status", "detail", "instance", "code"]);
     expect(problem.additionalProperties).toBe(true);
@@ -102,5 +105,11 @@ describe("OpenAPI from the descriptors", () => {
     for (const ref of new Set(refs)) {
       expect(whole.components.schemas).toHaveProperty([ref.slice('"$ref":"#/components/schemas/'.length, -1)]);
     }
+  });
+
+  it("summarises each operation with its RPC's proto comment", () => {
+    const credit = service.paths["/internal/coins/credit"].post;
+    expect(credit.summary).toBe("Coin credit, idempotent by idempotency_key.");
+    expect(service.paths["/internal/coins/debit"].post.description).toBe("Coin debit; 409 insufficient_funds when the balance is short.");
   });
 });

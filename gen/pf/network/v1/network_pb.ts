@@ -38,7 +38,7 @@ export const ListStaffRequestSchema: GenMessage<ListStaffRequest> = /*@__PURE__*
   messageDesc(file_pf_network_v1_network, 0);
 
 /**
- * network.staff-list-result@1
+ * The network staff (network.staff-list-result@1).
  *
  * @generated from message pf.network.v1.StaffListResult
  */
@@ -122,7 +122,7 @@ export const BlocksRequestSchema: GenMessage<BlocksRequest> = /*@__PURE__*/
   messageDesc(file_pf_network_v1_network, 3);
 
 /**
- * network.blocks-result@1
+ * A person's block relations, both ways (network.blocks-result@1).
  *
  * @generated from message pf.network.v1.BlocksResult
  */
@@ -206,7 +206,7 @@ export const CoinsChangeRequestSchema: GenMessage<CoinsChangeRequest> = /*@__PUR
   messageDesc(file_pf_network_v1_network, 5);
 
 /**
- * network.coins-balance-result@1
+ * A user's coin balance after a credit or debit (network.coins-balance-result@1).
  *
  * @generated from message pf.network.v1.CoinsBalanceResult
  */
@@ -248,7 +248,7 @@ export const CoinsBalanceResultSchema: GenMessage<CoinsBalanceResult> = /*@__PUR
   messageDesc(file_pf_network_v1_network, 6);
 
 /**
- * network.coins-transfer-request@1
+ * Coins to move from one user to another (network.coins-transfer-request@1).
  *
  * @generated from message pf.network.v1.CoinsTransferRequest
  */
@@ -304,7 +304,7 @@ export const CoinsTransferRequestSchema: GenMessage<CoinsTransferRequest> = /*@_
   messageDesc(file_pf_network_v1_network, 7);
 
 /**
- * network.coins-transfer-result@1
+ * Both balances after a transfer (network.coins-transfer-result@1).
  *
  * @generated from message pf.network.v1.CoinsTransferResult
  */
@@ -452,7 +452,7 @@ export const IdentityQuerySchema: GenMessage<IdentityQuery> = /*@__PURE__*/
   messageDesc(file_pf_network_v1_network, 11);
 
 /**
- * identity.resolve-result@1
+ * Canonical subjects for what was asked (identity.resolve-result@1).
  *
  * @generated from message pf.network.v1.ResolveResult
  */
@@ -523,7 +523,7 @@ export const GetGithubTokenRequestSchema: GenMessage<GetGithubTokenRequest> = /*
   messageDesc(file_pf_network_v1_network, 14);
 
 /**
- * network.github-token-result@1
+ * The code-hosting API token for internal readers (network.github-token-result@1).
  *
  * @generated from message pf.network.v1.GithubTokenResult
  */
@@ -593,7 +593,7 @@ export const GetModuleRequestSchema: GenMessage<GetModuleRequest> = /*@__PURE__*
   messageDesc(file_pf_network_v1_network, 16);
 
 /**
- * network.module-write-request@1
+ * A whole module record to write under a revision check (network.module-write-request@1).
  *
  * @generated from message pf.network.v1.ModuleWriteRequest
  */
@@ -635,7 +635,7 @@ export const ModuleWriteRequestSchema: GenMessage<ModuleWriteRequest> = /*@__PUR
   messageDesc(file_pf_network_v1_network, 17);
 
 /**
- * modules.module-record@1
+ * A subject's record in one namespace, with its revision (modules.module-record@1).
  *
  * @generated from message pf.network.v1.ModuleRecord
  */
@@ -691,7 +691,7 @@ export const ModuleRecordSchema: GenMessage<ModuleRecord> = /*@__PURE__*/
   messageDesc(file_pf_network_v1_network, 18);
 
 /**
- * network.notification-push-request@1
+ * Notifications to create for network users (network.notification-push-request@1).
  *
  * @generated from message pf.network.v1.NotificationPushRequest
  */
@@ -761,7 +761,7 @@ export const NotificationPushRequestSchema: GenMessage<NotificationPushRequest> 
   messageDesc(file_pf_network_v1_network, 19);
 
 /**
- * network.notification-push-result@1
+ * The notifications created (network.notification-push-result@1).
  *
  * @generated from message pf.network.v1.NotificationPushResult
  */
