@@ -19,7 +19,7 @@ type Document = {
   openapi: string;
   servers?: { url: string }[];
   paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>>; additionalProperties?: boolean }> };
+  components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>>; additionalProperties?: boolean; description?: string }> };
 };
 
 const bindings = [NetworkService, NetworkAdminService].flatMap(bindingsOf);
