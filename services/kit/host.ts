@@ -20,8 +20,7 @@ import type { Implementation, ServiceContext, ServiceModule } from "./module.js"
 import { healthRoutes } from "./rpc/health.js";
 import { reflectionRoutes } from "./rpc/reflection.js";
 import { requestIdScope, propagateRequestId } from "./request-id.js";
-import { problemGuard } from "./rpc/guard.js";
-import { InflightCalls } from "./rpc/inflight.js";
+import { CallGuard } from "./rpc/guard.js";
 import { LocalServices } from "./rpc/local-transport.js";
 import { serveRpc } from "./rpc/server.js";
 import { inTransaction } from "./transaction.js";
@@ -73,9 +72,9 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     const bus: EventBus = config.natsUrl ? await JetStreamBus.connect(config.natsUrl, logger) : new InProcessBus(logger);
     stops.push(() => bus.close());
 
-    // Every pf service call: counted, in its request-id scope, 500s made safe, then enforcement.
-    const inflight = new InflightCalls();
-    const serverInterceptors = [inflight.interceptor(), requestIdScope(), problemGuard(logger), enforcement(verifier)];
+    // Every pf service call: in its request-id scope, counted and kept from leaking internals, then enforced.
+    const guard = new CallGuard(logger);
+    const serverInterceptors = [requestIdScope(), guard.interceptor(), enforcement(verifier)];
     const implementations: Implementation[] = [];
     const local = new LocalServices();
     const routes = (router: ConnectRouter) => {
@@ -110,7 +109,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     }
 
     // Stops run last-first: once the servers below stop taking calls, the calls being served finish before the databases close.
-    stops.push(() => inflight.drained(config.callTimeoutMs));
+    stops.push(() => guard.drained(config.callTimeoutMs));
     const transport = localTransport([]);
     const rpc = await serveRpc(routes, config.rpcPort, config.bind);
     stops.push(() => rpc.stop());

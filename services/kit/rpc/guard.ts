@@ -3,17 +3,41 @@ import type { Logger } from "../logger.js";
 import { problem } from "../problem.js";
 
 /**
- * Interceptor of every pf service: an error that is not a problem is logged
- * (with the request id, by the logger) and answered as a bare 500, never with internals.
+ * The outer interceptor of every pf service call. It counts the calls being
+ * served, so a stopping host lets them finish before it closes the database
+ * under them, and answers an error that is not a problem as a bare 500, logged
+ * (with the request id, by the logger), never with internals.
  */
-export function problemGuard(logger: Logger): Interceptor {
-  return (next) => async (req) => {
-    try {
-      return await next(req);
-    } catch (error) {
-      if (error instanceof ConnectError) throw error;
-      logger.error({ err: error, rpc: req.method.name }, "unhandled error in handler");
-      throw problem(500, "internal", "The server failed to answer; the failure was logged.");
-    }
-  };
+export class CallGuard {
+  private serving = 0;
+  private idle?: () => void;
+
+  constructor(private readonly logger: Logger) {}
+
+  interceptor(): Interceptor {
+    return (next) => async (req) => {
+      this.serving++;
+      try {
+        return await next(req);
+      } catch (error) {
+        if (error instanceof ConnectError) throw error;
+        this.logger.error({ err: error, rpc: req.method.name }, "unhandled error in handler");
+        throw problem(500, "internal", "The server failed to answer; the failure was logged.");
+      } finally {
+        if (--this.serving === 0) this.idle?.();
+      }
+    };
+  }
+
+  /** Resolves once no call is being served, or after `limitMs`. */
+  drained(limitMs: number): Promise<void> {
+    if (this.serving === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, limitMs);
+      this.idle = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
 }

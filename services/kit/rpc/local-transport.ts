@@ -10,6 +10,7 @@ import {
   type UnaryResponse,
 } from "@connectrpc/connect";
 import type { Implementation } from "../module.js";
+import { PlainHeaders } from "./plain-headers.js";
 
 type UnaryHandler = (request: MessageShape<DescMessage>, context: HandlerContext) => Promise<unknown> | unknown;
 
@@ -23,7 +24,7 @@ const NEVER = new AbortController().signal;
 /**
  * The services this process hosts, callable in memory. Unary calls run the
  * same server interceptors and handlers as a call over the network, without
- * encoding, HTTP framing or per-call abort controllers — the router transport
+ * encoding, HTTP framing, header validation or per-call abort controllers — the router transport
  * costs ~80 µs a call, this a few. Streaming calls go to `streaming()`.
  */
 export class LocalServices {
@@ -63,8 +64,7 @@ export class LocalServices {
           requestMethod: "POST",
           url: `local:///${method.parent.typeName}/${method.name}`,
           signal: signal ?? NEVER,
-          // The caller built these headers for this one call (the gateway does), so they are not copied.
-          header: header instanceof Headers ? header : new Headers(header),
+          header: new PlainHeaders(header),
           contextValues: contextValues ?? createContextValues(),
           message: create(method.input, input),
         };
@@ -78,8 +78,8 @@ export class LocalServices {
 
 function invoke(handler: UnaryHandler) {
   return async (req: UnaryRequest): Promise<UnaryResponse> => {
-    const responseHeader = new Headers();
-    const responseTrailer = new Headers();
+    const responseHeader = new PlainHeaders();
+    const responseTrailer = new PlainHeaders();
     const context: HandlerContext = {
       service: req.service,
       method: req.method,
