@@ -1,8 +1,8 @@
-import { gatewayRead } from "./gateway-read.js";
+import { gatewayDatabaseRead, gatewayRead } from "./gateway-read.js";
 import { formatTable, loadSettings, type Benchmark, type LoadResult } from "./load.js";
 
 // Every benchmark, in order; `npm run bench -- NAME…` runs only those named.
-const benchmarks: Benchmark[] = [gatewayRead];
+const benchmarks: Benchmark[] = [gatewayRead, gatewayDatabaseRead];
 
 const settings = loadSettings();
 const wanted = process.argv.slice(2);
