@@ -37,7 +37,7 @@ export interface ServiceContext {
   client<S extends DescService>(service: S): Client<S>;
 }
 
-/** Background work a module runs while the host is up; returns how to stop it. */
+/** Background work a module runs while the host is up (see `leasedJob`); returns how to stop it. */
 export type Worker = (ctx: ServiceContext) => Promise<() => Promise<void>>;
 
 /** What the host needs to run a service. */

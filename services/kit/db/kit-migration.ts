@@ -1,7 +1,7 @@
 import { Migration } from "@mikro-orm/migrations";
 import type { MigrationObject } from "@mikro-orm/core";
 
-/** The kit's tables in every service schema: the transactional outbox, the consumers' inbox and idempotency keys. */
+/** The kit's tables in every service schema: the transactional outbox, the consumers' inbox, job leases and idempotency keys. */
 class KitTables extends Migration {
   override up(): void {
     this.addSql(`create table outbox (
@@ -19,6 +19,11 @@ class KitTables extends Migration {
       event_id text not null,
       handled_at timestamptz not null default now(),
       primary key (consumer, event_id)
+    )`);
+    this.addSql(`create table leases (
+      name text primary key,
+      holder text not null,
+      until timestamptz not null
     )`);
     this.addSql(`create table idempotency_keys (
       scope text not null,
