@@ -1,17 +1,11 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import type { ConnectError } from "@connectrpc/connect";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { STATUS_CODES } from "node:http";
 import type { Problem } from "../gen/pf/v1/problem_pb.js";
 import type { Logger } from "../services/kit/logger.js";
-import { problem, problemMessage, problemOf } from "../services/kit/problem.js";
+import { problemMessage, problemOf } from "../services/kit/problem.js";
 
 export const PROBLEM_CONTENT_TYPE = "application/problem+json";
-
-/** Malformed input: 400 request.invalid naming the offending field (also as the `field` member). */
-export function invalid(field: string, detail: string): ConnectError {
-  return problem(400, "request.invalid", detail, { field });
-}
 
 /** The path a problem happened on, without the query (the `instance` member). */
 export function instanceOf(request: FastifyRequest): string {
