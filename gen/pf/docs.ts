@@ -147,7 +147,7 @@ export const protoComments: Readonly<Record<string, string>> = {
   "pf.network.v1.NetworkAdminService.RemoveBlock": "Designed: lift a block (idempotent).",
   "pf.network.v1.NetworkAdminService.UpsertSubject": "Designed: create or update a subject's display projection.",
   "pf.network.v1.NetworkAdminService.LinkLegacyId": "Designed: point a legacy service-local id at a canonical subject. A legacy id already linked to another subject is refused (409 identity.legacy_conflict).",
-  "pf.network.v1.NetworkAdminService.SetGithubToken": "Designed: the owner's admin setting of the code-hosting token; empty clears it so the environment setting applies again. The token is never echoed.",
+  "pf.network.v1.NetworkAdminService.SetGithubToken": "Designed: the owner's admin setting of the code-hosting token, made by the admin panel acting for the owner (X-PF-Subject must be the network owner); empty clears it so the environment setting applies again. The token is never echoed.",
   "pf.network.v1.SetStaffRequest": "Staff assignment.",
   "pf.network.v1.SetStaffRequest.subject": "The person (usr_).",
   "pf.network.v1.SetStaffRequest.role": "The role.",

@@ -52,7 +52,16 @@ export function clientWithDefaults<S extends DescService>(service: S, transport:
     get(target, property) {
       const method = Reflect.get(target, property) as unknown;
       if (typeof method !== "function") return method;
-      return (request: unknown, options?: CallOptions) => method.call(target, request, { ...defaults, ...options });
+      return (request: unknown, options?: CallOptions) => method.call(target, request, withDefaults(defaults, options));
     },
   });
+}
+
+/** The caller's options over the defaults; headers are merged, the caller's winning. */
+function withDefaults(defaults: CallOptions, options: CallOptions | undefined): CallOptions {
+  if (!options) return defaults;
+  if (!defaults.headers || !options.headers) return { ...defaults, ...options };
+  const headers = new Headers(defaults.headers);
+  new Headers(options.headers).forEach((value, name) => headers.set(name, value));
+  return { ...defaults, ...options, headers };
 }

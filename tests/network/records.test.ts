@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NetworkAdminService } from "../../gen/pf/network/v1/admin_pb.js";
+import { StaffRole } from "../../gen/pf/network/v1/network_pb.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 
 let t: TestPlatform;
@@ -99,8 +100,16 @@ describe("code-hosting token", () => {
     expect(fromEnv.body).toMatchObject({ token: "ghp_from_env", source: "environment", scope: "public_repo:read" });
     expect(fromEnv.headers.get("cache-control")).toBe("no-store");
 
-    const admin = t.client(NetworkAdminService, await t.token({ kind: "service", svc: "network", caps: ["network.admin"] }));
-    const set = await admin.setGithubToken({ token: "ghp_admin_panel" });
+    const adminToken = await t.token({ kind: "service", svc: "network", caps: ["network.admin"] });
+    const admin = t.client(NetworkAdminService, adminToken);
+    await admin.upsertSubject({ id: "usr_boss1", display: { displayName: "Boss" } });
+    await admin.setStaff({ subject: "usr_boss1", role: StaffRole.OWNER });
+    await admin.setStaff({ subject: "usr_helper1", role: StaffRole.ADMIN });
+    const asPerson = (subject: string) => ({ headers: { "x-pf-subject": subject } });
+    // Only the owner sets it, through a service acting for them.
+    await expect(admin.setGithubToken({ token: "ghp_nope" })).rejects.toThrow(/person/);
+    await expect(admin.setGithubToken({ token: "ghp_nope" }, asPerson("usr_helper1"))).rejects.toThrow(/owner/);
+    const set = await admin.setGithubToken({ token: "ghp_admin_panel" }, asPerson("usr_boss1"));
     expect(set.source).toBe("admin");
     expect(set).not.toHaveProperty("token");
     const fromAdmin = await t.http("GET", path, { token });
@@ -110,7 +119,7 @@ describe("code-hosting token", () => {
     const [stored] = await ctx.orm.em.getConnection().execute<{ value: string }[]>(`select value from network.settings`);
     expect(stored.value).not.toContain("ghp_admin_panel");
 
-    await admin.setGithubToken({ token: "" });
+    await admin.setGithubToken({ token: "" }, asPerson("usr_boss1"));
     expect((await t.http("GET", path, { token })).body.source).toBe("environment");
   });
 

@@ -8,6 +8,7 @@ import {
 } from "../../../gen/pf/network/v1/admin_pb.js";
 import { ResolutionSchema, StaffEntrySchema } from "../../../gen/pf/network/v1/network_pb.js";
 import type { ServiceContext } from "../../kit/module.js";
+import { principalOf, requirePerson } from "../../kit/auth/principal.js";
 import { maxLength } from "../../kit/limits.js";
 import { invalid, problem } from "../../kit/problem.js";
 import type { Sealer } from "../../kit/secrets.js";
@@ -107,7 +108,11 @@ export function adminHandlers(ctx: ServiceContext, sealer: Sealer, staffList: St
       return create(ResolutionSchema, { query: { service: request.service, localId: request.localId }, found: true, subject: refs.get(subject) });
     },
 
-    async setGithubToken(request) {
+    async setGithubToken(request, call) {
+      // "The owner sets it": the admin panel calls for the owner, named in X-PF-Subject.
+      const person = requirePerson(principalOf(call));
+      const owner = await ctx.orm.em.fork().findOne(StaffMember, { subject: person, role: "owner" });
+      if (!owner) throw problem(403, "integration.github.owner_only", "Only the network owner sets the code-hosting token.");
       const at = ctx.clock.now();
       await ctx.transaction(async (em) => {
         if (request.token === "") await em.nativeDelete(Setting, { name: GITHUB_TOKEN_SETTING });
