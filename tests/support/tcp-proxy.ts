@@ -26,7 +26,8 @@ export class TcpProxy {
   /** Drops every connection and stops listening. */
   async cut(): Promise<void> {
     for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+    const server = this.server;
     this.server = undefined;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 }

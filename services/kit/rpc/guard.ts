@@ -1,12 +1,14 @@
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../logger.js";
+import { isDatabaseUnavailable } from "../db/unavailable.js";
 import { problem } from "../problem.js";
 
 /**
  * The outer interceptor of every pf service call. It counts the calls being
  * served, so a stopping host lets them finish before it closes the database
  * under them, and answers an error that is not a problem as a bare 500, logged
- * (with the request id, by the logger), never with internals.
+ * (with the request id, by the logger), never with internals — or as 503
+ * dependency.unavailable when the database could not be reached.
  */
 export class CallGuard {
   private serving = 0;
@@ -21,6 +23,10 @@ export class CallGuard {
         return await next(req);
       } catch (error) {
         if (error instanceof ConnectError) throw error;
+        if (isDatabaseUnavailable(error)) {
+          this.logger.warn({ err: error, rpc: req.method.name }, "database unreachable");
+          throw problem(503, "dependency.unavailable", "The database is unreachable; try again shortly.");
+        }
         this.logger.error({ err: error, rpc: req.method.name }, "unhandled error in handler");
         throw problem(500, "internal", "The server failed to answer; the failure was logged.");
       } finally {

@@ -1,0 +1,27 @@
+import { ConnectionException } from "@mikro-orm/core";
+
+/** Socket errors and PostgreSQL's connection and shutdown states: the database is not there, the request is fine. */
+const UNREACHABLE = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENOTFOUND",
+  "57P01",
+  "57P02",
+  "57P03",
+  "08000",
+  "08001",
+  "08003",
+  "08004",
+  "08006",
+]);
+
+/** Whether a failure means the database could not be reached (answered 503, not 500). */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (error instanceof ConnectionException) return true;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === "string" && UNREACHABLE.has(code)) return true;
+  return typeof message === "string" && /connection terminated|Connection ended/i.test(message);
+}

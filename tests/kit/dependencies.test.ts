@@ -1,0 +1,44 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { TcpProxy } from "../support/tcp-proxy.js";
+
+let database: TestPlatform;
+let proxy: TcpProxy;
+let t: TestPlatform;
+
+beforeAll(async () => {
+  // A database the platform reaches only through a proxy the test can cut.
+  database = await startTestPlatform({ services: ["network"] });
+  const url = new URL(database.platform.databaseUrl);
+  proxy = new TcpProxy(url.hostname, Number(url.port || 5432));
+  await proxy.open();
+  url.host = `127.0.0.1:${proxy.port}`;
+  t = await startTestPlatform({ services: ["network"], env: { DATABASE_URL: url.toString() } });
+});
+afterAll(async () => {
+  await t?.stop();
+  await proxy?.cut();
+  await database?.stop();
+});
+
+describe("when the database is unreachable", () => {
+  it("answers 503 dependency.unavailable (never a bare 500), reports not ready, and recovers when it is back", async () => {
+    const token = await t.token({ kind: "service", svc: "tips", caps: ["identity.subject.resolve"] });
+    const resolve = () => t.http("GET", "/network/internal/identity/resolve?service=tips&local_id=1", { token });
+    expect((await resolve()).status).toBe(404);
+
+    await proxy.cut();
+    const down = await resolve();
+    expect(down.status).toBe(503);
+    expect(down.body).toMatchObject({ code: "dependency.unavailable", status: 503 });
+    expect((await t.http("GET", "/readyz")).status).toBe(503);
+
+    await proxy.open();
+    const deadline = Date.now() + 10_000;
+    while ((await resolve()).status !== 404) {
+      if (Date.now() > deadline) throw new Error("did not recover");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect((await t.http("GET", "/readyz")).status).toBe(200);
+  });
+});
