@@ -104,7 +104,7 @@ describe.each(routes)("$name refuses", ({ name, rule }) => {
     }
   });
 
-  it("X-PF-Subject or X-PF-Staff sent with a non-service token (403 auth.header_refused)", async () => {
+  it("X-PF-Subject, X-PF-Staff or X-PF-Origin sent with a non-service token (403 auth.header_refused)", async () => {
     const user = await t.token({ kind: "user", sub: "usr_a1" });
     const app = await t.token({ kind: "app", app_id: "app1", caps: [cap], fp: true });
     const userCode = rule.visibility === Visibility.INTERNAL ? "auth.internal_only" : rule.noPeople ? "auth.people_refused" : "auth.header_refused";
@@ -114,6 +114,8 @@ describe.each(routes)("$name refuses", ({ name, rule }) => {
       [user, { "x-pf-staff": "1" }, userCode],
       [app, { "x-pf-subject": "usr_b1" }, appCode],
       [app, { "x-pf-staff": "1" }, appCode],
+      [user, { "x-pf-origin": "ai" }, userCode],
+      [app, { "x-pf-origin": "ai" }, appCode],
     ] as const) {
       const answer = await send(token, headers);
       expect(answer.status).toBe(403);
