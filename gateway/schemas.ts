@@ -4,13 +4,15 @@ import { protoComments } from "../gen/pf/docs.js";
 import { schema as schemaId } from "../gen/pf/v1/options_pb.js";
 
 /**
- * The proto comment of a pf element (by full name) as an OpenAPI summary (its
- * first sentence) and description; `fallback` is the summary of an undocumented one.
+ * The proto comment of a pf element (by full name) as an OpenAPI summary and
+ * description; `fallback` is the summary of an undocumented one.
  */
 export function described(name: string, fallback?: string): JsonObject {
   const comment = protoComments[name];
   if (!comment) return fallback ? { summary: fallback } : {};
-  const summary = /^.*?[.:](?=\s|$)/.exec(comment)?.[0] ?? comment;
+  // The comments read "Name: what it does. More." — the summary is the name, or the first sentence.
+  const sentence = /^.*?\.(?=\s|$)/.exec(comment)?.[0] ?? comment;
+  const summary = sentence.split(": ")[0].replace(/\.$/, "");
   return { summary, description: comment };
 }
 

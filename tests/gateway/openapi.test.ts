@@ -109,7 +109,8 @@ describe("OpenAPI from the descriptors", () => {
 
   it("summarises each operation with its RPC's proto comment", () => {
     const credit = service.paths["/internal/coins/credit"].post;
-    expect(credit.summary).toBe("Coin credit, idempotent by idempotency_key.");
+    expect(credit.summary).toBe("Coin credit, idempotent by idempotency_key");
+    expect(service.paths["/api/v1/staff/moderators"].get.summary).toBe("Staff list");
     expect(service.paths["/internal/coins/debit"].post.description).toBe("Coin debit; 409 insufficient_funds when the balance is short.");
   });
 });
