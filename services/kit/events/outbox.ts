@@ -36,10 +36,11 @@ interface OutboxRow {
 }
 
 /**
- * Publishes a service's outbox in order. Rows are leased (FOR UPDATE SKIP LOCKED)
- * so two instances never send the same batch at once, sent outside any
- * transaction, then marked sent; a send that fails leaves the rest for the next
- * pass, and JetStream drops a resend by its Nats-Msg-Id.
+ * Publishes a service's outbox in order. Rows are leased in batches (FOR UPDATE
+ * SKIP LOCKED) so two instances never send the same batch at once, published
+ * outside any transaction, then marked sent together; from a failed send on,
+ * the batch is left for the next pass, and JetStream drops a resend by its
+ * Nats-Msg-Id.
  */
 export class OutboxRelay {
   private timer?: NodeJS.Timeout;
@@ -85,31 +86,40 @@ export class OutboxRelay {
   }
 
   private async drain(): Promise<void> {
-    let unsent: string[] = [];
-    try {
-      for (;;) {
-        const batch = await this.lease();
-        if (batch.length === 0) return;
-        unsent = batch.map((row) => row.id);
-        for (const row of batch) {
-          await this.bus.publish(row.subject, row.id, Buffer.from(row.payload), {
-            "Nats-Msg-Id": row.id,
-            "Pf-Schema": row.schema_id,
-            "Content-Type": "application/json",
-          });
-          await this.orm.em.getConnection().execute(`update ${this.table} set sent_at = now(), lease_until = null where id = ?`, [row.id], "run");
-          unsent = unsent.slice(1);
-        }
+    for (;;) {
+      const batch = await this.lease().catch((error: unknown) => {
+        this.logger.warn({ err: error }, "outbox relay could not lease events; the next pass tries again");
+        return [];
+      });
+      if (batch.length === 0) return;
+      // Published back to back on one connection, so the stream keeps their order; acknowledged together.
+      const outcomes = await Promise.allSettled(batch.map((row) => this.publish(row)));
+      const failed = outcomes.findIndex((outcome) => outcome.status === "rejected");
+      const sent = failed === -1 ? batch : batch.slice(0, failed);
+      const unsent = batch.slice(sent.length);
+      const connection = this.orm.em.getConnection();
+      try {
+        if (sent.length > 0) await connection.execute(`update ${this.table} set sent_at = now(), lease_until = null where id in (?)`, [sent.map((row) => row.id)], "run");
+        // From the first failure on, everything is sent again (in order) by the next pass, on any
+        // instance; what the stream already has is dropped there by its Nats-Msg-Id.
+        if (unsent.length > 0) await connection.execute(`update ${this.table} set lease_until = null where id in (?)`, [unsent.map((row) => row.id)], "run");
+      } catch (error) {
+        this.logger.warn({ err: error }, "outbox relay could not record what it sent; the leases lapse and it is sent again");
+        return;
       }
-    } catch (error) {
-      this.logger.warn({ err: error }, "outbox relay pass stopped; unsent events stay for the next pass");
-      // Give the lease back so the next pass (on any instance) resends at once.
-      if (unsent.length > 0) {
-        await this.orm.em.getConnection()
-          .execute(`update ${this.table} set lease_until = null where id in (?) and sent_at is null`, [unsent], "run")
-          .catch(() => undefined);
+      if (failed !== -1) {
+        this.logger.warn({ err: (outcomes[failed] as PromiseRejectedResult).reason }, "outbox relay pass stopped; unsent events stay for the next pass");
+        return;
       }
     }
+  }
+
+  private publish(row: OutboxRow): Promise<void> {
+    return this.bus.publish(row.subject, row.id, Buffer.from(row.payload), {
+      "Nats-Msg-Id": row.id,
+      "Pf-Schema": row.schema_id,
+      "Content-Type": "application/json",
+    });
   }
 
   private async lease(): Promise<OutboxRow[]> {

@@ -1,0 +1,83 @@
+import { connect } from "@nats-io/transport-node";
+import { NetworkService } from "../gen/pf/network/v1/network_pb.js";
+import { clientWithDefaults } from "../services/kit/clients.js";
+import { percentile, type Benchmark, type LoadResult, type LoadSettings } from "./load.js";
+import { startBenchPlatform } from "./platform.js";
+
+/** Writers pushing notifications at once: each commit wakes the relay. */
+const WRITERS = 20;
+
+/**
+ * Event latency from commit to a NATS subscriber, and the relay's throughput:
+ * notifications pushed in process (no HTTP in the way) for the measured
+ * duration, each timed from its RPC's answer (after the commit) to its arrival
+ * at a plain NATS subscriber.
+ */
+export const eventDelivery: Benchmark = {
+  name: "event delivery",
+  async run(settings: LoadSettings) {
+    const natsUrl = process.env.NATS_URL;
+    if (!natsUrl) return { rows: [], notes: ["skipped: set NATS_URL to measure events on a real NATS server"] };
+    const bench = await startBenchPlatform();
+    const nc = await connect({ servers: natsUrl });
+    try {
+      const token = await bench.platform.mintToken({ kind: "service", svc: "space", caps: ["network.notifications.push"] });
+      const network = clientWithDefaults(NetworkService, bench.platform.transport, { headers: { authorization: `Bearer ${token}` } });
+      const run = `b${Date.now().toString(36)}`;
+      const committed = new Map<string, number>();
+      const latencies: number[] = [];
+      const subscription = nc.subscribe("network.notification.pushed", {
+        callback: (_error, message) => {
+          const title: string = message.json<{ notification: { title: string } }>().notification.title;
+          const at = committed.get(title);
+          if (at !== undefined) latencies.push(performance.now() - at);
+        },
+      });
+      await nc.flush();
+
+      let sequence = 0;
+      let stop = false;
+      const cpu = process.cpuUsage();
+      const started = performance.now();
+      const writer = async () => {
+        while (!stop) {
+          const title = `${run}-${sequence++}`;
+          await network.pushNotification({ kind: "bench", recipients: ["usr_bench1"], title });
+          committed.set(title, performance.now());
+        }
+      };
+      const writers = Array.from({ length: WRITERS }, writer);
+      await new Promise((resolve) => setTimeout(resolve, settings.duration * 1000));
+      stop = true;
+      await Promise.all(writers);
+      // Everything committed must arrive; wait for the relay to drain.
+      const drainBy = performance.now() + 30_000;
+      while (latencies.length < committed.size && performance.now() < drainBy) await new Promise((resolve) => setTimeout(resolve, 20));
+      const elapsed = (performance.now() - started) / 1000;
+      const { user, system } = process.cpuUsage(cpu);
+      subscription.unsubscribe();
+
+      // An event can arrive before its writer records the commit time: those are not timed, but counted.
+      const sorted = Float64Array.from(latencies).sort();
+      const row: LoadResult = {
+        label: `commit → subscriber (${bench.database})`,
+        requests: committed.size,
+        rps: committed.size / elapsed,
+        p50: percentile(sorted, 0.5),
+        p99: percentile(sorted, 0.99),
+        failures: committed.size - latencies.length,
+        cpuPerRequest: (user + system) / committed.size,
+      };
+      return {
+        rows: [row],
+        notes: [
+          `${committed.size} events from ${WRITERS} writers: ${row.rps.toFixed(0)} events/s committed and relayed, ` +
+            `latency p50 ${row.p50.toFixed(2)} ms, p99 ${row.p99.toFixed(2)} ms; ${row.failures} not seen by the subscriber`,
+        ],
+      };
+    } finally {
+      await nc.close();
+      await bench.stop();
+    }
+  },
+};
