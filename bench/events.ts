@@ -4,8 +4,8 @@ import { clientWithDefaults } from "../services/kit/clients.js";
 import { percentile, type Benchmark, type LoadResult, type LoadSettings } from "./load.js";
 import { startBenchPlatform } from "./platform.js";
 
-/** Writers pushing notifications at once: each commit wakes the relay. */
-const WRITERS = 20;
+/** Writers pushing notifications at once (BENCH_EVENT_WRITERS): each commit wakes the relay. */
+const WRITERS = Number(process.env.BENCH_EVENT_WRITERS || 20);
 
 /**
  * Event latency from commit to a NATS subscriber, and the relay's throughput:
