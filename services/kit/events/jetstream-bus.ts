@@ -20,6 +20,7 @@ export class JetStreamBus implements EventBus {
 
   /** Connects, waiting for the server if it is not up yet and reconnecting forever after. */
   static async connect(url: string, logger: Logger): Promise<JetStreamBus> {
+    logger.info({ nats: url }, "connecting to NATS (start waits until it answers)");
     const nc = await connect({
       servers: url,
       name: "pf",
