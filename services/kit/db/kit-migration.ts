@@ -11,9 +11,12 @@ class KitTables extends Migration {
       payload text not null,
       created_at timestamptz not null default now(),
       lease_until timestamptz,
-      sent_at timestamptz
+      sent_at timestamptz,
+      attempts integer not null default 0,
+      last_error text,
+      failed_at timestamptz
     )`);
-    this.addSql(`create index outbox_unsent on outbox (id) where sent_at is null`);
+    this.addSql(`create index outbox_unsent on outbox (id) where sent_at is null and failed_at is null`);
     this.addSql(`create table inbox (
       consumer text not null,
       event_id text not null,

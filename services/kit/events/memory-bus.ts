@@ -1,6 +1,9 @@
 import type { Logger } from "../logger.js";
 import { subjectMatches, type BusMessage, type EventBus } from "./bus.js";
 
+/** Event ids remembered to drop resends. */
+const MAX_REMEMBERED = 100_000;
+
 interface Subscriber {
   pattern: string;
   handler: (message: BusMessage) => void | Promise<void>;
@@ -12,6 +15,7 @@ interface Subscriber {
 export class InProcessBus implements EventBus {
   private readonly subscribers = new Set<Subscriber>();
   private readonly delivered = new Set<string>();
+  private last: Promise<void> = Promise.resolve();
 
   constructor(private readonly logger: Logger) {
     logger.info("NATS_URL is unset: events go to an in-process bus and do not leave this process");
@@ -19,7 +23,14 @@ export class InProcessBus implements EventBus {
 
   async ensureStream(): Promise<void> {}
 
-  async publish(subject: string, id: string, data: Uint8Array, headers: Record<string, string>): Promise<void> {
+  /** Events are delivered one at a time, in the order published, as a JetStream consumer receives them. */
+  publish(subject: string, id: string, data: Uint8Array, headers: Record<string, string>): Promise<void> {
+    const delivery = this.last.then(() => this.deliver(subject, id, data, headers));
+    this.last = delivery.catch(() => undefined);
+    return delivery;
+  }
+
+  private async deliver(subject: string, id: string, data: Uint8Array, headers: Record<string, string>): Promise<void> {
     if (this.delivered.has(id)) return;
     for (const subscriber of this.subscribers) {
       if (!subjectMatches(subscriber.pattern, subject)) continue;
@@ -32,6 +43,8 @@ export class InProcessBus implements EventBus {
       }
     }
     this.delivered.add(id);
+    // Resends come within minutes; older ids need not be remembered.
+    if (this.delivered.size > MAX_REMEMBERED) this.delivered.delete(this.delivered.values().next().value as string);
   }
 
   async consume(subject: string, _durable: string, _from: "all" | "new", handler: (message: BusMessage) => Promise<void>) {

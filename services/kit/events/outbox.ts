@@ -4,8 +4,15 @@ import type { EntityManager, MikroORM } from "@mikro-orm/postgresql";
 import { schema as schemaOption } from "../../../gen/pf/v1/options_pb.js";
 import { qualified } from "../db/orm.js";
 import { newId } from "../ids.js";
+import { problem } from "../problem.js";
 import type { Logger } from "../logger.js";
 import type { EventBus } from "./bus.js";
+
+/** The largest event a change may publish. */
+export const MAX_EVENT_BYTES = 512 * 1024;
+
+/** Failed sends wait 1 s, 2 s, 4 s … up to this before the next try. */
+const MAX_BACKOFF_MS = 5 * 60_000;
 
 /**
  * Writes an event into the service's outbox in the caller's transaction, so
@@ -19,9 +26,14 @@ export async function recordEvent<Desc extends DescMessage>(
 ): Promise<string> {
   const id = newId("evt");
   const schemaId = getOption(desc, schemaOption) || desc.typeName;
+  const payload = toJsonString(desc, event, { useProtoFieldName: true, alwaysEmitImplicit: true });
+  // NATS refuses messages past its max_payload (1 MiB by default): refuse the change instead of an event that cannot leave.
+  if (Buffer.byteLength(payload) > MAX_EVENT_BYTES) {
+    throw problem(413, "event.too_large", `The change would publish an event over ${MAX_EVENT_BYTES} bytes.`);
+  }
   await em.getConnection().execute(
     `insert into ${qualified(em, "outbox")} (id, subject, schema_id, payload) values (?, ?, ?, ?)`,
-    [id, subject, schemaId, toJsonString(desc, event, { useProtoFieldName: true, alwaysEmitImplicit: true })],
+    [id, subject, schemaId, payload],
     "run",
     em.getTransactionContext(),
   );
@@ -36,11 +48,13 @@ interface OutboxRow {
 }
 
 /**
- * Publishes a service's outbox in order. Rows are leased in batches (FOR UPDATE
- * SKIP LOCKED) so two instances never send the same batch at once, published
- * outside any transaction, then marked sent together; from a failed send on,
- * the batch is left for the next pass, and JetStream drops a resend by its
- * Nats-Msg-Id.
+ * Publishes a service's outbox, oldest first. Rows are leased in batches
+ * (FOR UPDATE SKIP LOCKED) so two instances never send the same batch at once,
+ * published back to back outside any transaction, and every acknowledged one is
+ * marked sent. A send that fails is tried again after a growing pause (the
+ * others go on meanwhile, so it arrives after later events), and JetStream
+ * drops a resend by its Nats-Msg-Id; an event the bus can never take (over its
+ * size limit) is set aside as failed, logged, and kept.
  */
 export class OutboxRelay {
   private timer?: NodeJS.Timeout;
@@ -92,26 +106,38 @@ export class OutboxRelay {
         return [];
       });
       if (batch.length === 0) return;
-      // Published back to back on one connection, so the stream keeps their order; acknowledged together.
       const outcomes = await Promise.allSettled(batch.map((row) => this.publish(row)));
-      const failed = outcomes.findIndex((outcome) => outcome.status === "rejected");
-      const sent = failed === -1 ? batch : batch.slice(0, failed);
-      const unsent = batch.slice(sent.length);
+      const sent = batch.filter((_, i) => outcomes[i].status === "fulfilled").map((row) => row.id);
       const connection = this.orm.em.getConnection();
       try {
-        if (sent.length > 0) await connection.execute(`update ${this.table} set sent_at = now(), lease_until = null where id in (?)`, [sent.map((row) => row.id)], "run");
-        // From the first failure on, everything is sent again (in order) by the next pass, on any
-        // instance; what the stream already has is dropped there by its Nats-Msg-Id.
-        if (unsent.length > 0) await connection.execute(`update ${this.table} set lease_until = null where id in (?)`, [unsent.map((row) => row.id)], "run");
+        if (sent.length > 0) await connection.execute(`update ${this.table} set sent_at = now(), lease_until = null where id in (?)`, [sent], "run");
+        for (const [i, outcome] of outcomes.entries()) {
+          if (outcome.status === "rejected") await this.failed(batch[i], outcome.reason);
+        }
       } catch (error) {
         this.logger.warn({ err: error }, "outbox relay could not record what it sent; the leases lapse and it is sent again");
         return;
       }
-      if (failed !== -1) {
-        this.logger.warn({ err: (outcomes[failed] as PromiseRejectedResult).reason }, "outbox relay pass stopped; unsent events stay for the next pass");
-        return;
-      }
+      if (sent.length < batch.length) return;
     }
+  }
+
+  /** Sets a send that failed aside until its next try, or for good when the bus can never take it. */
+  private async failed(row: OutboxRow, reason: unknown): Promise<void> {
+    const message = reason instanceof Error ? reason.message : String(reason);
+    const permanent = /max_payload|maximum payload|invalid subject/i.test(message);
+    const [state] = await this.orm.em.getConnection().execute<{ attempts: number }[]>(
+      `update ${this.table}
+       set attempts = attempts + 1, last_error = ?,
+           lease_until = now() + least(power(2, attempts) * 1000, ?) * interval '1 millisecond',
+           failed_at = case when ? then now() end
+       where id = ? returning attempts`,
+      [message.slice(0, 500), MAX_BACKOFF_MS, permanent, row.id],
+      "all",
+    );
+    const log = { event: row.id, subject: row.subject, attempts: state?.attempts, err: reason };
+    if (permanent) this.logger.error(log, "outbox event can never be published; set aside as failed");
+    else this.logger.warn(log, "outbox event not published; it is tried again after a pause");
   }
 
   private publish(row: OutboxRow): Promise<void> {
@@ -126,7 +152,7 @@ export class OutboxRelay {
     return this.orm.em.getConnection().execute<OutboxRow[]>(
       `update ${this.table} set lease_until = now() + interval '30 seconds'
        where id in (select id from ${this.table}
-                    where sent_at is null and (lease_until is null or lease_until < now())
+                    where sent_at is null and failed_at is null and (lease_until is null or lease_until < now())
                     order by id limit 100 for update skip locked)
        returning id, subject, schema_id, payload`,
       [],

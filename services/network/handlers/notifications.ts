@@ -18,6 +18,7 @@ import { requireUser } from "../domain/subjects.js";
 import { notificationPushed } from "../events.js";
 
 const MAX_RECIPIENTS = 500;
+const MAX_PAYLOAD_BYTES = 16 * 1024;
 const KIND = /^[a-z0-9_-]+(\/[a-z0-9_-]+)*$/;
 
 /** Notification push: stores one notification per network user and publishes network.notification.pushed for each. */
@@ -37,6 +38,9 @@ export function notificationHandlers(ctx: ServiceContext): Pick<ServiceImpl<type
       const pushedBy = principalOf(call).sub;
       const key = idempotencyKey("idempotency_key", request.idempotencyKey || call.requestHeader.get("idempotency-key") || "");
       const payload = request.payload ?? {};
+      if (Buffer.byteLength(JSON.stringify(payload)) > MAX_PAYLOAD_BYTES) {
+        throw invalid("payload", `payload holds at most ${MAX_PAYLOAD_BYTES} bytes of JSON`);
+      }
 
       const result = await ctx.transaction((em) => {
         const push = async () => {
