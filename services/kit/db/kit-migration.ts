@@ -14,6 +14,7 @@ class KitTables extends Migration {
       sent_at timestamptz,
       attempts integer not null default 0,
       last_error text,
+      retry_at timestamptz,
       failed_at timestamptz
     )`);
     this.addSql(`create index outbox_unsent on outbox (id) where sent_at is null and failed_at is null`);

@@ -16,6 +16,8 @@ export class InProcessBus implements EventBus {
   private readonly subscribers = new Set<Subscriber>();
   private readonly delivered = new Set<string>();
   private last: Promise<void> = Promise.resolve();
+  private queued = 0;
+  private failedAhead = false;
 
   constructor(private readonly logger: Logger) {
     logger.info("NATS_URL is unset: events go to an in-process bus and do not leave this process");
@@ -23,10 +25,23 @@ export class InProcessBus implements EventBus {
 
   async ensureStream(): Promise<void> {}
 
-  /** Events are delivered one at a time, in the order published, as a JetStream consumer receives them. */
+  /**
+   * Events are delivered one at a time, in the order published, as a JetStream
+   * consumer receives them; once a consumer fails, the events queued behind it
+   * fail too, so the relay sends them again after it, in order.
+   */
   publish(subject: string, id: string, data: Uint8Array, headers: Record<string, string>): Promise<void> {
-    const delivery = this.last.then(() => this.deliver(subject, id, data, headers));
-    this.last = delivery.catch(() => undefined);
+    this.queued++;
+    const delivery = this.last.then(() => {
+      if (this.failedAhead) throw new Error("an earlier event failed; this one waits to be sent again after it");
+      return this.deliver(subject, id, data, headers).catch((error: unknown) => {
+        this.failedAhead = true;
+        throw error;
+      });
+    });
+    this.last = delivery.catch(() => undefined).finally(() => {
+      if (--this.queued === 0) this.failedAhead = false;
+    });
     return delivery;
   }
 

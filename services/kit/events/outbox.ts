@@ -12,7 +12,9 @@ import type { EventBus } from "./bus.js";
 export const MAX_EVENT_BYTES = 512 * 1024;
 
 /** Failed sends wait 1 s, 2 s, 4 s … up to this before the next try. */
-const MAX_BACKOFF_MS = 5 * 60_000;
+const MAX_BACKOFF_MS = 60_000;
+/** Counted failures (the bus reachable) after which an event is set aside. */
+const MAX_ATTEMPTS = 10;
 
 /**
  * Writes an event into the service's outbox in the caller's transaction, so
@@ -48,13 +50,11 @@ interface OutboxRow {
 }
 
 /**
- * Publishes a service's outbox, oldest first. Rows are leased in batches
- * (FOR UPDATE SKIP LOCKED) so two instances never send the same batch at once,
- * published back to back outside any transaction, and every acknowledged one is
- * marked sent. A send that fails is tried again after a growing pause (the
- * others go on meanwhile, so it arrives after later events), and JetStream
- * drops a resend by its Nats-Msg-Id; an event the bus can never take (over its
- * size limit) is set aside as failed, logged, and kept.
+ * Publishes a service's outbox in order. Rows are leased in batches (FOR UPDATE
+ * SKIP LOCKED) so two instances never send the same batch at once, published
+ * back to back outside any transaction, and marked sent up to the first that
+ * failed; that one holds the rest until it is tried again (see `failed`), and
+ * JetStream drops a resend by its Nats-Msg-Id.
  */
 export class OutboxRelay {
   private timer?: NodeJS.Timeout;
@@ -107,37 +107,45 @@ export class OutboxRelay {
       });
       if (batch.length === 0) return;
       const outcomes = await Promise.allSettled(batch.map((row) => this.publish(row)));
-      const sent = batch.filter((_, i) => outcomes[i].status === "fulfilled").map((row) => row.id);
+      const failed = outcomes.findIndex((outcome) => outcome.status === "rejected");
       const connection = this.orm.em.getConnection();
       try {
+        const sent = (failed === -1 ? batch : batch.slice(0, failed)).map((row) => row.id);
         if (sent.length > 0) await connection.execute(`update ${this.table} set sent_at = now(), lease_until = null where id in (?)`, [sent], "run");
-        for (const [i, outcome] of outcomes.entries()) {
-          if (outcome.status === "rejected") await this.failed(batch[i], outcome.reason);
-        }
+        if (failed === -1) continue;
+        // The rest go again after the failed one, in order; JetStream drops those it already has.
+        const rest = batch.slice(failed + 1).map((row) => row.id);
+        if (rest.length > 0) await connection.execute(`update ${this.table} set lease_until = null where id in (?)`, [rest], "run");
+        await this.failed(batch[failed], (outcomes[failed] as PromiseRejectedResult).reason);
       } catch (error) {
         this.logger.warn({ err: error }, "outbox relay could not record what it sent; the leases lapse and it is sent again");
-        return;
       }
-      if (sent.length < batch.length) return;
+      return;
     }
   }
 
-  /** Sets a send that failed aside until its next try, or for good when the bus can never take it. */
+  /**
+   * A send that failed holds the events after it until its next try, after a
+   * growing pause. Failures while the bus is unreachable do not count; one the
+   * bus can never take (over its size limit), or MAX_ATTEMPTS counted ones, set
+   * it aside as failed — logged, kept, and no longer holding the rest.
+   */
   private async failed(row: OutboxRow, reason: unknown): Promise<void> {
     const message = reason instanceof Error ? reason.message : String(reason);
+    const counted = this.bus.connected() ? 1 : 0;
     const permanent = /max_payload|maximum payload|invalid subject/i.test(message);
-    const [state] = await this.orm.em.getConnection().execute<{ attempts: number }[]>(
+    const [state] = await this.orm.em.getConnection().execute<{ attempts: number; failed: boolean }[]>(
       `update ${this.table}
-       set attempts = attempts + 1, last_error = ?,
-           lease_until = now() + least(power(2, attempts) * 1000, ?) * interval '1 millisecond',
-           failed_at = case when ? then now() end
-       where id = ? returning attempts`,
-      [message.slice(0, 500), MAX_BACKOFF_MS, permanent, row.id],
+       set attempts = attempts + ?, last_error = ?, lease_until = null,
+           retry_at = now() + least(power(2, attempts) * 1000, ?) * interval '1 millisecond',
+           failed_at = case when ? or attempts + ? >= ? then now() end
+       where id = ? returning attempts, failed_at is not null as failed`,
+      [counted, message.slice(0, 500), MAX_BACKOFF_MS, permanent, counted, MAX_ATTEMPTS, row.id],
       "all",
     );
     const log = { event: row.id, subject: row.subject, attempts: state?.attempts, err: reason };
-    if (permanent) this.logger.error(log, "outbox event can never be published; set aside as failed");
-    else this.logger.warn(log, "outbox event not published; it is tried again after a pause");
+    if (state?.failed) this.logger.error(log, "outbox event set aside as failed; the events after it go on");
+    else this.logger.warn(log, "outbox event not published; it and the events after it are tried again after a pause");
   }
 
   private publish(row: OutboxRow): Promise<void> {
@@ -153,6 +161,8 @@ export class OutboxRelay {
       `update ${this.table} set lease_until = now() + interval '30 seconds'
        where id in (select id from ${this.table}
                     where sent_at is null and failed_at is null and (lease_until is null or lease_until < now())
+                      and id < coalesce((select min(id) from ${this.table}
+                                         where sent_at is null and failed_at is null and retry_at > now()), '~')
                     order by id limit 100 for update skip locked)
        returning id, subject, schema_id, payload`,
       [],
