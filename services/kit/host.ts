@@ -108,11 +108,13 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       for (const definition of module.consumers ?? []) stops.push(await startConsumer(ctx, definition));
     }
 
-    // Stops run last-first: once the servers below stop taking calls, the calls being served finish before the databases close.
-    stops.push(() => guard.drained(config.callTimeoutMs));
+    // Stops run last-first: the servers below stop taking calls, the calls being served finish
+    // and answer, then the remaining connections close, and only then the databases.
     const transport = localTransport([]);
-    const rpc = await serveRpc(routes, config.rpcPort, config.bind);
-    stops.push(() => rpc.stop());
+    const rpc = await serveRpc(routes, { port: config.rpcPort, host: config.bind, readMaxBytes: config.bodyLimit });
+    stops.push(() => rpc.close());
+    stops.push(() => guard.drained(config.callTimeoutMs));
+    stops.push(() => rpc.stopAccepting());
 
     const readiness = async () => {
       const database = await Promise.all(orms.map((orm) => orm.isConnected()));

@@ -40,6 +40,11 @@ describe("a plain @grpc/grpc-js client over HTTP/2", () => {
     expect(response).toMatchObject({ subject: "usr_grpc1", app_id: "app_grpc", balance: "12" });
   });
 
+  it("is refused a message over the body limit before any token check", async () => {
+    const { error } = await call("CreditCoins", { subject: "usr_grpc1", amount: "1", idempotency_key: "x".repeat(2 * 1024 * 1024) });
+    expect(error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+  });
+
   it("gets gRPC status codes for refusals", async () => {
     expect((await call("CreditCoins", { subject: "usr_grpc1", amount: "1", idempotency_key: "g2" })).error?.code).toBe(grpc.status.UNAUTHENTICATED);
     const user = await t.token({ kind: "user", sub: "usr_grpc1" });

@@ -23,7 +23,7 @@ describe("platform tokens", () => {
     const verifier = new TokenVerifier(mine);
     await expect(verifier.verify(await mintToken(theirs, { kind: "user", sub: "usr_a1" }))).rejects.toThrow();
     await expect(verifier.verify(await mintToken(mine, { kind: "user", sub: "usr_a1", ttl: -10 }))).rejects.toThrow();
-    const misfit = await new SignJWT({ kind: "user" }).setProtectedHeader({ alg: "EdDSA", kid: mine.kid }).setSubject("svc:tips").setAudience("pf").setExpirationTime("1h").sign(mine.signing);
+    const misfit = await new SignJWT({ kind: "user" }).setProtectedHeader({ alg: "EdDSA", kid: mine.kid, typ: "JWT" }).setSubject("svc:tips").setAudience("pf").setIssuedAt().setExpirationTime("1h").sign(mine.signing);
     await expect(verifier.verify(misfit)).rejects.toThrow(/sub/);
   });
 
@@ -33,5 +33,16 @@ describe("platform tokens", () => {
     const second = await loadKeys(loadConfig({ PF_DATA_DIR: dir }));
     const token = await mintToken(first, { kind: "app", app_id: "a1" });
     await expect(new TokenVerifier(second).verify(token)).resolves.toMatchObject({ sub: "app:a1" });
+  });
+});
+
+describe("tokens the platform did not mint as it mints them", () => {
+  it("are refused without an expiry, or of another type", async () => {
+    const keys = await keysIn();
+    const verifier = new TokenVerifier(keys);
+    const forever = await new SignJWT({ kind: "service" }).setProtectedHeader({ alg: "EdDSA", kid: keys.kid, typ: "JWT" }).setSubject("svc:tips").setAudience("pf").setIssuedAt().sign(keys.signing);
+    await expect(verifier.verify(forever)).rejects.toThrow(/exp/);
+    const other = await new SignJWT({ kind: "service" }).setProtectedHeader({ alg: "EdDSA", kid: keys.kid, typ: "at+jwt" }).setSubject("svc:tips").setAudience("pf").setIssuedAt().setExpirationTime("1h").sign(keys.signing);
+    await expect(verifier.verify(other)).rejects.toThrow(/typ/);
   });
 });

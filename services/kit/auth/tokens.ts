@@ -82,7 +82,13 @@ export class TokenVerifier {
   async verify(token: string): Promise<VerifiedToken> {
     const cached = this.cached(token);
     if (cached) return cached;
-    const { payload } = await jwtVerify(token, this.keys.verifying, { algorithms: ["EdDSA"], audience: AUDIENCE });
+    const { payload } = await jwtVerify(token, this.keys.verifying, {
+      algorithms: ["EdDSA"],
+      audience: AUDIENCE,
+      typ: "JWT",
+      // A token without an expiry would never expire.
+      requiredClaims: ["exp", "iat", "sub"],
+    });
     const result = readClaims(payload);
     if (this.verified.size >= this.maxCached) this.verified.delete(this.verified.keys().next().value as string);
     this.verified.set(token, result);

@@ -3,11 +3,27 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 
-/** The RPC port: gRPC, gRPC-Web and Connect on HTTP/2 cleartext. */
-export async function serveRpc(routes: (router: ConnectRouter) => void, port: number, host: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const server = http2.createServer(connectNodeAdapter({ routes }));
+const CLOSE_GRACE_MS = 2_000;
+
+/** The RPC port, as the host stops it: first no new calls, then (once the calls being served are done) the connections. */
+export interface RpcServer {
+  url: string;
+  /** Refuses new connections and streams (GOAWAY); calls being served go on and answer. */
+  stopAccepting(): Promise<void>;
+  /** Closes what is left, after a short grace for answers still being written. */
+  close(): Promise<void>;
+}
+
+/**
+ * The RPC port: gRPC, gRPC-Web and Connect on HTTP/2 cleartext. A message
+ * larger than `readMaxBytes` (after decompression) is refused before any
+ * handler or token check runs.
+ */
+export async function serveRpc(routes: (router: ConnectRouter) => void, options: { port: number; host: string; readMaxBytes: number }): Promise<RpcServer> {
+  const { port, host } = options;
+  const server = http2.createServer(connectNodeAdapter({ routes, readMaxBytes: options.readMaxBytes }));
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
-  // Open sessions (clients' pooled connections, health watches) would hold close() forever.
+  // Open sessions (clients' pooled connections, health watches) would hold server.close() forever.
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
     sessions.add(session);
@@ -15,10 +31,15 @@ export async function serveRpc(routes: (router: ConnectRouter) => void, port: nu
   });
   return {
     url: `http://${host.includes(":") ? `[${host}]` : host}:${(server.address() as AddressInfo).port}`,
-    stop: () =>
-      new Promise((resolve) => {
-        server.close(() => resolve());
-        for (const session of sessions) session.destroy();
-      }),
+    async stopAccepting() {
+      server.close();
+      for (const session of sessions) session.close();
+    },
+    async close() {
+      // Answers just returned may still be on their way out: give the closing sessions a moment.
+      const closing = [...sessions].map((session) => new Promise((resolve) => session.once("close", resolve)));
+      await Promise.race([Promise.all(closing), new Promise((resolve) => setTimeout(resolve, CLOSE_GRACE_MS).unref())]);
+      for (const session of sessions) session.destroy();
+    },
   };
 }

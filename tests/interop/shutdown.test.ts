@@ -1,0 +1,43 @@
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { describe, expect, it } from "vitest";
+import { startTestPlatform } from "../support/platform.js";
+
+const protoDir = fileURLToPath(new URL("../../proto", import.meta.url));
+
+describe("stopping the host", () => {
+  it("lets a gRPC call being served finish and answer before the connections and the database close", async () => {
+    const t = await startTestPlatform({ services: ["network"] });
+    const definition = protoLoader.loadSync("pf/network/v1/network.proto", { includeDirs: [protoDir], longs: String, keepCase: true });
+    const loaded = grpc.loadPackageDefinition(definition) as any;
+    const network = new loaded.pf.network.v1.NetworkService(new URL(t.platform.rpcUrl).host, grpc.credentials.createInsecure());
+    const token = await t.token({ kind: "service", svc: "community", caps: ["network.coins.credit"], app_id: "app_stop" });
+    const metadata = new grpc.Metadata();
+    metadata.set("authorization", `Bearer ${token}`);
+    const credit = (key: string) =>
+      new Promise<{ error: grpc.ServiceError | null; response: any }>((resolve) =>
+        network.CreditCoins({ subject: "usr_stop1", amount: "5", idempotency_key: key }, metadata, (error: grpc.ServiceError | null, response: any) => resolve({ error, response })),
+      );
+    expect((await credit("k0")).error).toBeNull();
+
+    // Hold the account's row so the next credit waits inside its transaction.
+    const holder = new pg.Client({ connectionString: t.platform.databaseUrl });
+    await holder.connect();
+    await holder.query("begin");
+    await holder.query("select 1 from network.coin_accounts where app_id = 'app_stop' and subject = 'usr_stop1' for update");
+    const waiting = credit("k1");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const stopping = t.stop();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await holder.query("commit");
+    await holder.end();
+
+    const answer = await waiting;
+    await stopping;
+    network.close();
+    expect(answer.error).toBeNull();
+    expect(answer.response).toMatchObject({ balance: "10" });
+  });
+});
