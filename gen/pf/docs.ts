@@ -30,7 +30,7 @@ export const protoComments: Readonly<Record<string, string>> = {
   "pf.v1.EntityRef.service": "The owning service key.",
   "pf.v1.EntityRef.kind": "The kind of object within that service.",
   "pf.v1.EntityRef.id": "The object's id.",
-  "pf.network.v1.NetworkService": "The network routes of the spec, each bound to its documented method and path.",
+  "pf.network.v1.NetworkService": "The network routes of the spec, each bound to its documented method and path. They are for services and first-party apps (the spec's \"for an owning service\", \"for services honouring platform blocks\", /internal/ paths): people are refused on every one (no_people), so no person reads another's blocks, staff capabilities or records.",
   "pf.network.v1.NetworkService.ListStaff": "Staff list: the owner, admins and global moderators with their roles and staff capabilities, for an owning service to show who moderates or to route a report. Never grantable to apps.",
   "pf.network.v1.NetworkService.GetBlocks": "Block read: who a person blocked and who blocked them, for services that honour platform blocks. Never grantable to apps.",
   "pf.network.v1.NetworkService.CreditCoins": "Coin credit, idempotent by idempotency_key.",

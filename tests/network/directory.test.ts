@@ -31,9 +31,11 @@ describe("staff list", () => {
     expect(answer.body.staff[2]).toMatchObject({ capabilities: ["reports.route"], subject: { display: { display_name: "Mo", handle: "mo" } } });
   });
 
-  it("is readable by a person with a user token (who moderates is shown to people)", async () => {
-    const answer = await t.http("GET", "/network/api/v1/staff/moderators", { token: await t.token({ kind: "user", sub: "usr_any1" }) });
-    expect(answer.status).toBe(200);
+  it("is for services, never people or guests (staff capabilities are not theirs to read)", async () => {
+    for (const sub of ["usr_any1", "gst_any1"]) {
+      const answer = await t.http("GET", "/network/api/v1/staff/moderators", { token: await t.token({ kind: "user", sub }) });
+      expect(answer.body).toMatchObject({ status: 403, code: "auth.people_refused" });
+    }
   });
 
   it("keeps one owner (409 staff.owner_exists) and refuses a bad role (400)", async () => {
@@ -106,12 +108,9 @@ describe("block read", () => {
     }
   });
 
-  it("lets a person read only their own blocks", async () => {
+  it("is never answered to a person, not even about themselves (who blocked them stays hidden)", async () => {
     const own = await t.http("GET", "/network/internal/blocks?subject=usr_b1", { token: await t.token({ kind: "user", sub: "usr_b1" }) });
-    expect(own.status).toBe(200);
-    const other = await t.http("GET", "/network/internal/blocks?subject=usr_b1", { token: await t.token({ kind: "user", sub: "usr_b2" }) });
-    expect(other.status).toBe(403);
-    expect(other.body.code).toBe("blocks.not_own");
+    expect(own.body).toMatchObject({ status: 403, code: "auth.people_refused" });
   });
 });
 

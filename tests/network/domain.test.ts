@@ -42,11 +42,11 @@ describe("module namespaces", () => {
     expect(ownsNamespace(as({ kind: "user", sub: "usr_a" }), "space")).toBe(false);
   });
 
-  it("are read where owned or granted by the ns claim; people read their own records", () => {
-    expect(mayRead(as({ kind: "service", service: "blog", ns: ["space.prefs"] }), "space.prefs", "usr_a")).toBe(true);
-    expect(mayRead(as({ kind: "service", service: "blog" }), "space.prefs", "usr_a")).toBe(false);
-    expect(mayRead(as({ kind: "user", sub: "usr_a" }), "space", "usr_a")).toBe(true);
-    expect(mayRead(as({ kind: "user", sub: "usr_b" }), "space", "usr_a")).toBe(false);
+  it("are read where owned or granted by the ns claim", () => {
+    expect(mayRead(as({ kind: "service", service: "blog", ns: ["space.prefs"] }), "space.prefs")).toBe(true);
+    expect(mayRead(as({ kind: "service", service: "space" }), "space.prefs")).toBe(true);
+    expect(mayRead(as({ kind: "service", service: "blog" }), "space.prefs")).toBe(false);
+    expect(mayRead(as({ kind: "app", appId: "a1", ns: ["space"] }), "space")).toBe(true);
   });
 
   it("take service-key names only, and If-Match as a revision", () => {

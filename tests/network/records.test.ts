@@ -59,18 +59,20 @@ describe("module records", () => {
     expect(answer.status).toBe(403);
     expect(answer.body.code).toBe("modules.namespace_not_owned");
     const person = await t.http("PUT", "/network/internal/modules/space/usr_m3", { token: await t.token({ kind: "user", sub: "usr_m3" }), body: { record: {} } });
-    expect(person.body.code).toBe("modules.namespace_not_owned");
+    expect(person.body.code).toBe("auth.people_refused");
+    const app = await t.http("PUT", "/network/internal/modules/space/usr_m3", { token: await t.token({ kind: "app", app_id: "a1", fp: true, caps: ["network.modules.write"], ns: ["space"] }), body: { record: {} } });
+    expect(app.body.code).toBe("modules.namespace_not_owned");
   });
 
-  it("reads only in a granted namespace; a person reads only their own record", async () => {
+  it("reads only in a granted namespace; people read none", async () => {
     const stranger = await t.token({ kind: "service", svc: "deals", caps: ["network.modules.read"] });
     const refused = await t.http("GET", path, { token: stranger });
     expect(refused.status).toBe(403);
     expect(refused.body.code).toBe("modules.namespace_not_granted");
+    const granted = await t.http("GET", path, { token: await t.token({ kind: "app", app_id: "a1", fp: true, caps: ["network.modules.read"], ns: ["space.prefs"] }) });
+    expect(granted.status).toBe(200);
     const own = await t.http("GET", path, { token: await t.token({ kind: "user", sub: "usr_m1" }) });
-    expect(own.status).toBe(200);
-    const other = await t.http("GET", path, { token: await t.token({ kind: "user", sub: "usr_m9" }) });
-    expect(other.status).toBe(403);
+    expect(own.body).toMatchObject({ status: 403, code: "auth.people_refused" });
   });
 
   it("answers 404 modules.not_found and 400 for bad addresses or bodies", async () => {

@@ -16,12 +16,8 @@ export function ownsNamespace(principal: Principal, namespace: string): boolean 
   return service !== undefined && (namespace === service || namespace.startsWith(`${service}.`));
 }
 
-/**
- * Reading is allowed in a granted namespace: one the calling service owns or
- * one listed in the token's ns claim; a person reads only their own records.
- */
-export function mayRead(principal: Principal, namespace: string, subject: string): boolean {
-  if (principal.kind === "user") return principal.sub === subject;
+/** Reading is allowed in a granted namespace: one the calling service owns or one listed in the token's ns claim. */
+export function mayRead(principal: Principal, namespace: string): boolean {
   return ownsNamespace(principal, namespace) || principal.ns.includes(namespace);
 }
 

@@ -2,9 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { BlocksResultSchema, type BlocksResult, type NetworkService } from "../../../gen/pf/network/v1/network_pb.js";
-import { principalOf } from "../../kit/auth/principal.js";
 import type { ServiceContext } from "../../kit/module.js";
-import { problem } from "../../kit/problem.js";
 import { Block } from "../db/entities.js";
 import { requireUser } from "../domain/subjects.js";
 
@@ -19,13 +17,8 @@ export async function blocksOf(em: EntityManager, subject: string): Promise<Bloc
 
 export function blocksHandlers(ctx: ServiceContext): Pick<ServiceImpl<typeof NetworkService>, "getBlocks"> {
   return {
-    async getBlocks(request, call) {
-      const subject = requireUser("subject", request.subject);
-      const principal = principalOf(call);
-      if (principal.kind === "user" && principal.sub !== subject) {
-        throw problem(403, "blocks.not_own", "A person may read only their own blocks.");
-      }
-      return blocksOf(ctx.orm.em.fork(), subject);
+    async getBlocks(request) {
+      return blocksOf(ctx.orm.em.fork(), requireUser("subject", request.subject));
     },
   };
 }

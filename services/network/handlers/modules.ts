@@ -19,7 +19,7 @@ export function moduleHandlers(ctx: ServiceContext): Pick<ServiceImpl<typeof Net
     async getModule(request, call) {
       const namespace = requireNamespace(request.namespace);
       const subject = requireSubject("subject", request.subject);
-      if (!mayRead(principalOf(call), namespace, subject)) {
+      if (!mayRead(principalOf(call), namespace)) {
         throw problem(403, "modules.namespace_not_granted", `The namespace ${namespace} is not granted to this caller.`);
       }
       const row = await ctx.orm.em.fork().findOne(ModuleRecord, { namespace, subject });
