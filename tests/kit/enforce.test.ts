@@ -106,6 +106,15 @@ describe("the enforcement interceptor, rule by rule", () => {
     expect(await call(rule, user, { "x-pf-subject": "usr_p1" })).toEqual({ status: 403, code: "auth.header_refused" });
   });
 
+  it("refuses every other X-PF-* header (groups, entitlements) from anyone but services", async () => {
+    const rule = { visibility: Visibility.FIRST_PARTY, capabilities: ["a"] };
+    for (const name of ["x-pf-groups", "x-pf-entitlements"]) {
+      expect(await call(rule, user, { [name]: "x" })).toEqual({ status: 403, code: "auth.header_refused" });
+      expect(await call(rule, app(["a"], true), { [name]: "x" })).toEqual({ status: 403, code: "auth.header_refused" });
+      expect((await call(rule, service("vip", ["a"]), { [name]: "x" })).principal?.service).toBe("vip");
+    }
+  });
+
   it("honours X-PF-Staff: 1 from services only", async () => {
     const rule = { visibility: Visibility.FIRST_PARTY, capabilities: ["a"] };
     expect((await call(rule, service("deals", ["a"]), { "x-pf-staff": "1" })).principal?.staff).toBe(true);

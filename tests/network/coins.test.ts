@@ -109,6 +109,19 @@ describe("a token acts only for its own app_id", () => {
   });
 });
 
+describe("idempotency keys", () => {
+  it("belong to the calling service: two services choosing the same key both apply", async () => {
+    const subject = user();
+    const caps = ["network.coins.credit"];
+    const tips = await t.token({ kind: "service", svc: "tips", caps, app_id: "app_main" });
+    const community = await t.token({ kind: "service", svc: "community", caps, app_id: "app_main" });
+    const body = { subject, amount: 5, idempotency_key: `welcome-${subject}` };
+    expect((await credit(body, tips)).body.balance).toBe("5");
+    expect((await credit(body, community)).body.balance).toBe("10");
+    expect((await credit(body, tips)).body.balance).toBe("5");
+  });
+});
+
 describe("coin transfer", () => {
   it("moves coins between two users atomically", async () => {
     const [from, to] = [user(), user()];

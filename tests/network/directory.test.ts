@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NetworkAdminService } from "../../gen/pf/network/v1/admin_pb.js";
-import { StaffRole } from "../../gen/pf/network/v1/network_pb.js";
+import { NetworkService, StaffRole } from "../../gen/pf/network/v1/network_pb.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 
 let t: TestPlatform;
@@ -43,6 +43,21 @@ describe("staff list", () => {
     await expect(admin.setStaff({ subject: "usr_other1", role: StaffRole.UNSPECIFIED })).rejects.toThrow(/role/);
   });
 
+  it("answers races with a clear 409, never a 500", async () => {
+    await admin.removeStaff({ subject: "usr_owner1" });
+    const candidates = ["usr_race1", "usr_race2", "usr_race3"];
+    const owners = await Promise.allSettled(candidates.map((subject) => admin.setStaff({ subject, role: StaffRole.OWNER })));
+    expect(owners.filter((o) => o.status === "fulfilled")).toHaveLength(1);
+    expect(owners.filter((o) => o.status === "rejected").every((o) => /one owner/.test(String((o as PromiseRejectedResult).reason)))).toBe(true);
+    for (const subject of candidates) await admin.removeStaff({ subject });
+    await admin.setStaff({ subject: "usr_owner1", role: StaffRole.OWNER });
+    const links = await Promise.allSettled(["usr_l1", "usr_l2", "usr_l1", "usr_l3"].map((subject) => admin.linkLegacyId({ service: "deals", localId: "race-7", subject })));
+    const winners = links.filter((l) => l.status === "fulfilled") as PromiseFulfilledResult<{ subject?: { id: string } }>[];
+    const losers = links.filter((l) => l.status === "rejected") as PromiseRejectedResult[];
+    expect(new Set(winners.map((w) => w.value.subject?.id)).size).toBe(1);
+    expect(losers.every((l) => /another subject/.test(String(l.reason)))).toBe(true);
+  });
+
   it("the admin RPCs are internal: a user or app token is refused", async () => {
     const user = adminClient(await t.token({ kind: "user", sub: "usr_owner1" }));
     await expect(user.setStaff({ subject: "usr_x1", role: StaffRole.ADMIN })).rejects.toThrow(/internal/);
@@ -57,6 +72,13 @@ describe("staff list freshness", () => {
     const answer = await target.http("GET", "/network/api/v1/staff/moderators", { token });
     return answer.body.staff as { subject: { id: string; display?: { display_name: string } } }[];
   };
+
+  it("is one frozen answer: an in-process caller cannot change it for the others", async () => {
+    const network = t.client(NetworkService, await t.token({ kind: "service", svc: "space", caps: ["network.staff.read"] }));
+    const first = await network.listStaff({});
+    expect(() => first.staff.splice(0)).toThrow(TypeError);
+    expect((await network.listStaff({})).staff.length).toBeGreaterThan(0);
+  });
 
   it("shows this instance's staff and display changes at once", async () => {
     await list(t);

@@ -154,6 +154,9 @@ describe("notification push", () => {
       ["mention", { recipients: [], title: "x" }, "recipients"],
       ["mention", { recipients: ["usr_n1"] }, "title"],
       ["Bad Kind", { recipients: ["usr_n1"], title: "x" }, "kind"],
+      ["mention", { recipients: ["usr_n1"], title: "x", link: "javascript:alert(1)" }, "link"],
+      ["mention", { recipients: ["usr_n1"], title: "x", link: "//evil.example/x" }, "link"],
+      ["mention", { recipients: ["usr_n1"], title: "x", payload: { blob: "x".repeat(17 * 1024) } }, "payload"],
     ] as const) {
       const answer = await t.http("POST", `/network/internal/notifications/${encodeURIComponent(kind)}`, { token, body });
       expect(answer.status, field).toBe(400);

@@ -40,7 +40,7 @@ export function enforcement(verifier: TokenVerifier): Interceptor {
         throw problem(401, "auth.required", "This route needs a bearer token.");
       }
       principal = ANONYMOUS;
-      refuseHeaders(req.header, "anonymous callers");
+      refuseHeaders(req.header, "anonymous");
     } else {
       admit(rule, token.claims);
       principal = withHeaders(rule, principalOfToken(token.claims, token.raw), req.header);
@@ -130,16 +130,11 @@ function requireCapabilities(rule: Access, caps: string[]): void {
 }
 
 function withHeaders(rule: Access, principal: Principal, header: Headers): Principal {
+  if (principal.kind !== "service") refuseHeaders(header, principal.kind, rule.originFromApps && principal.kind === "app");
   const subject = header.get(SUBJECT_HEADER);
   const staff = header.get(STAFF_HEADER);
   const origin = header.get(ORIGIN_HEADER);
   if (subject === null && staff === null && origin === null) return principal;
-  if (principal.kind !== "service") {
-    if (subject !== null || staff !== null) refuseHeaders(header, `${principal.kind} tokens`);
-    if (origin !== null && !(principal.kind === "app" && rule.originFromApps)) {
-      throw problem(403, "auth.header_refused", `X-PF-Origin is not accepted from ${principal.kind} tokens on this route.`);
-    }
-  }
   let actingSubject: string | undefined;
   if (subject !== null) {
     if (!rule.actingSubject) {
@@ -155,10 +150,14 @@ function withHeaders(rule: Access, principal: Principal, header: Headers): Princ
   return { ...principal, actingSubject, staff: staff === "1", origin: origin === "ai" ? "ai" : undefined };
 }
 
-function refuseHeaders(header: Headers, who: string): void {
-  for (const name of [SUBJECT_HEADER, STAFF_HEADER, ORIGIN_HEADER]) {
-    if (header.get(name) !== null) {
-      throw problem(403, "auth.header_refused", `${name} is honoured only from service tokens, not from ${who}.`);
-    }
-  }
+/**
+ * The X-PF-* headers (subject, staff, origin, groups, entitlements…) are what
+ * services tell each other: from anyone else they are refused, never ignored,
+ * except X-PF-Origin from an app where the route allows it.
+ */
+function refuseHeaders(header: Headers, who: string, originAllowed = false): void {
+  header.forEach((_value, name) => {
+    if (!name.startsWith("x-pf-") || (originAllowed && name === ORIGIN_HEADER)) return;
+    throw problem(403, "auth.header_refused", `${name} is honoured only from service tokens, not from ${who} callers.`);
+  });
 }

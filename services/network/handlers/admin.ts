@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
+import { UniqueConstraintViolationException } from "@mikro-orm/postgresql";
 import {
   RemoveStaffResponseSchema,
   SetGithubTokenResponseSchema,
@@ -34,7 +35,10 @@ export function adminHandlers(ctx: ServiceContext, sealer: Sealer, staffList: St
           const owner = await em.findOne(StaffMember, { role: "owner" });
           if (owner && owner.subject !== subject) throw problem(409, "staff.owner_exists", "The network has one owner; change the current owner's role first.");
         }
-        const saved = await em.upsert(StaffMember, { subject, role, capabilities: [...new Set(request.capabilities)], updatedAt: at });
+        const saved = await em.upsert(StaffMember, { subject, role, capabilities: [...new Set(request.capabilities)], updatedAt: at }).catch((error: unknown) => {
+          // Two owners set at once: the one-owner index refuses the second.
+          throw error instanceof UniqueConstraintViolationException ? problem(409, "staff.owner_exists", "The network has one owner; change the current owner's role first.") : error;
+        });
         await relationChanged(em, subjects.staffChanged, { subject, other: "", present: true, at });
         return saved;
       });
@@ -102,7 +106,18 @@ export function adminHandlers(ctx: ServiceContext, sealer: Sealer, staffList: St
         if (existing && existing.subject !== subject) {
           throw problem(409, "identity.legacy_conflict", "That legacy id already resolves to another subject.", { subject: existing.subject });
         }
-        if (!existing) em.create(LegacyId, { service: request.service, localId: request.localId, subject, createdAt: ctx.clock.now() });
+        if (existing) return;
+        // A concurrent link of the same id: the primary key keeps the first one.
+        const inserted = await em.getConnection().execute(
+          `insert into network.legacy_ids (service, local_id, subject, created_at) values (?, ?, ?, ?) on conflict do nothing returning subject`,
+          [request.service, request.localId, subject, ctx.clock.now()],
+          "all",
+          em.getTransactionContext(),
+        );
+        if (inserted.length === 0) {
+          const winner = await em.findOneOrFail(LegacyId, { service: request.service, localId: request.localId }, { refresh: true });
+          if (winner.subject !== subject) throw problem(409, "identity.legacy_conflict", "That legacy id already resolves to another subject.", { subject: winner.subject });
+        }
       });
       const refs = await subjectRefs(ctx.orm.em.fork(), [subject]);
       return create(ResolutionSchema, { query: { service: request.service, localId: request.localId }, found: true, subject: refs.get(subject) });

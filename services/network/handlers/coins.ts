@@ -27,7 +27,8 @@ export function coinsHandlers(ctx: ServiceContext): CoinsHandlers {
   const keyOf = (body: string, call: HandlerContext) => body || call.requestHeader.get("idempotency-key") || "";
 
   async function change(request: CoinsChangeRequest, call: HandlerContext, sign: 1n | -1n) {
-    const appId = coinsAppId(principalOf(call), request.appId);
+    const principal = principalOf(call);
+    const appId = coinsAppId(principal, request.appId);
     const subject = requireUser("subject", request.subject);
     const amount = requireAmount("amount", request.amount);
     const key = idempotencyKey("idempotency_key", keyOf(request.idempotencyKey, call));
@@ -44,7 +45,8 @@ export function coinsHandlers(ctx: ServiceContext): CoinsHandlers {
         return create(CoinsBalanceResultSchema, { subject, appId, balance: applied.balance, entryId: applied.entryId });
       };
       if (key === "") return apply();
-      const scope = `coins.${sign === 1n ? "credit" : "debit"}:${appId}`;
+      // Keys are the caller's own: two services choosing the same key never collide.
+      const scope = `coins.${sign === 1n ? "credit" : "debit"}:${appId}:${principal.sub}`;
       const hash = requestHash(CoinsChangeRequestSchema, { ...request, idempotencyKey: "", appId });
       return idempotent(em, { scope, key, hash }, CoinsBalanceResultSchema, apply);
     });
@@ -55,7 +57,8 @@ export function coinsHandlers(ctx: ServiceContext): CoinsHandlers {
     debitCoins: (request, call) => change(request, call, -1n),
 
     async transferCoins(request, call) {
-      const appId = coinsAppId(principalOf(call), request.appId);
+      const principal = principalOf(call);
+      const appId = coinsAppId(principal, request.appId);
       const from = requireUser("from_subject", request.fromSubject);
       const to = requireUser("to_subject", request.toSubject);
       if (from === to) throw invalid("to_subject", "A transfer moves coins between two different users.");
@@ -80,7 +83,7 @@ export function coinsHandlers(ctx: ServiceContext): CoinsHandlers {
         };
         if (key === "") return apply();
         const hash = requestHash(CoinsTransferRequestSchema, { ...request, idempotencyKey: "", appId });
-        return idempotent(em, { scope: `coins.transfer:${appId}`, key, hash }, CoinsTransferResultSchema, apply);
+        return idempotent(em, { scope: `coins.transfer:${appId}:${principal.sub}`, key, hash }, CoinsTransferResultSchema, apply);
       });
     },
   };

@@ -35,6 +35,9 @@ export function notificationHandlers(ctx: ServiceContext): Pick<ServiceImpl<type
       maxLength("title", request.title, 200);
       maxLength("body", request.body, 4000);
       maxLength("link", request.link, 2000);
+      if (request.link !== "" && !/^(https:\/\/|\/(?!\/))/i.test(request.link)) {
+        throw invalid("link", "link must be an https URL or a path starting with /");
+      }
       const pushedBy = principalOf(call).sub;
       const key = idempotencyKey("idempotency_key", request.idempotencyKey || call.requestHeader.get("idempotency-key") || "");
       const payload = request.payload ?? {};

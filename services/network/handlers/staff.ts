@@ -49,8 +49,17 @@ export class StaffList {
       .map((m) => ({ role: roleOf(m.role), subject: m.subject, capabilities: m.capabilities, updatedAt: m.updatedAt }))
       .sort(byRank)
       .map((m) => ({ subject: refs.get(m.subject), role: m.role, capabilities: m.capabilities, updatedAt: timestampFromDate(m.updatedAt) }));
-    return create(StaffListResultSchema, { staff });
+    // Every caller gets this same object (in process, without a copy): frozen, no caller can change it for the others.
+    return deepFreeze(create(StaffListResultSchema, { staff }));
   }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const member of Object.values(value)) deepFreeze(member);
+  }
+  return value;
 }
 
 /** The staff list: who moderates, for owning services to show or to route a report. */
