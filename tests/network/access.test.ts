@@ -172,3 +172,17 @@ describe("the OpenAPI document", () => {
   });
 });
 
+describe("text no service can store", () => {
+  it.each([
+    ["a NUL in a body field", "POST", "/network/internal/notifications/mention", { recipients: ["usr_a1"], title: "a\u0000b" }, "title"],
+    ["a NUL in a query parameter", "GET", "/network/internal/identity/resolve?service=tips&local_id=%00", undefined, "local_id"],
+    ["a lone surrogate inside a record", "PUT", "/network/internal/modules/network/usr_a1", { record: { a: "\ud800" } }, "record.a"],
+    ["a number past double range inside a record", "PUT", "/network/internal/modules/network/usr_a1", '{"record":{"a":1e400}}', "record.a"],
+  ])("refuses %s with 400 naming the field, and writes nothing", async (_what, method, path, body, field) => {
+    const token = await t.token({ kind: "service", svc: "network", caps: ["network.notifications.push", "identity.subject.resolve", "network.modules.write"] });
+    const answer = await t.http(method, path, { token, body });
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ code: "request.invalid", field });
+  });
+});
+
