@@ -19,7 +19,7 @@ import { createLogger, type Logger } from "./logger.js";
 import type { Implementation, ServiceContext, ServiceModule } from "./module.js";
 import { healthRoutes } from "./rpc/health.js";
 import { reflectionRoutes } from "./rpc/reflection.js";
-import { requestIdScope, propagateRequestId } from "./request-id.js";
+import { callScope, propagateRequestId } from "./call.js";
 import { CallGuard } from "./rpc/guard.js";
 import { inputGuard } from "./rpc/input.js";
 import { LocalServices } from "./rpc/local-transport.js";
@@ -73,9 +73,9 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     const bus: EventBus = config.natsUrl ? await JetStreamBus.connect(config.natsUrl, logger) : new InProcessBus(logger);
     stops.push(() => bus.close());
 
-    // Every pf service call: in its request-id scope, counted and kept from leaking internals, enforced, its input checked.
+    // Every pf service call: in its scope (request id, deadline), counted and kept from leaking internals, enforced, its input checked.
     const guard = new CallGuard(logger);
-    const serverInterceptors = [requestIdScope(), guard.interceptor(), enforcement(verifier), inputGuard()];
+    const serverInterceptors = [callScope(), guard.interceptor(), enforcement(verifier), inputGuard()];
     const implementations: Implementation[] = [];
     const local = new LocalServices();
     const routes = (router: ConnectRouter) => {

@@ -1,5 +1,5 @@
 import { pino, type Logger } from "pino";
-import { currentRequestId } from "./request-id.js";
+import { currentRequestId } from "./call.js";
 
 export type { Logger };
 

@@ -1,13 +1,24 @@
 import type { EntityManager, MikroORM } from "@mikro-orm/postgresql";
+import { commitWithin } from "./call.js";
 
 const RETRYABLE = new Set(["40001", "40P01"]);
 
-/** One short transaction on a fresh fork, retried on serialization failures and deadlocks. */
+/**
+ * One short transaction on a fresh fork, retried on serialization failures and
+ * deadlocks. Its COMMIT runs only if the call's deadline has not passed, so a
+ * caller told "deadline exceeded" finds nothing written.
+ */
 export async function inTransaction<T>(orm: MikroORM, work: (em: EntityManager) => Promise<T>, attempts = 5): Promise<T> {
   for (let attempt = 1; ; attempt++) {
+    const em = orm.em.fork();
+    await em.begin();
     try {
-      return await orm.em.fork().transactional((em) => work(em));
+      const result = await work(em);
+      await em.flush();
+      await commitWithin(() => em.commit());
+      return result;
     } catch (error) {
+      await em.rollback().catch(() => undefined);
       const code = (error as { code?: string }).code;
       if (attempt >= attempts || code === undefined || !RETRYABLE.has(code)) throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));

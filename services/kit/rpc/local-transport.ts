@@ -5,10 +5,12 @@ import {
   createContextValues,
   type HandlerContext,
   type Interceptor,
+  type ContextValues,
   type Transport,
   type UnaryRequest,
   type UnaryResponse,
 } from "@connectrpc/connect";
+import { deadlineKey, neverAborted } from "../call.js";
 import type { Implementation } from "../module.js";
 import { PlainHeaders } from "./plain-headers.js";
 
@@ -19,18 +21,15 @@ interface LocalMethod {
   interceptors: Interceptor[];
 }
 
-const NEVER = new AbortController().signal;
-
 /**
  * The services this process hosts, callable in memory. Unary calls run the
  * same server interceptors and handlers as a call over the network, without
  * encoding, HTTP framing, header validation or per-call abort controllers: the
- * Connect router transport costs ~80 µs a call, this a few. Streaming calls go
- * to `streaming()`.
+ * Connect router transport costs ~80 µs a call, this a few. The deadline goes
+ * to the call scope (see `callScope`). Streaming calls go to `streaming()`.
  */
 export class LocalServices {
   private readonly methods = new Map<DescMethod, LocalMethod>();
-  private readonly deadlines = new Deadlines();
 
   add({ service, impl }: Implementation, interceptors: Interceptor[]): void {
     for (const method of service.methods) {
@@ -55,7 +54,6 @@ export class LocalServices {
       }
       return chain;
     };
-    const deadlines = this.deadlines;
     return {
       async unary(method, signal, timeoutMs, header, input, contextValues) {
         const request: UnaryRequest = {
@@ -64,13 +62,12 @@ export class LocalServices {
           method,
           requestMethod: "POST",
           url: `local:///${method.parent.typeName}/${method.name}`,
-          signal: signal ?? NEVER,
+          signal: signal ?? neverAborted,
           header: new PlainHeaders(header),
-          contextValues: contextValues ?? createContextValues(),
+          contextValues: withDeadline(contextValues ?? createContextValues(), timeoutMs),
           message: create(method.input, input),
         };
-        const call = chainFor(method)(request);
-        return (timeoutMs ? deadlines.track(call, timeoutMs) : call) as never;
+        return chainFor(method)(request) as never;
       },
       stream: (...args) => streaming().stream(...args),
     };
@@ -106,51 +103,7 @@ function invoke(handler: UnaryHandler) {
   };
 }
 
-/** How often calls still running are checked against their deadline. */
-const SWEEP_MS = 50;
-
-/**
- * Deadlines of in-memory calls without a timer each: a call answering after its
- * deadline fails as DEADLINE_EXCEEDED on completion, and one sweep timer fails
- * calls that never answer.
- */
-class Deadlines {
-  private readonly running = new Set<{ at: number; fail: (error: ConnectError) => void }>();
-  private sweeper?: NodeJS.Timeout;
-
-  track<T>(call: Promise<T>, timeoutMs: number): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const entry = { at: Date.now() + timeoutMs, fail: reject };
-      this.running.add(entry);
-      this.sweeper ??= setInterval(() => this.sweep(), SWEEP_MS).unref();
-      call.then(
-        (value) => {
-          this.running.delete(entry);
-          if (Date.now() > entry.at) reject(exceeded());
-          else resolve(value);
-        },
-        (error: unknown) => {
-          this.running.delete(entry);
-          reject(error);
-        },
-      );
-    });
-  }
-
-  private sweep(): void {
-    const now = Date.now();
-    for (const entry of this.running) {
-      if (entry.at > now) continue;
-      this.running.delete(entry);
-      entry.fail(exceeded());
-    }
-    if (this.running.size === 0) {
-      clearInterval(this.sweeper);
-      this.sweeper = undefined;
-    }
-  }
-}
-
-function exceeded(): ConnectError {
-  return new ConnectError("the call's deadline passed", Code.DeadlineExceeded);
+/** The call's deadline, for the call scope to enforce (interceptors see no timeout of their own). */
+function withDeadline(values: ContextValues, timeoutMs: number | undefined): ContextValues {
+  return timeoutMs ? values.set(deadlineKey, Date.now() + timeoutMs) : values;
 }

@@ -1,0 +1,148 @@
+import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
+import { AsyncLocalStorage } from "node:async_hooks";
+import { randomUUID } from "node:crypto";
+
+const REQUEST_ID = "x-request-id";
+
+/**
+ * The call being served: its request id (on every log line, carried into the
+ * calls it makes) and its deadline, which decides whether its writes may commit.
+ */
+export interface Call {
+  readonly requestId: string;
+  /** When the caller stops waiting (ms since the epoch). */
+  readonly deadline?: number;
+  /**
+   * running → committing → committed, or running → expired. A call that
+   * expired never commits; one that committed is answered even if late.
+   */
+  state: "running" | "committing" | "committed" | "expired";
+}
+
+const scope = new AsyncLocalStorage<Call>();
+
+/** The signal of a call nobody can cancel (in memory, without a caller's signal): nothing to listen to. */
+export const neverAborted = new AbortController().signal;
+
+/** The deadline of an in-memory call, set by the transport that made it. */
+export const deadlineKey = createContextKey<number | undefined>(undefined, { description: "pf call deadline" });
+
+export function currentCall(): Call | undefined {
+  return scope.getStore();
+}
+
+export function currentRequestId(): string | undefined {
+  return scope.getStore()?.requestId;
+}
+
+/** Server side: serves the call in its scope, and fails it as DEADLINE_EXCEEDED when its deadline passes first. */
+export function callScope(): Interceptor {
+  return (next) => (req) => {
+    let requestId = req.header.get(REQUEST_ID);
+    if (!requestId) {
+      requestId = randomUUID();
+      req.header.set(REQUEST_ID, requestId);
+    }
+    const deadline = req.contextValues.get(deadlineKey) ?? deadlineOfHeaders(req.header);
+    const call: Call = { requestId, deadline, state: "running" };
+    // Over the network Connect aborts the request at its deadline, or when the client goes away.
+    const signal = req.signal;
+    const onAbort = () => expire(call);
+    if (signal !== neverAborted) signal.addEventListener("abort", onAbort, { once: true });
+    let served = scope.run(call, () => next(req));
+    if (signal !== neverAborted) served = served.finally(() => signal.removeEventListener("abort", onAbort));
+    return deadline === undefined ? served : deadlines.track(served, call);
+  };
+}
+
+/** Client side: a call made while serving another carries the same request id. */
+export function propagateRequestId(): Interceptor {
+  return (next) => (req) => {
+    const id = scope.getStore()?.requestId;
+    if (id && !req.header.has(REQUEST_ID)) req.header.set(REQUEST_ID, id);
+    return next(req);
+  };
+}
+
+/**
+ * Runs `commit` unless the call's deadline passed first (then DEADLINE_EXCEEDED,
+ * and the transaction rolls back); while it runs, the deadline waits for it.
+ */
+export async function commitWithin<T>(commit: () => Promise<T>): Promise<T> {
+  const call = scope.getStore();
+  if (!call) return commit();
+  if (call.state === "expired") throw exceeded();
+  call.state = "committing";
+  try {
+    const result = await commit();
+    call.state = "committed";
+    return result;
+  } finally {
+    if (call.state === "committing") call.state = "running";
+  }
+}
+
+function expire(call: Call): boolean {
+  if (call.state !== "running") return false;
+  call.state = "expired";
+  return true;
+}
+
+function exceeded(): ConnectError {
+  return new ConnectError("the call's deadline passed", Code.DeadlineExceeded);
+}
+
+/** grpc-timeout (`10S`, `500m`…) or connect-timeout-ms, as a deadline. */
+function deadlineOfHeaders(header: Headers): number | undefined {
+  const connect = header.get("connect-timeout-ms");
+  if (connect !== null && /^\d{1,10}$/.test(connect)) return Date.now() + Number(connect);
+  const grpc = /^(\d{1,8})([HMSmun])$/.exec(header.get("grpc-timeout") ?? "");
+  if (!grpc) return undefined;
+  const unitMs = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 0.001, n: 0.000001 }[grpc[2] as "H"];
+  return Date.now() + Number(grpc[1]) * unitMs;
+}
+
+/** How often running calls are checked against their deadline. */
+const SWEEP_MS = 50;
+
+/** Deadlines without a timer per call: one sweep fails the calls whose deadline passed while they still ran. */
+class Deadlines {
+  private readonly running = new Map<Call, (error: ConnectError) => void>();
+  private sweeper?: NodeJS.Timeout;
+
+  track<T>(served: Promise<T>, call: Call): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.running.set(call, reject);
+      this.sweeper ??= setInterval(() => this.sweep(), SWEEP_MS).unref();
+      served.then(
+        (value) => {
+          this.running.delete(call);
+          // An answer that came late but committed nothing is still late; one that committed is the truth.
+          if (call.state !== "committed" && Date.now() > call.deadline!) {
+            expire(call);
+            reject(exceeded());
+          } else resolve(value);
+        },
+        (error: unknown) => {
+          this.running.delete(call);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [call, fail] of this.running) {
+      if (call.deadline! > now || !expire(call)) continue;
+      this.running.delete(call);
+      fail(exceeded());
+    }
+    if (this.running.size === 0) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+    }
+  }
+}
+
+const deadlines = new Deadlines();

@@ -1,0 +1,36 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+
+let t: TestPlatform;
+beforeAll(async () => {
+  t = await startTestPlatform({ services: ["network"], env: { PF_CALL_TIMEOUT_MS: "700" } });
+});
+afterAll(() => t?.stop());
+
+describe("a call whose deadline passes", () => {
+  it("answers 504 deadline_exceeded and writes nothing, even once what held it is gone", async () => {
+    const token = await t.token({ kind: "service", svc: "community", caps: ["network.coins.credit", "network.coins.debit"], app_id: "app_dl" });
+    const credit = await t.http("POST", "/network/internal/coins/credit", { token, body: { subject: "usr_dl1", amount: 10, idempotency_key: "dl-1" } });
+    expect(credit.body.balance).toBe("10");
+
+    // Another session holds the account, so the debit waits past its deadline inside its transaction.
+    const holder = new pg.Client({ connectionString: t.platform.databaseUrl });
+    await holder.connect();
+    await holder.query("begin");
+    await holder.query("select 1 from network.coin_accounts where app_id = 'app_dl' and subject = 'usr_dl1' for update");
+    const debit = t.http("POST", "/network/internal/coins/debit", { token, body: { subject: "usr_dl1", amount: 3 } });
+    const late = await debit;
+    expect(late.status).toBe(504);
+    expect(late.body).toMatchObject({ status: 504, code: "deadline_exceeded" });
+    await holder.query("commit");
+    await holder.end();
+
+    // The debit went on once the row was free, and rolled back instead of committing.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const [row] = await t.platform.contexts.get("network")!.orm.em.getConnection().execute<{ balance: string }[]>(
+      `select balance from network.coin_accounts where app_id = 'app_dl' and subject = 'usr_dl1'`,
+    );
+    expect(row.balance).toBe("10");
+  });
+});
