@@ -1,4 +1,5 @@
 import type { JsonObject } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { STATUS_CODES } from "node:http";
 import type { Problem } from "../gen/pf/v1/problem_pb.js";
@@ -44,7 +45,9 @@ export function sendProblem(reply: FastifyReply, found: Problem, instance: strin
 export function sendFailure(request: FastifyRequest, reply: FastifyReply, error: unknown, logger: Logger): FastifyReply {
   const found = problemOf(error);
   if (!(found.status >= 400 && found.status < 500)) {
-    logger.error({ err: error, requestId: request.id, method: request.method, url: request.url }, "gateway request failed");
+    // A ConnectError's details carry whole descriptors: log what it says, not what it holds.
+    const err = error instanceof ConnectError ? { code: Code[error.code], message: error.rawMessage } : error;
+    logger.error({ err, requestId: request.id, method: request.method, url: request.url }, "gateway request failed");
   }
   return sendProblem(reply, found, instanceOf(request));
 }

@@ -15,6 +15,7 @@ import { JetStreamBus } from "./events/jetstream-bus.js";
 import { InProcessBus } from "./events/memory-bus.js";
 import { startConsumer } from "./events/consumer.js";
 import { OutboxRelay } from "./events/outbox.js";
+import { housekeeping } from "./housekeeping.js";
 import { createLogger, type Logger } from "./logger.js";
 import type { Implementation, ServiceContext, ServiceModule } from "./module.js";
 import { healthRoutes } from "./rpc/health.js";
@@ -105,7 +106,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
         implementations.push(implementation);
         local.add(implementation, serverInterceptors);
       }
-      for (const worker of module.workers ?? []) stops.push(await worker(ctx));
+      for (const worker of [housekeeping, ...(module.workers ?? [])]) stops.push(await worker(ctx));
       for (const definition of module.consumers ?? []) stops.push(await startConsumer(ctx, definition));
     }
 

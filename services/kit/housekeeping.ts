@@ -1,0 +1,27 @@
+import { qualified } from "./db/orm.js";
+import { leasedJob } from "./lease.js";
+import type { ServiceContext } from "./module.js";
+
+/** How long the kit's bookkeeping rows are kept once they are done with. */
+export const RETENTION = {
+  /** Sent events: JetStream keeps its own copy a week. */
+  sentEventsDays: 7,
+  /** Handled-event marks: far longer than any redelivery. */
+  inboxDays: 30,
+  /** Idempotency keys: a retry within a month gets the first answer. */
+  idempotencyDays: 30,
+};
+
+/** Removes the kit's rows that are done with: sent events, old inbox marks and idempotency keys. */
+export async function pruneKitTables(ctx: ServiceContext): Promise<void> {
+  const connection = ctx.orm.em.getConnection();
+  const now = ctx.clock.now();
+  const before = (days: number) => new Date(now.getTime() - days * 86_400_000);
+  const em = ctx.orm.em;
+  await connection.execute(`delete from ${qualified(em, "outbox")} where sent_at < ?`, [before(RETENTION.sentEventsDays)]);
+  await connection.execute(`delete from ${qualified(em, "inbox")} where handled_at < ?`, [before(RETENTION.inboxDays)]);
+  await connection.execute(`delete from ${qualified(em, "idempotency_keys")} where created_at < ?`, [before(RETENTION.idempotencyDays)]);
+}
+
+/** Runs hourly on one instance of each service (the host starts it for every module). */
+export const housekeeping = leasedJob("kit.housekeeping", { everyMs: 3_600_000 }, pruneKitTables);
