@@ -27,6 +27,11 @@ export const neverAborted = new AbortController().signal;
 /** The deadline of an in-memory call, set by the transport that made it. */
 export const deadlineKey = createContextKey<number | undefined>(undefined, { description: "pf call deadline" });
 
+/** Runs `work` outside any call (background work a call merely woke up). */
+export function outsideCall<T>(work: () => T): T {
+  return scope.exit(work);
+}
+
 export function currentCall(): Call | undefined {
   return scope.getStore();
 }

@@ -90,14 +90,14 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
 
     const contexts = new Map<string, ServiceContext>();
     const orms: MikroORM[] = [];
+    const relays: OutboxRelay[] = [];
     for (const module of modules) {
       const orm = await openServiceDatabase({ key: module.key, ...module.schema }, databaseUrl, config.dbPoolSize);
       orms.push(orm);
       stops.push(() => orm.close());
       await bus.ensureStream(module.key);
-      const relay = new OutboxRelay(orm, bus, logger.child({ service: module.key, relay: true }));
-      relay.start();
-      stops.push(() => relay.stop());
+      const relay = new OutboxRelay(orm, bus, logger.child({ service: module.key, relay: true }), module.key);
+      relays.push(relay);
       const callerInterceptors = [propagateRequestId(), bearer(serviceToken(keys, module))];
       const transports = new Transports(localTransport(callerInterceptors), localKeys, config.serviceUrls, callerInterceptors);
       const ctx = serviceContext({ module, config, logger, clock, orm, bus, relay, transports });
@@ -108,6 +108,12 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       }
       for (const worker of [housekeeping, ...(module.workers ?? [])]) stops.push(await worker(ctx));
       for (const definition of module.consumers ?? []) stops.push(await startConsumer(ctx, definition));
+    }
+
+    // Relays start once every consumer listens, and stop before any consumer does.
+    for (const relay of relays) {
+      relay.start();
+      stops.push(() => relay.stop());
     }
 
     // Stops run last-first: the servers below stop taking calls, the calls being served finish

@@ -104,4 +104,25 @@ describe.skipIf(!process.env.NATS_URL)("the outbox relay on JetStream", () => {
     expect(received).not.toContain("network.poison.big");
     subscription.unsubscribe();
   });
+
+  it("keeps the order written with two instances relaying the same outbox", async () => {
+    const other = await startTestPlatform({ services: ["network"], env: { DATABASE_URL: t.platform.databaseUrl } });
+    try {
+      const received: string[] = [];
+      const subscription = nc.subscribe("network.ordered.*", { callback: (_e, m) => void received.push(m.headers?.get("Nats-Msg-Id") ?? "") });
+      await nc.flush();
+      const ids = Array.from({ length: 300 }, (_, i) => `evt_0order${String(i).padStart(4, "0")}`);
+      const db = t.platform.contexts.get("network")!.orm.em.getConnection();
+      await db.execute(
+        `insert into network.outbox (id, subject, schema_id, payload) select id, 'network.ordered.x', 'x', '{}' from unnest(?::text[]) as id`,
+        [`{${ids.join(",")}}`],
+      );
+      await until(() => ids.every((id) => received.includes(id)), 20_000);
+      const firsts = received.filter((id, i) => received.indexOf(id) === i);
+      expect(firsts).toEqual(ids);
+      subscription.unsubscribe();
+    } finally {
+      await other.stop();
+    }
+  });
 });

@@ -4,13 +4,13 @@ import type { MigrationObject } from "@mikro-orm/core";
 /** The kit's tables in every service schema: the transactional outbox, the consumers' inbox, job leases and idempotency keys. */
 class KitTables extends Migration {
   override up(): void {
+    // Ids sort by time as bytes: the C collation keeps that order whatever the database's default.
     this.addSql(`create table outbox (
-      id text primary key,
+      id text collate "C" primary key,
       subject text not null,
       schema_id text not null,
       payload text not null,
       created_at timestamptz not null default now(),
-      lease_until timestamptz,
       sent_at timestamptz,
       attempts integer not null default 0,
       last_error text,

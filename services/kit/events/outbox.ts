@@ -1,8 +1,10 @@
 import { toJsonString, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { getOption } from "@bufbuild/protobuf";
+import { randomUUID } from "node:crypto";
 import type { EntityManager, MikroORM } from "@mikro-orm/postgresql";
 import { schema as schemaOption } from "../../../gen/pf/v1/options_pb.js";
 import { qualified } from "../db/orm.js";
+import { outsideCall } from "../call.js";
 import { newId } from "../ids.js";
 import { problem } from "../problem.js";
 import type { Logger } from "../logger.js";
@@ -47,14 +49,21 @@ interface OutboxRow {
   subject: string;
   schema_id: string;
   payload: string;
+  attempts: number;
+  waiting: boolean;
 }
 
+/** How long a relay holds the service's relay lease without renewing it (a crashed holder's lapses). */
+const RELAY_LEASE_MS = 30_000;
+const BATCH = 100;
+
 /**
- * Publishes a service's outbox in order. Rows are leased in batches (FOR UPDATE
- * SKIP LOCKED) so two instances never send the same batch at once, published
- * back to back outside any transaction, and marked sent up to the first that
- * failed; that one holds the rest until it is tried again (see `failed`), and
- * JetStream drops a resend by its Nats-Msg-Id.
+ * Publishes a service's outbox in order. One instance at a time relays (it
+ * holds the service's relay lease), so events leave in the order written even
+ * with many instances. A batch is published back to back outside any
+ * transaction and marked sent up to the first failure; that event holds the
+ * ones after it until it is tried again alone (see `failed`), and JetStream
+ * drops a resend by its Nats-Msg-Id.
  */
 export class OutboxRelay {
   private timer?: NodeJS.Timeout;
@@ -62,14 +71,18 @@ export class OutboxRelay {
   private again = false;
   private stopped = false;
   private readonly table: string;
+  private readonly leases: string;
+  private readonly holder = randomUUID();
 
   constructor(
     private readonly orm: MikroORM,
     private readonly bus: EventBus,
     private readonly logger: Logger,
+    private readonly prefix: string,
     private readonly intervalMs = 500,
   ) {
     this.table = qualified(orm.em, "outbox");
+    this.leases = qualified(orm.em, "leases");
   }
 
   start(): void {
@@ -77,14 +90,14 @@ export class OutboxRelay {
     this.wake();
   }
 
-  /** Asks for a pass now (after a commit that wrote events). */
+  /** Asks for a pass now (after a commit that wrote events). Passes run outside any caller's call. */
   wake(): void {
     if (this.stopped) return;
     if (this.running) {
       this.again = true;
       return;
     }
-    this.running = this.drain().finally(() => {
+    this.running = outsideCall(() => this.pass()).finally(() => {
       this.running = undefined;
       if (this.again) {
         this.again = false;
@@ -99,44 +112,68 @@ export class OutboxRelay {
     await this.running;
   }
 
-  private async drain(): Promise<void> {
-    for (;;) {
-      const batch = await this.lease().catch((error: unknown) => {
-        this.logger.warn({ err: error }, "outbox relay could not lease events; the next pass tries again");
-        return [];
-      });
-      if (batch.length === 0) return;
-      const outcomes = await Promise.allSettled(batch.map((row) => this.publish(row)));
-      const failed = outcomes.findIndex((outcome) => outcome.status === "rejected");
-      const connection = this.orm.em.getConnection();
+  private async pass(): Promise<void> {
+    const connection = this.orm.em.getConnection();
+    try {
+      if (!(await this.holdLease())) return;
       try {
-        const sent = (failed === -1 ? batch : batch.slice(0, failed)).map((row) => row.id);
-        if (sent.length > 0) await connection.execute(`update ${this.table} set sent_at = now(), lease_until = null where id in (?)`, [sent], "run");
-        if (failed === -1) continue;
-        // The rest go again after the failed one, in order; JetStream drops those it already has.
-        const rest = batch.slice(failed + 1).map((row) => row.id);
-        if (rest.length > 0) await connection.execute(`update ${this.table} set lease_until = null where id in (?)`, [rest], "run");
-        await this.failed(batch[failed], (outcomes[failed] as PromiseRejectedResult).reason);
-      } catch (error) {
-        this.logger.warn({ err: error }, "outbox relay could not record what it sent; the leases lapse and it is sent again");
+        while (!this.stopped && (await this.relayBatch())) await this.holdLease();
+      } finally {
+        await connection.execute(`update ${this.leases} set until = now() where name = ? and holder = ?`, [RELAY_LEASE, this.holder], "run");
       }
-      return;
+    } catch (error) {
+      this.logger.warn({ err: error }, "outbox relay pass stopped; the next pass goes on");
     }
+  }
+
+  /** Takes or renews the service's relay lease; false while another instance holds it. */
+  private async holdLease(): Promise<boolean> {
+    const taken = await this.orm.em.getConnection().execute(
+      `insert into ${this.leases} (name, holder, until) values (?, ?, now() + ? * interval '1 millisecond')
+       on conflict (name) do update set holder = excluded.holder, until = excluded.until
+       where ${this.leases}.until < now() or ${this.leases}.holder = excluded.holder
+       returning holder`,
+      [RELAY_LEASE, this.holder, RELAY_LEASE_MS],
+    );
+    return taken.length > 0;
+  }
+
+  /** Publishes the next batch in order; true when it all went and more may wait. */
+  private async relayBatch(): Promise<boolean> {
+    const connection = this.orm.em.getConnection();
+    const rows = await connection.execute<OutboxRow[]>(
+      `select id, subject, schema_id, payload, attempts, coalesce(retry_at > now(), false) as waiting
+       from ${this.table} where sent_at is null and failed_at is null order by id limit ${BATCH}`,
+    );
+    if (rows.length === 0 || rows[0].waiting) return false;
+    // An event tried before goes alone, so nothing after it reaches the stream first.
+    const batch = rows[0].attempts > 0 ? rows.slice(0, 1) : rows;
+    const outcomes = await Promise.allSettled(batch.map((row) => this.publish(row)));
+    const failed = outcomes.findIndex((outcome) => outcome.status === "rejected");
+    const sent = (failed === -1 ? batch : batch.slice(0, failed)).map((row) => row.id);
+    if (sent.length > 0) await connection.execute(`update ${this.table} set sent_at = now() where id in (?)`, [sent], "run");
+    if (failed === -1) return batch.length === BATCH || batch.length < rows.length;
+    await this.failed(batch[failed], (outcomes[failed] as PromiseRejectedResult).reason);
+    return false;
   }
 
   /**
    * A send that failed holds the events after it until its next try, after a
-   * growing pause. Failures while the bus is unreachable do not count; one the
-   * bus can never take (over its size limit), or MAX_ATTEMPTS counted ones, set
-   * it aside as failed — logged, kept, and no longer holding the rest.
+   * growing pause (under JetStream's two-minute duplicate window, so what
+   * already reached the stream is dropped when sent again). Failures while the
+   * bus is unreachable, or its stream is missing (made again), do not count;
+   * one the bus can never take (over its size limit), or MAX_ATTEMPTS counted
+   * ones, set it aside as failed: logged, kept, and no longer holding the rest.
    */
   private async failed(row: OutboxRow, reason: unknown): Promise<void> {
     const message = reason instanceof Error ? reason.message : String(reason);
-    const counted = this.bus.connected() ? 1 : 0;
+    const streamMissing = /stream not found|no stream|jetstream is not enabled|no responders/i.test(message);
+    if (streamMissing) await this.bus.ensureStream(this.prefix).catch(() => undefined);
+    const counted = this.bus.connected() && !streamMissing ? 1 : 0;
     const permanent = /max_payload|maximum payload|invalid subject/i.test(message);
     const [state] = await this.orm.em.getConnection().execute<{ attempts: number; failed: boolean }[]>(
       `update ${this.table}
-       set attempts = attempts + ?, last_error = ?, lease_until = null,
+       set attempts = attempts + ?, last_error = ?,
            retry_at = now() + least(power(2, attempts) * 1000, ?) * interval '1 millisecond',
            failed_at = case when ? or attempts + ? >= ? then now() end
        where id = ? returning attempts, failed_at is not null as failed`,
@@ -155,18 +192,6 @@ export class OutboxRelay {
       "Content-Type": "application/json",
     });
   }
-
-  private async lease(): Promise<OutboxRow[]> {
-    return this.orm.em.getConnection().execute<OutboxRow[]>(
-      `update ${this.table} set lease_until = now() + interval '30 seconds'
-       where id in (select id from ${this.table}
-                    where sent_at is null and failed_at is null and (lease_until is null or lease_until < now())
-                      and id < coalesce((select min(id) from ${this.table}
-                                         where sent_at is null and failed_at is null and retry_at > now()), '~')
-                    order by id limit 100 for update skip locked)
-       returning id, subject, schema_id, payload`,
-      [],
-      "all",
-    ).then((rows) => rows.sort((a, b) => (a.id < b.id ? -1 : 1)));
-  }
 }
+
+const RELAY_LEASE = "kit.outbox-relay";
