@@ -11,12 +11,14 @@ const REQUEST_ID = "x-request-id";
 export interface Call {
   readonly requestId: string;
   /** When the caller stops waiting (ms since the epoch). */
-  readonly deadline?: number;
+  readonly deadline: number;
   /**
    * running → committing → committed, or running → expired. A call that
    * expired never commits; one that committed is answered even if late.
    */
   state: "running" | "committing" | "committed" | "expired";
+  /** The call this one was made from, in this process: its deadline bounds this one, its commit is this one's too. */
+  readonly parent?: Call;
 }
 
 const scope = new AsyncLocalStorage<Call>();
@@ -40,31 +42,38 @@ export function currentRequestId(): string | undefined {
   return scope.getStore()?.requestId;
 }
 
-/** Server side: serves the call in its scope, and fails it as DEADLINE_EXCEEDED when its deadline passes first. */
-export function callScope(): Interceptor {
+/**
+ * Server side: serves the call in its scope, and fails it as DEADLINE_EXCEEDED
+ * when its deadline passes first. A call with no deadline of its own gets
+ * `defaultTimeoutMs`; one made from another call in process never outlives it.
+ */
+export function callScope(defaultTimeoutMs: number): Interceptor {
   return (next) => (req) => {
     let requestId = req.header.get(REQUEST_ID);
     if (!requestId) {
       requestId = randomUUID();
       req.header.set(REQUEST_ID, requestId);
     }
-    const deadline = req.contextValues.get(deadlineKey) ?? deadlineOfHeaders(req.header);
-    const call: Call = { requestId, deadline, state: "running" };
+    const parent = scope.getStore();
+    const own = req.contextValues.get(deadlineKey) ?? deadlineOfHeaders(req.header) ?? Date.now() + defaultTimeoutMs;
+    const deadline = parent ? Math.min(own, parent.deadline) : own;
+    const call: Call = { requestId, deadline, state: "running", parent };
     // Over the network Connect aborts the request at its deadline, or when the client goes away.
     const signal = req.signal;
     const onAbort = () => expire(call);
     if (signal !== neverAborted) signal.addEventListener("abort", onAbort, { once: true });
     let served = scope.run(call, () => next(req));
     if (signal !== neverAborted) served = served.finally(() => signal.removeEventListener("abort", onAbort));
-    return deadline === undefined ? served : deadlines.track(served, call);
+    return deadlines.track(served, call);
   };
 }
 
-/** Client side: a call made while serving another carries the same request id. */
-export function propagateRequestId(): Interceptor {
-  return (next) => (req) => {
-    const id = scope.getStore()?.requestId;
-    if (id && !req.header.has(REQUEST_ID)) req.header.set(REQUEST_ID, id);
+/** Client side: a call made while serving another carries its request id; a call past its deadline makes no more. */
+export function propagateCall(): Interceptor {
+  return (next) => async (req) => {
+    const call = scope.getStore();
+    if (call?.state === "expired") throw exceeded();
+    if (call && !req.header.has(REQUEST_ID)) req.header.set(REQUEST_ID, call.requestId);
     return next(req);
   };
 }
@@ -76,14 +85,19 @@ export function propagateRequestId(): Interceptor {
 export async function commitWithin<T>(commit: () => Promise<T>): Promise<T> {
   const call = scope.getStore();
   if (!call) return commit();
-  if (call.state === "expired") throw exceeded();
+  if (call.state === "expired" || (call.state === "running" && Date.now() > call.deadline)) {
+    expire(call);
+    throw exceeded();
+  }
+  const before = call.state;
   call.state = "committing";
   try {
     const result = await commit();
-    call.state = "committed";
+    // What committed here is the outer calls' doing too: none of them may be answered "deadline exceeded" now.
+    for (let c: Call | undefined = call; c; c = c.parent) if (c.state !== "expired") c.state = "committed";
     return result;
   } finally {
-    if (call.state === "committing") call.state = "running";
+    if (call.state === "committing") call.state = before;
   }
 }
 
@@ -123,7 +137,7 @@ class Deadlines {
         (value) => {
           this.running.delete(call);
           // An answer that came late but committed nothing is still late; one that committed is the truth.
-          if (call.state !== "committed" && Date.now() > call.deadline!) {
+          if (call.state !== "committed" && Date.now() > call.deadline) {
             expire(call);
             reject(exceeded());
           } else resolve(value);
@@ -139,7 +153,7 @@ class Deadlines {
   private sweep(): void {
     const now = Date.now();
     for (const [call, fail] of this.running) {
-      if (call.deadline! > now || !expire(call)) continue;
+      if (call.deadline > now || !expire(call)) continue;
       this.running.delete(call);
       fail(exceeded());
     }

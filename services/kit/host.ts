@@ -20,7 +20,7 @@ import { createLogger, type Logger } from "./logger.js";
 import type { Implementation, ServiceContext, ServiceModule } from "./module.js";
 import { healthRoutes } from "./rpc/health.js";
 import { reflectionRoutes } from "./rpc/reflection.js";
-import { callScope, propagateRequestId } from "./call.js";
+import { callScope, propagateCall } from "./call.js";
 import { CallGuard } from "./rpc/guard.js";
 import { inputGuard } from "./rpc/input.js";
 import { LocalServices } from "./rpc/local-transport.js";
@@ -76,7 +76,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
 
     // Every pf service call: in its scope (request id, deadline), counted and kept from leaking internals, enforced, its input checked.
     const guard = new CallGuard(logger);
-    const serverInterceptors = [callScope(), guard.interceptor(), enforcement(verifier), inputGuard()];
+    const serverInterceptors = [callScope(config.callTimeoutMs), guard.interceptor(), enforcement(verifier), inputGuard()];
     const implementations: Implementation[] = [];
     const local = new LocalServices();
     const routes = (router: ConnectRouter) => {
@@ -98,7 +98,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       await bus.ensureStream(module.key);
       const relay = new OutboxRelay(orm, bus, logger.child({ service: module.key, relay: true }), module.key);
       relays.push(relay);
-      const callerInterceptors = [propagateRequestId(), bearer(serviceToken(keys, module))];
+      const callerInterceptors = [propagateCall(), bearer(serviceToken(keys, module))];
       const transports = new Transports(localTransport(callerInterceptors), localKeys, config.serviceUrls, callerInterceptors);
       const ctx = serviceContext({ module, config, logger, clock, orm, bus, relay, transports });
       contexts.set(module.key, ctx);

@@ -1,5 +1,6 @@
 import type { EntityManager, MikroORM } from "@mikro-orm/postgresql";
-import { commitWithin } from "./call.js";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { commitWithin, currentCall } from "./call.js";
 
 const RETRYABLE = new Set(["40001", "40P01"]);
 
@@ -13,6 +14,7 @@ export async function inTransaction<T>(orm: MikroORM, work: (em: EntityManager) 
     const em = orm.em.fork();
     await em.begin();
     try {
+      await boundByDeadline(em);
       const result = await work(em);
       await em.flush();
       await commitWithin(() => em.commit());
@@ -24,4 +26,17 @@ export async function inTransaction<T>(orm: MikroORM, work: (em: EntityManager) 
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
     }
   }
+}
+
+/**
+ * No statement of the transaction outlives the call's deadline: a wait on a
+ * lock ends there (57014, answered 504) and frees the connection, instead of
+ * holding it for a caller that has gone.
+ */
+async function boundByDeadline(em: EntityManager): Promise<void> {
+  const call = currentCall();
+  if (!call) return;
+  const remaining = Math.ceil(call.deadline - Date.now());
+  if (remaining <= 0) throw new ConnectError("the call's deadline passed", Code.DeadlineExceeded);
+  await em.getConnection().execute(`set local statement_timeout = ${remaining}`, [], "run", em.getTransactionContext());
 }

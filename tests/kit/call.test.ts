@@ -1,22 +1,61 @@
 import { createContextValues, type UnaryRequest } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { callScope, currentRequestId, propagateRequestId } from "../../services/kit/call.js";
+import { callScope, commitWithin, currentCall, currentRequestId, deadlineKey, propagateCall } from "../../services/kit/call.js";
 
 const request = (headers: Record<string, string> = {}) =>
   ({ header: new Headers(headers), signal: new AbortController().signal, contextValues: createContextValues() }) as unknown as UnaryRequest;
 
 describe("request ids", () => {
   it("cross from a served call into the calls it makes", async () => {
-    const outgoing = propagateRequestId()(async (req) => req.header.get("x-request-id") as never);
-    const served = callScope()(async () => ({ seen: currentRequestId(), forwarded: await outgoing(request()) }) as never);
+    const outgoing = propagateCall()(async (req) => req.header.get("x-request-id") as never);
+    const served = callScope(10_000)(async () => ({ seen: currentRequestId(), forwarded: await outgoing(request()) }) as never);
     expect(await served(request({ "x-request-id": "req-42" }))).toEqual({ seen: "req-42", forwarded: "req-42" });
   });
 
   it("are made for a call that arrives without one, and absent outside any call", async () => {
-    const served = callScope()(async (req) => ({ header: req.header.get("x-request-id"), seen: currentRequestId() }) as never);
+    const served = callScope(10_000)(async (req) => ({ header: req.header.get("x-request-id"), seen: currentRequestId() }) as never);
     const { header, seen } = (await served(request())) as unknown as { header: string; seen: string };
     expect(header).toMatch(/^[0-9a-f-]{36}$/);
     expect(seen).toBe(header);
     expect(currentRequestId()).toBeUndefined();
+  });
+});
+
+describe("calls made from calls, in process", () => {
+  const inner = (deadline: number) =>
+    ({ header: new Headers(), signal: new AbortController().signal, contextValues: createContextValues().set(deadlineKey, deadline) }) as unknown as UnaryRequest;
+
+  it("never outlive the call they were made from", async () => {
+    const outer = callScope(10_000)(async () => {
+      const seen = await callScope(10_000)(async () => currentCall()!.deadline as never)(inner(Date.now() + 60_000));
+      return { outer: currentCall()!.deadline, inner: seen } as never;
+    });
+    const { outer: outerDeadline, inner: innerDeadline } = (await outer(request())) as unknown as { outer: number; inner: number };
+    expect(innerDeadline).toBe(outerDeadline);
+  });
+
+  it("make the outer call's answer stand once they commit, even if it comes late", async () => {
+    const outer = callScope(50)(async () => {
+      await callScope(10_000)(async () => (await commitWithin(async () => "written")) as never)(inner(Date.now() + 10_000));
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      return "answer" as never;
+    });
+    await expect(outer(request())).resolves.toBe("answer");
+  });
+
+  it("are refused, and commit nothing, once the outer call's deadline passed", async () => {
+    const outgoing = propagateCall()(async () => "called" as never);
+    const after: string[] = [];
+    const outer = callScope(30)(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      after.push(await commitWithin(async () => "written").catch((error: Error) => error.message));
+      after.push(String(await outgoing(request()).catch((error: Error) => error.message)));
+      return "late" as never;
+    });
+    await expect(outer(request())).rejects.toThrow(/deadline/);
+    // The handler went on after its caller was answered: neither its commit nor its call went through.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(after).toHaveLength(2);
+    expect(after.every((outcome) => /deadline/.test(outcome))).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-import { ConnectError, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../logger.js";
 import { isDatabaseUnavailable } from "../db/unavailable.js";
 import { problem } from "../problem.js";
@@ -23,6 +23,8 @@ export class CallGuard {
         return await next(req);
       } catch (error) {
         if (error instanceof ConnectError) throw error;
+        // The transaction's statement timeout, set to the call's deadline.
+        if ((error as { code?: unknown }).code === "57014") throw new ConnectError("the call's deadline passed", Code.DeadlineExceeded);
         if (isDatabaseUnavailable(error)) {
           this.logger.warn({ err: error, rpc: req.method.name }, "database unreachable");
           throw problem(503, "dependency.unavailable", "The database is unreachable; try again shortly.");
