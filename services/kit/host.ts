@@ -59,6 +59,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   if (unknown.length > 0) throw new Error(`PF_SERVICES names services this platform does not have: ${unknown.join(", ")}`);
   const modules = options.modules.filter((m) => !config.services || config.services.includes(m.key));
   const stops: (() => Promise<void>)[] = [];
+  let stopping: Promise<void> | undefined;
   try {
     const keys = await loadKeys(config);
     const verifier = new TokenVerifier(keys);
@@ -147,7 +148,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       transport,
       mintToken: (claims) => mintToken(keys, claims),
       readiness,
-      stop: () => stopAll(stops),
+      // A second signal while stopping waits for the same stop.
+      stop: () => (stopping ??= stopAll(stops)),
     };
   } catch (error) {
     await stopAll(stops);
@@ -201,5 +203,5 @@ function lazy<T>(make: () => T): () => T {
 }
 
 async function stopAll(stops: (() => Promise<void>)[]): Promise<void> {
-  for (const stop of stops.reverse()) await stop().catch(() => undefined);
+  for (const stop of [...stops].reverse()) await stop().catch(() => undefined);
 }

@@ -41,3 +41,28 @@ describe("stopping the host", () => {
     expect(answer.response).toMatchObject({ balance: "10" });
   });
 });
+
+describe("stopping the gateway", () => {
+  it("answers the request being served and does not wait out keep-alive sockets", async () => {
+    const t = await startTestPlatform({ services: ["network"] });
+    const token = await t.token({ kind: "service", svc: "community", caps: ["network.coins.credit"], app_id: "app_gw" });
+    const credit = (key: string) => t.http("POST", "/network/internal/coins/credit", { token, body: { subject: "usr_gw1", amount: 2, idempotency_key: key } });
+    expect((await credit("g0")).status).toBe(200);
+    const holder = new pg.Client({ connectionString: t.platform.databaseUrl });
+    await holder.connect();
+    await holder.query("begin");
+    await holder.query("select 1 from network.coin_accounts where app_id = 'app_gw' and subject = 'usr_gw1' for update");
+    const waiting = credit("g1");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const started = Date.now();
+    const stopping = t.stop();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await holder.query("commit");
+    await holder.end();
+    const answer = await waiting;
+    await stopping;
+    expect(answer.status).toBe(200);
+    expect(answer.body.balance).toBe("4");
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});

@@ -178,6 +178,7 @@ describe("text no service can store", () => {
     ["a NUL in a query parameter", "GET", "/network/internal/identity/resolve?service=tips&local_id=%00", undefined, "local_id"],
     ["a lone surrogate inside a record", "PUT", "/network/internal/modules/network/usr_a1", { record: { a: "\ud800" } }, "record.a"],
     ["a number past double range inside a record", "PUT", "/network/internal/modules/network/usr_a1", '{"record":{"a":1e400}}', "record.a"],
+    ["a NUL in a record's key", "PUT", "/network/internal/modules/network/usr_a1", '{"record":{"a\\u0000b":1}}', "record.a\u0000b"],
   ])("refuses %s with 400 naming the field, and writes nothing", async (_what, method, path, body, field) => {
     const token = await t.token({ kind: "service", svc: "network", caps: ["network.notifications.push", "identity.subject.resolve", "network.modules.write"] });
     const answer = await t.http(method, path, { token, body });

@@ -12,7 +12,7 @@ import { problem } from "../problem.js";
  */
 export class CallGuard {
   private serving = 0;
-  private idle?: () => void;
+  private readonly idle = new Set<() => void>();
 
   constructor(private readonly logger: Logger) {}
 
@@ -32,7 +32,7 @@ export class CallGuard {
         this.logger.error({ err: error, rpc: req.method.name }, "unhandled error in handler");
         throw problem(500, "internal", "The server failed to answer; the failure was logged.");
       } finally {
-        if (--this.serving === 0) this.idle?.();
+        if (--this.serving === 0) for (const resolve of this.idle) resolve();
       }
     };
   }
@@ -41,11 +41,13 @@ export class CallGuard {
   drained(limitMs: number): Promise<void> {
     if (this.serving === 0) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, limitMs);
-      this.idle = () => {
+      const done = () => {
         clearTimeout(timer);
+        this.idle.delete(done);
         resolve();
       };
+      const timer = setTimeout(done, limitMs);
+      this.idle.add(done);
     });
   }
 }

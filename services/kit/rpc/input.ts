@@ -17,32 +17,47 @@ export function inputGuard(): Interceptor {
   };
 }
 
-/** The path of the first unstorable value in a message or JSON value, or undefined. */
+/** The path of the first unstorable value (or object key) in a message or JSON value, or undefined. */
 export function unstorable(value: unknown, path: string): string | undefined {
+  const trail = find(value);
+  if (trail === undefined) return undefined;
+  return trail.reduce<string>((at, step) => (typeof step === "number" ? `${at}[${step}]` : at === "" ? step : `${at}.${step}`), path);
+}
+
+/** The steps to the first unstorable value, built only on the way back out from one. */
+function find(value: unknown): (string | number)[] | undefined {
   switch (typeof value) {
     case "string":
-      return value.includes("\u0000") || !value.isWellFormed() ? path : undefined;
+      return badText(value) ? [] : undefined;
     case "number":
-      return Number.isFinite(value) ? undefined : path;
+      return Number.isFinite(value) ? undefined : [];
     case "object": {
       if (value === null || value instanceof Uint8Array) return undefined;
       if (Array.isArray(value)) {
         for (let i = 0; i < value.length; i++) {
-          const found = unstorable(value[i], `${path}[${i}]`);
-          if (found !== undefined) return found;
+          const trail = find(value[i]);
+          if (trail) return [i, ...trail];
         }
         return undefined;
       }
-      for (const [key, member] of Object.entries(value)) {
+      // A message's members are lowerCamel in code and snake_case in the contract; JSON keys are as given.
+      const message = "$typeName" in value;
+      for (const key in value) {
         if (key === "$typeName" || key === "$unknown") continue;
-        const found = unstorable(member, path === "" ? snake(key) : `${path}.${snake(key)}`);
-        if (found !== undefined) return found;
+        const step = message ? snake(key) : key;
+        if (!message && badText(key)) return [step];
+        const trail = find((value as Record<string, unknown>)[key]);
+        if (trail) return [step, ...trail];
       }
       return undefined;
     }
     default:
       return undefined;
   }
+}
+
+function badText(text: string): boolean {
+  return text.includes("\u0000") || !text.isWellFormed();
 }
 
 /** Message members are lowerCamel in code; the contract names them snake_case. */
