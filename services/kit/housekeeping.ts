@@ -23,5 +23,5 @@ export async function pruneKitTables(ctx: ServiceContext): Promise<void> {
   await connection.execute(`delete from ${qualified(em, "idempotency_keys")} where created_at < ?`, [before(RETENTION.idempotencyDays)]);
 }
 
-/** Runs hourly on one instance of each service (the host starts it for every module). */
-export const housekeeping = leasedJob("kit.housekeeping", { everyMs: 3_600_000 }, pruneKitTables);
+/** Runs hourly (first a minute or two after start) on one instance of each service; the host starts it for every module. */
+export const housekeeping = leasedJob("kit.housekeeping", { everyMs: 3_600_000, firstAfterMs: 60_000 + Math.random() * 60_000 }, pruneKitTables);

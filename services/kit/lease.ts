@@ -8,7 +8,11 @@ import type { ServiceContext, Worker } from "./module.js";
  * so two instances never run it at once, and a lease left by a crashed
  * instance lapses after `leaseMs`.
  */
-export function leasedJob(name: string, options: { everyMs: number; leaseMs?: number }, run: (ctx: ServiceContext) => Promise<void>): Worker {
+export function leasedJob(
+  name: string,
+  options: { everyMs: number; leaseMs?: number; firstAfterMs?: number },
+  run: (ctx: ServiceContext) => Promise<void>,
+): Worker {
   const leaseMs = options.leaseMs ?? Math.max(30_000, options.everyMs * 2);
   return async (ctx) => {
     const holder = randomUUID();
@@ -24,19 +28,30 @@ export function leasedJob(name: string, options: { everyMs: number; leaseMs?: nu
         [name, holder, leaseMs],
       );
       if (taken.length === 0) return;
+      // A run longer than the lease keeps it: renewed every third of the lease while it runs.
+      const renewal = setInterval(() => {
+        void connection
+          .execute(`update ${table} set until = now() + ? * interval '1 millisecond' where name = ? and holder = ?`, [leaseMs, name, holder])
+          .catch(() => undefined);
+      }, leaseMs / 3);
       try {
         await run(ctx);
       } finally {
+        clearInterval(renewal);
         await connection.execute(`update ${table} set until = now() where name = ? and holder = ?`, [name, holder]);
       }
     };
-    const timer = setInterval(() => {
+    const tick = () => {
       running ??= pass()
         .catch((error: unknown) => ctx.logger.error({ err: error, job: name }, "leased job failed; the next pass tries again"))
         .finally(() => (running = undefined));
-    }, options.everyMs);
+    };
+    const timer = setInterval(tick, options.everyMs);
+    // A long period would otherwise mean no pass at all on instances that restart more often.
+    const first = options.firstAfterMs === undefined ? undefined : setTimeout(tick, options.firstAfterMs);
     return async () => {
       clearInterval(timer);
+      clearTimeout(first);
       await running;
     };
   };

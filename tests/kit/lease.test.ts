@@ -36,6 +36,22 @@ describe("leased background jobs", () => {
     for (let i = 1; i < ordered.length; i++) expect(ordered[i].start).toBeGreaterThanOrEqual(ordered[i - 1].end);
   });
 
+  it("keep the lease while a run takes longer than the lease itself", async () => {
+    const runs: { instance: string; start: number; end: number }[] = [];
+    const job = (instance: string) =>
+      leasedJob("long-sweep", { everyMs: 20, leaseMs: 150 }, async () => {
+        const start = performance.now();
+        await sleep(400);
+        runs.push({ instance, start, end: performance.now() });
+      });
+    const stops = await Promise.all([job("first")(first.platform.contexts.get("network")!), job("second")(second.platform.contexts.get("network")!)]);
+    await sleep(1_000);
+    await Promise.all(stops.map((stop) => stop()));
+    const ordered = [...runs].sort((a, b) => a.start - b.start);
+    expect(ordered.length).toBeGreaterThan(0);
+    for (let i = 1; i < ordered.length; i++) expect(ordered[i].start).toBeGreaterThanOrEqual(ordered[i - 1].end);
+  });
+
   it("wait out a lease another instance holds until it lapses", async () => {
     const ctx = first.platform.contexts.get("network")!;
     await ctx.orm.em.getConnection().execute(

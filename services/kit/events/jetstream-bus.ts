@@ -72,6 +72,8 @@ export class JetStreamBus implements EventBus {
         ack_policy: AckPolicy.Explicit,
         deliver_policy: from === "all" ? DeliverPolicy.All : DeliverPolicy.New,
         ack_wait: 30_000_000_000,
+        // One event at a time, so a redelivered event is applied before the ones after it.
+        max_ack_pending: 1,
       }),
     );
     const consumer = await this.js.consumers.get(stream, durable);

@@ -15,9 +15,7 @@ interface Subscriber {
 export class InProcessBus implements EventBus {
   private readonly subscribers = new Set<Subscriber>();
   private readonly delivered = new Set<string>();
-  private last: Promise<void> = Promise.resolve();
-  private queued = 0;
-  private failedAhead = false;
+  private readonly queues = new Map<string, { last: Promise<void>; queued: number; failedAhead: boolean }>();
 
   constructor(private readonly logger: Logger) {
     logger.info("NATS_URL is unset: events go to an in-process bus and do not leave this process");
@@ -27,20 +25,25 @@ export class InProcessBus implements EventBus {
 
   /**
    * Events are delivered one at a time, in the order published, as a JetStream
-   * consumer receives them; once a consumer fails, the events queued behind it
-   * fail too, so the relay sends them again after it, in order.
+   * consumer receives them; once a consumer fails, the events of the same
+   * service queued behind it fail too, so its relay sends them again after it,
+   * in order. Each service's events queue on their own.
    */
   publish(subject: string, id: string, data: Uint8Array, headers: Record<string, string>): Promise<void> {
-    this.queued++;
-    const delivery = this.last.then(() => {
-      if (this.failedAhead) throw new Error("an earlier event failed; this one waits to be sent again after it");
+    const prefix = subject.slice(0, subject.indexOf("."));
+    let queue = this.queues.get(prefix);
+    if (!queue) this.queues.set(prefix, (queue = { last: Promise.resolve(), queued: 0, failedAhead: false }));
+    const own = queue;
+    own.queued++;
+    const delivery = own.last.then(() => {
+      if (own.failedAhead) throw new Error("an earlier event failed; this one waits to be sent again after it");
       return this.deliver(subject, id, data, headers).catch((error: unknown) => {
-        this.failedAhead = true;
+        own.failedAhead = true;
         throw error;
       });
     });
-    this.last = delivery.catch(() => undefined).finally(() => {
-      if (--this.queued === 0) this.failedAhead = false;
+    own.last = delivery.catch(() => undefined).finally(() => {
+      if (--own.queued === 0) own.failedAhead = false;
     });
     return delivery;
   }
