@@ -1,7 +1,7 @@
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
+import { holdCoinAccount } from "../support/row-lock.js";
 import { describe, expect, it } from "vitest";
 import { startTestPlatform } from "../support/platform.js";
 
@@ -23,16 +23,12 @@ describe("stopping the host", () => {
     expect((await credit("k0")).error).toBeNull();
 
     // Hold the account's row so the next credit waits inside its transaction.
-    const holder = new pg.Client({ connectionString: t.platform.databaseUrl });
-    await holder.connect();
-    await holder.query("begin");
-    await holder.query("select 1 from network.coin_accounts where app_id = 'app_stop' and subject = 'usr_stop1' for update");
+    const held = await holdCoinAccount(t.platform.databaseUrl, "app_stop", "usr_stop1");
     const waiting = credit("k1");
     await new Promise((resolve) => setTimeout(resolve, 200));
     const stopping = t.stop();
     await new Promise((resolve) => setTimeout(resolve, 200));
-    await holder.query("commit");
-    await holder.end();
+    await held.release();
 
     const answer = await waiting;
     await stopping;
@@ -48,17 +44,13 @@ describe("stopping the gateway", () => {
     const token = await t.token({ kind: "service", svc: "community", caps: ["network.coins.credit"], app_id: "app_gw" });
     const credit = (key: string) => t.http("POST", "/network/internal/coins/credit", { token, body: { subject: "usr_gw1", amount: 2, idempotency_key: key } });
     expect((await credit("g0")).status).toBe(200);
-    const holder = new pg.Client({ connectionString: t.platform.databaseUrl });
-    await holder.connect();
-    await holder.query("begin");
-    await holder.query("select 1 from network.coin_accounts where app_id = 'app_gw' and subject = 'usr_gw1' for update");
+    const held = await holdCoinAccount(t.platform.databaseUrl, "app_gw", "usr_gw1");
     const waiting = credit("g1");
     await new Promise((resolve) => setTimeout(resolve, 200));
     const started = Date.now();
     const stopping = t.stop();
     await new Promise((resolve) => setTimeout(resolve, 200));
-    await holder.query("commit");
-    await holder.end();
+    await held.release();
     const answer = await waiting;
     await stopping;
     expect(answer.status).toBe(200);

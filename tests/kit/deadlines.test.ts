@@ -1,4 +1,4 @@
-import pg from "pg";
+import { holdCoinAccount } from "../support/row-lock.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 
@@ -15,16 +15,12 @@ describe("a call whose deadline passes", () => {
     expect(credit.body.balance).toBe("10");
 
     // Another session holds the account, so the debit waits past its deadline inside its transaction.
-    const holder = new pg.Client({ connectionString: t.platform.databaseUrl });
-    await holder.connect();
-    await holder.query("begin");
-    await holder.query("select 1 from network.coin_accounts where app_id = 'app_dl' and subject = 'usr_dl1' for update");
+    const held = await holdCoinAccount(t.platform.databaseUrl, "app_dl", "usr_dl1");
     const debit = t.http("POST", "/network/internal/coins/debit", { token, body: { subject: "usr_dl1", amount: 3 } });
     const late = await debit;
     expect(late.status).toBe(504);
     expect(late.body).toMatchObject({ status: 504, code: "deadline_exceeded" });
-    await holder.query("commit");
-    await holder.end();
+    await held.release();
 
     // The debit went on once the row was free, and rolled back instead of committing.
     await new Promise((resolve) => setTimeout(resolve, 300));
