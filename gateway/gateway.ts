@@ -11,7 +11,7 @@ import { bindingsOf, type Binding } from "./bindings.js";
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, REQUEST_ID_HEADER } from "./headers.js";
 import { openApiDocument } from "./openapi.js";
 import { instanceOf, problemOfFastify, sendFailure, sendProblem } from "./problems.js";
-import { mountPoints, registerBindings } from "./routes.js";
+import { mountPoints, registerBindings, type AllowedMethods } from "./routes.js";
 
 export interface GatewayOptions {
   /** Proto services to expose, each with its pf.v1.service_key option. */
@@ -71,9 +71,17 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
     done();
   });
   app.setErrorHandler(answerFastifyError);
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, problemMessage(404, "route.not_found", `No route answers ${request.method} ${instanceOf(request)}.`), instanceOf(request)),
-  );
+  // Set once the bindings are registered; a path some binding answers to another method is 405.
+  let allowedMethods: AllowedMethods = () => [];
+  app.setNotFoundHandler((request, reply) => {
+    const path = instanceOf(request);
+    const allow = allowedMethods(request.headers.host ?? "", path);
+    if (allow.length > 0) {
+      const methods = allow.join(", ");
+      return sendProblem(reply.header("allow", methods), problemMessage(405, "route.method_not_allowed", `${request.method} is not allowed on this path; it answers ${methods}.`), path);
+    }
+    return sendProblem(reply, problemMessage(404, "route.not_found", `No route answers ${request.method} ${path}.`), path);
+  });
 
   app.get("/healthz", (_request, reply) => sendJson(reply, 200, { status: "ok" }));
   app.get("/readyz", async (_request, reply) => {
@@ -86,7 +94,7 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
   });
   serveOpenApi(app, bindings, config.hostRouting);
 
-  registerBindings(app, bindings, config.hostRouting, {
+  allowedMethods = registerBindings(app, bindings, config.hostRouting, {
     transport: options.transport,
     timeoutMs: config.callTimeoutMs,
     registry: createRegistry(...filesOf(options.services)),

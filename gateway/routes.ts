@@ -2,11 +2,10 @@ import type { DescMethodUnary, Registry } from "@bufbuild/protobuf";
 import type { Transport } from "@connectrpc/connect";
 import type { FastifyInstance, RouteHandlerMethod } from "fastify";
 import type { Logger } from "../services/kit/logger.js";
-import { problemMessage } from "../services/kit/problem.js";
 import { BODY_HOOKS } from "./bodies.js";
 import { rpcName, type Binding } from "./bindings.js";
 import { forwardedHeaders } from "./headers.js";
-import { instanceOf, sendFailure, sendProblem } from "./problems.js";
+import { sendFailure } from "./problems.js";
 import { requestMapper } from "./request.js";
 import { resultRenderer, sendResult } from "./response.js";
 import { routerPath } from "./template.js";
@@ -40,15 +39,18 @@ function hostPattern(host: string): RegExp {
   return new RegExp(`^${host.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(:\\d+)?$`, "i");
 }
 
-/** Methods a known path answers 405 to when no binding uses them. */
-const ROUTED_VERBS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+/** Which methods a path answers, for 405 Allow: what the router did not match. */
+export type AllowedMethods = (host: string, path: string) => string[];
 
 /**
- * Registers every binding at each of its mount points, then the 405 answers:
- * every routed method a known path has no binding for, with an Allow header.
+ * Registers every binding at each of its mount points, and answers which
+ * methods a path the router found nothing for does answer (405 instead of
+ * 404). Decided after routing, never by routes of its own: a fixed path for
+ * one method must not hide a variable one for another (`POST /pastes/bulk`
+ * beside `PUT /pastes/{slug}`).
  */
-export function registerBindings(app: FastifyInstance, bindings: readonly Binding[], hostRouting: Record<string, string>, context: RouteContext): void {
-  const paths = new Map<string, { url: string; point: MountPoint; verbs: Set<string> }>();
+export function registerBindings(app: FastifyInstance, bindings: readonly Binding[], hostRouting: Record<string, string>, context: RouteContext): AllowedMethods {
+  const known: { pattern: RegExp; host?: RegExp; verb: string }[] = [];
   for (const binding of bindings) {
     const build = BODY_HOOKS.find((hook) => hook.claims(binding))?.handler ?? jsonHandler;
     const handler = build(binding, context);
@@ -59,23 +61,23 @@ export function registerBindings(app: FastifyInstance, bindings: readonly Bindin
       } catch (error) {
         throw new Error(`${rpcName(binding.method)}: cannot route ${binding.verb} ${url}: ${(error as Error).message}`);
       }
-      const id = `${point.constraints?.host.source ?? ""} ${url}`;
-      const known = paths.get(id) ?? { url, point, verbs: new Set<string>() };
-      known.verbs.add(binding.verb);
-      paths.set(id, known);
+      known.push({ pattern: pathPattern(url), host: point.constraints?.host, verb: binding.verb });
     }
   }
-  for (const { url, point, verbs } of paths.values()) {
-    const allow = [...verbs, ...(verbs.has("GET") ? ["HEAD"] : [])].join(", ");
-    const handler: RouteHandlerMethod = async (request, reply) =>
-      sendProblem(
-        reply.header("allow", allow),
-        problemMessage(405, "route.method_not_allowed", `${request.method} is not allowed on this path; it answers ${allow}.`),
-        instanceOf(request),
-      );
-    const missing = ROUTED_VERBS.filter((verb) => !verbs.has(verb));
-    if (missing.length > 0) app.route({ method: missing, url, handler, ...(point.constraints && { constraints: point.constraints }) });
-  }
+  return (host, path) => {
+    const verbs = new Set(known.filter((k) => (!k.host || k.host.test(host)) && k.pattern.test(path)).map((k) => k.verb));
+    if (verbs.has("GET")) verbs.add("HEAD");
+    return [...verbs];
+  };
+}
+
+/** A router path (`/network/internal/modules/:p0/:p1`, `…/*`) as a pattern over request paths. */
+function pathPattern(url: string): RegExp {
+  const source = url
+    .split("/")
+    .map((part) => (part === "*" ? ".+" : part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+    .join("/");
+  return new RegExp(`^${source}$`);
 }
 
 /** The handler of a unary binding: request → input message → RPC → JSON answer or problem. */

@@ -36,3 +36,18 @@ describe("hooks for bindings the JSON path does not serve", () => {
     await app.close();
   });
 });
+
+describe("405 answers", () => {
+  it("never hide a variable route behind another method's fixed path", async () => {
+    const app = Fastify();
+    const context = { transport: createRouterTransport(() => {}), timeoutMs: 1000, registry: createRegistry(), logger: createLogger("silent") };
+    const allowed = registerBindings(app, [{ ...binding("check", "/m/{service}/x") }, { ...binding("check", "/m/bulk/x"), verb: "POST" }], {}, context);
+    // GET /health/m/bulk/x is the variable route's (service=bulk), not a 405 for the fixed POST path.
+    expect((await app.inject({ url: "/health/m/bulk/x" })).statusCode).not.toBe(405);
+    expect(allowed("", "/health/m/bulk/x").sort()).toEqual(["GET", "HEAD", "POST"]);
+    expect(allowed("", "/health/m/abc/x").sort()).toEqual(["GET", "HEAD"]);
+    expect(allowed("", "/health/other")).toEqual([]);
+    await app.close();
+  });
+});
+
