@@ -94,6 +94,18 @@ describe("coin debit", () => {
   });
 });
 
+describe("a token acts only for its own app_id, on every coin route", () => {
+  it.each([
+    ["credit", "/network/internal/coins/credit", (who: string) => ({ subject: who, amount: 1, idempotency_key: `x-${who}`, app_id: "app_main" })],
+    ["debit", "/network/internal/coins/debit", (who: string) => ({ subject: who, amount: 1, app_id: "app_main" })],
+    ["transfer", "/network/internal/coins/transfer", (who: string) => ({ from_subject: who, to_subject: user(), amount: 1, app_id: "app_main" })],
+  ])("%s: 403 coins.app_mismatch for another app, coins.app_required without one", async (_route, path, body) => {
+    const who = user();
+    expect((await t.http("POST", path, { token: otherApp, body: body(who) })).body).toMatchObject({ status: 403, code: "coins.app_mismatch" });
+    expect((await t.http("POST", path, { token: noApp, body: body(who) })).body).toMatchObject({ status: 403, code: "coins.app_required" });
+  });
+});
+
 describe("a token acts only for its own app_id", () => {
   it("keeps each app's coins apart and refuses another app_id (403 coins.app_mismatch)", async () => {
     const subject = user();
@@ -136,6 +148,21 @@ describe("coin transfer", () => {
     expect(short.body.code).toBe("insufficient_funds");
     const after = await debit({ subject: to, amount: 4 });
     expect(after.body.balance).toBe("0");
+  });
+
+  it("moves nothing when the receiving side refuses: both balances and the ledger stay as they were", async () => {
+    const [from, to] = [user(), user()];
+    await credit({ subject: from, amount: 10, idempotency_key: `f-${from}` });
+    await credit({ subject: to, amount: "1000000000000000", idempotency_key: `f-${to}` });
+    const refused = await transfer({ from_subject: from, to_subject: to, amount: 4 });
+    expect(refused.body).toMatchObject({ status: 409, code: "coins.balance_limit" });
+    const db = t.platform.contexts.get("network")!.orm.em.getConnection();
+    const rows = await db.execute<{ subject: string; balance: string; entries: string }[]>(
+      `select a.subject, a.balance, (select count(*) from network.coin_entries e where e.app_id = a.app_id and e.subject = a.subject) as entries
+       from network.coin_accounts a where a.app_id = 'app_main' and a.subject in (?) order by a.subject`,
+      [[from, to]],
+    );
+    expect(Object.fromEntries(rows.map((r) => [r.subject, [r.balance, r.entries]]))).toEqual({ [from]: ["10", "1"], [to]: ["1000000000000000", "1"] });
   });
 
   it("refuses a transfer to oneself", async () => {
