@@ -54,9 +54,11 @@ describe("module namespaces", () => {
     for (const bad of ["", "Games", "1abc", "a..b", "x".repeat(65)]) expect(() => requireNamespace(bad)).toThrow(/namespace/);
     expect(parseIfMatch(null)).toBeUndefined();
     expect(parseIfMatch('"7"')).toBe(7n);
-    expect(parseIfMatch('W/"7"')).toBe(7n);
     expect(parseIfMatch("7")).toBe(7n);
-    expect(() => parseIfMatch("*")).toThrow(/If-Match/);
+    // Strong comparison: a weak tag never matches; `*` matches any current record.
+    expect(parseIfMatch('W/"7"')).toBe("never");
+    expect(parseIfMatch("*")).toBe("any");
+    expect(() => parseIfMatch("seven")).toThrow(/If-Match/);
   });
 });
 

@@ -43,6 +43,16 @@ describe("module records", () => {
     expect(viaBody.status).toBe(412);
   });
 
+  it("compares If-Match strongly: a weak tag never matches, * matches any existing record", async () => {
+    const target = "/network/internal/modules/space/usr_m5";
+    expect((await t.http("PUT", target, { token: space, body: { record: { v: 0 } }, headers: { "if-match": "*" } })).status).toBe(412);
+    expect((await t.http("PUT", target, { token: space, body: { record: { v: 1 } } })).status).toBe(201);
+    expect((await t.http("PUT", target, { token: space, body: { record: { v: 2 } }, headers: { "if-match": 'W/"1"' } })).body).toMatchObject({ status: 412, code: "revision.conflict" });
+    const any = await t.http("PUT", target, { token: space, body: { record: { v: 3 } }, headers: { "if-match": "*" } });
+    expect(any.status).toBe(200);
+    expect(any.body.revision).toBe("2");
+  });
+
   it("lets one of two concurrent writers of the same revision win", async () => {
     const target = "/network/internal/modules/space/usr_m2";
     await t.http("PUT", target, { token: space, body: { record: { n: 0 } } });

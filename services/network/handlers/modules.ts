@@ -39,11 +39,13 @@ export function moduleHandlers(ctx: ServiceContext): Pick<ServiceImpl<typeof Net
         throw problem(413, "modules.too_large", `A module record holds at most ${MAX_RECORD_BYTES} bytes of JSON.`);
       }
       const ifMatch = parseIfMatch(call.requestHeader.get("if-match"));
-      const expected = ifMatch ?? (request.expectedRevision > 0n ? request.expectedRevision : undefined);
+      const given = ifMatch ?? (request.expectedRevision > 0n ? request.expectedRevision : undefined);
       const row = await ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const writtenBy = principal.service!;
         const current = await em.findOne(ModuleRecord, { namespace, subject }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        // `*` matches whatever exists; a weak tag matches nothing.
+        const expected = given === "any" ? (current?.revision ?? -1n) : given === "never" ? -1n : given;
         let written: ModuleRecord;
         if (current === null) {
           if (expected !== undefined && expected !== 0n) throw conflict(0n);
