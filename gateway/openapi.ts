@@ -1,6 +1,7 @@
 import { getOption, toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { ProblemSchema } from "../gen/pf/v1/problem_pb.js";
-import { access as accessOption, type Access, AccessSchema, Visibility } from "../gen/pf/v1/options_pb.js";
+import { STATUS_CODES } from "node:http";
+import { access as accessOption, type Access, AccessSchema, success_statuses as successStatuses, Visibility } from "../gen/pf/v1/options_pb.js";
 import { rpcName, type Binding } from "./bindings.js";
 import { PROBLEM_CONTENT_TYPE } from "./problems.js";
 import { requestFields } from "./request.js";
@@ -62,12 +63,22 @@ function operation(binding: Binding, components: SchemaComponents, problem: Json
     parameters,
     ...(binding.body !== "" && { requestBody: { required: true, content: { "application/json": { schema: input } } } }),
     responses: {
-      200: { description: "OK", content: { "application/json": { schema: output } } },
+      ...successResponses(getOption(method, successStatuses), output),
       default: { description: "Problem", content: { [PROBLEM_CONTENT_TYPE]: { schema: problem } } },
     },
     ...(!(rule.anonymous && rule.visibility === Visibility.PUBLIC) && { security: [{ bearer: [] }] }),
     ...accessMembers(rule),
   };
+}
+
+/** The statuses a success answers with (200 unless the RPC says otherwise); 204 and 304 carry no body. */
+function successResponses(statuses: readonly number[], output: JsonObject): JsonObject {
+  const responses: JsonObject = {};
+  for (const status of statuses.length > 0 ? statuses : [200]) {
+    const description = STATUS_CODES[status] ?? "Success";
+    responses[status] = status === 204 || status === 304 ? { description } : { description, content: { "application/json": { schema: output } } };
+  }
+  return responses;
 }
 
 /** The access rule as x-pf-* members: capabilities, visibility, and each special rule that is set. */

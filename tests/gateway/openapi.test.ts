@@ -74,7 +74,7 @@ describe("OpenAPI from the descriptors", () => {
     const push = service.paths["/internal/notifications/{kind}"].post;
     expect(push.parameters).toMatchObject([{ name: "kind", in: "path", required: true }]);
     expect(push.requestBody?.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/network.notification-push-request@1" });
-    expect(push.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/network.notification-push-result@1" });
+    expect(push.responses["201"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/network.notification-push-result@1" });
     expect(push.responses.default.content["application/problem+json"].schema).toEqual({ $ref: "#/components/schemas/errors.problem@1" });
   });
 
@@ -112,5 +112,11 @@ describe("OpenAPI from the descriptors", () => {
     expect(credit.summary).toBe("Coin credit, idempotent by idempotency_key");
     expect(service.paths["/api/v1/staff/moderators"].get.summary).toBe("Staff list");
     expect(service.paths["/internal/coins/debit"].post.description).toBe("Coin debit; 409 insufficient_funds when the balance is short.");
+  });
+
+  it("documents the success statuses an RPC answers with", () => {
+    expect(Object.keys(service.paths["/internal/notifications/{kind}"].post.responses).sort()).toEqual(["201", "default"]);
+    expect(Object.keys(service.paths["/internal/modules/{namespace}/{subject}"].put.responses).sort()).toEqual(["200", "201", "default"]);
+    expect(Object.keys(service.paths["/internal/coins/credit"].post.responses).sort()).toEqual(["200", "default"]);
   });
 });

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/v1/options.proto.
  */
 export const file_pf_v1_options: GenFile = /*@__PURE__*/
-  fileDesc("ChNwZi92MS9vcHRpb25zLnByb3RvEgVwZi52MSKQAgoGQWNjZXNzEhQKDGNhcGFiaWxpdGllcxgBIAMoCRIlCgp2aXNpYmlsaXR5GAIgASgOMhEucGYudjEuVmlzaWJpbGl0eRIVCg1uZXZlcl90b19hcHBzGAMgASgIEhUKDW5ldmVyX3RvX21vZHMYBCABKAgSFQoNb25seV9zZXJ2aWNlcxgFIAMoCRIWCg5hY3Rpbmdfc3ViamVjdBgGIAEoCBIRCglhbm9ueW1vdXMYByABKAgSGAoQb3JpZ2luX2Zyb21fYXBwcxgIIAEoCBISCgpyYXRlX2xpbWl0GAkgASgJEhgKEGFsbF9jYXBhYmlsaXRpZXMYCiADKAkSEQoJbm9fcGVvcGxlGAsgASgIKowBCgpWaXNpYmlsaXR5EhoKFlZJU0lCSUxJVFlfVU5TUEVDSUZJRUQQABIVChFWSVNJQklMSVRZX1BVQkxJQxABEhoKFlZJU0lCSUxJVFlfRklSU1RfUEFSVFkQAhIXChNWSVNJQklMSVRZX0lOVEVSTkFMEAMSFgoSVklTSUJJTElUWV9QQVJUTkVSEAQ6RwoGYWNjZXNzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY0YYDIAEoCzINLnBmLnYxLkFjY2Vzc1IGYWNjZXNzOjkKBnNjaGVtYRIfLmdvb2dsZS5wcm90b2J1Zi5NZXNzYWdlT3B0aW9ucxjShgMgASgJUgZzY2hlbWE6QgoLc2VydmljZV9rZXkSHy5nb29nbGUucHJvdG9idWYuU2VydmljZU9wdGlvbnMY04YDIAEoCVIKc2VydmljZUtleWIGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("ChNwZi92MS9vcHRpb25zLnByb3RvEgVwZi52MSKQAgoGQWNjZXNzEhQKDGNhcGFiaWxpdGllcxgBIAMoCRIlCgp2aXNpYmlsaXR5GAIgASgOMhEucGYudjEuVmlzaWJpbGl0eRIVCg1uZXZlcl90b19hcHBzGAMgASgIEhUKDW5ldmVyX3RvX21vZHMYBCABKAgSFQoNb25seV9zZXJ2aWNlcxgFIAMoCRIWCg5hY3Rpbmdfc3ViamVjdBgGIAEoCBIRCglhbm9ueW1vdXMYByABKAgSGAoQb3JpZ2luX2Zyb21fYXBwcxgIIAEoCBISCgpyYXRlX2xpbWl0GAkgASgJEhgKEGFsbF9jYXBhYmlsaXRpZXMYCiADKAkSEQoJbm9fcGVvcGxlGAsgASgIKowBCgpWaXNpYmlsaXR5EhoKFlZJU0lCSUxJVFlfVU5TUEVDSUZJRUQQABIVChFWSVNJQklMSVRZX1BVQkxJQxABEhoKFlZJU0lCSUxJVFlfRklSU1RfUEFSVFkQAhIXChNWSVNJQklMSVRZX0lOVEVSTkFMEAMSFgoSVklTSUJJTElUWV9QQVJUTkVSEAQ6RwoGYWNjZXNzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY0YYDIAEoCzINLnBmLnYxLkFjY2Vzc1IGYWNjZXNzOksKEHN1Y2Nlc3Nfc3RhdHVzZXMSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjUhgMgAygFUg9zdWNjZXNzU3RhdHVzZXM6OQoGc2NoZW1hEh8uZ29vZ2xlLnByb3RvYnVmLk1lc3NhZ2VPcHRpb25zGNKGAyABKAlSBnNjaGVtYTpCCgtzZXJ2aWNlX2tleRIfLmdvb2dsZS5wcm90b2J1Zi5TZXJ2aWNlT3B0aW9ucxjThgMgASgJUgpzZXJ2aWNlS2V5YgZwcm90bzM", [file_google_protobuf_descriptor]);
 
 /**
  * Access rule of one RPC.
@@ -164,12 +164,21 @@ export const access: GenExtension<MethodOptions, Access> = /*@__PURE__*/
   extDesc(file_pf_v1_options, 0);
 
 /**
+ * The HTTP statuses a success may answer with, when not only 200 (the
+ * handler sets which through `pf-http-status`); documented in OpenAPI.
+ *
+ * @generated from extension: repeated int32 success_statuses = 50004;
+ */
+export const success_statuses: GenExtension<MethodOptions, number[]> = /*@__PURE__*/
+  extDesc(file_pf_v1_options, 1);
+
+/**
  * The spec's schema id (`tips.paid-request@1`); names OpenAPI components.
  *
  * @generated from extension: string schema = 50002;
  */
 export const schema: GenExtension<MessageOptions, string> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 1);
+  extDesc(file_pf_v1_options, 2);
 
 /**
  * The service key (`network`, `tips`…): proto package, Postgres schema,
@@ -178,5 +187,5 @@ export const schema: GenExtension<MessageOptions, string> = /*@__PURE__*/
  * @generated from extension: string service_key = 50003;
  */
 export const service_key: GenExtension<ServiceOptions, string> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 2);
+  extDesc(file_pf_v1_options, 3);
 
