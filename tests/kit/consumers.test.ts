@@ -1,3 +1,5 @@
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NotificationPushedSchema } from "../../gen/pf/network/v1/events_pb.js";
 import { consumer, inboxHandler, startConsumer } from "../../services/kit/events/consumer.js";
@@ -26,6 +28,18 @@ function probe(name: string, failOnce: string) {
     },
   });
   return { definition, applied, failedOnce: () => failed };
+}
+
+/** Durable consumers outlive their process by design; a test's own must not pile up on the shared server. */
+async function removeDurable(durable: string): Promise<void> {
+  if (!process.env.NATS_URL) return;
+  const nc = await connect({ servers: process.env.NATS_URL });
+  try {
+    const jsm = await jetstreamManager(nc);
+    await jsm.consumers.delete("PF_NETWORK", durable).catch(() => undefined);
+  } finally {
+    await nc.close();
+  }
 }
 
 async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
@@ -63,6 +77,7 @@ describe.each([
       expect([...applied].sort()).toEqual(["first", "second", "third"]);
     } finally {
       await stop();
+      await removeDurable(`network_${definition.name}`);
     }
   });
 
