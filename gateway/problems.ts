@@ -38,6 +38,8 @@ function problemJson(found: Problem, instance: string): JsonObject {
 
 export function sendProblem(reply: FastifyReply, found: Problem, instance: string): FastifyReply {
   const body = problemJson(found, instance);
+  // RFC 9110: a 401 names the scheme that would let the caller in.
+  if (body.status === 401) reply.header("www-authenticate", found.code === "auth.invalid" ? 'Bearer error="invalid_token"' : "Bearer");
   return reply.code(body.status as number).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
 }
 

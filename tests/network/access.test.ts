@@ -62,6 +62,7 @@ describe.each(routes)("$name refuses", ({ name, rule }) => {
     expect(answer.status).toBe(401);
     expect(answer.headers.get("content-type")).toContain("application/problem+json");
     expect(answer.body).toMatchObject({ status: 401, code: "auth.required" });
+    expect(answer.headers.get("www-authenticate")).toBe("Bearer");
   });
 
   it("a forged token (401 auth.invalid)", async () => {
@@ -69,6 +70,7 @@ describe.each(routes)("$name refuses", ({ name, rule }) => {
     const answer = await send(`${token.slice(0, -4)}AAAA`);
     expect(answer.status).toBe(401);
     expect(answer.body.code).toBe("auth.invalid");
+    expect(answer.headers.get("www-authenticate")).toBe('Bearer error="invalid_token"');
   });
 
   it("a service token without the capability (403 auth.capability_missing)", async () => {
@@ -87,8 +89,11 @@ describe.each(routes)("$name refuses", ({ name, rule }) => {
     const answer = await send(await t.token({ kind: "app", app_id: "app1", caps: [cap], fp: true }));
     if (rule.visibility === Visibility.INTERNAL) expect(answer.body).toMatchObject({ status: 403, code: "auth.internal_only" });
     else if (rule.neverToApps) expect(answer.body).toMatchObject({ status: 403, code: "auth.never_to_apps" });
-    // Let through: whatever the service answers, enforcement did not refuse it.
-    else expect(String(answer.body?.code ?? "")).not.toMatch(/^auth\./);
+    // Let through: whatever the service answers, enforcement did not refuse it, and nothing failed.
+    else {
+      expect(String(answer.body?.code ?? "")).not.toMatch(/^auth\./);
+      expect(answer.status).toBeLessThan(500);
+    }
   });
 
   it("a user token: refused on internal and no-people routes, let through to ownership checks elsewhere", async () => {
@@ -184,6 +189,11 @@ describe("text no service can store", () => {
     const answer = await t.http(method, path, { token, body });
     expect(answer.status).toBe(400);
     expect(answer.body).toMatchObject({ code: "request.invalid", field });
+    const db = t.platform.contexts.get("network")!.orm.em.getConnection();
+    const [written] = await db.execute<{ n: string }[]>(
+      `select (select count(*) from network.module_records where subject = 'usr_a1') + (select count(*) from network.notifications where title like 'a%b') as n`,
+    );
+    expect(written.n).toBe("0");
   });
 });
 
