@@ -180,6 +180,7 @@ describe("identity resolve", () => {
       ["GET", "/network/internal/identity/resolve?subject=bob", undefined],
       ["GET", "/network/internal/identity/resolve?service=tips", undefined],
       ["GET", "/network/internal/identity/resolve?subject=usr_a1&service=tips&local_id=1", undefined],
+      ["GET", "/network/internal/identity/resolve?service=tips&local_id=1&localId=2", undefined],
       ["POST", "/network/internal/identity/resolve-batch", { queries: [] }],
       ["POST", "/network/internal/identity/resolve-batch", { queries: Array.from({ length: 201 }, () => ({ subject: "usr_a1" })) }],
       ["POST", "/network/internal/identity/resolve-batch", { queries: [{ subject: 5 }] }],
