@@ -3,10 +3,11 @@ import type { Transport } from "@connectrpc/connect";
 import cors from "@fastify/cors";
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { randomUUID } from "node:crypto";
+import { STATUS_CODES } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Config } from "../services/kit/config.js";
 import type { Logger } from "../services/kit/logger.js";
-import { problemMessage } from "../services/kit/problem.js";
+import { problemMessage, problemType } from "../services/kit/problem.js";
 import { bindingsOf, type Binding } from "./bindings.js";
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, REQUEST_ID_HEADER } from "./headers.js";
 import { openApiDocument } from "./openapi.js";
@@ -47,6 +48,20 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
     // Malformed URLs fail before routing (and before the onRequest hook); they are problems too.
     frameworkErrors: (error, request, reply) => {
       answerFastifyError(error, request, reply.header(REQUEST_ID_HEADER, request.id));
+    },
+    // Requests Node cannot even parse (bad header lines, oversized headers) get a problem too.
+    clientErrorHandler: (error, socket) => {
+      if (!socket.writable) return socket.destroy();
+      const status = (error as { code?: string }).code === "HPE_HEADER_OVERFLOW" ? 431 : 400;
+      const body = JSON.stringify({
+        type: problemType("request.invalid"),
+        title: STATUS_CODES[status],
+        status,
+        detail: "The request could not be read as HTTP.",
+        instance: "",
+        code: "request.invalid",
+      });
+      socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     },
   });
   const answerFastifyError = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {

@@ -241,6 +241,19 @@ describe("problems", () => {
 });
 
 describe("around the routes", () => {
+  it("answers a request Node cannot parse as HTTP with a problem too", async () => {
+    const { connect } = await import("node:net");
+    const raw = await new Promise<string>((resolve) => {
+      const socket = connect(Number(new URL(base).port), "127.0.0.1", () => socket.write("GET /network/x HTTP/1.1\r\nHost: a\r\nBad Header Line\r\n\r\n"));
+      let text = "";
+      socket.on("data", (chunk) => (text += chunk));
+      socket.on("close", () => resolve(text));
+    });
+    expect(raw).toMatch(/^HTTP\/1.1 400/);
+    expect(raw).toContain("application/problem+json");
+    expect(raw).toContain('"code":"request.invalid"');
+  });
+
   it("answers CORS preflights for the configured origins only, and exposes ETag, Location and X-Request-Id", async () => {
     const preflight = await call("/network/internal/coins/credit", {
       method: "OPTIONS",
