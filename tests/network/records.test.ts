@@ -11,7 +11,6 @@ beforeAll(async () => {
 afterAll(() => t?.stop());
 
 describe("module records", () => {
-  const path = "/network/internal/modules/space.prefs/usr_m1";
   let space: string;
   let reader: string;
   beforeAll(async () => {
@@ -20,6 +19,7 @@ describe("module records", () => {
   });
 
   it("creates (201, revision 1, ETag), then updates under If-Match", async () => {
+    const path = "/network/internal/modules/space.prefs/usr_m1";
     const created = await t.http("PUT", path, { token: space, body: { record: { theme: "dark" } } });
     expect(created.status).toBe(201);
     expect(created.headers.get("etag")).toBe('"1"');
@@ -34,6 +34,9 @@ describe("module records", () => {
   });
 
   it("answers 412 revision.conflict on a stale revision, 428 without one", async () => {
+    const path = "/network/internal/modules/space.prefs/usr_m6";
+    await t.http("PUT", path, { token: space, body: { record: { x: 0 } } });
+    await t.http("PUT", path, { token: space, body: { record: { x: 0 } }, headers: { "if-match": '"1"' } });
     const stale = await t.http("PUT", path, { token: space, body: { record: { x: 1 } }, headers: { "if-match": '"1"' } });
     expect(stale.status).toBe(412);
     expect(stale.body).toMatchObject({ code: "revision.conflict", revision: "2" });
@@ -75,6 +78,8 @@ describe("module records", () => {
   });
 
   it("reads only in a granted namespace; people read none", async () => {
+    const path = "/network/internal/modules/space.prefs/usr_m7";
+    expect((await t.http("PUT", path, { token: space, body: { record: { theme: "dark" } } })).status).toBe(201);
     const stranger = await t.token({ kind: "service", svc: "deals", caps: ["network.modules.read"] });
     const refused = await t.http("GET", path, { token: stranger });
     expect(refused.status).toBe(403);
