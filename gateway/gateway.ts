@@ -79,6 +79,8 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
       allowedHeaders: CORS_ALLOWED_HEADERS,
       exposedHeaders: CORS_EXPOSED_HEADERS,
       maxAge: 600,
+      // An OPTIONS that is not a full preflight is answered like one, not with a plain-text 400.
+      strictPreflight: false,
     });
   }
   app.addHook("onRequest", (request, reply, done) => {
