@@ -5,25 +5,21 @@ import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { usePlatform } from "../support/platform.js";
 
 const protoDir = fileURLToPath(new URL("../../proto", import.meta.url));
 
 type Unary = (request: object, metadata: grpc.Metadata, callback: (error: grpc.ServiceError | null, response: any) => void) => void;
 
-let t: TestPlatform;
+const t = usePlatform({ services: ["network"] });
 let network: grpc.Client & Record<string, Unary>;
 
 beforeAll(async () => {
-  t = await startTestPlatform({ services: ["network"] });
   const definition = protoLoader.loadSync("pf/network/v1/network.proto", { includeDirs: [protoDir], longs: String, keepCase: true, defaults: true });
   const loaded = grpc.loadPackageDefinition(definition) as any;
   network = new loaded.pf.network.v1.NetworkService(new URL(t.platform.rpcUrl).host, grpc.credentials.createInsecure());
 });
-afterAll(async () => {
-  network?.close();
-  await t?.stop();
-});
+afterAll(() => network?.close());
 
 const call = (method: string, request: object, token?: string) =>
   new Promise<{ error: grpc.ServiceError | null; response: any }>((resolve) => {

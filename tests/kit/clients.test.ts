@@ -1,17 +1,13 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
 import { TokenVerifier } from "../../services/kit/auth/tokens.js";
 import { bearer, clientWithDefaults, Transports } from "../../services/kit/clients.js";
 import { ManualClock } from "../../services/kit/clock.js";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { startTestPlatform, usePlatform } from "../support/platform.js";
 
-let t: TestPlatform;
-beforeAll(async () => {
-  t = await startTestPlatform({ services: ["network"] });
-});
-afterAll(() => t?.stop());
+const t = usePlatform({ services: ["network"] });
 
 describe("typed clients between services", () => {
   it("go over gRPC (HTTP/2) to PF_<SERVICE>_URL when the service runs elsewhere", async () => {

@@ -1,12 +1,8 @@
 import { holdCoinAccount } from "../support/row-lock.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { describe, expect, it } from "vitest";
+import { usePlatform } from "../support/platform.js";
 
-let t: TestPlatform;
-beforeAll(async () => {
-  t = await startTestPlatform({ services: ["network"], env: { PF_CALL_TIMEOUT_MS: "700" } });
-});
-afterAll(() => t?.stop());
+const t = usePlatform({ services: ["network"], env: { PF_CALL_TIMEOUT_MS: "700" } });
 
 describe("a call whose deadline passes", () => {
   it("answers 504 deadline_exceeded and writes nothing, even once what held it is gone", async () => {

@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../services/kit/clock.js";
 import { pruneKitTables } from "../../services/kit/housekeeping.js";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { usePlatform } from "../support/platform.js";
 
-let t: TestPlatform;
 const clock = new ManualClock(new Date("2030-03-01T00:00:00Z"));
-beforeAll(async () => {
-  t = await startTestPlatform({ services: ["network"], clock });
-});
-afterAll(() => t?.stop());
+const t = usePlatform({ services: ["network"], clock });
 
 describe("kit housekeeping", () => {
   it("removes sent events after a week and inbox marks and idempotency keys after a month, keeping the rest", async () => {

@@ -1,12 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { modules } from "../../services/registry.js";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { usePlatform } from "../support/platform.js";
 
-let t: TestPlatform;
-beforeAll(async () => {
-  t = await startTestPlatform();
-});
-afterAll(() => t?.stop());
+const t = usePlatform();
 
 describe.each(modules.map((m) => ({ key: m.key })))("the $key schema", ({ key }) => {
   it("is exactly what its entities describe once its committed migrations ran (no drift)", async () => {

@@ -1,10 +1,10 @@
 import { getOption } from "@bufbuild/protobuf";
 import { readFile } from "node:fs/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { http as httpOption } from "../../gen/google/api/annotations_pb.js";
 import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
 import { access, Visibility } from "../../gen/pf/v1/options_pb.js";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { usePlatform } from "../support/platform.js";
 
 /** One valid call per network route; the refusals below vary only the caller. */
 const calls: Record<string, { method: string; path: string; body?: unknown }> = {
@@ -23,11 +23,7 @@ const calls: Record<string, { method: string; path: string; body?: unknown }> = 
 
 const routes = NetworkService.methods.map((method) => ({ name: method.localName, rule: getOption(method, access) }));
 
-let t: TestPlatform;
-beforeAll(async () => {
-  t = await startTestPlatform({ services: ["network"] });
-});
-afterAll(() => t?.stop());
+const t = usePlatform({ services: ["network"] });
 
 describe("every network route is the spec's route", () => {
   it("matches routes.tsv: method, path, capability and visibility", async () => {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { usePlatform } from "../support/platform.js";
 
 /** One coin operation as the generator draws it: who, how much, and whether it is a retry of an earlier key. */
 type Operation =
@@ -15,14 +15,12 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   fc.record({ kind: fc.constant("transfer" as const), from: fc.nat(PEOPLE - 1), to: fc.nat(PEOPLE - 1), amount: fc.integer({ min: 1, max: 40 }), key: fc.nat(20) }),
 );
 
-let t: TestPlatform;
+const t = usePlatform({ services: ["network"] });
 let token: string;
 let run = 0;
 beforeAll(async () => {
-  t = await startTestPlatform({ services: ["network"] });
   token = await t.token({ kind: "service", svc: "community", caps: ["network.coins.credit", "network.coins.debit", "network.coins.transfer"], app_id: "app_prop" });
 });
-afterAll(() => t?.stop());
 
 describe("the coin ledger under any mix of parallel operations", () => {
   it("keeps every balance equal to its entries, never negative, and applies each keyed request once", async () => {

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { usePlatform } from "../support/platform.js";
 
-let t: TestPlatform;
+const t = usePlatform({ services: ["network"] });
 let coins: string;
 let otherApp: string;
 let noApp: string;
@@ -9,13 +9,11 @@ let seq = 0;
 const user = () => `usr_c${++seq}x${Date.now().toString(36)}`;
 
 beforeAll(async () => {
-  t = await startTestPlatform({ services: ["network"] });
   const caps = ["network.coins.credit", "network.coins.debit", "network.coins.transfer"];
   coins = await t.token({ kind: "service", svc: "community", caps, app_id: "app_main" });
   otherApp = await t.token({ kind: "service", svc: "community", caps, app_id: "app_other" });
   noApp = await t.token({ kind: "service", svc: "community", caps });
 });
-afterAll(() => t?.stop());
 
 const credit = (body: unknown, token = coins) => t.http("POST", "/network/internal/coins/credit", { token, body });
 const debit = (body: unknown, token = coins) => t.http("POST", "/network/internal/coins/debit", { token, body });

@@ -1,14 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { NetworkAdminService } from "../../gen/pf/network/v1/admin_pb.js";
 import { NetworkService, StaffRole } from "../../gen/pf/network/v1/network_pb.js";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { startTestPlatform, usePlatform, type TestPlatform } from "../support/platform.js";
 
-let t: TestPlatform;
+const t = usePlatform({ services: ["network"] });
 let admin: ReturnType<typeof adminClient>;
 const adminClient = (token: string) => t.client(NetworkAdminService, token);
 
 beforeAll(async () => {
-  t = await startTestPlatform({ services: ["network"] });
   admin = adminClient(await t.token({ kind: "service", svc: "network", caps: ["network.admin"] }));
   await admin.upsertSubject({ id: "usr_owner1", display: { displayName: "Olga", handle: "olga" } });
   await admin.upsertSubject({ id: "usr_mod1", display: { displayName: "Mo", handle: "mo" } });
@@ -16,7 +15,6 @@ beforeAll(async () => {
   await admin.setStaff({ subject: "usr_owner1", role: StaffRole.OWNER });
   await admin.setStaff({ subject: "usr_adm1", role: StaffRole.ADMIN });
 });
-afterAll(() => t?.stop());
 
 describe("staff list", () => {
   it("lists owner, admins and global moderators with roles, capabilities and display", async () => {

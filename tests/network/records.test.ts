@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { NetworkAdminService } from "../../gen/pf/network/v1/admin_pb.js";
 import { StaffRole } from "../../gen/pf/network/v1/network_pb.js";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { usePlatform } from "../support/platform.js";
 
-let t: TestPlatform;
+const t = usePlatform({ services: ["network"], env: { PF_NETWORK_GITHUB_TOKEN: "ghp_from_env" } });
 
-beforeAll(async () => {
-  t = await startTestPlatform({ services: ["network"], env: { PF_NETWORK_GITHUB_TOKEN: "ghp_from_env" } });
-});
-afterAll(() => t?.stop());
 
 describe("module records", () => {
   let space: string;

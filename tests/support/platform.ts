@@ -2,6 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Client } from "@connectrpc/connect";
+import { afterAll, beforeAll } from "vitest";
 import { clientWithDefaults } from "../../services/kit/clients.js";
 import type { DescService } from "@bufbuild/protobuf";
 import type { TokenClaims } from "../../services/kit/auth/tokens.js";
@@ -84,3 +85,23 @@ export async function startTestPlatform(options: { env?: Record<string, string>;
     },
   };
 }
+
+/**
+ * The platform for one test file: started before its tests, stopped after
+ * them. The answer stands for the running platform (it forwards to it), so
+ * tests and later hooks use it as they would a started one.
+ */
+export function usePlatform(options: Parameters<typeof startTestPlatform>[0] = {}): TestPlatform {
+  let started: TestPlatform | undefined;
+  beforeAll(async () => {
+    started = await startTestPlatform(options);
+  });
+  afterAll(() => started?.stop());
+  return new Proxy({} as TestPlatform, {
+    get(_target, property) {
+      if (!started) throw new Error("the test platform is used before it started (outside a test or hook)");
+      return Reflect.get(started, property);
+    },
+  });
+}
+
