@@ -1,8 +1,18 @@
 import { fromBinary, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { createHash } from "node:crypto";
 import { qualified } from "./db/orm.js";
+import { maxLength } from "./limits.js";
 import { problem } from "./problem.js";
+
+/**
+ * A request's idempotency key: the body's `idempotency_key`, else the
+ * Idempotency-Key header; up to 255 characters, as Stripe takes them; "" when none.
+ */
+export function idempotencyKeyOf(bodyKey: string, call: HandlerContext): string {
+  return maxLength("idempotency_key", bodyKey || call.requestHeader.get("idempotency-key") || "", 255);
+}
 
 /** What makes two requests "the same" for one idempotency key. */
 export function requestHash<Desc extends DescMessage>(schema: Desc, request: MessageShape<Desc>): string {

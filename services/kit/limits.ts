@@ -5,8 +5,3 @@ export function maxLength(field: string, value: string, max: number): string {
   if (value.length > max) throw invalid(field, `${field} holds at most ${max} characters`);
   return value;
 }
-
-/** Idempotency keys: up to 255 characters, as Stripe takes them. */
-export function idempotencyKey(field: string, value: string): string {
-  return maxLength(field, value, 255);
-}

@@ -9,10 +9,10 @@ import {
   type NetworkService,
 } from "../../../gen/pf/network/v1/network_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { idempotent, requestHash } from "../../kit/idempotency.js";
+import { idempotencyKeyOf, idempotent, requestHash } from "../../kit/idempotency.js";
 import { newId } from "../../kit/ids.js";
 import type { ServiceContext } from "../../kit/module.js";
-import { idempotencyKey, maxLength } from "../../kit/limits.js";
+import { maxLength } from "../../kit/limits.js";
 import { invalid } from "../../kit/problem.js";
 import { applyChange, lockAccounts } from "../db/ledger.js";
 import { coinsAppId, lockOrder, requireAmount } from "../domain/coins.js";
@@ -23,15 +23,13 @@ type CoinsHandlers = Pick<ServiceImpl<typeof NetworkService>, "creditCoins" | "d
 
 /** Loyalty coins: a ledger of entries per app and user; never money. */
 export function coinsHandlers(ctx: ServiceContext): CoinsHandlers {
-  /** The key from the body, else the Idempotency-Key header. */
-  const keyOf = (body: string, call: HandlerContext) => body || call.requestHeader.get("idempotency-key") || "";
 
   async function change(request: CoinsChangeRequest, call: HandlerContext, sign: 1n | -1n) {
     const principal = principalOf(call);
     const appId = coinsAppId(principal, request.appId);
     const subject = requireUser("subject", request.subject);
     const amount = requireAmount("amount", request.amount);
-    const key = idempotencyKey("idempotency_key", keyOf(request.idempotencyKey, call));
+    const key = idempotencyKeyOf(request.idempotencyKey, call);
     if (sign === 1n && key === "") throw invalid("idempotency_key", "Coin credit needs an idempotency_key.");
     maxLength("reason", request.reason, 200);
     return ctx.transaction((em) => {
@@ -63,7 +61,7 @@ export function coinsHandlers(ctx: ServiceContext): CoinsHandlers {
       const to = requireUser("to_subject", request.toSubject);
       if (from === to) throw invalid("to_subject", "A transfer moves coins between two different users.");
       const amount = requireAmount("amount", request.amount);
-      const key = idempotencyKey("idempotency_key", keyOf(request.idempotencyKey, call));
+      const key = idempotencyKeyOf(request.idempotencyKey, call);
       maxLength("reason", request.reason, 200);
       return ctx.transaction((em) => {
         const apply = async () => {

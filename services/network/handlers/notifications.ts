@@ -8,10 +8,10 @@ import {
   type NetworkService,
 } from "../../../gen/pf/network/v1/network_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { idempotent, requestHash } from "../../kit/idempotency.js";
+import { idempotencyKeyOf, idempotent, requestHash } from "../../kit/idempotency.js";
 import { newId } from "../../kit/ids.js";
 import type { ServiceContext } from "../../kit/module.js";
-import { idempotencyKey, maxLength } from "../../kit/limits.js";
+import { maxLength } from "../../kit/limits.js";
 import { invalid } from "../../kit/problem.js";
 import { Notification } from "../db/entities.js";
 import { requireUser } from "../domain/subjects.js";
@@ -39,7 +39,7 @@ export function notificationHandlers(ctx: ServiceContext): Pick<ServiceImpl<type
         throw invalid("link", "link must be an https URL or a path starting with /");
       }
       const pushedBy = principalOf(call).sub;
-      const key = idempotencyKey("idempotency_key", request.idempotencyKey || call.requestHeader.get("idempotency-key") || "");
+      const key = idempotencyKeyOf(request.idempotencyKey, call);
       const payload = request.payload ?? {};
       if (Buffer.byteLength(JSON.stringify(payload)) > MAX_PAYLOAD_BYTES) {
         throw invalid("payload", `payload holds at most ${MAX_PAYLOAD_BYTES} bytes of JSON`);
