@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { StaffRole } from "../../gen/pf/network/v1/network_pb.js";
 import { ANONYMOUS, type Principal } from "../../services/kit/auth/principal.js";
 import { balanceAfter, coinsAppId, lockOrder, MAX_COINS, requireAmount } from "../../services/network/domain/coins.js";
-import { mayRead, ownsNamespace, parseIfMatch, requireNamespace } from "../../services/network/domain/namespaces.js";
+import { mayRead, ownsNamespace, requireNamespace } from "../../services/network/domain/namespaces.js";
 import { byRank } from "../../services/network/domain/staff.js";
 
 const as = (fields: Partial<Principal>): Principal => ({ ...ANONYMOUS, ...fields });
@@ -49,16 +49,9 @@ describe("module namespaces", () => {
     expect(mayRead(as({ kind: "app", appId: "a1", ns: ["space"] }), "space")).toBe(true);
   });
 
-  it("take service-key names only, and If-Match as a revision", () => {
+  it("take service-key names only", () => {
     expect(requireNamespace("games.mods")).toBe("games.mods");
     for (const bad of ["", "Games", "1abc", "a..b", "x".repeat(65)]) expect(() => requireNamespace(bad)).toThrow(/namespace/);
-    expect(parseIfMatch(null)).toBeUndefined();
-    expect(parseIfMatch('"7"')).toBe(7n);
-    expect(parseIfMatch("7")).toBe(7n);
-    // Strong comparison: a weak tag never matches; `*` matches any current record.
-    expect(parseIfMatch('W/"7"')).toBe("never");
-    expect(parseIfMatch("*")).toBe("any");
-    expect(() => parseIfMatch("seven")).toThrow(/If-Match/);
   });
 });
 

@@ -7,7 +7,8 @@ import { principalOf } from "../../kit/auth/principal.js";
 import type { ServiceContext } from "../../kit/module.js";
 import { problem } from "../../kit/problem.js";
 import { ModuleRecord } from "../db/entities.js";
-import { mayRead, ownsNamespace, parseIfMatch, requireNamespace } from "../domain/namespaces.js";
+import { parseIfMatch } from "../../kit/revisions.js";
+import { mayRead, ownsNamespace, requireNamespace } from "../domain/namespaces.js";
 import { requireSubject } from "../domain/subjects.js";
 import { moduleWritten } from "../events.js";
 
