@@ -1,5 +1,6 @@
+import { billing } from "./billing/index.js";
 import type { ServiceModule } from "./kit/module.js";
 import { network } from "./network/index.js";
 
 /** Every service the platform can run, by key. */
-export const modules: ServiceModule[] = [network];
+export const modules: ServiceModule[] = [network, billing];

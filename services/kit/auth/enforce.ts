@@ -127,6 +127,9 @@ function requireCapabilities(rule: Access, caps: string[]): void {
       capabilities: missingAny ? rule.capabilities : missingAll,
     });
   }
+  if (rule.separateGrant && caps.some((cap) => !rule.capabilities.includes(cap))) {
+    throw problem(403, "auth.separate_grant", `${rule.capabilities.join(", ")} is granted on its own: a token carrying other capabilities is refused here.`);
+  }
 }
 
 function withHeaders(rule: Access, principal: Principal, header: Headers): Principal {

@@ -16,7 +16,7 @@ import type { Sealer } from "../../kit/secrets.js";
 import { Block, LegacyId, Setting, StaffMember, Subject } from "../db/entities.js";
 import { subjectRefs, toRef } from "../db/subject-refs.js";
 import { roleName } from "../domain/staff.js";
-import { requireSubject, requireUser } from "../domain/subjects.js";
+import { requireSubject, requireUser } from "../../kit/subjects.js";
 import { relationChanged, subjectChanged, subjects } from "../events.js";
 import { blocksOf } from "./blocks.js";
 import { GITHUB_TOKEN_ENV, GITHUB_TOKEN_SETTING } from "./integrations.js";

@@ -4,7 +4,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { BlocksResultSchema, type BlocksResult, type NetworkService } from "../../../gen/pf/network/v1/network_pb.js";
 import type { ServiceContext } from "../../kit/module.js";
 import { Block } from "../db/entities.js";
-import { requireUser } from "../domain/subjects.js";
+import { requireUser } from "../../kit/subjects.js";
 
 /** Who a person blocked and who blocked them, read in one piece (a block check needs the whole set). */
 export async function blocksOf(em: EntityManager, subject: string): Promise<BlocksResult> {

@@ -16,7 +16,7 @@ import { maxLength } from "../../kit/limits.js";
 import { invalid } from "../../kit/problem.js";
 import { applyChange, lockAccounts } from "../db/ledger.js";
 import { coinsAppId, lockOrder, requireAmount } from "../domain/coins.js";
-import { requireUser } from "../domain/subjects.js";
+import { requireUser } from "../../kit/subjects.js";
 import { coinsChanged, coinsTransferred } from "../events.js";
 
 type CoinsHandlers = Pick<ServiceImpl<typeof NetworkService>, "creditCoins" | "debitCoins" | "transferCoins">;

@@ -13,7 +13,7 @@ import type { ServiceContext } from "../../kit/module.js";
 import { invalid, problem } from "../../kit/problem.js";
 import { LegacyId } from "../db/entities.js";
 import { subjectRefs } from "../db/subject-refs.js";
-import { requireSubject } from "../domain/subjects.js";
+import { requireSubject } from "../../kit/subjects.js";
 
 const MAX_BATCH = 200;
 

@@ -9,7 +9,7 @@ import { problem } from "../../kit/problem.js";
 import { ModuleRecord } from "../db/entities.js";
 import { parseIfMatch } from "../../kit/revisions.js";
 import { mayRead, ownsNamespace, requireNamespace } from "../domain/namespaces.js";
-import { requireSubject } from "../domain/subjects.js";
+import { requireSubject } from "../../kit/subjects.js";
 import { moduleWritten } from "../events.js";
 
 const MAX_RECORD_BYTES = 64 * 1024;

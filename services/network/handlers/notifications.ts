@@ -14,7 +14,7 @@ import type { ServiceContext } from "../../kit/module.js";
 import { maxLength } from "../../kit/limits.js";
 import { invalid } from "../../kit/problem.js";
 import { Notification } from "../db/entities.js";
-import { requireUser } from "../domain/subjects.js";
+import { requireUser } from "../../kit/subjects.js";
 import { notificationPushed } from "../events.js";
 
 const MAX_RECIPIENTS = 500;

@@ -1,4 +1,4 @@
-import { invalid } from "../../kit/problem.js";
+import { invalid } from "./problem.js";
 
 const PERSON = /^usr_[0-9a-z]{1,64}$/;
 const SUBJECT = /^(usr|gst)_[0-9a-z]{1,64}$/;

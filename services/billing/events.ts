@@ -1,0 +1,63 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import type { Economy } from "../../gen/pf/billing/v1/admin_pb.js";
+import type { Cashout, Intent, LedgerTransaction, Subscription, Transfer } from "../../gen/pf/billing/v1/billing_pb.js";
+import {
+  AdjustmentPostedSchema,
+  CashoutChangedSchema,
+  EconomyChangedSchema,
+  EntitlementChangedSchema,
+  IntentChangedSchema,
+  TransferCreatedSchema,
+} from "../../gen/pf/billing/v1/events_pb.js";
+import { recordEvent } from "../kit/events/outbox.js";
+
+/** The subjects billing publishes (through its outbox, in the transaction of the change). */
+export const subjects = {
+  intentSettled: "billing.intent.settled",
+  intentDeclined: "billing.intent.declined",
+  transferCreated: "billing.transfer.created",
+  entitlementChanged: "billing.entitlement.changed",
+  cashoutRequested: "billing.cashout.requested",
+  cashoutApproved: "billing.cashout.approved",
+  cashoutDenied: "billing.cashout.denied",
+  economyFrozen: "billing.economy.frozen",
+  economyThawed: "billing.economy.thawed",
+  adjustmentPosted: "billing.adjustment.posted",
+} as const;
+
+export function intentChanged(em: EntityManager, intent: Intent, at: Date) {
+  const subject = intent.settledAt ? subjects.intentSettled : subjects.intentDeclined;
+  return recordEvent(em, subject, IntentChangedSchema, create(IntentChangedSchema, { intent, occurredAt: timestampFromDate(at) }));
+}
+
+export function transferCreated(em: EntityManager, transfer: Transfer, at: Date) {
+  return recordEvent(em, subjects.transferCreated, TransferCreatedSchema, create(TransferCreatedSchema, { transfer, occurredAt: timestampFromDate(at) }));
+}
+
+export type EntitlementChange = "started" | "renewed" | "canceled" | "ended";
+
+export function entitlementChanged(em: EntityManager, subscription: Subscription, change: EntitlementChange, at: Date) {
+  return recordEvent(em, subjects.entitlementChanged, EntitlementChangedSchema,
+    create(EntitlementChangedSchema, { subscription, change, occurredAt: timestampFromDate(at) }));
+}
+
+export function cashoutChanged(
+  em: EntityManager,
+  subject: typeof subjects.cashoutRequested | typeof subjects.cashoutApproved | typeof subjects.cashoutDenied,
+  cashout: Cashout,
+  at: Date,
+) {
+  return recordEvent(em, subject, CashoutChangedSchema, create(CashoutChangedSchema, { cashout, occurredAt: timestampFromDate(at) }));
+}
+
+export function economyChanged(em: EntityManager, economy: Economy, at: Date) {
+  return recordEvent(em, economy.frozen ? subjects.economyFrozen : subjects.economyThawed, EconomyChangedSchema,
+    create(EconomyChangedSchema, { economy, occurredAt: timestampFromDate(at) }));
+}
+
+export function adjustmentPosted(em: EntityManager, transaction: LedgerTransaction, at: Date) {
+  return recordEvent(em, subjects.adjustmentPosted, AdjustmentPostedSchema,
+    create(AdjustmentPostedSchema, { transaction, occurredAt: timestampFromDate(at) }));
+}

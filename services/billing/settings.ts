@@ -1,0 +1,46 @@
+import type { Config } from "../kit/config.js";
+import { defaultCatalogue, parseCatalogue, type Catalogue } from "./domain/catalogue.js";
+
+/** Billing's own settings, read once from the environment (documented in README.md). */
+export interface BillingSettings {
+  /** Smallest cashout, in minor units of its currency (PF_BILLING_CASHOUT_MINIMUM, default 1000). */
+  cashoutMinimum: bigint;
+  /** How long a cashout stays in escrow before it may be approved (PF_BILLING_ESCROW_HOURS, default 168: 7 days). */
+  escrowMs: number;
+  /** Length of one subscription period (PF_BILLING_PERIOD_DAYS, default 30). */
+  periodMs: number;
+  /** How often the renewal sweep runs (PF_BILLING_SWEEP_EVERY_MS, default 60000). */
+  sweepEveryMs: number;
+  /** The payment provider intents use when they name none (PF_BILLING_PROVIDER, default test). */
+  defaultProvider: string;
+  /** The test-mode provider's signing secret (PF_BILLING_TEST_PROVIDER_SECRET). */
+  testProviderSecret: string;
+  /** Where test-mode checkout URLs point (PF_BILLING_TEST_CHECKOUT_URL). */
+  testCheckoutUrl: string;
+  /** Credit packs, credit rates and subscription tiers (PF_BILLING_CATALOGUE as JSON, else the defaults). */
+  catalogue: Catalogue;
+}
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+export function billingSettings(config: Config): BillingSettings {
+  const env = config.env;
+  const whole = (name: string, fallback: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number, got ${JSON.stringify(raw)}`);
+    return value;
+  };
+  return {
+    cashoutMinimum: BigInt(whole("PF_BILLING_CASHOUT_MINIMUM", 1000)),
+    escrowMs: whole("PF_BILLING_ESCROW_HOURS", 168) * HOUR,
+    periodMs: whole("PF_BILLING_PERIOD_DAYS", 30) * DAY,
+    sweepEveryMs: whole("PF_BILLING_SWEEP_EVERY_MS", 60_000),
+    defaultProvider: env.PF_BILLING_PROVIDER || "test",
+    testProviderSecret: env.PF_BILLING_TEST_PROVIDER_SECRET || "whsec_pf_test_mode_only",
+    testCheckoutUrl: env.PF_BILLING_TEST_CHECKOUT_URL || `http://${config.bind}:${config.httpPort}/test-provider/checkout`,
+    catalogue: env.PF_BILLING_CATALOGUE ? parseCatalogue(env.PF_BILLING_CATALOGUE) : defaultCatalogue,
+  };
+}
