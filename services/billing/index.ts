@@ -1,6 +1,22 @@
-import type { ServiceModule } from "../kit/module.js";
+import { BillingAdminService } from "../../gen/pf/billing/v1/admin_pb.js";
+import { BillingService } from "../../gen/pf/billing/v1/billing_pb.js";
+import { implement, type ServiceModule } from "../kit/module.js";
+import { billingContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261122100000_billing } from "./db/migrations/Migration20261122100000_billing.js";
+import { adjustmentHandlers } from "./handlers/admin/adjustments.js";
+import { freezeHandlers } from "./handlers/admin/freeze.js";
+import { importHoldHandlers } from "./handlers/admin/import-holds.js";
+import { providerEventHandlers } from "./handlers/admin/provider-events.js";
+import { reconciliationHandlers } from "./handlers/admin/reconciliation.js";
+import { settleHandlers } from "./handlers/admin/settle.js";
+import { sweepHandlers } from "./handlers/admin/sweep.js";
+import { balanceHandlers } from "./handlers/balances.js";
+import { cashoutHandlers } from "./handlers/cashouts.js";
+import { intentHandlers } from "./handlers/intents.js";
+import { subscriptionHandlers } from "./handlers/subscriptions.js";
+import { transferHandlers } from "./handlers/transfers.js";
+import { webhookHandlers } from "./handlers/webhooks.js";
 
 /** The billing service (spec part 1): the platform's only holder of money. */
 export const billing: ServiceModule = {
@@ -9,7 +25,26 @@ export const billing: ServiceModule = {
     entities,
     migrations: [{ name: "Migration20261122100000_billing", class: Migration20261122100000_billing }],
   },
-  async implementations() {
-    return [];
+  async implementations(serviceContext) {
+    const ctx = billingContext(serviceContext);
+    return [
+      implement(BillingService, {
+        ...transferHandlers(ctx),
+        ...balanceHandlers(ctx),
+        ...intentHandlers(ctx),
+        ...webhookHandlers(ctx),
+        ...cashoutHandlers(ctx),
+        ...subscriptionHandlers(ctx),
+      }),
+      implement(BillingAdminService, {
+        ...adjustmentHandlers(ctx),
+        ...freezeHandlers(ctx),
+        ...importHoldHandlers(ctx),
+        ...providerEventHandlers(ctx),
+        ...reconciliationHandlers(ctx),
+        ...sweepHandlers(ctx),
+        ...settleHandlers(ctx),
+      }),
+    ];
   },
 };

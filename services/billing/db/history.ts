@@ -1,0 +1,53 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { LedgerEntrySchema, LedgerTransactionSchema, type LedgerTransaction } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { accountKindToProto, transactionKindToProto } from "../domain/ledger.js";
+import { money } from "../domain/money.js";
+
+type TransactionRow = {
+  id: string; kind: string; reason: string; reference_service: string; reference_kind: string; reference_id: string;
+  created_by: string; created_at: Date;
+};
+type EntryRow = { transaction_id: string; owner: string; kind: string; currency: string; amount: string; balance_after: string };
+
+/** Ledger transactions with all their entries, in the order of `ids`. */
+export async function loadTransactions(em: EntityManager, ids: string[]): Promise<LedgerTransaction[]> {
+  if (ids.length === 0) return [];
+  const connection = em.getConnection();
+  const tx = em.getTransactionContext();
+  const [transactions, entries] = await Promise.all([
+    connection.execute<TransactionRow[]>(`select * from billing.transactions where id = any(?)`, [ids], "all", tx),
+    connection.execute<EntryRow[]>(
+      `select transaction_id, owner, kind, currency, amount, balance_after from billing.entries where transaction_id = any(?) order by seq`,
+      [ids],
+      "all",
+      tx,
+    ),
+  ]);
+  const byId = new Map(transactions.map((row) => [row.id, row]));
+  return ids.flatMap((id) => {
+    const row = byId.get(id);
+    if (!row) return [];
+    return [
+      create(LedgerTransactionSchema, {
+        id: row.id,
+        kind: transactionKindToProto(row.kind),
+        entries: entries
+          .filter((entry) => entry.transaction_id === id)
+          .map((entry) =>
+            create(LedgerEntrySchema, {
+              owner: entry.owner,
+              kind: accountKindToProto(entry.kind),
+              amount: money(BigInt(entry.amount), entry.currency),
+              balanceAfter: BigInt(entry.balance_after),
+            }),
+          ),
+        reason: row.reason,
+        reference: row.reference_service ? { service: row.reference_service, kind: row.reference_kind, id: row.reference_id } : undefined,
+        createdBy: row.created_by,
+        createdAt: timestampFromDate(new Date(row.created_at)),
+      }),
+    ];
+  });
+}

@@ -1,0 +1,66 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  BalanceReadResultSchema,
+  CurrencyBalanceSchema,
+  TransactionListResultSchema,
+  type BillingService,
+  type CurrencyBalance,
+} from "../../../gen/pf/billing/v1/billing_pb.js";
+import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { requireSubject } from "../../kit/subjects.js";
+import type { BillingContext } from "../context.js";
+import { loadTransactions } from "../db/history.js";
+import { requireCurrency } from "../domain/money.js";
+
+type BalanceHandlers = Pick<ServiceImpl<typeof BillingService>, "getBalance" | "listTransactions">;
+
+const FIELD_OF_KIND = {
+  credit: "spendableCredit",
+  payable: "creatorPayable",
+  pending_payout: "pendingPayouts",
+  import_hold: "importHeld",
+} as const satisfies Record<string, keyof CurrencyBalance>;
+
+/** Balances and transaction history of a subject (billing.balance.read). */
+export function balanceHandlers(ctx: BillingContext): BalanceHandlers {
+  return {
+    async getBalance(request) {
+      const subject = requireSubject("subject", request.subject);
+      const currency = request.currency === "" ? undefined : requireCurrency("currency", request.currency);
+      const em = ctx.orm.em.fork();
+      const rows = await em.getConnection().execute<{ kind: keyof typeof FIELD_OF_KIND; currency: string; balance: string }[]>(
+        `select kind, currency, balance from billing.accounts where owner = ?${currency ? " and currency = ?" : ""} order by currency`,
+        currency ? [subject, currency] : [subject],
+      );
+      const balances = new Map<string, CurrencyBalance>();
+      for (const row of rows) {
+        const balance = balances.get(row.currency) ?? create(CurrencyBalanceSchema, { currency: row.currency });
+        balance[FIELD_OF_KIND[row.kind]] = BigInt(row.balance);
+        balances.set(row.currency, balance);
+      }
+      return create(BalanceReadResultSchema, { subject, balances: [...balances.values()] });
+    },
+
+    async listTransactions(request) {
+      const subject = requireSubject("subject", request.subject);
+      const currency = request.currency === "" ? undefined : requireCurrency("currency", request.currency);
+      const limit = pageLimit(request.limit);
+      const before = decodeCursor(request.cursor)?.[0];
+      const em = ctx.orm.em.fork();
+      const params: unknown[] = [subject];
+      if (currency) params.push(currency);
+      if (typeof before === "string") params.push(before);
+      // A page ends at a whole transaction: one may hold several of the subject's entries.
+      const rows = await em.getConnection().execute<{ transaction_id: string; seq: string }[]>(
+        `select transaction_id, max(seq) as seq from billing.entries where owner = ?${currency ? " and currency = ?" : ""}
+         group by transaction_id${typeof before === "string" ? " having max(seq) < ?" : ""}
+         order by max(seq) desc limit ${limit + 1}`,
+        params,
+      );
+      const { items, nextCursor } = page(rows, limit, (row) => [row.seq]);
+      const transactions = await loadTransactions(em, items.map((row) => row.transaction_id));
+      return create(TransactionListResultSchema, { transactions, nextCursor });
+    },
+  };
+}

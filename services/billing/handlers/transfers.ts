@@ -1,0 +1,66 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { TransferRequestSchema, TransferResultSchema, TransferSchema, type BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { principalOf } from "../../kit/auth/principal.js";
+import { idempotent, requestHash } from "../../kit/idempotency.js";
+import { maxLength } from "../../kit/limits.js";
+import { invalid } from "../../kit/problem.js";
+import { requireUser } from "../../kit/subjects.js";
+import type { BillingContext } from "../context.js";
+import { post } from "../db/ledger.js";
+import { accountKey } from "../domain/ledger.js";
+import { money, requireAmount } from "../domain/money.js";
+import { requireReference } from "../domain/references.js";
+import { requireIdempotencyKey } from "../domain/requests.js";
+import { transferCreated } from "../events.js";
+
+type TransferHandlers = Pick<ServiceImpl<typeof BillingService>, "createTransfer">;
+
+/** Transfers: a subject's spendable credit to a creator's payable (billing.transfer.create). */
+export function transferHandlers(ctx: BillingContext): TransferHandlers {
+  return {
+    async createTransfer(request, call) {
+      const principal = principalOf(call);
+      const from = requireUser("from_subject", request.fromSubject);
+      const to = requireUser("to_subject", request.toSubject);
+      if (from === to) throw invalid("to_subject", "A transfer pays a creator other than the payer.");
+      const { currency, amount } = requireAmount("amount", request.amount);
+      const reason = maxLength("reason", request.reason, 200);
+      const reference = requireReference("reference", request.reference);
+      const key = requireIdempotencyKey(request.idempotencyKey, call);
+      call.responseHeader.set("pf-http-status", "201");
+      return ctx.transaction((em) => {
+        const apply = async () => {
+          const at = ctx.clock.now();
+          const payer = { owner: from, kind: "credit", currency } as const;
+          const posted = await post(em, {
+            kind: "transfer",
+            movements: [
+              { ...payer, amount: -amount },
+              { owner: to, kind: "payable", currency, amount },
+            ],
+            reason,
+            reference,
+            createdBy: principal.sub,
+            at,
+          });
+          const transfer = create(TransferSchema, {
+            id: posted.transactionId,
+            fromSubject: from,
+            toSubject: to,
+            amount: money(amount, currency),
+            reason,
+            reference,
+            fromCreditAfter: posted.balances.get(accountKey(payer)),
+            createdAt: timestampFromDate(at),
+          });
+          await transferCreated(em, transfer, at);
+          return create(TransferResultSchema, { transfer });
+        };
+        const hash = requestHash(TransferRequestSchema, { ...request, idempotencyKey: "" });
+        return idempotent(em, { scope: `transfer:${principal.sub}`, key, hash }, TransferResultSchema, apply);
+      });
+    },
+  };
+}
