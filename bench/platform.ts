@@ -21,7 +21,7 @@ export interface BenchPlatform {
  * The whole platform in this process on free ports. With DATABASE_URL it runs
  * on a fresh `pf_bench` database of that server, otherwise on the embedded PGlite.
  */
-export async function startBenchPlatform(): Promise<BenchPlatform> {
+export async function startBenchPlatform(env: Record<string, string> = {}): Promise<BenchPlatform> {
   const server = process.env.DATABASE_URL || undefined;
   const databaseUrl = server ? await recreateDatabase(server) : undefined;
   const dataDir = await mkdtemp(join(tmpdir(), "pf-bench-"));
@@ -32,6 +32,7 @@ export async function startBenchPlatform(): Promise<BenchPlatform> {
     PF_DATA_DIR: dataDir,
     LOG_LEVEL: "warn",
     DATABASE_URL: databaseUrl,
+    ...env,
   });
   const platform = await startPlatform({ config, modules, logger: createLogger(config.logLevel) }).catch(async (error: unknown) => {
     await rm(dataDir, { recursive: true, force: true });

@@ -1,9 +1,10 @@
 import { eventDelivery } from "./events.js";
 import { gatewayDatabaseRead, gatewayRead } from "./gateway-read.js";
+import { ledgerTransfers } from "./ledger.js";
 import { formatTable, loadSettings, type Benchmark, type LoadResult } from "./load.js";
 
 // Every benchmark, in order; `npm run bench -- NAME…` runs only those named.
-const benchmarks: Benchmark[] = [gatewayRead, gatewayDatabaseRead, eventDelivery];
+const benchmarks: Benchmark[] = [gatewayRead, gatewayDatabaseRead, eventDelivery, ledgerTransfers];
 
 const settings = loadSettings();
 const wanted = process.argv.slice(2);

@@ -1,13 +1,10 @@
-import { getOption } from "@bufbuild/protobuf";
-import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { http as httpOption } from "../../gen/google/api/annotations_pb.js";
 import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
-import { access, Visibility } from "../../gen/pf/v1/options_pb.js";
+import { bindingOf, describeMalformedInput, describeRefusals, documentedRoutes, routesOf, type RouteCall } from "../support/access.js";
 import { usePlatform } from "../support/platform.js";
 
 /** One valid call per network route; the refusals below vary only the caller. */
-const calls: Record<string, { method: string; path: string; body?: unknown }> = {
+const calls: Record<string, RouteCall> = {
   listStaff: { method: "GET", path: "/network/api/v1/staff/moderators" },
   getBlocks: { method: "GET", path: "/network/internal/blocks?subject=usr_a1" },
   creditCoins: { method: "POST", path: "/network/internal/coins/credit", body: { subject: "usr_a1", amount: 5, idempotency_key: "k1" } },
@@ -21,140 +18,25 @@ const calls: Record<string, { method: string; path: string; body?: unknown }> = 
   pushNotification: { method: "POST", path: "/network/internal/notifications/mention", body: { recipients: ["usr_a1"], title: "hi" } },
 };
 
-const routes = NetworkService.methods.map((method) => ({ name: method.localName, rule: getOption(method, access) }));
+const routes = routesOf(NetworkService);
 
 const t = usePlatform({ services: ["network"] });
 
 describe("every network route is the spec's route", () => {
   it("matches routes.tsv: method, path, capability and visibility", async () => {
-    const tsv = await readFile(new URL("../../../shared/spec/routes.tsv", import.meta.url), "utf8").catch((error: unknown) => {
-      if (process.env.CI === "true") throw error;
-      return undefined;
-    });
-    if (tsv === undefined) return; // a clone without shared/ beside it; CI always has it
-    const documented = tsv.split("\n").filter((line) => line.startsWith("network\t")).map((line) => line.split("\t"));
+    const documented = await documentedRoutes("network");
+    if (documented === undefined) return;
     expect(documented).toHaveLength(11);
-    const bound = NetworkService.methods.map((method) => {
-      const rule = getOption(method, httpOption);
-      const [verb, template] = Object.entries({ GET: rule.pattern.case === "get", POST: rule.pattern.case === "post", PUT: rule.pattern.case === "put" })
-        .filter(([, on]) => on).map(([verb]) => [verb, rule.pattern.value as string])[0];
-      const option = getOption(method, access);
-      return { verb, template, caps: option.capabilities.join(","), visibility: Visibility[option.visibility].toLowerCase().replace("_", "-") };
-    });
-    for (const [, verb, path, cap, visibility] of documented) {
+    const bound = routes.map(bindingOf);
+    for (const [, verb, path, caps, visibility] of documented) {
       const template = path.replace(/\?.*$/, "").replace("/*", "/{kind=**}");
-      expect(bound, `${verb} ${path}`).toContainEqual({ verb, template, caps: cap, visibility });
+      expect(bound, `${verb} ${path}`).toContainEqual({ verb, template, caps, visibility });
     }
   });
 });
 
-describe.each(routes)("$name refuses", ({ name, rule }) => {
-  const call = calls[name];
-  const send = (token?: string, headers?: Record<string, string>) => t.http(call.method, call.path, { token, body: call.body, headers });
-  const cap = rule.capabilities[0];
-
-  it("a call without a token (401 auth.required, problem+json)", async () => {
-    const answer = await send();
-    expect(answer.status).toBe(401);
-    expect(answer.headers.get("content-type")).toContain("application/problem+json");
-    expect(answer.body).toMatchObject({ status: 401, code: "auth.required" });
-    expect(answer.headers.get("www-authenticate")).toBe("Bearer");
-  });
-
-  it("a forged token (401 auth.invalid)", async () => {
-    const token = await t.token({ kind: "service", svc: "tips", caps: [cap], app_id: "app1" });
-    const answer = await send(`${token.slice(0, -4)}AAAA`);
-    expect(answer.status).toBe(401);
-    expect(answer.body.code).toBe("auth.invalid");
-    expect(answer.headers.get("www-authenticate")).toBe('Bearer error="invalid_token"');
-  });
-
-  it("a service token without the capability (403 auth.capability_missing)", async () => {
-    const answer = await send(await t.token({ kind: "service", svc: "tips", caps: ["network.other"], app_id: "app1" }));
-    expect(answer.status).toBe(403);
-    expect(answer.body.code).toBe("auth.capability_missing");
-  });
-
-  it("a third-party app token even with the capability (403)", async () => {
-    const answer = await send(await t.token({ kind: "app", app_id: "app1", caps: [cap] }));
-    expect(answer.status).toBe(403);
-    expect(["auth.internal_only", "auth.first_party_only", "auth.never_to_apps"]).toContain(answer.body.code);
-  });
-
-  it("a first-party app token: refused on internal and never-to-apps routes, let through elsewhere", async () => {
-    const answer = await send(await t.token({ kind: "app", app_id: "app1", caps: [cap], fp: true }));
-    if (rule.visibility === Visibility.INTERNAL) expect(answer.body).toMatchObject({ status: 403, code: "auth.internal_only" });
-    else if (rule.neverToApps) expect(answer.body).toMatchObject({ status: 403, code: "auth.never_to_apps" });
-    // Let through: whatever the service answers, enforcement did not refuse it, and nothing failed.
-    else {
-      expect(String(answer.body?.code ?? "")).not.toMatch(/^auth\./);
-      expect(answer.status).toBeLessThan(500);
-    }
-  });
-
-  it("a user token: refused on internal and no-people routes, let through to ownership checks elsewhere", async () => {
-    const answer = await send(await t.token({ kind: "user", sub: "usr_a1" }));
-    if (rule.visibility === Visibility.INTERNAL) {
-      expect(answer.status).toBe(403);
-      expect(answer.body.code).toBe("auth.internal_only");
-    } else if (rule.noPeople) {
-      expect(answer.body).toMatchObject({ status: 403, code: "auth.people_refused" });
-    } else {
-      // People are checked by the service's ownership rules, not by capability.
-      expect(String(answer.body?.code ?? "")).not.toMatch(/^auth\./);
-    }
-  });
-
-  it("X-PF-Subject, X-PF-Staff or X-PF-Origin sent with a non-service token (403 auth.header_refused)", async () => {
-    const user = await t.token({ kind: "user", sub: "usr_a1" });
-    const app = await t.token({ kind: "app", app_id: "app1", caps: [cap], fp: true });
-    const userCode = rule.visibility === Visibility.INTERNAL ? "auth.internal_only" : rule.noPeople ? "auth.people_refused" : "auth.header_refused";
-    const appCode = rule.visibility === Visibility.INTERNAL ? "auth.internal_only" : rule.neverToApps ? "auth.never_to_apps" : "auth.header_refused";
-    for (const [token, headers, code] of [
-      [user, { "x-pf-subject": "usr_b1" }, userCode],
-      [user, { "x-pf-staff": "1" }, userCode],
-      [app, { "x-pf-subject": "usr_b1" }, appCode],
-      [app, { "x-pf-staff": "1" }, appCode],
-      [user, { "x-pf-origin": "ai" }, userCode],
-      [app, { "x-pf-origin": "ai" }, appCode],
-    ] as const) {
-      const answer = await send(token, headers);
-      expect(answer.status).toBe(403);
-      expect(answer.body.code).toBe(code);
-    }
-  });
-
-  it("X-PF-Subject from a service where the route acts for nobody (400 auth.acting_subject_refused)", async () => {
-    const service = await t.token({ kind: "service", svc: "tips", caps: [cap], app_id: "app1" });
-    const answer = await send(service, { "x-pf-subject": "usr_b1" });
-    expect(rule.actingSubject).toBe(false);
-    expect(answer.status).toBe(400);
-    expect(answer.body.code).toBe("auth.acting_subject_refused");
-  });
-
-  it("a mod's token where the spec says never to mods (403 auth.never_to_mods)", async () => {
-    const answer = await send(await t.token({ kind: "service", svc: "games", caps: [cap], app_id: "app1", mod: "mod_1" }));
-    if (rule.neverToMods) {
-      expect(answer.status).toBe(403);
-      expect(answer.body.code).toBe("auth.never_to_mods");
-    } else {
-      expect(answer.body?.code).not.toBe("auth.never_to_mods");
-    }
-  });
-});
-
-describe.each(routes)("$name refuses malformed input", ({ name, rule }) => {
-  const call = calls[name];
-  it("an unknown field or query parameter (400 request.invalid naming it, never 500)", async () => {
-    const token = await t.token({ kind: "service", svc: "network", caps: [rule.capabilities[0]], app_id: "app1" });
-    const answer = call.body === undefined
-      ? await t.http(call.method, `${call.path}${call.path.includes("?") ? "&" : "?"}bogus=1`, { token })
-      : await t.http(call.method, call.path, { token, body: { ...(call.body as object), bogus: 1 } });
-    expect(answer.status).toBe(400);
-    expect(answer.body.code).toBe("request.invalid");
-    expect(answer.body.detail).toContain("bogus");
-  });
-});
+describeRefusals(t, routes, calls, { app_id: "app1" });
+describeMalformedInput(t, routes, calls, { app_id: "app1" });
 
 describe("the OpenAPI document", () => {
   it("lists every network route with its capability and visibility", async () => {

@@ -12,6 +12,9 @@ export const PLATFORM = "platform";
 
 const SYSTEM_KINDS = new Set<Kind>(["provider_clearing", "payouts", "adjustments", "imports"]);
 
+/** The system kinds as an SQL list, for statements that tell them apart. */
+export const SYSTEM_KINDS_SQL = [...SYSTEM_KINDS].map((kind) => `'${kind}'`).join(", ");
+
 export function isSystemKind(kind: Kind): kind is SystemKind {
   return SYSTEM_KINDS.has(kind);
 }
@@ -51,15 +54,6 @@ export function requireBalanced(movements: Movement[]): void {
   for (const [currency, sum] of sums) {
     if (sum !== 0n) throw problem(422, "ledger.unbalanced", `The lines do not balance in ${currency}: they sum to ${sum}.`, { currency, sum: sum.toString() });
   }
-}
-
-/**
- * Accounts are locked in this order (owner, kind, currency, as PostgreSQL
- * sorts text in the C collation) so two postings never wait on each other in a cycle.
- */
-export function lockOrder<T extends { owner: string; kind: string; currency: string }>(accounts: T[]): T[] {
-  const byte = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-  return [...accounts].sort((a, b) => byte(a.owner, b.owner) || byte(a.kind, b.kind) || byte(a.currency, b.currency));
 }
 
 const SHORT_DETAIL: Record<SubjectKind, string> = {
