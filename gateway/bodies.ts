@@ -7,10 +7,12 @@
  * A hook claims bindings by their descriptors (method kind, input or output
  * type) and builds their handler once at startup; the first hook in
  * BODY_HOOKS that claims a binding serves it instead of the JSON handler.
- * A hook that needs a content-type parser (multipart) registers it on the
- * route it builds, so the JSON routes keep JSON-only parsing.
+ * A hook that needs content-type parsers (multipart, raw bytes) declares
+ * them; its routes get them in their own encapsulated scope, so the JSON
+ * routes keep JSON-only parsing.
  */
-import type { RouteHandlerMethod } from "fastify";
+import { ScalarType } from "@bufbuild/protobuf";
+import type { FastifyInstance, RouteHandlerMethod } from "fastify";
 import { problemMessage } from "../services/kit/problem.js";
 import type { Binding } from "./bindings.js";
 import { instanceOf, sendProblem } from "./problems.js";
@@ -21,8 +23,10 @@ export interface BodyHook {
   readonly name: string;
   /** Whether this hook serves the binding. */
   claims(binding: Binding): boolean;
-  /** The binding's route handler, built once at startup. */
-  handler(binding: Binding, context: RouteContext): RouteHandlerMethod;
+  /** The binding's route handler, built once at startup; without one the JSON handler serves it (after `parsers`). */
+  handler?(binding: Binding, context: RouteContext): RouteHandlerMethod;
+  /** The content-type parsers of the hook's routes, added to their own scope. */
+  parsers?(scope: FastifyInstance): void;
 }
 
 /** Streaming RPCs are routed (so they are documented and never 404) but not served yet. */
@@ -37,4 +41,23 @@ const streamingNotServed: BodyHook = {
     ),
 };
 
-export const BODY_HOOKS: readonly BodyHook[] = [streamingNotServed];
+/** Whether a binding's body fills one bytes field: its raw bytes, whatever their media type. */
+export function takesRawBytes(binding: Binding): boolean {
+  return binding.bodyField?.fieldKind === "scalar" && binding.bodyField.scalar === ScalarType.BYTES;
+}
+
+/**
+ * A body that fills one bytes field (provider webhooks, whose signature covers
+ * the exact bytes): any content type, or none, is taken as raw bytes, handed
+ * to the JSON handler as the base64 text proto JSON reads a bytes field from.
+ */
+const rawBytesBody: BodyHook = {
+  name: "raw-bytes-body",
+  claims: takesRawBytes,
+  parsers(scope) {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser("*", { parseAs: "buffer" }, (_request, body, done) => done(null, (body as Buffer).toString("base64")));
+  },
+};
+
+export const BODY_HOOKS: readonly BodyHook[] = [streamingNotServed, rawBytesBody];

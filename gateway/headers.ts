@@ -1,7 +1,20 @@
 import type { FastifyRequest } from "fastify";
 
-/** Request headers the spec gives meaning to, forwarded to the RPC (besides every x-pf-*). */
-const FORWARDED = new Set(["authorization", "idempotency-key", "if-match", "if-none-match", "last-event-id"]);
+/**
+ * Request headers the spec gives meaning to, forwarded to the RPC (besides
+ * every x-pf-*), and the Standard Webhooks signature headers provider
+ * deliveries are authenticated by.
+ */
+const FORWARDED = new Set([
+  "authorization",
+  "idempotency-key",
+  "if-match",
+  "if-none-match",
+  "last-event-id",
+  "webhook-id",
+  "webhook-timestamp",
+  "webhook-signature",
+]);
 
 /** Response headers a handler may set that are copied to the HTTP response. */
 export const COPIED_RESPONSE_HEADERS = ["etag", "location", "cache-control"] as const;

@@ -3,6 +3,7 @@ import { ProblemSchema } from "../gen/pf/v1/problem_pb.js";
 import { STATUS_CODES } from "node:http";
 import { access as accessOption, type Access, AccessSchema, success_statuses as successStatuses, Visibility } from "../gen/pf/v1/options_pb.js";
 import { rpcName, type Binding } from "./bindings.js";
+import { takesRawBytes } from "./bodies.js";
 import { PROBLEM_CONTENT_TYPE } from "./problems.js";
 import { requestFields } from "./request.js";
 import { componentName, described, SchemaComponents } from "./schemas.js";
@@ -61,7 +62,12 @@ function operation(binding: Binding, components: SchemaComponents, problem: Json
     ...described(`${method.parent.typeName}.${method.name}`, method.name),
     tags: [binding.key],
     parameters,
-    ...(binding.body !== "" && { requestBody: { required: true, content: { "application/json": { schema: input } } } }),
+    ...(binding.body !== "" && {
+      requestBody: {
+        required: true,
+        content: takesRawBytes(binding) ? { "*/*": { schema: { type: "string", format: "binary" } } } : { "application/json": { schema: input } },
+      },
+    }),
     responses: {
       ...successResponses(getOption(method, successStatuses), output),
       default: { description: "Problem", content: { [PROBLEM_CONTENT_TYPE]: { schema: problem } } },

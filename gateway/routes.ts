@@ -52,14 +52,25 @@ export type AllowedMethods = (host: string, path: string) => string[];
 export function registerBindings(app: FastifyInstance, bindings: readonly Binding[], hostRouting: Record<string, string>, context: RouteContext): AllowedMethods {
   const known: { pattern: RegExp; host?: RegExp; verb: string }[] = [];
   for (const binding of bindings) {
-    const build = BODY_HOOKS.find((hook) => hook.claims(binding))?.handler ?? jsonHandler;
-    const handler = build(binding, context);
+    const hook = BODY_HOOKS.find((each) => each.claims(binding));
+    const handler = (hook?.handler ?? jsonHandler)(binding, context);
     for (const point of mountPoints(binding.key, hostRouting)) {
       const url = point.prefix + routerPath(binding.template);
-      try {
-        app.route({ method: binding.verb, url, handler, ...(point.constraints && { constraints: point.constraints }) });
-      } catch (error) {
-        throw new Error(`${rpcName(binding.method)}: cannot route ${binding.verb} ${url}: ${(error as Error).message}`);
+      const route = (scope: FastifyInstance) => {
+        try {
+          scope.route({ method: binding.verb, url, handler, ...(point.constraints && { constraints: point.constraints }) });
+        } catch (error) {
+          throw new Error(`${rpcName(binding.method)}: cannot route ${binding.verb} ${url}: ${(error as Error).message}`);
+        }
+      };
+      const parsers = hook?.parsers;
+      if (parsers) {
+        void app.register(async (scope) => {
+          parsers(scope);
+          route(scope);
+        });
+      } else {
+        route(app);
       }
       known.push({ pattern: pathPattern(url), host: point.constraints?.host, verb: binding.verb });
     }

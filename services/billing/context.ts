@@ -16,7 +16,7 @@ export function billingContext(ctx: ServiceContext): BillingContext {
   let found = built.get(ctx);
   if (!found) {
     const settings = billingSettings(ctx.config);
-    found = { ...ctx, settings, providers: createProviders(settings) };
+    found = { ...ctx, settings, providers: createProviders(ctx, settings) };
     built.set(ctx, found);
   }
   return found;

@@ -17,6 +17,8 @@ import { intentHandlers } from "./handlers/intents.js";
 import { subscriptionHandlers } from "./handlers/subscriptions.js";
 import { transferHandlers } from "./handlers/transfers.js";
 import { webhookHandlers } from "./handlers/webhooks.js";
+import { providerEventsWorker } from "./provider/apply.js";
+import { renewals } from "./renewals.js";
 
 /** The billing service (spec part 1): the platform's only holder of money. */
 export const billing: ServiceModule = {
@@ -47,4 +49,5 @@ export const billing: ServiceModule = {
       }),
     ];
   },
+  workers: [renewals, providerEventsWorker],
 };

@@ -17,6 +17,12 @@ export interface BillingSettings {
   testProviderSecret: string;
   /** Where test-mode checkout URLs point (PF_BILLING_TEST_CHECKOUT_URL). */
   testCheckoutUrl: string;
+  /**
+   * PF_BILLING_TEST_PROVIDER_AUTO=approve: the test-mode provider approves each new order
+   * itself and delivers the signed order.approved webhook to billing (for `npm start`
+   * without a test driver); unset, orders wait for a test to approve or decline them.
+   */
+  testProviderAuto: "" | "approve";
   /** Credit packs, credit rates and subscription tiers (PF_BILLING_CATALOGUE as JSON, else the defaults). */
   catalogue: Catalogue;
 }
@@ -33,6 +39,11 @@ export function billingSettings(config: Config): BillingSettings {
     if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number, got ${JSON.stringify(raw)}`);
     return value;
   };
+  const choice = <T extends string>(name: string, allowed: readonly T[]): T => {
+    const raw = env[name] ?? "";
+    if (!allowed.includes(raw as T)) throw new Error(`${name} must be one of ${allowed.map((a) => JSON.stringify(a)).join(", ")}, got ${JSON.stringify(raw)}`);
+    return raw as T;
+  };
   return {
     cashoutMinimum: BigInt(whole("PF_BILLING_CASHOUT_MINIMUM", 1000)),
     escrowMs: whole("PF_BILLING_ESCROW_HOURS", 168) * HOUR,
@@ -41,6 +52,7 @@ export function billingSettings(config: Config): BillingSettings {
     defaultProvider: env.PF_BILLING_PROVIDER || "test",
     testProviderSecret: env.PF_BILLING_TEST_PROVIDER_SECRET || "whsec_pf_test_mode_only",
     testCheckoutUrl: env.PF_BILLING_TEST_CHECKOUT_URL || `http://${config.bind}:${config.httpPort}/test-provider/checkout`,
+    testProviderAuto: choice("PF_BILLING_TEST_PROVIDER_AUTO", ["", "approve"] as const),
     catalogue: env.PF_BILLING_CATALOGUE ? parseCatalogue(env.PF_BILLING_CATALOGUE) : defaultCatalogue,
   };
 }

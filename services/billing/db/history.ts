@@ -17,9 +17,9 @@ export async function loadTransactions(em: EntityManager, ids: string[]): Promis
   const connection = em.getConnection();
   const tx = em.getTransactionContext();
   const [transactions, entries] = await Promise.all([
-    connection.execute<TransactionRow[]>(`select * from billing.transactions where id = any(?)`, [ids], "all", tx),
+    connection.execute<TransactionRow[]>(`select * from billing.transactions where id in (?)`, [ids], "all", tx),
     connection.execute<EntryRow[]>(
-      `select transaction_id, owner, kind, currency, amount, balance_after from billing.entries where transaction_id = any(?) order by seq`,
+      `select transaction_id, owner, kind, currency, amount, balance_after from billing.entries where transaction_id in (?) order by seq`,
       [ids],
       "all",
       tx,

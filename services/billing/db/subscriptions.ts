@@ -1,7 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
-import { PaidVia, SubscriptionSchema, SubscriptionStatus, type Subscription } from "../../../gen/pf/billing/v1/billing_pb.js";
+import {
+  EntitlementSchema,
+  PaidVia,
+  SubscriptionSchema,
+  SubscriptionStatus,
+  type Entitlement,
+  type Subscription,
+} from "../../../gen/pf/billing/v1/billing_pb.js";
 import { newId } from "../../kit/ids.js";
 import { money } from "../domain/money.js";
 import { entitlementChanged } from "../events.js";
@@ -28,6 +35,13 @@ export interface PaidPeriod {
  * The caller posts the payment in the same transaction.
  */
 export async function addPaidPeriod(em: EntityManager, period: PaidPeriod): Promise<SubscriptionRow> {
+  // A row lock cannot guard a subscription not created yet: two first purchases for one channel queue here instead.
+  await em.getConnection().execute(
+    `select pg_advisory_xact_lock(hashtextextended('billing.subscription:' || ? || ':' || ?, 0))`,
+    [period.subject, period.streamer],
+    "all",
+    em.getTransactionContext(),
+  );
   const current = await em.findOne(
     SubscriptionRow,
     { subject: period.subject, streamer: period.streamer, status: { $ne: "ended" } },
@@ -94,5 +108,17 @@ export function subscriptionToProto(row: SubscriptionRow): Subscription {
     startedAt: timestampFromDate(row.startedAt),
     endedAt: row.endedAt ? timestampFromDate(row.endedAt) : undefined,
     periods: row.periods,
+  });
+}
+
+/** The entitlement a current subscription gives. */
+export function entitlementToProto(row: SubscriptionRow): Entitlement {
+  return create(EntitlementSchema, {
+    subject: row.subject,
+    streamer: row.streamer,
+    subscriptionId: row.id,
+    planId: row.planId,
+    planVersion: BigInt(row.planVersion),
+    validUntil: timestampFromDate(row.validUntil),
   });
 }

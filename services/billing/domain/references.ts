@@ -1,4 +1,5 @@
-import type { EntityRef } from "../../../gen/pf/v1/refs_pb.js";
+import { create } from "@bufbuild/protobuf";
+import { EntityRefSchema, type EntityRef } from "../../../gen/pf/v1/refs_pb.js";
 import { maxLength } from "../../kit/limits.js";
 import { invalid } from "../../kit/problem.js";
 
@@ -12,4 +13,9 @@ export function requireReference(field: string, reference: EntityRef | undefined
     throw invalid(field, `${field} names the owning service, the kind and the id.`);
   }
   return reference;
+}
+
+/** The reference billing puts on postings for its own records (a cashout, a subscription), which reconciliation follows. */
+export function billingReference(kind: string, id: string): EntityRef {
+  return create(EntityRefSchema, { service: "billing", kind, id });
 }

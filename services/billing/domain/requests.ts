@@ -1,5 +1,6 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import { idempotencyKeyOf } from "../../kit/idempotency.js";
+import { maxLength } from "../../kit/limits.js";
 import { invalid } from "../../kit/problem.js";
 
 /**
@@ -10,4 +11,10 @@ export function requireIdempotencyKey(bodyKey: string, call: HandlerContext): st
   const key = idempotencyKeyOf(bodyKey, call);
   if (key === "") throw invalid("idempotency_key", "Writes that move money need an idempotency_key (or an Idempotency-Key header).");
   return key;
+}
+
+/** Ledger admin changes say why (adjustments, import holds, freeze and thaw): required, at most 500 characters. */
+export function requireReason(reason: string): string {
+  if (reason.trim() === "") throw invalid("reason", "reason is required: say why.");
+  return maxLength("reason", reason, 500);
 }

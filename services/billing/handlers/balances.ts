@@ -1,26 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import {
-  BalanceReadResultSchema,
-  CurrencyBalanceSchema,
-  TransactionListResultSchema,
-  type BillingService,
-  type CurrencyBalance,
-} from "../../../gen/pf/billing/v1/billing_pb.js";
+import { BalanceReadResultSchema, TransactionListResultSchema, type BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
 import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
 import { requireSubject } from "../../kit/subjects.js";
 import type { BillingContext } from "../context.js";
+import { balancesOf } from "../db/balances.js";
 import { loadTransactions } from "../db/history.js";
 import { requireCurrency } from "../domain/money.js";
 
 type BalanceHandlers = Pick<ServiceImpl<typeof BillingService>, "getBalance" | "listTransactions">;
-
-const FIELD_OF_KIND = {
-  credit: "spendableCredit",
-  payable: "creatorPayable",
-  pending_payout: "pendingPayouts",
-  import_hold: "importHeld",
-} as const satisfies Record<string, keyof CurrencyBalance>;
 
 /** Balances and transaction history of a subject (billing.balance.read). */
 export function balanceHandlers(ctx: BillingContext): BalanceHandlers {
@@ -28,18 +16,7 @@ export function balanceHandlers(ctx: BillingContext): BalanceHandlers {
     async getBalance(request) {
       const subject = requireSubject("subject", request.subject);
       const currency = request.currency === "" ? undefined : requireCurrency("currency", request.currency);
-      const em = ctx.orm.em.fork();
-      const rows = await em.getConnection().execute<{ kind: keyof typeof FIELD_OF_KIND; currency: string; balance: string }[]>(
-        `select kind, currency, balance from billing.accounts where owner = ?${currency ? " and currency = ?" : ""} order by currency`,
-        currency ? [subject, currency] : [subject],
-      );
-      const balances = new Map<string, CurrencyBalance>();
-      for (const row of rows) {
-        const balance = balances.get(row.currency) ?? create(CurrencyBalanceSchema, { currency: row.currency });
-        balance[FIELD_OF_KIND[row.kind]] = BigInt(row.balance);
-        balances.set(row.currency, balance);
-      }
-      return create(BalanceReadResultSchema, { subject, balances: [...balances.values()] });
+      return create(BalanceReadResultSchema, { subject, balances: await balancesOf(ctx.orm.em.fork(), subject, currency) });
     },
 
     async listTransactions(request) {

@@ -1,12 +1,184 @@
+import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
-import { problem } from "../../kit/problem.js";
+import { LockMode, type FilterQuery } from "@mikro-orm/postgresql";
+import {
+  CashoutListSchema,
+  CashoutRequestSchema,
+  CashoutResultSchema,
+  RecycleSchema,
+  type BillingService,
+  type CashoutResult,
+} from "../../../gen/pf/billing/v1/billing_pb.js";
+import { principalOf } from "../../kit/auth/principal.js";
+import { idempotent, requestHash } from "../../kit/idempotency.js";
+import { newId } from "../../kit/ids.js";
+import { maxLength } from "../../kit/limits.js";
+import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { invalid, problem } from "../../kit/problem.js";
+import { requireUser } from "../../kit/subjects.js";
 import type { BillingContext } from "../context.js";
+import { balancesOf } from "../db/balances.js";
+import { cashoutStatusFromProto, cashoutToProto } from "../db/cashouts.js";
+import { CashoutRow } from "../db/entities.js";
+import { post } from "../db/ledger.js";
+import { decide, escrowUntil, requireMinimum, type Decision } from "../domain/cashouts.js";
+import { PLATFORM } from "../domain/ledger.js";
+import { money, requireAmount } from "../domain/money.js";
+import { billingReference } from "../domain/references.js";
+import { requireIdempotencyKey } from "../domain/requests.js";
+import { cashoutChanged, subjects } from "../events.js";
 
-// STUB: being written.
-export function cashoutHandlers(_ctx: BillingContext): Pick<ServiceImpl<typeof BillingService>, "listCashouts" | "requestCashout" | "getCashout" | "approveCashout" | "denyCashout" | "recyclePayable"> {
-  const notYet = () => {
-    throw problem(501, "not_implemented", "not yet");
+type CashoutHandlers = Pick<
+  ServiceImpl<typeof BillingService>,
+  "listCashouts" | "requestCashout" | "getCashout" | "approveCashout" | "denyCashout" | "recyclePayable"
+>;
+
+const answer = (row: CashoutRow): CashoutResult => create(CashoutResultSchema, { result: { case: "cashout", value: cashoutToProto(row) } });
+
+const OUTCOME = {
+  approve: { status: "approved", kind: "cashout_approval", event: subjects.cashoutApproved },
+  deny: { status: "denied", kind: "cashout_denial", event: subjects.cashoutDenied },
+} as const;
+
+const notFound = () => problem(404, "cashout.not_found", "There is no such cashout.");
+
+/**
+ * Cashouts of creator payable (only payable is withdrawable: bought credit
+ * never is): requested into escrow (pending payouts), approved after the
+ * escrow with the provider's payout reference, or denied back to payable;
+ * and recycling payable into the same subject's spendable credit.
+ */
+export function cashoutHandlers(ctx: BillingContext): CashoutHandlers {
+  /** Approves or denies one cashout under its row lock; a repeated decision answers the cashout as it is. */
+  const decideCashout = (id: string, decision: Decision, by: string) =>
+    ctx.transaction(async (em) => {
+      const row = await em.findOne(CashoutRow, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      if (!row) throw notFound();
+      const at = ctx.clock.now();
+      if (decide(row, decision, at) === "repeat") return answer(row);
+      const outcome = OUTCOME[decision.action];
+      // Approval pays the escrow out to the platform's payouts; denial reverses it to the creator's payable.
+      const to = decision.action === "approve" ? ({ owner: PLATFORM, kind: "payouts" } as const) : ({ owner: row.subject, kind: "payable" } as const);
+      const note = decision.action === "approve" ? { payoutReference: decision.payoutReference } : { reason: decision.reason };
+      const posted = await post(em, {
+        kind: outcome.kind,
+        movements: [
+          { owner: row.subject, kind: "pending_payout", currency: row.currency, amount: -row.amount },
+          { ...to, currency: row.currency, amount: row.amount },
+        ],
+        reason: decision.action === "approve" ? `payout ${decision.payoutReference}` : decision.reason,
+        reference: billingReference("cashout", row.id),
+        createdBy: by,
+        at,
+      });
+      Object.assign(row, note, { status: outcome.status, decidedBy: by, decidedAt: at, decisionTransactionId: posted.transactionId });
+      await em.flush();
+      await cashoutChanged(em, outcome.event, cashoutToProto(row), at);
+      return answer(row);
+    });
+
+  return {
+    async requestCashout(request, call) {
+      const principal = principalOf(call);
+      const subject = requireUser("subject", request.subject);
+      const { currency, amount } = requireAmount("amount", request.amount);
+      const key = requireIdempotencyKey(request.idempotencyKey, call);
+      requireMinimum(amount, currency, ctx.settings.cashoutMinimum);
+      call.responseHeader.set("pf-http-status", "201");
+      return ctx.transaction((em) => {
+        const apply = async () => {
+          const at = ctx.clock.now();
+          const id = newId("co");
+          // Only payable moves into escrow: a subject with credit and no payable is short (409 insufficient_funds).
+          const posted = await post(em, {
+            kind: "cashout_request",
+            movements: [
+              { owner: subject, kind: "payable", currency, amount: -amount },
+              { owner: subject, kind: "pending_payout", currency, amount },
+            ],
+            reference: billingReference("cashout", id),
+            createdBy: principal.sub,
+            at,
+          });
+          const row = em.create(CashoutRow, {
+            id,
+            subject,
+            currency,
+            amount,
+            status: "requested",
+            escrowUntil: escrowUntil(at, ctx.settings.escrowMs),
+            requestTransactionId: posted.transactionId,
+            decisionTransactionId: null,
+            createdAt: at,
+            decidedAt: null,
+          });
+          await em.flush();
+          await cashoutChanged(em, subjects.cashoutRequested, cashoutToProto(row), at);
+          return answer(row);
+        };
+        const hash = requestHash(CashoutRequestSchema, { ...request, idempotencyKey: "" });
+        return idempotent(em, { scope: `cashout:${principal.sub}`, key, hash }, CashoutResultSchema, apply);
+      });
+    },
+
+    async getCashout(request) {
+      const row = await ctx.orm.em.fork().findOne(CashoutRow, { id: request.id });
+      if (!row) throw notFound();
+      return answer(row);
+    },
+
+    async listCashouts(request) {
+      const subject = request.subject === "" ? undefined : requireUser("subject", request.subject);
+      const status = cashoutStatusFromProto(request.status);
+      if (status === undefined && request.status !== 0) throw invalid("status", "status is requested, approved or denied.");
+      const limit = pageLimit(request.limit);
+      const before = decodeCursor(request.cursor)?.[0];
+      const where: FilterQuery<CashoutRow> = {
+        ...(subject ? { subject } : {}),
+        ...(status ? { status } : {}),
+        ...(typeof before === "string" ? { id: { $lt: before } } : {}),
+      };
+      const rows = await ctx.orm.em.fork().find(CashoutRow, where, { orderBy: { id: "desc" }, limit: limit + 1 });
+      const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
+      return create(CashoutResultSchema, {
+        result: { case: "cashouts", value: create(CashoutListSchema, { cashouts: items.map(cashoutToProto), nextCursor }) },
+      });
+    },
+
+    async approveCashout(request, call) {
+      if (request.payoutReference === "") throw invalid("payout_reference", "payout_reference is required: the provider's reference of the payout.");
+      const payoutReference = maxLength("payout_reference", request.payoutReference, 200);
+      return decideCashout(request.id, { action: "approve", payoutReference }, principalOf(call).sub);
+    },
+
+    async denyCashout(request, call) {
+      const reason = maxLength("reason", request.reason, 500);
+      return decideCashout(request.id, { action: "deny", reason }, principalOf(call).sub);
+    },
+
+    async recyclePayable(request, call) {
+      const principal = principalOf(call);
+      const subject = requireUser("subject", request.subject);
+      const { currency, amount } = requireAmount("amount", request.amount);
+      const key = requireIdempotencyKey(request.idempotencyKey, call);
+      return ctx.transaction((em) => {
+        const apply = async () => {
+          const posted = await post(em, {
+            kind: "recycle",
+            movements: [
+              { owner: subject, kind: "payable", currency, amount: -amount },
+              { owner: subject, kind: "credit", currency, amount },
+            ],
+            createdBy: principal.sub,
+            at: ctx.clock.now(),
+          });
+          const [balance] = await balancesOf(em, subject, currency);
+          const recycle = create(RecycleSchema, { transactionId: posted.transactionId, subject, amount: money(amount, currency), balance });
+          return create(CashoutResultSchema, { result: { case: "recycle", value: recycle } });
+        };
+        const hash = requestHash(CashoutRequestSchema, { ...request, idempotencyKey: "" });
+        return idempotent(em, { scope: `recycle:${principal.sub}`, key, hash }, CashoutResultSchema, apply);
+      });
+    },
   };
-  return { listCashouts: notYet, requestCashout: notYet, getCashout: notYet, approveCashout: notYet, denyCashout: notYet, recyclePayable: notYet };
 }

@@ -1,12 +1,135 @@
+import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
-import { problem } from "../../kit/problem.js";
+import { CheckoutKind, IntentRequestSchema, IntentResultSchema, type BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { principalOf } from "../../kit/auth/principal.js";
+import { idempotencyKeyOf, idempotent, requestHash } from "../../kit/idempotency.js";
+import { newId } from "../../kit/ids.js";
+import { maxLength } from "../../kit/limits.js";
+import { invalid, problem } from "../../kit/problem.js";
+import { requireUser } from "../../kit/subjects.js";
 import type { BillingContext } from "../context.js";
+import { IntentRow } from "../db/entities.js";
+import { declineIntent, findIntent, intentToProto, lockIntentById } from "../db/intents.js";
+import { requireThawed } from "../db/ledger.js";
+import { settleIntent } from "../db/settlement.js";
+import { quote } from "../domain/intents.js";
+import { requireReference } from "../domain/references.js";
 
-// STUB: being written.
-export function intentHandlers(_ctx: BillingContext): Pick<ServiceImpl<typeof BillingService>, "createIntent" | "getIntent" | "captureIntent"> {
-  const notYet = () => {
-    throw problem(501, "not_implemented", "not yet");
+type IntentHandlers = Pick<ServiceImpl<typeof BillingService>, "createIntent" | "getIntent" | "captureIntent">;
+
+/** Payment intents (billing.intent.create): priced by billing, paid at a provider, settled once. */
+export function intentHandlers(ctx: BillingContext): IntentHandlers {
+  const answer = (row: IntentRow) => create(IntentResultSchema, { intent: intentToProto(row) });
+
+  return {
+    async createIntent(request, call) {
+      const principal = principalOf(call);
+      if (request.price !== undefined) throw problem(400, "billing.price_refused", "Billing prices every purchase itself: send no price.", { field: "price" });
+      const subject = requireUser("subject", request.subject);
+      const priced = quote(ctx.settings.catalogue, subject, request.product);
+      const checkout = request.checkout === CheckoutKind.APP ? "app" : "web";
+      const returnUrl = requireReturnUrl(request.returnUrl);
+      const reference = requireReference("reference", request.reference);
+      const provider = ctx.providers.get(maxLength("provider", request.provider, 40) || ctx.providers.defaultProvider);
+      const key = idempotencyKeyOf(request.idempotencyKey, call);
+      await requireThawed(ctx.orm.em.fork());
+
+      // The provider is called before the transaction, never inside it; with a key, a retry
+      // reopens no order (the key is the provider's request id) and answers the first intent.
+      const id = newId("pi");
+      const order =
+        checkout === "web"
+          ? await provider.createOrder({
+              intentId: id,
+              currency: priced.currency,
+              price: priced.price,
+              description: priced.product === "credit" ? `credit ${priced.pack || priced.credit}` : `channel subscription ${priced.streamer}`,
+              returnUrl,
+              requestId: key ? `${principal.sub}:${key}` : id,
+            })
+          : { orderId: `app_${id}`, checkoutUrl: "" };
+      call.responseHeader.set("pf-http-status", "201");
+      return ctx.transaction(async (em) => {
+        const write = async () => {
+          await requireThawed(em);
+          const at = ctx.clock.now();
+          const row = em.create(IntentRow, {
+            id,
+            subject,
+            status: "requires_action",
+            product: priced.product,
+            pack: priced.pack,
+            streamer: priced.streamer,
+            planId: priced.planId,
+            planVersion: priced.planVersion,
+            tier: priced.tier,
+            currency: priced.currency,
+            price: priced.price,
+            creditGranted: priced.credit,
+            checkout,
+            provider: provider.name,
+            providerOrderId: order.orderId,
+            checkoutUrl: order.checkoutUrl,
+            appReference: checkout === "app" ? order.orderId : "",
+            returnUrl,
+            referenceService: reference?.service ?? "",
+            referenceKind: reference?.kind ?? "",
+            referenceId: reference?.id ?? "",
+            transactionId: null,
+            subscriptionId: null,
+            createdAt: at,
+            updatedAt: at,
+            settledAt: null,
+          });
+          await em.flush();
+          return answer(row);
+        };
+        if (!key) return write();
+        const hash = requestHash(IntentRequestSchema, { ...request, idempotencyKey: "" });
+        return idempotent(em, { scope: `intent:${principal.sub}`, key, hash }, IntentResultSchema, write);
+      });
+    },
+
+    async getIntent(request) {
+      return answer(await findIntent(ctx.orm.em.fork(), request.id));
+    },
+
+    async captureIntent(request, call) {
+      const by = principalOf(call).sub;
+      const em = ctx.orm.em.fork();
+      const intent = await findIntent(em, request.id);
+      // A final intent answers as it is: settled once, declined for good.
+      if (intent.status === "settled" || intent.status === "declined") return answer(intent);
+      if (intent.checkout === "app") throw notApproved("An app purchase is settled with its store receipt, not captured.");
+      await requireThawed(em);
+
+      // Asked outside any transaction; what it came to is written in one short transaction.
+      const outcome = await ctx.providers.get(intent.provider).captureOrder(intent.providerOrderId);
+      if (outcome.status === "not_approved") throw notApproved("The buyer has not approved this intent's order at the provider yet.");
+      return ctx.transaction(async (tx) => {
+        const row = await lockIntentById(tx, intent.id);
+        if (outcome.status === "declined") await declineIntent(tx, row, outcome.reason, ctx.clock.now());
+        else await settleIntent(tx, ctx, row, by);
+        return answer(row);
+      });
+    },
   };
-  return { createIntent: notYet, getIntent: notYet, captureIntent: notYet };
+}
+
+function notApproved(detail: string) {
+  return problem(409, "intent.not_approved", detail);
+}
+
+/** Where the provider sends the buyer back: an absolute http(s) URL, or none. */
+function requireReturnUrl(value: string): string {
+  if (value === "") return "";
+  maxLength("return_url", value, 2000);
+  let protocol = "";
+  try {
+    protocol = new URL(value).protocol;
+  } catch {
+    // answered below
+  }
+  if (protocol !== "https:" && protocol !== "http:") throw invalid("return_url", "return_url must be an absolute http(s) URL.");
+  return value;
 }

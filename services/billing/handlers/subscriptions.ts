@@ -1,12 +1,153 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
-import { problem } from "../../kit/problem.js";
+import { LockMode, type FilterQuery } from "@mikro-orm/postgresql";
+import {
+  EntitlementResultSchema,
+  SubscriptionRequestSchema,
+  SubscriptionResultSchema,
+  SubscriptionsAnswerSchema,
+  SubscriptionView,
+  type BillingService,
+} from "../../../gen/pf/billing/v1/billing_pb.js";
+import { principalOf } from "../../kit/auth/principal.js";
+import { idempotent, requestHash } from "../../kit/idempotency.js";
+import { maxLength } from "../../kit/limits.js";
+import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { invalid, problem } from "../../kit/problem.js";
+import { requireUser } from "../../kit/subjects.js";
 import type { BillingContext } from "../context.js";
+import { SubscriptionRow } from "../db/entities.js";
+import { post, requireThawed } from "../db/ledger.js";
+import { addPaidPeriod, entitlementToProto, subscriptionToProto } from "../db/subscriptions.js";
+import { tierPrice } from "../domain/catalogue.js";
+import { billingReference } from "../domain/references.js";
+import { requireIdempotencyKey } from "../domain/requests.js";
+import { cancellation } from "../domain/subscriptions.js";
+import { entitlementChanged } from "../events.js";
 
-// STUB: being written.
-export function subscriptionHandlers(_ctx: BillingContext): Pick<ServiceImpl<typeof BillingService>, "getEntitlements" | "listSubscriptions" | "createSubscription" | "cancelSubscription"> {
-  const notYet = () => {
-    throw problem(501, "not_implemented", "not yet");
+type SubscriptionHandlers = Pick<
+  ServiceImpl<typeof BillingService>,
+  "getEntitlements" | "listSubscriptions" | "createSubscription" | "cancelSubscription"
+>;
+
+const optionalUser = (field: string, value: string) => (value === "" ? undefined : requireUser(field, value));
+
+/** Current: not ended and paid past `now` (a lapsed one the sweep has not ended yet entitles nothing). */
+const current = (now: Date) => ({ status: { $ne: "ended" }, validUntil: { $gt: now } });
+
+/**
+ * Channel subscriptions and the entitlements they give, answered from
+ * billing's own rows: reads (entitlement check, the subscriptions read),
+ * subscribing from spendable credit, and cancelling.
+ */
+export function subscriptionHandlers(ctx: BillingContext): SubscriptionHandlers {
+  return {
+    async getEntitlements(request) {
+      const subject = requireUser("subject", request.subject);
+      const streamer = optionalUser("streamer", request.streamer);
+      const now = ctx.clock.now();
+      const rows = await ctx.orm.em.fork().find(
+        SubscriptionRow,
+        { subject, ...(streamer ? { streamer } : {}), ...current(now) },
+        { orderBy: { id: "desc" } },
+      );
+      return create(EntitlementResultSchema, { subject, entitlements: rows.map(entitlementToProto), checkedAt: timestampFromDate(now) });
+    },
+
+    async listSubscriptions(request) {
+      const subject = optionalUser("subject", request.subject);
+      const streamer = optionalUser("streamer", request.streamer);
+      const view = request.view === SubscriptionView.UNSPECIFIED ? SubscriptionView.ENTITLEMENTS : request.view;
+      if (view !== SubscriptionView.ENTITLEMENTS && view !== SubscriptionView.SUBSCRIPTIONS) {
+        throw invalid("view", "view is entitlements or subscriptions.");
+      }
+      const entitlements = view === SubscriptionView.ENTITLEMENTS;
+      if (entitlements && request.includeEnded) {
+        throw invalid("include_ended", "include_ended applies to the subscriptions view: an ended subscription is no entitlement.");
+      }
+      const limit = pageLimit(request.limit);
+      const before = decodeCursor(request.cursor)?.[0];
+      const now = ctx.clock.now();
+      const where: FilterQuery<SubscriptionRow> = {
+        ...(subject ? { subject } : {}),
+        ...(streamer ? { streamer } : {}),
+        ...(typeof before === "string" ? { id: { $lt: before } } : {}),
+        ...(entitlements ? current(now) : request.includeEnded ? {} : { status: { $ne: "ended" } }),
+      };
+      const rows = await ctx.orm.em.fork().find(SubscriptionRow, where, { orderBy: { id: "desc" }, limit: limit + 1 });
+      const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
+      return create(SubscriptionsAnswerSchema, {
+        answer: entitlements
+          ? {
+              case: "entitlements",
+              value: create(EntitlementResultSchema, {
+                subject: subject ?? "",
+                entitlements: items.map(entitlementToProto),
+                checkedAt: timestampFromDate(now),
+                nextCursor,
+              }),
+            }
+          : { case: "subscriptions", value: create(SubscriptionResultSchema, { subscriptions: items.map(subscriptionToProto), nextCursor }) },
+      });
+    },
+
+    async createSubscription(request, call) {
+      const principal = principalOf(call);
+      const subject = requireUser("subject", request.subject);
+      const streamer = requireUser("streamer", request.streamer);
+      if (streamer === subject) throw invalid("streamer", "A subscriber subscribes to another person's channel.");
+      if (request.planId === "") throw invalid("plan_id", "plan_id is required: the membership plan subscribed to.");
+      const planId = maxLength("plan_id", request.planId, 100);
+      if (request.planVersion < 1n) throw invalid("plan_version", "plan_version is a published version, from 1.");
+      const { tier, currency, price } = tierPrice(ctx.settings.catalogue, request.tier);
+      const key = requireIdempotencyKey(request.idempotencyKey, call);
+      call.responseHeader.set("pf-http-status", "201");
+      return ctx.transaction((em) => {
+        const apply = async () => {
+          const at = ctx.clock.now();
+          const row = await addPaidPeriod(em, {
+            subject, streamer, planId, planVersion: request.planVersion, tier, currency, price,
+            paidVia: "credit", periodMs: ctx.settings.periodMs, at,
+          });
+          // Short credit refuses the posting and rolls the period back with it.
+          await post(em, {
+            kind: "subscription",
+            movements: [
+              { owner: subject, kind: "credit", currency, amount: -price },
+              { owner: streamer, kind: "payable", currency, amount: price },
+            ],
+            reference: billingReference("subscription", row.id),
+            createdBy: principal.sub,
+            at,
+          });
+          return create(SubscriptionResultSchema, { subscription: subscriptionToProto(row) });
+        };
+        const hash = requestHash(SubscriptionRequestSchema, { ...request, idempotencyKey: "" });
+        return idempotent(em, { scope: `subscription:${principal.sub}`, key, hash }, SubscriptionResultSchema, apply);
+      });
+    },
+
+    async cancelSubscription(request) {
+      return ctx.transaction(async (em) => {
+        await requireThawed(em);
+        const row = await em.findOne(SubscriptionRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        if (!row) throw problem(404, "subscription.not_found", "There is no such subscription.");
+        const outcome = cancellation(row, request.immediately);
+        if (outcome !== "unchanged") {
+          const at = ctx.clock.now();
+          if (outcome === "end") {
+            // Ended now, without refund: the rest of the period is no longer an entitlement.
+            Object.assign(row, { status: "ended", endedAt: at, validUntil: new Date(Math.min(row.validUntil.getTime(), at.getTime())) });
+          } else {
+            row.status = "canceled";
+          }
+          row.updatedAt = at;
+          await em.flush();
+          await entitlementChanged(em, subscriptionToProto(row), outcome === "end" ? "ended" : "canceled", at);
+        }
+        return create(SubscriptionResultSchema, { subscription: subscriptionToProto(row) });
+      });
+    },
   };
-  return { getEntitlements: notYet, listSubscriptions: notYet, createSubscription: notYet, cancelSubscription: notYet };
 }

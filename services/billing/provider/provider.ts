@@ -17,14 +17,20 @@ export type CaptureOutcome =
   | { status: "declined"; reason: string }
   | { status: "not_approved" };
 
-/** A webhook delivery whose signature checked out. */
-export interface VerifiedEvent {
-  /** The provider's event id: a duplicate delivery carries the same one. */
-  id: string;
+/** What a provider event says, read from its payload. */
+export interface EventBody {
   /** order.approved, order.declined, payment.captured… */
   type: string;
   /** The order it concerns. */
   orderId: string;
+  /** Why the provider declined (order.declined). */
+  reason: string;
+}
+
+/** A webhook delivery whose signature checked out. */
+export interface VerifiedEvent extends EventBody {
+  /** The provider's event id: a duplicate delivery carries the same one. */
+  id: string;
 }
 
 /** A store receipt whose signature checked out. */
@@ -37,12 +43,17 @@ export interface VerifiedReceipt {
 
 export interface PaymentProvider {
   readonly name: string;
-  /** Opens an order for the price billing set. */
-  createOrder(order: { intentId: string; currency: string; price: bigint; description: string; returnUrl: string }): Promise<ProviderOrder>;
+  /**
+   * Opens an order for the price billing set. The same requestId opens no
+   * second order (providers take it as their idempotency key).
+   */
+  createOrder(order: { intentId: string; currency: string; price: bigint; description: string; returnUrl: string; requestId: string }): Promise<ProviderOrder>;
   /** Captures an order the buyer approved. */
   captureOrder(orderId: string): Promise<CaptureOutcome>;
-  /** Verifies a webhook delivery's signature and reads it; throws a 401/400 problem when it does not verify. */
+  /** Verifies a webhook delivery's signature and reads it; throws 401 webhook.signature_invalid or 400 webhook.payload_invalid. */
   verifyWebhook(headers: Headers, body: Uint8Array): VerifiedEvent;
+  /** Reads a stored event's payload again (applying it later). */
+  readEvent(payload: string): EventBody;
   /** Verifies a store receipt; throws a 400 problem when it does not verify. */
   verifyReceipt(receipt: string): VerifiedReceipt;
 }
@@ -50,6 +61,6 @@ export interface PaymentProvider {
 /** The providers an instance knows, by name. */
 export interface ProviderRegistry {
   readonly defaultProvider: string;
-  /** The provider, or a 404/422 problem naming the known ones. */
+  /** The provider, or 404 provider.unknown naming the known ones. */
   get(name: string): PaymentProvider;
 }

@@ -1,12 +1,43 @@
+import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingAdminService } from "../../../../gen/pf/billing/v1/admin_pb.js";
-import { problem } from "../../../kit/problem.js";
+import { AdminRequestSchema, AdminResultSchema, type BillingAdminService } from "../../../../gen/pf/billing/v1/admin_pb.js";
+import { principalOf } from "../../../kit/auth/principal.js";
+import { idempotent, requestHash } from "../../../kit/idempotency.js";
+import { invalid } from "../../../kit/problem.js";
 import type { BillingContext } from "../../context.js";
+import { postAdjustment } from "../../db/adjustments.js";
+import { holdImported, importHoldToProto } from "../../db/import-holds.js";
+import { adjustmentMovements } from "../../domain/adjustments.js";
+import { requireImportHold } from "../../domain/import-holds.js";
+import { requireIdempotencyKey, requireReason } from "../../domain/requests.js";
 
-// STUB: being written.
-export function adjustmentHandlers(_ctx: BillingContext): Pick<ServiceImpl<typeof BillingAdminService>, "postAdjustment"> {
-  const notYet = () => {
-    throw problem(501, "not_implemented", "not yet");
+type AdjustmentHandlers = Pick<ServiceImpl<typeof BillingAdminService>, "postAdjustment">;
+
+/** Manual adjustments and import holds (billing.ledger.admin): balanced, with a reason, applied once per idempotency key. */
+export function adjustmentHandlers(ctx: BillingContext): AdjustmentHandlers {
+  return {
+    async postAdjustment(request, call) {
+      const principal = principalOf(call);
+      const reason = requireReason(request.reason);
+      if (request.lines.length > 0 && request.importHold) {
+        throw invalid("import_hold", "An adjustment has either lines or an import_hold, not both.");
+      }
+      const change = request.importHold ? { hold: requireImportHold(request.importHold) } : { movements: adjustmentMovements(request.lines) };
+      const key = requireIdempotencyKey(request.idempotencyKey, call);
+      call.responseHeader.set("pf-http-status", "201");
+      return ctx.transaction((em) => {
+        const apply = async () => {
+          const act = { reason, by: principal.sub, at: ctx.clock.now() };
+          if (change.hold) {
+            const row = await holdImported(em, change.hold, act);
+            return create(AdminResultSchema, { result: { case: "importHold", value: importHoldToProto(row) } });
+          }
+          const adjustment = await postAdjustment(em, { kind: "adjustment", movements: change.movements, reason, createdBy: act.by, at: act.at });
+          return create(AdminResultSchema, { result: { case: "adjustment", value: adjustment } });
+        };
+        const hash = requestHash(AdminRequestSchema, { ...request, idempotencyKey: "" });
+        return idempotent(em, { scope: `adjustment:${principal.sub}`, key, hash }, AdminResultSchema, apply);
+      });
+    },
   };
-  return { postAdjustment: notYet };
 }

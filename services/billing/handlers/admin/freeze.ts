@@ -1,12 +1,63 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingAdminService } from "../../../../gen/pf/billing/v1/admin_pb.js";
-import { problem } from "../../../kit/problem.js";
+import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
+import { AdminResultSchema, EconomySchema, type BillingAdminService, type Economy } from "../../../../gen/pf/billing/v1/admin_pb.js";
+import { principalOf } from "../../../kit/auth/principal.js";
+import { invalid } from "../../../kit/problem.js";
 import type { BillingContext } from "../../context.js";
+import { EconomyRow, ProviderEventRow } from "../../db/entities.js";
+import { requireReason } from "../../domain/requests.js";
+import { economyChanged } from "../../events.js";
+import { applyProviderEvents } from "../../provider/apply.js";
 
-// STUB: being written.
-export function freezeHandlers(_ctx: BillingContext): Pick<ServiceImpl<typeof BillingAdminService>, "getFreeze" | "setFreeze"> {
-  const notYet = () => {
-    throw problem(501, "not_implemented", "not yet");
+type FreezeHandlers = Pick<ServiceImpl<typeof BillingAdminService>, "getFreeze" | "setFreeze">;
+
+/**
+ * The economy freeze switch (billing.ledger.admin). While frozen, the ledger
+ * refuses every write (db/ledger.ts), reads are served and provider webhooks
+ * are held; the switch itself stays usable, so a thaw is always possible.
+ */
+export function freezeHandlers(ctx: BillingContext): FreezeHandlers {
+  const result = (economy: Economy) => create(AdminResultSchema, { result: { case: "economy", value: economy } });
+  return {
+    async getFreeze() {
+      const em = ctx.orm.em.fork();
+      return result(await economyOf(em, await em.findOneOrFail(EconomyRow, { id: 1 })));
+    },
+
+    async setFreeze(request, call) {
+      if (request.frozen === undefined) throw invalid("frozen", "frozen is required: true freezes the economy, false thaws it.");
+      const frozen = request.frozen;
+      const reason = requireReason(request.reason);
+      const principal = principalOf(call);
+      const { economy, thawed } = await ctx.transaction(async (em) => {
+        const row = await em.findOneOrFail(EconomyRow, { id: 1 }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        // Setting the state it already has changes nothing, not even who set it and why.
+        if (row.frozen === frozen) return { economy: await economyOf(em, row), thawed: false };
+        const at = ctx.clock.now();
+        Object.assign(row, { frozen, reason, changedBy: principal.sub, changedAt: at });
+        const economy = await economyOf(em, row);
+        await economyChanged(em, economy, at);
+        return { economy, thawed: !frozen };
+      });
+      if (thawed) {
+        // The webhooks held while frozen are applied now, in order; the thaw stands even if that fails (a worker retries).
+        await applyProviderEvents(ctx).catch((error: unknown) => ctx.logger.error({ err: error }, "applying the provider events held while frozen failed"));
+      }
+      return result(economy);
+    },
   };
-  return { getFreeze: notYet, setFreeze: notYet };
+}
+
+/** The switch as answered: with the number of provider events held for the thaw. */
+async function economyOf(em: EntityManager, row: EconomyRow): Promise<Economy> {
+  const held = await em.count(ProviderEventRow, { status: "held" });
+  return create(EconomySchema, {
+    frozen: row.frozen,
+    reason: row.reason,
+    changedBy: row.changedBy,
+    changedAt: timestampFromDate(row.changedAt),
+    heldEvents: BigInt(held),
+  });
 }

@@ -1,12 +1,45 @@
+import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingAdminService } from "../../../../gen/pf/billing/v1/admin_pb.js";
-import { problem } from "../../../kit/problem.js";
+import { AdminResultSchema, ImportHoldListSchema, type BillingAdminService } from "../../../../gen/pf/billing/v1/admin_pb.js";
+import { principalOf } from "../../../kit/auth/principal.js";
+import { maxLength } from "../../../kit/limits.js";
+import { decodeCursor, page, pageLimit } from "../../../kit/paging.js";
+import { invalid } from "../../../kit/problem.js";
 import type { BillingContext } from "../../context.js";
+import { ImportHoldRow } from "../../db/entities.js";
+import { importHoldToProto, releaseImportHold } from "../../db/import-holds.js";
 
-// STUB: being written.
-export function importHoldHandlers(_ctx: BillingContext): Pick<ServiceImpl<typeof BillingAdminService>, "listImportHolds" | "releaseImportHold"> {
-  const notYet = () => {
-    throw problem(501, "not_implemented", "not yet");
+type ImportHoldHandlers = Pick<ServiceImpl<typeof BillingAdminService>, "listImportHolds" | "releaseImportHold">;
+
+const STATUSES = new Set(["held", "released"]);
+
+/** Import holds (billing.ledger.admin): listed newest first, released once into the balance they were imported for. */
+export function importHoldHandlers(ctx: BillingContext): ImportHoldHandlers {
+  return {
+    async listImportHolds(request) {
+      if (request.status !== "" && !STATUSES.has(request.status)) throw invalid("status", "status is held or released.");
+      const limit = pageLimit(request.limit);
+      const before = decodeCursor(request.cursor)?.[0];
+      // Ids sort by creation time, so the id is the page's position.
+      const rows = await ctx.orm.em.fork().find(
+        ImportHoldRow,
+        {
+          ...(request.status ? { status: request.status } : {}),
+          ...(typeof before === "string" ? { id: { $lt: before } } : {}),
+        },
+        { orderBy: { id: "desc" }, limit: limit + 1 },
+      );
+      const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
+      return create(AdminResultSchema, {
+        result: { case: "importHolds", value: create(ImportHoldListSchema, { importHolds: items.map(importHoldToProto), nextCursor }) },
+      });
+    },
+
+    async releaseImportHold(request, call) {
+      const principal = principalOf(call);
+      const reason = maxLength("reason", request.reason, 500);
+      const row = await ctx.transaction((em) => releaseImportHold(em, request.id, { reason, by: principal.sub, at: ctx.clock.now() }));
+      return create(AdminResultSchema, { result: { case: "importHold", value: importHoldToProto(row) } });
+    },
   };
-  return { listImportHolds: notYet, releaseImportHold: notYet };
 }

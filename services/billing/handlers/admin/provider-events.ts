@@ -1,12 +1,41 @@
+import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingAdminService } from "../../../../gen/pf/billing/v1/admin_pb.js";
-import { problem } from "../../../kit/problem.js";
+import type { FilterQuery } from "@mikro-orm/postgresql";
+import { AdminResultSchema, ProviderEventListSchema, type BillingAdminService } from "../../../../gen/pf/billing/v1/admin_pb.js";
+import { decodeCursor, page, pageLimit } from "../../../kit/paging.js";
+import { invalid, problem } from "../../../kit/problem.js";
 import type { BillingContext } from "../../context.js";
+import { ProviderEventRow } from "../../db/entities.js";
+import { EVENT_STATES, providerEventToProto, type ProviderEventState } from "../../db/provider-events.js";
+import { reapply } from "../../provider/apply.js";
 
-// STUB: being written.
-export function providerEventHandlers(_ctx: BillingContext): Pick<ServiceImpl<typeof BillingAdminService>, "listProviderEvents" | "reprocessProviderEvent"> {
-  const notYet = () => {
-    throw problem(501, "not_implemented", "not yet");
+type ProviderEventHandlers = Pick<ServiceImpl<typeof BillingAdminService>, "listProviderEvents" | "reprocessProviderEvent">;
+
+/** Stored provider events for the ledger admin: the list, newest first, and reprocessing. */
+export function providerEventHandlers(ctx: BillingContext): ProviderEventHandlers {
+  return {
+    async listProviderEvents(request) {
+      if (request.status !== "" && !EVENT_STATES.includes(request.status as ProviderEventState)) {
+        throw invalid("status", `status is one of ${EVENT_STATES.join(", ")}.`);
+      }
+      const limit = pageLimit(request.limit);
+      const before = decodeCursor(request.cursor)?.[0];
+      if (before !== undefined && (typeof before !== "string" || !/^\d+$/.test(before))) throw invalid("cursor", "cursor is not one this service issued");
+      const where: FilterQuery<ProviderEventRow> = {
+        ...(request.status !== "" && { status: request.status }),
+        ...(before !== undefined && { seq: { $lt: BigInt(before) } }),
+      };
+      const rows = await ctx.orm.em.fork().find(ProviderEventRow, where, { orderBy: { seq: "desc" }, limit: limit + 1 });
+      const { items, nextCursor } = page(rows, limit, (row) => [row.seq.toString()]);
+      return create(AdminResultSchema, {
+        result: { case: "providerEvents", value: create(ProviderEventListSchema, { providerEvents: items.map(providerEventToProto), nextCursor }) },
+      });
+    },
+
+    async reprocessProviderEvent(request) {
+      if (!(await reapply(ctx, request.id))) throw problem(404, "provider_event.not_found", "There is no such provider event.");
+      const row = await ctx.orm.em.fork().findOneOrFail(ProviderEventRow, { id: request.id });
+      return create(AdminResultSchema, { result: { case: "providerEvent", value: providerEventToProto(row) } });
+    },
   };
-  return { listProviderEvents: notYet, reprocessProviderEvent: notYet };
 }

@@ -1,12 +1,45 @@
+import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingAdminService } from "../../../../gen/pf/billing/v1/admin_pb.js";
-import { problem } from "../../../kit/problem.js";
+import { AdminRequestSchema, AdminResultSchema, type BillingAdminService } from "../../../../gen/pf/billing/v1/admin_pb.js";
+import { principalOf } from "../../../kit/auth/principal.js";
+import { idempotencyKeyOf, idempotent, requestHash } from "../../../kit/idempotency.js";
+import { maxLength } from "../../../kit/limits.js";
+import { invalid, problem } from "../../../kit/problem.js";
 import type { BillingContext } from "../../context.js";
+import { findIntent, intentToProto, lockIntentById } from "../../db/intents.js";
+import { requireThawed } from "../../db/ledger.js";
+import { settleIntent } from "../../db/settlement.js";
+import { receiptMismatches } from "../../domain/intents.js";
 
-// STUB: being written.
-export function settleHandlers(_ctx: BillingContext): Pick<ServiceImpl<typeof BillingAdminService>, "settlePurchase"> {
-  const notYet = () => {
-    throw problem(501, "not_implemented", "not yet");
+type SettleHandlers = Pick<ServiceImpl<typeof BillingAdminService>, "settlePurchase">;
+
+/** Settles an app purchase from its verified store receipt (billing.ledger.admin); an intent settles once. */
+export function settleHandlers(ctx: BillingContext): SettleHandlers {
+  return {
+    async settlePurchase(request, call) {
+      const by = principalOf(call).sub;
+      if (request.intentId === "") throw invalid("intent_id", "intent_id names the intent the receipt pays.");
+      if (request.receipt === "") throw invalid("receipt", "receipt is the store's signed receipt.");
+      maxLength("receipt", request.receipt, 10_000);
+      const key = idempotencyKeyOf(request.idempotencyKey, call);
+      const intent = await findIntent(ctx.orm.em.fork(), request.intentId);
+      const receipt = ctx.providers.get(intent.provider).verifyReceipt(request.receipt);
+      const mismatches = receiptMismatches(intent, receipt);
+      if (mismatches.length > 0) {
+        throw problem(422, "receipt.mismatch", `The receipt does not pay this intent: its ${mismatches.join(", ")} differ.`, { fields: mismatches });
+      }
+      return ctx.transaction(async (em) => {
+        const settle = async () => {
+          await requireThawed(em);
+          const row = await lockIntentById(em, intent.id);
+          const change = await settleIntent(em, ctx, row, by);
+          if (change.kind === "stale") throw problem(409, "intent.declined", `The intent cannot be settled: ${change.detail}`);
+          return create(AdminResultSchema, { result: { case: "intent", value: intentToProto(row) } });
+        };
+        if (!key) return settle();
+        const hash = requestHash(AdminRequestSchema, { ...request, idempotencyKey: "" });
+        return idempotent(em, { scope: `settle:${by}`, key, hash }, AdminResultSchema, settle);
+      });
+    },
   };
-  return { settlePurchase: notYet };
 }

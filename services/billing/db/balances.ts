@@ -1,0 +1,27 @@
+import { create } from "@bufbuild/protobuf";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { CurrencyBalanceSchema, type CurrencyBalance } from "../../../gen/pf/billing/v1/billing_pb.js";
+
+const FIELD_OF_KIND = {
+  credit: "spendableCredit",
+  payable: "creatorPayable",
+  pending_payout: "pendingPayouts",
+  import_hold: "importHeld",
+} as const satisfies Record<string, keyof CurrencyBalance>;
+
+/** A subject's balances, one entry per currency (narrowed to `currency` when given); inside the caller's transaction if any. */
+export async function balancesOf(em: EntityManager, subject: string, currency?: string): Promise<CurrencyBalance[]> {
+  const rows = await em.getConnection().execute<{ kind: keyof typeof FIELD_OF_KIND; currency: string; balance: string }[]>(
+    `select kind, currency, balance from billing.accounts where owner = ?${currency ? " and currency = ?" : ""} order by currency`,
+    currency ? [subject, currency] : [subject],
+    "all",
+    em.getTransactionContext(),
+  );
+  const balances = new Map<string, CurrencyBalance>();
+  for (const row of rows) {
+    const balance = balances.get(row.currency) ?? create(CurrencyBalanceSchema, { currency: row.currency });
+    balance[FIELD_OF_KIND[row.kind]] = BigInt(row.balance);
+    balances.set(row.currency, balance);
+  }
+  return [...balances.values()];
+}

@@ -1,0 +1,163 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import type { Clock } from "../../kit/clock.js";
+import { newId } from "../../kit/ids.js";
+import { problem } from "../../kit/problem.js";
+import type { CaptureOutcome, EventBody, PaymentProvider, ProviderOrder, VerifiedEvent, VerifiedReceipt } from "./provider.js";
+import { signDelivery, verifyDelivery, type SignedHeaders } from "./standard-webhooks.js";
+
+/** A signed webhook delivery the test provider produced; sending it again is a duplicate delivery. */
+export interface Delivery {
+  /** The provider event id (webhook-id). */
+  id: string;
+  type: "order.approved" | "order.declined" | "payment.captured";
+  orderId: string;
+  /** The raw JSON body, as signed. */
+  body: string;
+  headers: SignedHeaders;
+}
+
+interface TestOrder {
+  id: string;
+  currency: string;
+  price: bigint;
+  state: "created" | "approved" | "declined" | "captured";
+  declineReason: string;
+  deliveries: Delivery[];
+}
+
+export interface TestProviderOptions {
+  secret: string;
+  checkoutUrl: string;
+  clock: Clock;
+  /** Auto mode: approves each new order itself and hands the order.approved delivery to this. */
+  autoApprove?: (delivery: Delivery) => Promise<void>;
+}
+
+/** How long auto mode waits before approving: billing writes its intent after the order opens. */
+const AUTO_APPROVE_AFTER_MS = 500;
+
+/**
+ * The built-in test-mode provider. It behaves like a real one: orders live
+ * in its memory, the buyer approves or declines them (`approve`, `decline`,
+ * driven by tests), billing captures approved ones, and every change yields
+ * a signed webhook delivery (Standard Webhooks) with its own event id, which
+ * tests send, re-send or reorder. App store receipts are signed with the same secret.
+ */
+export class TestProvider implements PaymentProvider {
+  readonly name = "test";
+  private readonly orders = new Map<string, TestOrder>();
+  private readonly byRequest = new Map<string, string>();
+
+  constructor(private readonly options: TestProviderOptions) {}
+
+  async createOrder(order: { currency: string; price: bigint; requestId: string }): Promise<ProviderOrder> {
+    let id = this.byRequest.get(order.requestId);
+    if (!id) {
+      id = newId("tord");
+      this.byRequest.set(order.requestId, id);
+      this.orders.set(id, { id, currency: order.currency, price: order.price, state: "created", declineReason: "", deliveries: [] });
+      const deliver = this.options.autoApprove;
+      if (deliver) setTimeout(() => void deliver(this.approve(id!)), AUTO_APPROVE_AFTER_MS).unref();
+    }
+    return { orderId: id, checkoutUrl: `${this.options.checkoutUrl}?order=${id}` };
+  }
+
+  /** The buyer approves the order: answers the order.approved delivery. */
+  approve(orderId: string): Delivery {
+    const order = this.order(orderId);
+    if (order.state === "created") order.state = "approved";
+    return this.produce(order, "order.approved");
+  }
+
+  /** The provider declines the order: answers the order.declined delivery. */
+  decline(orderId: string, reason: string): Delivery {
+    const order = this.order(orderId);
+    if (order.state === "created" || order.state === "approved") {
+      order.state = "declined";
+      order.declineReason = reason;
+    }
+    return this.produce(order, "order.declined", { reason });
+  }
+
+  async captureOrder(orderId: string): Promise<CaptureOutcome> {
+    const order = this.order(orderId);
+    switch (order.state) {
+      case "created":
+        return { status: "not_approved" };
+      case "declined":
+        return { status: "declined", reason: order.declineReason };
+      case "approved":
+        order.state = "captured";
+        return { status: "captured", eventId: this.produce(order, "payment.captured").id };
+      case "captured":
+        // A capture asked again answers the first one, as real providers do.
+        return { status: "captured", eventId: order.deliveries.find((d) => d.type === "payment.captured")?.id };
+    }
+  }
+
+  /** Every delivery produced for an order, oldest first. */
+  deliveries(orderId: string): Delivery[] {
+    return [...this.order(orderId).deliveries];
+  }
+
+  /** A delivery signed again at `at`: a retry of the same event (same id, new timestamp). */
+  resign(delivery: Delivery, at: Date): Delivery {
+    return { ...delivery, headers: signDelivery(this.options.secret, delivery.id, Buffer.from(delivery.body), at) };
+  }
+
+  verifyWebhook(headers: Headers, body: Uint8Array): VerifiedEvent {
+    const id = verifyDelivery(this.options.secret, headers, body, this.options.clock.now());
+    return { id, ...this.readEvent(Buffer.from(body).toString("utf8")) };
+  }
+
+  readEvent(payload: string): EventBody {
+    try {
+      const event = JSON.parse(payload) as { type?: unknown; data?: { order_id?: unknown; reason?: unknown } };
+      const { type, data } = event;
+      if (typeof type === "string" && typeof data?.order_id === "string") {
+        return { type, orderId: data.order_id, reason: typeof data.reason === "string" ? data.reason : "" };
+      }
+    } catch {
+      // answered below
+    }
+    throw problem(400, "webhook.payload_invalid", "The delivery's body is not a test-provider event ({type, data: {order_id}}).");
+  }
+
+  /** What an app store would sign for a purchase of the intent's app reference. */
+  signReceipt(receipt: { appReference: string; currency: string; amount: bigint }): string {
+    const body = Buffer.from(
+      JSON.stringify({ app_reference: receipt.appReference, currency: receipt.currency, amount: receipt.amount.toString() }),
+    ).toString("base64url");
+    return `${body}.${this.receiptSignature(body).toString("base64url")}`;
+  }
+
+  verifyReceipt(receipt: string): VerifiedReceipt {
+    const invalid = problem(400, "receipt.invalid", "The receipt's signature does not verify.", { field: "receipt" });
+    const [body, signature, extra] = receipt.split(".");
+    if (body === undefined || signature === undefined || extra !== undefined) throw invalid;
+    const given = Buffer.from(signature, "base64url");
+    const expected = this.receiptSignature(body);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid;
+    const read = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as { app_reference: string; currency: string; amount: string };
+    return { appReference: read.app_reference, currency: read.currency, amount: BigInt(read.amount) };
+  }
+
+  private receiptSignature(body: string): Buffer {
+    return createHmac("sha256", this.options.secret).update(`receipt.${body}`).digest();
+  }
+
+  private order(orderId: string): TestOrder {
+    const order = this.orders.get(orderId);
+    if (!order) throw new Error(`the test provider has no order ${orderId}`);
+    return order;
+  }
+
+  private produce(order: TestOrder, type: Delivery["type"], extra: Record<string, string> = {}): Delivery {
+    const id = newId("tevt");
+    const at = this.options.clock.now();
+    const body = JSON.stringify({ id, type, created_at: at.toISOString(), data: { order_id: order.id, ...extra } });
+    const delivery = { id, type, orderId: order.id, body, headers: signDelivery(this.options.secret, id, Buffer.from(body), at) };
+    order.deliveries.push(delivery);
+    return delivery;
+  }
+}

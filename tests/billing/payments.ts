@@ -1,0 +1,17 @@
+import type { Delivery, TestProvider } from "../../services/billing/provider/test.js";
+import type { HttpAnswer, TestPlatform } from "../support/platform.js";
+import { billingOf } from "./support.js";
+
+/** The instance's test-mode provider, which tests drive as the buyer and the provider would. */
+export const testProvider = (t: TestPlatform) => billingOf(t).providers.get("test") as TestProvider;
+
+/** Sends a provider's signed webhook delivery to billing over real HTTP, as the provider would (no token). */
+export function deliver(t: TestPlatform, delivery: Delivery, headers: Record<string, string> = {}): Promise<HttpAnswer> {
+  return t.http("POST", "/billing/api/v1/webhooks/test", { body: delivery.body, headers: { ...delivery.headers, ...headers } });
+}
+
+/** A web-checkout credit purchase of a catalogue pack. */
+export const packPurchase = (subject: string, pack = "credits_500") => ({ subject, credit: { pack } });
+
+/** The intent's order at the test provider. */
+export const orderOf = (answer: HttpAnswer): string => answer.body.intent.provider_order_id;
