@@ -3,7 +3,8 @@ import { startPlatform } from "./kit/host.js";
 import { createLogger } from "./kit/logger.js";
 import { modules } from "./registry.js";
 
-const config = loadConfig();
+// `npm start` runs the whole payment flow on its own: the test-mode provider plays the buyer and approves (unless set otherwise).
+const config = loadConfig({ PF_BILLING_TEST_PROVIDER_AUTO: "approve", ...process.env });
 const logger = createLogger(config.logLevel);
 const platform = await startPlatform({ config, modules, logger });
 logger.info(

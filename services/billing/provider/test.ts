@@ -148,7 +148,8 @@ export class TestProvider implements PaymentProvider {
 
   private order(orderId: string): TestOrder {
     const order = this.orders.get(orderId);
-    if (!order) throw new Error(`the test provider has no order ${orderId}`);
+    // Orders live in this instance's memory: a restart, or another instance, forgets them.
+    if (!order) throw problem(409, "provider.order_unknown", `The test provider has no order ${orderId}; its orders live in one instance's memory.`);
     return order;
   }
 
