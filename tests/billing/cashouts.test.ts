@@ -1,7 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { BillingService } from "../../gen/pf/billing/v1/billing_pb.js";
 import { ManualClock } from "../../services/kit/clock.js";
-import { describeMalformedInput, describeRefusals, routesOf, type RouteCall } from "../support/access.js";
 import { usePlatform } from "../support/platform.js";
 import { eventsAbout, setFrozen } from "./checks.js";
 import { ALL_BUT_MANAGE, fund, person } from "./support.js";
@@ -325,16 +323,3 @@ describe("recycling payable", () => {
     }
   });
 });
-
-/** One valid call per cashout route; the refusals vary only the caller. */
-const calls: Record<string, RouteCall> = {
-  listCashouts: { method: "GET", path: "/billing/api/v1/cashouts" },
-  requestCashout: { method: "POST", path: "/billing/api/v1/cashouts", body: { subject: "usr_a1", amount: usd(1000), idempotency_key: "k" } },
-  getCashout: { method: "GET", path: "/billing/api/v1/cashouts/co_1" },
-  approveCashout: { method: "POST", path: "/billing/api/v1/cashouts/co_1/approve", body: { payout_reference: "po_1" } },
-  denyCashout: { method: "POST", path: "/billing/api/v1/cashouts/co_1/deny", body: { reason: "no" } },
-  recyclePayable: { method: "POST", path: "/billing/api/v1/recycle", body: { subject: "usr_a1", amount: usd(100), idempotency_key: "k" } },
-};
-const routes = routesOf(BillingService).filter((route) => route.name in calls);
-describeRefusals(t, routes, calls);
-describeMalformedInput(t, routes, calls);

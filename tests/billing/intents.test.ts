@@ -1,7 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { BillingAdminService } from "../../gen/pf/billing/v1/admin_pb.js";
 import { BillingService, IntentStatus } from "../../gen/pf/billing/v1/billing_pb.js";
-import { describeMalformedInput, describeRefusals, routesOf } from "../support/access.js";
 import { usePlatform } from "../support/platform.js";
 import { eventsAbout, setFrozen } from "./checks.js";
 import { deliver, orderOf, packPurchase, testProvider } from "./payments.js";
@@ -30,19 +28,6 @@ const getIntent = (id: string) => t.http("GET", `/billing/api/v1/intents/${id}`,
 const capture = (id: string) => t.http("POST", `/billing/api/v1/intents/${id}/capture`, { token: tips, body: {} });
 const settle = (body: unknown) => t.http("POST", "/billing/api/v1/purchases/settle", { token: admin, body });
 const balances = async (subject: string) => (await t.http("GET", `/billing/api/v1/balances/${subject}`, { token: reader })).body.balances;
-
-const routes = [
-  ...routesOf(BillingService).filter((route) => ["createIntent", "getIntent", "captureIntent"].includes(route.name)),
-  ...routesOf(BillingAdminService).filter((route) => route.name === "settlePurchase"),
-];
-const calls = {
-  createIntent: { method: "POST", path: "/billing/api/v1/intents", body: packPurchase("usr_a1") },
-  getIntent: { method: "GET", path: "/billing/api/v1/intents/pi_none" },
-  captureIntent: { method: "POST", path: "/billing/api/v1/intents/pi_none/capture", body: {} },
-  settlePurchase: { method: "POST", path: "/billing/api/v1/purchases/settle", body: { intent_id: "pi_none", receipt: "x.y" } },
-};
-describeRefusals(t, routes, calls);
-describeMalformedInput(t, routes, calls);
 
 describe("creating an intent", () => {
   it("prices a credit pack from billing's catalogue and answers the provider checkout URL (201)", async () => {

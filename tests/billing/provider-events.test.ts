@@ -1,6 +1,4 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { BillingAdminService } from "../../gen/pf/billing/v1/admin_pb.js";
-import { describeMalformedInput, describeRefusals, routesOf } from "../support/access.js";
 import { usePlatform } from "../support/platform.js";
 import { deliver, orderOf, packPurchase, testProvider } from "./payments.js";
 import { billingOf, person } from "./support.js";
@@ -26,14 +24,6 @@ const newIntent = async () => {
 };
 const statusOf = async (id: string) => (await t.http("GET", `/billing/api/v1/intents/${id}`, { token: tips })).body.intent.status;
 const execute = (sql: string, params: unknown[]) => billingOf(t).orm.em.getConnection().execute(sql, params);
-
-const routes = routesOf(BillingAdminService).filter((route) => ["listProviderEvents", "reprocessProviderEvent"].includes(route.name));
-const calls = {
-  listProviderEvents: { method: "GET", path: "/billing/api/v1/admin/provider-events" },
-  reprocessProviderEvent: { method: "POST", path: "/billing/api/v1/admin/provider-events/pev_none/reprocess", body: {} },
-};
-describeRefusals(t, routes, calls);
-describeMalformedInput(t, routes, calls);
 
 describe("listing provider events", () => {
   it("lists them newest first, filtered by state, a page at a time", async () => {

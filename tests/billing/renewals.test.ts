@@ -1,9 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { BillingAdminService } from "../../gen/pf/billing/v1/admin_pb.js";
 import { sweepRenewals } from "../../services/billing/renewals.js";
 import { addPaidPeriod } from "../../services/billing/db/subscriptions.js";
 import { ManualClock } from "../../services/kit/clock.js";
-import { describeMalformedInput, describeRefusals, routesOf } from "../support/access.js";
 import { startTestPlatform, usePlatform, type TestPlatform } from "../support/platform.js";
 import { eventsAbout, setFrozen } from "./checks.js";
 import { billingOf, fund, person } from "./support.js";
@@ -175,8 +173,3 @@ describe("the leased job", () => {
     }
   });
 });
-
-const calls = { runSweep: { method: "POST", path: "/billing/api/v1/admin/sweep", body: {} } };
-const routes = routesOf(BillingAdminService).filter((route) => route.name in calls);
-describeRefusals(t, routes, calls);
-describeMalformedInput(t, routes, calls);

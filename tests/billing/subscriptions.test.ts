@@ -1,7 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { BillingService } from "../../gen/pf/billing/v1/billing_pb.js";
 import { ManualClock } from "../../services/kit/clock.js";
-import { describeMalformedInput, describeRefusals, routesOf, type RouteCall } from "../support/access.js";
 import { usePlatform } from "../support/platform.js";
 import { eventsAbout, setFrozen } from "./checks.js";
 import { fund, person } from "./support.js";
@@ -278,18 +276,3 @@ describe("cancelling", () => {
     }
   });
 });
-
-/** One valid call per subscription route; the refusals vary only the caller. */
-const calls: Record<string, RouteCall> = {
-  getEntitlements: { method: "GET", path: "/billing/api/v1/entitlements/usr_a1" },
-  listSubscriptions: { method: "GET", path: "/billing/api/v1/subscriptions" },
-  createSubscription: {
-    method: "POST",
-    path: "/billing/api/v1/subscriptions",
-    body: { subject: "usr_a1", streamer: "usr_b1", plan_id: "pln_1", plan_version: 1, idempotency_key: "k" },
-  },
-  cancelSubscription: { method: "POST", path: "/billing/api/v1/subscriptions/sub_1/cancel", body: {} },
-};
-const routes = routesOf(BillingService).filter((route) => route.name in calls);
-describeRefusals(t, routes, calls);
-describeMalformedInput(t, routes, calls);
