@@ -51,7 +51,8 @@ export function billingSettings(config: Config): BillingSettings {
     sweepEveryMs: whole("PF_BILLING_SWEEP_EVERY_MS", 60_000),
     defaultProvider: env.PF_BILLING_PROVIDER || "test",
     testProviderSecret: env.PF_BILLING_TEST_PROVIDER_SECRET || "whsec_pf_test_mode_only",
-    testCheckoutUrl: env.PF_BILLING_TEST_CHECKOUT_URL || `http://${config.bind}:${config.httpPort}/test-provider/checkout`,
+    // Test mode serves no checkout page: the buyer is played by tests, or by auto mode.
+    testCheckoutUrl: env.PF_BILLING_TEST_CHECKOUT_URL || "https://checkout.test-provider.invalid/pay",
     testProviderAuto: choice("PF_BILLING_TEST_PROVIDER_AUTO", ["", "approve"] as const),
     catalogue: env.PF_BILLING_CATALOGUE ? parseCatalogue(env.PF_BILLING_CATALOGUE) : defaultCatalogue,
   };
