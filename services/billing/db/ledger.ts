@@ -2,7 +2,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import type { EntityRef } from "../../../gen/pf/v1/refs_pb.js";
 import { newId } from "../../kit/ids.js";
 import { problem } from "../../kit/problem.js";
-import { accountKey, balanceAfter, requireBalanced, SYSTEM_KINDS_SQL, type AccountKey, type Movement, type TxKind } from "../domain/ledger.js";
+import { accountKey, balanceAfter, requireBalanced, type AccountKey, type Movement, type TxKind } from "../domain/ledger.js";
 
 /** A balanced set of movements to write as one ledger transaction. */
 export interface Posting {
@@ -62,38 +62,11 @@ export async function post(em: EntityManager, posting: Posting): Promise<Posted>
 function write(em: EntityManager, posting: Posting, transactionId: string): Promise<Checked[]> {
   const { movements, reference } = posting;
   return em.getConnection().execute<Checked[]>(
-    `with v (owner, kind, currency, amount) as (values ${movements.map(() => "(?::text, ?::text, ?::text, ?::bigint)").join(", ")}),
-     locked as (
-       select a.owner, a.kind, a.currency, a.balance from billing.accounts a join v using (owner, kind, currency)
-       order by a.owner collate "C", a.kind collate "C", a.currency collate "C"
-       for update of a
-     ),
-     checked as (select l.*, l.balance + v.amount as after, v.amount from locked l join v using (owner, kind, currency)),
-     verdict as (
-       select (select frozen from billing.economy where id = 1) as frozen,
-         (select count(*) from checked) = ? and not exists (select 1 from checked where after < 0 and kind not in (${SYSTEM_KINDS_SQL})) as fits
-     ),
-     ok as (select not frozen and fits as ok, frozen from verdict),
-     balances as (
-       update billing.accounts a set balance = c.after, updated_at = ?
-       from checked c where (select ok from ok) and a.owner = c.owner and a.kind = c.kind and a.currency = c.currency
-     ),
-     transaction as (
-       insert into billing.transactions (id, kind, reason, reference_service, reference_kind, reference_id, created_by, created_at)
-       select ?, ?, ?, ?, ?, ?, ?, ? where (select ok from ok)
-     ),
-     entries as (
-       insert into billing.entries (transaction_id, owner, kind, currency, amount, balance_after, created_at)
-       select ?, c.owner, c.kind, c.currency, c.amount, c.after, ? from checked c where (select ok from ok)
-     )
-     select c.owner, c.kind, c.currency, c.balance, c.after, ok.ok, ok.frozen from checked c cross join ok`,
+    `select * from billing.post_movements(?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb)`,
     [
-      ...movements.flatMap((m) => [m.owner, m.kind, m.currency, m.amount.toString()]),
-      movements.length,
-      posting.at,
       transactionId, posting.kind, posting.reason ?? "", reference?.service ?? "", reference?.kind ?? "", reference?.id ?? "",
       posting.createdBy, posting.at,
-      transactionId, posting.at,
+      JSON.stringify(movements.map((m) => ({ owner: m.owner, kind: m.kind, currency: m.currency, amount: m.amount.toString() }))),
     ],
     "all",
     em.getTransactionContext(),

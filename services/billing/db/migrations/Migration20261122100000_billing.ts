@@ -57,6 +57,46 @@ export class Migration20261122100000_billing extends Migration {
       this.addSql(`create trigger ${table}_immutable before update or delete on ${table} for each row execute function ${table}_${table}_immutable_fn()`);
     }
 
+    // The one write path of money (db/ledger.ts calls it): a function, so each connection plans its statement once.
+    // It locks the accounts in a fixed order and, only if all exist, the economy is not frozen and no subject
+    // balance goes below zero, updates them and writes the transaction with its entries.
+    this.addSql(`create function post_movements(
+        p_transaction text, p_kind text, p_reason text, p_reference_service text, p_reference_kind text, p_reference_id text,
+        p_created_by text, p_at timestamptz, p_movements jsonb)
+      returns table (owner text, kind text, currency text, balance bigint, after bigint, ok boolean, frozen boolean)
+      language plpgsql as $$
+      #variable_conflict use_column
+      begin
+        return query
+        with v as (select * from jsonb_to_recordset(p_movements) as m (owner text, kind text, currency text, amount bigint)),
+        locked as (
+          select a.owner, a.kind, a.currency, a.balance from billing.accounts a join v using (owner, kind, currency)
+          order by a.owner collate "C", a.kind collate "C", a.currency collate "C"
+          for update of a
+        ),
+        checked as (select l.*, l.balance + v.amount as after, v.amount from locked l join v using (owner, kind, currency)),
+        verdict as (
+          select (select e.frozen from billing.economy e where e.id = 1) as frozen,
+            (select count(*) from checked) = jsonb_array_length(p_movements)
+              and not exists (select 1 from checked c where c.after < 0 and c.kind not in (${SYSTEM_KINDS})) as fits
+        ),
+        decided as (select not d.frozen and d.fits as ok, d.frozen from verdict d),
+        balances as (
+          update billing.accounts a set balance = c.after, updated_at = p_at
+          from checked c where (select ok from decided) and a.owner = c.owner and a.kind = c.kind and a.currency = c.currency
+        ),
+        transaction as (
+          insert into billing.transactions (id, kind, reason, reference_service, reference_kind, reference_id, created_by, created_at)
+          select p_transaction, p_kind, p_reason, p_reference_service, p_reference_kind, p_reference_id, p_created_by, p_at
+          where (select ok from decided)
+        ),
+        entries as (
+          insert into billing.entries (transaction_id, owner, kind, currency, amount, balance_after, created_at)
+          select p_transaction, c.owner, c.kind, c.currency, c.amount, c.after, p_at from checked c where (select ok from decided)
+        )
+        select c.owner, c.kind, c.currency, c.balance, c.after, d.ok, d.frozen from checked c cross join decided d;
+      end $$`);
+
     this.addSql(`create table economy (
       id smallint primary key check (id = 1),
       frozen boolean not null,
