@@ -56,3 +56,30 @@ describe("transfers", () => {
     expect(other.body.code).toBe("idempotency.mismatch");
   });
 });
+
+describe("transaction history", () => {
+  it("answers whole transactions newest first, a page at a time, each once", async () => {
+    const [fan, creator] = [person("fan"), person("cr")];
+    await fund(t, fan, 1000n);
+    for (let i = 1; i <= 5; i++) {
+      await transfer({ from_subject: fan, to_subject: creator, amount: { minor_units: i, currency: "USD" }, idempotency_key: `h${i}-${fan}` });
+    }
+    const seen: { id: string; kind: string; entries: unknown[] }[] = [];
+    let cursor = "";
+    do {
+      const answer = await t.http("GET", `/billing/api/v1/balances/${fan}/transactions?limit=2${cursor ? `&cursor=${cursor}` : ""}`, { token: reader });
+      expect(answer.status).toBe(200);
+      expect(answer.body.transactions.length).toBeLessThanOrEqual(2);
+      seen.push(...answer.body.transactions);
+      cursor = answer.body.next_cursor;
+    } while (cursor !== "");
+    expect(seen.map((tx) => tx.kind)).toEqual([...Array(5).fill("TRANSACTION_KIND_TRANSFER"), "TRANSACTION_KIND_ADJUSTMENT"]);
+    expect(new Set(seen.map((tx) => tx.id)).size).toBe(6);
+    expect(seen.map((tx) => tx.id)).toEqual([...seen.map((tx) => tx.id)].sort().reverse());
+    // Each transaction comes with all its entries, the counterparty's too.
+    expect(seen[0].entries).toEqual([
+      { owner: fan, kind: "ACCOUNT_KIND_CREDIT", amount: { minor_units: "-5", currency: "USD" }, balance_after: "985" },
+      { owner: creator, kind: "ACCOUNT_KIND_PAYABLE", amount: { minor_units: "5", currency: "USD" }, balance_after: "15" },
+    ]);
+  });
+});

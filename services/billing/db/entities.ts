@@ -63,7 +63,7 @@ export const Entry = defineEntity({
   checks: [{ name: "entries_amount_check", expression: "amount <> 0" }],
   indexes: [
     { name: "entries_by_transaction", properties: ["transaction"] },
-    { name: "entries_by_owner", properties: ["owner", "seq"] },
+    { name: "entries_by_owner", properties: ["owner", "transaction"] },
   ],
   properties: {
     seq: p.bigint().primary().autoincrement(),

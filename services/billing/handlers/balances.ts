@@ -28,14 +28,14 @@ export function balanceHandlers(ctx: BillingContext): BalanceHandlers {
       const params: unknown[] = [subject];
       if (currency) params.push(currency);
       if (typeof before === "string") params.push(before);
-      // A page ends at a whole transaction: one may hold several of the subject's entries.
-      const rows = await em.getConnection().execute<{ transaction_id: string; seq: string }[]>(
-        `select transaction_id, max(seq) as seq from billing.entries where owner = ?${currency ? " and currency = ?" : ""}
-         group by transaction_id${typeof before === "string" ? " having max(seq) < ?" : ""}
-         order by max(seq) desc limit ${limit + 1}`,
+      // Transaction ids sort by time: a page is whole transactions, however many of the subject's entries each holds.
+      const rows = await em.getConnection().execute<{ transaction_id: string }[]>(
+        `select distinct transaction_id from billing.entries
+         where owner = ?${currency ? " and currency = ?" : ""}${typeof before === "string" ? " and transaction_id < ?" : ""}
+         order by transaction_id desc limit ${limit + 1}`,
         params,
       );
-      const { items, nextCursor } = page(rows, limit, (row) => [row.seq]);
+      const { items, nextCursor } = page(rows, limit, (row) => [row.transaction_id]);
       const transactions = await loadTransactions(em, items.map((row) => row.transaction_id));
       return create(TransactionListResultSchema, { transactions, nextCursor });
     },

@@ -42,7 +42,7 @@ export class Migration20261122100000_billing extends Migration {
       created_at timestamptz not null
     )`);
     this.addSql(`create index entries_by_transaction on entries (transaction_id)`);
-    this.addSql(`create index entries_by_owner on entries (owner, seq)`);
+    this.addSql(`create index entries_by_owner on entries (owner, transaction_id)`);
     // Debits equal credits: the entries of one transaction are written by one statement, which must balance per currency.
     this.addSql(`create function entries_entries_balanced_fn() returns trigger as $$ begin
       if exists (select 1 from new_entries group by transaction_id, currency having sum(amount) <> 0) then
