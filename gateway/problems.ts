@@ -40,6 +40,9 @@ export function sendProblem(reply: FastifyReply, found: Problem, instance: strin
   const body = problemJson(found, instance);
   // RFC 9110: a 401 names the scheme that would let the caller in.
   if (body.status === 401) reply.header("www-authenticate", found.code === "auth.invalid" ? 'Bearer error="invalid_token"' : "Bearer");
+  // RFC 9110: how long to wait, in whole seconds (429 rate.limited, or any problem that knows).
+  const retryAfter = found.extensions?.retry_after_seconds;
+  if (typeof retryAfter === "number" && retryAfter >= 0) reply.header("retry-after", String(Math.ceil(retryAfter)));
   return reply.code(body.status as number).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
 }
 

@@ -10,9 +10,11 @@ export const RETENTION = {
   inboxDays: 30,
   /** Idempotency keys: a retry within a month gets the first answer. */
   idempotencyDays: 30,
+  /** Rate-limit windows, after they end: a day covers any clock skew between instances. */
+  rateWindowsDays: 1,
 };
 
-/** Removes the kit's rows that are done with: sent events, old inbox marks and idempotency keys. */
+/** Removes the kit's rows that are done with: sent events, old inbox marks and idempotency keys, ended rate-limit windows. */
 export async function pruneKitTables(ctx: ServiceContext): Promise<void> {
   const connection = ctx.orm.em.getConnection();
   const now = ctx.clock.now();
@@ -21,6 +23,7 @@ export async function pruneKitTables(ctx: ServiceContext): Promise<void> {
   await connection.execute(`delete from ${qualified(em, "outbox")} where sent_at < ?`, [before(RETENTION.sentEventsDays)]);
   await connection.execute(`delete from ${qualified(em, "inbox")} where handled_at < ?`, [before(RETENTION.inboxDays)]);
   await connection.execute(`delete from ${qualified(em, "idempotency_keys")} where created_at < ?`, [before(RETENTION.idempotencyDays)]);
+  await connection.execute(`delete from ${qualified(em, "rate_limits")} where ends_at < ?`, [before(RETENTION.rateWindowsDays)]);
 }
 
 /** Runs hourly (first a minute or two after start) on one instance of each service; the host starts it for every module. */

@@ -1,4 +1,6 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
+import { qualified } from "./db/orm.js";
+import { problem } from "./problem.js";
 
 /** One limit: at most `limit` hits per `windowMs` for one key of one named rule. */
 export interface RateRule {
@@ -10,11 +12,57 @@ export interface RateRule {
   windowMs: number;
 }
 
-// STUB: being written (kit helper). Counts a hit for each rule in PostgreSQL inside the caller's
-// transaction; over any limit throws 429 `rate.limited` with `retry_after_seconds` (and Retry-After).
-export async function rateLimit(_em: EntityManager, _rules: RateRule[], _at: Date): Promise<void> {}
+/** The request header the gateway sets to the client's address on every call it makes. */
+export const CLIENT_IP_HEADER = "pf-client-ip";
 
-// STUB: the calling client's IP address as the gateway saw it (header `pf-client-ip`), "" when unknown.
-export function clientIpOf(_header: Headers): string {
-  return "";
+/**
+ * Counts one hit for each rule, inside the caller's transaction, in fixed
+ * windows aligned to `windowMs` (from the epoch, by `at`). A rule already at
+ * its limit is not counted, and the 429 `rate.limited` thrown rolls back the
+ * other rules' hits with the caller's transaction: a refused request counts
+ * against nothing. Over several limits, the problem names the one that frees
+ * last. A counted hit holds its counter's row lock until the caller commits,
+ * so concurrent calls for one key queue there and exactly `limit` get through.
+ */
+export async function rateLimit(em: EntityManager, rules: RateRule[], at: Date): Promise<void> {
+  const connection = em.getConnection();
+  const tx = em.getTransactionContext();
+  const table = qualified(em, "rate_limits");
+  let refused: { rule: RateRule; retryAfterSeconds: number } | undefined;
+  // One order for every caller, so two calls taking the same counters never deadlock.
+  const ordered = [...rules].sort((a, b) => (a.name === b.name ? compare(a.key, b.key) : compare(a.name, b.name)));
+  for (const rule of ordered) {
+    if (!(Number.isInteger(rule.limit) && rule.limit >= 1 && Number.isInteger(rule.windowMs) && rule.windowMs >= 1)) {
+      throw new Error(`rate rule ${rule.name}: limit and windowMs must be positive integers`);
+    }
+    const start = Math.floor(at.getTime() / rule.windowMs) * rule.windowMs;
+    const end = start + rule.windowMs;
+    const counted = await connection.execute(
+      `insert into ${table} (name, key, window_start, ends_at, hits) values (?, ?, ?, ?, 1)
+       on conflict (name, key, window_start) do update set hits = ${table}.hits + 1 where ${table}.hits < ?
+       returning hits`,
+      [rule.name, rule.key, new Date(start), new Date(end), rule.limit],
+      "all",
+      tx,
+    );
+    if (counted.length > 0) continue;
+    const retryAfterSeconds = Math.max(1, Math.ceil((end - at.getTime()) / 1000));
+    if (!refused || retryAfterSeconds > refused.retryAfterSeconds) refused = { rule, retryAfterSeconds };
+  }
+  if (refused) {
+    const { rule, retryAfterSeconds } = refused;
+    throw problem(429, "rate.limited", `Too many requests (${rule.name}); try again in ${retryAfterSeconds} seconds.`, {
+      rule: rule.name,
+      retry_after_seconds: retryAfterSeconds,
+    });
+  }
+}
+
+/** The calling client's IP address as the gateway saw it; "" for callers that did not come through it. */
+export function clientIpOf(header: Headers): string {
+  return header.get(CLIENT_IP_HEADER) ?? "";
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

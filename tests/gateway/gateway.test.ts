@@ -254,7 +254,7 @@ describe("around the routes", () => {
     expect(raw).toContain('"code":"request.invalid"');
   });
 
-  it("answers CORS preflights for the configured origins only, and exposes ETag, Location and X-Request-Id", async () => {
+  it("answers CORS preflights for the configured origins only, and exposes ETag, Location, Retry-After and X-Request-Id", async () => {
     const preflight = await call("/network/internal/coins/credit", {
       method: "OPTIONS",
       headers: { origin: ORIGIN, "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type, x-pf-subject" },
@@ -270,7 +270,7 @@ describe("around the routes", () => {
 
     const actual = await post("/network/internal/coins/credit", { amount: 1 }, { origin: ORIGIN });
     expect(actual.headers.get("access-control-allow-origin")).toBe(ORIGIN);
-    expect(actual.headers.get("access-control-expose-headers")).toBe("ETag, Location, X-Request-Id");
+    expect(actual.headers.get("access-control-expose-headers")).toBe("ETag, Location, Retry-After, X-Request-Id");
   });
 
   it("serves a routed host's service at the root of that host", async () => {

@@ -2,6 +2,7 @@ import { MikroORM, type EntitySchema, type Options } from "@mikro-orm/postgresql
 import { Migrator } from "@mikro-orm/migrations";
 import type { MigrationObject } from "@mikro-orm/core";
 import { kitMigration } from "./kit-migration.js";
+import { kitRateLimitsMigration } from "./kit-rate-limits-migration.js";
 
 export { MikroORM };
 
@@ -26,7 +27,7 @@ export function ormOptions(schema: ServiceSchema, url: string, poolSize: number)
     migrations: {
       schema: schema.key,
       tableName: "mikro_orm_migrations",
-      migrationsList: [kitMigration, ...schema.migrations],
+      migrationsList: [kitMigration, kitRateLimitsMigration, ...schema.migrations],
       snapshot: false,
       transactional: true,
       silent: true,

@@ -1,0 +1,88 @@
+import { describe, expect, it } from "vitest";
+import { ManualClock } from "../../services/kit/clock.js";
+import { pruneKitTables } from "../../services/kit/housekeeping.js";
+import { problemOf } from "../../services/kit/problem.js";
+import { rateLimit, type RateRule } from "../../services/kit/rate-limit.js";
+import { usePlatform } from "../support/platform.js";
+
+const clock = new ManualClock(new Date("2030-03-01T12:00:30Z"));
+const t = usePlatform({ services: ["network"], clock });
+
+const MINUTE = 60_000;
+const network = () => t.platform.contexts.get("network")!;
+
+/** One request: a transaction that counts its hits, as a handler's would; answers the problem when refused. */
+async function hit(rules: RateRule[], at: Date = clock.now(), holdMs = 0) {
+  try {
+    await network().transaction(async (em) => {
+      await rateLimit(em, rules, at);
+      // The rest of the handler's work, holding the counters' locks.
+      await new Promise((resolve) => setTimeout(resolve, holdMs));
+    });
+    return undefined;
+  } catch (error) {
+    return problemOf(error);
+  }
+}
+
+async function hits(name: string, key: string): Promise<number[]> {
+  const rows = await network()
+    .orm.em.getConnection()
+    .execute<{ hits: number }[]>(`select hits from network.rate_limits where name = ? and key = ? order by window_start`, [name, key]);
+  return rows.map((row) => row.hits);
+}
+
+describe("rateLimit", () => {
+  it("lets `limit` hits through per fixed window, then answers 429 with the seconds left in the window", async () => {
+    const rule = { name: "test.window", key: "usr_1", limit: 2, windowMs: MINUTE };
+    expect(await hit([rule])).toBeUndefined();
+    expect(await hit([rule])).toBeUndefined();
+    const refused = await hit([rule]);
+    expect(refused).toMatchObject({ status: 429, code: "rate.limited", extensions: { rule: "test.window", retry_after_seconds: 30 } });
+    // Another key has its own count.
+    expect(await hit([{ ...rule, key: "usr_2" }])).toBeUndefined();
+    // The window is aligned to the minute: 12:00:59.5 is still in it (1 s left, rounded up), 12:01:00 starts the next.
+    expect(await hit([rule], new Date("2030-03-01T12:00:59.500Z"))).toMatchObject({ extensions: { retry_after_seconds: 1 } });
+    expect(await hit([rule], new Date("2030-03-01T12:01:00Z"))).toBeUndefined();
+    expect(await hits("test.window", "usr_1")).toEqual([2, 1]);
+  });
+
+  it("does not count refused requests, for the refusing rule or any other", async () => {
+    const person = { name: "test.refused.person", key: "usr_1", limit: 1, windowMs: MINUTE };
+    const offer = { name: "test.refused.offer", key: "off_1", limit: 10, windowMs: MINUTE };
+    expect(await hit([person, offer])).toBeUndefined();
+    for (let i = 0; i < 3; i++) expect(await hit([person, offer])).toMatchObject({ status: 429, extensions: { rule: "test.refused.person" } });
+    expect(await hits("test.refused.person", "usr_1")).toEqual([1]);
+    expect(await hits("test.refused.offer", "off_1")).toEqual([1]);
+  });
+
+  it("names the limit that frees last when several refuse", async () => {
+    const minute = { name: "test.both.minute", key: "usr_1", limit: 1, windowMs: MINUTE };
+    const hour = { name: "test.both.hour", key: "usr_1", limit: 1, windowMs: 60 * MINUTE };
+    expect(await hit([minute, hour])).toBeUndefined();
+    expect(await hit([minute, hour])).toMatchObject({ extensions: { rule: "test.both.hour", retry_after_seconds: 3570 } });
+  });
+
+  it("lets exactly `limit` of many concurrent requests through", async () => {
+    const rule = { name: "test.concurrent", key: "usr_1", limit: 5, windowMs: MINUTE };
+    const answers = await Promise.all(Array.from({ length: 20 }, () => hit([rule], clock.now(), 20)));
+    expect(answers.filter((answer) => answer === undefined)).toHaveLength(5);
+    expect(answers.filter((answer) => answer?.code === "rate.limited")).toHaveLength(15);
+    expect(await hits("test.concurrent", "usr_1")).toEqual([5]);
+  });
+
+  it("refuses a rule that could never count", async () => {
+    await expect(network().transaction((em) => rateLimit(em, [{ name: "test.bad", key: "k", limit: 0, windowMs: MINUTE }], clock.now()))).rejects.toThrow(/positive integers/);
+  });
+
+  it("is pruned by housekeeping a day after its window ended", async () => {
+    const rule = { name: "test.prune", key: "usr_1", limit: 5, windowMs: MINUTE };
+    await hit([rule], new Date("2030-02-28T12:00:00Z"));
+    await hit([rule], new Date("2030-02-28T12:01:00Z"));
+    await hit([rule], new Date("2030-02-28T12:02:00Z"));
+    clock.set(new Date("2030-03-01T12:01:30Z"));
+    await pruneKitTables(network());
+    // Only the window that ended (12:01 the day before) more than a day ago is gone.
+    expect(await hits("test.prune", "usr_1")).toEqual([1, 1]);
+  });
+});
