@@ -1,6 +1,8 @@
 import { billing } from "./billing/index.js";
+import { deals } from "./deals/index.js";
+import { coupons } from "./coupons/index.js";
 import type { ServiceModule } from "./kit/module.js";
 import { network } from "./network/index.js";
 
 /** Every service the platform can run, by key. */
-export const modules: ServiceModule[] = [network, billing];
+export const modules: ServiceModule[] = [network, billing, deals, coupons];

@@ -1,4 +1,5 @@
 import type { Config } from "../kit/config.js";
+import { wholeSetting } from "../kit/settings.js";
 import { defaultCatalogue, parseCatalogue, type Catalogue } from "./domain/catalogue.js";
 
 /** Billing's own settings, read once from the environment (documented in README.md). */
@@ -32,13 +33,7 @@ const DAY = 24 * HOUR;
 
 export function billingSettings(config: Config): BillingSettings {
   const env = config.env;
-  const whole = (name: string, fallback: number) => {
-    const raw = env[name];
-    if (raw === undefined || raw === "") return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number, got ${JSON.stringify(raw)}`);
-    return value;
-  };
+  const whole = (name: string, fallback: number) => wholeSetting(env, name, fallback);
   const choice = <T extends string>(name: string, allowed: readonly T[]): T => {
     const raw = env[name] ?? "";
     if (!allowed.includes(raw as T)) throw new Error(`${name} must be one of ${allowed.map((a) => JSON.stringify(a)).join(", ")}, got ${JSON.stringify(raw)}`);

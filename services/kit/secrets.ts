@@ -12,12 +12,7 @@ export class Sealer {
   private constructor(private readonly key: Buffer) {}
 
   static async load(config: Config): Promise<Sealer> {
-    const configured = config.env.PF_SEAL_KEY;
-    if (configured) return new Sealer(createHash("sha256").update(configured).digest());
-    const file = join(config.dataDir, "keys", "seal.key");
-    await mkdir(join(config.dataDir, "keys"), { recursive: true });
-    await writeFile(file, randomBytes(32).toString("base64"), { mode: 0o600, flag: "wx" }).catch(() => undefined);
-    return new Sealer(createHash("sha256").update(await readFile(file, "utf8")).digest());
+    return new Sealer(await secretKey(config, "PF_SEAL_KEY", "seal.key"));
   }
 
   seal(plain: string): string {
@@ -33,4 +28,18 @@ export class Sealer {
     decipher.setAuthTag(tag);
     return Buffer.concat([decipher.update(body), decipher.final()]).toString("utf8");
   }
+}
+
+/**
+ * A 32-byte key from the environment setting `name`, or, unset, from a dev
+ * key made on first start under <data>/keys/<file>. Instances that must agree
+ * (sealed secrets, hashed addresses) share it: set it in production.
+ */
+export async function secretKey(config: Config, name: string, file: string): Promise<Buffer> {
+  const configured = config.env[name];
+  if (configured) return createHash("sha256").update(configured).digest();
+  const path = join(config.dataDir, "keys", file);
+  await mkdir(join(config.dataDir, "keys"), { recursive: true });
+  await writeFile(path, randomBytes(32).toString("base64"), { mode: 0o600, flag: "wx" }).catch(() => undefined);
+  return createHash("sha256").update(await readFile(path, "utf8")).digest();
 }

@@ -1,0 +1,181 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { LockMode, UniqueConstraintViolationException, type EntityManager } from "@mikro-orm/postgresql";
+import { CouponStatus, StatusResultSchema, SubmitResultSchema, type CouponsService, type SubmitRequest } from "../../../gen/pf/coupons/v1/coupons_pb.js";
+import { principalOf } from "../../kit/auth/principal.js";
+import { newId } from "../../kit/ids.js";
+import { maxLength } from "../../kit/limits.js";
+import type { ServiceContext } from "../../kit/module.js";
+import { invalid, problem } from "../../kit/problem.js";
+import { rateLimit } from "../../kit/rate-limit.js";
+import { couponAnswer, reportsOf, STATUS_TO_PROTO, statusOf } from "../db/coupons.js";
+import { CouponRow, DomainRuleRow, MerchantRow } from "../db/entities.js";
+import { merchantAnswer, merchantCovering, merchantNotFound } from "../db/merchants.js";
+import { requireMember, requireModerator } from "../domain/callers.js";
+import { normalizeHost, registrableDomain } from "../domain/hosts.js";
+import { codePublished, codeStatusChanged, codeSubmitted, merchantChanged, subjects } from "../events.js";
+import { submitRule } from "../settings.js";
+import { codeNotFound } from "./lookups.js";
+
+type CouponHandlers = Pick<ServiceImpl<typeof CouponsService>, "submitCoupon" | "updateCouponStatus">;
+
+/** What moderation may ask for; the reported_* statuses follow from reports and are never set. */
+const MODERATION = {
+  [CouponStatus.DISABLED]: "disabled",
+  [CouponStatus.EXPIRED]: "expired",
+  [CouponStatus.ACTIVE]: "",
+} as const;
+
+/** Which site a submission names: a merchant id, or a host with the page path when a URL was given. */
+type Named = { merchantId: string } | { host: string; path: string | undefined; field: "host" | "url" };
+
+function namedMerchant(request: SubmitRequest): Named {
+  const { merchant } = request;
+  switch (merchant.case) {
+    case "merchantId":
+      return { merchantId: merchant.value };
+    case "host": {
+      const host = normalizeHost(merchant.value);
+      if (host === undefined) throw invalid("host", "host must be a hostname such as shop.example.com.");
+      return { host, path: undefined, field: "host" };
+    }
+    case "url": {
+      const url = URL.canParse(merchant.value) ? new URL(merchant.value) : undefined;
+      const host = url && /^https?:$/.test(url.protocol) ? normalizeHost(url.hostname) : undefined;
+      if (!url || host === undefined) throw invalid("url", "url must be an http or https address of the merchant's site.");
+      return { host, path: url.pathname, field: "url" };
+    }
+    default:
+      throw invalid("merchant_id", "Name the merchant by merchant_id, host or url.");
+  }
+}
+
+/** Text fields of a submission: trimmed, bounded, and a code that is one printable token. */
+function submittedText(request: SubmitRequest) {
+  const code = maxLength("code", request.code.trim(), 64);
+  if (code === "" || /[\s\p{C}]/u.test(code)) throw invalid("code", "code is required: the coupon code, without spaces.");
+  return {
+    code,
+    description: maxLength("description", request.description.trim(), 500),
+    restrictions: maxLength("restrictions", request.restrictions.trim(), 500),
+    evidence: maxLength("evidence", request.evidence.trim(), 1000),
+  };
+}
+
+/**
+ * Submitting codes (for a person, or AI output held for staff review) and
+ * moderating them (disable, mark expired, return to active results).
+ */
+export function couponHandlers(ctx: ServiceContext): CouponHandlers {
+  /** The merchant a submission names; a site no merchant covers becomes a pending merchant. */
+  const merchantFor = async (em: EntityManager, named: Named, by: string, at: Date) => {
+    if ("merchantId" in named) {
+      const merchant = await em.findOne(MerchantRow, { id: named.merchantId });
+      if (!merchant) throw merchantNotFound();
+      return { merchant, created: false };
+    }
+    const found = await merchantCovering(em, named.host, named.path);
+    if (found) return { merchant: found.merchant, created: false };
+    const registrable = registrableDomain(named.host);
+    if (registrable === undefined) {
+      throw problem(400, "coupons.domain.public_suffix", `${named.host} is a public suffix, not a merchant's site.`, { field: named.field });
+    }
+    // The registrable domain with its subdomains, unless another merchant holds that rule: then this host alone.
+    const taken = await em.count(DomainRuleRow, { domain: registrable, pathPrefix: "" });
+    const domain = taken ? named.host : registrable;
+    const merchant = em.create(MerchantRow, { id: newId("mer"), name: domain, host: domain, status: "pending", createdBy: by, createdAt: at, updatedAt: at });
+    em.create(DomainRuleRow, { domain, pathPrefix: "", merchantId: merchant.id, includeSubdomains: !taken, createdAt: at });
+    return { merchant, created: true };
+  };
+
+  return {
+    async submitCoupon(request, call) {
+      for (const field of ["status", "confidence", "verified"] as const) {
+        if (request[field] !== undefined) {
+          throw problem(400, "coupons.field_refused", `${field} is never taken from a submission: a code starts as unknown and its status and confidence follow from reports.`, { field });
+        }
+      }
+      const principal = principalOf(call);
+      const ai = principal.origin === "ai";
+      // AI output may come from a service acting for nobody; it is counted against that service.
+      const person = ai && principal.actingSubject === undefined ? undefined : requireMember(principal);
+      const submitter = person ?? principal.sub;
+      const named = namedMerchant(request);
+      const text = submittedText(request);
+      const expiresAt = request.expiresAt ? timestampDate(request.expiresAt) : null;
+      const result = await ctx.transaction(async (em) => {
+        const at = ctx.clock.now();
+        if (expiresAt !== null && expiresAt <= at) throw invalid("expires_at", "expires_at is in the past: the code has expired already.");
+        await rateLimit(em, [submitRule(submitter)], at);
+        const { merchant, created } = await merchantFor(em, named, submitter, at);
+        if (merchant.status === "disabled") throw problem(409, "coupons.merchant.disabled", "This merchant is disabled: it takes no codes.", { merchant_id: merchant.id });
+        const existing = await em.findOne(CouponRow, { merchantId: merchant.id, codeKey: text.code.toUpperCase() });
+        if (existing) throw problem(409, "coupons.code.duplicate", "This merchant has this code already.", { coupon_id: existing.id });
+        // A person's code of an approved merchant is published at once; AI output waits for staff, and every code for its merchant's approval.
+        const published = !ai && merchant.status === "approved";
+        const row = em.create(CouponRow, {
+          id: newId("cpn"),
+          merchantId: merchant.id,
+          ...text,
+          codeKey: text.code.toUpperCase(),
+          expiresAt,
+          origin: ai ? "ai" : "person",
+          submittedBy: submitter,
+          heldForReview: ai,
+          publishedAt: published ? at : null,
+          moderation: "",
+          moderatedBy: "",
+          moderationReason: "",
+          createdAt: at,
+          updatedAt: at,
+        });
+        await em.flush().catch((error: unknown) => {
+          // Two submissions of one code or one new site at once: the second is told to look again.
+          throw error instanceof UniqueConstraintViolationException ? problem(409, "coupons.code.duplicate", "This code or site was just submitted; look it up again.") : error;
+        });
+        const merchantMessage = await merchantAnswer(em, merchant);
+        if (created) await merchantChanged(em, subjects.merchantCreated, merchantMessage, { changedBy: submitter }, at);
+        const coupon = await couponAnswer(em, row, at);
+        await codeSubmitted(em, coupon, { heldForReview: ai, published }, at);
+        if (published) await codePublished(em, coupon, at);
+        return create(SubmitResultSchema, { coupon, merchant: merchantMessage, merchantCreated: created, heldForReview: ai, published });
+      });
+      call.responseHeader.set("pf-http-status", "201");
+      return result;
+    },
+
+    async updateCouponStatus(request, call) {
+      if (request.status === CouponStatus.REPORTED_WORKING || request.status === CouponStatus.REPORTED_FAILED) {
+        throw problem(400, "coupons.status.refused", "reported_working and reported_failed follow from reports and time: nobody sets them.", { field: "status" });
+      }
+      const moderation = MODERATION[request.status as keyof typeof MODERATION];
+      if (moderation === undefined) throw invalid("status", "status is COUPON_STATUS_DISABLED, COUPON_STATUS_EXPIRED or COUPON_STATUS_ACTIVE.");
+      const by = requireModerator(principalOf(call));
+      const reason = maxLength("reason", request.reason.trim(), 500);
+      return ctx.transaction(async (em) => {
+        const at = ctx.clock.now();
+        const row = await em.findOne(CouponRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        if (!row) throw codeNotFound();
+        const before = statusOf(row, (await reportsOf(em, [row.id])).get(row.id), at).status;
+        // Returning a held code to active results is the staff review: it is published once its merchant is approved.
+        const reviewed = moderation === "" && row.heldForReview;
+        const merchant = await em.findOneOrFail(MerchantRow, { id: row.merchantId });
+        const publish = reviewed && merchant.status === "approved";
+        Object.assign(row, {
+          moderation,
+          moderatedBy: by,
+          moderationReason: reason,
+          updatedAt: at,
+          ...(reviewed ? { heldForReview: false } : {}),
+          ...(publish ? { publishedAt: at } : {}),
+        });
+        await em.flush();
+        const coupon = await couponAnswer(em, row, at);
+        if (coupon.status !== STATUS_TO_PROTO[before]) await codeStatusChanged(em, coupon, { previous: STATUS_TO_PROTO[before], reason, changedBy: by }, at);
+        if (publish) await codePublished(em, coupon, at);
+        return create(StatusResultSchema, { coupon });
+      });
+    },
+  };
+}

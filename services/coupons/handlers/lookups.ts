@@ -1,0 +1,103 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import {
+  CouponListSchema,
+  LookupResultSchema,
+  ResolveResultSchema,
+  type CouponsService,
+} from "../../../gen/pf/coupons/v1/coupons_pb.js";
+import { principalOf } from "../../kit/auth/principal.js";
+import type { ServiceContext } from "../../kit/module.js";
+import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { invalid, problem } from "../../kit/problem.js";
+import { rateLimit } from "../../kit/rate-limit.js";
+import type { ClientKeys } from "../../kit/client-keys.js";
+import { couponAnswer, couponToProto, reportsOf } from "../db/coupons.js";
+import { CouponRow, MerchantRow } from "../db/entities.js";
+import { merchantAnswer, merchantCovering, merchantNotFound, ruleToProto } from "../db/merchants.js";
+import { normalizeHost, registrableDomain } from "../domain/hosts.js";
+import { anonymousLookupRule, lookupRule } from "../settings.js";
+
+type LookupHandlers = Pick<ServiceImpl<typeof CouponsService>, "getCoupon" | "getMerchant" | "listMerchantCoupons" | "resolveMerchant">;
+
+export const codeNotFound = () => problem(404, "coupons.code.not_found", "There is no such coupon code.");
+
+/**
+ * Public reads, the same for every caller: a code held for review, disabled,
+ * or of a merchant that is not approved, and a merchant that is not approved,
+ * are 404 for everyone. Anonymous callers are limited per client address,
+ * more tightly than people and apps per token.
+ */
+export function lookupHandlers(ctx: ServiceContext, clientKeys: ClientKeys): LookupHandlers {
+  const limit = async (call: HandlerContext) => {
+    const principal = principalOf(call);
+    if (principal.kind === "service") return;
+    // Addresses are counted by keyed hash: the limiter's table never holds one.
+    const rule = principal.kind === "anonymous" ? anonymousLookupRule(clientKeys.of(call.requestHeader)) : lookupRule(principal.sub);
+    await ctx.transaction((em) => rateLimit(em, [rule], ctx.clock.now()));
+  };
+
+  const approvedMerchant = async (id: string) => {
+    const merchant = await ctx.orm.em.fork().findOne(MerchantRow, { id, status: "approved" });
+    if (!merchant) throw merchantNotFound();
+    return merchant;
+  };
+
+  return {
+    async getCoupon(request, call) {
+      await limit(call);
+      const em = ctx.orm.em.fork();
+      const row = await em.findOne(CouponRow, { id: request.id, publishedAt: { $ne: null }, moderation: { $ne: "disabled" } });
+      if (!row || !(await em.count(MerchantRow, { id: row.merchantId, status: "approved" }))) throw codeNotFound();
+      return create(LookupResultSchema, { result: { case: "coupon", value: await couponAnswer(em, row, ctx.clock.now()) } });
+    },
+
+    async getMerchant(request, call) {
+      await limit(call);
+      const merchant = await approvedMerchant(request.id);
+      return create(LookupResultSchema, { result: { case: "merchant", value: await merchantAnswer(ctx.orm.em.fork(), merchant) } });
+    },
+
+    async listMerchantCoupons(request, call) {
+      await limit(call);
+      const limitRows = pageLimit(request.limit);
+      const before = decodeCursor(request.cursor)?.[0];
+      if (before !== undefined && typeof before !== "string") throw invalid("cursor", "cursor is not one this service issued");
+      const merchant = await approvedMerchant(request.id);
+      const em = ctx.orm.em.fork();
+      const now = ctx.clock.now();
+      // Active results: published, neither disabled nor expired (by moderation or by time).
+      const rows = await em.find(
+        CouponRow,
+        {
+          merchantId: merchant.id,
+          publishedAt: { $ne: null },
+          moderation: "",
+          $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }],
+          ...(before ? { id: { $lt: before } } : {}),
+        },
+        { orderBy: { id: "desc" }, limit: limitRows + 1 },
+      );
+      const { items, nextCursor } = page(rows, limitRows, (row) => [row.id]);
+      const reports = await reportsOf(em, items.map((row) => row.id));
+      const coupons = items.map((row) => couponToProto(row, reports.get(row.id), now));
+      return create(LookupResultSchema, { result: { case: "coupons", value: create(CouponListSchema, { merchantId: merchant.id, coupons, nextCursor }) } });
+    },
+
+    async resolveMerchant(request, call) {
+      await limit(call);
+      const host = normalizeHost(request.host);
+      if (host === undefined) throw invalid("host", "host must be a hostname such as shop.example.com.");
+      const registrable = registrableDomain(host);
+      const em = ctx.orm.em.fork();
+      const found = registrable === undefined ? undefined : await merchantCovering(em, host, undefined);
+      if (!found || found.merchant.status !== "approved") throw merchantNotFound();
+      return create(ResolveResultSchema, {
+        host,
+        registrableDomain: registrable,
+        merchant: await merchantAnswer(em, found.merchant),
+        rule: ruleToProto(found.rule),
+      });
+    },
+  };
+}

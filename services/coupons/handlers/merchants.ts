@@ -1,0 +1,133 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { LockMode, UniqueConstraintViolationException, type EntityManager } from "@mikro-orm/postgresql";
+import { MerchantManageResultSchema, MerchantStatus, type CouponsService, type MerchantManageRequest } from "../../../gen/pf/coupons/v1/coupons_pb.js";
+import { principalOf } from "../../kit/auth/principal.js";
+import { newId } from "../../kit/ids.js";
+import { maxLength } from "../../kit/limits.js";
+import type { ServiceContext } from "../../kit/module.js";
+import { invalid, problem } from "../../kit/problem.js";
+import { couponToProto, reportsOf } from "../db/coupons.js";
+import { CouponRow, DomainRuleRow, MerchantRow } from "../db/entities.js";
+import { MERCHANT_STATUS_FROM_PROTO, MERCHANT_STATUS_TO_PROTO, merchantAnswer, merchantNotFound } from "../db/merchants.js";
+import { requireModerator } from "../domain/callers.js";
+import { normalizeHost, isPublicSuffix } from "../domain/hosts.js";
+import { normalizeRule, type DomainRule } from "../domain/rules.js";
+import { merchantTransition, type MerchantStatus as Status } from "../domain/transitions.js";
+import { codePublished, merchantChanged, subjects } from "../events.js";
+
+type MerchantHandlers = Pick<ServiceImpl<typeof CouponsService>, "createMerchant" | "updateMerchantDomains" | "updateMerchantStatus">;
+
+const key = (rule: DomainRule) => `${rule.domain}${rule.pathPrefix}`;
+
+/** Rules of a request, normalized, each once. */
+function rulesOf(field: "domains" | "remove_domains", rules: DomainRule[]): DomainRule[] {
+  const normalized = rules.map((rule, i) => normalizeRule(`${field}[${i}]`, rule));
+  const seen = new Set<string>();
+  normalized.forEach((rule, i) => {
+    if (seen.has(key(rule))) throw invalid(`${field}[${i}]`, `${field}[${i}] repeats the rule ${key(rule)}.`);
+    seen.add(key(rule));
+  });
+  return normalized;
+}
+
+/** Adds rules to a merchant: a rule another merchant holds is 409 coupons.domain.taken; its own is updated. */
+async function addRules(em: EntityManager, merchantId: string, rules: DomainRule[], at: Date): Promise<void> {
+  for (const rule of rules) {
+    const held = await em.findOne(DomainRuleRow, { domain: rule.domain, pathPrefix: rule.pathPrefix }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (held && held.merchantId !== merchantId) {
+      throw problem(409, "coupons.domain.taken", `Another merchant holds the rule ${key(rule)}.`, { domain: rule.domain, path_prefix: rule.pathPrefix, merchant_id: held.merchantId });
+    }
+    if (held) held.includeSubdomains = rule.includeSubdomains;
+    else em.create(DomainRuleRow, { ...rule, merchantId, createdAt: at });
+  }
+  await em.flush().catch((error: unknown) => {
+    throw error instanceof UniqueConstraintViolationException ? problem(409, "coupons.domain.taken", "Another merchant just took one of these rules.") : error;
+  });
+}
+
+/** Merchants: created by managers (or from submissions, pending), their domain rules, approval and disabling. */
+export function merchantHandlers(ctx: ServiceContext): MerchantHandlers {
+  const locked = async (em: EntityManager, id: string) => {
+    const merchant = await em.findOne(MerchantRow, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!merchant) throw merchantNotFound();
+    return merchant;
+  };
+  const answer = async (em: EntityManager, merchant: MerchantRow, publishedCoupons = 0) =>
+    create(MerchantManageResultSchema, { merchant: await merchantAnswer(em, merchant), publishedCoupons });
+
+  return {
+    async createMerchant(request, call) {
+      const by = requireModerator(principalOf(call));
+      const host = normalizeHost(request.host);
+      if (host === undefined) throw invalid("host", "host is required: the merchant's main hostname, such as shop.example.com.");
+      if (isPublicSuffix(host)) throw problem(400, "coupons.domain.public_suffix", `${host} is a public suffix, not a merchant's site.`, { field: "host" });
+      if (request.removeDomains.length > 0) throw invalid("remove_domains", "remove_domains belongs to the domains route.");
+      const status = createStatus(request);
+      const name = maxLength("name", request.name.trim(), 200) || host;
+      const rules = rulesOf("domains", request.domains);
+      // The main host covers its subdomains unless a rule for it says otherwise.
+      if (!rules.some((rule) => rule.domain === host && rule.pathPrefix === "")) rules.unshift({ domain: host, includeSubdomains: true, pathPrefix: "" });
+      const result = await ctx.transaction(async (em) => {
+        const at = ctx.clock.now();
+        const merchant = em.create(MerchantRow, { id: newId("mer"), name, host, status, createdBy: by, createdAt: at, updatedAt: at });
+        await addRules(em, merchant.id, rules, at);
+        const answered = await answer(em, merchant);
+        await merchantChanged(em, subjects.merchantCreated, answered.merchant!, { changedBy: by }, at);
+        return answered;
+      });
+      call.responseHeader.set("pf-http-status", "201");
+      return result;
+    },
+
+    async updateMerchantDomains(request, call) {
+      const by = requireModerator(principalOf(call));
+      const adding = rulesOf("domains", request.domains);
+      const removing = rulesOf("remove_domains", request.removeDomains);
+      if (adding.length + removing.length === 0) throw invalid("domains", "Name rules to add (domains) or to remove (remove_domains).");
+      return ctx.transaction(async (em) => {
+        const at = ctx.clock.now();
+        const merchant = await locked(em, request.id);
+        for (const [i, rule] of removing.entries()) {
+          const removed = await em.nativeDelete(DomainRuleRow, { domain: rule.domain, pathPrefix: rule.pathPrefix, merchantId: merchant.id });
+          if (removed === 0) throw problem(404, "coupons.domain.not_found", `This merchant has no rule ${key(rule)}.`, { field: `remove_domains[${i}]` });
+        }
+        await addRules(em, merchant.id, adding, at);
+        merchant.updatedAt = at;
+        const answered = await answer(em, merchant);
+        await merchantChanged(em, subjects.merchantDomainsChanged, answered.merchant!, { changedBy: by }, at);
+        return answered;
+      });
+    },
+
+    async updateMerchantStatus(request, call) {
+      const by = requireModerator(principalOf(call));
+      const to = MERCHANT_STATUS_FROM_PROTO[request.status];
+      if (to !== "approved" && to !== "disabled") throw invalid("status", "status is MERCHANT_STATUS_APPROVED or MERCHANT_STATUS_DISABLED.");
+      const reason = maxLength("reason", request.reason.trim(), 500);
+      return ctx.transaction(async (em) => {
+        const at = ctx.clock.now();
+        const merchant = await locked(em, request.id);
+        const from = merchant.status as Status;
+        if (merchantTransition(from, to) === "same") return answer(em, merchant);
+        Object.assign(merchant, { status: to, updatedAt: at });
+        // Approval publishes the codes people submitted (and staff reviewed) while the merchant waited.
+        const waiting = to === "approved" ? await em.find(CouponRow, { merchantId: merchant.id, publishedAt: null, heldForReview: false }) : [];
+        for (const row of waiting) Object.assign(row, { publishedAt: at, updatedAt: at });
+        await em.flush();
+        const reports = await reportsOf(em, waiting.map((row) => row.id));
+        for (const row of waiting) await codePublished(em, couponToProto(row, reports.get(row.id), at), at);
+        const answered = await answer(em, merchant, waiting.length);
+        await merchantChanged(em, subjects.merchantStatusChanged, answered.merchant!, { previous: MERCHANT_STATUS_TO_PROTO[from], reason, changedBy: by }, at);
+        return answered;
+      });
+    },
+  };
+}
+
+/** A new merchant is pending unless its manager approves it at once. */
+function createStatus(request: MerchantManageRequest): Status {
+  if (request.status === MerchantStatus.UNSPECIFIED || request.status === MerchantStatus.PENDING) return "pending";
+  if (request.status === MerchantStatus.APPROVED) return "approved";
+  throw invalid("status", "A new merchant is MERCHANT_STATUS_PENDING (default) or MERCHANT_STATUS_APPROVED.");
+}

@@ -1,0 +1,59 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { LockMode, UniqueConstraintViolationException } from "@mikro-orm/postgresql";
+import { ReportOutcome, ReportResultSchema, type CouponsService } from "../../../gen/pf/coupons/v1/coupons_pb.js";
+import { principalOf } from "../../kit/auth/principal.js";
+import { newId } from "../../kit/ids.js";
+import type { ServiceContext } from "../../kit/module.js";
+import { invalid, problem } from "../../kit/problem.js";
+import { rateLimit } from "../../kit/rate-limit.js";
+import { couponAnswer, reportsOf, STATUS_TO_PROTO, statusOf } from "../db/coupons.js";
+import { CouponRow, MerchantRow, ReportRow } from "../db/entities.js";
+import { requireMember } from "../domain/callers.js";
+import { utcDay } from "../domain/confidence.js";
+import { codeReported, codeStatusChanged } from "../events.js";
+import { reportRule } from "../settings.js";
+import { codeNotFound } from "./lookups.js";
+
+const OUTCOMES = { [ReportOutcome.WORKED]: "worked", [ReportOutcome.FAILED]: "failed" } as const;
+
+const duplicate = (day: string) =>
+  problem(409, "coupons.report.duplicate", `This person already reported this code on ${day} (UTC); the next report may be made the day after.`, { day });
+
+/**
+ * Worked/failed reports by people: one per person, code and UTC day; each
+ * person's latest report is the one that counts. AI output is refused.
+ */
+export function reportHandlers(ctx: ServiceContext): Pick<ServiceImpl<typeof CouponsService>, "reportCoupon"> {
+  return {
+    async reportCoupon(request, call) {
+      const principal = principalOf(call);
+      if (principal.origin === "ai") throw problem(403, "coupons.report.ai_refused", "Reports are made by people: AI output (X-PF-Origin: ai) is refused.");
+      const reporter = requireMember(principal);
+      const outcome = OUTCOMES[request.outcome as keyof typeof OUTCOMES];
+      if (outcome === undefined) throw invalid("outcome", "outcome is REPORT_OUTCOME_WORKED or REPORT_OUTCOME_FAILED.");
+      const result = await ctx.transaction(async (em) => {
+        const at = ctx.clock.now();
+        const day = utcDay(at);
+        await rateLimit(em, [reportRule(reporter)], at);
+        // The code's lock orders its reports, so each person keeps one latest report.
+        const row = await em.findOne(CouponRow, { id: request.id, publishedAt: { $ne: null }, moderation: { $ne: "disabled" } }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        if (!row || !(await em.count(MerchantRow, { id: row.merchantId, status: "approved" }))) throw codeNotFound();
+        const before = statusOf(row, (await reportsOf(em, [row.id])).get(row.id), at).status;
+        if (before === "expired") throw problem(409, "coupons.code.expired", "This code has expired: it takes no more reports.");
+        if (await em.count(ReportRow, { couponId: row.id, reporter, day })) throw duplicate(day);
+        await em.nativeUpdate(ReportRow, { couponId: row.id, reporter, latest: true }, { latest: false });
+        em.create(ReportRow, { id: newId("crp"), couponId: row.id, reporter, outcome, day, latest: true, createdAt: at });
+        await em.flush().catch((error: unknown) => {
+          throw error instanceof UniqueConstraintViolationException ? duplicate(day) : error;
+        });
+        const coupon = await couponAnswer(em, row, at);
+        await codeReported(em, coupon, request.outcome, at);
+        if (coupon.status !== STATUS_TO_PROTO[before]) await codeStatusChanged(em, coupon, { previous: STATUS_TO_PROTO[before], reason: "report", changedBy: "" }, at);
+        return create(ReportResultSchema, { coupon, day });
+      });
+      call.responseHeader.set("pf-http-status", "201");
+      return result;
+    },
+  };
+}

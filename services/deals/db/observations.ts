@@ -1,0 +1,102 @@
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { Availability, Condition, type ObservationInput } from "../../../gen/pf/deals/v1/deals_pb.js";
+import { qualified } from "../../kit/db/orm.js";
+import { newId } from "../../kit/ids.js";
+import { invalid } from "../../kit/problem.js";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { observedAt, requirePrice, type Price } from "../domain/observations.js";
+import { watchMatches, type WatchKind } from "../domain/watches.js";
+import { watchMatched } from "../events.js";
+import { AVAILABILITIES, CONDITIONS, offerToProto, observationToProto } from "./offers.js";
+import { ObservationRow, WatchRow, type OfferRow } from "./entities.js";
+
+const nameOf = <T extends Record<string, number>>(names: T, value: number, field: string): keyof T | null => {
+  if (value === 0) return null;
+  const found = Object.entries(names).find(([, v]) => v === value);
+  if (!found) throw invalid(field, `${field} is not one of ${Object.keys(names).join(", ")}`);
+  return found[0];
+};
+
+/** The facts of an observation as sent: each optional, none defaulted. */
+export interface ObservedFacts {
+  price: Price | null;
+  shipping: Price | null;
+  condition: string | null;
+  availability: string | null;
+  observedAt: Date;
+}
+
+/** Checks an observation as sent; `statedByService` lets observed_at through (never in the future). */
+export function observedFacts(input: ObservationInput | undefined, statedByService: boolean, now: Date): ObservedFacts {
+  return {
+    price: input?.price ? requirePrice("observation.price", input.price) : null,
+    shipping: input?.shipping ? requirePrice("observation.shipping", input.shipping) : null,
+    condition: nameOf(CONDITIONS, input?.condition ?? Condition.UNSPECIFIED, "observation.condition") as string | null,
+    availability: nameOf(AVAILABILITIES, input?.availability ?? Availability.UNSPECIFIED, "observation.availability") as string | null,
+    observedAt: observedAt(input?.observedAt ? timestampDate(input.observedAt) : undefined, statedByService, now),
+  };
+}
+
+/** Whether an update carries an observation: any of its fields sent. */
+export function hasObservation(input: ObservationInput | undefined): boolean {
+  return input !== undefined && (input.price !== undefined || input.shipping !== undefined || input.condition !== 0 || input.availability !== 0 || input.observedAt !== undefined);
+}
+
+/**
+ * Records a new observation row of an offer (never an edit) and, in the same
+ * transaction, notifies each watch it matches: a (watch, observation) row
+ * inserted `on conflict do nothing`, and the deals.watch.matched event
+ * written to the outbox only when that row is new, so a watch notifies at most
+ * once per observation whatever retries or relay restarts happen.
+ */
+export async function recordObservation(em: EntityManager, offer: OfferRow, facts: ObservedFacts, observer: string, at: Date): Promise<ObservationRow> {
+  const row = em.create(ObservationRow, {
+    id: newId("obs"),
+    offerId: offer.id,
+    observedBy: observer,
+    priceMinor: facts.price?.minor ?? null,
+    priceCurrency: facts.price?.currency ?? null,
+    shippingMinor: facts.shipping?.minor ?? null,
+    shippingCurrency: facts.shipping?.currency ?? null,
+    condition: facts.condition,
+    availability: facts.availability,
+    observedAt: facts.observedAt,
+    recordedAt: at,
+  });
+  await em.flush();
+  const candidates = await em.find(WatchRow, {
+    kind: { $ne: "saved_search" },
+    $or: [{ productId: null }, ...(offer.productId ? [{ productId: offer.productId }] : [])],
+  });
+  const observed = { title: offer.title, description: offer.description, productId: offer.productId ?? null, price: facts.price };
+  const matched = candidates.filter((watch) =>
+    watchMatches(
+      {
+        kind: watch.kind as WatchKind,
+        keyword: watch.keyword,
+        productId: watch.productId ?? null,
+        priceBelow: watch.priceBelowMinor != null && watch.priceBelowCurrency ? { minor: BigInt(watch.priceBelowMinor), currency: watch.priceBelowCurrency } : null,
+      },
+      observed,
+    ),
+  );
+  if (matched.length === 0) return row;
+  const connection = em.getConnection();
+  const tx = em.getTransactionContext();
+  const offerProto = await offerToProto(em, offer);
+  const observation = observationToProto(row);
+  for (const watch of matched) {
+    const fresh = await connection.execute(
+      `insert into ${qualified(em, "watch_matches")} (watch_id, observation_id, offer_id, matched_at) values (?, ?, ?, ?)
+       on conflict do nothing returning watch_id`,
+      [watch.id, row.id, offer.id, at], "all", tx,
+    );
+    if (fresh.length === 0) continue;
+    await connection.execute(
+      `update ${qualified(em, "watches")} set notified_count = notified_count + 1, last_notified_at = ? where id = ?`,
+      [at, watch.id], "run", tx,
+    );
+    await watchMatched(em, { watchId: watch.id, owner: watch.owner, kind: watch.kind as WatchKind, offer: offerProto, observation, at });
+  }
+  return row;
+}

@@ -1,0 +1,111 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
+import {
+  Availability,
+  Condition,
+  ObservationSchema,
+  OfferSchema,
+  OfferStatus,
+  TallySchema,
+  type Observation,
+  type Offer,
+  type Tally,
+} from "../../../gen/pf/deals/v1/deals_pb.js";
+import { qualified } from "../../kit/db/orm.js";
+import { problem } from "../../kit/problem.js";
+import { hotness, tallyVotes } from "../domain/hotness.js";
+import { offerStatus } from "../domain/offers.js";
+import { ObservationRow, OfferRow } from "./entities.js";
+
+export const offerNotFound = () => problem(404, "offer.not_found", "There is no such offer.");
+
+/** The offer, locked for the rest of the transaction when asked; 404 when missing. */
+export async function offerById(em: EntityManager, id: string, lock = false): Promise<OfferRow> {
+  const row = await em.findOne(OfferRow, { id }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
+  if (!row) throw offerNotFound();
+  return row;
+}
+
+/** 409 offer.not_active unless the offer is active (votes, observations). */
+export function requireActive(row: OfferRow): void {
+  const status = offerStatus(row);
+  if (status !== "active") {
+    throw problem(409, "offer.not_active", `The offer is ${status}.`, { offer_status: status, ...(row.mergedInto ? { merged_into: row.mergedInto } : {}) });
+  }
+}
+
+/** The offers an offer reads across: a canonical offer and those merged into it; a merged offer alone. */
+export async function groupOf(em: EntityManager, row: OfferRow): Promise<string[]> {
+  if (row.mergedInto) return [row.id];
+  const members = await em.find(OfferRow, { mergedInto: row.id }, { fields: ["id"], orderBy: { id: "asc" } });
+  return [row.id, ...members.map((member) => member.id)];
+}
+
+const marks = (values: unknown[]) => values.map(() => "?").join(", ");
+
+/** Votes and observations of a group, a voter counted once, with hot@1 from the offer's own submit time. */
+export async function tallyOf(em: EntityManager, row: OfferRow, group: string[]): Promise<Tally> {
+  const connection = em.getConnection();
+  const tx = em.getTransactionContext();
+  const votes = await connection.execute<{ voter: string; value: number; weight: number; created_at: Date }[]>(
+    `select voter, value, weight, created_at from ${qualified(em, "votes")} where offer_id in (${marks(group)}) and removed_at is null`,
+    group, "all", tx,
+  );
+  const [{ count }] = await connection.execute<{ count: string }[]>(
+    `select count(*) as count from ${qualified(em, "observations")} where offer_id in (${marks(group)})`, group, "all", tx,
+  );
+  const votesTally = tallyVotes(votes.map((v) => ({ voter: v.voter, value: v.value, weight: Number(v.weight), at: new Date(v.created_at) })));
+  return create(TallySchema, { ...votesTally, hotness: hotness(votesTally.score, row.createdAt), observations: Number(count) });
+}
+
+const STATUS = { active: OfferStatus.ACTIVE, expired: OfferStatus.EXPIRED, disabled: OfferStatus.DISABLED, merged: OfferStatus.MERGED } as const;
+export const CONDITIONS = { new: Condition.NEW, used: Condition.USED, refurbished: Condition.REFURBISHED } as const;
+export const AVAILABILITIES = {
+  in_stock: Availability.IN_STOCK,
+  out_of_stock: Availability.OUT_OF_STOCK,
+  preorder: Availability.PREORDER,
+  limited: Availability.LIMITED,
+} as const;
+
+const money = (minor: bigint | null | undefined, currency: string | null | undefined) => (minor == null || !currency ? undefined : { minorUnits: BigInt(minor), currency });
+
+export function observationToProto(row: ObservationRow): Observation {
+  return create(ObservationSchema, {
+    id: row.id,
+    offerId: row.offerId,
+    observedBy: row.observedBy,
+    price: money(row.priceMinor, row.priceCurrency),
+    shipping: money(row.shippingMinor, row.shippingCurrency),
+    condition: row.condition ? CONDITIONS[row.condition as keyof typeof CONDITIONS] : Condition.UNSPECIFIED,
+    availability: row.availability ? AVAILABILITIES[row.availability as keyof typeof AVAILABILITIES] : Availability.UNSPECIFIED,
+    observedAt: timestampFromDate(row.observedAt),
+    recordedAt: timestampFromDate(row.recordedAt),
+  });
+}
+
+/** An offer as read: a canonical offer's tally and latest observation read across its merge group. */
+export async function offerToProto(em: EntityManager, row: OfferRow): Promise<Offer> {
+  const group = await groupOf(em, row);
+  const latest = await em.findOne(ObservationRow, { offerId: { $in: group } }, { orderBy: { observedAt: "desc", id: "desc" } });
+  return create(OfferSchema, {
+    id: row.id,
+    link: row.link,
+    title: row.title,
+    description: row.description,
+    category: row.category,
+    expiresAt: row.expiresAt ? timestampFromDate(row.expiresAt) : undefined,
+    productId: row.productId ?? "",
+    status: STATUS[offerStatus(row)],
+    submittedBy: row.submittedBy,
+    aiAssisted: row.aiAssisted,
+    noindex: row.noindex,
+    reviewedBy: row.reviewedBy ?? "",
+    mergedInto: row.mergedInto ?? "",
+    merged: group.slice(1),
+    tally: await tallyOf(em, row, group),
+    latestObservation: latest ? observationToProto(latest) : undefined,
+    createdAt: timestampFromDate(row.createdAt),
+    expiredAt: row.expiredAt ? timestampFromDate(row.expiredAt) : undefined,
+  });
+}

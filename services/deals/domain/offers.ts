@@ -1,0 +1,34 @@
+import { maxLength } from "../../kit/limits.js";
+import { invalid } from "../../kit/problem.js";
+
+export type OfferStatus = "active" | "expired" | "disabled" | "merged";
+
+/** What decides an offer's status; each state is its own column, so every transition is reversible. */
+export interface OfferState {
+  mergedInto?: string | null;
+  disabledAt?: Date | null;
+  expiredAt?: Date | null;
+}
+
+/** Merged beats disabled beats expired: undoing one shows the state beneath it again. */
+export function offerStatus(offer: OfferState): OfferStatus {
+  if (offer.mergedInto) return "merged";
+  if (offer.disabledAt) return "disabled";
+  if (offer.expiredAt) return "expired";
+  return "active";
+}
+
+export function requireTitle(field: string, title: string): string {
+  const trimmed = title.trim();
+  if (trimmed === "") throw invalid(field, `${field} is required`);
+  return maxLength(field, trimmed, 200);
+}
+
+export const requireDescription = (field: string, text: string) => maxLength(field, text, 5000);
+export const requireCategory = (field: string, text: string) => maxLength(field, text.trim(), 100);
+
+/** A stated expiry is a stated end of the deal: in the future when stated. */
+export function requireStatedExpiry(field: string, at: Date, now: Date): Date {
+  if (at <= now) throw invalid(field, `${field} is the deal's stated end: it must be in the future`);
+  return at;
+}

@@ -1,0 +1,114 @@
+import { create, toJson, type JsonObject } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { LockMode, type FilterQuery } from "@mikro-orm/postgresql";
+import {
+  FlagListSchema,
+  FlagOutcome,
+  FlagReason,
+  FlagResultSchema,
+  FlagSchema,
+  FlagState,
+  ModerationResultSchema,
+  ResolvedFlagSchema,
+  type DealsService,
+} from "../../../gen/pf/deals/v1/deals_pb.js";
+import { principalOf } from "../../kit/auth/principal.js";
+import { newId } from "../../kit/ids.js";
+import { maxLength } from "../../kit/limits.js";
+import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { invalid, problem } from "../../kit/problem.js";
+import { rateLimit } from "../../kit/rate-limit.js";
+import type { DealsContext } from "../context.js";
+import { audit } from "../db/audit.js";
+import { FlagRow } from "../db/entities.js";
+import { flagToProto, reasonName } from "../db/flags.js";
+import { offerById } from "../db/offers.js";
+import { requireModerator, requirePersonFor } from "../domain/roles.js";
+import { flagRaised } from "../events.js";
+
+type FlagHandlers = Pick<ServiceImpl<typeof DealsService>, "flagOffer" | "listFlags" | "resolveFlag">;
+
+/**
+ * Flags: a person's report (one open per person and offer, rate-limited),
+ * and the moderators' queue: reading and resolving flags, vote-ring flags
+ * included. A flag never changes an offer by itself.
+ */
+export function flagHandlers(ctx: DealsContext): FlagHandlers {
+  return {
+    async flagOffer(request, call) {
+      const person = requirePersonFor(principalOf(call));
+      const reason = reasonName(request.reason);
+      if (reason === undefined || reason === "vote_ring" || request.reason === FlagReason.UNSPECIFIED) {
+        throw invalid("reason", "reason is one of expired, price_wrong, duplicate, spam, other");
+      }
+      const note = maxLength("note", request.note, 1000);
+      call.responseHeader.set("pf-http-status", "201");
+      return ctx.transaction(async (em) => {
+        const at = ctx.clock.now();
+        await offerById(em, request.id);
+        await rateLimit(em, [{ name: "deals.flag.person", key: person, ...ctx.settings.flagPerPerson }], at);
+        const open = await em.findOne(FlagRow, { offerId: request.id, reporter: person, resolvedAt: null });
+        if (open) {
+          const flag = toJson(FlagSchema, flagToProto(open), { useProtoFieldName: true, alwaysEmitImplicit: true }) as JsonObject;
+          throw problem(409, "flag.duplicate", "You already have an open report on this offer.", { flag });
+        }
+        const row = em.create(FlagRow, {
+          id: newId("flg"),
+          offerId: request.id,
+          reporter: person,
+          reason,
+          note,
+          createdAt: at,
+          resolvedAt: null,
+          resolvedBy: null,
+          outcome: null,
+          resolution: null,
+        });
+        await em.flush();
+        const flag = flagToProto(row);
+        await flagRaised(em, flag);
+        return create(FlagResultSchema, { flag });
+      });
+    },
+
+    async listFlags(request, call) {
+      requireModerator(principalOf(call), "deals.offer.moderate");
+      if (request.id !== "" || request.reason !== "" || request.outcome !== FlagOutcome.UNSPECIFIED) {
+        throw invalid(request.id !== "" ? "id" : request.reason !== "" ? "reason" : "outcome", "Filter flags by state, flag_reason and offer_id.");
+      }
+      const reason = request.flagReason === FlagReason.UNSPECIFIED ? undefined : reasonName(request.flagReason);
+      if (request.flagReason !== FlagReason.UNSPECIFIED && reason === undefined) throw invalid("flag_reason", "flag_reason is not a flag reason");
+      const limit = pageLimit(request.limit);
+      const before = decodeCursor(request.cursor)?.[0];
+      const state = request.state === FlagState.UNSPECIFIED ? FlagState.OPEN : request.state;
+      const where: FilterQuery<FlagRow> = {
+        ...(state === FlagState.OPEN ? { resolvedAt: null } : state === FlagState.RESOLVED ? { resolvedAt: { $ne: null } } : {}),
+        ...(reason ? { reason } : {}),
+        ...(request.offerId ? { offerId: request.offerId } : {}),
+        ...(typeof before === "string" ? { id: { $lt: before } } : {}),
+      };
+      const rows = await ctx.orm.em.fork().find(FlagRow, where, { orderBy: { id: "desc" }, limit: limit + 1 });
+      const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
+      const value = create(FlagListSchema, { flags: items.map(flagToProto), nextCursor });
+      return create(ModerationResultSchema, { result: { case: "flags", value } });
+    },
+
+    async resolveFlag(request, call) {
+      const actor = requireModerator(principalOf(call), "deals.offer.moderate");
+      const outcome = request.outcome === FlagOutcome.DISMISSED ? "dismissed" : request.outcome === FlagOutcome.ACTIONED ? "actioned" : undefined;
+      if (!outcome) throw invalid("outcome", "outcome is FLAG_OUTCOME_DISMISSED or FLAG_OUTCOME_ACTIONED");
+      const reason = maxLength("reason", request.reason, 500);
+      return ctx.transaction(async (em) => {
+        const at = ctx.clock.now();
+        const row = await em.findOne(FlagRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        if (!row) throw problem(404, "flag.not_found", "There is no such flag.");
+        if (row.resolvedAt !== null) throw problem(409, "flag.resolved", "The flag is already resolved.", { outcome: row.outcome ?? "" });
+        Object.assign(row, { resolvedAt: at, resolvedBy: actor, outcome, resolution: reason });
+        await em.flush();
+        const entry = await audit(em, { action: "resolve_flag", offerId: row.offerId, flagId: row.id, actor, reason, details: { outcome }, at });
+        const value = create(ResolvedFlagSchema, { flag: flagToProto(row), audit: entry });
+        return create(ModerationResultSchema, { result: { case: "flag", value } });
+      });
+    },
+  };
+}

@@ -1,0 +1,190 @@
+import { create, toJson, type JsonObject } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { UniqueConstraintViolationException, type EntityManager } from "@mikro-orm/postgresql";
+import {
+  OfferResultSchema,
+  OfferSchema,
+  OfferSubmitRequestSchema,
+  OfferUpdateRequestSchema,
+  type DealsService,
+  type OfferUpdateRequest,
+} from "../../../gen/pf/deals/v1/deals_pb.js";
+import { principalOf } from "../../kit/auth/principal.js";
+import { idempotencyKeyOf, idempotent, requestHash } from "../../kit/idempotency.js";
+import { newId } from "../../kit/ids.js";
+import { maxLength } from "../../kit/limits.js";
+import { invalid, problem } from "../../kit/problem.js";
+import { rateLimit } from "../../kit/rate-limit.js";
+import type { DealsContext } from "../context.js";
+import { audit } from "../db/audit.js";
+import { OfferRow, ProductRow } from "../db/entities.js";
+import { hasObservation, observedFacts, recordObservation } from "../db/observations.js";
+import { offerById, offerToProto, observationToProto, requireActive } from "../db/offers.js";
+import { linkKey } from "../domain/links.js";
+import { offerStatus, requireCategory, requireDescription, requireStatedExpiry, requireTitle } from "../domain/offers.js";
+import { moderatorOf, requirePersonFor } from "../domain/roles.js";
+
+type OfferHandlers = Pick<ServiceImpl<typeof DealsService>, "submitOffer" | "updateOffer" | "recordObservation" | "expireOffer">;
+
+/** 400 unless the product exists. */
+async function requireProduct(em: EntityManager, field: string, id: string): Promise<string> {
+  if (!(await em.findOne(ProductRow, { id }))) throw invalid(field, `${field} names no product (resolve it first)`);
+  return id;
+}
+
+/** 409 offer.duplicate carrying the existing offer. */
+async function duplicate(em: EntityManager, key: string) {
+  const existing = await em.findOneOrFail(OfferRow, { linkKey: key });
+  const offer = toJson(OfferSchema, await offerToProto(em, existing), { useProtoFieldName: true, alwaysEmitImplicit: true }) as JsonObject;
+  return problem(409, "offer.duplicate", "This link was already posted.", { offer });
+}
+
+const EDITS = ["title", "description", "category", "expires_at", "product_id"] as const;
+
+/** The offer fields an update edits (the submitter's own), by their names in the request. */
+function editsOf(request: OfferUpdateRequest): (typeof EDITS)[number][] {
+  return EDITS.filter((field) => ({
+    title: request.title !== undefined,
+    description: request.description !== undefined,
+    category: request.category !== undefined,
+    expires_at: request.expiresAt !== undefined,
+    product_id: request.productId !== undefined,
+  })[field]);
+}
+
+/** Offers: submit (with the first observation), edits by the submitter, new observations, expiry. */
+export function offerHandlers(ctx: DealsContext): OfferHandlers {
+  /** An edit and/or an observation of one offer, in one transaction, idempotent by key when one is sent. */
+  async function update(request: OfferUpdateRequest, call: HandlerContext, allowEdits: boolean) {
+    const principal = principalOf(call);
+    const person = requirePersonFor(principal);
+    const edits = editsOf(request);
+    if (!allowEdits && edits.length > 0) throw invalid(edits[0], `${edits[0]} is an offer field: edit it with PATCH /offers/{id}`);
+    const observing = !allowEdits || hasObservation(request.observation);
+    if (edits.length === 0 && !observing) throw invalid("observation", "Nothing to update: send offer fields or an observation.");
+    const now = ctx.clock.now();
+    const facts = observing ? observedFacts(request.observation, principal.kind === "service", now) : undefined;
+    const title = request.title !== undefined ? requireTitle("title", request.title) : undefined;
+    const description = request.description !== undefined ? requireDescription("description", request.description) : undefined;
+    const category = request.category !== undefined ? requireCategory("category", request.category) : undefined;
+    const expiresAt = request.expiresAt ? requireStatedExpiry("expires_at", timestampDate(request.expiresAt), now) : undefined;
+    const key = idempotencyKeyOf(request.idempotencyKey, call);
+    if (!allowEdits) call.responseHeader.set("pf-http-status", "201");
+    return ctx.transaction((em) => {
+      const apply = async () => {
+        const at = ctx.clock.now();
+        const row = await offerById(em, request.id, true);
+        if (edits.length > 0) {
+          if (row.submittedBy !== person) throw problem(403, "offer.not_submitter", "Only the person who submitted the offer edits it.");
+          const status = offerStatus(row);
+          if (status === "merged" || status === "disabled") throw problem(409, "offer.not_active", `The offer is ${status}.`, { offer_status: status });
+          const productId = request.productId === undefined ? undefined : request.productId === "" ? null : await requireProduct(em, "product_id", request.productId);
+          Object.assign(row, {
+            ...(title !== undefined ? { title } : {}),
+            ...(description !== undefined ? { description } : {}),
+            ...(category !== undefined ? { category } : {}),
+            ...(expiresAt !== undefined ? { expiresAt } : {}),
+            ...(productId !== undefined ? { productId } : {}),
+            // Text an AI assisted with stays disclosed, and unindexed until a person reviews it again.
+            ...(principal.origin === "ai" ? { aiAssisted: true, noindex: true } : {}),
+            updatedAt: at,
+          });
+          await em.flush();
+        }
+        let observation;
+        if (facts) {
+          requireActive(row);
+          observation = observationToProto(await recordObservation(em, row, facts, person, at));
+        }
+        return create(OfferResultSchema, { offer: await offerToProto(em, row), observation });
+      };
+      if (key === "") return apply();
+      const hash = requestHash(OfferUpdateRequestSchema, { ...request, idempotencyKey: "" });
+      const scope = `offer.${allowEdits ? "update" : "observe"}:${principal.sub}:${person}`;
+      return idempotent(em, { scope, key, hash }, OfferResultSchema, apply);
+    });
+  }
+
+  return {
+    async submitOffer(request, call) {
+      const principal = principalOf(call);
+      const person = requirePersonFor(principal);
+      const key = linkKey("link", request.link);
+      const title = requireTitle("title", request.title);
+      const description = requireDescription("description", request.description);
+      const category = requireCategory("category", request.category);
+      const now = ctx.clock.now();
+      const expiresAt = request.expiresAt ? requireStatedExpiry("expires_at", timestampDate(request.expiresAt), now) : null;
+      const facts = observedFacts(request.observation, principal.kind === "service", now);
+      const idempotencyKey = idempotencyKeyOf(request.idempotencyKey, call);
+      maxLength("product_id", request.productId, 100);
+      call.responseHeader.set("pf-http-status", "201");
+      try {
+        return await ctx.transaction((em) => {
+          const apply = async () => {
+            const at = ctx.clock.now();
+            await rateLimit(em, [{ name: "deals.submit.person", key: person, ...ctx.settings.submitPerPerson }], at);
+            if (await em.findOne(OfferRow, { linkKey: key }, { fields: ["id"] })) throw await duplicate(em, key);
+            const productId = request.productId === "" ? null : await requireProduct(em, "product_id", request.productId);
+            const ai = principal.origin === "ai";
+            const row = em.create(OfferRow, {
+              id: newId("off"),
+              link: request.link,
+              linkKey: key,
+              title,
+              description,
+              category,
+              productId,
+              expiresAt,
+              submittedBy: person,
+              aiAssisted: ai,
+              noindex: ai,
+              reviewedBy: null,
+              reviewedAt: null,
+              expiredAt: null,
+              expiredBy: null,
+              disabledAt: null,
+              mergedInto: null,
+              createdAt: at,
+              updatedAt: at,
+            });
+            await em.flush();
+            const observation = await recordObservation(em, row, facts, person, at);
+            return create(OfferResultSchema, { offer: await offerToProto(em, row), observation: observationToProto(observation) });
+          };
+          if (idempotencyKey === "") return apply();
+          const hash = requestHash(OfferSubmitRequestSchema, { ...request, idempotencyKey: "" });
+          return idempotent(em, { scope: `offer.submit:${principal.sub}:${person}`, key: idempotencyKey, hash }, OfferResultSchema, apply);
+        });
+      } catch (error) {
+        // Two submits of one link at once: the loser answers as any later duplicate does.
+        if (error instanceof UniqueConstraintViolationException) throw await duplicate(ctx.orm.em.fork(), key);
+        throw error;
+      }
+    },
+
+    updateOffer: (request, call) => update(request, call, true),
+    recordObservation: (request, call) => update(request, call, false),
+
+    async expireOffer(request, call) {
+      const principal = principalOf(call);
+      const moderator = moderatorOf(principal, "deals.offer.moderate");
+      const person = moderator ?? requirePersonFor(principal);
+      const reason = maxLength("reason", request.reason, 500);
+      if (request.into !== "") throw invalid("into", "into is for merges only");
+      return ctx.transaction(async (em) => {
+        const at = ctx.clock.now();
+        const row = await offerById(em, request.id, true);
+        if (!moderator && row.submittedBy !== person) throw problem(403, "offer.not_submitter", "Only the submitter or a moderator expires an offer.");
+        const status = offerStatus(row);
+        if (status === "expired") return create(OfferResultSchema, { offer: await offerToProto(em, row) });
+        if (status !== "active") throw problem(409, "offer.not_active", `The offer is ${status}.`, { offer_status: status });
+        Object.assign(row, { expiredAt: at, expiredBy: person, updatedAt: at });
+        await em.flush();
+        if (moderator && row.submittedBy !== moderator) await audit(em, { action: "expire", offerId: row.id, actor: moderator, reason, at });
+        return create(OfferResultSchema, { offer: await offerToProto(em, row) });
+      });
+    },
+  };
+}

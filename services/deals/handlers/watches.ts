@@ -1,0 +1,122 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { WatchKind, WatchListSchema, WatchResultSchema, WatchSchema, type DealsService, type WatchRequest } from "../../../gen/pf/deals/v1/deals_pb.js";
+import { principalOf } from "../../kit/auth/principal.js";
+import { newId } from "../../kit/ids.js";
+import { maxLength } from "../../kit/limits.js";
+import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { invalid, problem } from "../../kit/problem.js";
+import type { DealsContext } from "../context.js";
+import { ProductRow, WatchRow } from "../db/entities.js";
+import { requirePrice } from "../domain/observations.js";
+import { requirePersonFor } from "../domain/roles.js";
+import { keywordWords, type WatchKind as Kind } from "../domain/watches.js";
+import { WATCH_KINDS } from "../events.js";
+
+type WatchHandlers = Pick<ServiceImpl<typeof DealsService>, "listWatches" | "createWatch" | "deleteWatch">;
+
+const watchToProto = (row: WatchRow) =>
+  create(WatchSchema, {
+    id: row.id,
+    owner: row.owner,
+    kind: WATCH_KINDS[row.kind as Kind],
+    keyword: row.keyword,
+    productId: row.productId ?? "",
+    priceBelow: row.priceBelowMinor != null && row.priceBelowCurrency ? { minorUnits: BigInt(row.priceBelowMinor), currency: row.priceBelowCurrency } : undefined,
+    query: row.query,
+    notifiedCount: BigInt(row.notifiedCount),
+    lastNotifiedAt: row.lastNotifiedAt ? timestampFromDate(row.lastNotifiedAt) : undefined,
+    createdAt: timestampFromDate(row.createdAt),
+  });
+
+/** Which fields each kind takes; any other field sent is refused, never ignored. */
+const FIELDS: Record<Kind, (keyof WatchRequest)[]> = {
+  keyword: ["keyword"],
+  product: ["productId"],
+  price_below: ["priceBelow", "keyword", "productId"],
+  saved_search: ["query"],
+};
+const FIELD_NAMES = { keyword: "keyword", productId: "product_id", priceBelow: "price_below", query: "query" } as const;
+
+function kindOf(request: WatchRequest): Kind {
+  const kind = (Object.keys(WATCH_KINDS) as Kind[]).find((name) => WATCH_KINDS[name] === request.kind && request.kind !== WatchKind.UNSPECIFIED);
+  if (!kind) throw invalid("kind", "kind is WATCH_KIND_KEYWORD, WATCH_KIND_PRODUCT, WATCH_KIND_PRICE_BELOW or WATCH_KIND_SAVED_SEARCH");
+  for (const field of Object.keys(FIELD_NAMES) as (keyof typeof FIELD_NAMES)[]) {
+    const sent = field === "priceBelow" ? request.priceBelow !== undefined : request[field] !== "";
+    if (sent && !FIELDS[kind].includes(field)) throw invalid(FIELD_NAMES[field], `${FIELD_NAMES[field]} is not used by a ${kind} watch`);
+  }
+  return kind;
+}
+
+/**
+ * Watches of the acting person: keyword, product and price-below watches
+ * notify (deals.watch.matched, at most once per observation; never e-mail);
+ * saved searches never do. Another person's watch answers 404.
+ */
+export function watchHandlers(ctx: DealsContext): WatchHandlers {
+  const notFound = () => problem(404, "watch.not_found", "There is no such watch.");
+
+  return {
+    async listWatches(request, call) {
+      const owner = requirePersonFor(principalOf(call));
+      const limit = pageLimit(request.limit);
+      const before = decodeCursor(request.cursor)?.[0];
+      const rows = await ctx.orm.em.fork().find(
+        WatchRow,
+        { owner, ...(typeof before === "string" ? { id: { $lt: before } } : {}) },
+        { orderBy: { id: "desc" }, limit: limit + 1 },
+      );
+      const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
+      return create(WatchResultSchema, { result: { case: "watches", value: create(WatchListSchema, { watches: items.map(watchToProto), nextCursor }) } });
+    },
+
+    async createWatch(request, call) {
+      const owner = requirePersonFor(principalOf(call));
+      const kind = kindOf(request);
+      const keyword = maxLength("keyword", request.keyword.trim(), 200);
+      const query = maxLength("query", request.query.trim(), 500);
+      if (kind === "keyword" && keywordWords(keyword).length === 0) throw invalid("keyword", "keyword needs at least one word");
+      if (kind === "product" && request.productId === "") throw invalid("product_id", "product_id is required for a product watch");
+      if (kind === "saved_search" && query === "") throw invalid("query", "query is required for a saved search");
+      const priceBelow = kind === "price_below" ? requirePrice("price_below", request.priceBelow ?? { minorUnits: 0n, currency: "" }) : null;
+      if (priceBelow && priceBelow.minor <= 0n) throw invalid("price_below.minor_units", "price_below must be above zero");
+      if (kind === "price_below" && (request.productId === "") === (keywordWords(keyword).length === 0)) {
+        throw invalid("product_id", "A price-below watch names either a product_id or a keyword");
+      }
+      call.responseHeader.set("pf-http-status", "201");
+      return ctx.transaction(async (em) => {
+        if (request.productId !== "" && !(await em.findOne(ProductRow, { id: request.productId }))) {
+          throw invalid("product_id", "product_id names no product (resolve it first)");
+        }
+        const row = em.create(WatchRow, {
+          id: newId("wch"),
+          owner,
+          kind,
+          keyword,
+          productId: request.productId || null,
+          priceBelowMinor: priceBelow?.minor ?? null,
+          priceBelowCurrency: priceBelow?.currency ?? null,
+          query,
+          notifiedCount: 0n,
+          lastNotifiedAt: null,
+          createdAt: ctx.clock.now(),
+        });
+        await em.flush();
+        return create(WatchResultSchema, { result: { case: "watch", value: watchToProto(row) } });
+      });
+    },
+
+    async deleteWatch(request, call) {
+      const owner = requirePersonFor(principalOf(call));
+      return ctx.transaction(async (em) => {
+        const row = await em.findOne(WatchRow, { id: request.id });
+        if (!row || row.owner !== owner) throw notFound();
+        // Its past matches stay: they are what made each notification at most once.
+        em.remove(row);
+        await em.flush();
+        return create(WatchResultSchema, { result: { case: "watch", value: watchToProto(row) } });
+      });
+    },
+  };
+}

@@ -1,0 +1,37 @@
+import { DealsService } from "../../gen/pf/deals/v1/deals_pb.js";
+import { implement, type ServiceModule } from "../kit/module.js";
+import { dealsContext } from "./context.js";
+import { entities } from "./db/entities.js";
+import { Migration20261123000000_deals } from "./db/migrations/Migration20261123000000_deals.js";
+import { flagHandlers } from "./handlers/flags.js";
+import { mergeHandlers } from "./handlers/merges.js";
+import { moderationHandlers } from "./handlers/moderation.js";
+import { offerHandlers } from "./handlers/offers.js";
+import { productHandlers } from "./handlers/products.js";
+import { voteHandlers } from "./handlers/votes.js";
+import { watchHandlers } from "./handlers/watches.js";
+import { expiry } from "./workers/expiry.js";
+
+/** The deals service (spec part 1): offers, observations, votes, flags, merging, products, watches, moderation. */
+export const deals: ServiceModule = {
+  key: "deals",
+  schema: {
+    entities,
+    migrations: [{ name: "Migration20261123000000_deals", class: Migration20261123000000_deals }],
+  },
+  async implementations(serviceContext) {
+    const ctx = await dealsContext(serviceContext);
+    return [
+      implement(DealsService, {
+        ...offerHandlers(ctx),
+        ...moderationHandlers(ctx),
+        ...flagHandlers(ctx),
+        ...mergeHandlers(ctx),
+        ...voteHandlers(ctx),
+        ...productHandlers(ctx),
+        ...watchHandlers(ctx),
+      }),
+    ];
+  },
+  workers: [expiry],
+};

@@ -1,0 +1,35 @@
+import { createHmac } from "node:crypto";
+import { isIPv6 } from "node:net";
+import type { Config } from "./config.js";
+import { clientIpOf } from "./rate-limit.js";
+import { secretKey } from "./secrets.js";
+
+/**
+ * Clients counted by address without keeping the address: a keyed hash
+ * (HMAC-SHA256 under PF_IP_HASH_KEY) of the client IP as the gateway saw it.
+ * An IPv6 client counts by its /64, the block one subscriber usually holds,
+ * so changing addresses within it does not dodge a limit.
+ */
+export class ClientKeys {
+  private constructor(private readonly key: Buffer) {}
+
+  static async load(config: Config): Promise<ClientKeys> {
+    return new ClientKeys(await secretKey(config, "PF_IP_HASH_KEY", "ip-hash.key"));
+  }
+
+  /** The calling client's key; "" for calls that did not come through the gateway. */
+  of(header: Headers): string {
+    const ip = clientIpOf(header);
+    if (ip === "") return "";
+    return createHmac("sha256", this.key).update(isIPv6(ip) ? ipv6Block(ip) : ip).digest("base64url").slice(0, 22);
+  }
+}
+
+/** The /64 of an IPv6 address: its first four groups, written out in full. */
+export function ipv6Block(ip: string): string {
+  const [head, tail = ""] = ip.split("::");
+  const headGroups = head === "" ? [] : head.split(":");
+  const tailGroups = ip.includes("::") ? (tail === "" ? [] : tail.split(":")) : [];
+  const groups = [...headGroups, ...Array(8 - headGroups.length - tailGroups.length).fill("0"), ...tailGroups];
+  return groups.slice(0, 4).map((group) => group.padStart(4, "0").toLowerCase()).join(":") + "::/64";
+}

@@ -1,0 +1,106 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { CouponsService } from "../../gen/pf/coupons/v1/coupons_pb.js";
+import { bindingOf, describeMalformedInput, describeRefusals, documentedRoutes, routesOf, type RouteCall } from "../support/access.js";
+import { usePlatform } from "../support/platform.js";
+import { backend, merchant, staff, submitted } from "./support.js";
+
+/** One valid call per coupons route; the refusals vary only the caller. */
+const calls: Record<string, RouteCall> = {
+  getCoupon: { method: "GET", path: "/coupons/api/v1/coupons/cpn_1" },
+  reportCoupon: { method: "POST", path: "/coupons/api/v1/coupons/cpn_1/report", body: { outcome: "REPORT_OUTCOME_WORKED" } },
+  updateCouponStatus: { method: "POST", path: "/coupons/api/v1/coupons/cpn_1/status", body: { status: "COUPON_STATUS_DISABLED" } },
+  submitCoupon: { method: "POST", path: "/coupons/api/v1/coupons/submit", body: { host: "access-check.example", code: "SAVE10" } },
+  createMerchant: { method: "POST", path: "/coupons/api/v1/merchants", body: { host: "access-merchant.example" } },
+  getMerchant: { method: "GET", path: "/coupons/api/v1/merchants/mer_1" },
+  listMerchantCoupons: { method: "GET", path: "/coupons/api/v1/merchants/mer_1/coupons" },
+  updateMerchantDomains: { method: "POST", path: "/coupons/api/v1/merchants/mer_1/domains", body: { domains: [{ domain: "a.example" }] } },
+  updateMerchantStatus: { method: "POST", path: "/coupons/api/v1/merchants/mer_1/status", body: { status: "MERCHANT_STATUS_APPROVED" } },
+  resolveMerchant: { method: "GET", path: "/coupons/api/v1/merchants/resolve?host=example.com" },
+};
+
+const routes = routesOf(CouponsService);
+const t = usePlatform({ services: ["coupons"] });
+const LOOKUPS = ["getCoupon", "getMerchant", "listMerchantCoupons"];
+
+describe("every coupons route", () => {
+  it("has a call here", () => {
+    expect(Object.keys(calls).sort()).toEqual(routes.map((route) => route.name).sort());
+  });
+
+  it("matches routes.tsv (method, path, capability); visibility too, except the three lookups, bound public so anonymous callers may use them", async () => {
+    expect(routes).toHaveLength(10);
+    const documented = await documentedRoutes("coupons");
+    if (documented === undefined) return;
+    expect(documented).toHaveLength(10);
+    const bound = routes.map((route) => ({ name: route.name, ...bindingOf(route) }));
+    for (const [, verb, path, caps, visibility] of documented) {
+      const template = path.replace(/\?.*$/, "");
+      const found = bound.find((b) => b.verb === verb && b.template === template);
+      expect(found, `${verb} ${path}`).toBeDefined();
+      expect(found!.caps, `${verb} ${path}`).toBe(caps);
+      expect(found!.visibility, `${verb} ${path}`).toBe(LOOKUPS.includes(found!.name) ? "public" : visibility);
+    }
+    expect(routes.filter((route) => route.rule.anonymous).map((route) => route.name).sort()).toEqual([...LOOKUPS].sort());
+  });
+});
+
+describeRefusals(t, routes, calls);
+describeMalformedInput(t, routes, calls);
+
+describe("the lookups are public and the same for every caller", () => {
+  let token: string;
+  let couponId: string;
+  let merchantId: string;
+  beforeAll(async () => {
+    token = await backend(t);
+    const shop = await merchant(t, token);
+    merchantId = shop.id;
+    couponId = (await submitted(t, token, shop.id)).coupon.id;
+  });
+
+  it("answers anonymous callers, people, first-party and third-party apps holding the capability alike", async () => {
+    const callers = [
+      undefined,
+      await t.token({ kind: "user", sub: "usr_reader1" }),
+      await t.token({ kind: "app", app_id: "app1", caps: ["coupons.coupon.lookup"], fp: true }),
+      await t.token({ kind: "app", app_id: "app2", caps: ["coupons.coupon.lookup"] }),
+      token,
+    ];
+    for (const path of [`/coupons/api/v1/coupons/${couponId}`, `/coupons/api/v1/merchants/${merchantId}`, `/coupons/api/v1/merchants/${merchantId}/coupons`]) {
+      const answers = await Promise.all(callers.map((caller) => t.http("GET", path, { token: caller })));
+      for (const answer of answers) expect(answer.status, path).toBe(200);
+      for (const answer of answers) expect(answer.body).toEqual(answers[0].body);
+    }
+  });
+
+  it("still need the capability from app and service tokens, and refuse a forged token", async () => {
+    const app = await t.token({ kind: "app", app_id: "app1", caps: ["other.capability"], fp: true });
+    expect((await t.http("GET", `/coupons/api/v1/coupons/${couponId}`, { token: app })).body).toMatchObject({ status: 403, code: "auth.capability_missing" });
+    expect((await t.http("GET", `/coupons/api/v1/coupons/${couponId}`, { token: `${token.slice(0, -4)}AAAA` })).status).toBe(401);
+  });
+
+  it("refuse X-PF-* headers from anonymous callers", async () => {
+    const answer = await t.http("GET", `/coupons/api/v1/coupons/${couponId}`, { headers: { "x-pf-subject": "usr_a1" } });
+    expect(answer.body).toMatchObject({ status: 403, code: "auth.header_refused" });
+  });
+
+  it("merchant resolve is first-party: anonymous callers need a token", async () => {
+    expect((await t.http("GET", "/coupons/api/v1/merchants/resolve?host=example.com")).body).toMatchObject({ status: 401, code: "auth.required" });
+  });
+});
+
+describe("moderation and merchant management are for staff", () => {
+  it.each(["updateCouponStatus", "createMerchant", "updateMerchantStatus", "updateMerchantDomains"])(
+    "%s refuses people on their own and services acting for a person they do not state is staff (403 coupons.staff_only)",
+    async (name) => {
+      const call = calls[name];
+      const user = await t.token({ kind: "user", sub: "usr_a1" });
+      expect((await t.http(call.method, call.path, { token: user, body: call.body })).body).toMatchObject({ status: 403, code: "coupons.staff_only" });
+      const service = await backend(t);
+      const answer = await t.http(call.method, call.path, { token: service, body: call.body, headers: { "x-pf-subject": "usr_a1" } });
+      expect(answer.body).toMatchObject({ status: 403, code: "coupons.staff_only" });
+      const asStaff = await t.http(call.method, call.path, { token: service, body: call.body, headers: staff });
+      expect(asStaff.body?.code).not.toBe("coupons.staff_only");
+    },
+  );
+});

@@ -1,0 +1,203 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { ManualClock } from "../../services/kit/clock.js";
+import { usePlatform } from "../support/platform.js";
+import { backend, eventsAbout, merchant, staff, submitted, unique } from "./support.js";
+
+const clock = new ManualClock(new Date("2026-04-01T10:00:00Z"));
+const t = usePlatform({ services: ["coupons"], clock });
+let token: string;
+beforeAll(async () => {
+  token = await backend(t);
+});
+
+const submit = (body: Record<string, unknown>, headers: Record<string, string> = { "x-pf-subject": "usr_sub1" }) =>
+  t.http("POST", "/coupons/api/v1/coupons/submit", { token, headers, body: { code: unique("C"), ...body } });
+const lookup = (id: string) => t.http("GET", `/coupons/api/v1/coupons/${id}`);
+const active = async (merchantId: string) => {
+  const answer = await t.http("GET", `/coupons/api/v1/merchants/${merchantId}/coupons`);
+  return answer.status === 200 ? (answer.body.coupons.coupons as { id: string }[]).map((c) => c.id) : answer.body.code;
+};
+const moderate = (id: string, status: string, headers: Record<string, string> = staff) =>
+  t.http("POST", `/coupons/api/v1/coupons/${id}/status`, { token, headers, body: { status: `COUPON_STATUS_${status}`, reason: "checked" } });
+
+describe("submitting a code", () => {
+  it("for a person, by merchant id: 201, status unknown at 0.5, published, and nothing about the submitter in the answer", async () => {
+    const shop = await merchant(t, token);
+    const answer = await submit({ merchant_id: shop.id, code: "SPRING10", description: "10% off", restrictions: "orders over 50", evidence: "newsletter", expires_at: "2026-05-01T00:00:00Z" });
+    expect(answer.status).toBe(201);
+    expect(answer.body).toMatchObject({ merchant_created: false, held_for_review: false, published: true, merchant: { id: shop.id } });
+    expect(answer.body.coupon).toEqual({
+      id: expect.stringMatching(/^cpn_/),
+      merchant_id: shop.id,
+      code: "SPRING10",
+      description: "10% off",
+      status: "COUPON_STATUS_UNKNOWN",
+      confidence: 0.5,
+      reports: { worked: 0, failed: 0 },
+      restrictions: "orders over 50",
+      expires_at: "2026-05-01T00:00:00Z",
+      evidence: "newsletter",
+      origin: "COUPON_ORIGIN_PERSON",
+      created_at: "2026-04-01T10:00:00Z",
+    });
+    expect(JSON.stringify(answer.body)).not.toContain("usr_sub1");
+    expect((await lookup(answer.body.coupon.id)).body.coupon).toEqual(answer.body.coupon);
+    expect(await active(shop.id)).toEqual([answer.body.coupon.id]);
+    expect(await eventsAbout(t, answer.body.coupon.id)).toEqual(["coupons.code.submitted", "coupons.code.published"]);
+  });
+
+  it("by host or URL, under the most specific rule; a user token submits for its own user", async () => {
+    const shop = await merchant(t, token);
+    expect((await submit({ host: `WWW.${shop.host}` })).body.merchant.id).toBe(shop.id);
+    expect((await submit({ url: `https://m.${shop.host}/sale?x=1` })).body.merchant.id).toBe(shop.id);
+    const user = await t.token({ kind: "user", sub: "usr_self1" });
+    const own = await t.http("POST", "/coupons/api/v1/coupons/submit", { token: user, body: { host: shop.host, code: unique("U") } });
+    expect(own.status).toBe(201);
+  });
+
+  it("a site no merchant covers becomes a pending merchant on its eTLD+1; its codes wait for approval, which publishes people's codes", async () => {
+    const site = `${unique("new")}.co.uk`;
+    const first = await submit({ url: `https://shop.${site}/offers` });
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({
+      merchant_created: true,
+      published: false,
+      merchant: { host: site, status: "MERCHANT_STATUS_PENDING", domains: [{ domain: site, include_subdomains: true, path_prefix: "" }] },
+    });
+    const merchantId = first.body.merchant.id;
+    const second = await submit({ host: `www.${site}` });
+    expect(second.body).toMatchObject({ merchant_created: false, published: false, merchant: { id: merchantId } });
+    const ai = await submit({ host: site }, { "x-pf-origin": "ai" });
+    expect(ai.body).toMatchObject({ held_for_review: true, published: false });
+    expect((await lookup(first.body.coupon.id)).status).toBe(404);
+
+    const approved = await t.http("POST", `/coupons/api/v1/merchants/${merchantId}/status`, { token, headers: staff, body: { status: "MERCHANT_STATUS_APPROVED" } });
+    expect(approved.body.published_coupons).toBe(2);
+    expect((await active(merchantId)).sort()).toEqual([first.body.coupon.id, second.body.coupon.id].sort());
+    expect((await lookup(ai.body.coupon.id)).status).toBe(404);
+    expect(await eventsAbout(t, first.body.coupon.id)).toEqual(["coupons.code.submitted", "coupons.code.published"]);
+  });
+
+  it("AI output is held for staff review; staff returning it to active results publishes it", async () => {
+    const shop = await merchant(t, token);
+    const ai = await submit({ merchant_id: shop.id }, { "x-pf-origin": "ai" });
+    expect(ai.status).toBe(201);
+    expect(ai.body).toMatchObject({ held_for_review: true, published: false, coupon: { origin: "COUPON_ORIGIN_AI", status: "COUPON_STATUS_UNKNOWN" } });
+    expect((await lookup(ai.body.coupon.id)).status).toBe(404);
+    expect(await active(shop.id)).toEqual([]);
+    const reviewed = await moderate(ai.body.coupon.id, "ACTIVE");
+    expect(reviewed.status).toBe(200);
+    expect((await lookup(ai.body.coupon.id)).body.coupon).toMatchObject({ origin: "COUPON_ORIGIN_AI", status: "COUPON_STATUS_UNKNOWN" });
+    expect(await active(shop.id)).toEqual([ai.body.coupon.id]);
+  });
+
+  it("refuses a status, confidence or verified field in the body (400 coupons.field_refused)", async () => {
+    const shop = await merchant(t, token);
+    for (const [field, value] of [["status", "reported_working"], ["confidence", 0.9], ["verified", true], ["verified", false], ["status", ""]] as const) {
+      const answer = await submit({ merchant_id: shop.id, [field]: value });
+      expect(answer.body, field).toMatchObject({ status: 400, code: "coupons.field_refused", field });
+    }
+    expect(await active(shop.id)).toEqual([]);
+  });
+
+  it("refuses bad input, unknown and disabled merchants, duplicates and submissions for nobody", async () => {
+    const shop = await merchant(t, token);
+    for (const [body, field] of [
+      [{ merchant_id: shop.id, code: "" }, "code"],
+      [{ merchant_id: shop.id, code: "TWO WORDS" }, "code"],
+      [{ merchant_id: shop.id, code: "X".repeat(65) }, "code"],
+      [{ code: "NOSITE" }, "merchant_id"],
+      [{ url: "ftp://a.com/x" }, "url"],
+      [{ host: "a.com/x" }, "host"],
+      [{ merchant_id: shop.id, expires_at: "2026-03-01T00:00:00Z" }, "expires_at"],
+    ] as const) {
+      const answer = await submit(body);
+      expect({ status: answer.status, field: answer.body.field }, JSON.stringify(body)).toEqual({ status: 400, field });
+    }
+    expect((await submit({ host: "co.uk" })).body).toMatchObject({ status: 400, code: "coupons.domain.public_suffix", field: "host" });
+    expect((await submit({ merchant_id: "mer_none" })).body).toMatchObject({ status: 404, code: "coupons.merchant.not_found" });
+    const first = await submit({ merchant_id: shop.id, code: "ONCE" });
+    expect((await submit({ merchant_id: shop.id, code: "once" })).body).toMatchObject({ status: 409, code: "coupons.code.duplicate", coupon_id: first.body.coupon.id });
+    expect((await submit({ merchant_id: shop.id }, {})).body).toMatchObject({ status: 403, code: "auth.person_required" });
+    expect((await submit({ merchant_id: shop.id }, { "x-pf-subject": "gst_1" })).body).toMatchObject({ status: 403, code: "coupons.member_required" });
+    await t.http("POST", `/coupons/api/v1/merchants/${shop.id}/status`, { token, headers: staff, body: { status: "MERCHANT_STATUS_DISABLED" } });
+    expect((await submit({ merchant_id: shop.id })).body).toMatchObject({ status: 409, code: "coupons.merchant.disabled" });
+  });
+});
+
+describe("moderating a code", () => {
+  it("disables it (out of lookup and active results), marks it expired, and returns it to active with its status recomputed", async () => {
+    const shop = await merchant(t, token);
+    const id = (await submitted(t, token, shop.id)).coupon.id;
+    await t.http("POST", `/coupons/api/v1/coupons/${id}/report`, { token, headers: { "x-pf-subject": "usr_rep1" }, body: { outcome: "REPORT_OUTCOME_WORKED" } });
+
+    const disabled = await moderate(id, "DISABLED");
+    expect(disabled.body.coupon.status).toBe("COUPON_STATUS_DISABLED");
+    expect((await lookup(id)).status).toBe(404);
+    expect(await active(shop.id)).toEqual([]);
+
+    const expired = await moderate(id, "EXPIRED");
+    expect(expired.body.coupon.status).toBe("COUPON_STATUS_EXPIRED");
+    expect((await lookup(id)).body.coupon.status).toBe("COUPON_STATUS_EXPIRED");
+    expect(await active(shop.id)).toEqual([]);
+
+    const back = await moderate(id, "ACTIVE");
+    expect(back.body.coupon).toMatchObject({ status: "COUPON_STATUS_REPORTED_WORKING", confidence: 0.667, reports: { worked: 1, failed: 0 } });
+    expect(await active(shop.id)).toEqual([id]);
+    expect(await eventsAbout(t, id)).toEqual([
+      "coupons.code.submitted",
+      "coupons.code.published",
+      "coupons.code.reported",
+      "coupons.code.status_changed",
+      "coupons.code.status_changed",
+      "coupons.code.status_changed",
+      "coupons.code.status_changed",
+    ]);
+  });
+
+  it("refuses reported_working and reported_failed from anyone (400 coupons.status.refused), and other bad statuses", async () => {
+    const shop = await merchant(t, token);
+    const id = (await submitted(t, token, shop.id)).coupon.id;
+    for (const status of ["REPORTED_WORKING", "REPORTED_FAILED"]) {
+      expect((await moderate(id, status)).body).toMatchObject({ status: 400, code: "coupons.status.refused", field: "status" });
+      expect((await moderate(id, status, {})).body).toMatchObject({ status: 400, code: "coupons.status.refused" });
+    }
+    expect((await moderate(id, "UNKNOWN")).body).toMatchObject({ status: 400, field: "status" });
+    expect((await moderate("cpn_none", "DISABLED")).body).toMatchObject({ status: 404, code: "coupons.code.not_found" });
+    expect((await lookup(id)).body.coupon.status).toBe("COUPON_STATUS_UNKNOWN");
+  });
+
+  it("a merchant's disabling takes its codes out of active results and lookups; approving it again brings them back", async () => {
+    const shop = await merchant(t, token);
+    const id = (await submitted(t, token, shop.id)).coupon.id;
+    const status = (s: string) => t.http("POST", `/coupons/api/v1/merchants/${shop.id}/status`, { token, headers: staff, body: { status: s } });
+    await status("MERCHANT_STATUS_DISABLED");
+    expect((await lookup(id)).status).toBe(404);
+    expect(await active(shop.id)).toBe("coupons.merchant.not_found");
+    await status("MERCHANT_STATUS_APPROVED");
+    expect(await active(shop.id)).toEqual([id]);
+  });
+
+  it("codes past their expiry leave active results by time alone", async () => {
+    const shop = await merchant(t, token);
+    const id = (await submitted(t, token, shop.id, { expires_at: new Date(clock.now().getTime() + 3_600_000).toISOString() })).coupon.id;
+    expect(await active(shop.id)).toEqual([id]);
+    clock.advance(3_600_000);
+    expect(await active(shop.id)).toEqual([]);
+    expect((await lookup(id)).body.coupon.status).toBe("COUPON_STATUS_EXPIRED");
+  });
+});
+
+describe("a merchant's active codes", () => {
+  it("are cursor-paged, newest first", async () => {
+    const shop = await merchant(t, token);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await submitted(t, token, shop.id)).coupon.id);
+    const first = await t.http("GET", `/coupons/api/v1/merchants/${shop.id}/coupons?limit=2`);
+    expect(first.body.coupons.coupons.map((c: { id: string }) => c.id)).toEqual([ids[2], ids[1]]);
+    const second = await t.http("GET", `/coupons/api/v1/merchants/${shop.id}/coupons?limit=2&cursor=${first.body.coupons.next_cursor}`);
+    expect(second.body.coupons).toMatchObject({ coupons: [{ id: ids[0] }], next_cursor: "" });
+    expect((await t.http("GET", `/coupons/api/v1/merchants/${shop.id}/coupons?limit=500`)).body).toMatchObject({ status: 400, field: "limit" });
+    expect((await t.http("GET", `/coupons/api/v1/merchants/${shop.id}/coupons?cursor=zz`)).body).toMatchObject({ status: 400, field: "cursor" });
+  });
+});

@@ -1,0 +1,145 @@
+import { describe, expect, it } from "vitest";
+import { confidenceOf, couponStatus, utcDay, type DayCount } from "../../services/coupons/domain/confidence.js";
+import { hostChain, isPublicSuffix, normalizeHost, registrableDomain } from "../../services/coupons/domain/hosts.js";
+import { bestRule, covers, normalizeRule } from "../../services/coupons/domain/rules.js";
+import { merchantTransition } from "../../services/coupons/domain/transitions.js";
+
+describe("host normalization", () => {
+  it.each([
+    ["Example.COM", "example.com"],
+    ["shop.example.com.", "shop.example.com"],
+    ["  www.Example.co.UK ", "www.example.co.uk"],
+    ["Bücher.de", "xn--bcher-kva.de"],
+    ["xn--bcher-kva.de", "xn--bcher-kva.de"],
+  ])("%s → %s (lower case, punycode, no trailing dot; www. kept)", (raw, host) => {
+    expect(normalizeHost(raw)).toBe(host);
+  });
+
+  it.each(["", "exa mple.com", "example.com:8080", "https://example.com", "1.2.3.4", "[::1]", "ex..com", "-a.com", "a_b.com", `${"a".repeat(64)}.com`])(
+    "refuses %j",
+    (raw) => expect(normalizeHost(raw)).toBeUndefined(),
+  );
+});
+
+describe("eTLD+1 from the bundled public-suffix subset", () => {
+  it.each([
+    ["example.com", "example.com"],
+    ["a.b.example.com", "example.com"],
+    ["shop.example.co.uk", "example.co.uk"],
+    ["example.com.au", "example.com.au"],
+    ["store.myshopify.com", "store.myshopify.com"],
+    ["a.store.myshopify.com", "store.myshopify.com"],
+    // Wildcard *.ck: every x.ck is a suffix; exception !www.ck is registrable.
+    ["shop.foo.ck", "shop.foo.ck"],
+    ["www.ck", "www.ck"],
+    ["a.www.ck", "www.ck"],
+    // A TLD not in the subset still counts as a suffix (the default rule).
+    ["example.zz", "example.zz"],
+  ])("%s → %s", (host, registrable) => {
+    expect(registrableDomain(host)).toBe(registrable);
+  });
+
+  it.each(["com", "co.uk", "com.au", "myshopify.com", "foo.ck", "zz"])("%s is a public suffix", (host) => {
+    expect(isPublicSuffix(host)).toBe(true);
+    expect(hostChain(host)).toEqual([]);
+  });
+
+  it("lists a host's parents down to its registrable domain", () => {
+    expect(hostChain("a.b.example.co.uk")).toEqual(["a.b.example.co.uk", "b.example.co.uk", "example.co.uk"]);
+  });
+});
+
+describe("domain rules", () => {
+  it("are never on a public suffix (a rule on co.uk is refused)", () => {
+    for (const domain of ["co.uk", "com", "CO.UK.", "myshopify.com"]) {
+      expect(() => normalizeRule("domains[0]", { domain, includeSubdomains: true, pathPrefix: "" })).toThrow(/public suffix/);
+    }
+    expect(normalizeRule("domains[0]", { domain: "Example.CO.UK", includeSubdomains: true, pathPrefix: "/uk/" })).toEqual({
+      domain: "example.co.uk",
+      includeSubdomains: true,
+      pathPrefix: "/uk",
+    });
+  });
+
+  it("refuse paths that are not paths", () => {
+    expect(normalizeRule("d", { domain: "a.com", includeSubdomains: false, pathPrefix: "/" }).pathPrefix).toBe("");
+    for (const pathPrefix of ["uk", "/a?b", "/a#b", `/${"a".repeat(200)}`]) {
+      expect(() => normalizeRule("d", { domain: "a.com", includeSubdomains: false, pathPrefix })).toThrow(/path/);
+    }
+  });
+
+  const rules = [
+    { domain: "example.com", includeSubdomains: true, pathPrefix: "", id: "all" },
+    { domain: "example.com", includeSubdomains: true, pathPrefix: "/uk", id: "uk" },
+    { domain: "shop.example.com", includeSubdomains: false, pathPrefix: "", id: "shop" },
+  ];
+
+  it("match subdomains only when the rule includes them, and the most specific wins", () => {
+    expect(bestRule(rules, "example.com", undefined)?.id).toBe("all");
+    expect(bestRule(rules, "www.example.com", undefined)?.id).toBe("all");
+    expect(bestRule(rules, "shop.example.com", undefined)?.id).toBe("shop");
+    expect(bestRule(rules, "a.shop.example.com", undefined)?.id).toBe("all");
+    expect(bestRule(rules, "notexample.com", undefined)).toBeUndefined();
+  });
+
+  it("with a path never match a host-only lookup, and match pages under the path on segment boundaries", () => {
+    const uk = rules[1];
+    expect(covers(uk, "example.com", undefined)).toBe(false);
+    expect(covers(uk, "example.com", "/uk")).toBe(true);
+    expect(covers(uk, "example.com", "/uk/deals")).toBe(true);
+    expect(covers(uk, "example.com", "/ukraine")).toBe(false);
+    expect(bestRule(rules, "www.example.com", "/uk/deals")?.id).toBe("uk");
+    expect(bestRule(rules, "www.example.com", "/us")?.id).toBe("all");
+  });
+});
+
+describe("status and confidence follow from reports and time", () => {
+  const now = new Date("2026-03-15T12:00:00Z");
+  const code = { moderation: "" as const, expiresAt: null };
+  const reports = (...counts: [string, "worked" | "failed", number][]): DayCount[] => counts.map(([day, outcome, count]) => ({ day, outcome, count }));
+
+  it("no reports: unknown at 0.5", () => {
+    expect(couponStatus(code, [], now)).toEqual({ status: "unknown", confidence: 0.5 });
+  });
+
+  it("a fresh worked report: reported_working; a fresh failed one: reported_failed", () => {
+    expect(couponStatus(code, reports(["2026-03-15", "worked", 1]), now)).toEqual({ status: "reported_working", confidence: 0.667 });
+    expect(couponStatus(code, reports(["2026-03-15", "failed", 1]), now)).toEqual({ status: "reported_failed", confidence: 0.333 });
+  });
+
+  it("mixed reports between the thresholds stay unknown", () => {
+    expect(couponStatus(code, reports(["2026-03-15", "worked", 2], ["2026-03-15", "failed", 2]), now)).toEqual({ status: "unknown", confidence: 0.5 });
+  });
+
+  it("reports weigh half as much every 14 days, and one report alone stops counting after that", () => {
+    expect(confidenceOf(reports(["2026-03-01", "worked", 1]), now)).toEqual({ confidence: 0.6, weight: 0.5 });
+    expect(couponStatus(code, reports(["2026-03-01", "worked", 1]), now).status).toBe("reported_working");
+    expect(couponStatus(code, reports(["2026-02-28", "worked", 1]), now).status).toBe("unknown");
+    // A recent failure outweighs older successes.
+    expect(couponStatus(code, reports(["2026-01-15", "worked", 3], ["2026-03-14", "failed", 2]), now).status).toBe("reported_failed");
+  });
+
+  it("moderation comes first, then the expiry", () => {
+    const working = reports(["2026-03-15", "worked", 5]);
+    expect(couponStatus({ moderation: "disabled", expiresAt: null }, working, now).status).toBe("disabled");
+    expect(couponStatus({ moderation: "expired", expiresAt: null }, working, now).status).toBe("expired");
+    expect(couponStatus({ moderation: "", expiresAt: now }, working, now).status).toBe("expired");
+    expect(couponStatus({ moderation: "", expiresAt: new Date(now.getTime() + 1) }, working, now).status).toBe("reported_working");
+  });
+
+  it("days are UTC days", () => {
+    expect(utcDay(new Date("2026-03-15T23:59:59.999Z"))).toBe("2026-03-15");
+    expect(utcDay(new Date("2026-03-16T00:00:00Z"))).toBe("2026-03-16");
+  });
+});
+
+describe("merchant transitions", () => {
+  it("pending → approved or disabled, approved ⇄ disabled, never back to pending", () => {
+    expect(merchantTransition("pending", "approved")).toBe("move");
+    expect(merchantTransition("pending", "disabled")).toBe("move");
+    expect(merchantTransition("approved", "disabled")).toBe("move");
+    expect(merchantTransition("disabled", "approved")).toBe("move");
+    expect(merchantTransition("approved", "approved")).toBe("same");
+    expect(() => merchantTransition("approved", "pending")).toThrow(/cannot become pending/);
+  });
+});

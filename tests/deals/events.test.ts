@@ -1,0 +1,80 @@
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { DeliverPolicy, jetstream } from "@nats-io/jetstream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { qualified } from "../../services/kit/db/orm.js";
+import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { ALL_DEALS, person, submit } from "./support.js";
+
+const natsUrl = process.env.NATS_URL;
+
+async function until(check: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("timed out waiting for events");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe.skipIf(!natsUrl && process.env.CI !== "true")("deals.watch.matched on NATS", () => {
+  let nc: NatsConnection;
+  let first: TestPlatform;
+  let second: TestPlatform | undefined;
+  const received: { id: string; body: any }[] = [];
+  let stop: () => void;
+
+  beforeAll(async () => {
+    nc = await connect({ servers: natsUrl });
+    first = await startTestPlatform({ services: ["deals"] });
+    // A JetStream subscriber of the stream, from now on: it sees what the stream keeps (resends dropped by Nats-Msg-Id).
+    const consumer = await jetstream(nc).consumers.get("PF_DEALS", { deliver_policy: DeliverPolicy.StartTime, opt_start_time: new Date().toISOString() });
+    const messages = await consumer.consume();
+    stop = () => void messages.stop();
+    void (async () => {
+      for await (const message of messages) if (message.subject === "deals.watch.matched") received.push({ id: message.headers?.get("Nats-Msg-Id") ?? "", body: message.json() });
+    })();
+  });
+  afterAll(async () => {
+    stop?.();
+    await second?.stop();
+    await first?.stop();
+    await nc?.close();
+  });
+
+  it("a subscriber receives it exactly once per (watch, observation), across a retried observation and a relay restart", async () => {
+    const web = await first.token({ kind: "service", svc: "web", caps: ALL_DEALS });
+    const owner = person("w");
+    const word = `ev${Date.now().toString(36)}`;
+    const watch = (await first.http("POST", "/deals/api/v1/watches", { token: web, body: { kind: "WATCH_KIND_KEYWORD", keyword: word }, headers: { "x-pf-subject": owner } })).body.watch;
+    const submitted = await submit(first, web, person(), { title: `A ${word}` });
+    const [offer, offerObservation] = [submitted.offer, submitted.observation.id];
+    const observe = { observation: { availability: "AVAILABILITY_IN_STOCK" }, idempotency_key: "obs-1" };
+    const headers = { "x-pf-subject": person() };
+    const observed = await first.http("POST", `/deals/api/v1/offers/${offer.id}/observations`, { token: web, body: observe, headers });
+    expect(observed.status).toBe(201);
+    const mine = () => received.filter((m) => m.body.watch_id === watch.id);
+    await until(() => mine().length === 2);
+    expect(mine()[0].body).toMatchObject({ owner, kind: "WATCH_KIND_KEYWORD", offer: { id: offer.id } });
+
+    // The same observation retried: answered from the first, no second match.
+    const retried = await first.http("POST", `/deals/api/v1/offers/${offer.id}/observations`, { token: web, body: observe, headers });
+    expect(retried.body.observation.id).toBe(observed.body.observation.id);
+
+    // The relay stops after publishing but before marking sent (as a crash would), and a new instance relays again.
+    const databaseUrl = first.platform.databaseUrl;
+    const em = first.platform.contexts.get("deals")!.orm.em;
+    await em.getConnection().execute(`update ${qualified(em, "outbox")} set sent_at = null where subject = 'deals.watch.matched'`);
+    await first.platform.stop();
+    second = await startTestPlatform({ services: ["deals"], env: { DATABASE_URL: databaseUrl } });
+    const ctx = second.platform.contexts.get("deals")!;
+    const unsent = async () =>
+      (await ctx.orm.em.getConnection().execute<{ n: string }[]>(`select count(*) as n from ${qualified(ctx.orm.em, "outbox")} where sent_at is null`))[0].n;
+    const deadline = Date.now() + 15_000;
+    while ((await unsent()) !== "0" && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await unsent()).toBe("0");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    // Once for the submit's first observation, once for the observation retried: nothing more.
+    expect(mine().map((m) => m.body.observation.id).sort()).toEqual([offerObservation, observed.body.observation.id].sort());
+    expect(new Set(mine().map((m) => m.id)).size).toBe(2);
+  });
+});

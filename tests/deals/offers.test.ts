@@ -1,0 +1,164 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { ManualClock } from "../../services/kit/clock.js";
+import { dealsContext } from "../../services/deals/context.js";
+import { expireDue } from "../../services/deals/workers/expiry.js";
+import { usePlatform } from "../support/platform.js";
+import { actingFor, ALL_DEALS, person, submit } from "./support.js";
+
+const clock = new ManualClock(new Date("2026-05-01T12:00:00Z"));
+const t = usePlatform({ services: ["deals"], clock, env: { PF_DEALS_EXPIRY_EVERY_MS: "2000000000" } });
+let web: string;
+let as: ReturnType<typeof actingFor>;
+
+beforeAll(async () => {
+  web = await t.token({ kind: "service", svc: "web", caps: ALL_DEALS });
+  as = actingFor(t, () => web);
+});
+
+describe("submit", () => {
+  it("acts for X-PF-Subject and records the first observation with its time, nothing defaulted", async () => {
+    const who = person();
+    const answer = await as("POST", "/offers", who, { link: "https://shop.example/castle?utm_source=x", title: "Castle", observation: { price: { minor_units: 39999, currency: "EUR" } } });
+    expect(answer.status).toBe(201);
+    expect(answer.body.offer).toMatchObject({ submitted_by: who, status: "OFFER_STATUS_ACTIVE", ai_assisted: false, noindex: false });
+    expect(answer.body.observation).toMatchObject({ observed_by: who, price: { minor_units: "39999", currency: "EUR" }, condition: "CONDITION_UNSPECIFIED", availability: "AVAILABILITY_UNSPECIFIED" });
+    expect(answer.body.observation.shipping).toBeUndefined();
+    expect(answer.body.observation.observed_at).toBe("2026-05-01T12:00:00Z");
+    expect(answer.body.offer.tally.observations).toBe(1);
+  });
+
+  it("answers 409 offer.duplicate carrying the existing offer for a link already posted (tracking parameters aside)", async () => {
+    const first = await submit(t, web, person(), { link: "https://www.shop.example/dup/1" });
+    const answer = await as("POST", "/offers", person(), { link: "https://shop.example/dup/1/?utm_campaign=y#top", title: "Again" });
+    expect(answer.status).toBe(409);
+    expect(answer.body.code).toBe("offer.duplicate");
+    expect(answer.body.offer).toMatchObject({ id: first.offer.id, title: "Lego castle 10305" });
+  });
+
+  it("a retry with the same idempotency key answers the first result", async () => {
+    const who = person();
+    const body = { link: "https://shop.example/idem", title: "Idem", idempotency_key: "k1" };
+    const a = await as("POST", "/offers", who, body);
+    const b = await as("POST", "/offers", who, body);
+    expect(b.status).toBe(201);
+    expect(b.body.offer.id).toBe(a.body.offer.id);
+  });
+
+  it("with X-PF-Origin: ai the text is disclosed and noindex until a person reviews it (usr_ only)", async () => {
+    const offer = (await submit(t, web, person(), {}, { "x-pf-origin": "ai" })).offer;
+    expect(offer).toMatchObject({ ai_assisted: true, noindex: true });
+    const notStaff = await as("POST", `/offers/${offer.id}/review`, person(), {});
+    expect(notStaff.body).toMatchObject({ status: 403, code: "deals.moderator_required" });
+    const guest = await as("POST", `/offers/${offer.id}/review`, "gst_g1", {}, { "x-pf-staff": "1" });
+    expect(guest.body).toMatchObject({ status: 403, code: "deals.review_person_required" });
+    const service = await t.http("POST", `/deals/api/v1/offers/${offer.id}/review`, { token: web, body: {} });
+    expect(service.body.code).toBe("deals.review_person_required");
+    const staff = person("staff");
+    const reviewed = await as("POST", `/offers/${offer.id}/review`, staff, { reason: "checked" }, { "x-pf-staff": "1" });
+    expect(reviewed.status).toBe(200);
+    expect(reviewed.body.offer.offer).toMatchObject({ ai_assisted: true, noindex: false, reviewed_by: staff });
+    expect(reviewed.body.offer.audit).toMatchObject({ action: "review", actor: staff, reason: "checked" });
+  });
+
+  it("refuses bad input by field: link, title, a past stated expiry, a person's observed_at, an unknown product", async () => {
+    const who = person();
+    const cases: [Record<string, unknown>, string][] = [
+      [{ link: "ftp://x.example/a", title: "T" }, "link"],
+      [{ link: "https://x.example/a", title: " " }, "title"],
+      [{ link: "https://x.example/a", title: "T", expires_at: "2026-04-01T00:00:00Z" }, "expires_at"],
+      [{ link: "https://x.example/a", title: "T", observation: { observed_at: "2026-04-01T00:00:00Z" } }, "observation.observed_at"],
+      [{ link: "https://x.example/a", title: "T", observation: { price: { minor_units: 1, currency: "eur" } } }, "observation.price.currency"],
+      [{ link: "https://x.example/a", title: "T", product_id: "prd_none" }, "product_id"],
+    ];
+    const user = await t.token({ kind: "user", sub: who });
+    for (const [body, field] of cases) {
+      const answer = await t.http("POST", "/deals/api/v1/offers", { token: user, body });
+      expect(answer.status, field).toBe(400);
+      expect(answer.body.field).toBe(field);
+    }
+  });
+
+  it("a service without X-PF-Subject acts for nobody (403 deals.person_required)", async () => {
+    const answer = await t.http("POST", "/deals/api/v1/offers", { token: web, body: { link: "https://x.example/nobody", title: "T" } });
+    expect(answer.body).toMatchObject({ status: 403, code: "deals.person_required" });
+  });
+});
+
+describe("update and observations", () => {
+  it("the submitter edits; another person is refused the edit but records an observation (a new row each time)", async () => {
+    const [owner, other] = [person(), person()];
+    const offer = (await submit(t, web, owner)).offer;
+    const edit = await as("PATCH", `/offers/${offer.id}`, owner, { title: "Lego castle, cheaper", category: "toys" });
+    expect(edit.status).toBe(200);
+    expect(edit.body.offer).toMatchObject({ title: "Lego castle, cheaper", category: "toys" });
+    const refused = await as("PATCH", `/offers/${offer.id}`, other, { title: "Mine" });
+    expect(refused.body).toMatchObject({ status: 403, code: "offer.not_submitter" });
+    const viaPatch = await as("PATCH", `/offers/${offer.id}`, other, { observation: { availability: "AVAILABILITY_IN_STOCK" } });
+    expect(viaPatch.status).toBe(200);
+    expect(viaPatch.body.observation).toMatchObject({ observed_by: other, availability: "AVAILABILITY_IN_STOCK" });
+    expect(viaPatch.body.observation.price).toBeUndefined();
+    const posted = await as("POST", `/offers/${offer.id}/observations`, other, { observation: { price: { minor_units: 100, currency: "EUR" }, condition: "CONDITION_USED" } });
+    expect(posted.status).toBe(201);
+    expect(posted.body.observation.id).not.toBe(viaPatch.body.observation.id);
+    expect(posted.body.offer.tally.observations).toBe(3);
+  });
+
+  it("observed_at stated by a service is kept, never in the future; offer fields are refused on the observations route", async () => {
+    const offer = (await submit(t, web, person())).offer;
+    const past = await as("POST", `/offers/${offer.id}/observations`, person(), { observation: { observed_at: "2026-05-01T11:00:00Z" } });
+    expect(past.body.observation.observed_at).toBe("2026-05-01T11:00:00Z");
+    const future = await as("POST", `/offers/${offer.id}/observations`, person(), { observation: { observed_at: "2026-05-01T12:00:01Z" } });
+    expect(future.body).toMatchObject({ status: 400, field: "observation.observed_at" });
+    const edit = await as("POST", `/offers/${offer.id}/observations`, person(), { title: "x" });
+    expect(edit.body).toMatchObject({ status: 400, field: "title" });
+    const missing = await as("POST", "/offers/off_missing/observations", person(), {});
+    expect(missing.body).toMatchObject({ status: 404, code: "offer.not_found" });
+  });
+});
+
+describe("expire", () => {
+  it("by the submitter or a moderator only; an expired offer takes no observations", async () => {
+    const owner = person();
+    const offer = (await submit(t, web, owner)).offer;
+    const other = await as("POST", `/offers/${offer.id}/expire`, person(), {});
+    expect(other.body).toMatchObject({ status: 403, code: "offer.not_submitter" });
+    const own = await as("POST", `/offers/${offer.id}/expire`, owner, {});
+    expect(own.body.offer).toMatchObject({ status: "OFFER_STATUS_EXPIRED", expired_at: "2026-05-01T12:00:00Z" });
+    const late = await as("POST", `/offers/${offer.id}/observations`, person(), {});
+    expect(late.body).toMatchObject({ status: 409, code: "offer.not_active", offer_status: "expired" });
+    const second = (await submit(t, web, person())).offer;
+    const byStaff = await as("POST", `/offers/${second.id}/expire`, person("staff"), { reason: "ended" }, { "x-pf-staff": "1" });
+    expect(byStaff.body.offer.status).toBe("OFFER_STATUS_EXPIRED");
+  });
+
+  it("offers with a stated end expire on their own at it; without one they never do", async () => {
+    const ended = (await submit(t, web, person(), { expires_at: "2026-05-02T00:00:00Z" })).offer;
+    const open = (await submit(t, web, person())).offer;
+    const ctx = await dealsContext(t.platform.contexts.get("deals")!);
+    clock.advance(24 * 3_600_000);
+    expect(await expireDue(ctx)).toBeGreaterThanOrEqual(1);
+    const a = await as("PATCH", `/offers/${ended.id}`, person(), { observation: { condition: "CONDITION_NEW" } });
+    expect(a.body).toMatchObject({ status: 409, code: "offer.not_active" });
+    const b = await as("PATCH", `/offers/${open.id}`, person(), { observation: { condition: "CONDITION_NEW" } });
+    expect(b.body.offer.status).toBe("OFFER_STATUS_ACTIVE");
+    clock.advance(-24 * 3_600_000);
+  });
+});
+
+describe("moderation", () => {
+  it("disable and enable are audited, moderators only; a person's own token is never a moderator", async () => {
+    const offer = (await submit(t, web, person())).offer;
+    const user = await t.token({ kind: "user", sub: person() });
+    const refused = await t.http("POST", `/deals/api/v1/offers/${offer.id}/disable`, { token: user, body: {} });
+    expect(refused.body).toMatchObject({ status: 403, code: "deals.moderator_required" });
+    const notStaff = await as("POST", `/offers/${offer.id}/disable`, person(), {});
+    expect(notStaff.body.code).toBe("deals.moderator_required");
+    const staff = person("staff");
+    const disabled = await as("POST", `/offers/${offer.id}/disable`, staff, { reason: "spam" }, { "x-pf-staff": "1" });
+    expect(disabled.body.offer.offer.status).toBe("OFFER_STATUS_DISABLED");
+    expect(disabled.body.offer.audit).toMatchObject({ action: "disable", actor: staff, reason: "spam" });
+    const enabled = await t.http("POST", `/deals/api/v1/offers/${offer.id}/enable`, { token: web, body: {} });
+    expect(enabled.body.offer.offer.status).toBe("OFFER_STATUS_ACTIVE");
+    expect(enabled.body.offer.audit).toMatchObject({ action: "enable", actor: "svc:web" });
+  });
+});
