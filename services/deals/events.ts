@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { WatchKind, type Flag, type Observation, type Offer } from "../../gen/pf/deals/v1/deals_pb.js";
 import { FlagRaisedSchema, WatchMatchedSchema } from "../../gen/pf/deals/v1/events_pb.js";
-import { recordEvent } from "../kit/events/outbox.js";
+import { recordEvent, recordEvents } from "../kit/events/outbox.js";
 import type { WatchKind as Kind } from "./domain/watches.js";
 
 /** The subjects this service publishes. */
@@ -21,18 +21,18 @@ export const WATCH_KINDS: Record<Kind, WatchKind> = {
   saved_search: WatchKind.SAVED_SEARCH,
 };
 
-export function watchMatched(
+export function watchesMatched(
   em: EntityManager,
-  match: { watchId: string; owner: string; kind: Kind; offer: Offer; observation: Observation; at: Date },
+  matches: { watchId: string; owner: string; kind: Kind; offer: Offer; observation: Observation; at: Date }[],
 ) {
-  return recordEvent(em, subjects.watchMatched, WatchMatchedSchema, create(WatchMatchedSchema, {
+  return recordEvents(em, subjects.watchMatched, WatchMatchedSchema, matches.map((match) => create(WatchMatchedSchema, {
     watchId: match.watchId,
     owner: match.owner,
     kind: WATCH_KINDS[match.kind],
     offer: match.offer,
     observation: match.observation,
     occurredAt: timestampFromDate(match.at),
-  }));
+  })));
 }
 
 export function flagRaised(em: EntityManager, flag: Flag) {

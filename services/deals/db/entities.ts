@@ -188,8 +188,6 @@ export const WatchRow = defineEntity({
     priceBelowMinor: p.bigint().nullable(),
     priceBelowCurrency: p.text().nullable(),
     query: p.text(),
-    notifiedCount: p.bigint(),
-    lastNotifiedAt: p.datetime().nullable(),
     createdAt: p.datetime(),
   },
 });

@@ -6,7 +6,7 @@ import { invalid } from "../../kit/problem.js";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { observedAt, requirePrice, type Price } from "../domain/observations.js";
 import { watchMatches, type WatchKind } from "../domain/watches.js";
-import { watchMatched } from "../events.js";
+import { watchesMatched } from "../events.js";
 import { AVAILABILITIES, CONDITIONS, offerToProto, observationToProto } from "./offers.js";
 import { ObservationRow, WatchRow, type OfferRow } from "./entities.js";
 
@@ -85,18 +85,16 @@ export async function recordObservation(em: EntityManager, offer: OfferRow, fact
   const tx = em.getTransactionContext();
   const offerProto = await offerToProto(em, offer);
   const observation = observationToProto(row);
-  for (const watch of matched) {
-    const fresh = await connection.execute(
-      `insert into ${qualified(em, "watch_matches")} (watch_id, observation_id, offer_id, matched_at) values (?, ?, ?, ?)
-       on conflict do nothing returning watch_id`,
-      [watch.id, row.id, offer.id, at], "all", tx,
-    );
-    if (fresh.length === 0) continue;
-    await connection.execute(
-      `update ${qualified(em, "watches")} set notified_count = notified_count + 1, last_notified_at = ? where id = ?`,
-      [at, watch.id], "run", tx,
-    );
-    await watchMatched(em, { watchId: watch.id, owner: watch.owner, kind: watch.kind as WatchKind, offer: offerProto, observation, at });
-  }
+  // One statement each, however many watches match: the pairs already notified are skipped.
+  const fresh = new Set(
+    (await connection.execute<{ watch_id: string }[]>(
+      `insert into ${qualified(em, "watch_matches")} (watch_id, observation_id, offer_id, matched_at)
+       values ${matched.map(() => "(?, ?, ?, ?)").join(", ")} on conflict do nothing returning watch_id`,
+      matched.flatMap((watch) => [watch.id, row.id, offer.id, at]), "all", tx,
+    )).map((inserted) => inserted.watch_id),
+  );
+  const notified = matched.filter((watch) => fresh.has(watch.id));
+  if (notified.length === 0) return row;
+  await watchesMatched(em, notified.map((watch) => ({ watchId: watch.id, owner: watch.owner, kind: watch.kind as WatchKind, offer: offerProto, observation, at })));
   return row;
 }

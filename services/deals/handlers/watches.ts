@@ -1,8 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
+import type { EntityManager } from "@mikro-orm/postgresql";
 import { WatchKind, WatchListSchema, WatchResultSchema, WatchSchema, type DealsService, type WatchRequest } from "../../../gen/pf/deals/v1/deals_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
+import { qualified } from "../../kit/db/orm.js";
 import { newId } from "../../kit/ids.js";
 import { maxLength } from "../../kit/limits.js";
 import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
@@ -16,7 +18,19 @@ import { WATCH_KINDS } from "../events.js";
 
 type WatchHandlers = Pick<ServiceImpl<typeof DealsService>, "listWatches" | "createWatch" | "deleteWatch">;
 
-const watchToProto = (row: WatchRow) =>
+/** How often a watch notified, and when last: counted from its matches (a popular watch has no hot counter row). */
+type Notified = { count: bigint; last?: Date };
+
+async function notifiedOf(em: EntityManager, ids: string[]): Promise<Map<string, Notified>> {
+  if (ids.length === 0) return new Map();
+  const rows = await em.getConnection().execute<{ watch_id: string; n: string; last: Date }[]>(
+    `select watch_id, count(*) as n, max(matched_at) as last from ${qualified(em, "watch_matches")} where watch_id in (?) group by watch_id`,
+    [ids],
+  );
+  return new Map(rows.map((row) => [row.watch_id, { count: BigInt(row.n), last: new Date(row.last) }]));
+}
+
+const watchToProto = (row: WatchRow, notified: Notified = { count: 0n }) =>
   create(WatchSchema, {
     id: row.id,
     owner: row.owner,
@@ -25,8 +39,8 @@ const watchToProto = (row: WatchRow) =>
     productId: row.productId ?? "",
     priceBelow: row.priceBelowMinor != null && row.priceBelowCurrency ? { minorUnits: BigInt(row.priceBelowMinor), currency: row.priceBelowCurrency } : undefined,
     query: row.query,
-    notifiedCount: BigInt(row.notifiedCount),
-    lastNotifiedAt: row.lastNotifiedAt ? timestampFromDate(row.lastNotifiedAt) : undefined,
+    notifiedCount: notified.count,
+    lastNotifiedAt: notified.last ? timestampFromDate(notified.last) : undefined,
     createdAt: timestampFromDate(row.createdAt),
   });
 
@@ -62,13 +76,16 @@ export function watchHandlers(ctx: DealsContext): WatchHandlers {
       const owner = requirePersonFor(principalOf(call));
       const limit = pageLimit(request.limit);
       const before = decodeCursor(request.cursor)?.[0];
-      const rows = await ctx.orm.em.fork().find(
+      const em = ctx.orm.em.fork();
+      const rows = await em.find(
         WatchRow,
         { owner, ...(typeof before === "string" ? { id: { $lt: before } } : {}) },
         { orderBy: { id: "desc" }, limit: limit + 1 },
       );
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
-      return create(WatchResultSchema, { result: { case: "watches", value: create(WatchListSchema, { watches: items.map(watchToProto), nextCursor }) } });
+      const notified = await notifiedOf(em, items.map((row) => row.id));
+      const watches = items.map((row) => watchToProto(row, notified.get(row.id)));
+      return create(WatchResultSchema, { result: { case: "watches", value: create(WatchListSchema, { watches, nextCursor }) } });
     },
 
     async createWatch(request, call) {
@@ -98,8 +115,6 @@ export function watchHandlers(ctx: DealsContext): WatchHandlers {
           priceBelowMinor: priceBelow?.minor ?? null,
           priceBelowCurrency: priceBelow?.currency ?? null,
           query,
-          notifiedCount: 0n,
-          lastNotifiedAt: null,
           createdAt: ctx.clock.now(),
         });
         await em.flush();
@@ -113,9 +128,10 @@ export function watchHandlers(ctx: DealsContext): WatchHandlers {
         const row = await em.findOne(WatchRow, { id: request.id });
         if (!row || row.owner !== owner) throw notFound();
         // Its past matches stay: they are what made each notification at most once.
+        const notified = await notifiedOf(em, [row.id]);
         em.remove(row);
         await em.flush();
-        return create(WatchResultSchema, { result: { case: "watch", value: watchToProto(row) } });
+        return create(WatchResultSchema, { result: { case: "watch", value: watchToProto(row, notified.get(row.id)) } });
       });
     },
   };

@@ -28,20 +28,34 @@ export async function recordEvent<Desc extends DescMessage>(
   desc: Desc,
   event: MessageShape<Desc>,
 ): Promise<string> {
-  const id = newId("evt");
+  const [id] = await recordEvents(em, subject, desc, [event]);
+  return id;
+}
+
+/** Writes several events of one subject with one statement (a change that notifies many), in order. */
+export async function recordEvents<Desc extends DescMessage>(
+  em: EntityManager,
+  subject: string,
+  desc: Desc,
+  events: MessageShape<Desc>[],
+): Promise<string[]> {
+  if (events.length === 0) return [];
   const schemaId = getOption(desc, schemaOption) || desc.typeName;
-  const payload = toJsonString(desc, event, { useProtoFieldName: true, alwaysEmitImplicit: true });
-  // NATS refuses messages past its max_payload (1 MiB by default): refuse the change instead of an event that cannot leave.
-  if (Buffer.byteLength(payload) > MAX_EVENT_BYTES) {
-    throw problem(413, "event.too_large", `The change would publish an event over ${MAX_EVENT_BYTES} bytes.`);
-  }
+  const rows = events.map((event) => {
+    const payload = toJsonString(desc, event, { useProtoFieldName: true, alwaysEmitImplicit: true });
+    // NATS refuses messages past its max_payload (1 MiB by default): refuse the change instead of an event that cannot leave.
+    if (Buffer.byteLength(payload) > MAX_EVENT_BYTES) {
+      throw problem(413, "event.too_large", `The change would publish an event over ${MAX_EVENT_BYTES} bytes.`);
+    }
+    return [newId("evt"), subject, schemaId, payload];
+  });
   await em.getConnection().execute(
-    `insert into ${qualified(em, "outbox")} (id, subject, schema_id, payload) values (?, ?, ?, ?)`,
-    [id, subject, schemaId, payload],
+    `insert into ${qualified(em, "outbox")} (id, subject, schema_id, payload) values ${rows.map(() => "(?, ?, ?, ?)").join(", ")}`,
+    rows.flat(),
     "run",
     em.getTransactionContext(),
   );
-  return id;
+  return rows.map(([id]) => id);
 }
 
 interface OutboxRow {
@@ -55,7 +69,7 @@ interface OutboxRow {
 
 /** How long a relay holds the service's relay lease without renewing it (a crashed holder's lapses). */
 const RELAY_LEASE_MS = 30_000;
-const BATCH = 100;
+const BATCH = 500;
 
 /**
  * Publishes a service's outbox in order. One instance at a time relays (it
@@ -73,6 +87,10 @@ export class OutboxRelay {
   private readonly table: string;
   private readonly leases: string;
   private readonly holder = randomUUID();
+  /** When this instance last took or renewed the relay lease; undefined while it does not hold it. */
+  private leaseRenewedAt?: number;
+  /** When this instance last published an event. */
+  private lastRelayedAt?: number;
 
   constructor(
     private readonly orm: MikroORM,
@@ -110,24 +128,26 @@ export class OutboxRelay {
     this.stopped = true;
     clearInterval(this.timer);
     await this.running;
+    if (this.leaseRenewedAt !== undefined) await this.releaseLease().catch(() => undefined);
   }
 
   private async pass(): Promise<void> {
-    const connection = this.orm.em.getConnection();
     try {
-      if (!(await this.holdLease())) return;
-      try {
-        while (!this.stopped && (await this.relayBatch())) await this.holdLease();
-      } finally {
-        await connection.execute(`update ${this.leases} set until = now() where name = ? and holder = ?`, [RELAY_LEASE, this.holder], "run");
+      if (!(await this.leaseHeld())) return;
+      while (!this.stopped && (await this.relayBatch())) {
+        if (!(await this.leaseHeld())) return;
       }
+      // The lease is kept while events keep coming (no statements spent on it per pass) and let go once idle.
+      if (this.lastRelayedAt !== undefined && Date.now() - this.lastRelayedAt < LEASE_IDLE_MS) return;
+      await this.releaseLease();
     } catch (error) {
       this.logger.warn({ err: error }, "outbox relay pass stopped; the next pass goes on");
     }
   }
 
-  /** Takes or renews the service's relay lease; false while another instance holds it. */
-  private async holdLease(): Promise<boolean> {
+  /** Whether this instance holds the service's relay lease, renewing it when a third of it has passed. */
+  private async leaseHeld(): Promise<boolean> {
+    if (this.leaseRenewedAt !== undefined && Date.now() - this.leaseRenewedAt < RELAY_LEASE_MS / 3) return true;
     const taken = await this.orm.em.getConnection().execute(
       `insert into ${this.leases} (name, holder, until) values (?, ?, now() + ? * interval '1 millisecond')
        on conflict (name) do update set holder = excluded.holder, until = excluded.until
@@ -135,7 +155,13 @@ export class OutboxRelay {
        returning holder`,
       [RELAY_LEASE, this.holder, RELAY_LEASE_MS],
     );
+    this.leaseRenewedAt = taken.length > 0 ? Date.now() : undefined;
     return taken.length > 0;
+  }
+
+  private async releaseLease(): Promise<void> {
+    this.leaseRenewedAt = undefined;
+    await this.orm.em.getConnection().execute(`update ${this.leases} set until = now() where name = ? and holder = ?`, [RELAY_LEASE, this.holder], "run");
   }
 
   /** Publishes the next batch in order; true when it all went and more may wait. */
@@ -151,7 +177,10 @@ export class OutboxRelay {
     const outcomes = await Promise.allSettled(batch.map((row) => this.publish(row)));
     const failed = outcomes.findIndex((outcome) => outcome.status === "rejected");
     const sent = (failed === -1 ? batch : batch.slice(0, failed)).map((row) => row.id);
-    if (sent.length > 0) await connection.execute(`update ${this.table} set sent_at = now() where id in (?)`, [sent], "run");
+    if (sent.length > 0) {
+      await connection.execute(`update ${this.table} set sent_at = now() where id in (?)`, [sent], "run");
+      this.lastRelayedAt = Date.now();
+    }
     if (failed === -1) return batch.length === BATCH || batch.length < rows.length;
     await this.failed(batch[failed], (outcomes[failed] as PromiseRejectedResult).reason);
     return false;
@@ -195,3 +224,5 @@ export class OutboxRelay {
 }
 
 const RELAY_LEASE = "kit.outbox-relay";
+/** How long an idle relay keeps the lease before letting another instance take it. */
+const LEASE_IDLE_MS = 1_000;

@@ -110,8 +110,6 @@ export class Migration20261123000000_deals extends Migration {
       price_below_minor bigint,
       price_below_currency text,
       query text not null,
-      notified_count bigint not null,
-      last_notified_at timestamptz,
       created_at timestamptz not null
     )`);
     this.addSql(`create index watches_by_owner on watches (owner, id)`);
