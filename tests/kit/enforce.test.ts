@@ -50,10 +50,13 @@ describe("the enforcement interceptor, rule by rule", () => {
     expect(await call(undefined, service("tips", ["x"]))).toEqual({ status: 403, code: "auth.no_access_rule" });
   });
 
-  it("lets anonymous callers in only where the route is public and allows it", async () => {
+  it("lets anonymous callers in only where the route allows it: public routes, and first-party ones the spec opens to them", async () => {
     expect((await call({ visibility: Visibility.PUBLIC, anonymous: true })).principal?.kind).toBe("anonymous");
     expect(await call({ visibility: Visibility.PUBLIC, capabilities: ["x"] })).toEqual({ status: 401, code: "auth.required" });
-    expect(await call({ visibility: Visibility.FIRST_PARTY, anonymous: true })).toEqual({ status: 401, code: "auth.required" });
+    expect((await call({ visibility: Visibility.FIRST_PARTY, anonymous: true })).principal?.kind).toBe("anonymous");
+    expect(await call({ visibility: Visibility.FIRST_PARTY, capabilities: ["x"] })).toEqual({ status: 401, code: "auth.required" });
+    expect(await call({ visibility: Visibility.INTERNAL, anonymous: true })).toEqual({ status: 401, code: "auth.required" });
+    expect(await call({ visibility: Visibility.PARTNER, anonymous: true })).toEqual({ status: 401, code: "auth.required" });
     expect(await call({ visibility: Visibility.PUBLIC, anonymous: true }, undefined, { "x-pf-subject": "usr_a1" })).toEqual({ status: 403, code: "auth.header_refused" });
   });
 

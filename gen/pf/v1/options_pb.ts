@@ -67,7 +67,8 @@ export type Access = Message<"pf.v1.Access"> & {
   actingSubject: boolean;
 
   /**
-   * Callers without a token are let through (public routes only).
+   * Callers without a token are let through (public routes, and first-party
+   * routes the spec opens to anonymous callers).
    *
    * @generated from field: bool anonymous = 7;
    */

@@ -36,7 +36,8 @@ export function enforcement(verifier: TokenVerifier): Interceptor {
     const token = found instanceof Promise ? await found : found;
     let principal: Principal;
     if (token === undefined) {
-      if (!(rule.anonymous && rule.visibility === Visibility.PUBLIC)) {
+      // Anonymous use is declared per route: public reads, and first-party routes the spec opens to anonymous callers.
+      if (!(rule.anonymous && (rule.visibility === Visibility.PUBLIC || rule.visibility === Visibility.FIRST_PARTY))) {
         throw problem(401, "auth.required", "This route needs a bearer token.");
       }
       principal = ANONYMOUS;

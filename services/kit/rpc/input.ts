@@ -12,9 +12,36 @@ export function inputGuard(): Interceptor {
     if (!req.stream) {
       const field = unstorable(req.message, "");
       if (field !== undefined) throw invalid(field || "body", `Field ${field || "body"} holds text or a number that cannot be stored (NUL, a lone surrogate, or not finite).`);
+      const unknown = unknownField(req.message, "");
+      if (unknown !== undefined) throw invalid(unknown, `Field ${unknown} is not part of this request: fields the contract does not name are refused, never dropped.`);
     }
     return next(req);
   };
+}
+
+/**
+ * The path of the first field a binary caller sent that the contract does not
+ * name (protobuf keeps them as unknown fields): `weight` sent to a vote would
+ * otherwise be dropped silently, where the gateway refuses it by name.
+ */
+export function unknownField(value: unknown, path: string): string | undefined {
+  if (typeof value !== "object" || value === null || value instanceof Uint8Array) return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = unknownField(value[i], `${path}[${i}]`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (!("$typeName" in value)) return undefined;
+  const unknown = (value as { $unknown?: { no: number }[] }).$unknown;
+  if (unknown && unknown.length > 0) return `${path === "" ? "" : `${path}.`}#${unknown[0].no}`;
+  for (const key in value) {
+    if (key === "$typeName" || key === "$unknown") continue;
+    const found = unknownField((value as Record<string, unknown>)[key], path === "" ? snake(key) : `${path}.${snake(key)}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /** The path of the first unstorable value (or object key) in a message or JSON value, or undefined. */
