@@ -27,7 +27,7 @@ describe("every coupons route", () => {
     expect(Object.keys(calls).sort()).toEqual(routes.map((route) => route.name).sort());
   });
 
-  it("matches routes.tsv (method, path, capability); visibility too, except the three lookups, bound public so anonymous callers may use them", async () => {
+  it("matches routes.tsv exactly (method, path, capability, visibility); only the three lookups let anonymous callers in", async () => {
     expect(routes).toHaveLength(10);
     const documented = await documentedRoutes("coupons");
     if (documented === undefined) return;
@@ -38,7 +38,7 @@ describe("every coupons route", () => {
       const found = bound.find((b) => b.verb === verb && b.template === template);
       expect(found, `${verb} ${path}`).toBeDefined();
       expect(found!.caps, `${verb} ${path}`).toBe(caps);
-      expect(found!.visibility, `${verb} ${path}`).toBe(LOOKUPS.includes(found!.name) ? "public" : visibility);
+      expect(found!.visibility, `${verb} ${path}`).toBe(visibility);
     }
     expect(routes.filter((route) => route.rule.anonymous).map((route) => route.name).sort()).toEqual([...LOOKUPS].sort());
   });
@@ -47,7 +47,7 @@ describe("every coupons route", () => {
 describeRefusals(t, routes, calls);
 describeMalformedInput(t, routes, calls);
 
-describe("the lookups are public and the same for every caller", () => {
+describe("the lookups are first-party with anonymous use, and the same for every caller let in", () => {
   let token: string;
   let couponId: string;
   let merchantId: string;
@@ -58,18 +58,26 @@ describe("the lookups are public and the same for every caller", () => {
     couponId = (await submitted(t, token, shop.id)).coupon.id;
   });
 
-  it("answers anonymous callers, people, first-party and third-party apps holding the capability alike", async () => {
+  const lookupPaths = () => [`/coupons/api/v1/coupons/${couponId}`, `/coupons/api/v1/merchants/${merchantId}`, `/coupons/api/v1/merchants/${merchantId}/coupons`];
+
+  it("answers anonymous callers, people, first-party apps holding the capability and services alike", async () => {
     const callers = [
       undefined,
       await t.token({ kind: "user", sub: "usr_reader1" }),
       await t.token({ kind: "app", app_id: "app1", caps: ["coupons.coupon.lookup"], fp: true }),
-      await t.token({ kind: "app", app_id: "app2", caps: ["coupons.coupon.lookup"] }),
       token,
     ];
-    for (const path of [`/coupons/api/v1/coupons/${couponId}`, `/coupons/api/v1/merchants/${merchantId}`, `/coupons/api/v1/merchants/${merchantId}/coupons`]) {
+    for (const path of lookupPaths()) {
       const answers = await Promise.all(callers.map((caller) => t.http("GET", path, { token: caller })));
       for (const answer of answers) expect(answer.status, path).toBe(200);
       for (const answer of answers) expect(answer.body).toEqual(answers[0].body);
+    }
+  });
+
+  it("refuse third-party apps even with the capability (403 auth.first_party_only)", async () => {
+    const thirdParty = await t.token({ kind: "app", app_id: "app2", caps: ["coupons.coupon.lookup"] });
+    for (const path of lookupPaths()) {
+      expect((await t.http("GET", path, { token: thirdParty })).body, path).toMatchObject({ status: 403, code: "auth.first_party_only" });
     }
   });
 

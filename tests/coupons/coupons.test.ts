@@ -125,6 +125,60 @@ describe("submitting a code", () => {
   });
 });
 
+describe("submissions at once", () => {
+  it("two people, two codes, one new site: both 201, one pending merchant holding both codes", async () => {
+    const site = `${unique("rush")}.com`;
+    const answers = await Promise.all([
+      submit({ host: `www.${site}`, code: "RUSHA" }, { "x-pf-subject": "usr_rush1" }),
+      submit({ url: `https://${site}/deals`, code: "RUSHB" }, { "x-pf-subject": "usr_rush2" }),
+    ]);
+    expect(answers.map((a) => a.status), JSON.stringify(answers.map((a) => a.body))).toEqual([201, 201]);
+    expect(answers.map((a) => a.body.merchant_created).sort()).toEqual([false, true]);
+    const merchantId = answers[0].body.merchant.id;
+    expect(answers[1].body.merchant.id).toBe(merchantId);
+    expect(answers[0].body.merchant).toMatchObject({ host: site, status: "MERCHANT_STATUS_PENDING", domains: [{ domain: site, include_subdomains: true, path_prefix: "" }] });
+    const approved = await t.http("POST", `/coupons/api/v1/merchants/${merchantId}/status`, { token, headers: staff, body: { status: "MERCHANT_STATUS_APPROVED" } });
+    expect(approved.body.published_coupons).toBe(2);
+    expect((await active(merchantId)).sort()).toEqual(answers.map((a) => a.body.coupon.id).sort());
+  });
+
+  it("a code submitted while its pending merchant is approved is published either way, never left waiting", async () => {
+    for (let i = 0; i < 5; i++) {
+      const shop = await merchant(t, token, { status: "MERCHANT_STATUS_PENDING" });
+      const [approved, answer] = await Promise.all([
+        t.http("POST", `/coupons/api/v1/merchants/${shop.id}/status`, { token, headers: staff, body: { status: "MERCHANT_STATUS_APPROVED" } }),
+        submit({ merchant_id: shop.id }, { "x-pf-subject": `usr_racer${i}` }),
+      ]);
+      expect([approved.status, answer.status]).toEqual([200, 201]);
+      expect(answer.body.published || approved.body.published_coupons === 1).toBe(true);
+      expect(await active(shop.id)).toEqual([answer.body.coupon.id]);
+    }
+  });
+
+  it("one code twice for one merchant: one 201, the other 409 coupons.code.duplicate naming it, never 500", async () => {
+    const shop = await merchant(t, token);
+    const answers = await Promise.all([
+      submit({ merchant_id: shop.id, code: "TWICE" }, { "x-pf-subject": "usr_twice1" }),
+      submit({ merchant_id: shop.id, code: "twice" }, { "x-pf-subject": "usr_twice2" }),
+    ]);
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
+    const stored = answers.find((a) => a.status === 201)!.body.coupon.id;
+    expect(answers.find((a) => a.status === 409)!.body).toMatchObject({ code: "coupons.code.duplicate", coupon_id: stored });
+    expect(await active(shop.id)).toEqual([stored]);
+  });
+
+  it("one code twice for one new site: one merchant, one code, the other 409 coupons.code.duplicate", async () => {
+    const site = `${unique("twin")}.com`;
+    const answers = await Promise.all([
+      submit({ host: site, code: "SAME" }, { "x-pf-subject": "usr_twin1" }),
+      submit({ host: site, code: "SAME" }, { "x-pf-subject": "usr_twin2" }),
+    ]);
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
+    const stored = answers.find((a) => a.status === 201)!.body.coupon.id;
+    expect(answers.find((a) => a.status === 409)!.body).toMatchObject({ code: "coupons.code.duplicate", coupon_id: stored });
+  });
+});
+
 describe("moderating a code", () => {
   it("disables it (out of lookup and active results), marks it expired, and returns it to active with its status recomputed", async () => {
     const shop = await merchant(t, token);
@@ -155,7 +209,19 @@ describe("moderating a code", () => {
     ]);
   });
 
-  it("refuses reported_working and reported_failed from anyone (400 coupons.status.refused), and other bad statuses", async () => {
+  it("asks who is calling before what: a caller who is not staff is 403 coupons.staff_only whatever the status", async () => {
+    const shop = await merchant(t, token);
+    const id = (await submitted(t, token, shop.id, {}, "usr_modtest1")).coupon.id;
+    const user = await t.token({ kind: "user", sub: "usr_a1" });
+    for (const status of ["UNKNOWN", "REPORTED_WORKING", "REPORTED_FAILED", "DISABLED"]) {
+      const asUser = await t.http("POST", `/coupons/api/v1/coupons/${id}/status`, { token: user, body: { status: `COUPON_STATUS_${status}` } });
+      expect(asUser.body, status).toMatchObject({ status: 403, code: "coupons.staff_only" });
+      expect((await moderate(id, status, { "x-pf-subject": "usr_a1" })).body, status).toMatchObject({ status: 403, code: "coupons.staff_only" });
+    }
+    expect((await lookup(id)).body.coupon.status).toBe("COUPON_STATUS_UNKNOWN");
+  });
+
+  it("refuses reported_working and reported_failed from staff too (400 coupons.status.refused), and other bad statuses", async () => {
     const shop = await merchant(t, token);
     const id = (await submitted(t, token, shop.id)).coupon.id;
     for (const status of ["REPORTED_WORKING", "REPORTED_FAILED"]) {

@@ -44,6 +44,15 @@ describe("eTLD+1 from the bundled public-suffix subset", () => {
     expect(hostChain(host)).toEqual([]);
   });
 
+  const SECOND_LEVELS = ["co.il", "com.sg", "com.tr", "co.id", "com.ar", "com.br", "com.mx", "co.nz", "co.za", "com.cn", "co.kr", "com.tw", "co.in", "com.hk", "com.my", "co.th", "com.vn", "com.co", "com.pl"];
+
+  it.each(SECOND_LEVELS)("the common second level %s is a suffix: shops under it are registrable on their own", (suffix) => {
+    expect(isPublicSuffix(suffix)).toBe(true);
+    expect(registrableDomain(`shop.${suffix}`)).toBe(`shop.${suffix}`);
+    expect(registrableDomain(`www.shop.${suffix}`)).toBe(`shop.${suffix}`);
+    expect(hostChain(`a.shop.${suffix}`)).toEqual([`a.shop.${suffix}`, `shop.${suffix}`]);
+  });
+
   it("lists a host's parents down to its registrable domain", () => {
     expect(hostChain("a.b.example.co.uk")).toEqual(["a.b.example.co.uk", "b.example.co.uk", "example.co.uk"]);
   });

@@ -56,6 +56,28 @@ describe("creating a merchant", () => {
   });
 });
 
+describe("two merchants claiming one domain at once", () => {
+  it("on creation: one wins (201), the other is 409 coupons.domain.taken naming the winner, never 500", async () => {
+    const host = `${unique("race")}.com`;
+    const answers = await Promise.all([create({ host, name: "A" }), create({ host, name: "B" })]);
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
+    const won = answers.find((a) => a.status === 201)!;
+    const lost = answers.find((a) => a.status === 409)!;
+    expect(lost.body).toMatchObject({ code: "coupons.domain.taken", merchant_id: won.body.merchant.id, domain: host });
+  });
+
+  it("through the domains route: one wins, the other is 409 coupons.domain.taken, and the rule has one holder", async () => {
+    const [a, b] = await Promise.all([merchant(t, token), merchant(t, token)]);
+    const domain = `${unique("claimed")}.com`;
+    const claim = (id: string) => t.http("POST", `/coupons/api/v1/merchants/${id}/domains`, { token, headers: staff, body: { domains: [{ domain }] } });
+    const answers = await Promise.all([claim(a.id), claim(b.id)]);
+    expect(answers.map((x) => x.status).sort()).toEqual([200, 409]);
+    const winner = answers[0].status === 200 ? a.id : b.id;
+    expect(answers.find((x) => x.status === 409)!.body).toMatchObject({ code: "coupons.domain.taken", merchant_id: winner, domain });
+    expect((await resolve(domain)).body.merchant.id).toBe(winner);
+  });
+});
+
 describe("domain rules and resolve", () => {
   it("resolve maps a normalized host through subdomain rules to an approved merchant, with its eTLD+1", async () => {
     const shop = await merchant(t, token, { host: `${unique("r")}.co.uk` });

@@ -20,6 +20,13 @@ let submitters = 0;
 // Each code from another submitter: submissions have their own per-person limit.
 const code = async () => (await submitted(t, token, shopId, {}, `usr_submitter${submitters++}`)).coupon.id as string;
 
+/** The aggregates the one accepted report of a race leaves. */
+const countOf = (answers: { status: number; body: { coupon?: { reports: { worked: number; failed: number } } } }[]) => {
+  const { worked, failed } = answers.find((a) => a.status === 201)!.body.coupon!.reports;
+  expect(worked + failed).toBe(1);
+  return { worked, failed };
+};
+
 describe("reporting a code", () => {
   it("answers 201 with the aggregates only, never a reporter, and publishes coupons.code.reported without one", async () => {
     const id = await code();
@@ -49,12 +56,25 @@ describe("reporting a code", () => {
     expect(again.body).toMatchObject({ status: 409, code: "coupons.report.duplicate", day: "2026-06-11" });
     // Another person the same day, and the same person on another code, are fine.
     expect((await report(id, "usr_carol1", "WORKED")).status).toBe(201);
+    const other = await code();
+    const elsewhere = await report(other, "usr_bob1", "FAILED");
+    expect(elsewhere.status).toBe(201);
+    expect(elsewhere.body).toMatchObject({ day: "2026-06-11", coupon: { id: other, reports: { worked: 0, failed: 1 } } });
     clock.set(new Date("2026-06-12T00:00:01Z"));
     const nextDay = await report(id, "usr_bob1", "FAILED");
     expect(nextDay.status).toBe(201);
     // Bob's earlier "worked" no longer counts; Carol's, a day older than Bob's "failed", weighs a little less.
     expect(nextDay.body).toMatchObject({ day: "2026-06-12", coupon: { reports: { worked: 1, failed: 1 }, status: "COUPON_STATUS_UNKNOWN", confidence: 0.494 } });
     expect((await report(id, "usr_bob1", "WORKED")).status).toBe(409);
+  });
+
+  it("two reports by one person on one code at once: one 201, the other 409 coupons.report.duplicate, never 500", async () => {
+    clock.set(new Date("2026-06-15T12:00:00Z"));
+    const id = await code();
+    const answers = await Promise.all([report(id, "usr_twin1", "WORKED"), report(id, "usr_twin1", "FAILED")]);
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
+    expect(answers.find((a) => a.status === 409)!.body).toMatchObject({ code: "coupons.report.duplicate", day: "2026-06-15" });
+    expect((await t.http("GET", `/coupons/api/v1/coupons/${id}`)).body.coupon.reports).toMatchObject(countOf(answers));
   });
 
   it("confidence and the reported_* statuses follow from reports and time", async () => {

@@ -3,6 +3,7 @@ import { hotness, tallyVotes, voteWeight } from "../../services/deals/domain/hot
 import { linkKey } from "../../services/deals/domain/links.js";
 import { offerStatus } from "../../services/deals/domain/offers.js";
 import { normaliseAlias } from "../../services/deals/domain/products.js";
+import { staffActorOf } from "../../services/kit/auth/principal.js";
 import { watchMatches } from "../../services/deals/domain/watches.js";
 
 const at = (iso: string) => new Date(iso);
@@ -36,10 +37,27 @@ describe("rules", () => {
 
   it("status: merged over disabled over expired, each undone by clearing its own column", () => {
     const d = new Date();
-    expect(offerStatus({ mergedInto: "off_1", disabledAt: d, expiredAt: d })).toBe("merged");
-    expect(offerStatus({ mergedInto: null, disabledAt: d, expiredAt: d })).toBe("disabled");
-    expect(offerStatus({ mergedInto: null, disabledAt: null, expiredAt: d })).toBe("expired");
-    expect(offerStatus({ mergedInto: null, disabledAt: null, expiredAt: null })).toBe("active");
+    expect(offerStatus({ mergedInto: "off_1", disabledAt: d, expiredAt: d }, d)).toBe("merged");
+    expect(offerStatus({ mergedInto: null, disabledAt: d, expiredAt: d }, d)).toBe("disabled");
+    expect(offerStatus({ mergedInto: null, disabledAt: null, expiredAt: d }, d)).toBe("expired");
+    expect(offerStatus({ mergedInto: null, disabledAt: null, expiredAt: null }, d)).toBe("active");
+  });
+
+  it("status: past its stated end an offer is expired before the expiry worker records it", () => {
+    const now = new Date("2026-05-02T00:00:00Z");
+    expect(offerStatus({ expiredAt: null, expiresAt: new Date("2026-05-02T00:00:00Z") }, now)).toBe("expired");
+    expect(offerStatus({ expiredAt: null, expiresAt: new Date("2026-05-02T00:00:01Z") }, now)).toBe("active");
+    expect(offerStatus({ disabledAt: now, expiredAt: null, expiresAt: now }, now)).toBe("disabled");
+  });
+
+  it("moderators: a service or app acting for nobody, or for a person it states is staff; never a person, whatever the capabilities", () => {
+    const base = { caps: new Set<string>(), fp: true, ns: [], staff: false };
+    expect(staffActorOf({ ...base, kind: "service", sub: "svc:web" })).toBe("svc:web");
+    expect(staffActorOf({ ...base, kind: "app", sub: "app:console" })).toBe("app:console");
+    expect(staffActorOf({ ...base, kind: "service", sub: "svc:web", actingSubject: "usr_a", staff: true })).toBe("usr_a");
+    expect(staffActorOf({ ...base, kind: "service", sub: "svc:web", actingSubject: "usr_a", caps: new Set(["deals.offer.moderate"]) })).toBeUndefined();
+    expect(staffActorOf({ ...base, kind: "user", sub: "usr_a", caps: new Set(["deals.offer.moderate"]) })).toBeUndefined();
+    expect(staffActorOf({ ...base, kind: "anonymous", sub: "" })).toBeUndefined();
   });
 
   it("aliases normalise: GTIN to 14 digits, part numbers without spaces or dashes, exact names case-folded", () => {

@@ -2,7 +2,10 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { DeliverPolicy, jetstream } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { qualified } from "../../services/kit/db/orm.js";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { dealsContext } from "../../services/deals/context.js";
+import { ObservationRow, OfferRow } from "../../services/deals/db/entities.js";
+import { notifyWatches } from "../../services/deals/db/observations.js";
+import { startTestPlatform, usePlatform, type TestPlatform } from "../support/platform.js";
 import { ALL_DEALS, person, submit } from "./support.js";
 
 const natsUrl = process.env.NATS_URL;
@@ -76,5 +79,65 @@ describe.skipIf(!natsUrl && process.env.CI !== "true")("deals.watch.matched on N
     // Once for the submit's first observation, once for the observation retried: nothing more.
     expect(mine().map((m) => m.body.observation.id).sort()).toEqual([offerObservation, observed.body.observation.id].sort());
     expect(new Set(mine().map((m) => m.id)).size).toBe(2);
+  });
+});
+
+describe("deals.watch.matched in the outbox", () => {
+  const t = usePlatform({ services: ["deals"] });
+
+  it("matching one observation twice writes one event per (watch, observation)", async () => {
+    const web = await t.token({ kind: "service", svc: "web", caps: ALL_DEALS });
+    const word = `tw${Date.now().toString(36)}`;
+    const owners = [person("w"), person("w")];
+    const watches: string[] = [];
+    for (const owner of owners) {
+      const made = await t.http("POST", "/deals/api/v1/watches", { token: web, body: { kind: "WATCH_KIND_KEYWORD", keyword: word }, headers: { "x-pf-subject": owner } });
+      watches.push(made.body.watch.id);
+    }
+    const submitted = await submit(t, web, person(), { title: `A ${word}` });
+    const ctx = await dealsContext(t.platform.contexts.get("deals")!);
+    // The submit matched both watches once; the same observation matched again (twice more) notifies none.
+    for (let again = 0; again < 2; again++) {
+      const notified = await ctx.transaction(async (em) => {
+        const offer = await em.findOneOrFail(OfferRow, { id: submitted.offer.id });
+        const observation = await em.findOneOrFail(ObservationRow, { id: submitted.observation.id });
+        return notifyWatches(em, offer, observation, null, ctx.clock.now());
+      });
+      expect(notified).toEqual([]);
+    }
+    const em = ctx.orm.em.fork();
+    const events = await em.getConnection().execute<{ payload: string }[]>(
+      `select payload from ${qualified(em, "outbox")} where subject = 'deals.watch.matched' and payload like ?`,
+      [`%${submitted.observation.id}%`],
+    );
+    const pairs = events.map((row) => JSON.parse(row.payload)).map((body) => `${body.watch_id}/${body.observation.id}`);
+    expect(pairs.sort()).toEqual(watches.map((watch) => `${watch}/${submitted.observation.id}`).sort());
+    const [{ n }] = await em.getConnection().execute<{ n: string }[]>(
+      `select count(*) as n from ${qualified(em, "watch_matches")} where observation_id = ?`,
+      [submitted.observation.id],
+    );
+    expect(Number(n)).toBe(2);
+  });
+
+  it("a fresh pair of an observation matched again is notified once (a watch made after the first match)", async () => {
+    const web = await t.token({ kind: "service", svc: "web", caps: ALL_DEALS });
+    const word = `tl${Date.now().toString(36)}`;
+    const submitted = await submit(t, web, person(), { title: `B ${word}` });
+    const late = (await t.http("POST", "/deals/api/v1/watches", { token: web, body: { kind: "WATCH_KIND_KEYWORD", keyword: word }, headers: { "x-pf-subject": person("w") } })).body.watch.id;
+    const ctx = await dealsContext(t.platform.contexts.get("deals")!);
+    const rematch = () =>
+      ctx.transaction(async (em) => {
+        const offer = await em.findOneOrFail(OfferRow, { id: submitted.offer.id });
+        const observation = await em.findOneOrFail(ObservationRow, { id: submitted.observation.id });
+        return notifyWatches(em, offer, observation, null, ctx.clock.now());
+      });
+    expect(await rematch()).toEqual([late]);
+    expect(await rematch()).toEqual([]);
+    const em = ctx.orm.em.fork();
+    const [{ n }] = await em.getConnection().execute<{ n: string }[]>(
+      `select count(*) as n from ${qualified(em, "outbox")} where subject = 'deals.watch.matched' and payload like ? and payload like ?`,
+      [`%${late}%`, `%${submitted.observation.id}%`],
+    );
+    expect(Number(n)).toBe(1);
   });
 });

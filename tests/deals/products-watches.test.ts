@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { protoComments } from "../../gen/pf/docs.js";
 import { usePlatform } from "../support/platform.js";
 import { actingFor, ALL_DEALS, person, submit } from "./support.js";
 
@@ -37,6 +38,29 @@ describe("product resolve", () => {
     expect(mixed.body.product.id).toBe(b);
     expect(mixed.body.conflicts).toEqual([{ kind: "sku", value: "SKUA1", product_id: a }]);
     expect((await resolve({ sku: "SKU-A1" })).body.product.id).toBe(a);
+  });
+
+  it("create false with no match: 404 product.not_found, as the contract documents (an answer always carries product)", async () => {
+    const none = await resolve({ sku: `NONE-${Date.now()}`, create: false });
+    expect(none.body).toMatchObject({ status: 404, code: "product.not_found" });
+    expect(protoComments["pf.deals.v1.ProductResolveResult.product"]).toContain("product.not_found");
+    expect(protoComments["pf.deals.v1.ProductResolveResult.product"]).not.toContain("absent");
+    expect(protoComments["pf.deals.v1.ProductResolveRequest.create"]).toContain("404 product.not_found");
+  });
+
+  it("concurrent resolves of the same new aliases create one product, created once", async () => {
+    for (let round = 0; round < 3; round++) {
+      const tag = `${Date.now().toString(36)}${round}`;
+      const answers = await Promise.all([
+        resolve({ sku: `RACE-${tag}`, mpn: `M-${tag}` }),
+        resolve({ mpn: `M-${tag}`, sku: `RACE-${tag}` }),
+        resolve({ sku: `RACE-${tag}` }),
+      ]);
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
+      expect(new Set(answers.map((answer) => answer.body.product.id)).size).toBe(1);
+      expect(answers.filter((answer) => answer.body.created === true)).toHaveLength(1);
+      expect(answers.flatMap((answer) => answer.body.conflicts ?? [])).toEqual([]);
+    }
   });
 
   it("refuses bad aliases by field and an empty request", async () => {

@@ -1,4 +1,12 @@
+import { create } from "@bufbuild/protobuf";
+import { WireType } from "@bufbuild/protobuf/wire";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
+import { DealsService, VoteRequestSchema } from "../../gen/pf/deals/v1/deals_pb.js";
+import { qualified } from "../../services/kit/db/orm.js";
+import { problemOf } from "../../services/kit/problem.js";
 import { usePlatform } from "../support/platform.js";
 import { actingFor, ALL_DEALS, person, submit } from "./support.js";
 
@@ -24,6 +32,27 @@ describe("votes", () => {
     }
     const bad = await vote(offer.id, person(), 2);
     expect(bad.body).toMatchObject({ status: 400, field: "value" });
+  });
+
+  it("weight and hotness sent by a direct RPC caller (binary, as unknown fields) are refused, never dropped", async () => {
+    const offer = (await submit(t, web, person())).offer;
+    const headers = { authorization: `Bearer ${web}`, "x-pf-subject": person() };
+    // Fields 3 and 4 stand for a client's weight and hotness: the contract names neither.
+    for (const no of [3, 4]) {
+      // create() keeps only the fields the schema names: the unknown ones are set on the message itself.
+      const request = create(VoteRequestSchema, { id: offer.id, value: 1 });
+      request.$unknown = [{ no, wireType: WireType.Varint, data: new Uint8Array([5]) }];
+      const inMemory = t.client(DealsService, web);
+      const refused = await inMemory.setVote(request, { headers: { "x-pf-subject": headers["x-pf-subject"] } }).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(ConnectError);
+      expect(problemOf(refused)).toMatchObject({ status: 400, code: "request.invalid", extensions: { field: `#${no}` } });
+      // And on the wire: gRPC on the RPC port carries them as bytes the handler never sees.
+      const grpc = createClient(DealsService, createGrpcTransport({ baseUrl: t.platform.rpcUrl }));
+      await expect(grpc.setVote(request, { headers })).rejects.toMatchObject({ code: Code.InvalidArgument });
+    }
+    const grpc = createClient(DealsService, createGrpcTransport({ baseUrl: t.platform.rpcUrl }));
+    const counted = await grpc.setVote({ id: offer.id, value: 1 }, { headers });
+    expect(counted.vote).toMatchObject({ value: 1, weight: 1 });
   });
 
   it("one per person and offer, weight and hot@1 by the service; none on one's own offer; a removed vote stays a removed row", async () => {
@@ -144,5 +173,42 @@ describe("flags", () => {
     expect(noOutcome.body).toMatchObject({ status: 400, field: "outcome" });
     const reopened = await as("POST", `/offers/${offer.id}/flags`, reporter, { reason: "FLAG_REASON_OTHER" });
     expect(reopened.status).toBe(201);
+  });
+
+  it("two reports by one person on one offer at once: one 201 and one 409 flag.duplicate, never a 500", async () => {
+    for (let round = 0; round < 3; round++) {
+      const offer = (await submit(t, web, person())).offer;
+      const reporter = person();
+      const answers = await Promise.all(
+        ["FLAG_REASON_SPAM", "FLAG_REASON_OTHER"].map((reason) => as("POST", `/offers/${offer.id}/flags`, reporter, { reason })),
+      );
+      expect(answers.map((answer) => answer.status).sort()).toEqual([201, 409]);
+      const [made, refused] = answers[0].status === 201 ? answers : [answers[1], answers[0]];
+      expect(refused.body).toMatchObject({ code: "flag.duplicate", flag: { id: made.body.flag.id } });
+    }
+  });
+
+  // A second session holds an open report of the same person, not yet committed: the call's insert waits on
+  // flags_one_open and, once it commits, fails as a unique violation. That is 409 flag.duplicate, never a 500.
+  it.skipIf(!process.env.DATABASE_URL)("a report racing one the index catches answers 409 flag.duplicate", async () => {
+    const offer = (await submit(t, web, person())).offer;
+    const reporter = person();
+    const ctx = t.platform.contexts.get("deals")!;
+    const holder = new pg.Client({ connectionString: t.platform.databaseUrl });
+    await holder.connect();
+    try {
+      await holder.query("begin");
+      await holder.query(
+        `insert into ${qualified(ctx.orm.em, "flags")} (id, offer_id, reporter, reason, note, created_at) values ('flg_held', $1, $2, 'spam', '', now())`,
+        [offer.id, reporter],
+      );
+      const call = as("POST", `/offers/${offer.id}/flags`, reporter, { reason: "FLAG_REASON_OTHER" });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await holder.query("commit");
+      const answer = await call;
+      expect(answer.body).toMatchObject({ status: 409, code: "flag.duplicate", flag: { id: "flg_held" } });
+    } finally {
+      await holder.end();
+    }
   });
 });

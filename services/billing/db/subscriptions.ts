@@ -9,6 +9,7 @@ import {
   type Entitlement,
   type Subscription,
 } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { advisoryLock } from "../../kit/db/advisory-lock.js";
 import { newId } from "../../kit/ids.js";
 import { money } from "../domain/money.js";
 import { entitlementChanged } from "../events.js";
@@ -36,12 +37,7 @@ export interface PaidPeriod {
  */
 export async function addPaidPeriod(em: EntityManager, period: PaidPeriod): Promise<SubscriptionRow> {
   // A row lock cannot guard a subscription not created yet: two first purchases for one channel queue here instead.
-  await em.getConnection().execute(
-    `select pg_advisory_xact_lock(hashtextextended('billing.subscription:' || ? || ':' || ?, 0))`,
-    [period.subject, period.streamer],
-    "all",
-    em.getTransactionContext(),
-  );
+  await advisoryLock(em, `billing.subscription:${period.subject}:${period.streamer}`);
   const current = await em.findOne(
     SubscriptionRow,
     { subject: period.subject, streamer: period.streamer, status: { $ne: "ended" } },

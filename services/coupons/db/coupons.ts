@@ -8,6 +8,7 @@ import {
   ReportAggregatesSchema,
   type Coupon,
 } from "../../../gen/pf/coupons/v1/coupons_pb.js";
+import { qualified } from "../../kit/db/orm.js";
 import { couponStatus, type CouponStatus as Status, type DayCount, type Moderation } from "../domain/confidence.js";
 import type { CouponRow } from "./entities.js";
 
@@ -36,7 +37,7 @@ export async function reportsOf(em: EntityManager, couponIds: string[]): Promise
   if (couponIds.length === 0) return found;
   const rows = await em.getConnection().execute<{ coupon_id: string; day: string; outcome: "worked" | "failed"; count: string; last_at: Date }[]>(
     `select coupon_id, day, outcome, count(*) as count, max(created_at) as last_at
-       from coupons.coupon_reports where latest and coupon_id in (?) group by coupon_id, day, outcome`,
+       from ${qualified(em, "coupon_reports")} where latest and coupon_id in (?) group by coupon_id, day, outcome`,
     [couponIds],
     "all",
     em.getTransactionContext(),

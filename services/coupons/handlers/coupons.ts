@@ -11,6 +11,8 @@ import { invalid, problem } from "../../kit/problem.js";
 import { rateLimit } from "../../kit/rate-limit.js";
 import { couponAnswer, reportsOf, STATUS_TO_PROTO, statusOf } from "../db/coupons.js";
 import { CouponRow, DomainRuleRow, MerchantRow } from "../db/entities.js";
+import { advisoryLock } from "../../kit/db/advisory-lock.js";
+import { lockSite } from "../db/locks.js";
 import { merchantAnswer, merchantCovering, merchantNotFound } from "../db/merchants.js";
 import { requireMember, requireModerator } from "../domain/callers.js";
 import { normalizeHost, registrableDomain } from "../domain/hosts.js";
@@ -64,6 +66,19 @@ function submittedText(request: SubmitRequest) {
 }
 
 /**
+ * A unique violation left after the locks (a rule a manager added outside
+ * them, say) is a conflict, never a 500: the code's own index is
+ * coupons.code.duplicate, a site rule coupons.domain.taken.
+ */
+function submitConflict(error: UniqueConstraintViolationException) {
+  const constraint = (error as { constraint?: string }).constraint ?? "";
+  if (constraint.startsWith("domain_rules")) {
+    return problem(409, "coupons.domain.taken", "Another merchant just took this site; submit the code again.");
+  }
+  return problem(409, "coupons.code.duplicate", "This merchant was just given this code; look it up again.");
+}
+
+/**
  * Submitting codes (for a person, or AI output held for staff review) and
  * moderating them (disable, mark expired, return to active results).
  */
@@ -81,6 +96,11 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
     if (registrable === undefined) {
       throw problem(400, "coupons.domain.public_suffix", `${named.host} is a public suffix, not a merchant's site.`, { field: named.field });
     }
+    // Two submissions for one uncovered site at once: the second waits here for the first's
+    // merchant, then finds it (the lock is the one every rule change of this site takes).
+    await lockSite(em, registrable);
+    const meanwhile = await merchantCovering(em, named.host, named.path);
+    if (meanwhile) return { merchant: meanwhile.merchant, created: false };
     // The registrable domain with its subdomains, unless another merchant holds that rule: then this host alone.
     const taken = await em.count(DomainRuleRow, { domain: registrable, pathPrefix: "" });
     const domain = taken ? named.host : registrable;
@@ -108,9 +128,15 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
         const at = ctx.clock.now();
         if (expiresAt !== null && expiresAt <= at) throw invalid("expires_at", "expires_at is in the past: the code has expired already.");
         await rateLimit(em, [submitRule(submitter)], at);
-        const { merchant, created } = await merchantFor(em, named, submitter, at);
+        const chosen = await merchantFor(em, named, submitter, at);
+        const { created } = chosen;
+        // A shared lock on an existing merchant, read afresh: an approval running now either sees this code or is seen by it.
+        const merchant = created ? chosen.merchant : await em.findOneOrFail(MerchantRow, { id: chosen.merchant.id }, { lockMode: LockMode.PESSIMISTIC_READ, refresh: true });
         if (merchant.status === "disabled") throw problem(409, "coupons.merchant.disabled", "This merchant is disabled: it takes no codes.", { merchant_id: merchant.id });
-        const existing = await em.findOne(CouponRow, { merchantId: merchant.id, codeKey: text.code.toUpperCase() });
+        const codeKey = text.code.toUpperCase();
+        // One code per merchant: a second submission of it at once waits here, then finds the first.
+        await advisoryLock(em, `coupons.code:${merchant.id}:${codeKey}`);
+        const existing = await em.findOne(CouponRow, { merchantId: merchant.id, codeKey });
         if (existing) throw problem(409, "coupons.code.duplicate", "This merchant has this code already.", { coupon_id: existing.id });
         // A person's code of an approved merchant is published at once; AI output waits for staff, and every code for its merchant's approval.
         const published = !ai && merchant.status === "approved";
@@ -118,7 +144,7 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
           id: newId("cpn"),
           merchantId: merchant.id,
           ...text,
-          codeKey: text.code.toUpperCase(),
+          codeKey,
           expiresAt,
           origin: ai ? "ai" : "person",
           submittedBy: submitter,
@@ -131,8 +157,7 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
           updatedAt: at,
         });
         await em.flush().catch((error: unknown) => {
-          // Two submissions of one code or one new site at once: the second is told to look again.
-          throw error instanceof UniqueConstraintViolationException ? problem(409, "coupons.code.duplicate", "This code or site was just submitted; look it up again.") : error;
+          throw error instanceof UniqueConstraintViolationException ? submitConflict(error) : error;
         });
         const merchantMessage = await merchantAnswer(em, merchant);
         if (created) await merchantChanged(em, subjects.merchantCreated, merchantMessage, { changedBy: submitter }, at);
@@ -146,12 +171,13 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
     },
 
     async updateCouponStatus(request, call) {
+      // Who may moderate is settled first: a caller who is not staff learns nothing about the request.
+      const by = requireModerator(principalOf(call));
       if (request.status === CouponStatus.REPORTED_WORKING || request.status === CouponStatus.REPORTED_FAILED) {
         throw problem(400, "coupons.status.refused", "reported_working and reported_failed follow from reports and time: nobody sets them.", { field: "status" });
       }
       const moderation = MODERATION[request.status as keyof typeof MODERATION];
       if (moderation === undefined) throw invalid("status", "status is COUPON_STATUS_DISABLED, COUPON_STATUS_EXPIRED or COUPON_STATUS_ACTIVE.");
-      const by = requireModerator(principalOf(call));
       const reason = maxLength("reason", request.reason.trim(), 500);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();

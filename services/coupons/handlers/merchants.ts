@@ -10,8 +10,9 @@ import { invalid, problem } from "../../kit/problem.js";
 import { couponToProto, reportsOf } from "../db/coupons.js";
 import { CouponRow, DomainRuleRow, MerchantRow } from "../db/entities.js";
 import { MERCHANT_STATUS_FROM_PROTO, MERCHANT_STATUS_TO_PROTO, merchantAnswer, merchantNotFound } from "../db/merchants.js";
+import { lockSite } from "../db/locks.js";
 import { requireModerator } from "../domain/callers.js";
-import { normalizeHost, isPublicSuffix } from "../domain/hosts.js";
+import { normalizeHost, isPublicSuffix, registrableDomain } from "../domain/hosts.js";
 import { normalizeRule, type DomainRule } from "../domain/rules.js";
 import { merchantTransition, type MerchantStatus as Status } from "../domain/transitions.js";
 import { codePublished, merchantChanged, subjects } from "../events.js";
@@ -33,6 +34,9 @@ function rulesOf(field: "domains" | "remove_domains", rules: DomainRule[]): Doma
 
 /** Adds rules to a merchant: a rule another merchant holds is 409 coupons.domain.taken; its own is updated. */
 async function addRules(em: EntityManager, merchantId: string, rules: DomainRule[], at: Date): Promise<void> {
+  // Claims of one site wait for each other (in one order, so two requests never deadlock): the second sees the first's rule.
+  const sites = [...new Set(rules.map((rule) => registrableDomain(rule.domain) ?? rule.domain))].sort();
+  for (const site of sites) await lockSite(em, site);
   for (const rule of rules) {
     const held = await em.findOne(DomainRuleRow, { domain: rule.domain, pathPrefix: rule.pathPrefix }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (held && held.merchantId !== merchantId) {

@@ -1,7 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { FlagOutcome, FlagReason, FlagSchema, type Flag } from "../../../gen/pf/deals/v1/deals_pb.js";
-import type { FlagRow } from "./entities.js";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { newId } from "../../kit/ids.js";
+import { flagRaised } from "../events.js";
+import { FlagRow } from "./entities.js";
 
 export const FLAG_REASONS = {
   expired: FlagReason.EXPIRED,
@@ -30,4 +33,27 @@ export function flagToProto(row: FlagRow): Flag {
     outcome: row.outcome ? FLAG_OUTCOMES[row.outcome as keyof typeof FLAG_OUTCOMES] : FlagOutcome.UNSPECIFIED,
     resolution: row.resolution ?? "",
   });
+}
+
+/** Records an open flag (a person's report, or vote-ring detection's) and publishes deals.flag.raised for moderators. */
+export async function raiseFlag(
+  em: EntityManager,
+  flag: { offerId: string; reporter: string; reason: string; note: string; at: Date },
+): Promise<Flag> {
+  const row = em.create(FlagRow, {
+    id: newId("flg"),
+    offerId: flag.offerId,
+    reporter: flag.reporter,
+    reason: flag.reason,
+    note: flag.note,
+    createdAt: flag.at,
+    resolvedAt: null,
+    resolvedBy: null,
+    outcome: null,
+    resolution: null,
+  });
+  await em.flush();
+  const raised = flagToProto(row);
+  await flagRaised(em, raised);
+  return raised;
 }

@@ -64,11 +64,22 @@ export async function recordObservation(em: EntityManager, offer: OfferRow, fact
     recordedAt: at,
   });
   await em.flush();
+  await notifyWatches(em, offer, row, facts.price, at);
+  return row;
+}
+
+/**
+ * Notifies each watch an observation matches, at most once per (watch,
+ * observation) however often it runs for that observation: the pairs are
+ * inserted `on conflict do nothing` and only a new pair writes
+ * deals.watch.matched to the outbox. Answers the watches notified now.
+ */
+export async function notifyWatches(em: EntityManager, offer: OfferRow, row: ObservationRow, price: Price | null, at: Date): Promise<string[]> {
   const candidates = await em.find(WatchRow, {
     kind: { $ne: "saved_search" },
     $or: [{ productId: null }, ...(offer.productId ? [{ productId: offer.productId }] : [])],
   });
-  const observed = { title: offer.title, description: offer.description, productId: offer.productId ?? null, price: facts.price };
+  const observed = { title: offer.title, description: offer.description, productId: offer.productId ?? null, price };
   const matched = candidates.filter((watch) =>
     watchMatches(
       {
@@ -80,10 +91,10 @@ export async function recordObservation(em: EntityManager, offer: OfferRow, fact
       observed,
     ),
   );
-  if (matched.length === 0) return row;
+  if (matched.length === 0) return [];
   const connection = em.getConnection();
   const tx = em.getTransactionContext();
-  const offerProto = await offerToProto(em, offer);
+  const offerProto = await offerToProto(em, offer, at);
   const observation = observationToProto(row);
   // One statement each, however many watches match: the pairs already notified are skipped.
   const fresh = new Set(
@@ -94,7 +105,7 @@ export async function recordObservation(em: EntityManager, offer: OfferRow, fact
     )).map((inserted) => inserted.watch_id),
   );
   const notified = matched.filter((watch) => fresh.has(watch.id));
-  if (notified.length === 0) return row;
+  if (notified.length === 0) return [];
   await watchesMatched(em, notified.map((watch) => ({ watchId: watch.id, owner: watch.owner, kind: watch.kind as WatchKind, offer: offerProto, observation, at })));
-  return row;
+  return notified.map((watch) => watch.id);
 }

@@ -15,7 +15,7 @@ import {
 import { qualified } from "../../kit/db/orm.js";
 import { problem } from "../../kit/problem.js";
 import { hotness, tallyVotes } from "../domain/hotness.js";
-import { offerStatus } from "../domain/offers.js";
+import { expiredAtOf, offerStatus } from "../domain/offers.js";
 import { ObservationRow, OfferRow } from "./entities.js";
 
 export const offerNotFound = () => problem(404, "offer.not_found", "There is no such offer.");
@@ -27,9 +27,9 @@ export async function offerById(em: EntityManager, id: string, lock = false): Pr
   return row;
 }
 
-/** 409 offer.not_active unless the offer is active (votes, observations). */
-export function requireActive(row: OfferRow): void {
-  const status = offerStatus(row);
+/** 409 offer.not_active unless the offer is active as of `now` (votes, observations): past its stated end it is not. */
+export function requireActive(row: OfferRow, now: Date): void {
+  const status = offerStatus(row, now);
   if (status !== "active") {
     throw problem(409, "offer.not_active", `The offer is ${status}.`, { offer_status: status, ...(row.mergedInto ? { merged_into: row.mergedInto } : {}) });
   }
@@ -84,8 +84,9 @@ export function observationToProto(row: ObservationRow): Observation {
   });
 }
 
-/** An offer as read: a canonical offer's tally and latest observation read across its merge group. */
-export async function offerToProto(em: EntityManager, row: OfferRow): Promise<Offer> {
+/** An offer as read at `now`: a canonical offer's tally and latest observation read across its merge group. */
+export async function offerToProto(em: EntityManager, row: OfferRow, now: Date): Promise<Offer> {
+  const expiredAt = expiredAtOf(row, now);
   const group = await groupOf(em, row);
   const latest = await em.findOne(ObservationRow, { offerId: { $in: group } }, { orderBy: { observedAt: "desc", id: "desc" } });
   return create(OfferSchema, {
@@ -96,7 +97,7 @@ export async function offerToProto(em: EntityManager, row: OfferRow): Promise<Of
     category: row.category,
     expiresAt: row.expiresAt ? timestampFromDate(row.expiresAt) : undefined,
     productId: row.productId ?? "",
-    status: STATUS[offerStatus(row)],
+    status: STATUS[offerStatus(row, now)],
     submittedBy: row.submittedBy,
     aiAssisted: row.aiAssisted,
     noindex: row.noindex,
@@ -106,6 +107,6 @@ export async function offerToProto(em: EntityManager, row: OfferRow): Promise<Of
     tally: await tallyOf(em, row, group),
     latestObservation: latest ? observationToProto(latest) : undefined,
     createdAt: timestampFromDate(row.createdAt),
-    expiredAt: row.expiredAt ? timestampFromDate(row.expiredAt) : undefined,
+    expiredAt: expiredAt ? timestampFromDate(expiredAt) : undefined,
   });
 }

@@ -8,13 +8,21 @@ export interface OfferState {
   mergedInto?: string | null;
   disabledAt?: Date | null;
   expiredAt?: Date | null;
+  /** The deal's stated end: past it the offer is expired, whether or not the expiry worker came by yet. */
+  expiresAt?: Date | null;
 }
 
-/** Merged beats disabled beats expired: undoing one shows the state beneath it again. */
-export function offerStatus(offer: OfferState): OfferStatus {
+/** When the offer expired as of `now`: its recorded expiry, else its stated end once passed. */
+export function expiredAtOf(offer: OfferState, now: Date): Date | null {
+  if (offer.expiredAt) return offer.expiredAt;
+  return offer.expiresAt && offer.expiresAt <= now ? offer.expiresAt : null;
+}
+
+/** Merged beats disabled beats expired (as of `now`): undoing one shows the state beneath it again. */
+export function offerStatus(offer: OfferState, now: Date): OfferStatus {
   if (offer.mergedInto) return "merged";
   if (offer.disabledAt) return "disabled";
-  if (offer.expiredAt) return "expired";
+  if (expiredAtOf(offer, now)) return "expired";
   return "active";
 }
 

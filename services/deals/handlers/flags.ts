@@ -1,6 +1,6 @@
 import { create, toJson, type JsonObject } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { LockMode, type FilterQuery } from "@mikro-orm/postgresql";
+import { LockMode, UniqueConstraintViolationException, type FilterQuery } from "@mikro-orm/postgresql";
 import {
   FlagListSchema,
   FlagOutcome,
@@ -13,7 +13,6 @@ import {
   type DealsService,
 } from "../../../gen/pf/deals/v1/deals_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { newId } from "../../kit/ids.js";
 import { maxLength } from "../../kit/limits.js";
 import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
 import { invalid, problem } from "../../kit/problem.js";
@@ -21,10 +20,9 @@ import { rateLimit } from "../../kit/rate-limit.js";
 import type { DealsContext } from "../context.js";
 import { audit } from "../db/audit.js";
 import { FlagRow } from "../db/entities.js";
-import { flagToProto, reasonName } from "../db/flags.js";
+import { flagToProto, raiseFlag, reasonName } from "../db/flags.js";
 import { offerById } from "../db/offers.js";
 import { requireModerator, requirePersonFor } from "../domain/roles.js";
-import { flagRaised } from "../events.js";
 
 type FlagHandlers = Pick<ServiceImpl<typeof DealsService>, "flagOffer" | "listFlags" | "resolveFlag">;
 
@@ -43,36 +41,32 @@ export function flagHandlers(ctx: DealsContext): FlagHandlers {
       }
       const note = maxLength("note", request.note, 1000);
       call.responseHeader.set("pf-http-status", "201");
-      return ctx.transaction(async (em) => {
-        const at = ctx.clock.now();
-        await offerById(em, request.id);
-        await rateLimit(em, [{ name: "deals.flag.person", key: person, ...ctx.settings.flagPerPerson }], at);
-        const open = await em.findOne(FlagRow, { offerId: request.id, reporter: person, resolvedAt: null });
-        if (open) {
-          const flag = toJson(FlagSchema, flagToProto(open), { useProtoFieldName: true, alwaysEmitImplicit: true }) as JsonObject;
-          throw problem(409, "flag.duplicate", "You already have an open report on this offer.", { flag });
-        }
-        const row = em.create(FlagRow, {
-          id: newId("flg"),
-          offerId: request.id,
-          reporter: person,
-          reason,
-          note,
-          createdAt: at,
-          resolvedAt: null,
-          resolvedBy: null,
-          outcome: null,
-          resolution: null,
+      const duplicate = (open: FlagRow) => {
+        const flag = toJson(FlagSchema, flagToProto(open), { useProtoFieldName: true, alwaysEmitImplicit: true }) as JsonObject;
+        return problem(409, "flag.duplicate", "You already have an open report on this offer.", { flag });
+      };
+      try {
+        return await ctx.transaction(async (em) => {
+          const at = ctx.clock.now();
+          // The offer's row lock puts one person's reports on it in order: the second finds the first open.
+          await offerById(em, request.id, true);
+          await rateLimit(em, [{ name: "deals.flag.person", key: person, ...ctx.settings.flagPerPerson }], at);
+          const open = await em.findOne(FlagRow, { offerId: request.id, reporter: person, resolvedAt: null });
+          if (open) throw duplicate(open);
+          const flag = await raiseFlag(em, { offerId: request.id, reporter: person, reason, note, at });
+          return create(FlagResultSchema, { flag });
         });
-        await em.flush();
-        const flag = flagToProto(row);
-        await flagRaised(em, flag);
-        return create(FlagResultSchema, { flag });
-      });
+      } catch (error) {
+        // Whatever got past the lock, flags_one_open keeps one open report: the loser answers as any duplicate.
+        if (!(error instanceof UniqueConstraintViolationException)) throw error;
+        const open = await ctx.orm.em.fork().findOne(FlagRow, { offerId: request.id, reporter: person, resolvedAt: null });
+        if (!open) throw error;
+        throw duplicate(open);
+      }
     },
 
     async listFlags(request, call) {
-      requireModerator(principalOf(call), "deals.offer.moderate");
+      requireModerator(principalOf(call));
       if (request.id !== "" || request.reason !== "" || request.outcome !== FlagOutcome.UNSPECIFIED) {
         throw invalid(request.id !== "" ? "id" : request.reason !== "" ? "reason" : "outcome", "Filter flags by state, flag_reason and offer_id.");
       }
@@ -94,7 +88,7 @@ export function flagHandlers(ctx: DealsContext): FlagHandlers {
     },
 
     async resolveFlag(request, call) {
-      const actor = requireModerator(principalOf(call), "deals.offer.moderate");
+      const actor = requireModerator(principalOf(call));
       const outcome = request.outcome === FlagOutcome.DISMISSED ? "dismissed" : request.outcome === FlagOutcome.ACTIONED ? "actioned" : undefined;
       if (!outcome) throw invalid("outcome", "outcome is FLAG_OUTCOME_DISMISSED or FLAG_OUTCOME_ACTIONED");
       const reason = maxLength("reason", request.reason, 500);

@@ -84,12 +84,12 @@ export function mergeHandlers(ctx: DealsContext): MergeHandlers {
         canonicalAfter: after.canonical,
         actor,
       });
-      return create(OfferResultSchema, { offer: await offerToProto(em, action === "merge" ? canonical : offer), merge });
+      return create(OfferResultSchema, { offer: await offerToProto(em, action === "merge" ? canonical : offer, at), merge });
     });
 
   return {
     async mergeOffer(request, call) {
-      const actor = requireModerator(principalOf(call), "deals.offer.merge");
+      const actor = requireModerator(principalOf(call));
       if (request.into === "") throw invalid("into", "into names the canonical offer to merge into");
       if (request.into === request.id) throw invalid("into", "An offer is not merged into itself");
       const reason = maxLength("reason", request.reason, 500);
@@ -97,7 +97,7 @@ export function mergeHandlers(ctx: DealsContext): MergeHandlers {
     },
 
     async unmergeOffer(request, call) {
-      const actor = requireModerator(principalOf(call), "deals.offer.merge");
+      const actor = requireModerator(principalOf(call));
       if (request.into !== "") throw invalid("into", "into is for merges only");
       const reason = maxLength("reason", request.reason, 500);
       return change(request.id, actor, reason, "unmerge", (row) => {

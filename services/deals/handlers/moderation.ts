@@ -25,13 +25,13 @@ export function moderationHandlers(ctx: DealsContext): ModerationHandlers {
     call: HandlerContext,
     act: (em: EntityManager, row: OfferRow, actor: string, reason: string, at: Date) => Promise<AuditEntry | undefined>,
   ) => {
-    const actor = requireModerator(principalOf(call), "deals.offer.moderate");
+    const actor = requireModerator(principalOf(call));
     const reason = maxLength("reason", request.reason, 500);
     return ctx.transaction(async (em) => {
       const at = ctx.clock.now();
       const row = await offerById(em, request.id, true);
       const entry = await act(em, row, actor, reason, at);
-      const value = create(ModeratedOfferSchema, { offer: await offerToProto(em, row), audit: entry });
+      const value = create(ModeratedOfferSchema, { offer: await offerToProto(em, row, at), audit: entry });
       return create(ModerationResultSchema, { result: { case: "offer", value } });
     });
   };

@@ -23,7 +23,9 @@ import { hasObservation, observedFacts, recordObservation } from "../db/observat
 import { offerById, offerToProto, observationToProto, requireActive } from "../db/offers.js";
 import { linkKey } from "../domain/links.js";
 import { offerStatus, requireCategory, requireDescription, requireStatedExpiry, requireTitle } from "../domain/offers.js";
-import { moderatorOf, requirePersonFor } from "../domain/roles.js";
+import { staffActorOf } from "../../kit/auth/principal.js";
+import { requirePersonFor } from "../domain/roles.js";
+import { EXPIRY } from "../workers/expiry.js";
 
 type OfferHandlers = Pick<ServiceImpl<typeof DealsService>, "submitOffer" | "updateOffer" | "recordObservation" | "expireOffer">;
 
@@ -34,9 +36,9 @@ async function requireProduct(em: EntityManager, field: string, id: string): Pro
 }
 
 /** 409 offer.duplicate carrying the existing offer. */
-async function duplicate(em: EntityManager, key: string) {
+async function duplicate(em: EntityManager, key: string, now: Date) {
   const existing = await em.findOneOrFail(OfferRow, { linkKey: key });
-  const offer = toJson(OfferSchema, await offerToProto(em, existing), { useProtoFieldName: true, alwaysEmitImplicit: true }) as JsonObject;
+  const offer = toJson(OfferSchema, await offerToProto(em, existing, now), { useProtoFieldName: true, alwaysEmitImplicit: true }) as JsonObject;
   return problem(409, "offer.duplicate", "This link was already posted.", { offer });
 }
 
@@ -77,7 +79,9 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
         const row = await offerById(em, request.id, true);
         if (edits.length > 0) {
           if (row.submittedBy !== person) throw problem(403, "offer.not_submitter", "Only the person who submitted the offer edits it.");
-          const status = offerStatus(row);
+          // Past its stated end the offer has expired, worker or not: an edit of expires_at never revives it.
+          if (!row.expiredAt && row.expiresAt && row.expiresAt <= at) Object.assign(row, { expiredAt: row.expiresAt, expiredBy: EXPIRY });
+          const status = offerStatus(row, at);
           if (status === "merged" || status === "disabled") throw problem(409, "offer.not_active", `The offer is ${status}.`, { offer_status: status });
           const productId = request.productId === undefined ? undefined : request.productId === "" ? null : await requireProduct(em, "product_id", request.productId);
           Object.assign(row, {
@@ -94,10 +98,10 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
         }
         let observation;
         if (facts) {
-          requireActive(row);
+          requireActive(row, at);
           observation = observationToProto(await recordObservation(em, row, facts, person, at));
         }
-        return create(OfferResultSchema, { offer: await offerToProto(em, row), observation });
+        return create(OfferResultSchema, { offer: await offerToProto(em, row, at), observation });
       };
       if (key === "") return apply();
       const hash = requestHash(OfferUpdateRequestSchema, { ...request, idempotencyKey: "" });
@@ -125,7 +129,7 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
           const apply = async () => {
             const at = ctx.clock.now();
             await rateLimit(em, [{ name: "deals.submit.person", key: person, ...ctx.settings.submitPerPerson }], at);
-            if (await em.findOne(OfferRow, { linkKey: key }, { fields: ["id"] })) throw await duplicate(em, key);
+            if (await em.findOne(OfferRow, { linkKey: key }, { fields: ["id"] })) throw await duplicate(em, key, at);
             const productId = request.productId === "" ? null : await requireProduct(em, "product_id", request.productId);
             const ai = principal.origin === "ai";
             const row = em.create(OfferRow, {
@@ -151,7 +155,7 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
             });
             await em.flush();
             const observation = await recordObservation(em, row, facts, person, at);
-            return create(OfferResultSchema, { offer: await offerToProto(em, row), observation: observationToProto(observation) });
+            return create(OfferResultSchema, { offer: await offerToProto(em, row, at), observation: observationToProto(observation) });
           };
           if (idempotencyKey === "") return apply();
           const hash = requestHash(OfferSubmitRequestSchema, { ...request, idempotencyKey: "" });
@@ -159,7 +163,7 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
         });
       } catch (error) {
         // Two submits of one link at once: the loser answers as any later duplicate does.
-        if (error instanceof UniqueConstraintViolationException) throw await duplicate(ctx.orm.em.fork(), key);
+        if (error instanceof UniqueConstraintViolationException) throw await duplicate(ctx.orm.em.fork(), key, ctx.clock.now());
         throw error;
       }
     },
@@ -169,7 +173,7 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
 
     async expireOffer(request, call) {
       const principal = principalOf(call);
-      const moderator = moderatorOf(principal, "deals.offer.moderate");
+      const moderator = staffActorOf(principal);
       const person = moderator ?? requirePersonFor(principal);
       const reason = maxLength("reason", request.reason, 500);
       if (request.into !== "") throw invalid("into", "into is for merges only");
@@ -177,13 +181,13 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
         const at = ctx.clock.now();
         const row = await offerById(em, request.id, true);
         if (!moderator && row.submittedBy !== person) throw problem(403, "offer.not_submitter", "Only the submitter or a moderator expires an offer.");
-        const status = offerStatus(row);
-        if (status === "expired") return create(OfferResultSchema, { offer: await offerToProto(em, row) });
+        const status = offerStatus(row, at);
+        if (status === "expired") return create(OfferResultSchema, { offer: await offerToProto(em, row, at) });
         if (status !== "active") throw problem(409, "offer.not_active", `The offer is ${status}.`, { offer_status: status });
         Object.assign(row, { expiredAt: at, expiredBy: person, updatedAt: at });
         await em.flush();
         if (moderator && row.submittedBy !== moderator) await audit(em, { action: "expire", offerId: row.id, actor: moderator, reason, at });
-        return create(OfferResultSchema, { offer: await offerToProto(em, row) });
+        return create(OfferResultSchema, { offer: await offerToProto(em, row, at) });
       });
     },
   };

@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { ProductAliasSchema, ProductResolveResultSchema, ProductSchema, type DealsService } from "../../../gen/pf/deals/v1/deals_pb.js";
+import { advisoryLock } from "../../kit/db/advisory-lock.js";
 import { qualified } from "../../kit/db/orm.js";
 import { newId } from "../../kit/ids.js";
 import { invalid, problem } from "../../kit/problem.js";
@@ -33,6 +34,17 @@ async function attach(em: EntityManager, productId: string, aliases: Alias[], at
 }
 
 /**
+ * Serialises resolves naming the same aliases: a transaction-scoped advisory
+ * lock per alias, taken in sorted order (two resolves sharing aliases never
+ * deadlock), so a second resolve of a new alias waits for the first and finds
+ * the product it created instead of creating another.
+ */
+async function lockAliases(em: EntityManager, aliases: Alias[]): Promise<void> {
+  const keys = [...new Set(aliases.map(({ kind, value }) => `${kind}:${value}`))].sort();
+  for (const key of keys) await advisoryLock(em, `deals.alias:${key}`);
+}
+
+/**
  * Product resolution by aliases (gtin, mpn, sku, url, exact name): the
  * product the strongest known alias names; otherwise a new product unless
  * create is false. Aliases naming another product are reported as conflicts
@@ -45,6 +57,7 @@ export function productHandlers(ctx: DealsContext): ProductHandlers {
       if (sent.length === 0) throw invalid("gtin", "Send at least one alias: gtin, mpn, sku, name or url.");
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
+        await lockAliases(em, sent);
         const known = await em.find(ProductAliasRow, { $or: sent.map(({ kind, value }) => ({ kind, value })) });
         const strongest = ALIAS_KINDS.map((kind) => known.find((row) => row.kind === kind)).find((row) => row !== undefined);
         let productId = strongest?.productId;

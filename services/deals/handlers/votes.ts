@@ -10,11 +10,10 @@ import { invalid, problem } from "../../kit/problem.js";
 import { rateLimit, type RateRule } from "../../kit/rate-limit.js";
 import type { DealsContext } from "../context.js";
 import { FlagRow, VoteRow, type OfferRow } from "../db/entities.js";
-import { flagToProto } from "../db/flags.js";
+import { raiseFlag } from "../db/flags.js";
 import { groupOf, offerById, requireActive, tallyOf } from "../db/offers.js";
 import { voteWeight } from "../domain/hotness.js";
 import { requirePersonFor } from "../domain/roles.js";
-import { flagRaised } from "../events.js";
 
 type VoteHandlers = Pick<ServiceImpl<typeof DealsService>, "setVote" | "removeVote">;
 
@@ -67,7 +66,7 @@ export function voteHandlers(ctx: DealsContext): VoteHandlers {
         const at = ctx.clock.now();
         // The offer's row lock puts one person's votes on it in order.
         const offer = await offerById(em, request.id, true);
-        requireActive(offer);
+        requireActive(offer, at);
         if (offer.submittedBy === voter) throw problem(403, "vote.own_offer", "No votes on one's own offer.");
         await rateLimit(em, limits(call, voter, offer.id), at);
         const present = await em.findOne(VoteRow, { offerId: offer.id, voter, removedAt: null });
@@ -129,19 +128,12 @@ export function voteHandlers(ctx: DealsContext): VoteHandlers {
     const received = await upvotes(offer.submittedBy, voter);
     if (received < settings.voteRingThreshold) return;
     if (await em.findOne(FlagRow, { offerId: offer.id, reporter: DETECTION, resolvedAt: null })) return;
-    const row = em.create(FlagRow, {
-      id: newId("flg"),
+    await raiseFlag(em, {
       offerId: offer.id,
       reporter: DETECTION,
       reason: "vote_ring",
       note: `${voter} and ${offer.submittedBy} up-voted each other's offers ${given} and ${received} times in the window.`,
-      createdAt: at,
-      resolvedAt: null,
-      resolvedBy: null,
-      outcome: null,
-      resolution: null,
+      at,
     });
-    await em.flush();
-    await flagRaised(em, flagToProto(row));
   }
 }

@@ -25,7 +25,7 @@ async function notifiedOf(em: EntityManager, ids: string[]): Promise<Map<string,
   if (ids.length === 0) return new Map();
   const rows = await em.getConnection().execute<{ watch_id: string; n: string; last: Date }[]>(
     `select watch_id, count(*) as n, max(matched_at) as last from ${qualified(em, "watch_matches")} where watch_id in (?) group by watch_id`,
-    [ids],
+    [ids], "all", em.getTransactionContext(),
   );
   return new Map(rows.map((row) => [row.watch_id, { count: BigInt(row.n), last: new Date(row.last) }]));
 }

@@ -46,3 +46,16 @@ export function requirePerson(principal: Principal): string {
   if (!person) throw problem(403, "auth.person_required", "This call acts for a person: use a user token, or a service token with X-PF-Subject.");
   return person;
 }
+
+/**
+ * Who acts as staff (a moderator, a merchant manager): a service or app acting
+ * for nobody (enforcement already checked its token holds the route's
+ * capability), or a service acting for a person it states is staff
+ * (X-PF-Staff: 1). A person's own token never is: staff status is a service's
+ * statement. Answers the actor an audit names, or undefined.
+ */
+export function staffActorOf(principal: Principal): string | undefined {
+  if (principal.kind !== "service" && principal.kind !== "app") return undefined;
+  if (principal.actingSubject !== undefined) return principal.staff ? principal.actingSubject : undefined;
+  return principal.sub;
+}

@@ -1216,7 +1216,8 @@ export type ProductResolveRequest = Message<"pf.deals.v1.ProductResolveRequest">
   url: string;
 
   /**
-   * Create a product when none matches (default true).
+   * Create a product when none matches (default true); false with no match
+   * answers 404 product.not_found.
    *
    * @generated from field: optional bool create = 6;
    */
@@ -1307,7 +1308,8 @@ export const ProductSchema: GenMessage<Product> = /*@__PURE__*/
  */
 export type ProductResolveResult = Message<"pf.deals.v1.ProductResolveResult"> & {
   /**
-   * The product resolved or created; absent when none matched and create was false.
+   * The product resolved or created: always set (with create false and no
+   * match the call answers 404 product.not_found instead).
    *
    * @generated from field: pf.deals.v1.Product product = 1;
    */
@@ -1994,8 +1996,11 @@ export const DealsService: GenService<{
     output: typeof ModerationResultSchema;
   },
   /**
-   * Expires an active offer: by its submitter or a moderator. An unknown
-   * expiry is never assumed; offers with a stated end expire on their own.
+   * Expires an active offer: by its submitter or a moderator (a service or
+   * first-party app acting for nobody, or a service acting for a person it
+   * states is staff with X-PF-Staff: 1). An unknown expiry is never assumed;
+   * offers with a stated end expire on their own, and are expired from that
+   * end on even before the expiry worker records it.
    *
    * @generated from rpc pf.deals.v1.DealsService.ExpireOffer
    */
@@ -2062,8 +2067,9 @@ export const DealsService: GenService<{
   },
   /**
    * Resolves a product by its aliases (gtin, mpn, sku, exact name, url);
-   * creates one when none matches unless create is false. Aliases naming
-   * another product are reported as conflicts and never re-pointed.
+   * creates one when none matches unless create is false (then 404
+   * product.not_found). Aliases naming another product are reported as
+   * conflicts and never re-pointed.
    *
    * @generated from rpc pf.deals.v1.DealsService.ResolveProduct
    */
