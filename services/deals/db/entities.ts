@@ -178,12 +178,15 @@ export const WatchRow = defineEntity({
   indexes: [
     { name: "watches_by_owner", properties: ["owner", "id"] },
     { name: "watches_by_product", properties: ["productId"] },
+    { name: "watches_by_keyword_words", properties: ["keywordWords"], type: "gin" },
   ],
   properties: {
     id: p.text().primary(),
     owner: p.text(),
     kind: p.text(),
     keyword: p.text(),
+    /** The keyword's words, lower-cased: the words an offer must all mention. */
+    keywordWords: p.array().defaultRaw("'{}'"),
     productId: p.text().nullable(),
     priceBelowMinor: p.bigint().nullable(),
     priceBelowCurrency: p.text().nullable(),

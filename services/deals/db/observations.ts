@@ -5,10 +5,15 @@ import { newId } from "../../kit/ids.js";
 import { invalid } from "../../kit/problem.js";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { observedAt, requirePrice, type Price } from "../domain/observations.js";
-import { watchMatches, type WatchKind } from "../domain/watches.js";
+import { keywordWords, watchMatches, type WatchKind } from "../domain/watches.js";
+
+type WatchCandidate = {
+  id: string; owner: string; kind: string; keyword: string;
+  product_id: string | null; price_below_minor: string | null; price_below_currency: string | null;
+};
 import { watchesMatched } from "../events.js";
 import { AVAILABILITIES, CONDITIONS, offerToProto, observationToProto } from "./offers.js";
-import { ObservationRow, WatchRow, type OfferRow } from "./entities.js";
+import { ObservationRow, type OfferRow } from "./entities.js";
 
 const nameOf = <T extends Record<string, number>>(names: T, value: number, field: string): keyof T | null => {
   if (value === 0) return null;
@@ -75,10 +80,26 @@ export async function recordObservation(em: EntityManager, offer: OfferRow, fact
  * deals.watch.matched to the outbox. Answers the watches notified now.
  */
 export async function notifyWatches(em: EntityManager, offer: OfferRow, row: ObservationRow, price: Price | null, at: Date): Promise<string[]> {
-  const candidates = await em.find(WatchRow, {
-    kind: { $ne: "saved_search" },
-    $or: [{ productId: null }, ...(offer.productId ? [{ productId: offer.productId }] : [])],
-  });
+  // Only watches that can match: the offer's product's, or keyword ones whose every word it mentions (a GIN index).
+  const offerWords = keywordWords(`${offer.title} ${offer.description}`).join(" ");
+  const rows = await em.getConnection().execute<WatchCandidate[]>(
+    `select id, owner, kind, keyword, product_id, price_below_minor, price_below_currency from ${qualified(em, "watches")}
+     where kind <> 'saved_search'
+       and (${offer.productId ? "product_id = ? or " : ""}(product_id is null and keyword_words <@ string_to_array(?, ' ')))`,
+    [...(offer.productId ? [offer.productId] : []), offerWords],
+    "all",
+    em.getTransactionContext(),
+  );
+  const candidates = rows.map((row) => ({
+    id: row.id,
+    owner: row.owner,
+    kind: row.kind,
+    keyword: row.keyword,
+    productId: row.product_id,
+    priceBelowMinor: row.price_below_minor,
+    priceBelowCurrency: row.price_below_currency,
+  }));
+
   const observed = { title: offer.title, description: offer.description, productId: offer.productId ?? null, price };
   const matched = candidates.filter((watch) =>
     watchMatches(

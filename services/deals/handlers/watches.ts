@@ -111,6 +111,7 @@ export function watchHandlers(ctx: DealsContext): WatchHandlers {
           owner,
           kind,
           keyword,
+          keywordWords: keywordWords(keyword),
           productId: request.productId || null,
           priceBelowMinor: priceBelow?.minor ?? null,
           priceBelowCurrency: priceBelow?.currency ?? null,

@@ -106,6 +106,7 @@ export class Migration20261123000000_deals extends Migration {
       owner text not null,
       kind text not null check (kind in ('keyword', 'product', 'price_below', 'saved_search')),
       keyword text not null,
+      keyword_words text[] not null default '{}',
       product_id text,
       price_below_minor bigint,
       price_below_currency text,
@@ -114,6 +115,8 @@ export class Migration20261123000000_deals extends Migration {
     )`);
     this.addSql(`create index watches_by_owner on watches (owner, id)`);
     this.addSql(`create index watches_by_product on watches (product_id)`);
+    // An observation finds the keyword watches it may match by their words, not by reading every watch.
+    this.addSql(`create index watches_by_keyword_words on watches using gin (keyword_words)`);
     this.addSql(`create table watch_matches (
       watch_id text not null,
       observation_id text not null,
