@@ -78,6 +78,19 @@ describe("submitting a code", () => {
     expect(await eventsAbout(t, first.body.coupon.id)).toEqual(["coupons.code.submitted", "coupons.code.published"]);
   });
 
+  it("approval announces only the waiting codes that enter active results, not one staff disabled meanwhile", async () => {
+    const site = `${unique("wait")}.com`;
+    const kept = await submit({ host: site });
+    const merchantId = kept.body.merchant.id;
+    const dropped = await submit({ host: site });
+    expect((await moderate(dropped.body.coupon.id, "DISABLED")).status).toBe(200);
+    const approved = await t.http("POST", `/coupons/api/v1/merchants/${merchantId}/status`, { token, headers: staff, body: { status: "MERCHANT_STATUS_APPROVED" } });
+    expect(approved.status).toBe(200);
+    expect(await active(merchantId)).toEqual([kept.body.coupon.id]);
+    expect(await eventsAbout(t, kept.body.coupon.id)).toContain("coupons.code.published");
+    expect(await eventsAbout(t, dropped.body.coupon.id)).not.toContain("coupons.code.published");
+  });
+
   it("AI output is held for staff review; staff returning it to active results publishes it", async () => {
     const shop = await merchant(t, token);
     const ai = await submit({ merchant_id: shop.id }, { "x-pf-origin": "ai" });

@@ -120,7 +120,9 @@ export function merchantHandlers(ctx: ServiceContext): MerchantHandlers {
         for (const row of waiting) Object.assign(row, { publishedAt: at, updatedAt: at });
         await em.flush();
         const reports = await reportsOf(em, waiting.map((row) => row.id));
-        for (const row of waiting) await codePublished(em, couponToProto(row, reports.get(row.id), at), at);
+        // Only codes that enter active results are announced: not one staff disabled or expired, nor one past its end.
+        const entering = waiting.filter((row) => row.moderation === "" && (!row.expiresAt || row.expiresAt > at));
+        for (const row of entering) await codePublished(em, couponToProto(row, reports.get(row.id), at), at);
         const answered = await answer(em, merchant, waiting.length);
         await merchantChanged(em, subjects.merchantStatusChanged, answered.merchant!, { previous: MERCHANT_STATUS_TO_PROTO[from], reason, changedBy: by }, at);
         return answered;
