@@ -1,4 +1,5 @@
 import { expect } from "vitest";
+import { outboxEvents } from "../support/outbox.js";
 import type { TestPlatform } from "../support/platform.js";
 
 /** A service token holding every coupons capability (a first-party backend acting for people and staff). */
@@ -16,20 +17,11 @@ export const unique = (prefix: string) => `${prefix}${Date.now().toString(36)}${
 
 export const staff = { "x-pf-subject": "usr_staff1", "x-pf-staff": "1" };
 
-/** The subjects of the events the coupons outbox holds about one record (by id in the payload), oldest first. */
-export async function eventsAbout(t: TestPlatform, id: string): Promise<string[]> {
-  const rows = await t.platform.contexts.get("coupons")!.orm.em.getConnection().execute<{ subject: string }[]>(
-    `select subject from coupons.outbox where payload like ? order by id`,
-    [`%${id}%`],
-  );
-  return rows.map((row) => row.subject);
-}
+/** The subjects of the events the coupons outbox holds about one record, oldest first. */
+export const eventsAbout = async (t: TestPlatform, id: string) => (await outboxEvents(t, "coupons", id)).map((event) => event.subject);
 
 /** The payloads of the coupons outbox, oldest first. */
-export async function outboxPayloads(t: TestPlatform): Promise<string[]> {
-  const rows = await t.platform.contexts.get("coupons")!.orm.em.getConnection().execute<{ payload: string }[]>(`select payload from coupons.outbox order by id`);
-  return rows.map((row) => row.payload);
-}
+export const outboxPayloads = async (t: TestPlatform) => (await outboxEvents(t, "coupons")).map((event) => event.payload);
 
 /** A merchant created by staff through the route (approved unless asked otherwise). */
 export async function merchant(t: TestPlatform, token: string, body: Record<string, unknown> = {}) {
