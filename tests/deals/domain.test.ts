@@ -60,10 +60,11 @@ describe("rules", () => {
     expect(staffActorOf({ ...base, kind: "anonymous", sub: "" })).toBeUndefined();
   });
 
-  it("aliases normalise: GTIN to 14 digits, part numbers without spaces or dashes, exact names case-folded", () => {
+  it("aliases normalise: GTIN to 14 digits, part numbers without spaces or dashes, exact names with case kept", () => {
     expect(normaliseAlias("gtin", "96385074")).toBe("00000096385074");
     expect(normaliseAlias("sku", " ab-1 2 ")).toBe("AB12");
-    expect(normaliseAlias("name", "Stabilo   Pen")).toBe("stabilo pen");
+    expect(normaliseAlias("name", " Stabilo   Pen")).toBe("Stabilo Pen");
+    expect(normaliseAlias("name", "Cafe\u0301")).toBe(normaliseAlias("name", "Caf\u00e9"));
     expect(normaliseAlias("url", "https://www.x.example/p/")).toBe("x.example/p");
   });
 

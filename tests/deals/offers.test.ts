@@ -79,9 +79,9 @@ describe("submit", () => {
     }
   });
 
-  it("a service without X-PF-Subject acts for nobody (403 deals.person_required)", async () => {
+  it("a service without X-PF-Subject acts for nobody (403 auth.person_required)", async () => {
     const answer = await t.http("POST", "/deals/api/v1/offers", { token: web, body: { link: "https://x.example/nobody", title: "T" } });
-    expect(answer.body).toMatchObject({ status: 403, code: "deals.person_required" });
+    expect(answer.body).toMatchObject({ status: 403, code: "auth.person_required" });
   });
 });
 
@@ -145,6 +145,13 @@ describe("expire", () => {
     const other = (await submit(t, web, person())).offer;
     const forPerson = await t.http("POST", `/deals/api/v1/offers/${other.id}/expire`, { token: expirer, body: {}, headers: { "x-pf-subject": person() } });
     expect(forPerson.body).toMatchObject({ status: 403, code: "offer.not_submitter" });
+  });
+
+  it("a first-party app holding deals.offer.expire acts for nobody and is no moderator: it expires nobody's offer", async () => {
+    const app = await t.token({ kind: "app", app_id: "app_web", fp: true, caps: ["deals.offer.expire"] });
+    const offer = (await submit(t, web, person())).offer;
+    const answer = await t.http("POST", `/deals/api/v1/offers/${offer.id}/expire`, { token: app, body: {} });
+    expect(answer.body).toMatchObject({ status: 403, code: "auth.person_required" });
   });
 
   it("offers with a stated end expire on their own at it; without one they never do", async () => {

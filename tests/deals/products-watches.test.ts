@@ -22,8 +22,11 @@ describe("product resolve", () => {
     expect(made.body.created).toBe(true);
     const id = made.body.product.id;
     expect(made.body.product.aliases).toEqual(expect.arrayContaining([{ kind: "gtin", value: "04006381333931", product_id: id }, { kind: "mpn", value: "AB123", product_id: id }]));
-    const byName = await resolve({ name: "stabilo pen", create: false });
+    const byName = await resolve({ name: " Stabilo Pen ", create: false });
     expect(byName.body).toMatchObject({ created: false, product: { id } });
+    // An exact name: another case is another name.
+    const otherCase = await resolve({ name: "stabilo pen", create: false });
+    expect(otherCase.body).toMatchObject({ status: 404, code: "product.not_found" });
     const more = await resolve({ mpn: "AB123", url: "https://www.pens.example/stabilo/" });
     expect(more.body.product.aliases.map((a: { kind: string }) => a.kind)).toContain("url");
   });

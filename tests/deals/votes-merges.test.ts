@@ -128,6 +128,20 @@ describe("merge and unmerge", () => {
     expect(twice.body).toMatchObject({ status: 409, code: "offer.not_merged" });
   });
 
+  it("a submitter's vote on a duplicate never counts for their own canonical offer, and counts again after unmerge", async () => {
+    const owner = person();
+    const canonical = (await submit(t, web, owner)).offer;
+    const duplicate = (await submit(t, web, person())).offer;
+    await vote(duplicate.id, owner, 1);
+    await vote(duplicate.id, person(), -1);
+    const merged = await t.http("POST", `/deals/api/v1/offers/${duplicate.id}/merge`, { token: web, body: { into: canonical.id } });
+    expect(merged.body.merge.offer_before).toMatchObject({ up: 1, down: 1, voters: 2 });
+    expect(merged.body.merge.canonical_after).toMatchObject({ up: 0, down: 1, voters: 1, score: -1 });
+    const unmerged = await t.http("POST", `/deals/api/v1/offers/${duplicate.id}/unmerge`, { token: web, body: {} });
+    expect(unmerged.body.merge.offer_after).toEqual(merged.body.merge.offer_before);
+    expect(unmerged.body.merge.canonical_after).toMatchObject({ up: 0, down: 0, voters: 0 });
+  });
+
   it("refuses merging into itself, into a merged offer, and people who are not stated staff", async () => {
     const [a, b, c] = [(await submit(t, web, person())).offer, (await submit(t, web, person())).offer, (await submit(t, web, person())).offer];
     const self = await t.http("POST", `/deals/api/v1/offers/${a.id}/merge`, { token: web, body: { into: a.id } });

@@ -48,9 +48,10 @@ const marks = (values: unknown[]) => values.map(() => "?").join(", ");
 export async function tallyOf(em: EntityManager, row: OfferRow, group: string[]): Promise<Tally> {
   const connection = em.getConnection();
   const tx = em.getTransactionContext();
+  // No votes on one's own offer: a submitter's vote on a duplicate merged into their offer does not count for it.
   const votes = await connection.execute<{ voter: string; value: number; weight: number; created_at: Date }[]>(
-    `select voter, value, weight, created_at from ${qualified(em, "votes")} where offer_id in (${marks(group)}) and removed_at is null`,
-    group, "all", tx,
+    `select voter, value, weight, created_at from ${qualified(em, "votes")} where offer_id in (${marks(group)}) and removed_at is null and voter <> ?`,
+    [...group, row.submittedBy], "all", tx,
   );
   const [{ count }] = await connection.execute<{ count: string }[]>(
     `select count(*) as count from ${qualified(em, "observations")} where offer_id in (${marks(group)})`, group, "all", tx,

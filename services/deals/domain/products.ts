@@ -8,8 +8,9 @@ export const ALIAS_KINDS: AliasKind[] = ["gtin", "mpn", "sku", "url", "name"];
 /**
  * An alias as stored and compared: a GTIN as 14 digits (GTIN-8/12/13 zero-padded),
  * part numbers and SKUs upper-cased without spaces or dashes, URLs without
- * scheme, `www.`, fragment or trailing slash, names with whitespace collapsed
- * and case folded (an exact name otherwise).
+ * scheme, `www.`, fragment or trailing slash, names exact (case kept: the spec's
+ * "exact name") with only surrounding and repeated whitespace and the Unicode
+ * composition (NFC) normalised.
  */
 export function normaliseAlias(kind: AliasKind, raw: string): string {
   const value = raw.trim();
@@ -32,6 +33,6 @@ export function normaliseAlias(kind: AliasKind, raw: string): string {
       return `${url.host.toLowerCase().replace(/^www\./, "")}${url.pathname.replace(/\/+$/, "")}${url.search}`;
     }
     case "name":
-      return value.replace(/\s+/g, " ").toLowerCase();
+      return value.normalize("NFC").replace(/\s+/g, " ");
   }
 }

@@ -12,7 +12,7 @@ import {
   ResolvedFlagSchema,
   type DealsService,
 } from "../../../gen/pf/deals/v1/deals_pb.js";
-import { principalOf } from "../../kit/auth/principal.js";
+import { principalOf, requirePerson } from "../../kit/auth/principal.js";
 import { maxLength } from "../../kit/limits.js";
 import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
 import { invalid, problem } from "../../kit/problem.js";
@@ -22,7 +22,7 @@ import { audit } from "../db/audit.js";
 import { FlagRow } from "../db/entities.js";
 import { flagToProto, raiseFlag, reasonName } from "../db/flags.js";
 import { offerById } from "../db/offers.js";
-import { requireModerator, requirePersonFor } from "../domain/roles.js";
+import { requireModerator } from "../domain/roles.js";
 
 type FlagHandlers = Pick<ServiceImpl<typeof DealsService>, "flagOffer" | "listFlags" | "resolveFlag">;
 
@@ -34,7 +34,7 @@ type FlagHandlers = Pick<ServiceImpl<typeof DealsService>, "flagOffer" | "listFl
 export function flagHandlers(ctx: DealsContext): FlagHandlers {
   return {
     async flagOffer(request, call) {
-      const person = requirePersonFor(principalOf(call));
+      const person = requirePerson(principalOf(call));
       const reason = reasonName(request.reason);
       if (reason === undefined || reason === "vote_ring" || request.reason === FlagReason.UNSPECIFIED) {
         throw invalid("reason", "reason is one of expired, price_wrong, duplicate, spam, other");

@@ -10,7 +10,7 @@ import {
   type DealsService,
   type OfferUpdateRequest,
 } from "../../../gen/pf/deals/v1/deals_pb.js";
-import { principalOf } from "../../kit/auth/principal.js";
+import { principalOf, requirePerson, staffActorOf } from "../../kit/auth/principal.js";
 import { idempotencyKeyOf, idempotent, requestHash } from "../../kit/idempotency.js";
 import { newId } from "../../kit/ids.js";
 import { maxLength } from "../../kit/limits.js";
@@ -23,8 +23,6 @@ import { hasObservation, observedFacts, recordObservation } from "../db/observat
 import { offerById, offerToProto, observationToProto, requireActive } from "../db/offers.js";
 import { linkKey } from "../domain/links.js";
 import { offerStatus, requireCategory, requireDescription, requireStatedExpiry, requireTitle } from "../domain/offers.js";
-import { staffActorOf } from "../../kit/auth/principal.js";
-import { requirePersonFor } from "../domain/roles.js";
 import { EXPIRY } from "../workers/expiry.js";
 
 type OfferHandlers = Pick<ServiceImpl<typeof DealsService>, "submitOffer" | "updateOffer" | "recordObservation" | "expireOffer">;
@@ -60,7 +58,7 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
   /** An edit and/or an observation of one offer, in one transaction, idempotent by key when one is sent. */
   async function update(request: OfferUpdateRequest, call: HandlerContext, allowEdits: boolean) {
     const principal = principalOf(call);
-    const person = requirePersonFor(principal);
+    const person = requirePerson(principal);
     const edits = editsOf(request);
     if (!allowEdits && edits.length > 0) throw invalid(edits[0], `${edits[0]} is an offer field: edit it with PATCH /offers/{id}`);
     const observing = !allowEdits || hasObservation(request.observation);
@@ -113,7 +111,7 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
   return {
     async submitOffer(request, call) {
       const principal = principalOf(call);
-      const person = requirePersonFor(principal);
+      const person = requirePerson(principal);
       const key = linkKey("link", request.link);
       const title = requireTitle("title", request.title);
       const description = requireDescription("description", request.description);
@@ -173,8 +171,9 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
 
     async expireOffer(request, call) {
       const principal = principalOf(call);
-      const moderator = staffActorOf(principal);
-      const person = moderator ?? requirePersonFor(principal);
+      // deals.offer.expire is a submitter's capability too: an app acting for nobody is no moderator here (a platform service is).
+      const moderator = principal.kind === "app" ? undefined : staffActorOf(principal);
+      const person = moderator ?? requirePerson(principal);
       const reason = maxLength("reason", request.reason, 500);
       if (request.into !== "") throw invalid("into", "into is for merges only");
       return ctx.transaction(async (em) => {

@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { VoteResultSchema, VoteSchema, type DealsService } from "../../../gen/pf/deals/v1/deals_pb.js";
-import { principalOf } from "../../kit/auth/principal.js";
+import { principalOf, requirePerson } from "../../kit/auth/principal.js";
 import { qualified } from "../../kit/db/orm.js";
 import { newId } from "../../kit/ids.js";
 import { invalid, problem } from "../../kit/problem.js";
@@ -13,7 +13,6 @@ import { FlagRow, VoteRow, type OfferRow } from "../db/entities.js";
 import { raiseFlag } from "../db/flags.js";
 import { groupOf, offerById, requireActive, tallyOf } from "../db/offers.js";
 import { voteWeight } from "../domain/hotness.js";
-import { requirePersonFor } from "../domain/roles.js";
 
 type VoteHandlers = Pick<ServiceImpl<typeof DealsService>, "setVote" | "removeVote">;
 
@@ -59,7 +58,7 @@ export function voteHandlers(ctx: DealsContext): VoteHandlers {
   return {
     async setVote(request, call) {
       const principal = principalOf(call);
-      const voter = requirePersonFor(principal);
+      const voter = requirePerson(principal);
       if (request.value !== 1 && request.value !== -1) throw invalid("value", "value is 1 or -1");
       const client = clientKeys.of(call.requestHeader);
       return ctx.transaction(async (em) => {
@@ -94,7 +93,7 @@ export function voteHandlers(ctx: DealsContext): VoteHandlers {
     },
 
     async removeVote(request, call) {
-      const voter = requirePersonFor(principalOf(call));
+      const voter = requirePerson(principalOf(call));
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const offer = await offerById(em, request.id, true);

@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { WatchKind, WatchListSchema, WatchResultSchema, WatchSchema, type DealsService, type WatchRequest } from "../../../gen/pf/deals/v1/deals_pb.js";
-import { principalOf } from "../../kit/auth/principal.js";
+import { principalOf, requirePerson } from "../../kit/auth/principal.js";
 import { qualified } from "../../kit/db/orm.js";
 import { newId } from "../../kit/ids.js";
 import { maxLength } from "../../kit/limits.js";
@@ -12,7 +12,6 @@ import { invalid, problem } from "../../kit/problem.js";
 import type { DealsContext } from "../context.js";
 import { ProductRow, WatchRow } from "../db/entities.js";
 import { requirePrice } from "../domain/observations.js";
-import { requirePersonFor } from "../domain/roles.js";
 import { keywordWords, type WatchKind as Kind } from "../domain/watches.js";
 import { WATCH_KINDS } from "../events.js";
 
@@ -73,7 +72,7 @@ export function watchHandlers(ctx: DealsContext): WatchHandlers {
 
   return {
     async listWatches(request, call) {
-      const owner = requirePersonFor(principalOf(call));
+      const owner = requirePerson(principalOf(call));
       const limit = pageLimit(request.limit);
       const before = decodeCursor(request.cursor)?.[0];
       const em = ctx.orm.em.fork();
@@ -89,7 +88,7 @@ export function watchHandlers(ctx: DealsContext): WatchHandlers {
     },
 
     async createWatch(request, call) {
-      const owner = requirePersonFor(principalOf(call));
+      const owner = requirePerson(principalOf(call));
       const kind = kindOf(request);
       const keyword = maxLength("keyword", request.keyword.trim(), 200);
       const query = maxLength("query", request.query.trim(), 500);
@@ -124,7 +123,7 @@ export function watchHandlers(ctx: DealsContext): WatchHandlers {
     },
 
     async deleteWatch(request, call) {
-      const owner = requirePersonFor(principalOf(call));
+      const owner = requirePerson(principalOf(call));
       return ctx.transaction(async (em) => {
         const row = await em.findOne(WatchRow, { id: request.id });
         if (!row || row.owner !== owner) throw notFound();
