@@ -16,6 +16,12 @@ export interface Config {
   dbPoolSize: number;
   /** NATS with JetStream; unset keeps events in process (NATS_URL). */
   natsUrl?: string;
+  /**
+   * Deployments sharing one NATS server keep apart by a namespace: subjects
+   * travel as `<namespace>.<subject>`, streams are `PF_<NAMESPACE>_<PREFIX>`
+   * (PF_NATS_NAMESPACE; unset: the spec's subjects as they are).
+   */
+  natsNamespace?: string;
   /** Services this process runs (PF_SERVICES, comma separated); unset runs all. */
   services?: string[];
   /** Serve the HTTP gateway in this process (PF_GATEWAY, default on; "0" turns it off). */
@@ -62,6 +68,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: env.DATABASE_URL || undefined,
     dbPoolSize: integer(env.PF_DB_POOL, 4),
     natsUrl: env.NATS_URL || undefined,
+    natsNamespace: namespace(env.PF_NATS_NAMESPACE),
     services: services.length > 0 ? services : undefined,
     gateway: env.PF_GATEWAY !== "0",
     logLevel: env.LOG_LEVEL ?? "info",
@@ -74,6 +81,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     callTimeoutMs: integer(env.PF_CALL_TIMEOUT_MS, 10_000),
     env,
   };
+}
+
+function namespace(value: string | undefined): string | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (!/^[a-z0-9_-]{1,32}$/.test(value)) throw new Error(`PF_NATS_NAMESPACE: expected 1 to 32 of a-z 0-9 _ -, got ${JSON.stringify(value)}`);
+  return value;
 }
 
 function integer(value: string | undefined, fallback: number): number {

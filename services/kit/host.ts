@@ -72,7 +72,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       logger.info({ dataDir: join(config.dataDir, "pg") }, "DATABASE_URL is unset: using the embedded PostgreSQL");
     }
 
-    const bus: EventBus = config.natsUrl ? await JetStreamBus.connect(config.natsUrl, logger) : new InProcessBus(logger);
+    const bus: EventBus = config.natsUrl ? await JetStreamBus.connect(config.natsUrl, logger, config.natsNamespace) : new InProcessBus(logger);
     stops.push(() => bus.close());
 
     // Every pf service call: in its scope (request id, deadline), counted and kept from leaking internals, enforced, its input checked.

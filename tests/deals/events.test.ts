@@ -29,11 +29,11 @@ describe.skipIf(!natsUrl && process.env.CI !== "true")("deals.watch.matched on N
     nc = await connect({ servers: natsUrl });
     first = await startTestPlatform({ services: ["deals"] });
     // A JetStream subscriber of the stream, from now on: it sees what the stream keeps (resends dropped by Nats-Msg-Id).
-    const consumer = await jetstream(nc).consumers.get("PF_DEALS", { deliver_policy: DeliverPolicy.StartTime, opt_start_time: new Date().toISOString() });
+    const consumer = await jetstream(nc).consumers.get(first.events!.stream("deals"), { deliver_policy: DeliverPolicy.StartTime, opt_start_time: new Date().toISOString() });
     const messages = await consumer.consume();
     stop = () => void messages.stop();
     void (async () => {
-      for await (const message of messages) if (message.subject === "deals.watch.matched") received.push({ id: message.headers?.get("Nats-Msg-Id") ?? "", body: message.json() });
+      for await (const message of messages) if (message.subject === first.events!.subject("deals.watch.matched")) received.push({ id: message.headers?.get("Nats-Msg-Id") ?? "", body: message.json() });
     })();
   });
   afterAll(async () => {
@@ -67,7 +67,7 @@ describe.skipIf(!natsUrl && process.env.CI !== "true")("deals.watch.matched on N
     const em = first.platform.contexts.get("deals")!.orm.em;
     await em.getConnection().execute(`update ${qualified(em, "outbox")} set sent_at = null where subject = 'deals.watch.matched'`);
     await first.platform.stop();
-    second = await startTestPlatform({ services: ["deals"], env: { DATABASE_URL: databaseUrl } });
+    second = await startTestPlatform({ services: ["deals"], env: { DATABASE_URL: databaseUrl, PF_NATS_NAMESPACE: first.events!.namespace } });
     const ctx = second.platform.contexts.get("deals")!;
     const unsent = async () =>
       (await ctx.orm.em.getConnection().execute<{ n: string }[]>(`select count(*) as n from ${qualified(ctx.orm.em, "outbox")} where sent_at is null`))[0].n;

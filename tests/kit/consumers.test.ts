@@ -31,12 +31,12 @@ function probe(name: string, failOnce: string) {
 }
 
 /** Durable consumers outlive their process by design; a test's own must not pile up on the shared server. */
-async function removeDurable(durable: string): Promise<void> {
-  if (!process.env.NATS_URL) return;
+async function removeDurable(t: TestPlatform, durable: string): Promise<void> {
+  if (!t.events) return;
   const nc = await connect({ servers: process.env.NATS_URL });
   try {
     const jsm = await jetstreamManager(nc);
-    await jsm.consumers.delete("PF_NETWORK", durable).catch(() => undefined);
+    await jsm.consumers.delete(t.events.stream("network"), durable).catch(() => undefined);
   } finally {
     await nc.close();
   }
@@ -77,7 +77,7 @@ describe.each([
       expect([...applied].sort()).toEqual(["first", "second", "third"]);
     } finally {
       await stop();
-      await removeDurable(`network_${definition.name}`);
+      await removeDurable(t, `network_${definition.name}`);
     }
   });
 

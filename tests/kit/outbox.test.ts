@@ -89,7 +89,8 @@ describe.skipIf(!process.env.NATS_URL)("the outbox relay on JetStream", () => {
     const ctx = t.platform.contexts.get("network")!;
     const db = ctx.orm.em.getConnection();
     const received: string[] = [];
-    const subscription = nc.subscribe("network.poison.*", { callback: (_e, m) => void received.push(m.subject) });
+    const wire = t.events!.subject;
+    const subscription = nc.subscribe(wire("network.poison.*"), { callback: (_e, m) => void received.push(m.subject) });
     await nc.flush();
     // Written past recordEvent's own limit, as an older version might have: bigger than NATS's max_payload.
     await db.execute(`insert into network.outbox (id, subject, schema_id, payload) values ('evt_0poison', 'network.poison.big', 'x', ?)`, ["x".repeat(2 * 1024 * 1024)]);
@@ -100,16 +101,16 @@ describe.skipIf(!process.env.NATS_URL)("the outbox relay on JetStream", () => {
       );
       return rows.length === 2 && rows[0].failed && !rows[0].sent && rows[1].sent;
     });
-    await until(() => received.includes("network.poison.after"));
-    expect(received).not.toContain("network.poison.big");
+    await until(() => received.includes(wire("network.poison.after")));
+    expect(received).not.toContain(wire("network.poison.big"));
     subscription.unsubscribe();
   });
 
   it("keeps the order written with two instances relaying the same outbox", async () => {
-    const other = await startTestPlatform({ services: ["network"], env: { DATABASE_URL: t.platform.databaseUrl } });
+    const other = await startTestPlatform({ services: ["network"], env: { DATABASE_URL: t.platform.databaseUrl, PF_NATS_NAMESPACE: t.events!.namespace } });
     try {
       const received: string[] = [];
-      const subscription = nc.subscribe("network.ordered.*", { callback: (_e, m) => void received.push(m.headers?.get("Nats-Msg-Id") ?? "") });
+      const subscription = nc.subscribe(t.events!.subject("network.ordered.*"), { callback: (_e, m) => void received.push(m.headers?.get("Nats-Msg-Id") ?? "") });
       await nc.flush();
       const ids = Array.from({ length: 300 }, (_, i) => `evt_0order${String(i).padStart(4, "0")}`);
       const db = t.platform.contexts.get("network")!.orm.em.getConnection();

@@ -12,6 +12,7 @@ import { startPlatform, type Platform } from "../../services/kit/host.js";
 import { createLogger } from "../../services/kit/logger.js";
 import { modules } from "../../services/registry.js";
 import { createTestDatabase, serverUrl } from "./database.js";
+import { deleteNamespaceStreams, newTestEvents, type TestEvents } from "./nats.js";
 
 export interface TestPlatform {
   platform: Platform;
@@ -21,6 +22,8 @@ export interface TestPlatform {
   client<S extends DescService>(service: S, token?: string): Client<S>;
   /** A JSON request through the gateway over real HTTP. */
   http(method: string, path: string, options?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<HttpAnswer>;
+  /** This platform's NATS namespace (PF_NATS_NAMESPACE), when NATS_URL is set. */
+  events?: TestEvents;
   stop(): Promise<void>;
 }
 
@@ -41,6 +44,10 @@ export async function startTestPlatform(options: { env?: Record<string, string>;
   const dataDir = await mkdtemp(join(tmpdir(), "pf-test-"));
   const server = serverUrl();
   const database = server ? await createTestDatabase(server) : undefined;
+  const natsUrl = options.env?.NATS_URL ?? process.env.NATS_URL;
+  // A namespace passed in is shared with another platform (a restart): its creator deletes it.
+  const sharedNamespace = options.env?.PF_NATS_NAMESPACE;
+  const events = natsUrl ? newTestEvents(sharedNamespace) : undefined;
   const config = loadConfig({
     PF_HTTP_PORT: "0",
     PF_RPC_PORT: "0",
@@ -49,6 +56,7 @@ export async function startTestPlatform(options: { env?: Record<string, string>;
     LOG_LEVEL: process.env.LOG_LEVEL ?? "silent",
     ...(database ? { DATABASE_URL: database.url } : {}),
     ...(process.env.NATS_URL ? { NATS_URL: process.env.NATS_URL } : {}),
+    ...(events ? { PF_NATS_NAMESPACE: events.namespace } : {}),
     ...(options.services ? { PF_SERVICES: options.services.join(",") } : {}),
     ...options.env,
   });
@@ -61,6 +69,7 @@ export async function startTestPlatform(options: { env?: Record<string, string>;
   return {
     platform,
     gatewayUrl,
+    events,
     token: (claims) => platform.mintToken(claims),
     client(service, token) {
       return clientWithDefaults(service, platform.transport, token ? { headers: { authorization: `Bearer ${token}` } } : {});
@@ -80,6 +89,7 @@ export async function startTestPlatform(options: { env?: Record<string, string>;
     },
     async stop() {
       await platform.stop();
+      if (events && natsUrl && !sharedNamespace) await deleteNamespaceStreams(natsUrl, events);
       await database?.drop();
       await rm(dataDir, { recursive: true, force: true });
     },
