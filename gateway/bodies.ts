@@ -2,7 +2,8 @@
  * The declared place for bindings the JSON path cannot serve, as the
  * architecture allows: multipart uploads (media files, tool jobs, static
  * deploys), raw responses (google.api.HttpBody: files, RSS/Atom/JSON feeds)
- * and server-streaming RPCs as text/event-stream with Last-Event-ID resume.
+ * and server-streaming RPCs as text/event-stream with Last-Event-ID resume
+ * (sse.ts).
  *
  * A hook claims bindings by their descriptors (method kind, input or output
  * type) and builds their handler once at startup; the first hook in
@@ -17,6 +18,7 @@ import { problemMessage } from "../services/kit/problem.js";
 import type { Binding } from "./bindings.js";
 import { instanceOf, sendProblem } from "./problems.js";
 import type { RouteContext } from "./routes.js";
+import { eventStreamHandler } from "./sse.js";
 
 export interface BodyHook {
   /** For logs. */
@@ -29,14 +31,24 @@ export interface BodyHook {
   parsers?(scope: FastifyInstance): void;
 }
 
-/** Streaming RPCs are routed (so they are documented and never 404) but not served yet. */
+/** Server-streaming RPCs, served as text/event-stream (see sse.ts). */
+const serverStreamingEvents: BodyHook = {
+  name: "server-streaming-events",
+  claims: (binding) => binding.method.methodKind === "server_streaming",
+  handler: eventStreamHandler,
+};
+
+/**
+ * Client and bidi streaming RPCs are routed (so they are documented and never
+ * 404) but not served: an HTTP/1.1 JSON request cannot stream messages in.
+ */
 const streamingNotServed: BodyHook = {
   name: "streaming-not-served",
-  claims: (binding) => binding.method.methodKind !== "unary",
+  claims: (binding) => binding.method.methodKind === "client_streaming" || binding.method.methodKind === "bidi_streaming",
   handler: () => async (request, reply) =>
     sendProblem(
       reply,
-      problemMessage(501, "route.streaming_unsupported", "This streaming RPC is not served over HTTP yet; call it over gRPC or Connect."),
+      problemMessage(501, "route.streaming_unsupported", "This client-streaming RPC is not served over HTTP; call it over gRPC or Connect."),
       instanceOf(request),
     ),
 };
@@ -60,4 +72,4 @@ const rawBytesBody: BodyHook = {
   },
 };
 
-export const BODY_HOOKS: readonly BodyHook[] = [streamingNotServed, rawBytesBody];
+export const BODY_HOOKS: readonly BodyHook[] = [serverStreamingEvents, streamingNotServed, rawBytesBody];

@@ -111,11 +111,18 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
   });
   serveOpenApi(app, bindings, config.hostRouting);
 
+  const openStreams = new Set<AbortController>();
+  // Event streams never end on their own: a closing gateway ends them, or they would hold it for the whole grace.
+  app.addHook("preClose", (done) => {
+    for (const stream of openStreams) stream.abort();
+    done();
+  });
   allowedMethods = registerBindings(app, bindings, config.hostRouting, {
     transport: options.transport,
     timeoutMs: config.callTimeoutMs,
     registry: createRegistry(...filesOf(options.services)),
     logger,
+    openStreams,
   });
 
   return {

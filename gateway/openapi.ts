@@ -5,6 +5,7 @@ import { access as accessOption, type Access, AccessSchema, success_statuses as 
 import { rpcName, type Binding } from "./bindings.js";
 import { takesRawBytes } from "./bodies.js";
 import { PROBLEM_CONTENT_TYPE } from "./problems.js";
+import { EVENT_STREAM_CONTENT_TYPE } from "./sse.js";
 import { requestFields } from "./request.js";
 import { componentName, described, SchemaComponents } from "./schemas.js";
 import { openApiPath } from "./template.js";
@@ -69,7 +70,7 @@ function operation(binding: Binding, components: SchemaComponents, problem: Json
       },
     }),
     responses: {
-      ...successResponses(getOption(method, successStatuses), output),
+      ...(method.methodKind === "server_streaming" ? eventStreamResponse(output) : successResponses(getOption(method, successStatuses), output)),
       default: { description: "Problem", content: { [PROBLEM_CONTENT_TYPE]: { schema: problem } } },
     },
     ...(!(rule.anonymous && rule.visibility === Visibility.PUBLIC) && { security: [{ bearer: [] }] }),
@@ -85,6 +86,20 @@ function successResponses(statuses: readonly number[], output: JsonObject): Json
     responses[status] = status === 204 || status === 304 ? { description } : { description, content: { "application/json": { schema: output } } };
   }
   return responses;
+}
+
+/**
+ * A server-streaming RPC answers text/event-stream: OpenAPI 3.1 has no schema
+ * for a stream's items, so each event's `data:` (one output message) is named
+ * by `x-pf-event-data`.
+ */
+function eventStreamResponse(output: JsonObject): JsonObject {
+  return {
+    200: {
+      description: "An event stream: each event's data is one message as JSON; id: and event: as the gateway README says.",
+      content: { [EVENT_STREAM_CONTENT_TYPE]: { schema: { type: "string" }, "x-pf-event-data": output } },
+    },
+  };
 }
 
 /** The access rule as x-pf-* members: capabilities, visibility, and each special rule that is set. */

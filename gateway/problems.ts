@@ -18,7 +18,7 @@ export function instanceOf(request: FastifyRequest): string {
  * The errors.problem@1 body: the fixed members, then the problem's extensions
  * flattened beside them (never overriding a fixed member).
  */
-function problemJson(found: Problem, instance: string): JsonObject {
+export function problemJson(found: Problem, instance: string): JsonObject {
   const status = validStatus(found.status) ? found.status : 500;
   const body: JsonObject = {
     type: found.type || "about:blank",
@@ -52,7 +52,8 @@ export function sendFailure(request: FastifyRequest, reply: FastifyReply, error:
   if (!(found.status >= 400 && found.status < 500)) {
     // A ConnectError's details carry whole descriptors: log what it says, not what it holds.
     const err = error instanceof ConnectError ? { code: Code[error.code], message: error.rawMessage } : error;
-    logger.error({ err, requestId: request.id, method: request.method, url: request.url }, "gateway request failed");
+    // The path without the query: a query may carry a secret (an overlay stream's token).
+    logger.error({ err, requestId: request.id, method: request.method, path: instanceOf(request) }, "gateway request failed");
   }
   return sendProblem(reply, found, instanceOf(request));
 }

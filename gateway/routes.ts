@@ -18,6 +18,10 @@ export interface RouteContext {
   /** Types for Any and extensions in JSON. */
   readonly registry: Registry;
   readonly logger: Logger;
+  /** How often an open event stream gets a keep-alive comment (default 15 s). */
+  readonly heartbeatMs?: number;
+  /** The event streams being served, ended when the gateway closes (they never end on their own). */
+  readonly openStreams?: Set<AbortController>;
 }
 
 /** Where a service answers: under `/<key>` on every host, and at the root of each host routed to it. */

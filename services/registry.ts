@@ -3,6 +3,8 @@ import { deals } from "./deals/index.js";
 import { coupons } from "./coupons/index.js";
 import type { ServiceModule } from "./kit/module.js";
 import { network } from "./network/index.js";
+import { tips } from "./tips/index.js";
+import { vip } from "./vip/index.js";
 
 /** Every service the platform can run, by key. */
-export const modules: ServiceModule[] = [network, billing, deals, coupons];
+export const modules: ServiceModule[] = [network, billing, deals, coupons, tips, vip];

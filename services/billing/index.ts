@@ -4,6 +4,7 @@ import { implement, type ServiceModule } from "../kit/module.js";
 import { billingContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261122100000_billing } from "./db/migrations/Migration20261122100000_billing.js";
+import { Migration20261124000000_tip_intents } from "./db/migrations/Migration20261124000000_tip_intents.js";
 import { adjustmentHandlers } from "./handlers/admin/adjustments.js";
 import { freezeHandlers } from "./handlers/admin/freeze.js";
 import { importHoldHandlers } from "./handlers/admin/import-holds.js";
@@ -25,7 +26,10 @@ export const billing: ServiceModule = {
   key: "billing",
   schema: {
     entities,
-    migrations: [{ name: "Migration20261122100000_billing", class: Migration20261122100000_billing }],
+    migrations: [
+      { name: "Migration20261122100000_billing", class: Migration20261122100000_billing },
+      { name: "Migration20261124000000_tip_intents", class: Migration20261124000000_tip_intents },
+    ],
   },
   async implementations(serviceContext) {
     const ctx = billingContext(serviceContext);

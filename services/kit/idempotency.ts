@@ -42,18 +42,7 @@ export async function idempotent<Desc extends DescMessage>(
     "all",
     tx,
   );
-  if (claimed.length === 0) {
-    const [first] = await connection.execute<{ request_hash: string; response: Buffer }[]>(
-      `select request_hash, response from ${table} where scope = ? and key = ?`,
-      [key.scope, key.key],
-      "all",
-      tx,
-    );
-    if (first.request_hash !== key.hash) {
-      throw problem(409, "idempotency.mismatch", "This idempotency key was used with a different request.");
-    }
-    return fromBinary(response, first.response);
-  }
+  if (claimed.length === 0) return (await storedAnswer(em, key, response))!;
   const answer = await work();
   await connection.execute(
     `update ${table} set response = ? where scope = ? and key = ?`,
@@ -62,4 +51,26 @@ export async function idempotent<Desc extends DescMessage>(
     tx,
   );
   return answer;
+}
+
+/**
+ * The answer stored for a key, read without claiming it (undefined when the
+ * key is new): a flow that calls another service before its own transaction
+ * answers a retry from here without calling again. Another request under the
+ * key is 409 idempotency.mismatch.
+ */
+export async function storedAnswer<Desc extends DescMessage>(
+  em: EntityManager,
+  key: { scope: string; key: string; hash: string },
+  response: Desc,
+): Promise<MessageShape<Desc> | undefined> {
+  const [first] = await em.getConnection().execute<{ request_hash: string; response: Buffer }[]>(
+    `select request_hash, response from ${qualified(em, "idempotency_keys")} where scope = ? and key = ?`,
+    [key.scope, key.key],
+    "all",
+    em.getTransactionContext(),
+  );
+  if (!first) return undefined;
+  if (first.request_hash !== key.hash) throw problem(409, "idempotency.mismatch", "This idempotency key was used with a different request.");
+  return fromBinary(response, first.response);
 }

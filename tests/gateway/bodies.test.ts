@@ -20,20 +20,9 @@ const binding = (rpc: "check" | "watch", path: string): Binding => ({
 });
 
 describe("hooks for bindings the JSON path does not serve", () => {
-  it("claims streaming RPCs and leaves unary ones to the JSON handler", () => {
-    expect(BODY_HOOKS.filter((hook) => hook.claims(binding("watch", "/watch"))).map((hook) => hook.name)).toEqual(["streaming-not-served"]);
+  it("claims streaming RPCs (served as event streams, sse.test.ts) and leaves unary ones to the JSON handler", () => {
+    expect(BODY_HOOKS.filter((hook) => hook.claims(binding("watch", "/watch"))).map((hook) => hook.name)).toEqual(["server-streaming-events"]);
     expect(BODY_HOOKS.some((hook) => hook.claims(binding("check", "/check")))).toBe(false);
-  });
-
-  it("routes a streaming binding and answers it 501 route.streaming_unsupported", async () => {
-    const app = Fastify();
-    const context = { transport: createRouterTransport(() => {}), timeoutMs: 1000, registry: createRegistry(), logger: createLogger("silent") };
-    registerBindings(app, [binding("watch", "/v1/{service}/watch")], {}, context);
-    const response = await app.inject({ url: "/health/v1/api/watch" });
-    expect(response.statusCode).toBe(501);
-    expect(response.headers["content-type"]).toMatch(/^application\/problem\+json/);
-    expect(response.json()).toMatchObject({ status: 501, code: "route.streaming_unsupported", instance: "/health/v1/api/watch" });
-    await app.close();
   });
 });
 

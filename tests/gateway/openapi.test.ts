@@ -5,6 +5,7 @@ import { openApiDocument } from "../../gateway/openapi.js";
 import { http } from "../../gen/google/api/annotations_pb.js";
 import { NetworkAdminService } from "../../gen/pf/network/v1/admin_pb.js";
 import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
+import { TipsOverlayService } from "../../gen/pf/tips/v1/overlays_pb.js";
 import { access } from "../../gen/pf/v1/options_pb.js";
 
 type Operation = {
@@ -118,5 +119,21 @@ describe("OpenAPI from the descriptors", () => {
     expect(Object.keys(service.paths["/internal/notifications/{kind}"].post.responses).sort()).toEqual(["201", "default"]);
     expect(Object.keys(service.paths["/internal/modules/{namespace}/{subject}"].put.responses).sort()).toEqual(["200", "201", "default"]);
     expect(Object.keys(service.paths["/internal/coins/credit"].post.responses).sort()).toEqual(["200", "default"]);
+  });
+});
+
+describe("OpenAPI of a server-streaming RPC", () => {
+  const overlays = openApiDocument(bindingsOf(TipsOverlayService), { title: "pf tips", basePath: "/tips" }) as unknown as Document;
+
+  it("answers text/event-stream, naming each event's data by its message's schema id, and a problem otherwise", () => {
+    const stream = overlays.paths["/api/v1/stream"].get;
+    expect(Object.keys(stream.responses).sort()).toEqual(["200", "default"]);
+    expect(stream.responses["200"].content).toEqual({
+      "text/event-stream": { schema: { type: "string" }, "x-pf-event-data": { $ref: "#/components/schemas/tips.overlay-event@1" } },
+    });
+    expect(overlays.components.schemas["tips.overlay-event@1"].properties).toHaveProperty("alert_removed");
+    // Public and anonymous: no bearer security (the overlay token is a query parameter the service checks).
+    expect(stream.security).toBeUndefined();
+    expect(stream.parameters.map((parameter) => parameter.name)).toEqual(["token", "config_id"]);
   });
 });

@@ -92,7 +92,7 @@ describe("staff list freshness", () => {
   });
 
   it.skipIf(!process.env.NATS_URL)("shows another instance's staff changes once its event arrives", async () => {
-    const other = await startTestPlatform({ services: ["network"], env: { DATABASE_URL: t.platform.databaseUrl } });
+    const other = await startTestPlatform({ services: ["network"], env: { DATABASE_URL: t.platform.databaseUrl, PF_NATS_NAMESPACE: t.events!.namespace } });
     try {
       await list(other);
       await admin.setStaff({ subject: "usr_fresh2", role: StaffRole.ADMIN });

@@ -48,7 +48,7 @@ describe.skipIf(!natsUrl && process.env.CI !== "true")("network events on NATS",
 
   it("a subscriber receives network.notification.pushed with its id and schema headers", async () => {
     const recipient = `usr_ev${Date.now().toString(36)}`;
-    const sub = await subscriber(nc, "network.notification.pushed");
+    const sub = await subscriber(nc, t.events!.subject("network.notification.pushed"));
     const answer = await t.http("POST", "/network/internal/notifications/mention", { token, body: { recipients: [recipient], title: "Hi" } });
     expect(answer.status).toBe(201);
     await until(() => sub.received.some((m) => m.body.notification.recipient === recipient));
@@ -60,7 +60,7 @@ describe.skipIf(!natsUrl && process.env.CI !== "true")("network events on NATS",
   });
 
   it("events written while NATS is unreachable arrive after it comes back", async () => {
-    const sub = await subscriber(nc, "network.notification.pushed");
+    const sub = await subscriber(nc, t.events!.subject("network.notification.pushed"));
     await proxy.cut();
     const recipients = Array.from({ length: 3 }, (_, i) => `usr_out${i}x${Date.now().toString(36)}`);
     for (const recipient of recipients) {

@@ -89,7 +89,8 @@ export async function startTestPlatform(options: { env?: Record<string, string>;
     },
     async stop() {
       await platform.stop();
-      if (events && natsUrl && !sharedNamespace) await deleteNamespaceStreams(natsUrl, events);
+      // Through the machine's server itself: a test may have routed the platform through a proxy it cut.
+      if (events && natsUrl && !sharedNamespace) await deleteNamespaceStreams(process.env.NATS_URL || natsUrl, events);
       await database?.drop();
       await rm(dataDir, { recursive: true, force: true });
     },

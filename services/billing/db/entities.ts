@@ -99,7 +99,7 @@ export const IntentRow = defineEntity({
   tableName: "intents",
   checks: [
     { name: "intents_status_check", expression: "status in ('requires_action', 'approved', 'settled', 'declined')" },
-    { name: "intents_product_check", expression: "product in ('credit', 'channel_subscription')" },
+    { name: "intents_product_check", expression: "product in ('credit', 'channel_subscription', 'tip')" },
     currencyCheck("intents"),
     { name: "intents_price_check", expression: "price > 0" },
     { name: "intents_credit_granted_check", expression: "credit_granted >= 0" },
@@ -114,6 +114,7 @@ export const IntentRow = defineEntity({
     status: p.text(),
     product: p.text(),
     pack: p.text().default(""),
+    /** The payee: the streamer of a channel subscription, the creator of a tip. */
     streamer: p.text().default(""),
     planId: p.text().default(""),
     planVersion: p.bigint(),

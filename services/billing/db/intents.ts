@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { LockMode, type EntityManager, type FilterQuery } from "@mikro-orm/postgresql";
-import { ChannelSubscriptionSchema, CreditPurchaseSchema, IntentSchema, IntentStatus, type Intent } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { ChannelSubscriptionSchema, CreditPurchaseSchema, IntentSchema, IntentStatus, TipPaymentSchema, type Intent } from "../../../gen/pf/billing/v1/billing_pb.js";
 import { EntityRefSchema } from "../../../gen/pf/v1/refs_pb.js";
 import { problem } from "../../kit/problem.js";
 import { transition, type IntentState, type Transition } from "../domain/intents.js";
@@ -21,13 +21,7 @@ export function intentToProto(row: IntentRow): Intent {
     id: row.id,
     subject: row.subject,
     status: STATUS[row.status as IntentState],
-    product:
-      row.product === "credit"
-        ? { case: "credit", value: create(CreditPurchaseSchema, { pack: row.pack, credit: row.pack === "" ? money(row.creditGranted, row.currency) : undefined }) }
-        : {
-            case: "channelSubscription",
-            value: create(ChannelSubscriptionSchema, { streamer: row.streamer, planId: row.planId, planVersion: row.planVersion, tier: row.tier }),
-          },
+    product: productOf(row),
     price: money(row.price, row.currency),
     creditGranted: money(row.creditGranted, row.currency),
     provider: row.provider,
@@ -44,6 +38,17 @@ export function intentToProto(row: IntentRow): Intent {
     updatedAt: timestampFromDate(row.updatedAt),
     settledAt: row.settledAt ? timestampFromDate(row.settledAt) : undefined,
   });
+}
+
+function productOf(row: IntentRow): Intent["product"] {
+  if (row.product === "credit") {
+    return { case: "credit", value: create(CreditPurchaseSchema, { pack: row.pack, credit: row.pack === "" ? money(row.creditGranted, row.currency) : undefined }) };
+  }
+  if (row.product === "tip") return { case: "tip", value: create(TipPaymentSchema, { creator: row.streamer, amount: money(row.price, row.currency) }) };
+  return {
+    case: "channelSubscription",
+    value: create(ChannelSubscriptionSchema, { streamer: row.streamer, planId: row.planId, planVersion: row.planVersion, tier: row.tier }),
+  };
 }
 
 function notFound() {

@@ -40,10 +40,10 @@ export function transition(from: IntentState, action: IntentAction): Transition 
 
 /** What an intent buys and what billing charges for it. */
 export interface Quote {
-  product: "credit" | "channel_subscription";
+  product: "credit" | "channel_subscription" | "tip";
   /** Credit: the catalogue pack ("" when bought by amount). */
   pack: string;
-  /** Channel subscription: the streamer, plan and tier. */
+  /** Channel subscription: the streamer, plan and tier; tip: the creator paid (as streamer). */
   streamer: string;
   planId: string;
   planVersion: bigint;
@@ -79,8 +79,16 @@ export function quote(catalogue: Catalogue, subject: string, product: IntentRequ
       const { tier, currency, price } = tierPrice(catalogue, maxLength("channel_subscription.tier", wanted.tier, 40));
       return { ...NONE, product: "channel_subscription", streamer, planId: wanted.planId, planVersion: wanted.planVersion, tier, currency, price, credit: 0n };
     }
+    case "tip": {
+      // A tip is charged at face value, within the bounds of credit bought by amount.
+      const creator = requireUser("tip.creator", product.value.creator);
+      if (creator === subject) throw invalid("tip.creator", "A subject cannot tip themselves.");
+      const amount = requireAmount("tip.amount", product.value.amount);
+      const { currency, price } = creditPrice(catalogue, amount.currency, amount.amount);
+      return { ...NONE, product: "tip", streamer: creator, currency, price, credit: 0n };
+    }
     default:
-      throw invalid("product", "An intent buys exactly one product: credit or channel_subscription.");
+      throw invalid("product", "An intent buys exactly one product: credit, channel_subscription or tip.");
   }
 }
 
@@ -98,12 +106,12 @@ export interface Purchase {
  * The purchase's movements: the price leaves the provider's clearing account;
  * a credit purchase grants its credit (the platform's adjustments account
  * takes any difference between price and credit), a channel subscription pays
- * the streamer's payable.
+ * the streamer's payable, a tip the creator's payable.
  */
 export function purchaseMovements(purchase: Purchase, provider: string): Movement[] {
   const { currency, price } = purchase;
   const clearing: Movement = { owner: provider, kind: "provider_clearing", currency, amount: -price };
-  if (purchase.product === "channel_subscription") return [clearing, { owner: purchase.streamer, kind: "payable", currency, amount: price }];
+  if (purchase.product === "channel_subscription" || purchase.product === "tip") return [clearing, { owner: purchase.streamer, kind: "payable", currency, amount: price }];
   const movements: Movement[] = [clearing, { owner: purchase.subject, kind: "credit", currency, amount: purchase.creditGranted }];
   if (purchase.creditGranted !== price) movements.push({ owner: PLATFORM, kind: "adjustments", currency, amount: price - purchase.creditGranted });
   return movements;

@@ -12,7 +12,7 @@ import { IntentRow } from "../db/entities.js";
 import { declineIntent, findIntent, intentToProto, lockIntentById } from "../db/intents.js";
 import { requireThawed } from "../db/ledger.js";
 import { settleIntent } from "../db/settlement.js";
-import { quote } from "../domain/intents.js";
+import { quote, type Quote } from "../domain/intents.js";
 import { requireReference } from "../domain/references.js";
 
 type IntentHandlers = Pick<ServiceImpl<typeof BillingService>, "createIntent" | "getIntent" | "captureIntent">;
@@ -43,7 +43,7 @@ export function intentHandlers(ctx: BillingContext): IntentHandlers {
               intentId: id,
               currency: priced.currency,
               price: priced.price,
-              description: priced.product === "credit" ? `credit ${priced.pack || priced.credit}` : `channel subscription ${priced.streamer}`,
+              description: describe(priced),
               returnUrl,
               requestId: key ? `${principal.sub}:${key}` : id,
             })
@@ -114,6 +114,11 @@ export function intentHandlers(ctx: BillingContext): IntentHandlers {
       });
     },
   };
+}
+
+function describe(priced: Quote): string {
+  if (priced.product === "credit") return `credit ${priced.pack || priced.credit}`;
+  return priced.product === "tip" ? `tip to ${priced.streamer}` : `channel subscription ${priced.streamer}`;
 }
 
 function notApproved(detail: string) {

@@ -1,0 +1,92 @@
+import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
+import { newId } from "../../kit/ids.js";
+import { deliveryOnSettle, type InteractionKind, type Moderation } from "../domain/checkouts.js";
+import { matchesWordFilter } from "../domain/profiles.js";
+import { interactionChanged, subjects } from "../events.js";
+import { CheckoutRow, GoalRow, InteractionRow, ModerationRow } from "./entities.js";
+import { publishGoal } from "./goals.js";
+import { interactionToProto } from "./interactions.js";
+import { loadProfile } from "./profiles.js";
+
+/** Who holds a paid message matching the creator's word filter, in the moderation log. */
+export const WORD_FILTER = "word_filter";
+
+/** Locks a checkout for a change, inside the caller's transaction; null when there is none. */
+export function lockCheckout(em: EntityManager, id: string): Promise<CheckoutRow | null> {
+  return em.findOne(CheckoutRow, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+}
+
+/**
+ * Settles a locked checkout once (a settled or declined one is left as it
+ * is), in the caller's transaction: the interaction is settled (a paid
+ * message's row is made only now, held when it matches the word filter),
+ * tips.interaction.settled is published, and so is the goal it counts toward.
+ */
+export async function settleCheckout(em: EntityManager, row: CheckoutRow, billing: { transactionId?: string; intentId?: string }, at: Date): Promise<void> {
+  if (row.paymentState !== "pending") return;
+  Object.assign(row, { paymentState: "settled", settledAt: at, updatedAt: at, transactionId: billing.transactionId || row.transactionId, intentId: billing.intentId || row.intentId });
+  let interaction = await em.findOne(InteractionRow, { id: row.id });
+  let moderation: Moderation = "visible";
+  if (!interaction) {
+    const profile = await loadProfile(em, row.creator);
+    if (row.kind === "paid_message" && matchesWordFilter(profile?.wordFilter, row.message)) moderation = "held";
+    interaction = em.create(InteractionRow, {
+      ...pendingInteraction(row, at),
+      moderation,
+    });
+    if (moderation === "held") {
+      em.create(ModerationRow, { id: newId("mod"), interactionId: row.id, creator: row.creator, action: "hold", actor: WORD_FILTER, relayedBy: "", reason: "word filter", createdAt: at });
+    }
+  }
+  Object.assign(interaction, {
+    paymentState: "settled",
+    deliveryState: deliveryOnSettle(row.kind as InteractionKind, interaction.moderation as Moderation),
+    transactionId: row.transactionId,
+    intentId: row.intentId,
+    settledAt: at,
+    updatedAt: at,
+  });
+  await em.flush();
+  await interactionChanged(em, subjects.interactionSettled, interactionToProto(interaction), at);
+  if (row.goalId) {
+    const goal = await em.findOne(GoalRow, { id: row.goalId });
+    if (goal) await publishGoal(em, goal, at);
+  }
+}
+
+/** Declines a locked pending checkout for good, and its interaction (tips, media requests) with it; nothing is delivered. */
+export async function declineCheckout(em: EntityManager, row: CheckoutRow, reason: string, at: Date): Promise<void> {
+  if (row.paymentState !== "pending") return;
+  Object.assign(row, { paymentState: "declined", declineReason: reason.slice(0, 500), updatedAt: at });
+  const interaction = await em.findOne(InteractionRow, { id: row.id });
+  if (interaction) Object.assign(interaction, { paymentState: "declined", deliveryState: "canceled", updatedAt: at });
+  await em.flush();
+}
+
+/** The interaction a checkout stands for, before its payment settles. */
+export function pendingInteraction(row: CheckoutRow, at: Date) {
+  return {
+    id: row.id,
+    creator: row.creator,
+    supporter: row.supporter,
+    kind: row.kind,
+    currency: row.currency,
+    amount: row.amount,
+    message: row.message,
+    goalId: row.goalId,
+    mediaUrl: row.mediaUrl,
+    mediaSeconds: row.mediaSeconds,
+    method: row.method,
+    paymentState: "pending",
+    deliveryState: "pending",
+    moderation: "visible",
+    intentId: row.intentId,
+    transactionId: null,
+    provider: null,
+    providerRef: null,
+    supporterName: "",
+    createdAt: at,
+    updatedAt: at,
+    settledAt: null,
+  };
+}

@@ -1,0 +1,78 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
+import { GoalSchema, type Goal } from "../../../gen/pf/tips/v1/tips_pb.js";
+import { qualified } from "../../kit/db/orm.js";
+import { money } from "../../kit/money.js";
+import { problem } from "../../kit/problem.js";
+import { goalChanged } from "../events.js";
+import { GoalRow } from "./entities.js";
+
+/** What counts toward a goal: settled (or externally paid) interactions naming it, in its currency; hidden ones too. */
+export const COUNTED_STATES = ["settled", "external"];
+
+interface Tally {
+  total: bigint;
+  count: number;
+}
+
+/** The derived totals of goals, from their settled interactions. */
+export async function tallies(em: EntityManager, ids: string[]): Promise<Map<string, Tally>> {
+  if (ids.length === 0) return new Map();
+  const rows = await em.getConnection().execute<{ id: string; total: string; count: string }[]>(
+    `select g.id, coalesce(sum(i.amount), 0) as total, count(i.id) as count
+       from ${qualified(em, "goals")} g
+       left join ${qualified(em, "interactions")} i on i.goal_id = g.id and i.currency = g.currency and i.payment_state in (${COUNTED_STATES.map(() => "?").join(", ")})
+      where g.id in (${ids.map(() => "?").join(", ")})
+      group by g.id`,
+    [...COUNTED_STATES, ...ids],
+    "all",
+    em.getTransactionContext(),
+  );
+  return new Map(rows.map((row) => [row.id, { total: BigInt(row.total), count: Number(row.count) }]));
+}
+
+export function goalToProto(row: GoalRow, tally: Tally = { total: 0n, count: 0 }): Goal {
+  return create(GoalSchema, {
+    id: row.id,
+    creator: row.creator,
+    title: row.title,
+    target: money(row.target, row.currency),
+    total: money(tally.total, row.currency),
+    public: row.public,
+    closed: row.closedAt !== null,
+    revision: row.revision,
+    description: row.description,
+    imageUrl: row.imageUrl,
+    order: row.position,
+    contributions: tally.count,
+    createdAt: timestampFromDate(row.createdAt),
+    updatedAt: timestampFromDate(row.updatedAt),
+    closedAt: row.closedAt ? timestampFromDate(row.closedAt) : undefined,
+  });
+}
+
+/** Goals as read now, with their totals. */
+export async function goalsToProto(em: EntityManager, rows: GoalRow[]): Promise<Goal[]> {
+  const found = await tallies(em, rows.map((row) => row.id));
+  return rows.map((row) => goalToProto(row, found.get(row.id)));
+}
+
+export function goalNotFound() {
+  return problem(404, "goal.not_found", "There is no such goal.");
+}
+
+/** A goal its creator works on; 404 to anyone else, as if missing (private goals stay unseen). */
+export async function findOwnGoal(em: EntityManager, id: string, creator: string, lock = false): Promise<GoalRow> {
+  const row = id === "" ? null : await em.findOne(GoalRow, { id }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
+  if (!row || row.creator !== creator) throw goalNotFound();
+  return row;
+}
+
+/** Publishes tips.goal.changed for a goal as it is now (after a change in this transaction). */
+export async function publishGoal(em: EntityManager, row: GoalRow, at: Date): Promise<Goal> {
+  await em.flush();
+  const [goal] = await goalsToProto(em, [row]);
+  await goalChanged(em, goal, at);
+  return goal;
+}

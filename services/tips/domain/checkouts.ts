@@ -1,0 +1,102 @@
+import type { Profile } from "../../../gen/pf/tips/v1/tips_pb.js";
+import type { Money } from "../../../gen/pf/v1/money_pb.js";
+import { maxLength } from "../../kit/limits.js";
+import { invalid, problem } from "../../kit/problem.js";
+
+/** What a checkout pays for. */
+export type PaidKind = "tip" | "paid_message" | "media_request";
+export type InteractionKind = PaidKind | "external";
+
+/** Payment states, from billing (external: paid outside the platform). */
+export type PaymentState = "pending" | "settled" | "declined" | "external";
+/** Delivery states (effects), separate from payment. */
+export type DeliveryState = "pending" | "queued" | "delivered" | "suppressed" | "canceled";
+export type Moderation = "visible" | "hidden" | "held";
+
+export interface Amount {
+  currency: string;
+  amount: bigint;
+}
+
+/** The media of a media request. */
+export interface Media {
+  url: string;
+  seconds: number;
+}
+
+const MESSAGE_MAX = 500;
+
+/** The supporter's message: required for a paid message, at most 500 characters. */
+export function requireMessage(kind: PaidKind, message: string): string {
+  const text = maxLength("message", message.trim(), MESSAGE_MAX);
+  if (kind === "paid_message" && text === "") throw invalid("message", "A paid message needs its message.");
+  return text;
+}
+
+/** The media of a media request: an absolute http(s) URL and a positive length; none on other kinds. */
+export function requireMedia(kind: PaidKind, url: string, seconds: number): Media | undefined {
+  if (kind !== "media_request") {
+    if (url !== "") throw invalid("media_url", "media_url belongs to media requests only.");
+    if (seconds !== 0) throw invalid("media_seconds", "media_seconds belongs to media requests only.");
+    return undefined;
+  }
+  maxLength("media_url", url, 2000);
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // answered below
+  }
+  if (!parsed || (parsed.protocol !== "https:" && parsed.protocol !== "http:")) throw invalid("media_url", "media_url must be an absolute http(s) URL.");
+  if (!Number.isInteger(seconds) || seconds < 1) throw invalid("media_seconds", "media_seconds is the media's length: 1 or more.");
+  return { url, seconds };
+}
+
+function hostOf(url: string): string {
+  return new URL(url).hostname.toLowerCase().replace(/\.$/, "");
+}
+
+function minimumOf(profile: Profile, kind: PaidKind): Money | undefined {
+  if (kind === "tip") return profile.minimums?.tip;
+  if (kind === "paid_message") return profile.minimums?.paidMessage;
+  return profile.mediaRequests?.minimum;
+}
+
+/**
+ * The creator's profile decides whether a payment is taken: accepting on, the
+ * amount at least the creator's minimum for its kind (in that currency), and
+ * for a media request the creator's media settings (enabled, allowed host,
+ * maximum length). Tips never price: the amount is the supporter's.
+ */
+export function checkAgainstProfile(profile: Profile | undefined, kind: PaidKind, amount: Amount, media: Media | undefined): void {
+  if (!profile || !profile.accepting) throw problem(409, "tips.not_accepting", "This creator does not accept tips now.");
+  if (kind === "media_request") {
+    const settings = profile.mediaRequests;
+    if (!settings?.enabled) throw problem(409, "tips.media_requests_off", "This creator does not take media requests.");
+    const host = hostOf(media!.url);
+    if (!settings.allowedHosts.some((allowed) => host === allowed || host.endsWith(`.${allowed}`))) {
+      throw problem(422, "tips.media_host_not_allowed", `This creator takes no media from ${host}.`, { field: "media_url", allowed_hosts: settings.allowedHosts });
+    }
+    if (settings.maxSeconds > 0 && media!.seconds > settings.maxSeconds) {
+      throw problem(422, "tips.media_too_long", `This creator takes media of at most ${settings.maxSeconds} seconds.`, { field: "media_seconds", max_seconds: settings.maxSeconds });
+    }
+  }
+  const minimum = minimumOf(profile, kind);
+  if (minimum) {
+    if (minimum.currency !== amount.currency) {
+      throw problem(422, "tips.currency_not_accepted", `This creator takes ${kind.replace("_", " ")}s in ${minimum.currency}.`, { field: "amount.currency", currency: minimum.currency });
+    }
+    if (amount.amount < minimum.minorUnits) {
+      throw problem(422, "tips.below_minimum", `The creator's minimum is ${minimum.minorUnits} ${minimum.currency} minor units.`, {
+        field: "amount.minor_units",
+        minimum: { minor_units: minimum.minorUnits.toString(), currency: minimum.currency },
+      });
+    }
+  }
+}
+
+/** The delivery state an interaction takes when its payment settles. */
+export function deliveryOnSettle(kind: InteractionKind, moderation: Moderation): DeliveryState {
+  if (moderation !== "visible") return "suppressed";
+  return kind === "media_request" ? "queued" : "delivered";
+}

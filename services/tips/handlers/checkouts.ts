@@ -1,0 +1,145 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { PaidRequestSchema, PaidResultSchema, PaymentMethod, type PaidRequest, type PaidResult, type TipsService } from "../../../gen/pf/tips/v1/tips_pb.js";
+import { principalOf, requirePerson } from "../../kit/auth/principal.js";
+import { advisoryLock } from "../../kit/db/advisory-lock.js";
+import { idempotencyKeyOf, requestHash } from "../../kit/idempotency.js";
+import { maxLength } from "../../kit/limits.js";
+import { requireAmount } from "../../kit/money.js";
+import { newId } from "../../kit/ids.js";
+import { invalid, problem } from "../../kit/problem.js";
+import { requireUser } from "../../kit/subjects.js";
+import type { TipsContext } from "../context.js";
+import { pendingInteraction } from "../db/checkouts.js";
+import { CheckoutRow, GoalRow, InteractionRow } from "../db/entities.js";
+import { goalNotFound } from "../db/goals.js";
+import { checkoutToProto, interactionToProto } from "../db/interactions.js";
+import { loadProfile } from "../db/profiles.js";
+import { checkAgainstProfile, requireMedia, requireMessage, type Amount, type PaidKind } from "../domain/checkouts.js";
+import { requireOpen } from "../domain/goals.js";
+import { pay } from "../payments.js";
+
+type CheckoutHandlers = Pick<ServiceImpl<typeof TipsService>, "createCheckout" | "createPaidMessage" | "createMediaRequest">;
+
+/** Tips, paid messages and media requests: one checkout each, paid through billing. */
+export function checkoutHandlers(ctx: TipsContext): CheckoutHandlers {
+  return {
+    createCheckout: (request, call) => startCheckout(ctx, "tip", request, call),
+    createPaidMessage: (request, call) => startCheckout(ctx, "paid_message", request, call),
+    createMediaRequest: (request, call) => startCheckout(ctx, "media_request", request, call),
+  };
+}
+
+/**
+ * One checkout per (supporter, Idempotency-Key): recorded pending in one
+ * transaction, paid through billing outside it, settled in another. A retry
+ * with the same key resumes the same checkout and answers it (a declined one
+ * answers its refusal again); with another request it is refused.
+ */
+async function startCheckout(ctx: TipsContext, kind: PaidKind, request: PaidRequest, call: HandlerContext): Promise<PaidResult> {
+  const supporter = requirePerson(principalOf(call));
+  // Billing keeps money for network users only: a guest has no credit and cannot buy.
+  if (!supporter.startsWith("usr_")) throw problem(403, "tips.user_required", "Payments are made by signed-in users (usr_), not guests.");
+  const key = idempotencyKeyOf("", call);
+  if (key === "") throw invalid("Idempotency-Key", "A payment needs an Idempotency-Key header, so a retry never pays twice.");
+  const creator = requireUser("creator", request.creator);
+  if (creator === supporter) throw invalid("creator", "A supporter cannot pay themselves.");
+  const amount = requireAmount("amount", request.amount);
+  const message = requireMessage(kind, request.message);
+  const media = requireMedia(kind, request.mediaUrl, request.mediaSeconds);
+  const method = methodOf(request);
+  const returnUrl = requireReturnUrl(method, request.returnUrl);
+  const goalId = maxLength("goal_id", request.goalId, 100);
+  const hash = `${kind}:${requestHash(PaidRequestSchema, request)}`;
+
+  const started = await ctx.transaction(async (em) => {
+    await advisoryLock(em, `tips.checkout:${supporter}:${key}`);
+    const existing = await em.findOne(CheckoutRow, { supporter, idempotencyKey: key });
+    if (existing) {
+      if (existing.requestHash !== hash) throw problem(409, "idempotency.mismatch", "This idempotency key was used with a different request.");
+      return existing;
+    }
+    checkAgainstProfile(await loadProfile(em, creator), kind, amount, media);
+    if (goalId !== "") await requireGoalFor(em, goalId, creator, amount);
+    const at = ctx.clock.now();
+    const row = em.create(CheckoutRow, {
+      id: newId("int"),
+      supporter,
+      creator,
+      kind,
+      currency: amount.currency,
+      amount: amount.amount,
+      message,
+      goalId: goalId || null,
+      mediaUrl: media?.url ?? "",
+      mediaSeconds: media?.seconds ?? 0,
+      method,
+      returnUrl,
+      paymentState: "pending",
+      idempotencyKey: key,
+      requestHash: hash,
+      intentId: null,
+      checkoutUrl: "",
+      transactionId: null,
+      declineReason: "",
+      createdAt: at,
+      updatedAt: at,
+      settledAt: null,
+    });
+    // A paid message exists only once billing settles it; a tip or media request shows as pending before.
+    if (kind !== "paid_message") em.create(InteractionRow, pendingInteraction(row, at));
+    await em.flush();
+    return row;
+  });
+
+  const row = started.paymentState === "pending" ? await pay(ctx, started.id) : started;
+  if (row.paymentState === "declined") {
+    throw problem(409, "tips.payment_declined", `Billing refused the payment: ${row.declineReason}.`, { reason: row.declineReason, checkout_id: row.id });
+  }
+  call.responseHeader.set("pf-http-status", "201");
+  return answer(ctx, row);
+}
+
+/** The checkout and its interaction, when it has one. */
+export async function answer(ctx: TipsContext, row: CheckoutRow): Promise<PaidResult> {
+  const interaction = await ctx.orm.em.fork().findOne(InteractionRow, { id: row.id });
+  return create(PaidResultSchema, { checkout: checkoutToProto(row), interaction: interaction ? interactionToProto(interaction) : undefined });
+}
+
+function methodOf(request: PaidRequest): "credit" | "intent" {
+  switch (request.paymentMethod) {
+    case PaymentMethod.UNSPECIFIED:
+    case PaymentMethod.CREDIT:
+      return "credit";
+    case PaymentMethod.INTENT:
+      return "intent";
+    default:
+      throw invalid("payment_method", "payment_method is PAYMENT_METHOD_CREDIT or PAYMENT_METHOD_INTENT.");
+  }
+}
+
+/** Where billing's provider sends the supporter back: intent payments only, an absolute http(s) URL. */
+function requireReturnUrl(method: string, url: string): string {
+  if (url === "") return "";
+  if (method !== "intent") throw invalid("return_url", "return_url belongs to intent payments.");
+  maxLength("return_url", url, 2000);
+  let protocol = "";
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    // answered below
+  }
+  if (protocol !== "https:" && protocol !== "http:") throw invalid("return_url", "return_url must be an absolute http(s) URL.");
+  return url;
+}
+
+/** A goal a supporter may name: the creator's, public and open, in the amount's currency. */
+async function requireGoalFor(em: EntityManager, id: string, creator: string, amount: Amount) {
+  const goal = await em.findOne(GoalRow, { id });
+  if (!goal || goal.creator !== creator || !goal.public) throw goalNotFound();
+  requireOpen(goal);
+  if (goal.currency !== amount.currency) {
+    throw problem(422, "tips.goal_currency_mismatch", `This goal counts ${goal.currency}.`, { field: "amount.currency", currency: goal.currency });
+  }
+}

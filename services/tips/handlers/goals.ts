@@ -1,0 +1,110 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { GoalResultSchema, type TipsService } from "../../../gen/pf/tips/v1/tips_pb.js";
+import { principalOf, requirePerson } from "../../kit/auth/principal.js";
+import { newId } from "../../kit/ids.js";
+import { requireAmount } from "../../kit/money.js";
+import { invalid } from "../../kit/problem.js";
+import { parseIfMatch } from "../../kit/revisions.js";
+import type { TipsContext } from "../context.js";
+import { GoalRow, InteractionRow } from "../db/entities.js";
+import { COUNTED_STATES, findOwnGoal, goalsToProto, publishGoal } from "../db/goals.js";
+import { interactionToProto } from "../db/interactions.js";
+import { checkRevision, requireDescription, requireImageUrl, requireOpen, requireTitle } from "../domain/goals.js";
+
+type GoalHandlers = Pick<ServiceImpl<typeof TipsService>, "createGoal" | "getGoal" | "updateGoal" | "closeGoal">;
+
+const EDITS = ["title", "target", "description", "imageUrl", "order", "expectedRevision"] as const;
+const FIELD: Record<(typeof EDITS)[number], string> = {
+  title: "title",
+  target: "target",
+  description: "description",
+  imageUrl: "image_url",
+  order: "order",
+  expectedRevision: "expected_revision",
+};
+
+/** Goals of the acting creator: create, read with contributions, edit with revision checks, close. */
+export function goalHandlers(ctx: TipsContext): GoalHandlers {
+  return {
+    async createGoal(request, call) {
+      const creator = requirePerson(principalOf(call));
+      const title = requireTitle(request.title);
+      const target = requireAmount("target", request.target);
+      const description = requireDescription(request.description);
+      const imageUrl = requireImageUrl(request.imageUrl);
+      call.responseHeader.set("pf-http-status", "201");
+      return ctx.transaction(async (em) => {
+        const at = ctx.clock.now();
+        const row = em.create(GoalRow, {
+          id: newId("gol"),
+          creator,
+          title,
+          description,
+          imageUrl,
+          position: request.order,
+          public: request.public ?? true,
+          currency: target.currency,
+          target: target.amount,
+          revision: 1n,
+          createdAt: at,
+          updatedAt: at,
+          closedAt: null,
+        });
+        return create(GoalResultSchema, { goal: await publishGoal(em, row, at) });
+      });
+    },
+
+    async getGoal(request, call) {
+      const creator = requirePerson(principalOf(call));
+      // The read takes the goal's id only: edit fields belong to PATCH.
+      for (const field of EDITS) if (request[field] !== undefined) throw invalid(FIELD[field], `${FIELD[field]} is an edit: send it with PATCH.`);
+      const em = ctx.orm.em.fork();
+      const row = await findOwnGoal(em, request.id, creator);
+      const [goal] = await goalsToProto(em, [row]);
+      const contributions = await em.find(
+        InteractionRow,
+        { goalId: row.id, currency: row.currency, paymentState: { $in: COUNTED_STATES } },
+        { orderBy: { id: "desc" }, limit: 200 },
+      );
+      return create(GoalResultSchema, { goal, contributions: contributions.map(interactionToProto) });
+    },
+
+    async updateGoal(request, call) {
+      const creator = requirePerson(principalOf(call));
+      const ifMatch = parseIfMatch(call.requestHeader.get("if-match"));
+      const title = request.title === undefined ? undefined : requireTitle(request.title);
+      const target = request.target === undefined ? undefined : requireAmount("target", request.target);
+      const description = request.description === undefined ? undefined : requireDescription(request.description);
+      const imageUrl = request.imageUrl === undefined ? undefined : requireImageUrl(request.imageUrl);
+      return ctx.transaction(async (em) => {
+        const row = await findOwnGoal(em, request.id, creator, true);
+        requireOpen(row);
+        checkRevision(row.revision, request.expectedRevision, ifMatch);
+        if (target && target.currency !== row.currency) throw invalid("target.currency", `This goal counts ${row.currency}: its target stays in it.`);
+        const at = ctx.clock.now();
+        Object.assign(row, {
+          title: title ?? row.title,
+          target: target?.amount ?? row.target,
+          description: description ?? row.description,
+          imageUrl: imageUrl ?? row.imageUrl,
+          position: request.order ?? row.position,
+          revision: row.revision + 1n,
+          updatedAt: at,
+        });
+        return create(GoalResultSchema, { goal: await publishGoal(em, row, at) });
+      });
+    },
+
+    async closeGoal(request, call) {
+      const creator = requirePerson(principalOf(call));
+      return ctx.transaction(async (em) => {
+        const row = await findOwnGoal(em, request.id, creator, true);
+        requireOpen(row);
+        const at = ctx.clock.now();
+        Object.assign(row, { closedAt: at, revision: row.revision + 1n, updatedAt: at });
+        return create(GoalResultSchema, { goal: await publishGoal(em, row, at) });
+      });
+    },
+  };
+}

@@ -1,0 +1,131 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { FilterQuery } from "@mikro-orm/postgresql";
+import {
+  ExternalResultSchema,
+  InteractionListResultSchema,
+  InteractionResultSchema,
+  InteractionRole,
+  MediaQueueResultSchema,
+  type ExternalRequest,
+  type TipsService,
+} from "../../../gen/pf/tips/v1/tips_pb.js";
+import { principalOf, requirePerson } from "../../kit/auth/principal.js";
+import { advisoryLock } from "../../kit/db/advisory-lock.js";
+import { newId } from "../../kit/ids.js";
+import { maxLength } from "../../kit/limits.js";
+import { requireAmount } from "../../kit/money.js";
+import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { invalid, problem } from "../../kit/problem.js";
+import { requireUser } from "../../kit/subjects.js";
+import type { TipsContext } from "../context.js";
+import { GoalRow, InteractionRow } from "../db/entities.js";
+import { goalNotFound, publishGoal } from "../db/goals.js";
+import { findOwnInteraction, interactionToProto, KINDS } from "../db/interactions.js";
+import type { InteractionKind } from "../domain/checkouts.js";
+import { interactionChanged, subjects } from "../events.js";
+
+type InteractionHandlers = Pick<ServiceImpl<typeof TipsService>, "listInteractions" | "getInteraction" | "recordExternal" | "listMediaQueue">;
+
+const PROVIDER = /^[a-z0-9_.-]{1,64}$/;
+
+/** Interaction history (creator and supporter sides), external tips and the media queue. */
+export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
+  return {
+    async listInteractions(request, call) {
+      const person = requirePerson(principalOf(call));
+      const limit = pageLimit(request.limit);
+      const after = decodeCursor(request.cursor);
+      const sides: FilterQuery<InteractionRow>[] = [];
+      if (request.role !== InteractionRole.SUPPORTER) sides.push({ creator: person });
+      if (request.role !== InteractionRole.CREATOR) sides.push({ supporter: person });
+      const where: FilterQuery<InteractionRow> = { $or: sides };
+      if (request.kind !== 0) {
+        const kind = Object.entries(KINDS).find(([, value]) => value === request.kind)?.[0];
+        if (!kind) throw invalid("kind", "kind is not an interaction kind.");
+        where.kind = kind;
+      }
+      if (after) where.id = { $lt: String(after[0]) };
+      const rows = await ctx.orm.em.fork().find(InteractionRow, where, { orderBy: { id: "desc" }, limit: limit + 1 });
+      const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
+      return create(InteractionListResultSchema, { interactions: items.map(interactionToProto), nextCursor });
+    },
+
+    async getInteraction(request, call) {
+      const person = requirePerson(principalOf(call));
+      return create(InteractionResultSchema, { interaction: interactionToProto(await findOwnInteraction(ctx.orm.em.fork(), request.id, person)) });
+    },
+
+    async recordExternal(request, call) {
+      const external = validExternal(request);
+      return ctx.transaction(async (em) => {
+        await advisoryLock(em, `tips.external:${external.provider}:${external.providerRef}`);
+        const first = await em.findOne(InteractionRow, { provider: external.provider, providerRef: external.providerRef });
+        if (first) return create(ExternalResultSchema, { interaction: interactionToProto(first), duplicate: true });
+        if (external.goalId) {
+          const goal = await em.findOne(GoalRow, { id: external.goalId });
+          if (!goal || goal.creator !== external.creator) throw goalNotFound();
+          if (goal.currency !== external.currency) throw problem(422, "tips.goal_currency_mismatch", `This goal counts ${goal.currency}.`, { field: "amount.currency" });
+        }
+        const at = ctx.clock.now();
+        // Never platform money: no billing call, no liability; settled as the provider reported it.
+        const row = em.create(InteractionRow, {
+          id: newId("int"),
+          ...external,
+          goalId: external.goalId || null,
+          kind: "external",
+          mediaUrl: "",
+          mediaSeconds: 0,
+          method: "external",
+          paymentState: "external",
+          deliveryState: "delivered",
+          moderation: "visible",
+          intentId: null,
+          transactionId: null,
+          createdAt: at,
+          updatedAt: at,
+          settledAt: at,
+        });
+        await em.flush();
+        await interactionChanged(em, subjects.interactionSettled, interactionToProto(row), at);
+        if (row.goalId) await publishGoal(em, (await em.findOne(GoalRow, { id: row.goalId }))!, at);
+        call.responseHeader.set("pf-http-status", "201");
+        return create(ExternalResultSchema, { interaction: interactionToProto(row), duplicate: false });
+      });
+    },
+
+    async listMediaQueue(request, call) {
+      const creator = requirePerson(principalOf(call));
+      const limit = pageLimit(request.limit);
+      const after = decodeCursor(request.cursor);
+      const where: FilterQuery<InteractionRow> = { creator, kind: "media_request" satisfies InteractionKind, deliveryState: "queued" };
+      if (after) {
+        const at = new Date(String(after[0]));
+        where.$or = [{ settledAt: { $gt: at } }, { settledAt: at, id: { $gt: String(after[1]) } }];
+      }
+      const rows = await ctx.orm.em.fork().find(InteractionRow, where, { orderBy: { settledAt: "asc", id: "asc" }, limit: limit + 1 });
+      const { items, nextCursor } = page(rows, limit, (row) => [row.settledAt!.toISOString(), row.id]);
+      return create(MediaQueueResultSchema, { requests: items.map(interactionToProto), nextCursor });
+    },
+  };
+}
+
+function validExternal(request: ExternalRequest) {
+  const creator = requireUser("creator", request.creator);
+  if (!PROVIDER.test(request.provider)) throw invalid("provider", "provider is 1 to 64 of a-z, 0-9, _ . -.");
+  const providerRef = maxLength("provider_ref", request.providerRef, 200);
+  if (providerRef === "") throw invalid("provider_ref", "provider_ref is required.");
+  const amount = requireAmount("amount", request.amount);
+  const supporter = request.supporter === "" ? "" : requireUser("supporter", request.supporter);
+  return {
+    creator,
+    provider: request.provider,
+    providerRef,
+    currency: amount.currency,
+    amount: amount.amount,
+    message: maxLength("message", request.message, 500),
+    supporterName: maxLength("supporter_name", request.supporterName, 100),
+    supporter,
+    goalId: maxLength("goal_id", request.goalId, 100),
+  };
+}

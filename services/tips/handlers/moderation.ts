@@ -1,0 +1,117 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { LockMode, type EntityManager, type FilterQuery } from "@mikro-orm/postgresql";
+import {
+  ModerationAction,
+  ModerationRecordSchema,
+  ModerationResultSchema,
+  type ModerationRequest,
+  type TipsService,
+} from "../../../gen/pf/tips/v1/tips_pb.js";
+import { principalOf, requirePerson } from "../../kit/auth/principal.js";
+import { newId } from "../../kit/ids.js";
+import { maxLength } from "../../kit/limits.js";
+import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { invalid, problem } from "../../kit/problem.js";
+import { requireUser } from "../../kit/subjects.js";
+import type { TipsContext } from "../context.js";
+import { InteractionRow, ModerationRow } from "../db/entities.js";
+import { interactionNotFound, interactionToProto } from "../db/interactions.js";
+import { loadProfile } from "../db/profiles.js";
+import { deliveryOnSettle, type InteractionKind } from "../domain/checkouts.js";
+import { mayModerate } from "../domain/profiles.js";
+import { interactionChanged, subjects } from "../events.js";
+
+type ModerationHandlers = Pick<ServiceImpl<typeof TipsService>, "hideInteraction" | "restoreInteraction" | "listModerationQueue" | "listModerationLog">;
+
+const ACTIONS: Record<string, ModerationAction> = { hide: ModerationAction.HIDE, restore: ModerationAction.RESTORE, hold: ModerationAction.HOLD };
+
+export function recordToProto(row: ModerationRow) {
+  return create(ModerationRecordSchema, {
+    id: row.id,
+    interactionId: row.interactionId,
+    creator: row.creator,
+    action: ACTIONS[row.action],
+    actor: row.actor,
+    relayedBy: row.relayedBy,
+    reason: row.reason,
+    createdAt: timestampFromDate(row.createdAt),
+  });
+}
+
+/**
+ * Moderation of paid messages, by the creator or one of the creator's
+ * moderators (the acting person a service relays with X-PF-Subject). Hiding
+ * and restoring change what is shown, never money or goal totals.
+ */
+export function moderationHandlers(ctx: TipsContext): ModerationHandlers {
+  /** Hides or restores one paid message; a message already so answers unchanged, with no new record. */
+  const moderate = (action: "hide" | "restore") => async (request: ModerationRequest, call: HandlerContext) => {
+    const principal = principalOf(call);
+    const actor = requirePerson(principal);
+    noListFields(request);
+    const reason = maxLength("reason", request.reason, 500);
+    return ctx.transaction(async (em) => {
+      const row = request.id === "" ? null : await em.findOne(InteractionRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      if (!row || row.kind !== "paid_message") throw interactionNotFound();
+      await requireModerator(em, row.creator, actor);
+      const wanted = action === "hide" ? "hidden" : "visible";
+      if (row.moderation === wanted) return create(ModerationResultSchema, { interaction: interactionToProto(row) });
+      const at = ctx.clock.now();
+      row.moderation = wanted;
+      row.deliveryState = action === "hide" ? "suppressed" : deliveryOnSettle(row.kind as InteractionKind, "visible");
+      row.updatedAt = at;
+      const record = em.create(ModerationRow, { id: newId("mod"), interactionId: row.id, creator: row.creator, action, actor, relayedBy: principal.sub, reason, createdAt: at });
+      await em.flush();
+      const interaction = interactionToProto(row);
+      await interactionChanged(em, action === "hide" ? subjects.interactionHidden : subjects.interactionRestored, interaction, at);
+      return create(ModerationResultSchema, { interaction, record: recordToProto(record) });
+    });
+  };
+
+  return {
+    hideInteraction: moderate("hide"),
+    restoreInteraction: moderate("restore"),
+
+    async listModerationQueue(request, call) {
+      const { creator, limit, after } = await listing(ctx, request, call);
+      const where: FilterQuery<InteractionRow> = { creator, kind: "paid_message", moderation: { $in: ["hidden", "held"] } };
+      if (after) where.id = { $lt: String(after[0]) };
+      const rows = await ctx.orm.em.fork().find(InteractionRow, where, { orderBy: { id: "desc" }, limit: limit + 1 });
+      const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
+      return create(ModerationResultSchema, { queue: items.map(interactionToProto), nextCursor });
+    },
+
+    async listModerationLog(request, call) {
+      const { creator, limit, after } = await listing(ctx, request, call);
+      const where: FilterQuery<ModerationRow> = { creator };
+      if (after) where.id = { $lt: String(after[0]) };
+      const rows = await ctx.orm.em.fork().find(ModerationRow, where, { orderBy: { id: "desc" }, limit: limit + 1 });
+      const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
+      return create(ModerationResultSchema, { log: items.map(recordToProto), nextCursor });
+    },
+  };
+}
+
+/** The creator whose queue or log is read, by the creator or one of the creator's moderators. */
+async function listing(ctx: TipsContext, request: ModerationRequest, call: HandlerContext) {
+  const actor = requirePerson(principalOf(call));
+  if (request.id !== "") throw invalid("id", "id belongs to hide and restore.");
+  if (request.reason !== "") throw invalid("reason", "reason belongs to hide and restore.");
+  const creator = requireUser("creator", request.creator);
+  await requireModerator(ctx.orm.em.fork(), creator, actor);
+  return { creator, limit: pageLimit(request.limit), after: decodeCursor(request.cursor) };
+}
+
+function noListFields(request: ModerationRequest) {
+  if (request.creator !== "") throw invalid("creator", "creator belongs to the queue and log reads.");
+  if (request.limit !== 0) throw invalid("limit", "limit belongs to the queue and log reads.");
+  if (request.cursor !== "") throw invalid("cursor", "cursor belongs to the queue and log reads.");
+}
+
+async function requireModerator(em: EntityManager, creator: string, actor: string) {
+  if (!mayModerate(await loadProfile(em, creator), creator, actor)) {
+    throw problem(403, "tips.not_moderator", "Only the creator or one of the creator's moderators moderates these paid messages.");
+  }
+}

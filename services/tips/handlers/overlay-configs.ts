@@ -1,0 +1,131 @@
+import { create, fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { LockMode } from "@mikro-orm/postgresql";
+import {
+  AlertSettingsSchema,
+  GoalSettingsSchema,
+  OverlayConfigListSchema,
+  OverlayConfigResultSchema,
+  OverlayConfigSchema,
+  OverlayKind,
+  type AlertSettings,
+  type GoalSettings,
+  type OverlayConfig,
+  type TipsOverlayService,
+} from "../../../gen/pf/tips/v1/overlays_pb.js";
+import { principalOf, requirePerson } from "../../kit/auth/principal.js";
+import { advisoryLock } from "../../kit/db/advisory-lock.js";
+import { newId } from "../../kit/ids.js";
+import type { ServiceContext } from "../../kit/module.js";
+import { invalid, problem } from "../../kit/problem.js";
+import { parseIfMatch } from "../../kit/revisions.js";
+import { OverlayConfigRow } from "../db/overlay-entities.js";
+import { configName, defaultSection, KINDS, kindName, MAX_CONFIGS, sectionOf, type OverlayKindName } from "../domain/overlay-configs.js";
+import { configChanged } from "./overlay-events.js";
+
+type ConfigHandlers = Pick<ServiceImpl<typeof TipsOverlayService>, "listOverlayConfigs" | "createOverlayConfig" | "getOverlayConfig" | "updateOverlayConfig">;
+
+const JSON_OPTIONS = { useProtoFieldName: true } as const;
+
+export function configToProto(row: OverlayConfigRow): OverlayConfig {
+  const kind = row.kind as OverlayKindName;
+  return create(OverlayConfigSchema, {
+    id: row.id,
+    creator: row.creator,
+    kind: KINDS[kind],
+    name: row.name,
+    alerts: kind === "alerts" ? fromJson(AlertSettingsSchema, row.settings as JsonObject) : undefined,
+    goals: kind === "goals" ? fromJson(GoalSettingsSchema, row.settings as JsonObject) : undefined,
+    revision: row.revision,
+    createdAt: timestampFromDate(row.createdAt),
+    updatedAt: timestampFromDate(row.updatedAt),
+  });
+}
+
+function settingsJson(kind: OverlayKindName, section: AlertSettings | GoalSettings): Record<string, unknown> {
+  return kind === "alerts"
+    ? (toJson(AlertSettingsSchema, section as AlertSettings, JSON_OPTIONS) as Record<string, unknown>)
+    : (toJson(GoalSettingsSchema, section as GoalSettings, JSON_OPTIONS) as Record<string, unknown>);
+}
+
+const notFound = () => problem(404, "overlay_config.not_found", "There is no such overlay config.");
+
+function answer(row: OverlayConfigRow, call: HandlerContext) {
+  call.responseHeader.set("etag", `"${row.revision}"`);
+  return create(OverlayConfigResultSchema, { result: { case: "config", value: configToProto(row) } });
+}
+
+/**
+ * Overlay configs of the acting creator (own user token, or a service acting
+ * for the creator). Another creator's config answers 404 as a missing one.
+ * Every create and edit publishes tips.overlay_config.changed, which open
+ * streams on every instance pass on at once.
+ */
+export function overlayConfigHandlers(ctx: ServiceContext): ConfigHandlers {
+  return {
+    async listOverlayConfigs(_request, call) {
+      const creator = requirePerson(principalOf(call));
+      const rows = await ctx.orm.em.fork().find(OverlayConfigRow, { creator }, { orderBy: { id: "asc" }, limit: MAX_CONFIGS });
+      return create(OverlayConfigResultSchema, { result: { case: "configs", value: create(OverlayConfigListSchema, { configs: rows.map(configToProto) }) } });
+    },
+
+    async createOverlayConfig(request, call) {
+      const creator = requirePerson(principalOf(call));
+      if (request.id !== "") throw invalid("id", "id is given by the service");
+      if (request.expectedRevision !== undefined) throw invalid("expected_revision", "expected_revision is for edits");
+      const kind = kindName(request.kind);
+      const name = configName(request.name ?? "");
+      const settings = settingsJson(kind, sectionOf(kind, request) ?? defaultSection(kind));
+      call.responseHeader.set("pf-http-status", "201");
+      const row = await ctx.transaction(async (em) => {
+        // Counted under the creator's lock, so two concurrent creates cannot pass the limit together.
+        await advisoryLock(em, `tips.overlay_configs.${creator}`);
+        if ((await em.count(OverlayConfigRow, { creator })) >= MAX_CONFIGS) {
+          throw problem(409, "overlay_config.limit", `A creator keeps at most ${MAX_CONFIGS} overlay configs.`);
+        }
+        const at = ctx.clock.now();
+        const created = em.create(OverlayConfigRow, { id: newId("ovc"), creator, kind, name, settings, revision: 1n, createdAt: at, updatedAt: at });
+        await em.flush();
+        await configChanged(em, configToProto(created), at);
+        return created;
+      });
+      return answer(row, call);
+    },
+
+    async getOverlayConfig(request, call) {
+      const creator = requirePerson(principalOf(call));
+      const row = await ctx.orm.em.fork().findOne(OverlayConfigRow, { id: request.id });
+      if (!row || row.creator !== creator) throw notFound();
+      return answer(row, call);
+    },
+
+    async updateOverlayConfig(request, call) {
+      const creator = requirePerson(principalOf(call));
+      if (request.kind !== OverlayKind.UNSPECIFIED) throw invalid("kind", "kind is fixed at creation");
+      const ifMatch = parseIfMatch(call.requestHeader.get("if-match"));
+      const expected = ifMatch ?? request.expectedRevision;
+      const name = request.name === undefined ? undefined : configName(request.name);
+      const row = await ctx.transaction(async (em) => {
+        const current = await em.findOne(OverlayConfigRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        if (!current || current.creator !== creator) throw notFound();
+        if (expected === "never" || (typeof expected === "bigint" && expected !== current.revision)) {
+          throw problem(412, "revision.conflict", "The overlay config changed since that revision was read.", { revision: current.revision.toString() });
+        }
+        const kind = current.kind as OverlayKindName;
+        const section = sectionOf(kind, request);
+        const at = ctx.clock.now();
+        em.assign(current, {
+          ...(name !== undefined && { name }),
+          ...(section && { settings: settingsJson(kind, section) }),
+          revision: current.revision + 1n,
+          updatedAt: at,
+        });
+        await em.flush();
+        await configChanged(em, configToProto(current), at);
+        return current;
+      });
+      return answer(row, call);
+    },
+  };
+}

@@ -1,0 +1,133 @@
+import { create, fromJson, type JsonObject } from "@bufbuild/protobuf";
+import { timestampNow, type Timestamp } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { OverlayAlertRemovedSchema, OverlayAlertSchema, OverlayEventSchema, OverlayGoalSchema, OverlayStreamOpenedSchema, type OverlayConfig, type OverlayEvent, type TipsOverlayService } from "../../../gen/pf/tips/v1/overlays_pb.js";
+import type { ServiceContext } from "../../kit/module.js";
+import { problem } from "../../kit/problem.js";
+import { OverlayAlertRow, OverlayConfigRow, OverlayGoalRow, OverlayTokenRow } from "../db/overlay-entities.js";
+import { kindName, type OverlayKindName } from "../domain/overlay-configs.js";
+import { alertOf, goalOf, isAlert, RESUME_LIMIT, RESUME_WINDOW_MS, resumePoint, showsConfig } from "../domain/overlay-stream.js";
+import { SCOPES, secretHash } from "../domain/overlay-tokens.js";
+import { configToProto } from "./overlay-configs.js";
+import type { OverlayHub } from "./overlay-hub.js";
+import type { LiveEvent } from "./overlay-live.js";
+import { EventQueue } from "./overlay-queue.js";
+
+type StreamHandlers = Pick<ServiceImpl<typeof TipsOverlayService>, "openOverlayStream">;
+type Case = NonNullable<OverlayEvent["event"]["case"]>;
+
+function event<C extends Case>(id: string, occurredAt: Timestamp | undefined, kind: C, value: Extract<OverlayEvent["event"], { case: C }>["value"]): OverlayEvent {
+  return create(OverlayEventSchema, { id, occurredAt: occurredAt ?? timestampNow(), event: { case: kind, value } as OverlayEvent["event"] });
+}
+
+const invalidToken = () => problem(401, "overlay_token.invalid", "The overlay token is unknown or revoked; mint a new one.");
+
+/** The token a stream presents, by the hash of its secret; unknown and revoked tokens are one 401. */
+async function tokenOf(em: EntityManager, secret: string): Promise<OverlayTokenRow> {
+  if (secret === "") throw problem(401, "overlay_token.invalid", "An overlay stream needs its overlay token (?token=…).");
+  const row = await em.findOne(OverlayTokenRow, { secretHash: secretHash(secret) });
+  if (!row || row.revokedAt) throw invalidToken();
+  return row;
+}
+
+/** What the stream shows: the token's scopes, narrowed to one config's kind when it asks for one. */
+async function scopesOf(em: EntityManager, token: OverlayTokenRow, configId: string): Promise<Set<OverlayKindName>> {
+  const scopes = new Set<OverlayKindName>([...(token.scopeAlerts ? ["alerts" as const] : []), ...(token.scopeGoals ? ["goals" as const] : [])]);
+  if (configId === "") return scopes;
+  const config = await em.findOne(OverlayConfigRow, { id: configId });
+  if (!config || config.creator !== token.creator) throw problem(404, "overlay_config.not_found", "There is no such overlay config.");
+  const kind = config.kind as OverlayKindName;
+  if (!scopes.has(kind)) throw problem(403, "overlay_token.scope", `This overlay token does not open ${kind} overlays.`);
+  return new Set([kind]);
+}
+
+/**
+ * The overlay stream (designed): the token is checked first (401/403 before
+ * any event); the live feed is listened to before the first reads, so nothing
+ * between them is lost; then the opening snapshot (configs and the goals they
+ * show, without ids), the resumed alerts, and the live events in order.
+ */
+export function overlayStreamHandlers(ctx: ServiceContext, hub: OverlayHub): StreamHandlers {
+  return {
+    async *openOverlayStream(request, call) {
+      const token = await tokenOf(ctx.orm.em.fork(), request.token);
+      const scopes = await scopesOf(ctx.orm.em.fork(), token, request.configId);
+      const queue = new EventQueue<LiveEvent>(call.signal);
+      const stop = hub.listen(token.creator, (live) => queue.push(live));
+      try {
+        const em = ctx.orm.em.fork();
+        // Read again now that the feed is heard: a revocation between the two reads is either seen here or heard.
+        if ((await em.findOne(OverlayTokenRow, { id: token.id }))?.revokedAt) throw invalidToken();
+        const configs = (await em.find(OverlayConfigRow, { creator: token.creator }, { orderBy: { id: "asc" } }))
+          .filter((row) => showsConfig(scopes, request.configId, { id: row.id, kind: row.kind as OverlayKindName }))
+          .map(configToProto);
+        const shown = new Map(configs.map((config) => [config.id, config]));
+        // Always a first event, so the answer's headers go out at once, even for a creator with nothing to show yet.
+        yield event("", undefined, "opened", create(OverlayStreamOpenedSchema, { creator: token.creator, scopes: [...scopes].map((kind) => SCOPES[kind]) }));
+        for (const config of configs) yield event("", undefined, "config", config);
+        const sentGoals = new Set<string>();
+        for (const goal of await goalsOf(em, goalIdsOf(shown), sentGoals)) yield goal;
+        const replayed = new Set<string>();
+        for (const alert of scopes.has("alerts") ? await resumedAlerts(em, ctx, token.creator, call) : []) {
+          replayed.add(alert.id);
+          yield alert;
+        }
+        for await (const live of queue) {
+          if (replayed.has(live.id)) continue;
+          if (live.kind === "revoked") {
+            if (live.tokenId === token.id) throw problem(401, "overlay_token.revoked", "The overlay token was revoked; this stream ends.");
+            continue;
+          }
+          if (live.kind === "config") {
+            if (!showsConfig(scopes, request.configId, { id: live.config.id, kind: kindName(live.config.kind) })) continue;
+            shown.set(live.config.id, live.config);
+            yield event(live.id, live.occurredAt, "config", live.config);
+            // A goal overlay switched to another goal shows its progress at once.
+            for (const goal of await goalsOf(ctx.orm.em.fork(), goalIdsOf(shown), sentGoals)) yield goal;
+            continue;
+          }
+          if (live.kind === "goal") {
+            if (!goalIdsOf(shown).has(live.goal.id)) continue;
+            sentGoals.add(live.goal.id);
+            yield event(live.id, live.occurredAt, "goal", goalOf(live.goal));
+            continue;
+          }
+          if (!scopes.has("alerts")) continue;
+          if (live.kind === "hidden") yield event(live.id, live.occurredAt, "alertRemoved", create(OverlayAlertRemovedSchema, { interactionId: live.interaction.id }));
+          else if (isAlert(live.interaction)) yield event(live.id, live.occurredAt, "alert", alertOf(live.interaction));
+        }
+      } finally {
+        stop();
+      }
+    },
+  };
+}
+
+function goalIdsOf(shown: Map<string, OverlayConfig>): Set<string> {
+  return new Set([...shown.values()].flatMap((config) => (config.goals?.goalId ? [config.goals.goalId] : [])));
+}
+
+/** Progress of the shown goals not sent yet, as the overlays' goal view last heard it. */
+async function goalsOf(em: EntityManager, goalIds: Set<string>, sent: Set<string>): Promise<OverlayEvent[]> {
+  const wanted = [...goalIds].filter((id) => !sent.has(id));
+  if (wanted.length === 0) return [];
+  const rows = await em.find(OverlayGoalRow, { goalId: { $in: wanted } });
+  return rows.map((row) => {
+    sent.add(row.goalId);
+    return event("", undefined, "goal", fromJson(OverlayGoalSchema, row.goal as JsonObject));
+  });
+}
+
+/** Alerts shown after the overlay's Last-Event-ID: the oldest first, at most RESUME_LIMIT, of the last RESUME_WINDOW_MS. */
+async function resumedAlerts(em: EntityManager, ctx: ServiceContext, creator: string, call: HandlerContext): Promise<OverlayEvent[]> {
+  const after = resumePoint(call.requestHeader.get("last-event-id"));
+  if (!after) return [];
+  const since = new Date(ctx.clock.now().getTime() - RESUME_WINDOW_MS);
+  const rows = await em.find(
+    OverlayAlertRow,
+    { creator, hidden: false, eventId: { $gt: after }, shownAt: { $gte: since } },
+    { orderBy: { eventId: "asc" }, limit: RESUME_LIMIT },
+  );
+  return rows.map((row) => event(row.eventId, undefined, "alert", fromJson(OverlayAlertSchema, row.alert as JsonObject)));
+}

@@ -1,0 +1,118 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { LockMode } from "@mikro-orm/postgresql";
+import { randomBytes } from "node:crypto";
+import {
+  OverlayTokenListSchema,
+  OverlayTokenResultSchema,
+  OverlayTokenSchema,
+  type OverlayToken,
+  type OverlayTokenRequest,
+  type TipsOverlayService,
+} from "../../../gen/pf/tips/v1/overlays_pb.js";
+import { principalOf, requirePerson } from "../../kit/auth/principal.js";
+import { newId } from "../../kit/ids.js";
+import { maxLength } from "../../kit/limits.js";
+import type { ServiceContext } from "../../kit/module.js";
+import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { invalid, problem } from "../../kit/problem.js";
+import { OverlayTokenRow } from "../db/overlay-entities.js";
+import { requestedScopes, scopesOf, SECRET_PREFIX, secretHash } from "../domain/overlay-tokens.js";
+import { tokenRevoked } from "./overlay-events.js";
+
+type TokenHandlers = Pick<ServiceImpl<typeof TipsOverlayService>, "listOverlayTokens" | "createOverlayToken" | "revokeOverlayToken">;
+
+export function tokenToProto(row: OverlayTokenRow): OverlayToken {
+  return create(OverlayTokenSchema, {
+    id: row.id,
+    creator: row.creator,
+    scopes: scopesOf(row),
+    label: row.label,
+    secretHint: row.secretHint,
+    createdAt: timestampFromDate(row.createdAt),
+    revokedAt: row.revokedAt ? timestampFromDate(row.revokedAt) : undefined,
+  });
+}
+
+/** The shared request schema carries both routes' fields: the other route's are refused, never ignored. */
+function refuseFields(request: OverlayTokenRequest, fields: { name: string; sent: boolean }[]) {
+  const sent = fields.find((field) => field.sent);
+  if (sent) throw invalid(sent.name, `${sent.name} is not part of this route`);
+  return request;
+}
+
+/**
+ * Overlay tokens of the acting creator: minted with scopes, the secret
+ * answered once and only its SHA-256 kept; listed without secrets; revoked
+ * for good (idempotent), which ends every stream using the token at once
+ * (tips.overlay_token.revoked). Another creator's token answers 404.
+ */
+export function overlayTokenHandlers(ctx: ServiceContext): TokenHandlers {
+  return {
+    async listOverlayTokens(request, call) {
+      const creator = requirePerson(principalOf(call));
+      refuseFields(request, [
+        { name: "scopes", sent: request.scopes.length > 0 },
+        { name: "label", sent: request.label !== "" },
+      ]);
+      const limit = pageLimit(request.limit);
+      const before = decodeCursor(request.cursor)?.[0];
+      if (before !== undefined && typeof before !== "string") throw invalid("cursor", "cursor is not one this service issued");
+      const rows = await ctx.orm.em.fork().find(
+        OverlayTokenRow,
+        { creator, ...(request.includeRevoked ? {} : { revokedAt: null }), ...(before ? { id: { $lt: before } } : {}) },
+        { orderBy: { id: "desc" }, limit: limit + 1 },
+      );
+      const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
+      return create(OverlayTokenResultSchema, {
+        result: { case: "tokens", value: create(OverlayTokenListSchema, { tokens: items.map(tokenToProto), nextCursor }) },
+      });
+    },
+
+    async createOverlayToken(request, call) {
+      const creator = requirePerson(principalOf(call));
+      refuseFields(request, [
+        { name: "limit", sent: request.limit !== 0 },
+        { name: "cursor", sent: request.cursor !== "" },
+        { name: "include_revoked", sent: request.includeRevoked },
+      ]);
+      const scopes = requestedScopes(request.scopes);
+      const label = maxLength("label", request.label.trim(), 80);
+      const secret = SECRET_PREFIX + randomBytes(32).toString("base64url");
+      call.responseHeader.set("pf-http-status", "201");
+      call.responseHeader.set("cache-control", "no-store");
+      const row = await ctx.transaction(async (em) => {
+        const minted = em.create(OverlayTokenRow, {
+          id: newId("ovt"),
+          creator,
+          scopeAlerts: scopes.has("alerts"),
+          scopeGoals: scopes.has("goals"),
+          label,
+          secretHash: secretHash(secret),
+          secretHint: secret.slice(-4),
+          createdAt: ctx.clock.now(),
+          revokedAt: null,
+        });
+        await em.flush();
+        return minted;
+      });
+      return create(OverlayTokenResultSchema, { result: { case: "token", value: tokenToProto(row) }, secret });
+    },
+
+    async revokeOverlayToken(request, call) {
+      const creator = requirePerson(principalOf(call));
+      const row = await ctx.transaction(async (em) => {
+        const token = await em.findOne(OverlayTokenRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        if (!token || token.creator !== creator) throw problem(404, "overlay_token.not_found", "There is no such overlay token.");
+        if (token.revokedAt) return token;
+        const at = ctx.clock.now();
+        token.revokedAt = at;
+        await em.flush();
+        await tokenRevoked(em, token, at);
+        return token;
+      });
+      return create(OverlayTokenResultSchema, { result: { case: "token", value: tokenToProto(row) } });
+    },
+  };
+}

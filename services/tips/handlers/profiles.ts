@@ -1,0 +1,97 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { ProfileResultSchema, PublicPageResultSchema, type TipsService } from "../../../gen/pf/tips/v1/tips_pb.js";
+import { personOf, principalOf, requirePerson } from "../../kit/auth/principal.js";
+import { advisoryLock } from "../../kit/db/advisory-lock.js";
+import { problem } from "../../kit/problem.js";
+import { parseIfMatch } from "../../kit/revisions.js";
+import { requireUser } from "../../kit/subjects.js";
+import type { TipsContext } from "../context.js";
+import { GoalRow, InteractionRow, ProfileRow } from "../db/entities.js";
+import { goalsToProto } from "../db/goals.js";
+import { interactionToProto } from "../db/interactions.js";
+import { profileToProto, settingsDocument } from "../db/profiles.js";
+import { checkRevision } from "../domain/goals.js";
+import { publicPart, validSettings, type ProfileSettings } from "../domain/profiles.js";
+
+type ProfileHandlers = Pick<ServiceImpl<typeof TipsService>, "getProfile" | "updateProfile" | "getPublicPage">;
+
+/** How many recent paid messages the public tip page shows. */
+const PUBLIC_MESSAGES = 50;
+
+function profileNotFound() {
+  return problem(404, "profile.not_found", "There is no such tip profile.");
+}
+
+/** Creator tip profiles, and the public tip page built on them. */
+export function profileHandlers(ctx: TipsContext): ProfileHandlers {
+  return {
+    async getProfile(request, call) {
+      const creator = requireUser("creator", request.creator);
+      const owner = personOf(principalOf(call)) === creator;
+      const row = await ctx.orm.em.fork().findOne(ProfileRow, { creator });
+      // A page switched off reads as missing to everyone but its owner.
+      if (!row || (!row.pageEnabled && !owner)) throw profileNotFound();
+      const profile = profileToProto(row);
+      return create(ProfileResultSchema, { profile: owner ? profile : publicPart(profile) });
+    },
+
+    async updateProfile(request, call) {
+      const creator = requireUser("creator", request.creator);
+      if (requirePerson(principalOf(call)) !== creator) throw problem(403, "tips.not_creator", "A tip profile is changed on its creator's behalf only.");
+      const update = validSettings(request as ProfileSettings, creator);
+      const ifMatch = parseIfMatch(call.requestHeader.get("if-match"));
+      return ctx.transaction(async (em) => {
+        await advisoryLock(em, `tips.profile:${creator}`);
+        const at = ctx.clock.now();
+        let row = await em.findOne(ProfileRow, { creator });
+        if (row) {
+          checkRevision(row.revision, request.expectedRevision, ifMatch);
+          const current = profileToProto(row);
+          Object.assign(row, {
+            pageEnabled: request.pageEnabled ?? row.pageEnabled,
+            accepting: request.accepting ?? row.accepting,
+            settings: settingsDocument({ ...current, ...update }),
+            revision: row.revision + 1n,
+            updatedAt: at,
+          });
+        } else {
+          // A writer expecting a revision expects a profile: there is none yet.
+          if (request.expectedRevision !== undefined || ifMatch !== undefined) {
+            throw problem(412, "revision.conflict", "There is no profile yet: send no revision to create it.");
+          }
+          // A new profile starts closed (page off, not accepting) unless the creator switches it on.
+          row = em.create(ProfileRow, {
+            creator,
+            pageEnabled: request.pageEnabled ?? false,
+            accepting: request.accepting ?? false,
+            settings: settingsDocument(update),
+            revision: 1n,
+            createdAt: at,
+            updatedAt: at,
+          });
+        }
+        await em.flush();
+        return create(ProfileResultSchema, { profile: profileToProto(row) });
+      });
+    },
+
+    async getPublicPage(request) {
+      const creator = requireUser("creator", request.creator);
+      const em = ctx.orm.em.fork();
+      const row = await em.findOne(ProfileRow, { creator });
+      if (!row || !row.pageEnabled) throw profileNotFound();
+      const goals = await em.find(GoalRow, { creator, public: true, closedAt: null }, { orderBy: { position: "asc", id: "asc" } });
+      const messages = await em.find(
+        InteractionRow,
+        { creator, kind: "paid_message", paymentState: "settled", moderation: "visible" },
+        { orderBy: { id: "desc" }, limit: PUBLIC_MESSAGES },
+      );
+      return create(PublicPageResultSchema, {
+        profile: publicPart(profileToProto(row)),
+        goals: await goalsToProto(em, goals),
+        messages: messages.map(interactionToProto),
+      });
+    },
+  };
+}

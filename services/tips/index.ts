@@ -1,0 +1,50 @@
+import { TipsOverlayService } from "../../gen/pf/tips/v1/overlays_pb.js";
+import { TipsService } from "../../gen/pf/tips/v1/tips_pb.js";
+import { implement, type ServiceModule } from "../kit/module.js";
+import { consumers } from "./consumers.js";
+import { tipsContext } from "./context.js";
+import { entities } from "./db/entities.js";
+import { Migration20261122200000_tips_overlays } from "./db/migrations/Migration20261122200000_tips_overlays.js";
+import { Migration20261124100000_tips } from "./db/migrations/Migration20261124100000_tips.js";
+import { overlayEntities } from "./db/overlay-entities.js";
+import { checkoutHandlers } from "./handlers/checkouts.js";
+import { goalHandlers } from "./handlers/goals.js";
+import { interactionHandlers } from "./handlers/interactions.js";
+import { moderationHandlers } from "./handlers/moderation.js";
+import { overlayConsumers } from "./handlers/overlay-projection.js";
+import { overlayHandlers } from "./handlers/overlay-service.js";
+import { profileHandlers } from "./handlers/profiles.js";
+import { recovery } from "./workers/recovery.js";
+
+/**
+ * The tips service (spec part 1): tips, paid messages, media requests, goals,
+ * interactions and their moderation, creator tip profiles, overlay configs,
+ * overlay tokens and overlay streams. It never prices money; billing does.
+ */
+export const tips: ServiceModule = {
+  key: "tips",
+  schema: {
+    // Payments side (db/entities.ts) and overlays side (db/overlay-entities.ts).
+    entities: [...entities, ...overlayEntities],
+    migrations: [
+      { name: "Migration20261124100000_tips", class: Migration20261124100000_tips },
+      { name: "Migration20261122200000_tips_overlays", class: Migration20261122200000_tips_overlays },
+    ],
+  },
+  async implementations(serviceContext) {
+    const ctx = tipsContext(serviceContext);
+    return [
+      implement(TipsService, {
+        ...checkoutHandlers(ctx),
+        ...goalHandlers(ctx),
+        ...interactionHandlers(ctx),
+        ...moderationHandlers(ctx),
+        ...profileHandlers(ctx),
+      }),
+      implement(TipsOverlayService, overlayHandlers(serviceContext)),
+    ];
+  },
+  holds: ["billing.transfer.create", "billing.intent.create"],
+  consumers: [...consumers, ...overlayConsumers],
+  workers: [recovery],
+};

@@ -1,0 +1,83 @@
+import { create } from "@bufbuild/protobuf";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { CheckoutKind, IntentStatus, TipPaymentSchema, type Intent } from "../../gen/pf/billing/v1/billing_pb.js";
+import { EntityRefSchema } from "../../gen/pf/v1/refs_pb.js";
+import { money } from "../kit/money.js";
+import { problemOf } from "../kit/problem.js";
+import type { TipsContext } from "./context.js";
+import { declineCheckout, lockCheckout, settleCheckout } from "./db/checkouts.js";
+import { CheckoutRow } from "./db/entities.js";
+
+const REASONS: Record<string, string> = { tip: "tip", paid_message: "paid message", media_request: "media request" };
+
+/** What billing's records of a checkout point at: the interaction it pays for. */
+export const referenceOf = (id: string) => create(EntityRefSchema, { service: "tips", kind: "interaction", id });
+
+/**
+ * The billing idempotency key of a checkout: derived from it alone, so a retry
+ * (the supporter's, or the recovery worker's) never pays twice.
+ */
+export const billingKeyOf = (id: string) => `tips:${id}`;
+
+/**
+ * Takes a pending checkout's payment to billing, outside any transaction, and
+ * records the outcome in a short one: credit payments settle from the
+ * transfer's answer; intent payments keep the intent (billing.intent.settled
+ * or .declined settles them later). A refusal by billing (a 4xx: too little
+ * credit, frozen economy, amount out of range) declines the checkout for
+ * good; a failure to reach billing leaves it pending for a retry. Answers
+ * the checkout as it is now.
+ */
+export async function pay(ctx: TipsContext, id: string): Promise<CheckoutRow> {
+  const row = await ctx.orm.em.fork().findOneOrFail(CheckoutRow, { id });
+  if (row.paymentState !== "pending" || (row.method === "intent" && row.intentId)) return row;
+  const amount = money(row.amount, row.currency);
+  try {
+    if (row.method === "credit") {
+      const { transfer } = await ctx.billing.createTransfer({
+        fromSubject: row.supporter,
+        toSubject: row.creator,
+        amount,
+        idempotencyKey: billingKeyOf(id),
+        reason: REASONS[row.kind],
+        reference: referenceOf(id),
+      });
+      return await record(ctx, id, (em, locked, at) => settleCheckout(em, locked, { transactionId: transfer!.id }, at));
+    }
+    const { intent } = await ctx.billing.createIntent({
+      subject: row.supporter,
+      product: { case: "tip", value: create(TipPaymentSchema, { creator: row.creator, amount }) },
+      checkout: CheckoutKind.WEB,
+      returnUrl: row.returnUrl,
+      idempotencyKey: billingKeyOf(id),
+      reference: referenceOf(id),
+    });
+    return await applyIntent(ctx, id, intent!);
+  } catch (error) {
+    const found = problemOf(error);
+    if (found.status < 400 || found.status >= 500) throw error;
+    return record(ctx, id, (em, locked, at) => declineCheckout(em, locked, found.code, at));
+  }
+}
+
+/** Records what billing says of a checkout's intent: its id and checkout URL, and its final state once it has one. */
+export function applyIntent(ctx: TipsContext, id: string, intent: Intent): Promise<CheckoutRow> {
+  return record(ctx, id, async (em, row, at) => {
+    if (row.paymentState === "pending" && !row.intentId) Object.assign(row, { intentId: intent.id, checkoutUrl: intent.checkoutUrl, updatedAt: at });
+    if (intent.status === IntentStatus.SETTLED) await settleCheckout(em, row, { intentId: intent.id }, at);
+    else if (intent.status === IntentStatus.DECLINED) await declineCheckout(em, row, intent.declineReason || "declined", at);
+  });
+}
+
+async function record(
+  ctx: TipsContext,
+  id: string,
+  change: (em: EntityManager, row: CheckoutRow, at: Date) => Promise<void>,
+): Promise<CheckoutRow> {
+  return ctx.transaction(async (em) => {
+    const row = (await lockCheckout(em, id))!;
+    await change(em, row, ctx.clock.now());
+    await em.flush();
+    return row;
+  });
+}

@@ -1,0 +1,18 @@
+import type { Config } from "../kit/config.js";
+import { wholeSetting } from "../kit/settings.js";
+
+/** The tips service's own settings, read once from the environment (documented in README.md). */
+export interface TipsSettings {
+  /** How often pending checkouts are looked at again (PF_TIPS_RECOVERY_EVERY_MS, default 10000). */
+  recoveryEveryMs: number;
+  /** A checkout pending this long is completed by the recovery worker (PF_TIPS_RECOVERY_AFTER_MS, default 30000). */
+  recoveryAfterMs: number;
+}
+
+export function tipsSettings(config: Config): TipsSettings {
+  const env = config.env;
+  return {
+    recoveryEveryMs: wholeSetting(env, "PF_TIPS_RECOVERY_EVERY_MS", 10_000, 100),
+    recoveryAfterMs: wholeSetting(env, "PF_TIPS_RECOVERY_AFTER_MS", 30_000, 0),
+  };
+}

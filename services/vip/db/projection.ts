@@ -1,0 +1,152 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
+import { SubscriptionStatus, type Entitlement, type Subscription } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { CheckMode, EntitlementCheckResultSchema, EntitlementStatus, Source, type EntitlementCheckResult } from "../../../gen/pf/vip/v1/memberships_pb.js";
+import { ProblemSchema } from "../../../gen/pf/v1/problem_pb.js";
+import { qualified } from "../../kit/db/orm.js";
+import { problem } from "../../kit/problem.js";
+import type { VipContext } from "../context.js";
+import { answerOf, factFromBilling, isStale, type BillingEntitlement, type Fact } from "../domain/entitlements.js";
+import { EntitlementRow } from "./entities.js";
+
+const factOf = (row: EntitlementRow): Fact => ({
+  subscriptionId: row.subscriptionId,
+  planId: row.planId,
+  planVersion: row.planVersion,
+  status: row.status as Fact["status"],
+  validUntil: row.validUntil ?? null,
+  observedAt: row.observedAt,
+  refreshedAt: row.refreshedAt,
+});
+
+export async function readFacts(em: EntityManager, where: { subject?: string; streamer?: string }): Promise<Map<string, Fact>> {
+  const rows = await em.find(EntitlementRow, where);
+  return new Map(rows.map((row) => [`${row.subject}:${row.streamer}`, factOf(row)]));
+}
+
+/** Writes a fact unless the projection already holds a newer one (events and direct checks may arrive in any order). */
+export async function storeFact(em: EntityManager, subject: string, streamer: string, fact: Fact): Promise<void> {
+  await em.getConnection().execute(
+    `insert into ${qualified(em, "entitlements")} as e (subject, streamer, subscription_id, plan_id, plan_version, status, valid_until, observed_at, refreshed_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?)
+     on conflict (subject, streamer) do update set subscription_id = excluded.subscription_id, plan_id = excluded.plan_id,
+       plan_version = excluded.plan_version, status = excluded.status, valid_until = excluded.valid_until,
+       observed_at = excluded.observed_at, refreshed_at = excluded.refreshed_at
+     where e.observed_at <= excluded.observed_at`,
+    [subject, streamer, fact.subscriptionId, fact.planId, fact.planVersion, fact.status, fact.validUntil, fact.observedAt, fact.refreshedAt],
+    "run",
+    em.getTransactionContext(),
+  );
+}
+
+const STATUS: Partial<Record<SubscriptionStatus, Fact["status"]>> = {
+  [SubscriptionStatus.ACTIVE]: "active",
+  [SubscriptionStatus.CANCELED]: "canceled",
+  [SubscriptionStatus.ENDED]: "ended",
+};
+
+/** The fact a billing subscription states (from billing.entitlement.changed, or a subscription billing answered). */
+export function factOfSubscription(subscription: Subscription, observedAt: Date, refreshedAt: Date): Fact {
+  return {
+    subscriptionId: subscription.id,
+    planId: subscription.planId,
+    planVersion: Number(subscription.planVersion),
+    status: STATUS[subscription.status] ?? "none",
+    validUntil: subscription.validUntil ? timestampDate(subscription.validUntil) : null,
+    observedAt,
+    refreshedAt,
+  };
+}
+
+export const billingEntitlementOf = (e: Entitlement): BillingEntitlement => ({
+  subscriptionId: e.subscriptionId,
+  planId: e.planId,
+  planVersion: Number(e.planVersion),
+  validUntil: e.validUntil ? timestampDate(e.validUntil) : new Date(0),
+});
+
+/** Billing did not answer (down, unreachable, too slow): the caller falls back. Billing's own refusals are relayed. */
+export function billingUnreachable(error: unknown): boolean {
+  const connectError = ConnectError.from(error);
+  if (connectError.findDetails(ProblemSchema)[0]?.status === 503) return true;
+  return [Code.Unavailable, Code.DeadlineExceeded, Code.Unimplemented, Code.Canceled].includes(connectError.code)
+    && connectError.findDetails(ProblemSchema).length === 0;
+}
+
+/** A billing failure as this service answers it: billing's problems as billing stated them, unreachability as 503. */
+export function relayBilling(error: unknown): never {
+  if (billingUnreachable(error)) throw problem(503, "billing.unavailable", "Billing did not answer; try again later.");
+  const connectError = ConnectError.from(error);
+  if (connectError.findDetails(ProblemSchema).length > 0) throw connectError;
+  throw error;
+}
+
+/**
+ * Asks billing for a subject's current entitlements (one channel or all) and
+ * merges the answer into the projection, in a short transaction after the call.
+ */
+export async function refreshFromBilling(ctx: VipContext, subject: string, streamer: string): Promise<Map<string, Fact>> {
+  const answer = await ctx.billing.getEntitlements({ subject, streamer }, { timeoutMs: ctx.settings.billingReadTimeoutMs });
+  const checkedAt = answer.checkedAt ? timestampDate(answer.checkedAt) : ctx.clock.now();
+  return ctx.transaction(async (em) => {
+    const rows = await em.find(EntitlementRow, { subject, ...(streamer ? { streamer } : {}) }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const known = new Map(rows.map((row) => [row.streamer, factOf(row)]));
+    const current = new Map(answer.entitlements.map((e) => [e.streamer, billingEntitlementOf(e)]));
+    const streamers = new Set([...known.keys(), ...current.keys(), ...(streamer ? [streamer] : [])]);
+    const facts = new Map<string, Fact>();
+    for (const each of streamers) {
+      const fact = factFromBilling(known.get(each), current.get(each), checkedAt);
+      await storeFact(em, subject, each, fact);
+      facts.set(`${subject}:${each}`, fact);
+    }
+    return facts;
+  });
+}
+
+/**
+ * The entitlement answer of `subject` to `creator`'s channel: from the
+ * projection, asking billing first in mode authoritative, or in mode auto
+ * when the projection is stale. Billing unreachable: auto answers from the
+ * projection; authoritative answers unknown (never authorizes).
+ */
+export async function entitlementFor(ctx: VipContext, subject: string, creator: string, mode: CheckMode): Promise<{ result: EntitlementCheckResult; fact?: Fact }> {
+  const now = ctx.clock.now();
+  const key = `${subject}:${creator}`;
+  let fact = subject.startsWith("usr_") ? (await readFacts(ctx.orm.em.fork(), { subject, streamer: creator })).get(key) : undefined;
+  const ask = subject.startsWith("usr_") && (mode === CheckMode.AUTHORITATIVE || (mode !== CheckMode.PROJECTION && isStale(fact, now, ctx.settings.projectionTtlMs)));
+  let source = Source.PROJECTION;
+  let billingUnavailable = false;
+  if (ask) {
+    try {
+      fact = (await refreshFromBilling(ctx, subject, creator)).get(key);
+      source = Source.BILLING;
+    } catch (error) {
+      if (!billingUnreachable(error)) relayBilling(error);
+      billingUnavailable = true;
+      if (mode === CheckMode.AUTHORITATIVE) {
+        const result = create(EntitlementCheckResultSchema, { subject, creator, member: false, status: EntitlementStatus.UNKNOWN, billingUnavailable });
+        return { result };
+      }
+    }
+  }
+  return { result: resultOf(subject, creator, fact, now, ctx.settings.graceMs, source, billingUnavailable), fact };
+}
+
+export function resultOf(subject: string, creator: string, fact: Fact | undefined, now: Date, graceMs: number, source: Source, billingUnavailable = false) {
+  const answer = answerOf(fact, now, graceMs);
+  return create(EntitlementCheckResultSchema, {
+    subject,
+    creator,
+    member: answer.member,
+    status: answer.status,
+    validUntil: answer.validUntil ? timestampFromDate(answer.validUntil) : undefined,
+    graceUntil: answer.graceUntil ? timestampFromDate(answer.graceUntil) : undefined,
+    planId: fact?.planId ?? "",
+    planVersion: BigInt(fact?.planVersion ?? 0),
+    source,
+    checkedAt: fact ? timestampFromDate(fact.refreshedAt) : undefined,
+    billingUnavailable,
+  });
+}

@@ -1,0 +1,39 @@
+import { PerkKind, PerkStatus } from "../../../gen/pf/vip/v1/plans_pb.js";
+import type { EntityRef } from "../../../gen/pf/v1/refs_pb.js";
+import { invalid } from "../../kit/problem.js";
+
+export type Kind = "badge" | "emote" | "gated_content" | "room" | "role";
+
+export const PERK_KINDS: Record<Kind, PerkKind> = {
+  badge: PerkKind.BADGE,
+  emote: PerkKind.EMOTE,
+  gated_content: PerkKind.GATED_CONTENT,
+  room: PerkKind.ROOM,
+  role: PerkKind.ROLE,
+};
+
+export const PERK_STATUS = { active: PerkStatus.ACTIVE, retired: PerkStatus.RETIRED } as const;
+
+export function kindOf(field: string, kind: PerkKind): Kind {
+  const found = (Object.keys(PERK_KINDS) as Kind[]).find((name) => PERK_KINDS[name] === kind);
+  if (!found) throw invalid(field, `${field} is PERK_KIND_BADGE, PERK_KIND_EMOTE, PERK_KIND_GATED_CONTENT, PERK_KIND_ROOM or PERK_KIND_ROLE`);
+  return found;
+}
+
+const MAX_BINDINGS = 20;
+const TOKEN = /^[a-z][a-z0-9_.-]{0,39}$/;
+
+/** Product bindings: references to the products a perk grants (service, kind, id), at most 20, no repeats. */
+export function requireBindings(field: string, refs: EntityRef[]): { service: string; kind: string; id: string }[] {
+  if (refs.length > MAX_BINDINGS) throw invalid(field, `${field} holds at most ${MAX_BINDINGS} products`);
+  const seen = new Set<string>();
+  return refs.map((ref, index) => {
+    if (!TOKEN.test(ref.service)) throw invalid(`${field}[${index}].service`, "service is a service key");
+    if (!TOKEN.test(ref.kind)) throw invalid(`${field}[${index}].kind`, "kind is the product's kind within its service");
+    if (ref.id === "" || ref.id.length > 100) throw invalid(`${field}[${index}].id`, "id is the product's id (1–100 characters)");
+    const key = `${ref.service}/${ref.kind}/${ref.id}`;
+    if (seen.has(key)) throw invalid(`${field}[${index}]`, `${field} names a product twice`);
+    seen.add(key);
+    return { service: ref.service, kind: ref.kind, id: ref.id };
+  });
+}

@@ -1,0 +1,115 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { createHash } from "node:crypto";
+import { CheckoutKind, type Subscription } from "../../../gen/pf/billing/v1/billing_pb.js";
+import {
+  CheckoutRequestSchema,
+  CheckoutResultSchema,
+  MembershipPreferencesSchema,
+  MembershipSchema,
+  PaidVia,
+  Source,
+} from "../../../gen/pf/vip/v1/memberships_pb.js";
+import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
+import type { Money } from "../../../gen/pf/v1/money_pb.js";
+import { principalOf, requirePerson } from "../../kit/auth/principal.js";
+import { idempotencyKeyOf, idempotent, requestHash, storedAnswer } from "../../kit/idempotency.js";
+import { newId } from "../../kit/ids.js";
+import { maxLength } from "../../kit/limits.js";
+import { invalid, problem } from "../../kit/problem.js";
+import type { VipContext } from "../context.js";
+import { MembershipRow, PlanRow, PlanVersionRow } from "../db/entities.js";
+import { versionsOf } from "../db/plans.js";
+import { factOfSubscription, readFacts, relayBilling, resultOf, storeFact } from "../db/projection.js";
+import { NETWORK } from "../domain/access.js";
+import { membershipCheckedOut } from "../events.js";
+import { refusePrice } from "./plans.js";
+
+type CheckoutHandlers = Pick<ServiceImpl<typeof VipService>, "createCheckout">;
+
+/**
+ * Membership checkout: the acting person joins the current version of a
+ * published plan. Billing is called first, outside any transaction (with a
+ * key derived from the caller's, so a retry reaches the same intent or
+ * subscription), then the membership is written in one short transaction
+ * under the caller's idempotency key.
+ */
+export function checkoutHandlers(ctx: VipContext): CheckoutHandlers {
+  return {
+    async createCheckout(request, call) {
+      refusePrice(request.price);
+      const member = requirePerson(principalOf(call));
+      if (!member.startsWith("usr_")) throw problem(403, "vip.user_required", "Guests cannot become members: sign in first.");
+      if (request.paidVia !== PaidVia.INTENT && request.paidVia !== PaidVia.CREDIT) throw invalid("paid_via", "paid_via is PAID_VIA_INTENT or PAID_VIA_CREDIT");
+      if (request.planId === "") throw invalid("plan_id", "plan_id is required");
+      const returnUrl = maxLength("return_url", request.returnUrl, 2000);
+      if (returnUrl !== "" && request.paidVia !== PaidVia.INTENT) throw invalid("return_url", "return_url applies to intent checkouts only");
+      const key = idempotencyKeyOf(request.idempotencyKey, call);
+      if (key === "") throw invalid("idempotency_key", "Checkout needs an Idempotency-Key (header or idempotency_key) so a retry never pays twice.");
+      const scope = `checkout:${member}`;
+      const hash = requestHash(CheckoutRequestSchema, { ...request, idempotencyKey: "" });
+      call.responseHeader.set("pf-http-status", "201");
+
+      // A retry answers the first checkout without asking billing again.
+      const em = ctx.orm.em.fork();
+      const first = await storedAnswer(em, { scope, key, hash }, CheckoutResultSchema);
+      if (first) return first;
+
+      const plan = await em.findOne(PlanRow, { id: request.planId });
+      if (!plan || plan.status === "draft") throw problem(404, "plan.not_found", "There is no such published plan.");
+      if (plan.status === "archived") throw problem(409, "plan.archived", "The plan is archived: it takes no new members.");
+      if (plan.owner === NETWORK) throw problem(409, "plan.not_sellable", "Network plans are not sold through billing's channel subscriptions yet.");
+      if (plan.owner === member) throw problem(409, "checkout.own_plan", "A creator does not join their own plan.");
+      const version = plan.currentVersion!;
+      if (request.planVersion !== 0n && request.planVersion !== BigInt(version)) {
+        throw problem(409, "plan.version_changed", "The plan has a newer version than the one shown: show it and try again.", { current_version: String(version) });
+      }
+      const terms = await em.findOneOrFail(PlanVersionRow, { planId: plan.id, version });
+      // Billing keeps keys to 255 characters: a digest of the member and their key.
+      const billingKey = `vip-checkout:${createHash("sha256").update(`${member}\n${key}`).digest("base64url")}`;
+      const product = { streamer: plan.owner, planId: plan.id, planVersion: BigInt(version), tier: terms.tier };
+      let paid: { intentId?: string; checkoutUrl?: string; price?: Money; subscription?: Subscription };
+      try {
+        if (request.paidVia === PaidVia.INTENT) {
+          const { intent } = await ctx.billing.createIntent({
+            subject: member, product: { case: "channelSubscription", value: product }, checkout: CheckoutKind.WEB, returnUrl, idempotencyKey: billingKey,
+          });
+          paid = { intentId: intent!.id, checkoutUrl: intent!.checkoutUrl, price: intent!.price };
+        } else {
+          const { subscription } = await ctx.billing.createSubscription({ subject: member, ...product, idempotencyKey: billingKey });
+          paid = { subscription, price: subscription!.price };
+        }
+      } catch (error) {
+        relayBilling(error);
+      }
+
+      return ctx.transaction((tx) =>
+        idempotent(tx, { scope, key, hash }, CheckoutResultSchema, async () => {
+          const at = ctx.clock.now();
+          const preferences = { announce: request.preferences?.announce ?? false, notifications: request.preferences?.notifications ?? false };
+          const row = tx.create(MembershipRow, {
+            id: newId("mbr"), member, creator: plan.owner, planId: plan.id, planVersion: version, preferences,
+            paidVia: request.paidVia === PaidVia.INTENT ? "intent" : "credit", intentId: paid.intentId ?? null,
+            subscriptionId: paid.subscription?.id ?? null, createdAt: at,
+          });
+          await tx.flush();
+          // Paid from credit, billing's answer is the freshest fact; an intent is paid later, so the projection answers.
+          const fact = paid.subscription
+            ? factOfSubscription(paid.subscription, at, at)
+            : (await readFacts(tx, { subject: member, streamer: plan.owner })).get(`${member}:${plan.owner}`);
+          if (paid.subscription && fact) await storeFact(tx, member, plan.owner, fact);
+          const joined = (await versionsOf(tx, [{ planId: plan.id, version }])).get(`${plan.id}:${version}`);
+          const membership = create(MembershipSchema, {
+            id: row.id, member, creator: plan.owner, planId: plan.id, planVersion: joined, preferences: create(MembershipPreferencesSchema, preferences),
+            paidVia: request.paidVia, intentId: row.intentId ?? "", subscriptionId: row.subscriptionId ?? "",
+            entitlement: resultOf(member, plan.owner, fact, at, ctx.settings.graceMs, paid.subscription ? Source.BILLING : Source.PROJECTION),
+            createdAt: timestampFromDate(at),
+          });
+          await membershipCheckedOut(tx, membership, at);
+          return create(CheckoutResultSchema, { membership, checkoutUrl: paid.checkoutUrl ?? "", price: paid.price });
+        }),
+      );
+    },
+  };
+}

@@ -1,0 +1,102 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { LockMode, type FilterQuery } from "@mikro-orm/postgresql";
+import { PerkKind, PerkListResultSchema, PerkResultSchema, PerkStatus } from "../../../gen/pf/vip/v1/plans_pb.js";
+import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
+import { personOf, principalOf, type Principal } from "../../kit/auth/principal.js";
+import { newId } from "../../kit/ids.js";
+import { maxLength } from "../../kit/limits.js";
+import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { invalid, problem } from "../../kit/problem.js";
+import type { VipContext } from "../context.js";
+import { PerkRow } from "../db/entities.js";
+import { perkToProto } from "../db/perks.js";
+import { hasGrant, managerOf, ownerForCreate, seesAllOf } from "../domain/access.js";
+import { kindOf, requireBindings } from "../domain/perks.js";
+import { requireName } from "../domain/plans.js";
+import { checkRevision, expectedRevision } from "../domain/revisions.js";
+import { ownerFilter } from "./plan-reads.js";
+
+type PerkHandlers = Pick<ServiceImpl<typeof VipService>, "listPerks" | "createPerk" | "updatePerk">;
+
+/** What a caller may see: active perks; with the grant everything; the owner their own. */
+function visibleTo(principal: Principal): FilterQuery<PerkRow> {
+  if (hasGrant(principal)) return {};
+  const person = personOf(principal);
+  return person ? { $or: [{ status: "active" }, { owner: person }] } : { status: "active" };
+}
+
+/** Perks of creators and of the network: public while active; edits never reach published versions' snapshots. */
+export function perkHandlers(ctx: VipContext): PerkHandlers {
+  return {
+    async listPerks(request, call) {
+      const principal = principalOf(call);
+      const owner = ownerFilter("owner", request.owner);
+      const kind = request.kind === PerkKind.UNSPECIFIED ? undefined : kindOf("kind", request.kind);
+      if (![PerkStatus.UNSPECIFIED, PerkStatus.ACTIVE, PerkStatus.RETIRED].includes(request.status)) throw invalid("status", "status is a PERK_STATUS_ value");
+      const status = request.status === PerkStatus.UNSPECIFIED ? undefined : request.status === PerkStatus.ACTIVE ? "active" : "retired";
+      const size = pageLimit(request.limit);
+      const before = decodeCursor(request.cursor)?.[0];
+      const rows = await ctx.orm.em.fork().find(
+        PerkRow,
+        {
+          $and: [
+            visibleTo(principal),
+            owner ? { owner } : {},
+            kind ? { kind } : {},
+            status ? { status } : {},
+            typeof before === "string" ? { id: { $lt: before } } : {},
+          ],
+        },
+        { orderBy: { id: "desc" }, limit: size + 1 },
+      );
+      const { items, nextCursor } = page(rows, size, (row) => [row.id]);
+      return create(PerkListResultSchema, { perks: items.map(perkToProto), nextCursor });
+    },
+
+    async createPerk(request, call) {
+      const principal = principalOf(call);
+      const owner = ownerForCreate(principal, request.owner);
+      const kind = kindOf("kind", request.kind);
+      const name = requireName("name", request.name);
+      const description = maxLength("description", request.description.trim(), 2000);
+      const productBindings = requireBindings("product_bindings", request.productBindings);
+      call.responseHeader.set("pf-http-status", "201");
+      return ctx.transaction(async (em) => {
+        const at = ctx.clock.now();
+        const row = em.create(PerkRow, {
+          id: newId("prk"), owner, kind, name, description, productBindings, status: "active", revision: 1n,
+          createdAt: at, updatedAt: at, retiredAt: null,
+        });
+        await em.flush();
+        return create(PerkResultSchema, { perk: perkToProto(row) });
+      });
+    },
+
+    async updatePerk(request, call) {
+      const principal = principalOf(call);
+      const changes = {
+        name: request.name === undefined ? undefined : requireName("name", request.name),
+        description: request.description === undefined ? undefined : maxLength("description", request.description.trim(), 2000),
+        productBindings: request.productBindings === undefined ? undefined : requireBindings("product_bindings.refs", request.productBindings.refs),
+      };
+      if (Object.values(changes).every((value) => value === undefined) && request.retired === undefined) {
+        throw invalid("name", "Send a change: name, description, product_bindings or retired.");
+      }
+      const expected = expectedRevision(request.expectedRevision, call);
+      return ctx.transaction(async (em) => {
+        const row = await em.findOne(PerkRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        if (!row || (row.status !== "active" && !seesAllOf(principal, row.owner))) throw problem(404, "perk.not_found", "There is no such perk.");
+        if (!managerOf(principal, row.owner)) throw problem(403, "perk.not_owner", "Only the perk's creator (or staff, for a network perk) manages it.");
+        checkRevision(expected, BigInt(row.revision));
+        const at = ctx.clock.now();
+        for (const [field, value] of Object.entries(changes)) if (value !== undefined) Object.assign(row, { [field]: value });
+        if (request.retired !== undefined) Object.assign(row, request.retired ? { status: "retired", retiredAt: row.retiredAt ?? at } : { status: "active", retiredAt: null });
+        Object.assign(row, { revision: BigInt(row.revision) + 1n, updatedAt: at });
+        await em.flush();
+        call.responseHeader.set("etag", `"${row.revision}"`);
+        return create(PerkResultSchema, { perk: perkToProto(row) });
+      });
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { FilterQuery } from "@mikro-orm/postgresql";
+import { PlanListResultSchema, PlanListSchema, PlanStatus, PlanVersionListSchema, VersionState } from "../../../gen/pf/vip/v1/plans_pb.js";
+import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
+import { personOf, principalOf, type Principal } from "../../kit/auth/principal.js";
+import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { invalid, problem } from "../../kit/problem.js";
+import { requireUser } from "../../kit/subjects.js";
+import type { VipContext } from "../context.js";
+import { PlanRow } from "../db/entities.js";
+import { loadPlans, planToProto, versionToProto } from "../db/plans.js";
+import { hasGrant, NETWORK, seesAllOf } from "../domain/access.js";
+import { PLAN_STATUS, type Status } from "../domain/plans.js";
+
+type PlanReadHandlers = Pick<ServiceImpl<typeof VipService>, "listPlans" | "getCreator" | "getPlan" | "listPlanVersions">;
+
+const STATUS_NAMES = Object.fromEntries(Object.entries(PLAN_STATUS).map(([name, value]) => [value, name])) as Record<PlanStatus, Status>;
+
+/** An owner filter: a creator (usr_) or the network; "" for any. */
+export function ownerFilter(field: string, owner: string): string | undefined {
+  if (owner === "") return undefined;
+  return owner === NETWORK ? NETWORK : requireUser(field, owner);
+}
+
+/** What a caller may see: published plans; with the grant everything; the owner their own. */
+function visibleTo(principal: Principal): FilterQuery<PlanRow> {
+  if (hasGrant(principal)) return {};
+  const person = personOf(principal);
+  return person ? { $or: [{ status: "published" }, { owner: person }] } : { status: "published" };
+}
+
+/** Plan reads: public for published plans; the grant (and the owner, for theirs) adds drafts and archived plans. */
+export function planReadHandlers(ctx: VipContext): PlanReadHandlers {
+  async function list(principal: Principal, owner: string | undefined, status: PlanStatus, limit: number, cursor: string) {
+    if (status !== PlanStatus.UNSPECIFIED && !(status in STATUS_NAMES)) throw invalid("status", "status is a PLAN_STATUS_ value");
+    const size = pageLimit(limit);
+    const before = decodeCursor(cursor)?.[0];
+    const em = ctx.orm.em.fork();
+    const rows = await em.find(
+      PlanRow,
+      {
+        $and: [
+          visibleTo(principal),
+          owner ? { owner } : {},
+          status !== PlanStatus.UNSPECIFIED ? { status: STATUS_NAMES[status] } : {},
+          typeof before === "string" ? { id: { $lt: before } } : {},
+        ],
+      },
+      { orderBy: { id: "desc" }, limit: size + 1 },
+    );
+    const { items, nextCursor } = page(rows, size, (row) => [row.id]);
+    const views = await loadPlans(em, items, false);
+    return { plans: views.map((view) => planToProto(view, seesAllOf(principal, view.row.owner), false)), nextCursor };
+  }
+
+  /** A plan the caller may see, or 404 (drafts and archived plans without the grant). */
+  async function visiblePlan(principal: Principal, id: string) {
+    const em = ctx.orm.em.fork();
+    const row = await em.findOne(PlanRow, { id });
+    if (!row || (row.status !== "published" && !seesAllOf(principal, row.owner))) throw problem(404, "plan.not_found", "There is no such plan.");
+    const [view] = await loadPlans(em, [row], true);
+    return { view, seesAll: seesAllOf(principal, row.owner) };
+  }
+
+  return {
+    async listPlans(request, call) {
+      const owner = ownerFilter("owner", request.owner);
+      const { plans, nextCursor } = await list(principalOf(call), owner, request.status, request.limit, request.cursor);
+      return create(PlanListResultSchema, { result: { case: "plans", value: create(PlanListSchema, { plans, nextCursor }) } });
+    },
+
+    async getCreator(request, call) {
+      const creator = requireUser("ref", request.ref);
+      const { plans, nextCursor } = await list(principalOf(call), creator, PlanStatus.UNSPECIFIED, request.limit, request.cursor);
+      return create(PlanListResultSchema, { result: { case: "plans", value: create(PlanListSchema, { creator, plans, nextCursor }) } });
+    },
+
+    async getPlan(request, call) {
+      const { view, seesAll } = await visiblePlan(principalOf(call), request.id);
+      call.responseHeader.set("etag", `"${view.row.revision}"`);
+      return create(PlanListResultSchema, { result: { case: "plan", value: planToProto(view, seesAll, true) } });
+    },
+
+    async listPlanVersions(request, call) {
+      const size = pageLimit(request.limit);
+      const before = decodeCursor(request.cursor)?.[0];
+      const { view, seesAll } = await visiblePlan(principalOf(call), request.id);
+      const versions = view.versions
+        .map((version) => versionToProto(view, version))
+        .filter((v) => seesAll || v.state === VersionState.CURRENT || v.state === VersionState.SUPERSEDED)
+        .filter((v) => typeof before !== "number" || v.version < BigInt(before));
+      const { items, nextCursor } = page(versions, size, (v) => [Number(v.version)]);
+      return create(PlanListResultSchema, {
+        result: { case: "versions", value: create(PlanVersionListSchema, { planId: view.row.id, status: PLAN_STATUS[view.row.status as Status], versions: items, nextCursor }) },
+      });
+    },
+  };
+}

@@ -1,0 +1,124 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
+import { PlanResultSchema, type PlanUpdateRequest } from "../../../gen/pf/vip/v1/plans_pb.js";
+import type { Money } from "../../../gen/pf/v1/money_pb.js";
+import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
+import { principalOf, type Principal } from "../../kit/auth/principal.js";
+import { newId } from "../../kit/ids.js";
+import { invalid, problem } from "../../kit/problem.js";
+import type { VipContext } from "../context.js";
+import { PlanRow, PlanVersionRow } from "../db/entities.js";
+import { addVersion, loadPlans, planToProto, publishDraft, termsOf } from "../db/plans.js";
+import { managerOf, ownerForCreate, seesAllOf } from "../domain/access.js";
+import { hasChanges, termsFrom, type Changes } from "../domain/plans.js";
+import { checkRevision, expectedRevision } from "../domain/revisions.js";
+import { planChanged, subjects } from "../events.js";
+
+type PlanHandlers = Pick<ServiceImpl<typeof VipService>, "createPlan" | "updatePlan" | "publishPlan" | "archivePlan">;
+
+/** Billing prices every plan from its tier: a price sent is refused, never ignored. */
+export function refusePrice(price: Money | undefined): void {
+  if (price !== undefined) throw problem(400, "vip.price_refused", "Billing prices the plan from its tier: send no price.", { field: "price" });
+}
+
+/**
+ * The plan a caller manages, locked: 404 plan.not_found when it does not
+ * exist or the caller may not see it, 403 plan.not_owner when the caller sees
+ * it but manages it not (another creator's published plan; network plans without staff).
+ */
+export async function managedPlan(em: EntityManager, principal: Principal, id: string): Promise<{ plan: PlanRow; actor: string }> {
+  const plan = await em.findOne(PlanRow, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  if (!plan || (plan.status !== "published" && !seesAllOf(principal, plan.owner))) throw problem(404, "plan.not_found", "There is no such plan.");
+  const actor = managerOf(principal, plan.owner);
+  if (!actor) throw problem(403, "plan.not_owner", "Only the plan's creator (or staff, for a network plan) manages it.");
+  return { plan, actor };
+}
+
+/** Plan writes: create, new versions (PATCH), publish, archive. Versions are insert-only; members keep theirs. */
+export function planHandlers(ctx: VipContext): PlanHandlers {
+  /** The plan with its full history, as its manager sees it; published and archived plans announce themselves. */
+  const answer = async (em: EntityManager, plan: PlanRow, call: HandlerContext) => {
+    call.responseHeader.set("etag", `"${plan.revision}"`);
+    const [view] = await loadPlans(em, [plan], true);
+    return create(PlanResultSchema, { plan: planToProto(view, true, true) });
+  };
+  const announce = async (em: EntityManager, plan: PlanRow, subject: typeof subjects.planPublished | typeof subjects.planArchived, at: Date) => {
+    const [view] = await loadPlans(em, [plan], false);
+    await planChanged(em, subject, planToProto(view, false, false), at);
+  };
+
+  async function change(request: PlanUpdateRequest, call: HandlerContext, publish: boolean) {
+    const principal = principalOf(call);
+    refusePrice(request.price);
+    const changes: Changes = { name: request.name, description: request.description, tier: request.tier, perkIds: request.perks?.perkIds };
+    if (!hasChanges(changes) && !publish) throw invalid("publish", "Send a change (name, description, tier, perks) or publish.");
+    const expected = expectedRevision(request.expectedRevision, call);
+    return ctx.transaction(async (em) => {
+      const { plan, actor } = await managedPlan(em, principal, request.id);
+      checkRevision(expected, BigInt(plan.revision));
+      if (plan.status === "archived") throw problem(409, "plan.archived", "The plan is archived: it changes no more.");
+      const at = ctx.clock.now();
+      const draftOf = (version: number | null | undefined) => (version == null ? null : em.findOneOrFail(PlanVersionRow, { planId: plan.id, version }));
+      let draft = await draftOf(plan.draftVersion);
+      if (hasChanges(changes)) {
+        const base = draft ?? (await draftOf(plan.currentVersion))!;
+        draft = await addVersion(em, plan, termsFrom(termsOf(base), changes), actor, at, "perks.perk_ids");
+      }
+      // A published plan publishes each new version at once; a draft plan's draft waits for publish.
+      const goesLive = draft !== null && (publish || plan.status === "published");
+      if (goesLive) await publishDraft(em, plan, draft!, actor, at);
+      if (draft !== null) Object.assign(plan, { revision: BigInt(plan.revision) + 1n, updatedAt: at });
+      await em.flush();
+      if (goesLive) await announce(em, plan, subjects.planPublished, at);
+      return answer(em, plan, call);
+    });
+  }
+
+  return {
+    async createPlan(request, call) {
+      const principal = principalOf(call);
+      refusePrice(request.price);
+      const owner = ownerForCreate(principal, request.owner);
+      const actor = managerOf(principal, owner)!;
+      const terms = termsFrom(undefined, { name: request.name, description: request.description, tier: request.tier, perkIds: request.perkIds });
+      call.responseHeader.set("pf-http-status", "201");
+      return ctx.transaction(async (em) => {
+        const at = ctx.clock.now();
+        const plan = em.create(PlanRow, {
+          id: newId("pln"), owner, status: "draft", currentVersion: null, draftVersion: null, latestVersion: 0,
+          revision: 1n, createdAt: at, updatedAt: at, publishedAt: null, archivedAt: null,
+        });
+        const version = await addVersion(em, plan, terms, actor, at, "perk_ids");
+        if (request.publish) await publishDraft(em, plan, version, actor, at);
+        await em.flush();
+        if (request.publish) await announce(em, plan, subjects.planPublished, at);
+        return answer(em, plan, call);
+      });
+    },
+
+    updatePlan: (request, call) => change(request, call, request.publish),
+
+    async publishPlan(request, call) {
+      if (request.publish) throw invalid("publish", "This route publishes: publish is implied.");
+      return change(request, call, true);
+    },
+
+    async archivePlan(request, call) {
+      const principal = principalOf(call);
+      const expected = expectedRevision(request.expectedRevision, call);
+      return ctx.transaction(async (em) => {
+        const { plan } = await managedPlan(em, principal, request.id);
+        checkRevision(expected, BigInt(plan.revision));
+        if (plan.status === "draft") throw problem(409, "plan.not_published", "Only a published plan is archived; a draft has no members to keep.");
+        if (plan.status === "published") {
+          const at = ctx.clock.now();
+          Object.assign(plan, { status: "archived", archivedAt: at, updatedAt: at, revision: BigInt(plan.revision) + 1n });
+          await em.flush();
+          await announce(em, plan, subjects.planArchived, at);
+        }
+        return answer(em, plan, call);
+      });
+    },
+  };
+}

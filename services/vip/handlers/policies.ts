@@ -1,0 +1,179 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { CheckMode } from "../../../gen/pf/vip/v1/memberships_pb.js";
+import {
+  EvaluateReason,
+  PolicyEvaluateResultSchema,
+  PolicyListSchema,
+  PolicyResultSchema,
+  PolicyRule,
+  ResourcePolicySchema,
+  type PolicySetRequest,
+} from "../../../gen/pf/vip/v1/policies_pb.js";
+import type { EntityRef } from "../../../gen/pf/v1/refs_pb.js";
+import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
+import { personOf, principalOf, requirePerson, type Principal } from "../../kit/auth/principal.js";
+import { advisoryLock } from "../../kit/db/advisory-lock.js";
+import { newId } from "../../kit/ids.js";
+import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { invalid, problem } from "../../kit/problem.js";
+import { requireSubject, requireUser } from "../../kit/subjects.js";
+import type { VipContext } from "../context.js";
+import { PerkRow, PlanRow, PolicyRow, PublicationRow } from "../db/entities.js";
+import { entitlementFor } from "../db/projection.js";
+import { hasGrant, NETWORK, requireSelfOrGrant } from "../domain/access.js";
+import { evaluate, type Rule } from "../domain/policies.js";
+
+type PolicyHandlers = Pick<ServiceImpl<typeof VipService>, "listPolicies" | "setPolicy" | "getPolicy" | "deletePolicy" | "evaluatePolicy">;
+
+const RULES: Record<Rule, PolicyRule> = {
+  any_member: PolicyRule.ANY_MEMBER,
+  plan_member: PolicyRule.PLAN_MEMBER,
+  perk_holder: PolicyRule.PERK_HOLDER,
+};
+
+const policyToProto = (row: PolicyRow) =>
+  create(ResourcePolicySchema, {
+    id: row.id,
+    creator: row.creator,
+    resource: { service: row.resourceService, kind: row.resourceKind, id: row.resourceId },
+    rule: RULES[row.rule as Rule],
+    planId: row.planId ?? "",
+    perkId: row.perkId ?? "",
+    alwaysCheckBilling: row.alwaysCheckBilling,
+    setBy: row.setBy,
+    createdAt: timestampFromDate(row.createdAt),
+    updatedAt: timestampFromDate(row.updatedAt),
+  });
+
+const TOKEN = /^[a-z][a-z0-9_.-]{0,39}$/;
+
+export function requireResource(field: string, ref: EntityRef | undefined): EntityRef {
+  if (!ref) throw invalid(field, `${field} is required`);
+  if (!TOKEN.test(ref.service)) throw invalid(`${field}.service`, "service is the owning service's key");
+  if (!TOKEN.test(ref.kind)) throw invalid(`${field}.kind`, "kind is the object's kind within its service");
+  if (ref.id === "" || ref.id.length > 200) throw invalid(`${field}.id`, "id is the object's id (1–200 characters)");
+  return ref;
+}
+
+/** Who manages a creator's policies: the creator, or the grant (staff, first-party services acting for nobody). */
+function managesPolicies(principal: Principal, creator: string): boolean {
+  return hasGrant(principal) || personOf(principal) === creator;
+}
+
+function ruleOf(request: PolicySetRequest): Rule {
+  const rule = (Object.keys(RULES) as Rule[]).find((name) => RULES[name] === request.rule);
+  if (!rule) throw invalid("rule", "rule is POLICY_RULE_ANY_MEMBER, POLICY_RULE_PLAN_MEMBER or POLICY_RULE_PERK_HOLDER");
+  if (rule === "plan_member" && request.planId === "") throw invalid("plan_id", "A plan rule names its plan_id");
+  if (rule !== "plan_member" && request.planId !== "") throw invalid("plan_id", "plan_id belongs to a plan rule only");
+  if (rule === "perk_holder" && request.perkId === "") throw invalid("perk_id", "A perk rule names its perk_id");
+  if (rule !== "perk_holder" && request.perkId !== "") throw invalid("perk_id", "perk_id belongs to a perk rule only");
+  return rule;
+}
+
+/** The rule's plan must be the creator's, its perk the creator's or the network's (422 naming the field otherwise). */
+async function checkTarget(em: EntityManager, creator: string, rule: Rule, request: PolicySetRequest): Promise<void> {
+  if (rule === "plan_member" && (await em.findOne(PlanRow, { id: request.planId }))?.owner !== creator) {
+    throw problem(422, "request.invalid", "plan_id names no plan of this creator", { field: "plan_id" });
+  }
+  const perk = rule === "perk_holder" ? await em.findOne(PerkRow, { id: request.perkId }) : undefined;
+  if (rule === "perk_holder" && perk?.owner !== creator && perk?.owner !== NETWORK) {
+    throw problem(422, "request.invalid", "perk_id names no perk of this creator or the network", { field: "perk_id" });
+  }
+}
+
+/** Resource policies: one rule per resource, set and removed by its creator; evaluation never lets unknown through. */
+export function policyHandlers(ctx: VipContext): PolicyHandlers {
+  const notFound = () => problem(404, "policy.not_found", "There is no such policy.");
+  const answer = (row: PolicyRow) => create(PolicyResultSchema, { result: { case: "policy", value: policyToProto(row) } });
+
+  return {
+    async listPolicies(request, call) {
+      const principal = principalOf(call);
+      const creator = request.creator === "" ? undefined : requireUser("creator", request.creator);
+      if (!hasGrant(principal)) {
+        const person = requirePerson(principal);
+        if (creator !== undefined && creator !== person) throw problem(403, "vip.forbidden", "People list their own policies only.");
+      }
+      const owner = hasGrant(principal) ? creator : personOf(principal)!;
+      const limit = pageLimit(request.limit);
+      const before = decodeCursor(request.cursor)?.[0];
+      const rows = await ctx.orm.em.fork().find(
+        PolicyRow,
+        {
+          ...(owner ? { creator: owner } : {}),
+          ...(request.resourceService ? { resourceService: request.resourceService } : {}),
+          ...(typeof before === "string" ? { id: { $lt: before } } : {}),
+        },
+        { orderBy: { id: "desc" }, limit: limit + 1 },
+      );
+      const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
+      return create(PolicyResultSchema, { result: { case: "policies", value: create(PolicyListSchema, { policies: items.map(policyToProto), nextCursor }) } });
+    },
+
+    async setPolicy(request, call) {
+      const principal = principalOf(call);
+      if (request.id !== "") throw invalid("id", "id is given by the service; a rule is replaced by its resource");
+      const creator = request.creator === "" ? personOf(principal) : requireUser("creator", request.creator);
+      if (!creator?.startsWith("usr_")) throw invalid("creator", "creator is the creator (usr_) whose members the rule admits");
+      if (!managesPolicies(principal, creator)) throw problem(403, "vip.not_owner", "Creators set rules for their own resources only.");
+      const resource = requireResource("resource", request.resource);
+      const rule = ruleOf(request);
+      const setBy = personOf(principal) ?? principal.sub;
+      const { row, created } = await ctx.transaction(async (em) => {
+        await checkTarget(em, creator, rule, request);
+        await advisoryLock(em, `vip.policy:${resource.service}/${resource.kind}/${resource.id}`);
+        const at = ctx.clock.now();
+        const existing = await em.findOne(PolicyRow, { resourceService: resource.service, resourceKind: resource.kind, resourceId: resource.id });
+        if (existing && existing.creator !== creator) throw problem(409, "policy.resource_taken", "Another creator's rule gates this resource.");
+        const fields = { rule, planId: request.planId || null, perkId: request.perkId || null, alwaysCheckBilling: request.alwaysCheckBilling, setBy, updatedAt: at };
+        const written = existing
+          ? Object.assign(existing, fields)
+          : em.create(PolicyRow, { id: newId("pol"), creator, resourceService: resource.service, resourceKind: resource.kind, resourceId: resource.id, createdAt: at, ...fields });
+        await em.flush();
+        return { row: written, created: !existing };
+      });
+      if (created) call.responseHeader.set("pf-http-status", "201");
+      return answer(row);
+    },
+
+    async getPolicy(request, call) {
+      const row = await ctx.orm.em.fork().findOne(PolicyRow, { id: request.id });
+      if (!row || !managesPolicies(principalOf(call), row.creator)) throw notFound();
+      return answer(row);
+    },
+
+    async deletePolicy(request, call) {
+      const sent = ([["creator", request.creator !== ""], ["resource", request.resource !== undefined], ["rule", request.rule !== PolicyRule.UNSPECIFIED],
+        ["plan_id", request.planId !== ""], ["perk_id", request.perkId !== ""], ["always_check_billing", request.alwaysCheckBilling]] as const).find(([, given]) => given);
+      if (sent) throw invalid(sent[0], `${sent[0]} is not used by a removal: the policy is named by its id`);
+      return ctx.transaction(async (em) => {
+        const row = await em.findOne(PolicyRow, { id: request.id });
+        if (!row || !managesPolicies(principalOf(call), row.creator)) throw notFound();
+        em.remove(row);
+        await em.flush();
+        return answer(row);
+      });
+    },
+
+    async evaluatePolicy(request, call) {
+      const principal = principalOf(call);
+      const subject = requireSubject("subject", request.subject);
+      const resource = requireResource("resource", request.resource);
+      const em = ctx.orm.em.fork();
+      const policy = await em.findOne(PolicyRow, { resourceService: resource.service, resourceKind: resource.kind, resourceId: resource.id });
+      requireSelfOrGrant(principal, [subject, ...(policy ? [policy.creator] : [])], "the subject or the creator");
+      if (!policy) return create(PolicyEvaluateResultSchema, { allowed: true, reason: EvaluateReason.NO_POLICY });
+      const mode = policy.alwaysCheckBilling ? CheckMode.AUTHORITATIVE : CheckMode.AUTO;
+      const { result, fact } = subject === policy.creator ? { result: undefined, fact: undefined } : await entitlementFor(ctx, subject, policy.creator, mode);
+      const publication = fact && fact.planId ? await em.findOne(PublicationRow, { planId: fact.planId, version: fact.planVersion }) : null;
+      const held = fact ? { planId: fact.planId, perkIds: publication?.perks.map((perk) => perk.id) ?? [] } : undefined;
+      const verdict = result
+        ? evaluate({ creator: policy.creator, rule: policy.rule as Rule, planId: policy.planId ?? null, perkId: policy.perkId ?? null }, subject, { status: result.status, member: result.member }, held)
+        : { allowed: true, reason: EvaluateReason.OWNER };
+      return create(PolicyEvaluateResultSchema, { ...verdict, policy: policyToProto(policy), entitlement: result });
+    },
+  };
+}

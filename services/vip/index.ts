@@ -1,0 +1,37 @@
+import { VipService } from "../../gen/pf/vip/v1/vip_pb.js";
+import { implement, type ServiceModule } from "../kit/module.js";
+import { vipContext } from "./context.js";
+import { entities } from "./db/entities.js";
+import { Migration20261124000000_vip } from "./db/migrations/Migration20261124000000_vip.js";
+import { entitlementsConsumer } from "./events.js";
+import { checkoutHandlers } from "./handlers/checkout.js";
+import { membershipHandlers } from "./handlers/memberships.js";
+import { perkHandlers } from "./handlers/perks.js";
+import { planReadHandlers } from "./handlers/plan-reads.js";
+import { planHandlers } from "./handlers/plans.js";
+import { policyHandlers } from "./handlers/policies.js";
+
+/** The membership service (spec part 1): plans with immutable versions, perks, checkout through billing, entitlements, resource policies. */
+export const vip: ServiceModule = {
+  key: "vip",
+  schema: {
+    entities,
+    migrations: [{ name: "Migration20261124000000_vip", class: Migration20261124000000_vip }],
+  },
+  async implementations(serviceContext) {
+    const ctx = vipContext(serviceContext);
+    return [
+      implement(VipService, {
+        ...planReadHandlers(ctx),
+        ...planHandlers(ctx),
+        ...perkHandlers(ctx),
+        ...checkoutHandlers(ctx),
+        ...membershipHandlers(ctx),
+        ...policyHandlers(ctx),
+      }),
+    ];
+  },
+  // Its token's capabilities at billing: checkout (intents, subscriptions from credit) and entitlement reads.
+  holds: ["billing.intent.create", "billing.subscription.manage", "billing.entitlement.check"],
+  consumers: [entitlementsConsumer],
+};

@@ -1,0 +1,21 @@
+import type { Config } from "../kit/config.js";
+import { wholeSetting } from "../kit/settings.js";
+
+/** The membership service's own settings, read once from the environment (documented in README.md). */
+export interface VipSettings {
+  /** How long a projected entitlement counts as fresh for mode auto (PF_VIP_PROJECTION_TTL_SECONDS, default 60). */
+  projectionTtlMs: number;
+  /** Grace after valid_until during which a member stays a member; past it the answer is unknown (PF_VIP_ENTITLEMENT_GRACE_SECONDS, default 86400). */
+  graceMs: number;
+  /** Deadline of billing reads (members list, entitlement checks) before falling back (PF_VIP_BILLING_TIMEOUT_MS, default 2000). */
+  billingReadTimeoutMs: number;
+}
+
+export function vipSettings(config: Config): VipSettings {
+  const whole = (name: string, fallback: number, min = 0) => wholeSetting(config.env, name, fallback, min);
+  return {
+    projectionTtlMs: whole("PF_VIP_PROJECTION_TTL_SECONDS", 60) * 1000,
+    graceMs: whole("PF_VIP_ENTITLEMENT_GRACE_SECONDS", 86_400) * 1000,
+    billingReadTimeoutMs: whole("PF_VIP_BILLING_TIMEOUT_MS", 2000, 1),
+  };
+}

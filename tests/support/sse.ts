@@ -1,0 +1,103 @@
+/** One server-sent event as a client sees it. */
+export interface SentEvent {
+  id?: string;
+  event: string;
+  // Test bodies are read field by field.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  data: any;
+}
+
+/**
+ * An open text/event-stream read over real HTTP: events as they arrive,
+ * comment lines counted apart, and whether the server ended the stream.
+ */
+export class EventStreamReader {
+  readonly comments: string[] = [];
+  ended = false;
+  private buffer = "";
+  private readonly events: SentEvent[] = [];
+  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  private readonly decoder = new TextDecoder();
+  private waiting?: () => void;
+
+  constructor(readonly response: Response) {
+    this.reader = response.body!.getReader();
+    void this.pump();
+  }
+
+  private async pump(): Promise<void> {
+    try {
+      for (;;) {
+        const { done, value } = await this.reader.read();
+        if (done) break;
+        this.buffer += this.decoder.decode(value, { stream: true });
+        let end: number;
+        while ((end = this.buffer.indexOf("\n\n")) !== -1) {
+          this.parse(this.buffer.slice(0, end));
+          this.buffer = this.buffer.slice(end + 2);
+        }
+        this.waiting?.();
+      }
+    } catch {
+      // Cancelled by close(), or the connection dropped: either way the stream ended.
+    }
+    this.ended = true;
+    this.waiting?.();
+  }
+
+  private parse(block: string): void {
+    const event: Partial<SentEvent> & { event: string } = { event: "message" };
+    let data: string | undefined;
+    for (const line of block.split("\n")) {
+      if (line.startsWith(":")) {
+        this.comments.push(line.slice(1).trim());
+        continue;
+      }
+      const colon = line.indexOf(":");
+      const field = line.slice(0, colon);
+      const value = line.slice(colon + 1).replace(/^ /, "");
+      if (field === "id") event.id = value;
+      else if (field === "event") event.event = value;
+      else if (field === "data") data = data === undefined ? value : `${data}\n${value}`;
+    }
+    if (data !== undefined) this.events.push({ ...event, data: JSON.parse(data) } as SentEvent);
+  }
+
+  /** The next event, or undefined when the stream ends first; fails after `timeoutMs`. */
+  async next(timeoutMs = 5000): Promise<SentEvent | undefined> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const event = this.events.shift();
+      if (event) return event;
+      if (this.ended) return undefined;
+      if (Date.now() > deadline) throw new Error("no event within the time limit");
+      await new Promise<void>((resolve) => {
+        this.waiting = resolve;
+        setTimeout(resolve, 50);
+      });
+    }
+  }
+
+  /** Resolves once the server ended the stream; fails after `timeoutMs`. */
+  async end(timeoutMs = 5000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.ended) {
+      if (Date.now() > deadline) throw new Error("the stream did not end within the time limit");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.reader.cancel().catch(() => undefined);
+  }
+}
+
+/** An opened stream, or the problem+json it was refused with. */
+export type Opened = { status: number; headers: Headers; stream?: EventStreamReader; problem?: any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Opens an event stream with fetch: a 200 answer is read as events, any other as its problem. */
+export async function openEventStream(url: string, headers: Record<string, string> = {}): Promise<Opened> {
+  const response = await fetch(url, { headers: { accept: "text/event-stream", ...headers } });
+  if (response.status !== 200) return { status: response.status, headers: response.headers, problem: await response.json() };
+  return { status: 200, headers: response.headers, stream: new EventStreamReader(response) };
+}

@@ -1,0 +1,43 @@
+import { create } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { AlertSettingsSchema, GoalSettingsSchema, GoalStyle, OverlayScope } from "../../gen/pf/tips/v1/overlays_pb.js";
+import { InteractionSchema, PaymentState } from "../../gen/pf/tips/v1/tips_pb.js";
+import { alertSettings, goalSettings } from "../../services/tips/domain/overlay-configs.js";
+import { alertOf, isAlert, resumePoint, showsConfig } from "../../services/tips/domain/overlay-stream.js";
+import { requestedScopes, secretHash } from "../../services/tips/domain/overlay-tokens.js";
+
+describe("overlay rules", () => {
+  it("fill alert defaults and keep what was set", () => {
+    expect(alertSettings(create(AlertSettingsSchema)).durationMs).toBe(8000);
+    expect(alertSettings(create(AlertSettingsSchema, { durationMs: 60_000, soundVolume: 100 })).durationMs).toBe(60_000);
+    expect(() => alertSettings(create(AlertSettingsSchema, { durationMs: 60_001 }))).toThrow("duration_ms");
+    expect(goalSettings(create(GoalSettingsSchema, { goalId: "gol_1" })).style).toBe(GoalStyle.BAR);
+  });
+
+  it("show an interaction as an alert once paid (settled or external) and while not hidden", () => {
+    const paid = create(InteractionSchema, { id: "int_1", paymentState: PaymentState.SETTLED, transactionId: "txn_secret" });
+    expect(isAlert(paid)).toBe(true);
+    expect(isAlert({ ...paid, paymentState: PaymentState.EXTERNAL })).toBe(true);
+    expect(isAlert({ ...paid, paymentState: PaymentState.PENDING })).toBe(false);
+    expect(isAlert({ ...paid, hidden: true })).toBe(false);
+    expect(JSON.stringify(alertOf(paid), (_k, v) => (typeof v === "bigint" ? String(v) : v))).not.toContain("txn_secret");
+  });
+
+  it("resume only from one of our event ids", () => {
+    expect(resumePoint("evt_01jd0000000000000000000000")).toBe("evt_01jd0000000000000000000000");
+    expect(resumePoint("42")).toBeUndefined();
+    expect(resumePoint(null)).toBeUndefined();
+  });
+
+  it("show a config of the stream's scopes, or only the one asked for", () => {
+    expect(showsConfig(new Set(["alerts"]), "", { id: "ovc_1", kind: "alerts" })).toBe(true);
+    expect(showsConfig(new Set(["alerts"]), "", { id: "ovc_1", kind: "goals" })).toBe(false);
+    expect(showsConfig(new Set(["alerts"]), "ovc_2", { id: "ovc_1", kind: "alerts" })).toBe(false);
+  });
+
+  it("take scopes once each, at least one; hash secrets with SHA-256", () => {
+    expect([...requestedScopes([OverlayScope.GOALS, OverlayScope.GOALS])]).toEqual(["goals"]);
+    expect(() => requestedScopes([])).toThrow("scopes");
+    expect(secretHash("ovk_a")).toMatch(/^[0-9a-f]{64}$/);
+  });
+});

@@ -1,0 +1,49 @@
+import { expect } from "vitest";
+import type { HttpAnswer, TestPlatform } from "../support/platform.js";
+
+let seq = 0;
+/** A fresh usr_ subject. */
+export const person = (tag = "p") => `usr_${tag}${++seq}x${Date.now().toString(36)}`;
+
+/** A person's own user token. */
+export const userToken = (t: TestPlatform, sub: string) => t.token({ kind: "user", sub });
+
+/** A first-party service holding every membership capability (acting for nobody: the grant, staff). */
+export const serviceToken = (t: TestPlatform) =>
+  t.token({
+    kind: "service",
+    svc: "community",
+    caps: [
+      "vip.plan.list", "vip.plan.create", "vip.plan.update", "vip.plan.archive", "vip.perk.list", "vip.perk.create", "vip.perk.update",
+      "vip.membership.checkout", "vip.membership.status", "vip.creator.members.list", "vip.entitlement.check",
+      "vip.resource.policy.get", "vip.resource.policy.set", "vip.resource.policy.evaluate",
+    ],
+  });
+
+export function expectStatus(answer: HttpAnswer, status: number, code?: string): HttpAnswer {
+  expect(answer.status, JSON.stringify(answer.body)).toBe(status);
+  if (code) expect(answer.body.code).toBe(code);
+  return answer;
+}
+
+/** Creates a perk of the token's person (201). */
+export async function createPerk(t: TestPlatform, token: string, body: Record<string, unknown> = {}) {
+  const answer = await t.http("POST", "/vip/api/v1/perks", { token, body: { kind: "PERK_KIND_BADGE", name: "Gold badge", ...body } });
+  return expectStatus(answer, 201).body.perk;
+}
+
+/** Creates a plan of the token's person (201); published at once with `publish`. */
+export async function createPlan(t: TestPlatform, token: string, body: Record<string, unknown> = {}) {
+  const answer = await t.http("POST", "/vip/api/v1/plans", { token, body: { name: "Gold", tier: "tier_1", ...body } });
+  return expectStatus(answer, 201).body.plan;
+}
+
+export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out; last: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
