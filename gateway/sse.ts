@@ -13,6 +13,8 @@
  *   then the stream closes.
  * - The client going away cancels the RPC (its AbortSignal).
  * - A comment line every `heartbeatMs` keeps proxies from closing an idle stream.
+ * - Backpressure: the next message is read from the RPC once the client has
+ *   taken the last one (the body drained), so a slow client never fills memory.
  * - Closing the gateway ends every open stream (clients reconnect elsewhere).
  */
 import { toJson, type DescField, type DescMessage, type DescMethodServerStreaming, type DescOneof, type Message, type Registry } from "@bufbuild/protobuf";
@@ -87,7 +89,21 @@ export function eventStreamHandler(binding: Binding, context: RouteContext): Rou
     const write = (text: string) => {
       if (!body.writableEnded) body.write(text);
     };
-    const heartbeat = setInterval(() => write(": keep-alive\n\n"), heartbeatMs);
+    // A client reading slowly slows the RPC down (the next message is asked for once the body drains), never fills memory.
+    const send = (text: string) =>
+      body.writableEnded || body.write(text)
+        ? undefined
+        : new Promise<void>((resolve) => {
+            const done = () => {
+              body.off("drain", done);
+              cancel.signal.removeEventListener("abort", done);
+              resolve();
+            };
+            body.once("drain", done);
+            cancel.signal.addEventListener("abort", done, { once: true });
+          });
+    // Only an idle stream needs keeping alive: one with output still queued is not idle.
+    const heartbeat = setInterval(() => body.writableLength === 0 && write(": keep-alive\n\n"), heartbeatMs);
     // Ended here, not only when the RPC notices: a cancelled RPC may not answer its pending read.
     cancel.signal.addEventListener("abort", () => {
       clearInterval(heartbeat);
@@ -96,7 +112,7 @@ export function eventStreamHandler(binding: Binding, context: RouteContext): Rou
     }, { once: true });
     void (async () => {
       try {
-        for (let next = first; !next.done && !cancel.signal.aborted; next = await messages.next()) write(render(next.value));
+        for (let next = first; !next.done && !cancel.signal.aborted; next = await messages.next()) await send(render(next.value));
       } catch (error) {
         if (cancel.signal.aborted) return;
         const found = problemOf(error);

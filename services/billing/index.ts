@@ -5,6 +5,7 @@ import { billingContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261122100000_billing } from "./db/migrations/Migration20261122100000_billing.js";
 import { Migration20261124000000_tip_intents } from "./db/migrations/Migration20261124000000_tip_intents.js";
+import { Migration20261125000000_network_revenue } from "./db/migrations/Migration20261125000000_network_revenue.js";
 import { adjustmentHandlers } from "./handlers/admin/adjustments.js";
 import { freezeHandlers } from "./handlers/admin/freeze.js";
 import { importHoldHandlers } from "./handlers/admin/import-holds.js";
@@ -29,6 +30,7 @@ export const billing: ServiceModule = {
     migrations: [
       { name: "Migration20261122100000_billing", class: Migration20261122100000_billing },
       { name: "Migration20261124000000_tip_intents", class: Migration20261124000000_tip_intents },
+      { name: "Migration20261125000000_network_revenue", class: Migration20261125000000_network_revenue },
     ],
   },
   async implementations(serviceContext) {

@@ -6,6 +6,7 @@ import { billingContext, type BillingContext } from "./context.js";
 import { SubscriptionRow } from "./db/entities.js";
 import { post, requireThawed } from "./db/ledger.js";
 import { subscriptionToProto } from "./db/subscriptions.js";
+import { payeeOf } from "./domain/ledger.js";
 import { billingReference } from "./domain/references.js";
 import { dueOutcome, nextValidUntil } from "./domain/subscriptions.js";
 import { entitlementChanged } from "./events.js";
@@ -77,7 +78,7 @@ async function charge(em: EntityManager, row: SubscriptionRow, at: Date, by: str
       kind: "subscription",
       movements: [
         { owner: row.subject, kind: "credit", currency: row.currency, amount: -row.price },
-        { owner: row.streamer, kind: "payable", currency: row.currency, amount: row.price },
+        { ...payeeOf(row.streamer), currency: row.currency, amount: row.price },
       ],
       reason: "renewal",
       reference: billingReference("subscription", row.id),

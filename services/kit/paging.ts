@@ -28,6 +28,20 @@ export function decodeCursor(cursor: string): unknown[] | undefined {
   throw problem(400, "request.invalid", "cursor is not one this service issued", { field: "cursor" });
 }
 
+/**
+ * A cursor of `size` text keys (ids, ISO times), as `page` made it from
+ * strings; anything else (a forged or foreign cursor) is 400 naming `cursor`,
+ * never a query on a mistyped key.
+ */
+export function decodeTextCursor(cursor: string, size: number): string[] | undefined {
+  const position = decodeCursor(cursor);
+  if (position === undefined) return undefined;
+  if (position.length !== size || !position.every((key) => typeof key === "string" && key !== "")) {
+    throw problem(400, "request.invalid", "cursor is not one this service issued", { field: "cursor" });
+  }
+  return position as string[];
+}
+
 /** Cuts a page fetched with limit + 1 rows and makes the next cursor from the last row kept. */
 export function page<T>(rows: T[], limit: number, position: (row: T) => unknown[]): { items: T[]; nextCursor: string } {
   if (rows.length <= limit) return { items: rows, nextCursor: "" };

@@ -7,6 +7,7 @@ import { problemOf } from "../kit/problem.js";
 import type { TipsContext } from "./context.js";
 import { declineCheckout, lockCheckout, settleCheckout } from "./db/checkouts.js";
 import { CheckoutRow } from "./db/entities.js";
+import { refusedByBilling } from "./domain/checkouts.js";
 
 const REASONS: Record<string, string> = { tip: "tip", paid_message: "paid message", media_request: "media request" };
 
@@ -25,7 +26,8 @@ export const billingKeyOf = (id: string) => `tips:${id}`;
  * transfer's answer; intent payments keep the intent (billing.intent.settled
  * or .declined settles them later). A refusal by billing (a 4xx: too little
  * credit, frozen economy, amount out of range) declines the checkout for
- * good; a failure to reach billing leaves it pending for a retry. Answers
+ * good; a failure to reach billing (or a rate limit, a timeout, a refusal of
+ * tips' own token) leaves it pending for a retry. Answers
  * the checkout as it is now.
  */
 export async function pay(ctx: TipsContext, id: string): Promise<CheckoutRow> {
@@ -55,7 +57,7 @@ export async function pay(ctx: TipsContext, id: string): Promise<CheckoutRow> {
     return await applyIntent(ctx, id, intent!);
   } catch (error) {
     const found = problemOf(error);
-    if (found.status < 400 || found.status >= 500) throw error;
+    if (!refusedByBilling(found.status)) throw error;
     return record(ctx, id, (em, locked, at) => declineCheckout(em, locked, found.code, at));
   }
 }

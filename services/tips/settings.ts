@@ -7,6 +7,12 @@ export interface TipsSettings {
   recoveryEveryMs: number;
   /** A checkout pending this long is completed by the recovery worker (PF_TIPS_RECOVERY_AFTER_MS, default 30000). */
   recoveryAfterMs: number;
+  /**
+   * How often an open overlay stream reads its token again (PF_TIPS_OVERLAY_RECHECK_MS,
+   * default 30000): revocation ends streams at once through its event, and
+   * within this long should that live event never arrive.
+   */
+  overlayRecheckMs: number;
 }
 
 export function tipsSettings(config: Config): TipsSettings {
@@ -14,5 +20,6 @@ export function tipsSettings(config: Config): TipsSettings {
   return {
     recoveryEveryMs: wholeSetting(env, "PF_TIPS_RECOVERY_EVERY_MS", 10_000, 100),
     recoveryAfterMs: wholeSetting(env, "PF_TIPS_RECOVERY_AFTER_MS", 30_000, 0),
+    overlayRecheckMs: wholeSetting(env, "PF_TIPS_OVERLAY_RECHECK_MS", 30_000, 100),
   };
 }

@@ -2,6 +2,7 @@ import { create, createRegistry } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { createRouterTransport, type HandlerContext } from "@connectrpc/connect";
 import Fastify, { type FastifyInstance } from "fastify";
+import { get, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BODY_HOOKS } from "../../gateway/bodies.js";
@@ -32,7 +33,7 @@ const binding = (service: typeof Health | typeof TipsOverlayService | typeof Ser
   body: "",
 });
 
-const seen: { lastEventId?: string | null; aborted?: boolean } = {};
+const seen: { lastEventId?: string | null; aborted?: boolean; flooded?: number } = {};
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Waits until the RPC's signal aborts (the client went away) and notes it. */
@@ -60,7 +61,13 @@ const transport = createRouterTransport((router) => {
     },
   });
   router.service(TipsOverlayService, {
-    async *openOverlayStream(_request: unknown, context: HandlerContext) {
+    async *openOverlayStream(request: { token: string }, context: HandlerContext) {
+      if (request.token === "flood") {
+        // As many large events as the gateway asks for.
+        const name = "x".repeat(256 * 1024);
+        for (seen.flooded = 0; !context.signal.aborted; seen.flooded++) yield create(OverlayEventSchema, { event: { case: "config", value: { id: "ovc_1", name } } });
+        return;
+      }
       seen.lastEventId = context.requestHeader.get("last-event-id");
       yield create(OverlayEventSchema, { id: "", event: { case: "config", value: { id: "ovc_1", kind: OverlayKind.ALERTS, revision: 2n } } });
       yield create(OverlayEventSchema, {
@@ -186,6 +193,20 @@ describe("server-streaming RPCs as text/event-stream", () => {
     await answer;
     for (let i = 0; i < 50 && !seen.aborted; i++) await sleep(20);
     expect(seen.aborted).toBe(true);
+  });
+
+  it("read the RPC only as fast as the client takes the events (a client that stops reading stops the RPC, memory stays bounded)", async () => {
+    const response = await new Promise<IncomingMessage>((resolve, reject) => get(`${url}/overlay?token=flood`, resolve).on("error", reject));
+    expect(response.statusCode).toBe(200);
+    // The client reads nothing: only socket buffers and the body's own can fill.
+    response.pause();
+    await sleep(2000);
+    const produced = seen.flooded!;
+    // Unbounded, the in-memory RPC would have made thousands of 256 KB events by now.
+    expect(produced).toBeLessThan(300);
+    await sleep(300);
+    expect(seen.flooded! - produced).toBeLessThan(5);
+    response.destroy();
   });
 
   it("answer a stream that ends before any message as an empty event stream", async () => {

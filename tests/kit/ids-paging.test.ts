@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { newId } from "../../services/kit/ids.js";
-import { decodeCursor, encodeCursor, page, pageLimit } from "../../services/kit/paging.js";
+import { decodeCursor, decodeTextCursor, encodeCursor, page, pageLimit } from "../../services/kit/paging.js";
 
 describe("prefixed time-sortable ids", () => {
   it("carry the prefix and a 26-character ULID body", () => {
@@ -34,5 +34,15 @@ describe("cursor paging", () => {
     expect(decodeCursor(encodeCursor([1, "x"]))).toEqual([1, "x"]);
     expect(decodeCursor("")).toBeUndefined();
     expect(() => decodeCursor("not-a-cursor")).toThrow(/cursor/);
+  });
+});
+
+describe("text cursors", () => {
+  it("answer the keys a page made from strings, and 400 cursor for any other shape", () => {
+    expect(decodeTextCursor("", 2)).toBeUndefined();
+    expect(decodeTextCursor(encodeCursor(["2026-01-01T00:00:00.000Z", "int_1"]), 2)).toEqual(["2026-01-01T00:00:00.000Z", "int_1"]);
+    for (const position of [[{}, "x"], ["x"], ["x", 1], ["x", ""], []]) {
+      expect(() => decodeTextCursor(encodeCursor(position), 2), JSON.stringify(position)).toThrow("cursor is not one this service issued");
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseIfMatch } from "../../services/kit/revisions.js";
+import { problemOf } from "../../services/kit/problem.js";
+import { checkRevision, parseIfMatch } from "../../services/kit/revisions.js";
 
 describe("If-Match", () => {
   it("is a revision, * for any existing record, or a weak tag that never matches", () => {
@@ -11,4 +12,25 @@ describe("If-Match", () => {
     expect(parseIfMatch("*")).toBe("any");
     expect(() => parseIfMatch("seven")).toThrow(/If-Match/);
   });
+});
+
+const codeOf = (work: () => void) => {
+  try {
+    work();
+    return "ok";
+  } catch (error) {
+    return problemOf(error).code;
+  }
+};
+
+describe("revision checks", () => {
+  it.each([
+    [3n, undefined, undefined, "ok"],
+    [3n, 3n, undefined, "ok"],
+    [3n, undefined, 3n, "ok"],
+    [3n, undefined, "any", "ok"],
+    [3n, 2n, undefined, "revision.conflict"],
+    [3n, undefined, "never", "revision.conflict"],
+    [3n, 3n, 2n, "request.invalid"],
+  ] as const)("at %s, body %s, If-Match %s → %s", (current, body, header, code) => expect(codeOf(() => checkRevision(current, body, header))).toBe(code));
 });

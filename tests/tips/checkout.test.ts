@@ -245,7 +245,7 @@ describe("a pending credit checkout left by a crash", () => {
     // As if the instance died between recording the checkout and calling billing.
     await em.getConnection().execute(
       `insert into tips.checkouts (id, supporter, creator, kind, currency, amount, method, payment_state, idempotency_key, request_hash, created_at, updated_at)
-       values (?, ?, ?, 'tip', 'USD', 250, 'credit', 'pending', 'crash', 'h', now() - interval '1 minute', now())`,
+       values (?, ?, ?, 'tip', 'USD', 250, 'credit', 'pending', 'crash', 'h', now() - interval '1 minute', now() - interval '1 minute')`,
       [id, supporter, creator],
     );
     await em.getConnection().execute(
@@ -257,5 +257,31 @@ describe("a pending credit checkout left by a crash", () => {
     await vi.waitFor(async () => expect((await supporterCall("GET", `/interactions/${id}`)).body.interaction.payment_state).toBe("PAYMENT_STATE_SETTLED"), { timeout: 10_000, interval: 100 });
     expect(await balances(creator)).toEqual([expect.objectContaining({ creator_payable: "250" })]);
     expect(await billingTransactionsFor(t, id)).toBe(1);
+  });
+});
+
+describe("the recovery worker", () => {
+  it("backs off: a checkout is looked at again only once as long has passed since its last look as it had been pending then", async () => {
+    const { creator, supporter } = await scene(0n);
+    const em = t.platform.contexts.get("tips")!.orm.em.fork();
+    const insert = (id: string, createdAgo: string, lookedAgo: string) =>
+      em.getConnection().execute(
+        `insert into tips.checkouts (id, supporter, creator, kind, currency, amount, method, payment_state, idempotency_key, request_hash, intent_id, created_at, updated_at)
+         values (?, ?, ?, 'tip', 'USD', 250, 'intent', 'pending', ?, 'h', ?, now() - ?::interval, now() - ?::interval)`,
+        [id, supporter, creator, id, `pi_never${id}`, createdAgo, lookedAgo],
+      );
+    const stamp = Date.now().toString(36);
+    // An intent nobody pays: pending 10 minutes, looked at a minute ago, next look in 9 minutes.
+    await insert(`int_old${stamp}`, "10 minutes", "1 minute");
+    // Pending 2 minutes, looked at a minute ago: due now.
+    await insert(`int_due${stamp}`, "2 minutes", "1 minute");
+    const lookedAt = async (id: string) => {
+      const [row] = await em.getConnection().execute<{ updated_at: string | Date }[]>(`select updated_at from tips.checkouts where id = ?`, [id]);
+      return new Date(row.updated_at).getTime();
+    };
+    const before = await lookedAt(`int_old${stamp}`);
+    await vi.waitFor(async () => expect(await lookedAt(`int_due${stamp}`)).toBeGreaterThan(Date.now() - 30_000), { timeout: 10_000, interval: 100 });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(await lookedAt(`int_old${stamp}`)).toBe(before);
   });
 });

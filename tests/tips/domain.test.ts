@@ -1,8 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ProfileSchema, WordFilterSchema } from "../../gen/pf/tips/v1/tips_pb.js";
-import { checkAgainstProfile, deliveryOnSettle, requireMedia } from "../../services/tips/domain/checkouts.js";
-import { checkRevision } from "../../services/tips/domain/goals.js";
+import { checkAgainstProfile, deliveryOnSettle, refusedByBilling, requireMedia } from "../../services/tips/domain/checkouts.js";
 import { matchesWordFilter, mayModerate } from "../../services/tips/domain/profiles.js";
 
 const usd = (minorUnits: bigint) => ({ minorUnits, currency: "USD" });
@@ -55,16 +54,21 @@ describe("delivery on settlement", () => {
   });
 });
 
-describe("revision checks", () => {
+describe("billing's answer to a payment", () => {
   it.each([
-    [3n, undefined, undefined, "ok"],
-    [3n, 3n, undefined, "ok"],
-    [3n, undefined, 3n, "ok"],
-    [3n, undefined, "any", "ok"],
-    [3n, 2n, undefined, "revision.conflict"],
-    [3n, undefined, "never", "revision.conflict"],
-    [3n, 3n, 2n, "request.invalid"],
-  ] as const)("at %s, body %s, If-Match %s → %s", (current, body, header, code) => expect(codeOf(() => checkRevision(current, body, header))).toBe(code));
+    [409, true], // insufficient_funds, economy.frozen
+    [422, true], // amount out of billing's range
+    [400, true],
+    [404, true],
+    [429, false], // rate limited: ask again later
+    [408, false],
+    [499, false],
+    [401, false], // tips' own token: not the supporter's refusal
+    [403, false],
+    [500, false],
+    [503, false],
+    [504, false],
+  ])("status %i declines the checkout for good: %s", (status, refused) => expect(refusedByBilling(status)).toBe(refused));
 });
 
 describe("moderators", () => {

@@ -35,6 +35,24 @@ describe("interaction history", () => {
   });
 });
 
+describe("list reads", () => {
+  it("refuse a cursor they did not issue and an unknown role (400 naming the field), never 500", async () => {
+    const creator = person("cre");
+    const call = as(t, await userToken(t, creator));
+    const relay = await t.token({ kind: "service", svc: "chat", caps: ["tips.interaction.moderate"] });
+    const forged = (position: unknown) => Buffer.from(JSON.stringify(position)).toString("base64url");
+    for (const cursor of [forged(["not a time", "int_1"]), forged([{}, 1]), forged([])]) {
+      expect((await call("GET", `/queue?cursor=${cursor}`)).body).toMatchObject({ status: 400, code: "request.invalid", field: "cursor" });
+    }
+    for (const cursor of [forged([{ a: 1 }]), forged([]), forged([7])]) {
+      expect((await call("GET", `/interactions?cursor=${cursor}`)).body).toMatchObject({ status: 400, field: "cursor" });
+      const log = await t.http("GET", `/tips/api/v1/moderation/log?creator=${creator}&cursor=${cursor}`, { token: relay, headers: { "x-pf-subject": creator } });
+      expect(log.body).toMatchObject({ status: 400, field: "cursor" });
+    }
+    expect((await call("GET", "/interactions?role=7")).body).toMatchObject({ status: 400, code: "request.invalid", field: "role" });
+  });
+});
+
 describe("media requests", () => {
   async function scene() {
     const [creator, supporter] = [person("cre"), person("sup")];

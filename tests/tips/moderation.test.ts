@@ -60,11 +60,15 @@ describe("hiding and restoring a paid message", () => {
     expect((await creatorCall("GET", `/interactions/${paid.id}`)).body.interaction.hidden).toBe(false);
   });
 
-  it("by anyone else is refused (403 tips.not_moderator); a service acting for nobody too (403 auth.person_required); people's own tokens never (internal)", async () => {
+  it("by anyone else answers 404 as if missing (another creator's moderator too), changing nothing; a service acting for nobody is 403 auth.person_required; people's own tokens never (internal)", async () => {
     const { supporter, message } = await scene();
     const paid = await message("hello");
-    expect((await moderate(person("oth"), "POST", `/interactions/${paid.id}/hide`, {})).body).toMatchObject({ status: 403, code: "tips.not_moderator" });
-    expect((await moderate(supporter, "POST", `/interactions/${paid.id}/hide`, {})).body).toMatchObject({ status: 403, code: "tips.not_moderator" });
+    const other = await scene();
+    for (const stranger of [person("oth"), supporter, other.creator, other.moderator]) {
+      expect((await moderate(stranger, "POST", `/interactions/${paid.id}/hide`, {})).body).toMatchObject({ status: 404, code: "interaction.not_found" });
+      expect((await moderate(stranger, "POST", `/interactions/${paid.id}/restore`, {})).body).toMatchObject({ status: 404, code: "interaction.not_found" });
+    }
+    expect((await outboxEvents(t, "tips", paid.id)).map((e) => e.subject)).toEqual(["tips.interaction.settled"]);
     expect((await moderate(undefined, "POST", `/interactions/${paid.id}/hide`, {})).body).toMatchObject({ status: 403, code: "auth.person_required" });
     const own = await t.http("POST", `/tips/api/v1/interactions/${paid.id}/hide`, { token: await userToken(t, supporter), body: {} });
     expect(own.body).toMatchObject({ status: 403, code: "auth.internal_only" });

@@ -62,6 +62,9 @@ describe("overlay configs", () => {
     expect(stale.body).toMatchObject({ code: "revision.conflict", revision: "2" });
     const staleHeader = await t.http("PATCH", `${path}/${config.id}`, { token, body: { name: "Third" }, headers: { "if-match": '"1"' } });
     expect(staleHeader.body.code).toBe("revision.conflict");
+    // A current If-Match does not cover a stale body revision: the two must agree.
+    const disagree = await t.http("PATCH", `${path}/${config.id}`, { token, body: { name: "Third", expected_revision: "1" }, headers: { "if-match": '"2"' } });
+    expect(disagree.body).toMatchObject({ status: 400, code: "request.invalid", field: "expected_revision" });
     expect((await t.http("GET", `${path}/${config.id}`, { token })).body.config).toMatchObject({ name: "Second", revision: "2" });
   });
 

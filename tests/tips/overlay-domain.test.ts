@@ -1,9 +1,9 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { AlertSettingsSchema, GoalSettingsSchema, GoalStyle, OverlayScope } from "../../gen/pf/tips/v1/overlays_pb.js";
-import { InteractionSchema, PaymentState } from "../../gen/pf/tips/v1/tips_pb.js";
+import { InteractionKind, InteractionSchema, PaymentState, TextToSpeechSchema } from "../../gen/pf/tips/v1/tips_pb.js";
 import { alertSettings, goalSettings } from "../../services/tips/domain/overlay-configs.js";
-import { alertOf, isAlert, resumePoint, showsConfig } from "../../services/tips/domain/overlay-stream.js";
+import { alertOf, isAlert, resumePoint, showsConfig, speaks } from "../../services/tips/domain/overlay-stream.js";
 import { requestedScopes, secretHash } from "../../services/tips/domain/overlay-tokens.js";
 
 describe("overlay rules", () => {
@@ -21,6 +21,21 @@ describe("overlay rules", () => {
     expect(isAlert({ ...paid, paymentState: PaymentState.PENDING })).toBe(false);
     expect(isAlert({ ...paid, hidden: true })).toBe(false);
     expect(JSON.stringify(alertOf(paid), (_k, v) => (typeof v === "bigint" ? String(v) : v))).not.toContain("txn_secret");
+  });
+
+  it("read a paid message aloud when the creator's text-to-speech is on and it pays at least the minimum, in its currency", () => {
+    const message = create(InteractionSchema, { kind: InteractionKind.PAID_MESSAGE, message: "hi", amount: { minorUnits: 500n, currency: "USD" } });
+    const on = create(TextToSpeechSchema, { enabled: true, voice: "alto", minimum: { minorUnits: 500n, currency: "USD" } });
+    expect(speaks(on, message)).toBe(true);
+    expect(alertOf(message, on)).toMatchObject({ speak: true, voice: "alto" });
+    expect(speaks(undefined, message)).toBe(false);
+    expect(speaks({ ...on, enabled: false }, message)).toBe(false);
+    expect(speaks({ ...on, minimum: undefined }, { ...message, amount: { minorUnits: 1n, currency: "EUR" } } as typeof message)).toBe(true);
+    expect(speaks(on, { ...message, amount: { minorUnits: 499n, currency: "USD" } } as typeof message)).toBe(false);
+    expect(speaks(on, { ...message, amount: { minorUnits: 900n, currency: "EUR" } } as typeof message)).toBe(false);
+    expect(speaks(on, { ...message, message: "" })).toBe(false);
+    expect(speaks(on, { ...message, kind: InteractionKind.TIP })).toBe(false);
+    expect(alertOf({ ...message, kind: InteractionKind.TIP }, on)).toMatchObject({ speak: false, voice: "" });
   });
 
   it("resume only from one of our event ids", () => {

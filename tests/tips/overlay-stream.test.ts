@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { InteractionChangedSchema } from "../../gen/pf/tips/v1/events_pb.js";
-import { InteractionSchema } from "../../gen/pf/tips/v1/tips_pb.js";
+import { InteractionKind, InteractionSchema, PaymentState } from "../../gen/pf/tips/v1/tips_pb.js";
 import { recordEvent } from "../../services/kit/events/outbox.js";
 import { usePlatform } from "../support/platform.js";
 import { openEventStream, type EventStreamReader } from "../support/sse.js";
@@ -95,6 +95,32 @@ describe("an open overlay stream", () => {
     const hidden = create(InteractionSchema, { id: interaction.id, creator, hidden: true });
     await tips.transaction((em) => recordEvent(em, "tips.interaction.hidden", InteractionChangedSchema, create(InteractionChangedSchema, { interaction: hidden })));
     expect(await stream.next(AT_ONCE_MS)).toMatchObject({ event: "alert_removed", data: { alert_removed: { interaction_id: interaction.id } } });
+    await stream.close();
+  });
+
+  it("marks an alert of a paid message to be read aloud as the creator's tip profile says (text_to_speech on, at least its minimum)", async () => {
+    const { creator, user } = await creatorWithAlerts();
+    const profile = await t.http("PATCH", `/tips/api/v1/profiles/${creator}`, {
+      token: user,
+      body: { text_to_speech: { enabled: true, voice: "alto", minimum: { minor_units: "500", currency: "USD" } } },
+    });
+    expect(profile.status).toBe(200);
+    const { secret } = await mintOverlayToken(t, creator, ["OVERLAY_SCOPE_ALERTS"]);
+    const stream = await opened(secret);
+    await stream.next();
+    await stream.next();
+    // Settlements as the payments half publishes them (tips.interaction.settled through the outbox).
+    const tips = t.platform.contexts.get("tips")!;
+    const settle = (id: string, minor: bigint) =>
+      tips.transaction((em) =>
+        recordEvent(em, "tips.interaction.settled", InteractionChangedSchema, create(InteractionChangedSchema, {
+          interaction: create(InteractionSchema, { id, creator, kind: InteractionKind.PAID_MESSAGE, message: "read me", amount: { minorUnits: minor, currency: "USD" }, paymentState: PaymentState.SETTLED }),
+        })),
+      );
+    await settle("int_loud1", 600n);
+    expect(await stream.next(AT_ONCE_MS)).toMatchObject({ event: "alert", data: { alert: { interaction_id: "int_loud1", speak: true, voice: "alto" } } });
+    await settle("int_quiet1", 100n);
+    expect(await stream.next(AT_ONCE_MS)).toMatchObject({ event: "alert", data: { alert: { interaction_id: "int_quiet1", speak: false, voice: "" } } });
     await stream.close();
   });
 

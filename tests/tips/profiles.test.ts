@@ -97,6 +97,12 @@ describe("the public tip page (designed)", () => {
     expect(page.body.profile.moderators).toBeUndefined();
     expect(page.body.goals.map((g: { title: string; total: { minor_units: string } }) => [g.title, g.total.minor_units])).toEqual([["Open", "600"]]);
     expect(page.body.messages.map((m: { id: string }) => m.id)).toEqual([shown.body.interaction.id]);
+    // Anyone reads the page: the payment's details stay with the supporter and the creator.
+    expect(shown.body.interaction.transaction_id).toMatch(/^ltx_/);
+    expect(page.body.messages[0]).toMatchObject({ message: "visible one", amount: { minor_units: "300" }, supporter });
+    expect(page.body.messages[0].transaction_id ?? "").toBe("");
+    expect(page.body.messages[0].intent_id ?? "").toBe("");
+    expect(page.body.messages[0].payment_method ?? "PAYMENT_METHOD_UNSPECIFIED").toBe("PAYMENT_METHOD_UNSPECIFIED");
 
     await setProfile(t, creator, { page_enabled: false });
     expect((await t.http("GET", `/tips/api/v1/public/${creator}`)).body).toMatchObject({ status: 404, code: "profile.not_found" });

@@ -27,6 +27,11 @@ describe("the entitlement answer", () => {
     expect(answerOf(fact({ status: "ended" }), at("2026-01-10T02:00:00Z"), HOUR).status).toBe(EntitlementStatus.UNKNOWN);
   });
 
+  it("is unknown without a fact when billing did not answer: billing may hold what the projection has not heard of", () => {
+    expect(answerOf(undefined, at("2026-01-01T00:00:00Z"), HOUR, true)).toEqual({ status: EntitlementStatus.UNKNOWN, member: false });
+    expect(answerOf(fact(), at("2026-01-09T00:00:00Z"), HOUR, true)).toMatchObject({ status: EntitlementStatus.MEMBER, member: true });
+  });
+
   it("is stale past the TTL, or when there is no fact", () => {
     expect(isStale(fact(), at("2026-01-01T00:01:00Z"), 60_000)).toBe(false);
     expect(isStale(fact(), at("2026-01-01T00:01:01Z"), 60_000)).toBe(true);

@@ -77,6 +77,13 @@ describe("when billing does not answer", () => {
     expect(await check("CHECK_MODE_AUTO")).toMatchObject({ member: true, source: "SOURCE_PROJECTION", billing_unavailable: true });
     // Authoritative must hear billing: without it the answer is unknown, which never authorizes.
     expect(await check("CHECK_MODE_AUTHORITATIVE")).toMatchObject({ member: false, status: "ENTITLEMENT_STATUS_UNKNOWN", billing_unavailable: true });
+    // Someone the projection never heard of: billing may hold their entitlement, so the answer is unknown, not "not a member".
+    const stranger = person("st");
+    expect((await t.http("GET", `/vip/api/v1/entitlements/check?subject=${stranger}&creator=${creator}`, { token: staff }).then((a) => expectStatus(a, 200).body)))
+      .toMatchObject({ member: false, status: "ENTITLEMENT_STATUS_UNKNOWN", billing_unavailable: true });
+    // The memberships read says billing did not answer, too.
+    const status = expectStatus(await t.http("GET", `/vip/api/v1/memberships/${fan}`, { token: staff }), 200).body;
+    expect(status.memberships[0].entitlement).toMatchObject({ member: true, source: "SOURCE_PROJECTION", billing_unavailable: true });
     const evaluate = (resource: object) =>
       t.http("POST", "/vip/api/v1/policies/evaluate", { token: staff, body: { subject: fan, resource } }).then((a) => expectStatus(a, 200).body);
     expect(await evaluate(sensitive)).toMatchObject({ allowed: false, reason: "EVALUATE_REASON_UNKNOWN" });

@@ -83,6 +83,17 @@ describe("checkout from credit", () => {
     expect(await credit(fan)).toBe(String(1000 - Number(PRICE)));
   });
 
+  it("creates one intent for concurrent retries of one key through a payment intent", async () => {
+    const plan = await createPlan(t, mine, { publish: true });
+    const fan = person("fan");
+    const body = { plan_id: plan.id, paid_via: "PAID_VIA_INTENT", idempotency_key: "same-intent" };
+    const answers = await Promise.all([checkout(fan, body), checkout(fan, body), checkout(fan, body)]);
+    for (const answer of answers) expectStatus(answer, 201);
+    expect(new Set(answers.map((a) => a.body.membership.id)).size).toBe(1);
+    expect(new Set(answers.map((a) => a.body.membership.intent_id)).size).toBe(1);
+    expect(new Set(answers.map((a) => a.body.checkout_url)).size).toBe(1);
+  });
+
   it("refuses drafts, archived plans, one's own plan, a stale version, short credit, a price and a missing key", async () => {
     const fan = person("fan");
     const draft = await createPlan(t, mine);
@@ -97,6 +108,7 @@ describe("checkout from credit", () => {
     expect((await checkout(fan, body(plan.id, { price: { minor_units: "1", currency: "USD" } }))).body).toMatchObject({ status: 400, code: "vip.price_refused" });
     expect((await checkout(fan, { plan_id: plan.id, paid_via: "PAID_VIA_CREDIT" })).body).toMatchObject({ status: 400, field: "idempotency_key" });
     expect((await checkout(fan, { plan_id: plan.id, idempotency_key: "x" })).body).toMatchObject({ status: 400, field: "paid_via" });
+    expect((await checkout(fan, body(plan.id, { plan_version: -1 }))).body).toMatchObject({ status: 400, field: "plan_version" });
     const guest = await t.token({ kind: "user", sub: "gst_abc" });
     expectStatus(await t.http("POST", "/vip/api/v1/checkout", { token: guest, body: body(plan.id) }), 403, "vip.user_required");
     await t.http("POST", `/vip/api/v1/plans/${plan.id}/archive`, { token: mine, body: {} });

@@ -37,6 +37,12 @@ describe("a draft plan", () => {
     expect(await listed(theirs)).not.toContain(plan.id);
     expect(await listed(mine)).toContain(plan.id);
     expect(await listed(staff)).toContain(plan.id);
+    // The grant is staff's: a first-party app acting for nobody has it, a third-party app never (it sees what the public sees).
+    const firstParty = await t.token({ kind: "app", app_id: "app_console", fp: true, caps: ["vip.plan.list"] });
+    const thirdParty = await t.token({ kind: "app", app_id: "app_other", caps: ["vip.plan.list"] });
+    expect((await read(plan.id, firstParty)).body.plan.draft_version.version).toBe("1");
+    expectStatus(await read(plan.id, thirdParty), 404, "plan.not_found");
+    expect(await listed(thirdParty)).not.toContain(plan.id);
   });
 
   it("takes a new draft version on PATCH (the earlier draft stays, discarded), then publishes it", async () => {
@@ -118,6 +124,40 @@ describe("a published plan", () => {
   });
 });
 
+describe("concurrent writes of one plan", () => {
+  it("turn parallel PATCHes into consecutive versions, never a lost or repeated number", async () => {
+    const plan = await createPlan(t, mine, { publish: true });
+    const answers = await Promise.all(["A", "B", "C", "D", "E"].map((name) => patch(plan.id, mine, { name })));
+    for (const answer of answers) expectStatus(answer, 200);
+    const history = (await versions(plan.id)).body.versions.versions as { version: string; name: string }[];
+    expect(history.map((v) => Number(v.version))).toEqual([6, 5, 4, 3, 2, 1]);
+    // Each answer is the version its PATCH wrote.
+    expect(new Set(answers.map((a) => a.body.plan.current_version.version)).size).toBe(5);
+  });
+
+  it("let one PATCH of a revision through and answer the others 412", async () => {
+    const plan = await createPlan(t, mine, { publish: true });
+    const answers = await Promise.all(["A", "B", "C"].map((name) => patch(plan.id, mine, { name, expected_revision: 1 })));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 412, 412]);
+    expect((await versions(plan.id)).body.versions.versions).toHaveLength(2);
+  });
+
+  it("serialize a publish racing an archive: archived at the end, the publish either first or refused 409", async () => {
+    const plan = await createPlan(t, mine, { publish: true });
+    expectStatus(await patch(plan.id, mine, { name: "next" }), 200);
+    const [published, archived] = await Promise.all([
+      t.http("POST", `/vip/api/v1/plans/${plan.id}/publish`, { token: mine, body: { name: "raced" } }),
+      t.http("POST", `/vip/api/v1/plans/${plan.id}/archive`, { token: mine, body: {} }),
+    ]);
+    expectStatus(archived, 200);
+    expect([200, 409]).toContain(published.status);
+    if (published.status === 409) expect(published.body.code).toBe("plan.archived");
+    const after = (await read(plan.id, mine)).body.plan;
+    expect(after.status).toBe("PLAN_STATUS_ARCHIVED");
+    expect(after.versions).toHaveLength(published.status === 200 ? 3 : 2);
+  });
+});
+
 describe("plan input", () => {
   it("refuses a price (billing prices the tier), bad tiers and names, and empty changes", async () => {
     const price = { minor_units: "100", currency: "USD" };
@@ -130,6 +170,9 @@ describe("plan input", () => {
     expect((await t.http("POST", "/vip/api/v1/plans", { token: mine, body: { name: "x", owner: other } })).body).toMatchObject({ status: 403, code: "vip.not_owner" });
     expect((await t.http("GET", "/vip/api/v1/plans?owner=bob")).body).toMatchObject({ status: 400, field: "owner" });
     expect((await t.http("GET", "/vip/api/v1/creators/bob")).body).toMatchObject({ status: 400, field: "ref" });
+    // The create request holds the perks at perk_ids (a PATCH at perks.perk_ids): the refusal names where they were sent.
+    expect((await t.http("POST", "/vip/api/v1/plans", { token: mine, body: { name: "x", perk_ids: ["bad"] } })).body).toMatchObject({ status: 400, field: "perk_ids" });
+    expect((await patch(plan.id, mine, { perks: { perk_ids: ["bad"] } })).body).toMatchObject({ status: 400, field: "perks.perk_ids" });
   });
 
   it("refuses another creator's perk or an unknown one (422), and a retired one (409 perk.retired)", async () => {

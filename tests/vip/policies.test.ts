@@ -61,6 +61,11 @@ describe("rule kinds", () => {
     expectStatus(await setPolicy({ resource: resource("perk"), rule: "POLICY_RULE_PERK_HOLDER", perk_id: perk.id }), 201);
     expect(await evaluate(fans.a, "perk")).toMatchObject({ allowed: true, reason: "EVALUATE_REASON_MEMBER" });
     expect(await evaluate(fans.b, "perk")).toMatchObject({ allowed: false, reason: "EVALUATE_REASON_PERK_MISSING" });
+    // Plan B's next version includes the perk: B's earlier member keeps the version they joined (without it), a new member has it.
+    expectStatus(await t.http("PATCH", `/vip/api/v1/plans/${planB.id}`, { token: mine, body: { perks: { perk_ids: [perk.id] } } }), 200);
+    expect(await evaluate(fans.b, "perk")).toMatchObject({ allowed: false, reason: "EVALUATE_REASON_PERK_MISSING", entitlement: { plan_version: "1" } });
+    const { fan: joinedV2 } = await join(planB.id);
+    expect(await evaluate(joinedV2, "perk")).toMatchObject({ allowed: true, reason: "EVALUATE_REASON_MEMBER", entitlement: { plan_version: "2" } });
     await t.http("PATCH", `/vip/api/v1/perks/${perk.id}`, { token: mine, body: { retired: true } });
     expect(await evaluate(fans.a, "perk")).toMatchObject({ allowed: true });
   });

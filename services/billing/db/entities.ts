@@ -4,7 +4,7 @@ import { IMMUTABLE } from "./migrations/Migration20261122100000_billing.js";
 /** Ledger rows are insert-only. */
 const immutable = (table: string): TriggerDef => ({ name: `${table}_immutable`, timing: "before", events: ["update", "delete"], forEach: "row", body: IMMUTABLE });
 
-const SYSTEM_KINDS = "'provider_clearing', 'payouts', 'adjustments', 'imports'";
+const SYSTEM_KINDS = "'provider_clearing', 'payouts', 'adjustments', 'imports', 'revenue'";
 const currency = { name: "", expression: "currency ~ '^[A-Z]{3}$'" };
 const currencyCheck = (table: string) => ({ ...currency, name: `${table}_currency_check` });
 

@@ -3,8 +3,9 @@ import { maxLength } from "../../kit/limits.js";
 import { invalid } from "../../kit/problem.js";
 import { requireUser } from "../../kit/subjects.js";
 import { creditPrice, packPrice, tierPrice, type Catalogue } from "./catalogue.js";
-import { PLATFORM, type Movement } from "./ledger.js";
+import { payeeOf, PLATFORM, type Movement } from "./ledger.js";
 import { requireAmount } from "./money.js";
+import { requireChannel } from "./subscriptions.js";
 import type { VerifiedReceipt } from "../provider/provider.js";
 
 /**
@@ -71,7 +72,7 @@ export function quote(catalogue: Catalogue, subject: string, product: IntentRequ
     }
     case "channelSubscription": {
       const wanted = product.value;
-      const streamer = requireUser("channel_subscription.streamer", wanted.streamer);
+      const streamer = requireChannel("channel_subscription.streamer", wanted.streamer);
       if (streamer === subject) throw invalid("channel_subscription.streamer", "A subject cannot subscribe to their own channel.");
       if (wanted.planId === "") throw invalid("channel_subscription.plan_id", "channel_subscription.plan_id is required.");
       maxLength("channel_subscription.plan_id", wanted.planId, 100);
@@ -106,12 +107,14 @@ export interface Purchase {
  * The purchase's movements: the price leaves the provider's clearing account;
  * a credit purchase grants its credit (the platform's adjustments account
  * takes any difference between price and credit), a channel subscription pays
- * the streamer's payable, a tip the creator's payable.
+ * the streamer's payable (the platform's revenue for the network's channel),
+ * a tip the creator's payable.
  */
 export function purchaseMovements(purchase: Purchase, provider: string): Movement[] {
   const { currency, price } = purchase;
   const clearing: Movement = { owner: provider, kind: "provider_clearing", currency, amount: -price };
-  if (purchase.product === "channel_subscription" || purchase.product === "tip") return [clearing, { owner: purchase.streamer, kind: "payable", currency, amount: price }];
+  if (purchase.product === "channel_subscription") return [clearing, { ...payeeOf(purchase.streamer), currency, amount: price }];
+  if (purchase.product === "tip") return [clearing, { owner: purchase.streamer, kind: "payable", currency, amount: price }];
   const movements: Movement[] = [clearing, { owner: purchase.subject, kind: "credit", currency, amount: purchase.creditGranted }];
   if (purchase.creditGranted !== price) movements.push({ owner: PLATFORM, kind: "adjustments", currency, amount: price - purchase.creditGranted });
   return movements;

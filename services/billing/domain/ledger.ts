@@ -4,16 +4,24 @@ import { MAX_MINOR_UNITS } from "./money.js";
 
 /** Account kinds as stored. Subject kinds never go below zero; system kinds are the other side of money entering or leaving. */
 export type SubjectKind = "credit" | "payable" | "pending_payout" | "import_hold";
-export type SystemKind = "provider_clearing" | "payouts" | "adjustments" | "imports";
+export type SystemKind = "provider_clearing" | "payouts" | "adjustments" | "imports" | "revenue";
 export type Kind = SubjectKind | SystemKind;
 
 /** Owner of the platform's own system accounts other than provider clearing (owned by the provider). */
 export const PLATFORM = "platform";
 
-const SYSTEM_KINDS = new Set<Kind>(["provider_clearing", "payouts", "adjustments", "imports"]);
+const SYSTEM_KINDS = new Set<Kind>(["provider_clearing", "payouts", "adjustments", "imports", "revenue"]);
 
 /** The system kinds as an SQL list, for statements that tell them apart. */
 export const SYSTEM_KINDS_SQL = [...SYSTEM_KINDS].map((kind) => `'${kind}'`).join(", ");
+
+/** The channel of the network's own membership plans: what it earns goes to the platform's revenue, not to a person. */
+export const NETWORK = "network";
+
+/** Who is paid for a channel subscription: the streamer's payable, or the platform's revenue for the network's channel. */
+export function payeeOf(streamer: string): { owner: string; kind: Kind } {
+  return streamer === NETWORK ? { owner: PLATFORM, kind: "revenue" } : { owner: streamer, kind: "payable" };
+}
 
 export function isSystemKind(kind: Kind): kind is SystemKind {
   return SYSTEM_KINDS.has(kind);
@@ -89,6 +97,7 @@ const KIND_TO_PROTO: Record<Kind, AccountKind> = {
   payouts: AccountKind.PAYOUTS,
   adjustments: AccountKind.ADJUSTMENTS,
   imports: AccountKind.IMPORTS,
+  revenue: AccountKind.REVENUE,
 };
 
 export function accountKindToProto(kind: string): AccountKind {

@@ -1,4 +1,11 @@
 import { problem } from "../../kit/problem.js";
+import { requireUser } from "../../kit/subjects.js";
+import { NETWORK } from "./ledger.js";
+
+/** A channel: a streamer (usr_…), or the network's own (its plans are paid to the platform's revenue); 400 naming the field. */
+export function requireChannel(field: string, value: string): string {
+  return value === NETWORK ? NETWORK : requireUser(field, value);
+}
 
 /** A subscription as stored: status active (renews), canceled (runs out) or ended (final); paid via credit or intent. */
 export interface SubscriptionState {

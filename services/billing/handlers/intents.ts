@@ -4,8 +4,9 @@ import { CheckoutKind, IntentRequestSchema, IntentResultSchema, type BillingServ
 import { principalOf } from "../../kit/auth/principal.js";
 import { idempotencyKeyOf, idempotent, requestHash } from "../../kit/idempotency.js";
 import { newId } from "../../kit/ids.js";
+import { optionalUrl } from "../../kit/urls.js";
 import { maxLength } from "../../kit/limits.js";
-import { invalid, problem } from "../../kit/problem.js";
+import { problem } from "../../kit/problem.js";
 import { requireUser } from "../../kit/subjects.js";
 import type { BillingContext } from "../context.js";
 import { IntentRow } from "../db/entities.js";
@@ -28,7 +29,7 @@ export function intentHandlers(ctx: BillingContext): IntentHandlers {
       const subject = requireUser("subject", request.subject);
       const priced = quote(ctx.settings.catalogue, subject, request.product);
       const checkout = request.checkout === CheckoutKind.APP ? "app" : "web";
-      const returnUrl = requireReturnUrl(request.returnUrl);
+      const returnUrl = optionalUrl("return_url", request.returnUrl, ["https", "http"]);
       const reference = requireReference("reference", request.reference);
       const provider = ctx.providers.get(maxLength("provider", request.provider, 40) || ctx.providers.defaultProvider);
       const key = idempotencyKeyOf(request.idempotencyKey, call);
@@ -123,18 +124,4 @@ function describe(priced: Quote): string {
 
 function notApproved(detail: string) {
   return problem(409, "intent.not_approved", detail);
-}
-
-/** Where the provider sends the buyer back: an absolute http(s) URL, or none. */
-function requireReturnUrl(value: string): string {
-  if (value === "") return "";
-  maxLength("return_url", value, 2000);
-  let protocol = "";
-  try {
-    protocol = new URL(value).protocol;
-  } catch {
-    // answered below
-  }
-  if (protocol !== "https:" && protocol !== "http:") throw invalid("return_url", "return_url must be an absolute http(s) URL.");
-  return value;
 }

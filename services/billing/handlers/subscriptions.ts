@@ -23,7 +23,8 @@ import { addPaidPeriod, entitlementToProto, subscriptionToProto } from "../db/su
 import { tierPrice } from "../domain/catalogue.js";
 import { billingReference } from "../domain/references.js";
 import { requireIdempotencyKey } from "../domain/requests.js";
-import { cancellation } from "../domain/subscriptions.js";
+import { payeeOf } from "../domain/ledger.js";
+import { cancellation, requireChannel } from "../domain/subscriptions.js";
 import { entitlementChanged } from "../events.js";
 
 type SubscriptionHandlers = Pick<
@@ -32,6 +33,7 @@ type SubscriptionHandlers = Pick<
 >;
 
 const optionalUser = (field: string, value: string) => (value === "" ? undefined : requireUser(field, value));
+const optionalChannel = (field: string, value: string) => (value === "" ? undefined : requireChannel(field, value));
 
 /** Current: not ended and paid past `now` (a lapsed one the sweep has not ended yet entitles nothing). */
 const current = (now: Date) => ({ status: { $ne: "ended" }, validUntil: { $gt: now } });
@@ -45,7 +47,7 @@ export function subscriptionHandlers(ctx: BillingContext): SubscriptionHandlers 
   return {
     async getEntitlements(request) {
       const subject = requireUser("subject", request.subject);
-      const streamer = optionalUser("streamer", request.streamer);
+      const streamer = optionalChannel("streamer", request.streamer);
       const now = ctx.clock.now();
       const rows = await ctx.orm.em.fork().find(
         SubscriptionRow,
@@ -57,7 +59,7 @@ export function subscriptionHandlers(ctx: BillingContext): SubscriptionHandlers 
 
     async listSubscriptions(request) {
       const subject = optionalUser("subject", request.subject);
-      const streamer = optionalUser("streamer", request.streamer);
+      const streamer = optionalChannel("streamer", request.streamer);
       const view = request.view === SubscriptionView.UNSPECIFIED ? SubscriptionView.ENTITLEMENTS : request.view;
       if (view !== SubscriptionView.ENTITLEMENTS && view !== SubscriptionView.SUBSCRIPTIONS) {
         throw invalid("view", "view is entitlements or subscriptions.");
@@ -95,7 +97,7 @@ export function subscriptionHandlers(ctx: BillingContext): SubscriptionHandlers 
     async createSubscription(request, call) {
       const principal = principalOf(call);
       const subject = requireUser("subject", request.subject);
-      const streamer = requireUser("streamer", request.streamer);
+      const streamer = requireChannel("streamer", request.streamer);
       if (streamer === subject) throw invalid("streamer", "A subscriber subscribes to another person's channel.");
       if (request.planId === "") throw invalid("plan_id", "plan_id is required: the membership plan subscribed to.");
       const planId = maxLength("plan_id", request.planId, 100);
@@ -115,7 +117,7 @@ export function subscriptionHandlers(ctx: BillingContext): SubscriptionHandlers 
             kind: "subscription",
             movements: [
               { owner: subject, kind: "credit", currency, amount: -price },
-              { owner: streamer, kind: "payable", currency, amount: price },
+              { ...payeeOf(streamer), currency, amount: price },
             ],
             reference: billingReference("subscription", row.id),
             createdBy: principal.sub,

@@ -7,7 +7,7 @@ import { principalOf } from "../../kit/auth/principal.js";
 import type { ServiceContext } from "../../kit/module.js";
 import { problem } from "../../kit/problem.js";
 import { ModuleRecord } from "../db/entities.js";
-import { parseIfMatch } from "../../kit/revisions.js";
+import { ifMatchOf } from "../../kit/revisions.js";
 import { mayRead, ownsNamespace, requireNamespace } from "../domain/namespaces.js";
 import { requireSubject } from "../../kit/subjects.js";
 import { moduleWritten } from "../events.js";
@@ -39,7 +39,7 @@ export function moduleHandlers(ctx: ServiceContext): Pick<ServiceImpl<typeof Net
       if (Buffer.byteLength(JSON.stringify(record)) > MAX_RECORD_BYTES) {
         throw problem(413, "modules.too_large", `A module record holds at most ${MAX_RECORD_BYTES} bytes of JSON.`);
       }
-      const ifMatch = parseIfMatch(call.requestHeader.get("if-match"));
+      const ifMatch = ifMatchOf(call);
       const given = ifMatch ?? (request.expectedRevision > 0n ? request.expectedRevision : undefined);
       const row = await ctx.transaction(async (em) => {
         const at = ctx.clock.now();

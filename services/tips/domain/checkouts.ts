@@ -2,6 +2,7 @@ import type { Profile } from "../../../gen/pf/tips/v1/tips_pb.js";
 import type { Money } from "../../../gen/pf/v1/money_pb.js";
 import { maxLength } from "../../kit/limits.js";
 import { invalid, problem } from "../../kit/problem.js";
+import { requireUrl } from "../../kit/urls.js";
 
 /** What a checkout pays for. */
 export type PaidKind = "tip" | "paid_message" | "media_request";
@@ -40,14 +41,7 @@ export function requireMedia(kind: PaidKind, url: string, seconds: number): Medi
     if (seconds !== 0) throw invalid("media_seconds", "media_seconds belongs to media requests only.");
     return undefined;
   }
-  maxLength("media_url", url, 2000);
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(url);
-  } catch {
-    // answered below
-  }
-  if (!parsed || (parsed.protocol !== "https:" && parsed.protocol !== "http:")) throw invalid("media_url", "media_url must be an absolute http(s) URL.");
+  requireUrl("media_url", url, ["https", "http"]);
   if (!Number.isInteger(seconds) || seconds < 1) throw invalid("media_seconds", "media_seconds is the media's length: 1 or more.");
   return { url, seconds };
 }
@@ -93,6 +87,19 @@ export function checkAgainstProfile(profile: Profile | undefined, kind: PaidKind
       });
     }
   }
+}
+
+/**
+ * Statuses of billing's answer that say nothing of the payment itself: tips'
+ * own credentials (401, 403: a configuration to fix), a timeout (408), a
+ * cancelled call (499), a rate limit (429). The checkout stays pending and a
+ * retry or the recovery worker asks again.
+ */
+const NOT_A_REFUSAL = new Set([401, 403, 408, 429, 499]);
+
+/** Whether billing's answer refuses a payment for good (too little credit, frozen economy, amount out of range). */
+export function refusedByBilling(status: number): boolean {
+  return status >= 400 && status < 500 && !NOT_A_REFUSAL.has(status);
 }
 
 /** The delivery state an interaction takes when its payment settles. */

@@ -10,6 +10,7 @@ import {
 } from "../../../gen/pf/tips/v1/overlays_pb.js";
 import { maxLength } from "../../kit/limits.js";
 import { invalid } from "../../kit/problem.js";
+import { optionalUrl } from "../../kit/urls.js";
 
 export type OverlayKindName = "alerts" | "goals";
 
@@ -39,8 +40,7 @@ export function alertSettings(given: AlertSettings): AlertSettings {
   }
   const duration = given.durationMs === 0 ? DEFAULT_DURATION_MS : given.durationMs;
   if (duration < 1000 || duration > 60_000) throw invalid("alerts.duration_ms", "alerts.duration_ms is 1000 to 60000");
-  if (given.soundUrl !== "" && !isHttpsUrl(given.soundUrl)) throw invalid("alerts.sound_url", "alerts.sound_url is an https URL");
-  maxLength("alerts.sound_url", given.soundUrl, 2000);
+  optionalUrl("alerts.sound_url", given.soundUrl);
   if (given.soundVolume < 0 || given.soundVolume > 100) throw invalid("alerts.sound_volume", "alerts.sound_volume is 0 to 100");
   maxLength("alerts.template", given.template, 200);
   return create(AlertSettingsSchema, { ...given, durationMs: duration });
@@ -66,12 +66,4 @@ export function sectionOf(kind: OverlayKindName, request: OverlayConfigRequest):
 export function defaultSection(kind: OverlayKindName): AlertSettings {
   if (kind === "goals") throw invalid("goals.goal_id", "goals.goal_id names a goal (gol_…)");
   return alertSettings(create(AlertSettingsSchema));
-}
-
-function isHttpsUrl(text: string): boolean {
-  try {
-    return new URL(text).protocol === "https:";
-  } catch {
-    return false;
-  }
 }

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { OverlayAlertSchema, OverlayGoalSchema, type OverlayAlert, type OverlayGoal } from "../../../gen/pf/tips/v1/overlays_pb.js";
-import { PaymentState, type Goal, type Interaction } from "../../../gen/pf/tips/v1/tips_pb.js";
+import { InteractionKind, PaymentState, type Goal, type Interaction, type TextToSpeech } from "../../../gen/pf/tips/v1/tips_pb.js";
 import type { OverlayKindName } from "./overlay-configs.js";
 
 /** A reconnecting overlay gets back at most this many alerts it missed… */
@@ -19,9 +19,23 @@ export function isAlert(interaction: Interaction): boolean {
   return paid && !interaction.hidden;
 }
 
-/** What an overlay shows of an interaction: no payment details. */
-export function alertOf(interaction: Interaction): OverlayAlert {
+/**
+ * Whether the creator's text-to-speech reads an alert aloud: on, a paid
+ * message with a message, paying at least the minimum (in its currency) when
+ * there is one.
+ */
+export function speaks(tts: TextToSpeech | undefined, interaction: Interaction): boolean {
+  if (!tts?.enabled || interaction.kind !== InteractionKind.PAID_MESSAGE || interaction.message === "") return false;
+  if (!tts.minimum) return true;
+  return interaction.amount?.currency === tts.minimum.currency && interaction.amount.minorUnits >= tts.minimum.minorUnits;
+}
+
+/** What an overlay shows of an interaction (no payment details), and whether the creator's text-to-speech reads it. */
+export function alertOf(interaction: Interaction, tts?: TextToSpeech): OverlayAlert {
+  const speak = speaks(tts, interaction);
   return create(OverlayAlertSchema, {
+    speak,
+    voice: speak ? tts!.voice : "",
     interactionId: interaction.id,
     kind: interaction.kind,
     supporter: interaction.supporter,

@@ -10,6 +10,7 @@ import { requireAmount } from "../../kit/money.js";
 import { newId } from "../../kit/ids.js";
 import { invalid, problem } from "../../kit/problem.js";
 import { requireUser } from "../../kit/subjects.js";
+import { optionalUrl } from "../../kit/urls.js";
 import type { TipsContext } from "../context.js";
 import { pendingInteraction } from "../db/checkouts.js";
 import { CheckoutRow, GoalRow, InteractionRow } from "../db/entities.js";
@@ -123,15 +124,7 @@ function methodOf(request: PaidRequest): "credit" | "intent" {
 function requireReturnUrl(method: string, url: string): string {
   if (url === "") return "";
   if (method !== "intent") throw invalid("return_url", "return_url belongs to intent payments.");
-  maxLength("return_url", url, 2000);
-  let protocol = "";
-  try {
-    protocol = new URL(url).protocol;
-  } catch {
-    // answered below
-  }
-  if (protocol !== "https:" && protocol !== "http:") throw invalid("return_url", "return_url must be an absolute http(s) URL.");
-  return url;
+  return optionalUrl("return_url", url, ["https", "http"]);
 }
 
 /** A goal a supporter may name: the creator's, public and open, in the amount's currency. */

@@ -5,12 +5,12 @@ import { principalOf, requirePerson } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/ids.js";
 import { requireAmount } from "../../kit/money.js";
 import { invalid } from "../../kit/problem.js";
-import { parseIfMatch } from "../../kit/revisions.js";
+import { checkRevision, ifMatchOf } from "../../kit/revisions.js";
 import type { TipsContext } from "../context.js";
 import { GoalRow, InteractionRow } from "../db/entities.js";
 import { COUNTED_STATES, findOwnGoal, goalsToProto, publishGoal } from "../db/goals.js";
 import { interactionToProto } from "../db/interactions.js";
-import { checkRevision, requireDescription, requireImageUrl, requireOpen, requireTitle } from "../domain/goals.js";
+import { requireDescription, requireImageUrl, requireOpen, requireTitle } from "../domain/goals.js";
 
 type GoalHandlers = Pick<ServiceImpl<typeof TipsService>, "createGoal" | "getGoal" | "updateGoal" | "closeGoal">;
 
@@ -72,7 +72,7 @@ export function goalHandlers(ctx: TipsContext): GoalHandlers {
 
     async updateGoal(request, call) {
       const creator = requirePerson(principalOf(call));
-      const ifMatch = parseIfMatch(call.requestHeader.get("if-match"));
+      const ifMatch = ifMatchOf(call);
       const title = request.title === undefined ? undefined : requireTitle(request.title);
       const target = request.target === undefined ? undefined : requireAmount("target", request.target);
       const description = request.description === undefined ? undefined : requireDescription(request.description);

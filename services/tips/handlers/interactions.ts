@@ -15,7 +15,7 @@ import { advisoryLock } from "../../kit/db/advisory-lock.js";
 import { newId } from "../../kit/ids.js";
 import { maxLength } from "../../kit/limits.js";
 import { requireAmount } from "../../kit/money.js";
-import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
 import { invalid, problem } from "../../kit/problem.js";
 import { requireUser } from "../../kit/subjects.js";
 import type { TipsContext } from "../context.js";
@@ -28,6 +28,7 @@ import { interactionChanged, subjects } from "../events.js";
 type InteractionHandlers = Pick<ServiceImpl<typeof TipsService>, "listInteractions" | "getInteraction" | "recordExternal" | "listMediaQueue">;
 
 const PROVIDER = /^[a-z0-9_.-]{1,64}$/;
+const ROLES = new Set<InteractionRole>([InteractionRole.UNSPECIFIED, InteractionRole.CREATOR, InteractionRole.SUPPORTER]);
 
 /** Interaction history (creator and supporter sides), external tips and the media queue. */
 export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
@@ -35,7 +36,8 @@ export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
     async listInteractions(request, call) {
       const person = requirePerson(principalOf(call));
       const limit = pageLimit(request.limit);
-      const after = decodeCursor(request.cursor);
+      const after = decodeTextCursor(request.cursor, 1);
+      if (!ROLES.has(request.role)) throw invalid("role", "role is INTERACTION_ROLE_CREATOR or INTERACTION_ROLE_SUPPORTER (or none for both).");
       const sides: FilterQuery<InteractionRow>[] = [];
       if (request.role !== InteractionRole.SUPPORTER) sides.push({ creator: person });
       if (request.role !== InteractionRole.CREATOR) sides.push({ supporter: person });
@@ -45,7 +47,7 @@ export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
         if (!kind) throw invalid("kind", "kind is not an interaction kind.");
         where.kind = kind;
       }
-      if (after) where.id = { $lt: String(after[0]) };
+      if (after) where.id = { $lt: after[0] };
       const rows = await ctx.orm.em.fork().find(InteractionRow, where, { orderBy: { id: "desc" }, limit: limit + 1 });
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
       return create(InteractionListResultSchema, { interactions: items.map(interactionToProto), nextCursor });
@@ -97,11 +99,12 @@ export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
     async listMediaQueue(request, call) {
       const creator = requirePerson(principalOf(call));
       const limit = pageLimit(request.limit);
-      const after = decodeCursor(request.cursor);
+      const after = decodeTextCursor(request.cursor, 2);
       const where: FilterQuery<InteractionRow> = { creator, kind: "media_request" satisfies InteractionKind, deliveryState: "queued" };
       if (after) {
-        const at = new Date(String(after[0]));
-        where.$or = [{ settledAt: { $gt: at } }, { settledAt: at, id: { $gt: String(after[1]) } }];
+        const at = new Date(after[0]);
+        if (Number.isNaN(at.getTime())) throw invalid("cursor", "cursor is not one this service issued");
+        where.$or = [{ settledAt: { $gt: at } }, { settledAt: at, id: { $gt: after[1] } }];
       }
       const rows = await ctx.orm.em.fork().find(InteractionRow, where, { orderBy: { settledAt: "asc", id: "asc" }, limit: limit + 1 });
       const { items, nextCursor } = page(rows, limit, (row) => [row.settledAt!.toISOString(), row.id]);

@@ -12,7 +12,7 @@ import {
 import { principalOf, requirePerson } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/ids.js";
 import { maxLength } from "../../kit/limits.js";
-import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
 import { invalid, problem } from "../../kit/problem.js";
 import { requireUser } from "../../kit/subjects.js";
 import type { TipsContext } from "../context.js";
@@ -54,8 +54,8 @@ export function moderationHandlers(ctx: TipsContext): ModerationHandlers {
     const reason = maxLength("reason", request.reason, 500);
     return ctx.transaction(async (em) => {
       const row = request.id === "" ? null : await em.findOne(InteractionRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-      if (!row || row.kind !== "paid_message") throw interactionNotFound();
-      await requireModerator(em, row.creator, actor);
+      // Someone who may not moderate it learns nothing of it, as if missing (like an interaction read).
+      if (!row || row.kind !== "paid_message" || !mayModerate(await loadProfile(em, row.creator), row.creator, actor)) throw interactionNotFound();
       const wanted = action === "hide" ? "hidden" : "visible";
       if (row.moderation === wanted) return create(ModerationResultSchema, { interaction: interactionToProto(row) });
       const at = ctx.clock.now();
@@ -77,7 +77,7 @@ export function moderationHandlers(ctx: TipsContext): ModerationHandlers {
     async listModerationQueue(request, call) {
       const { creator, limit, after } = await listing(ctx, request, call);
       const where: FilterQuery<InteractionRow> = { creator, kind: "paid_message", moderation: { $in: ["hidden", "held"] } };
-      if (after) where.id = { $lt: String(after[0]) };
+      if (after) where.id = { $lt: after[0] };
       const rows = await ctx.orm.em.fork().find(InteractionRow, where, { orderBy: { id: "desc" }, limit: limit + 1 });
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
       return create(ModerationResultSchema, { queue: items.map(interactionToProto), nextCursor });
@@ -86,7 +86,7 @@ export function moderationHandlers(ctx: TipsContext): ModerationHandlers {
     async listModerationLog(request, call) {
       const { creator, limit, after } = await listing(ctx, request, call);
       const where: FilterQuery<ModerationRow> = { creator };
-      if (after) where.id = { $lt: String(after[0]) };
+      if (after) where.id = { $lt: after[0] };
       const rows = await ctx.orm.em.fork().find(ModerationRow, where, { orderBy: { id: "desc" }, limit: limit + 1 });
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
       return create(ModerationResultSchema, { log: items.map(recordToProto), nextCursor });
@@ -101,7 +101,7 @@ async function listing(ctx: TipsContext, request: ModerationRequest, call: Handl
   if (request.reason !== "") throw invalid("reason", "reason belongs to hide and restore.");
   const creator = requireUser("creator", request.creator);
   await requireModerator(ctx.orm.em.fork(), creator, actor);
-  return { creator, limit: pageLimit(request.limit), after: decodeCursor(request.cursor) };
+  return { creator, limit: pageLimit(request.limit), after: decodeTextCursor(request.cursor, 1) };
 }
 
 function noListFields(request: ModerationRequest) {

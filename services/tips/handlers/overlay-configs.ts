@@ -19,7 +19,7 @@ import { advisoryLock } from "../../kit/db/advisory-lock.js";
 import { newId } from "../../kit/ids.js";
 import type { ServiceContext } from "../../kit/module.js";
 import { invalid, problem } from "../../kit/problem.js";
-import { parseIfMatch } from "../../kit/revisions.js";
+import { checkRevision, ifMatchOf } from "../../kit/revisions.js";
 import { OverlayConfigRow } from "../db/overlay-entities.js";
 import { configName, defaultSection, KINDS, kindName, MAX_CONFIGS, sectionOf, type OverlayKindName } from "../domain/overlay-configs.js";
 import { configChanged } from "./overlay-events.js";
@@ -103,15 +103,12 @@ export function overlayConfigHandlers(ctx: ServiceContext): ConfigHandlers {
     async updateOverlayConfig(request, call) {
       const creator = requirePerson(principalOf(call));
       if (request.kind !== OverlayKind.UNSPECIFIED) throw invalid("kind", "kind is fixed at creation");
-      const ifMatch = parseIfMatch(call.requestHeader.get("if-match"));
-      const expected = ifMatch ?? request.expectedRevision;
+      const ifMatch = ifMatchOf(call);
       const name = request.name === undefined ? undefined : configName(request.name);
       const row = await ctx.transaction(async (em) => {
         const current = await em.findOne(OverlayConfigRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
         if (!current || current.creator !== creator) throw notFound();
-        if (expected === "never" || (typeof expected === "bigint" && expected !== current.revision)) {
-          throw problem(412, "revision.conflict", "The overlay config changed since that revision was read.", { revision: current.revision.toString() });
-        }
+        checkRevision(current.revision, request.expectedRevision, ifMatch);
         const kind = current.kind as OverlayKindName;
         const section = sectionOf(kind, request);
         const at = ctx.clock.now();

@@ -4,6 +4,7 @@ import { GoalChangedSchema, InteractionChangedSchema } from "../../../gen/pf/tip
 import { OverlayAlertSchema, OverlayGoalSchema } from "../../../gen/pf/tips/v1/overlays_pb.js";
 import { consumer } from "../../kit/events/consumer.js";
 import { qualified } from "../../kit/db/orm.js";
+import { loadProfile } from "../db/profiles.js";
 import { alertOf, goalOf, isAlert } from "../domain/overlay-stream.js";
 import { overlaySubjects } from "./overlay-events.js";
 
@@ -29,7 +30,8 @@ export const overlayConsumers = [
       }
       const shows = meta.subject === overlaySubjects.interactionSettled || meta.subject === overlaySubjects.interactionRestored;
       if (!shows || !isAlert(interaction)) return;
-      const alert = toJson(OverlayAlertSchema, alertOf(interaction), JSON_OPTIONS);
+      const tts = (await loadProfile(em, interaction.creator))?.textToSpeech;
+      const alert = toJson(OverlayAlertSchema, alertOf(interaction, tts), JSON_OPTIONS);
       await em.getConnection().execute(
         `insert into ${table} (interaction_id, creator, event_id, alert, hidden, shown_at) values (?, ?, ?, ?, false, ?)
          on conflict (interaction_id) do update set event_id = excluded.event_id, alert = excluded.alert, hidden = false, shown_at = excluded.shown_at`,

@@ -5,6 +5,8 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { OverlayAlertRemovedSchema, OverlayAlertSchema, OverlayEventSchema, OverlayGoalSchema, OverlayStreamOpenedSchema, type OverlayConfig, type OverlayEvent, type TipsOverlayService } from "../../../gen/pf/tips/v1/overlays_pb.js";
 import type { ServiceContext } from "../../kit/module.js";
 import { problem } from "../../kit/problem.js";
+import { tipsContext } from "../context.js";
+import { loadProfile } from "../db/profiles.js";
 import { OverlayAlertRow, OverlayConfigRow, OverlayGoalRow, OverlayTokenRow } from "../db/overlay-entities.js";
 import { kindName, type OverlayKindName } from "../domain/overlay-configs.js";
 import { alertOf, goalOf, isAlert, RESUME_LIMIT, RESUME_WINDOW_MS, resumePoint, showsConfig } from "../domain/overlay-stream.js";
@@ -22,6 +24,14 @@ function event<C extends Case>(id: string, occurredAt: Timestamp | undefined, ki
 }
 
 const invalidToken = () => problem(401, "overlay_token.invalid", "The overlay token is unknown or revoked; mint a new one.");
+const revoked = () => problem(401, "overlay_token.revoked", "The overlay token was revoked; this stream ends.");
+
+/** Queued by an open stream's timer: read the token again. */
+const RECHECK = "recheck";
+
+async function isRevoked(em: EntityManager, tokenId: string): Promise<boolean> {
+  return (await em.findOne(OverlayTokenRow, { id: tokenId }, { fields: ["revokedAt"] }))?.revokedAt != null;
+}
 
 /** The token a stream presents, by the hash of its secret; unknown and revoked tokens are one 401. */
 async function tokenOf(em: EntityManager, secret: string): Promise<OverlayTokenRow> {
@@ -49,16 +59,19 @@ async function scopesOf(em: EntityManager, token: OverlayTokenRow, configId: str
  * show, without ids), the resumed alerts, and the live events in order.
  */
 export function overlayStreamHandlers(ctx: ServiceContext, hub: OverlayHub): StreamHandlers {
+  const recheckMs = tipsContext(ctx).settings.overlayRecheckMs;
   return {
     async *openOverlayStream(request, call) {
       const token = await tokenOf(ctx.orm.em.fork(), request.token);
       const scopes = await scopesOf(ctx.orm.em.fork(), token, request.configId);
-      const queue = new EventQueue<LiveEvent>(call.signal);
+      const queue = new EventQueue<LiveEvent | typeof RECHECK>(call.signal);
       const stop = hub.listen(token.creator, (live) => queue.push(live));
+      // The live feed is not durable: should the revocation's event be missed, the token is read again now and then.
+      const recheck = setInterval(() => queue.push(RECHECK), recheckMs);
       try {
         const em = ctx.orm.em.fork();
         // Read again now that the feed is heard: a revocation between the two reads is either seen here or heard.
-        if ((await em.findOne(OverlayTokenRow, { id: token.id }))?.revokedAt) throw invalidToken();
+        if (await isRevoked(em, token.id)) throw invalidToken();
         const configs = (await em.find(OverlayConfigRow, { creator: token.creator }, { orderBy: { id: "asc" } }))
           .filter((row) => showsConfig(scopes, request.configId, { id: row.id, kind: row.kind as OverlayKindName }))
           .map(configToProto);
@@ -67,16 +80,20 @@ export function overlayStreamHandlers(ctx: ServiceContext, hub: OverlayHub): Str
         yield event("", undefined, "opened", create(OverlayStreamOpenedSchema, { creator: token.creator, scopes: [...scopes].map((kind) => SCOPES[kind]) }));
         for (const config of configs) yield event("", undefined, "config", config);
         const sentGoals = new Set<string>();
-        for (const goal of await goalsOf(em, goalIdsOf(shown), sentGoals)) yield goal;
+        for (const goal of await goalsOf(em, token.creator, goalIdsOf(shown), sentGoals)) yield goal;
         const replayed = new Set<string>();
         for (const alert of scopes.has("alerts") ? await resumedAlerts(em, ctx, token.creator, call) : []) {
           replayed.add(alert.id);
           yield alert;
         }
         for await (const live of queue) {
+          if (live === RECHECK) {
+            if (await isRevoked(ctx.orm.em.fork(), token.id)) throw revoked();
+            continue;
+          }
           if (replayed.has(live.id)) continue;
           if (live.kind === "revoked") {
-            if (live.tokenId === token.id) throw problem(401, "overlay_token.revoked", "The overlay token was revoked; this stream ends.");
+            if (live.tokenId === token.id) throw revoked();
             continue;
           }
           if (live.kind === "config") {
@@ -84,7 +101,7 @@ export function overlayStreamHandlers(ctx: ServiceContext, hub: OverlayHub): Str
             shown.set(live.config.id, live.config);
             yield event(live.id, live.occurredAt, "config", live.config);
             // A goal overlay switched to another goal shows its progress at once.
-            for (const goal of await goalsOf(ctx.orm.em.fork(), goalIdsOf(shown), sentGoals)) yield goal;
+            for (const goal of await goalsOf(ctx.orm.em.fork(), token.creator, goalIdsOf(shown), sentGoals)) yield goal;
             continue;
           }
           if (live.kind === "goal") {
@@ -95,9 +112,13 @@ export function overlayStreamHandlers(ctx: ServiceContext, hub: OverlayHub): Str
           }
           if (!scopes.has("alerts")) continue;
           if (live.kind === "hidden") yield event(live.id, live.occurredAt, "alertRemoved", create(OverlayAlertRemovedSchema, { interactionId: live.interaction.id }));
-          else if (isAlert(live.interaction)) yield event(live.id, live.occurredAt, "alert", alertOf(live.interaction));
+          else if (isAlert(live.interaction)) {
+            const tts = (await loadProfile(ctx.orm.em.fork(), token.creator))?.textToSpeech;
+            yield event(live.id, live.occurredAt, "alert", alertOf(live.interaction, tts));
+          }
         }
       } finally {
+        clearInterval(recheck);
         stop();
       }
     },
@@ -108,11 +129,14 @@ function goalIdsOf(shown: Map<string, OverlayConfig>): Set<string> {
   return new Set([...shown.values()].flatMap((config) => (config.goals?.goalId ? [config.goals.goalId] : [])));
 }
 
-/** Progress of the shown goals not sent yet, as the overlays' goal view last heard it. */
-async function goalsOf(em: EntityManager, goalIds: Set<string>, sent: Set<string>): Promise<OverlayEvent[]> {
+/**
+ * Progress of the shown goals not sent yet, as the overlays' goal view last
+ * heard it; the creator's own goals only (a config may name any goal id).
+ */
+async function goalsOf(em: EntityManager, creator: string, goalIds: Set<string>, sent: Set<string>): Promise<OverlayEvent[]> {
   const wanted = [...goalIds].filter((id) => !sent.has(id));
   if (wanted.length === 0) return [];
-  const rows = await em.find(OverlayGoalRow, { goalId: { $in: wanted } });
+  const rows = await em.find(OverlayGoalRow, { creator, goalId: { $in: wanted } });
   return rows.map((row) => {
     sent.add(row.goalId);
     return event("", undefined, "goal", fromJson(OverlayGoalSchema, row.goal as JsonObject));

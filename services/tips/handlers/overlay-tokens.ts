@@ -15,7 +15,7 @@ import { principalOf, requirePerson } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/ids.js";
 import { maxLength } from "../../kit/limits.js";
 import type { ServiceContext } from "../../kit/module.js";
-import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
 import { invalid, problem } from "../../kit/problem.js";
 import { OverlayTokenRow } from "../db/overlay-entities.js";
 import { requestedScopes, scopesOf, SECRET_PREFIX, secretHash } from "../domain/overlay-tokens.js";
@@ -57,8 +57,7 @@ export function overlayTokenHandlers(ctx: ServiceContext): TokenHandlers {
         { name: "label", sent: request.label !== "" },
       ]);
       const limit = pageLimit(request.limit);
-      const before = decodeCursor(request.cursor)?.[0];
-      if (before !== undefined && typeof before !== "string") throw invalid("cursor", "cursor is not one this service issued");
+      const before = decodeTextCursor(request.cursor, 1)?.[0];
       const rows = await ctx.orm.em.fork().find(
         OverlayTokenRow,
         { creator, ...(request.includeRevoked ? {} : { revokedAt: null }), ...(before ? { id: { $lt: before } } : {}) },

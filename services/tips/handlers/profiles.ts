@@ -4,14 +4,14 @@ import { ProfileResultSchema, PublicPageResultSchema, type TipsService } from ".
 import { personOf, principalOf, requirePerson } from "../../kit/auth/principal.js";
 import { advisoryLock } from "../../kit/db/advisory-lock.js";
 import { problem } from "../../kit/problem.js";
-import { parseIfMatch } from "../../kit/revisions.js";
+import { checkRevision, ifMatchOf } from "../../kit/revisions.js";
 import { requireUser } from "../../kit/subjects.js";
 import type { TipsContext } from "../context.js";
 import { GoalRow, InteractionRow, ProfileRow } from "../db/entities.js";
 import { goalsToProto } from "../db/goals.js";
 import { interactionToProto } from "../db/interactions.js";
 import { profileToProto, settingsDocument } from "../db/profiles.js";
-import { checkRevision } from "../domain/goals.js";
+import { publicMessage } from "../domain/interactions.js";
 import { publicPart, validSettings, type ProfileSettings } from "../domain/profiles.js";
 
 type ProfileHandlers = Pick<ServiceImpl<typeof TipsService>, "getProfile" | "updateProfile" | "getPublicPage">;
@@ -40,7 +40,7 @@ export function profileHandlers(ctx: TipsContext): ProfileHandlers {
       const creator = requireUser("creator", request.creator);
       if (requirePerson(principalOf(call)) !== creator) throw problem(403, "tips.not_creator", "A tip profile is changed on its creator's behalf only.");
       const update = validSettings(request as ProfileSettings, creator);
-      const ifMatch = parseIfMatch(call.requestHeader.get("if-match"));
+      const ifMatch = ifMatchOf(call);
       return ctx.transaction(async (em) => {
         await advisoryLock(em, `tips.profile:${creator}`);
         const at = ctx.clock.now();
@@ -90,7 +90,7 @@ export function profileHandlers(ctx: TipsContext): ProfileHandlers {
       return create(PublicPageResultSchema, {
         profile: publicPart(profileToProto(row)),
         goals: await goalsToProto(em, goals),
-        messages: messages.map(interactionToProto),
+        messages: messages.map((row) => publicMessage(interactionToProto(row))),
       });
     },
   };

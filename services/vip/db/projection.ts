@@ -135,7 +135,7 @@ export async function entitlementFor(ctx: VipContext, subject: string, creator: 
 }
 
 export function resultOf(subject: string, creator: string, fact: Fact | undefined, now: Date, graceMs: number, source: Source, billingUnavailable = false) {
-  const answer = answerOf(fact, now, graceMs);
+  const answer = answerOf(fact, now, graceMs, billingUnavailable);
   return create(EntitlementCheckResultSchema, {
     subject,
     creator,

@@ -1,5 +1,6 @@
 import { personOf, requirePerson, staffActorOf, type Principal } from "../../kit/auth/principal.js";
 import { problem } from "../../kit/problem.js";
+import { requireUser } from "../../kit/subjects.js";
 
 /** The owner of network plans and perks. */
 export const NETWORK = "network";
@@ -14,6 +15,11 @@ export const NETWORK = "network";
 export function hasGrant(principal: Principal): boolean {
   if (principal.kind === "app" && !principal.fp) return false;
   return staffActorOf(principal) !== undefined;
+}
+
+/** An owner of plans and perks, a channel at billing: a creator (usr_…) or the network; 400 naming the field. */
+export function requireOwner(field: string, value: string): string {
+  return value === NETWORK ? NETWORK : requireUser(field, value);
 }
 
 /** May this caller see everything of this owner (drafts, archived, retired)? The grant, or the owner themselves. */

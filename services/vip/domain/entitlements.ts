@@ -25,10 +25,13 @@ export interface Answer {
 /**
  * The entitlement answer: a member until valid_until; within the grace after
  * it still a member (in grace: a renewal may be on its way), unless billing
- * ended it; past valid_until plus grace unknown. Only member and in grace
+ * ended it; past valid_until plus grace unknown. With no fact while billing
+ * did not answer, nothing is known: unknown too (billing may hold an
+ * entitlement whose event has not arrived). Only member and in grace
  * authorize; unknown never does.
  */
-export function answerOf(fact: Fact | undefined, now: Date, graceMs: number): Answer {
+export function answerOf(fact: Fact | undefined, now: Date, graceMs: number, billingUnavailable = false): Answer {
+  if (!fact && billingUnavailable) return { status: EntitlementStatus.UNKNOWN, member: false };
   if (!fact?.validUntil) return { status: EntitlementStatus.NOT_MEMBER, member: false };
   const validUntil = fact.validUntil;
   const graceUntil = new Date(validUntil.getTime() + graceMs);

@@ -48,13 +48,13 @@ export function requirePerkIds(field: string, ids: string[]): string[] {
   return ids;
 }
 
-/** Validated terms of a new version: the base's, with the changes sent. */
-export function termsFrom(base: Terms | undefined, changes: Changes): Terms {
+/** Validated terms of a new version: the base's, with the changes sent (`perksField` names the perks where the request holds them). */
+export function termsFrom(base: Terms | undefined, changes: Changes, perksField = "perks.perk_ids"): Terms {
   return {
     name: changes.name !== undefined ? requireName("name", changes.name) : (base?.name ?? ""),
     description: changes.description !== undefined ? maxLength("description", changes.description.trim(), 2000) : (base?.description ?? ""),
     tier: changes.tier !== undefined ? requireTier("tier", changes.tier) : (base?.tier ?? "tier_1"),
-    perkIds: changes.perkIds !== undefined ? requirePerkIds("perks.perk_ids", changes.perkIds) : (base?.perkIds ?? []),
+    perkIds: changes.perkIds !== undefined ? requirePerkIds(perksField, changes.perkIds) : (base?.perkIds ?? []),
   };
 }
 

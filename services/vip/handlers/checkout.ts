@@ -22,7 +22,6 @@ import type { VipContext } from "../context.js";
 import { MembershipRow, PlanRow, PlanVersionRow } from "../db/entities.js";
 import { versionsOf } from "../db/plans.js";
 import { factOfSubscription, readFacts, relayBilling, resultOf, storeFact } from "../db/projection.js";
-import { NETWORK } from "../domain/access.js";
 import { membershipCheckedOut } from "../events.js";
 import { refusePrice } from "./plans.js";
 
@@ -43,6 +42,7 @@ export function checkoutHandlers(ctx: VipContext): CheckoutHandlers {
       if (!member.startsWith("usr_")) throw problem(403, "vip.user_required", "Guests cannot become members: sign in first.");
       if (request.paidVia !== PaidVia.INTENT && request.paidVia !== PaidVia.CREDIT) throw invalid("paid_via", "paid_via is PAID_VIA_INTENT or PAID_VIA_CREDIT");
       if (request.planId === "") throw invalid("plan_id", "plan_id is required");
+      if (request.planVersion < 0n) throw invalid("plan_version", "plan_version is the version shown (from 1), or absent for the current one");
       const returnUrl = maxLength("return_url", request.returnUrl, 2000);
       if (returnUrl !== "" && request.paidVia !== PaidVia.INTENT) throw invalid("return_url", "return_url applies to intent checkouts only");
       const key = idempotencyKeyOf(request.idempotencyKey, call);
@@ -59,7 +59,6 @@ export function checkoutHandlers(ctx: VipContext): CheckoutHandlers {
       const plan = await em.findOne(PlanRow, { id: request.planId });
       if (!plan || plan.status === "draft") throw problem(404, "plan.not_found", "There is no such published plan.");
       if (plan.status === "archived") throw problem(409, "plan.archived", "The plan is archived: it takes no new members.");
-      if (plan.owner === NETWORK) throw problem(409, "plan.not_sellable", "Network plans are not sold through billing's channel subscriptions yet.");
       if (plan.owner === member) throw problem(409, "checkout.own_plan", "A creator does not join their own plan.");
       const version = plan.currentVersion!;
       if (request.planVersion !== 0n && request.planVersion !== BigInt(version)) {
@@ -70,6 +69,8 @@ export function checkoutHandlers(ctx: VipContext): CheckoutHandlers {
       const billingKey = `vip-checkout:${createHash("sha256").update(`${member}\n${key}`).digest("base64url")}`;
       const product = { streamer: plan.owner, planId: plan.id, planVersion: BigInt(version), tier: terms.tier };
       let paid: { intentId?: string; checkoutUrl?: string; price?: Money; subscription?: Subscription };
+      // Billing's answer holds as of no later than the call: any change billing makes after it carries a later time.
+      const asked = ctx.clock.now();
       try {
         if (request.paidVia === PaidVia.INTENT) {
           const { intent } = await ctx.billing.createIntent({
@@ -96,7 +97,7 @@ export function checkoutHandlers(ctx: VipContext): CheckoutHandlers {
           await tx.flush();
           // Paid from credit, billing's answer is the freshest fact; an intent is paid later, so the projection answers.
           const fact = paid.subscription
-            ? factOfSubscription(paid.subscription, at, at)
+            ? factOfSubscription(paid.subscription, asked, at)
             : (await readFacts(tx, { subject: member, streamer: plan.owner })).get(`${member}:${plan.owner}`);
           if (paid.subscription && fact) await storeFact(tx, member, plan.owner, fact);
           const joined = (await versionsOf(tx, [{ planId: plan.id, version }])).get(`${plan.id}:${version}`);

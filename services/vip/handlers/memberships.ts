@@ -22,7 +22,7 @@ import type { VipContext } from "../context.js";
 import { EntitlementRow, MembershipRow } from "../db/entities.js";
 import { versionsOf } from "../db/plans.js";
 import { billingEntitlementOf, billingUnreachable, entitlementFor, readFacts, refreshFromBilling, relayBilling, resultOf, storeFact } from "../db/projection.js";
-import { requireSelfOrGrant } from "../domain/access.js";
+import { requireOwner, requireSelfOrGrant } from "../domain/access.js";
 import { isStale } from "../domain/entitlements.js";
 
 type MembershipHandlers = Pick<ServiceImpl<typeof VipService>, "getMemberships" | "listMembers" | "checkEntitlement" | "postEntitlementCheck">;
@@ -31,7 +31,7 @@ type MembershipHandlers = Pick<ServiceImpl<typeof VipService>, "getMemberships" 
 export function membershipHandlers(ctx: VipContext): MembershipHandlers {
   async function check(request: EntitlementCheckRequest, principal: Principal) {
     const subject = requireSubject("subject", request.subject);
-    const creator = requireUser("creator", request.creator);
+    const creator = requireOwner("creator", request.creator);
     if (!(request.mode in CheckMode)) throw invalid("mode", "mode is CHECK_MODE_PROJECTION, CHECK_MODE_AUTO or CHECK_MODE_AUTHORITATIVE");
     requireSelfOrGrant(principal, [subject, creator], "the subject or the creator");
     return (await entitlementFor(ctx, subject, creator, request.mode)).result;
@@ -49,6 +49,7 @@ export function membershipHandlers(ctx: VipContext): MembershipHandlers {
       const now = ctx.clock.now();
       let facts = await readFacts(em, { subject });
       let source = Source.PROJECTION;
+      let billingUnavailable = false;
       // Auto mode, one billing call for all the subject's channels.
       if (rows.some((row) => isStale(facts.get(`${subject}:${row.creator}`), now, ctx.settings.projectionTtlMs))) {
         try {
@@ -56,6 +57,7 @@ export function membershipHandlers(ctx: VipContext): MembershipHandlers {
           source = Source.BILLING;
         } catch (error) {
           if (!billingUnreachable(error)) relayBilling(error);
+          billingUnavailable = true;
         }
       }
       // Per creator: the checkout billing's entitlement names, else the latest one.
@@ -79,7 +81,7 @@ export function membershipHandlers(ctx: VipContext): MembershipHandlers {
           paidVia: row.paidVia === "intent" ? PaidVia.INTENT : PaidVia.CREDIT,
           intentId: row.intentId ?? "",
           subscriptionId: row.subscriptionId ?? facts.get(`${subject}:${row.creator}`)?.subscriptionId ?? "",
-          entitlement: resultOf(subject, row.creator, facts.get(`${subject}:${row.creator}`), now, ctx.settings.graceMs, source),
+          entitlement: resultOf(subject, row.creator, facts.get(`${subject}:${row.creator}`), now, ctx.settings.graceMs, source, billingUnavailable),
           createdAt: timestampFromDate(row.createdAt),
         }),
       );
@@ -87,7 +89,7 @@ export function membershipHandlers(ctx: VipContext): MembershipHandlers {
     },
 
     async listMembers(request, call) {
-      const creator = requireUser("ref", request.ref);
+      const creator = requireOwner("ref", request.ref);
       requireSelfOrGrant(principalOf(call), [creator], "the creator");
       const limit = pageLimit(request.limit);
       const [from, position] = decodeCursor(request.cursor) ?? ["billing", ""];

@@ -14,7 +14,7 @@ import { perkToProto } from "../db/perks.js";
 import { hasGrant, managerOf, ownerForCreate, seesAllOf } from "../domain/access.js";
 import { kindOf, requireBindings } from "../domain/perks.js";
 import { requireName } from "../domain/plans.js";
-import { checkRevision, expectedRevision } from "../domain/revisions.js";
+import { checkRevision, ifMatchOf } from "../../kit/revisions.js";
 import { ownerFilter } from "./plan-reads.js";
 
 type PerkHandlers = Pick<ServiceImpl<typeof VipService>, "listPerks" | "createPerk" | "updatePerk">;
@@ -83,12 +83,12 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
       if (Object.values(changes).every((value) => value === undefined) && request.retired === undefined) {
         throw invalid("name", "Send a change: name, description, product_bindings or retired.");
       }
-      const expected = expectedRevision(request.expectedRevision, call);
+      const [fromBody, ifMatch] = [request.expectedRevision > 0n ? request.expectedRevision : undefined, ifMatchOf(call)];
       return ctx.transaction(async (em) => {
         const row = await em.findOne(PerkRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
         if (!row || (row.status !== "active" && !seesAllOf(principal, row.owner))) throw problem(404, "perk.not_found", "There is no such perk.");
         if (!managerOf(principal, row.owner)) throw problem(403, "perk.not_owner", "Only the perk's creator (or staff, for a network perk) manages it.");
-        checkRevision(expected, BigInt(row.revision));
+        checkRevision(BigInt(row.revision), fromBody, ifMatch);
         const at = ctx.clock.now();
         for (const [field, value] of Object.entries(changes)) if (value !== undefined) Object.assign(row, { [field]: value });
         if (request.retired !== undefined) Object.assign(row, request.retired ? { status: "retired", retiredAt: row.retiredAt ?? at } : { status: "active", retiredAt: null });

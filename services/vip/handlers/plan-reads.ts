@@ -6,11 +6,10 @@ import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
 import { personOf, principalOf, type Principal } from "../../kit/auth/principal.js";
 import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
 import { invalid, problem } from "../../kit/problem.js";
-import { requireUser } from "../../kit/subjects.js";
 import type { VipContext } from "../context.js";
 import { PlanRow } from "../db/entities.js";
 import { loadPlans, planToProto, versionToProto } from "../db/plans.js";
-import { hasGrant, NETWORK, seesAllOf } from "../domain/access.js";
+import { hasGrant, requireOwner, seesAllOf } from "../domain/access.js";
 import { PLAN_STATUS, type Status } from "../domain/plans.js";
 
 type PlanReadHandlers = Pick<ServiceImpl<typeof VipService>, "listPlans" | "getCreator" | "getPlan" | "listPlanVersions">;
@@ -20,7 +19,7 @@ const STATUS_NAMES = Object.fromEntries(Object.entries(PLAN_STATUS).map(([name, 
 /** An owner filter: a creator (usr_) or the network; "" for any. */
 export function ownerFilter(field: string, owner: string): string | undefined {
   if (owner === "") return undefined;
-  return owner === NETWORK ? NETWORK : requireUser(field, owner);
+  return requireOwner(field, owner);
 }
 
 /** What a caller may see: published plans; with the grant everything; the owner their own. */
@@ -71,7 +70,7 @@ export function planReadHandlers(ctx: VipContext): PlanReadHandlers {
     },
 
     async getCreator(request, call) {
-      const creator = requireUser("ref", request.ref);
+      const creator = requireOwner("ref", request.ref);
       const { plans, nextCursor } = await list(principalOf(call), creator, PlanStatus.UNSPECIFIED, request.limit, request.cursor);
       return create(PlanListResultSchema, { result: { case: "plans", value: create(PlanListSchema, { creator, plans, nextCursor }) } });
     },

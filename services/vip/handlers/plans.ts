@@ -12,7 +12,7 @@ import { PlanRow, PlanVersionRow } from "../db/entities.js";
 import { addVersion, loadPlans, planToProto, publishDraft, termsOf } from "../db/plans.js";
 import { managerOf, ownerForCreate, seesAllOf } from "../domain/access.js";
 import { hasChanges, termsFrom, type Changes } from "../domain/plans.js";
-import { checkRevision, expectedRevision } from "../domain/revisions.js";
+import { checkRevision, ifMatchOf } from "../../kit/revisions.js";
 import { planChanged, subjects } from "../events.js";
 
 type PlanHandlers = Pick<ServiceImpl<typeof VipService>, "createPlan" | "updatePlan" | "publishPlan" | "archivePlan">;
@@ -53,10 +53,10 @@ export function planHandlers(ctx: VipContext): PlanHandlers {
     refusePrice(request.price);
     const changes: Changes = { name: request.name, description: request.description, tier: request.tier, perkIds: request.perks?.perkIds };
     if (!hasChanges(changes) && !publish) throw invalid("publish", "Send a change (name, description, tier, perks) or publish.");
-    const expected = expectedRevision(request.expectedRevision, call);
+    const [fromBody, ifMatch] = [request.expectedRevision > 0n ? request.expectedRevision : undefined, ifMatchOf(call)];
     return ctx.transaction(async (em) => {
       const { plan, actor } = await managedPlan(em, principal, request.id);
-      checkRevision(expected, BigInt(plan.revision));
+      checkRevision(BigInt(plan.revision), fromBody, ifMatch);
       if (plan.status === "archived") throw problem(409, "plan.archived", "The plan is archived: it changes no more.");
       const at = ctx.clock.now();
       const draftOf = (version: number | null | undefined) => (version == null ? null : em.findOneOrFail(PlanVersionRow, { planId: plan.id, version }));
@@ -81,7 +81,7 @@ export function planHandlers(ctx: VipContext): PlanHandlers {
       refusePrice(request.price);
       const owner = ownerForCreate(principal, request.owner);
       const actor = managerOf(principal, owner)!;
-      const terms = termsFrom(undefined, { name: request.name, description: request.description, tier: request.tier, perkIds: request.perkIds });
+      const terms = termsFrom(undefined, { name: request.name, description: request.description, tier: request.tier, perkIds: request.perkIds }, "perk_ids");
       call.responseHeader.set("pf-http-status", "201");
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
@@ -106,10 +106,10 @@ export function planHandlers(ctx: VipContext): PlanHandlers {
 
     async archivePlan(request, call) {
       const principal = principalOf(call);
-      const expected = expectedRevision(request.expectedRevision, call);
+      const [fromBody, ifMatch] = [request.expectedRevision > 0n ? request.expectedRevision : undefined, ifMatchOf(call)];
       return ctx.transaction(async (em) => {
         const { plan } = await managedPlan(em, principal, request.id);
-        checkRevision(expected, BigInt(plan.revision));
+        checkRevision(BigInt(plan.revision), fromBody, ifMatch);
         if (plan.status === "draft") throw problem(409, "plan.not_published", "Only a published plan is archived; a draft has no members to keep.");
         if (plan.status === "published") {
           const at = ctx.clock.now();

@@ -25,7 +25,8 @@ export const file_pf_tips_v1_events: GenFile = /*@__PURE__*/
  * tips.interaction.settled: an interaction's payment settled (or an external
  * one was recorded); one held by the word filter arrives with hidden = true.
  * tips.interaction.hidden and tips.interaction.restored: a paid message was
- * hidden or shown again. Money never changes with them.
+ * hidden or shown again. Money never changes with them. Overlays and chat
+ * follow them to drop or show a paid message.
  *
  * @generated from message pf.tips.v1.InteractionChanged
  */

@@ -1455,7 +1455,8 @@ export type PublicPageResult = Message<"pf.tips.v1.PublicPageResult"> & {
   goals: Goal[];
 
   /**
-   * The 50 most recent visible settled paid messages.
+   * The 50 most recent visible settled paid messages, without payment
+   * details (no intent_id, transaction_id or payment_method).
    *
    * @generated from field: repeated pf.tips.v1.Interaction messages = 3;
    */

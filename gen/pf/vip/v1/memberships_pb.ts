@@ -296,7 +296,7 @@ export const MembershipStatusResultSchema: GenMessage<MembershipStatusResult> = 
  */
 export type MembersRequest = Message<"pf.vip.v1.MembersRequest"> & {
   /**
-   * The creator (usr_).
+   * The creator (usr_), or "network" for the network's plans (the grant only).
    *
    * @generated from field: string ref = 1;
    */
@@ -443,7 +443,7 @@ export type EntitlementCheckRequest = Message<"pf.vip.v1.EntitlementCheckRequest
   subject: string;
 
   /**
-   * The creator (usr_).
+   * The creator (usr_), or "network" for the network's plans.
    *
    * @generated from field: string creator = 2;
    */

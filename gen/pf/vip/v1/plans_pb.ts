@@ -564,7 +564,7 @@ export const ListPlansRequestSchema: GenMessage<ListPlansRequest> = /*@__PURE__*
  */
 export type CreatorRequest = Message<"pf.vip.v1.CreatorRequest"> & {
   /**
-   * The creator (usr_).
+   * The creator (usr_), or "network" for the network's plans.
    *
    * @generated from field: string ref = 1;
    */
