@@ -4,6 +4,7 @@ import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { IntentSchema, IntentStatus } from "../../gen/pf/billing/v1/billing_pb.js";
 import { IntentChangedSchema } from "../../gen/pf/billing/v1/events_pb.js";
 import { consumers } from "../../services/tips/consumers.js";
+import { declineCheckout, lockCheckout } from "../../services/tips/db/checkouts.js";
 import { usePlatform } from "../support/platform.js";
 import { as, balanceReader, billingTransactionsFor, deliver, fund, newKey, payAtProvider, person, setProfile, testProvider, TIPS_ENV, tipsRows, usd, userToken } from "./support.js";
 
@@ -170,6 +171,20 @@ describe("billing's intent events", () => {
     await tips.transaction((em) => handler.handle(settled, em, { id: "e2", subject: handler.subject }));
     expect(await tipsRows(t, "interactions", id)).toBe(1);
     expect((await supporterCall("GET", `/interactions/${id}`)).body.interaction).toMatchObject({ payment_state: "PAYMENT_STATE_SETTLED", intent_id: intentId });
+  });
+
+  it("billing's word wins: a checkout tips took for declined is settled when billing says the money moved", async () => {
+    const { creator, goal, creatorCall, supporterCall } = await scene(0n);
+    const answer = await supporterCall("POST", "/checkout", { creator, amount: usd(300), goal_id: goal.id, payment_method: "PAYMENT_METHOD_INTENT" }, { "idempotency-key": newKey() });
+    const { id, intent_id: intentId } = answer.body.checkout;
+    const tips = t.platform.contexts.get("tips")!;
+    await tips.transaction(async (em) => declineCheckout(em, (await lockCheckout(em, id))!, "billing.unavailable", new Date()));
+    expect((await supporterCall("GET", `/interactions/${id}`)).body.interaction.payment_state).toBe("PAYMENT_STATE_DECLINED");
+    const handler = consumers.find((c) => c.subject === "billing.intent.settled")!;
+    const settled = create(IntentChangedSchema, { intent: create(IntentSchema, { id: intentId, status: IntentStatus.SETTLED, reference: { service: "tips", kind: "interaction", id } }) });
+    await tips.transaction((em) => handler.handle(settled, em, { id: "e3", subject: handler.subject }));
+    expect((await supporterCall("GET", `/interactions/${id}`)).body.interaction).toMatchObject({ payment_state: "PAYMENT_STATE_SETTLED", delivery_state: "DELIVERY_STATE_DELIVERED" });
+    expect(await totalOf(creatorCall, goal.id)).toBe("300");
   });
 });
 

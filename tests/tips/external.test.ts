@@ -59,4 +59,15 @@ describe("external interactions", () => {
     expect((await record({ creator: "bob", provider: "kofi", provider_ref: "r", amount: usd(1) })).body).toMatchObject({ status: 400, field: "creator" });
     expect((await record({ creator, provider: "kofi", provider_ref: "r", amount: usd(1), goal_id: "gol_nope" })).body).toMatchObject({ status: 404, code: "goal.not_found" });
   });
+
+  it("count toward an open goal of the creator, and are refused on a closed one (its history stays as it was)", async () => {
+    const creator = person("cre");
+    const creatorCall = as(t, await userToken(t, creator));
+    const goal = (await creatorCall("POST", "/goals", { title: "Lamp", target: usd(1000) })).body.goal;
+    expect((await record({ creator, provider: "kofi", provider_ref: `open-${goal.id}`, amount: usd(250), goal_id: goal.id })).status).toBe(201);
+    expect((await creatorCall("POST", `/goals/${goal.id}/close`)).status).toBe(200);
+    const late = await record({ creator, provider: "kofi", provider_ref: `late-${goal.id}`, amount: usd(250), goal_id: goal.id });
+    expect(late.body).toMatchObject({ status: 409, code: "goal.closed" });
+    expect((await creatorCall("GET", `/goals/${goal.id}`)).body.goal.total.minor_units).toBe("250");
+  });
 });

@@ -17,14 +17,17 @@ export function lockCheckout(em: EntityManager, id: string): Promise<CheckoutRow
 }
 
 /**
- * Settles a locked checkout once (a settled or declined one is left as it
- * is), in the caller's transaction: the interaction is settled (a paid
- * message's row is made only now, held when it matches the word filter),
+ * Settles a locked checkout once (a settled one is left as it is), in the
+ * caller's transaction: the interaction is settled (a paid message's row is
+ * made only now, held when it matches the word filter),
  * tips.interaction.settled is published, and so is the goal it counts toward.
+ * Billing's word is the payment state: a checkout tips took for declined (a
+ * refusal billing answered after all committed) is settled when billing says
+ * the money moved.
  */
 export async function settleCheckout(em: EntityManager, row: CheckoutRow, billing: { transactionId?: string; intentId?: string }, at: Date): Promise<void> {
-  if (row.paymentState !== "pending") return;
-  Object.assign(row, { paymentState: "settled", settledAt: at, updatedAt: at, transactionId: billing.transactionId || row.transactionId, intentId: billing.intentId || row.intentId });
+  if (row.paymentState === "settled") return;
+  Object.assign(row, { paymentState: "settled", declineReason: "", settledAt: at, updatedAt: at, transactionId: billing.transactionId || row.transactionId, intentId: billing.intentId || row.intentId });
   let interaction = await em.findOne(InteractionRow, { id: row.id });
   let moderation: Moderation = "visible";
   if (!interaction) {

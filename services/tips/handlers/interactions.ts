@@ -23,6 +23,7 @@ import { GoalRow, InteractionRow } from "../db/entities.js";
 import { goalNotFound, publishGoal } from "../db/goals.js";
 import { findOwnInteraction, interactionToProto, KINDS } from "../db/interactions.js";
 import type { InteractionKind } from "../domain/checkouts.js";
+import { requireOpen } from "../domain/goals.js";
 import { interactionChanged, subjects } from "../events.js";
 
 type InteractionHandlers = Pick<ServiceImpl<typeof TipsService>, "listInteractions" | "getInteraction" | "recordExternal" | "listMediaQueue">;
@@ -67,6 +68,8 @@ export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
         if (external.goalId) {
           const goal = await em.findOne(GoalRow, { id: external.goalId });
           if (!goal || goal.creator !== external.creator) throw goalNotFound();
+          // A closed goal keeps its history: nothing counts toward it after it closed (a provider's late report names no goal).
+          requireOpen(goal);
           if (goal.currency !== external.currency) throw problem(422, "tips.goal_currency_mismatch", `This goal counts ${goal.currency}.`, { field: "amount.currency" });
         }
         const at = ctx.clock.now();
