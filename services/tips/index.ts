@@ -1,7 +1,7 @@
 import { TipsOverlayService } from "../../gen/pf/tips/v1/overlays_pb.js";
 import { TipsService } from "../../gen/pf/tips/v1/tips_pb.js";
 import { implement, type ServiceModule } from "../kit/module.js";
-import { consumers } from "./consumers.js";
+import { consumers } from "./consumers/intents.js";
 import { tipsContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261122200000_tips_overlays } from "./db/migrations/Migration20261122200000_tips_overlays.js";
@@ -11,7 +11,7 @@ import { checkoutHandlers } from "./handlers/checkouts.js";
 import { goalHandlers } from "./handlers/goals.js";
 import { interactionHandlers } from "./handlers/interactions.js";
 import { moderationHandlers } from "./handlers/moderation.js";
-import { overlayConsumers } from "./handlers/overlay-projection.js";
+import { overlayConsumers } from "./consumers/overlay-alerts.js";
 import { overlayHandlers } from "./handlers/overlay-service.js";
 import { profileHandlers } from "./handlers/profiles.js";
 import { recovery } from "./workers/recovery.js";

@@ -3,7 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { IntentSchema, IntentStatus } from "../../gen/pf/billing/v1/billing_pb.js";
 import { IntentChangedSchema } from "../../gen/pf/billing/v1/events_pb.js";
-import { consumers } from "../../services/tips/consumers.js";
+import { consumers } from "../../services/tips/consumers/intents.js";
 import { declineCheckout, lockCheckout } from "../../services/tips/db/checkouts.js";
 import { usePlatform } from "../support/platform.js";
 import { as, balanceReader, billingTransactionsFor, deliver, fund, newKey, payAtProvider, person, setProfile, testProvider, TIPS_ENV, tipsRows, usd, userToken } from "./support.js";

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { OverlayHub } from "../../services/tips/handlers/overlay-hub.js";
+import { OverlayHub } from "../../services/tips/live/hub.js";
 import { usePlatform } from "../support/platform.js";
 import { openEventStream } from "../support/sse.js";
 import { creatorId, mintOverlayToken, recordExternalTip, streamUrl } from "./overlay-support.js";

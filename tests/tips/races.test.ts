@@ -3,7 +3,7 @@ import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
 import { IntentSchema, IntentStatus } from "../../gen/pf/billing/v1/billing_pb.js";
 import { IntentChangedSchema } from "../../gen/pf/billing/v1/events_pb.js";
-import { consumers } from "../../services/tips/consumers.js";
+import { consumers } from "../../services/tips/consumers/intents.js";
 import { tipsContext } from "../../services/tips/context.js";
 import { applyIntent } from "../../services/tips/payments.js";
 import { outboxEvents } from "../support/outbox.js";

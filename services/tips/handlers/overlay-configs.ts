@@ -22,7 +22,7 @@ import { invalid, problem } from "../../kit/problem.js";
 import { checkRevision, ifMatchOf } from "../../kit/revisions.js";
 import { OverlayConfigRow } from "../db/overlay-entities.js";
 import { configName, defaultSection, KINDS, kindName, MAX_CONFIGS, sectionOf, type OverlayKindName } from "../domain/overlay-configs.js";
-import { configChanged } from "./overlay-events.js";
+import { configChanged } from "../events.js";
 
 type ConfigHandlers = Pick<ServiceImpl<typeof TipsOverlayService>, "listOverlayConfigs" | "createOverlayConfig" | "getOverlayConfig" | "updateOverlayConfig">;
 

@@ -12,9 +12,9 @@ import { kindName, type OverlayKindName } from "../domain/overlay-configs.js";
 import { alertOf, goalOf, isAlert, RESUME_LIMIT, RESUME_WINDOW_MS, resumePoint, showsConfig } from "../domain/overlay-stream.js";
 import { SCOPES, secretHash } from "../domain/overlay-tokens.js";
 import { configToProto } from "./overlay-configs.js";
-import type { OverlayHub } from "./overlay-hub.js";
-import type { LiveEvent } from "./overlay-live.js";
-import { EventQueue } from "./overlay-queue.js";
+import type { OverlayHub } from "../live/hub.js";
+import type { LiveEvent } from "../live/events.js";
+import { EventQueue } from "../live/queue.js";
 
 type StreamHandlers = Pick<ServiceImpl<typeof TipsOverlayService>, "openOverlayStream">;
 type Case = NonNullable<OverlayEvent["event"]["case"]>;

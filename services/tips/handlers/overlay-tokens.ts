@@ -19,7 +19,7 @@ import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
 import { invalid, problem } from "../../kit/problem.js";
 import { OverlayTokenRow } from "../db/overlay-entities.js";
 import { requestedScopes, scopesOf, SECRET_PREFIX, secretHash } from "../domain/overlay-tokens.js";
-import { tokenRevoked } from "./overlay-events.js";
+import { tokenRevoked } from "../events.js";
 
 type TokenHandlers = Pick<ServiceImpl<typeof TipsOverlayService>, "listOverlayTokens" | "createOverlayToken" | "revokeOverlayToken">;
 

@@ -1,7 +1,7 @@
 import type { BusMessage, EventBus } from "../../kit/events/bus.js";
 import type { Logger } from "../../kit/logger.js";
-import { overlaySubjects } from "./overlay-events.js";
-import { decodeLive, type LiveEvent } from "./overlay-live.js";
+import { subjects } from "../events.js";
+import { decodeLive, type LiveEvent } from "./events.js";
 
 type Listener = (event: LiveEvent) => void;
 
@@ -35,7 +35,7 @@ export class OverlayHub {
 
   private subscribe(): void {
     this.subscribed = true;
-    for (const subject of Object.values(overlaySubjects)) this.bus.subscribe(subject, (message) => this.dispatch(message));
+    for (const subject of Object.values(subjects)) this.bus.subscribe(subject, (message) => this.dispatch(message));
   }
 
   private dispatch(message: BusMessage): void {

@@ -5,7 +5,7 @@ import { OverlayConfigChangedSchema, OverlayTokenRevokedSchema } from "../../../
 import type { OverlayConfig } from "../../../gen/pf/tips/v1/overlays_pb.js";
 import type { Goal, Interaction } from "../../../gen/pf/tips/v1/tips_pb.js";
 import type { BusMessage } from "../../kit/events/bus.js";
-import { overlaySubjects } from "./overlay-events.js";
+import { subjects } from "../events.js";
 
 /** A bus event an overlay stream reacts to, with the event id it is sent under. */
 export type LiveEvent = { id: string; creator: string; occurredAt?: Timestamp } & (
@@ -23,9 +23,9 @@ function read<Desc extends DescMessage>(desc: Desc, message: BusMessage): Messag
 }
 
 const INTERACTION_KINDS = {
-  [overlaySubjects.interactionSettled]: "settled",
-  [overlaySubjects.interactionHidden]: "hidden",
-  [overlaySubjects.interactionRestored]: "restored",
+  [subjects.interactionSettled]: "settled",
+  [subjects.interactionHidden]: "hidden",
+  [subjects.interactionRestored]: "restored",
 } as const;
 
 /** The event a bus message carries, or undefined for one without an id or a subject streams ignore. */
@@ -33,21 +33,21 @@ export function decodeLive(message: BusMessage): LiveEvent | undefined {
   const id = message.headers["Nats-Msg-Id"];
   if (!id) return undefined;
   switch (message.subject) {
-    case overlaySubjects.configChanged: {
+    case subjects.configChanged: {
       const { config, occurredAt } = read(OverlayConfigChangedSchema, message);
       return config && { id, creator: config.creator, occurredAt, kind: "config", config };
     }
-    case overlaySubjects.tokenRevoked: {
+    case subjects.tokenRevoked: {
       const { tokenId, creator, occurredAt } = read(OverlayTokenRevokedSchema, message);
       return { id, creator, occurredAt, kind: "revoked", tokenId };
     }
-    case overlaySubjects.goalChanged: {
+    case subjects.goalChanged: {
       const { goal, occurredAt } = read(GoalChangedSchema, message);
       return goal && { id, creator: goal.creator, occurredAt, kind: "goal", goal };
     }
-    case overlaySubjects.interactionSettled:
-    case overlaySubjects.interactionHidden:
-    case overlaySubjects.interactionRestored: {
+    case subjects.interactionSettled:
+    case subjects.interactionHidden:
+    case subjects.interactionRestored: {
       const { interaction, occurredAt } = read(InteractionChangedSchema, message);
       return interaction && { id, creator: interaction.creator, occurredAt, kind: INTERACTION_KINDS[message.subject], interaction };
     }

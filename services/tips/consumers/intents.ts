@@ -1,9 +1,9 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { IntentChangedSchema } from "../../gen/pf/billing/v1/events_pb.js";
-import { IntentStatus } from "../../gen/pf/billing/v1/billing_pb.js";
-import { consumer } from "../kit/events/consumer.js";
-import { declineCheckout, lockCheckout, settleCheckout } from "./db/checkouts.js";
-import { CheckoutRow } from "./db/entities.js";
+import { IntentChangedSchema } from "../../../gen/pf/billing/v1/events_pb.js";
+import { IntentStatus } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { consumer } from "../../kit/events/consumer.js";
+import { declineCheckout, lockCheckout, settleCheckout } from "../db/checkouts.js";
+import { CheckoutRow } from "../db/entities.js";
 
 /**
  * billing.intent.settled and billing.intent.declined: the intent of a tips

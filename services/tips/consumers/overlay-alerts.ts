@@ -6,7 +6,7 @@ import { consumer } from "../../kit/events/consumer.js";
 import { qualified } from "../../kit/db/orm.js";
 import { loadProfile } from "../db/profiles.js";
 import { alertOf, goalOf, isAlert } from "../domain/overlay-stream.js";
-import { overlaySubjects } from "./overlay-events.js";
+import { subjects } from "../events.js";
 
 const JSON_OPTIONS = { useProtoFieldName: true } as const;
 
@@ -24,11 +24,11 @@ export const overlayConsumers = [
     async handle({ interaction, occurredAt }, em, meta) {
       if (!interaction) return;
       const table = qualified(em, "overlay_alerts");
-      if (meta.subject === overlaySubjects.interactionHidden) {
+      if (meta.subject === subjects.interactionHidden) {
         await em.getConnection().execute(`update ${table} set hidden = true where interaction_id = ?`, [interaction.id], "run", em.getTransactionContext());
         return;
       }
-      const shows = meta.subject === overlaySubjects.interactionSettled || meta.subject === overlaySubjects.interactionRestored;
+      const shows = meta.subject === subjects.interactionSettled || meta.subject === subjects.interactionRestored;
       if (!shows || !isAlert(interaction)) return;
       const tts = (await loadProfile(em, interaction.creator))?.textToSpeech;
       const alert = toJson(OverlayAlertSchema, alertOf(interaction, tts), JSON_OPTIONS);
@@ -43,7 +43,7 @@ export const overlayConsumers = [
   }),
   consumer({
     name: "overlay_goals",
-    subject: overlaySubjects.goalChanged,
+    subject: subjects.goalChanged,
     event: GoalChangedSchema,
     async handle({ goal, occurredAt }, em) {
       if (!goal) return;
