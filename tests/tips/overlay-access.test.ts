@@ -3,7 +3,7 @@ import { protoComments } from "../../gen/pf/docs.js";
 import { TipsOverlayService } from "../../gen/pf/tips/v1/overlays_pb.js";
 import { bindingOf, describeMalformedInput, describeRefusals, documentedRoutes, routesOf, type RouteCall } from "../support/access.js";
 import { usePlatform } from "../support/platform.js";
-import { creatorId, mintOverlayToken, streamUrl } from "./overlay-support.js";
+import { createGoal, creatorId, mintOverlayToken, streamUrl } from "./overlay-support.js";
 import { openEventStream } from "../support/sse.js";
 
 /** One valid call per overlay route; the refusals vary only the caller. */
@@ -80,7 +80,7 @@ describe("the overlay stream's own refusals (public for enforcement; the service
   it("a config of a kind outside the token's scopes: 403 overlay_token.scope; another creator's config: 404", async () => {
     const creator = creatorId();
     const user = await t.token({ kind: "user", sub: creator });
-    const goals = await t.http("POST", "/tips/api/v1/overlay-configs", { token: user, body: { kind: "OVERLAY_KIND_GOALS", name: "Goal", goals: { goal_id: "gol_1" } } });
+    const goals = await t.http("POST", "/tips/api/v1/overlay-configs", { token: user, body: { kind: "OVERLAY_KIND_GOALS", name: "Goal", goals: { goal_id: await createGoal(t, creator) } } });
     const { secret } = await mintOverlayToken(t, creator, ["OVERLAY_SCOPE_ALERTS"]);
     const wrongScope = await openEventStream(streamUrl(t, secret, { config_id: goals.body.config.id }));
     expect(wrongScope.problem).toMatchObject({ status: 403, code: "overlay_token.scope" });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { outboxEvents } from "../support/outbox.js";
 import { usePlatform } from "../support/platform.js";
-import { creatorId } from "./overlay-support.js";
+import { createGoal, creatorId } from "./overlay-support.js";
 
 const t = usePlatform({ services: ["tips"] });
 const path = "/tips/api/v1/overlay-configs";
@@ -25,8 +25,9 @@ describe("overlay configs", () => {
     const config = created.body.config;
     expect(config).toMatchObject({ creator, kind: "OVERLAY_KIND_ALERTS", name: "Main alerts", revision: "1", alerts: alerts.alerts });
     expect(config.id).toMatch(/^ovc_/);
-    const goals = await t.http("POST", path, { token, body: { kind: "OVERLAY_KIND_GOALS", name: "Goal bar", goals: { goal_id: "gol_1" } } });
-    expect(goals.body.config.goals).toEqual({ goal_id: "gol_1", style: "GOAL_STYLE_BAR", show_target: false });
+    const goalId = await createGoal(t, creator);
+    const goals = await t.http("POST", path, { token, body: { kind: "OVERLAY_KIND_GOALS", name: "Goal bar", goals: { goal_id: goalId } } });
+    expect(goals.body.config.goals).toEqual({ goal_id: goalId, style: "GOAL_STYLE_BAR", show_target: false });
     const list = await t.http("GET", path, { token });
     expect(list.body.configs.configs.map((c: { id: string }) => c.id)).toEqual([config.id, goals.body.config.id]);
     const read = await t.http("GET", `${path}/${config.id}`, { token });
@@ -109,6 +110,19 @@ describe("overlay configs", () => {
     const answer = await t.http("POST", path, { token, body });
     expect(answer.status).toBe(400);
     expect(answer.body).toMatchObject({ code: "request.invalid", field });
+  });
+
+  it("show only the creator's own goal: another creator's, or none, is 404 goal.not_found on create and on PATCH", async () => {
+    const { creator, token } = await creatorToken();
+    const [mine, theirs] = [await createGoal(t, creator), await createGoal(t, creatorId())];
+    for (const goal_id of [theirs, "gol_missing"]) {
+      const created = await t.http("POST", path, { token, body: { kind: "OVERLAY_KIND_GOALS", name: "G", goals: { goal_id } } });
+      expect(created.body).toMatchObject({ status: 404, code: "goal.not_found" });
+    }
+    const { config } = (await t.http("POST", path, { token, body: { kind: "OVERLAY_KIND_GOALS", name: "G", goals: { goal_id: mine } } })).body;
+    const moved = await t.http("PATCH", `${path}/${config.id}`, { token, body: { goals: { goal_id: theirs } } });
+    expect(moved.body).toMatchObject({ status: 404, code: "goal.not_found" });
+    expect((await t.http("GET", `${path}/${config.id}`, { token })).body.config).toMatchObject({ revision: "1", goals: { goal_id: mine } });
   });
 
   it("refuse a PATCH that changes the kind, sends the other kind's section, or an empty name (400, nothing changed)", async () => {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { OverlayHub } from "../../services/tips/live/hub.js";
 import { usePlatform } from "../support/platform.js";
 import { openEventStream } from "../support/sse.js";
-import { creatorId, mintOverlayToken, recordExternalTip, streamUrl } from "./overlay-support.js";
+import { createGoal, creatorId, mintOverlayToken, recordExternalTip, streamUrl } from "./overlay-support.js";
 
 /** What one creator's overlay stream never shows of another creator, and what a closed stream leaves behind. */
 const t = usePlatform({ services: ["tips"] });
@@ -28,8 +28,15 @@ describe("an overlay stream", () => {
 
     const snoop = creatorId();
     const snoopToken = await t.token({ kind: "user", sub: snoop });
-    const config = await t.http("POST", "/tips/api/v1/overlay-configs", { token: snoopToken, body: { kind: "OVERLAY_KIND_GOALS", name: "Theirs", goals: { goal_id: goalId } } });
+    const refused = await t.http("POST", "/tips/api/v1/overlay-configs", { token: snoopToken, body: { kind: "OVERLAY_KIND_GOALS", name: "Theirs", goals: { goal_id: goalId } } });
+    expect(refused.body).toMatchObject({ status: 404, code: "goal.not_found" });
+    // The write refuses it; the stream holds anyway for a config that names one (written before that check, or by hand).
+    const config = await t.http("POST", "/tips/api/v1/overlay-configs", { token: snoopToken, body: { kind: "OVERLAY_KIND_GOALS", name: "Theirs", goals: { goal_id: await createGoal(t, snoop) } } });
     expect(config.status).toBe(201);
+    const em = t.platform.contexts.get("tips")!.orm.em.fork();
+    await em.getConnection().execute(`update tips.overlay_configs set settings = jsonb_set(settings, '{goal_id}', to_jsonb(?::text)) where id = ?`, [goalId, config.body.config.id]);
+    const named = await t.http("GET", `/tips/api/v1/overlay-configs/${config.body.config.id}`, { token: snoopToken });
+    expect(named.body.config.goals.goal_id).toBe(goalId);
     const { secret } = await mintOverlayToken(t, snoop, ["OVERLAY_SCOPE_GOALS"]);
     const answer = await openEventStream(streamUrl(t, secret));
     const stream = answer.stream!;

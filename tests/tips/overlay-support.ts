@@ -38,3 +38,11 @@ export async function recordExternalTip(t: TestPlatform, creator: string, option
   expect(answer.status, JSON.stringify(answer.body)).toBe(201);
   return answer.body.interaction;
 }
+
+/** Creates an open goal of a creator with the creator's own user token; answers its id. */
+export async function createGoal(t: TestPlatform, creator: string): Promise<string> {
+  const token = await t.token({ kind: "user", sub: creator });
+  const answer = await t.http("POST", "/tips/api/v1/goals", { token, body: { title: "Goal", target: { minor_units: "1000", currency: "USD" } } });
+  expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+  return answer.body.goal.id;
+}

@@ -20,6 +20,9 @@ import { newId } from "../../kit/ids.js";
 import type { ServiceContext } from "../../kit/module.js";
 import { invalid, problem } from "../../kit/problem.js";
 import { checkRevision, ifMatchOf } from "../../kit/revisions.js";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { GoalRow } from "../db/entities.js";
+import { goalNotFound } from "../db/goals.js";
 import { OverlayConfigRow } from "../db/overlay-entities.js";
 import { configName, defaultSection, KINDS, kindName, MAX_CONFIGS, sectionOf, type OverlayKindName } from "../domain/overlay-configs.js";
 import { configChanged } from "../events.js";
@@ -76,7 +79,8 @@ export function overlayConfigHandlers(ctx: ServiceContext): ConfigHandlers {
       if (request.expectedRevision !== undefined) throw invalid("expected_revision", "expected_revision is for edits");
       const kind = kindName(request.kind);
       const name = configName(request.name ?? "");
-      const settings = settingsJson(kind, sectionOf(kind, request) ?? defaultSection(kind));
+      const section = sectionOf(kind, request) ?? defaultSection(kind);
+      const settings = settingsJson(kind, section);
       call.responseHeader.set("pf-http-status", "201");
       const row = await ctx.transaction(async (em) => {
         // Counted under the creator's lock, so two concurrent creates cannot pass the limit together.
@@ -84,6 +88,7 @@ export function overlayConfigHandlers(ctx: ServiceContext): ConfigHandlers {
         if ((await em.count(OverlayConfigRow, { creator })) >= MAX_CONFIGS) {
           throw problem(409, "overlay_config.limit", `A creator keeps at most ${MAX_CONFIGS} overlay configs.`);
         }
+        await requireOwnGoal(em, kind, section, creator);
         const at = ctx.clock.now();
         const created = em.create(OverlayConfigRow, { id: newId("ovc"), creator, kind, name, settings, revision: 1n, createdAt: at, updatedAt: at });
         await em.flush();
@@ -111,6 +116,7 @@ export function overlayConfigHandlers(ctx: ServiceContext): ConfigHandlers {
         checkRevision(current.revision, request.expectedRevision, ifMatch);
         const kind = current.kind as OverlayKindName;
         const section = sectionOf(kind, request);
+        if (section) await requireOwnGoal(em, kind, section, creator);
         const at = ctx.clock.now();
         em.assign(current, {
           ...(name !== undefined && { name }),
@@ -125,4 +131,11 @@ export function overlayConfigHandlers(ctx: ServiceContext): ConfigHandlers {
       return answer(row, call);
     },
   };
+}
+
+/** A goals config shows one of its creator's own goals: another's, or none, is 404 goal.not_found as a missing one. */
+async function requireOwnGoal(em: EntityManager, kind: OverlayKindName, section: AlertSettings | GoalSettings, creator: string): Promise<void> {
+  if (kind !== "goals") return;
+  const goal = await em.findOne(GoalRow, { id: (section as GoalSettings).goalId }, { fields: ["creator"] });
+  if (!goal || goal.creator !== creator) throw goalNotFound();
 }
