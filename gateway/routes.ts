@@ -13,7 +13,7 @@ import { routerPath } from "./template.js";
 /** What a binding's handler calls through, fixed at build time. */
 export interface RouteContext {
   readonly transport: Transport;
-  /** The deadline of every call. */
+  /** The deadline of every unary call; event streams have none (they last until the RPC or the client ends them). */
   readonly timeoutMs: number;
   /** Types for Any and extensions in JSON. */
   readonly registry: Registry;

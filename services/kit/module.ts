@@ -7,6 +7,7 @@ import type { ServiceSchema } from "./db/orm.js";
 import type { EventBus } from "./events/bus.js";
 import type { Consumer } from "./events/consumer.js";
 import type { Logger } from "./logger.js";
+import { streamsEndOnCancel } from "./rpc/streams.js";
 
 /** One proto service and the object of its methods. */
 export interface Implementation {
@@ -14,9 +15,12 @@ export interface Implementation {
   impl: Partial<ServiceImpl<DescService>>;
 }
 
-/** Pairs a proto service with its handlers; `ServiceImpl` makes a forgotten RPC a compile error. */
+/**
+ * Pairs a proto service with its handlers; `ServiceImpl` makes a forgotten RPC
+ * a compile error. Its server-streaming handlers end when their call is cancelled.
+ */
 export function implement<S extends DescService>(service: S, impl: ServiceImpl<S>): Implementation {
-  return { service, impl: impl as Partial<ServiceImpl<DescService>> };
+  return { service, impl: streamsEndOnCancel(service, impl) as Partial<ServiceImpl<DescService>> };
 }
 
 /** Built once per service from config: everything its handlers and workers use. */

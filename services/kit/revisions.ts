@@ -29,7 +29,8 @@ export function checkRevision(current: bigint, fromBody: bigint | undefined, fro
   if (fromBody !== undefined && typeof fromHeader === "bigint" && fromBody !== fromHeader) {
     throw invalid("expected_revision", "expected_revision and If-Match disagree.");
   }
-  const expected = fromBody ?? fromHeader;
+  // A weak If-Match matches nothing (strong comparison), even beside a body revision that would.
+  const expected = fromHeader === "never" ? "never" : (fromBody ?? fromHeader);
   if (expected === undefined || expected === "any") return;
   if (expected === "never" || expected !== current) {
     throw problem(412, "revision.conflict", `The record is at revision ${current}: read it again and retry.`, { revision: current.toString() });

@@ -5,6 +5,8 @@ import { entities } from "./db/entities.js";
 import { Migration20261124000000_vip } from "./db/migrations/Migration20261124000000_vip.js";
 import { entitlementsConsumer } from "./events.js";
 import { checkoutHandlers } from "./handlers/checkout.js";
+import { entitlementHandlers } from "./handlers/entitlements.js";
+import { memberHandlers } from "./handlers/members.js";
 import { membershipHandlers } from "./handlers/memberships.js";
 import { perkHandlers } from "./handlers/perks.js";
 import { planReadHandlers } from "./handlers/plan-reads.js";
@@ -27,6 +29,8 @@ export const vip: ServiceModule = {
         ...perkHandlers(ctx),
         ...checkoutHandlers(ctx),
         ...membershipHandlers(ctx),
+        ...memberHandlers(ctx),
+        ...entitlementHandlers(ctx),
         ...policyHandlers(ctx),
       }),
     ];

@@ -7,7 +7,7 @@ export interface VipSettings {
   projectionTtlMs: number;
   /** Grace after valid_until during which a member stays a member; past it the answer is unknown (PF_VIP_ENTITLEMENT_GRACE_SECONDS, default 86400). */
   graceMs: number;
-  /** Deadline of billing reads (members list, entitlement checks) before falling back (PF_VIP_BILLING_TIMEOUT_MS, default 2000). */
+  /** Deadline of billing reads (members list, memberships, entitlement checks) before falling back (PF_VIP_BILLING_TIMEOUT_MS, default 2000). */
   billingReadTimeoutMs: number;
 }
 

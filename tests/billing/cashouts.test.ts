@@ -154,7 +154,9 @@ describe("reading cashouts", () => {
     const pending = await list("&status=CASHOUT_STATUS_REQUESTED");
     expect(pending.body.cashouts.cashouts.map((c: { id: string }) => c.id)).toEqual([ids[2], ids[1]]);
 
-    for (const [query, field] of [["&limit=500", "limit"], ["&cursor=nope", "cursor"]]) {
+    // A forged cursor (well-formed, but not the shape this list issues) is refused, never read as "from the start".
+    const forged = (position: unknown[]) => `&cursor=${Buffer.from(JSON.stringify(position)).toString("base64url")}`;
+    for (const [query, field] of [["&limit=500", "limit"], ["&cursor=nope", "cursor"], [forged([1]), "cursor"], [forged(["cso_1", 2]), "cursor"]]) {
       const bad = await list(query);
       expect({ status: bad.status, field: bad.body.field }).toEqual({ status: 400, field });
     }

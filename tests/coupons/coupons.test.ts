@@ -121,6 +121,7 @@ describe("submitting a code", () => {
       [{ merchant_id: shop.id, code: "X".repeat(65) }, "code"],
       [{ code: "NOSITE" }, "merchant_id"],
       [{ url: "ftp://a.com/x" }, "url"],
+      [{ url: `https://a.com/${"x".repeat(2000)}` }, "url"],
       [{ host: "a.com/x" }, "host"],
       [{ merchant_id: shop.id, expires_at: "2026-03-01T00:00:00Z" }, "expires_at"],
     ] as const) {
@@ -278,5 +279,11 @@ describe("a merchant's active codes", () => {
     expect(second.body.coupons).toMatchObject({ coupons: [{ id: ids[0] }], next_cursor: "" });
     expect((await t.http("GET", `/coupons/api/v1/merchants/${shop.id}/coupons?limit=500`)).body).toMatchObject({ status: 400, field: "limit" });
     expect((await t.http("GET", `/coupons/api/v1/merchants/${shop.id}/coupons?cursor=zz`)).body).toMatchObject({ status: 400, field: "cursor" });
+    // Forged cursors (well-formed, but not the one text key this list issues) are refused too.
+    for (const forged of [["cpn_1", "x"], [""]]) {
+      const cursor = Buffer.from(JSON.stringify(forged)).toString("base64url");
+      const refused = await t.http("GET", `/coupons/api/v1/merchants/${shop.id}/coupons?cursor=${cursor}`);
+      expect(refused.body, JSON.stringify(forged)).toMatchObject({ status: 400, code: "request.invalid", field: "cursor" });
+    }
   });
 });

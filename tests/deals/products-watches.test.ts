@@ -96,6 +96,11 @@ describe("watches", () => {
     expect(list.body.watches.watches.map((w: { id: string }) => w.id)).toEqual([below.body.watch.id, saved.body.watch.id]);
     const next = await as("GET", `/watches?cursor=${list.body.watches.next_cursor}`, owner);
     expect(next.body.watches.watches.map((w: { id: string }) => w.id)).toEqual([keyword.body.watch.id]);
+    // A forged cursor (well-formed, but not the shape this list issues) is refused, never read as "from the start".
+    for (const forged of [[1], ["wch_1", "x"], [""]]) {
+      const refused = await as("GET", `/watches?cursor=${Buffer.from(JSON.stringify(forged)).toString("base64url")}`, owner);
+      expect(refused.body, JSON.stringify(forged)).toMatchObject({ status: 400, code: "request.invalid", field: "cursor" });
+    }
     expect((await as("GET", "/watches", other)).body.watches.watches).toEqual([]);
     expect((await as("DELETE", `/watches/${keyword.body.watch.id}`, other)).body).toMatchObject({ status: 404, code: "watch.not_found" });
     expect((await as("DELETE", `/watches/${keyword.body.watch.id}`, owner)).body.watch.id).toBe(keyword.body.watch.id);

@@ -52,6 +52,7 @@ const transport = createRouterTransport((router) => {
     async *watch(request, context) {
       if (request.service === "refused") throw problem(403, "test.refused", "Not this one.");
       if (request.service === "slow") await untilAborted(context);
+      if (request.service === "empty") return;
       yield { status: HealthCheckResponse_ServingStatus.SERVING };
       if (request.service === "fails") throw problem(409, "test.later", "Failed after the first event.");
       if (request.service === "crashes") throw new Error("a bug with internals");
@@ -209,14 +210,42 @@ describe("server-streaming RPCs as text/event-stream", () => {
     response.destroy();
   });
 
-  it("answer a stream that ends before any message as an empty event stream", async () => {
+  it("answer a stream that ends before any message as an empty event stream, and one that ends after it with its end", async () => {
+    const empty = await openEventStream(`${url}/watch/empty`);
+    expect(empty.status).toBe(200);
+    expect(await empty.stream!.next()).toBeUndefined();
     const stream = (await openEventStream(`${url}/watch/ends`)).stream!;
     expect(await stream.next()).toMatchObject({ data: { status: "SERVING" } });
     expect(await stream.next()).toBeUndefined();
   });
 });
 
-describe("a closing gateway", () => {
+describe("the whole gateway", () => {
+  it("answers an event stream with the CORS headers of its JSON routes", async () => {
+    const opening = createRouterTransport((router) =>
+      router.service(TipsOverlayService, {
+        async *openOverlayStream() {
+          yield create(OverlayEventSchema, { event: { case: "opened", value: {} } });
+        },
+      } as never),
+    );
+    const config = loadConfig({ PF_CORS_ORIGINS: "https://overlay.example" });
+    const gateway = await buildGateway({ services: [TipsOverlayService], transport: opening, config, logger: createLogger("silent"), readiness: async () => ({}) });
+    const base = await gateway.listen({ port: 0, host: "127.0.0.1" });
+    try {
+      const opened = await openEventStream(`${base}/tips/api/v1/stream?token=x`, { origin: "https://overlay.example" });
+      expect(opened.status).toBe(200);
+      expect(opened.headers.get("access-control-allow-origin")).toBe("https://overlay.example");
+      expect(opened.headers.get("access-control-expose-headers")).toContain("X-Request-Id");
+      expect(await opened.stream!.next()).toMatchObject({ event: "opened" });
+      const other = await openEventStream(`${base}/tips/api/v1/stream?token=x`, { origin: "https://elsewhere.example" });
+      expect(other.headers.get("access-control-allow-origin")).toBeNull();
+      await other.stream?.close();
+    } finally {
+      await gateway.close();
+    }
+  });
+
   it("ends its open event streams at once instead of waiting out its grace period, and cancels their RPCs", async () => {
     const quiet = createRouterTransport((router) =>
       router.service(TipsOverlayService, {

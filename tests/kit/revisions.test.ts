@@ -32,5 +32,8 @@ describe("revision checks", () => {
     [3n, 2n, undefined, "revision.conflict"],
     [3n, undefined, "never", "revision.conflict"],
     [3n, 3n, 2n, "request.invalid"],
+    // A weak If-Match never matches, whatever the body expects.
+    [3n, 3n, "never", "revision.conflict"],
+    [3n, 3n, "any", "ok"],
   ] as const)("at %s, body %s, If-Match %s → %s", (current, body, header, code) => expect(codeOf(() => checkRevision(current, body, header))).toBe(code));
 });

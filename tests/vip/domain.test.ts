@@ -1,8 +1,12 @@
+import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { EntitlementStatus } from "../../gen/pf/vip/v1/memberships_pb.js";
 import { EvaluateReason } from "../../gen/pf/vip/v1/policies_pb.js";
 import { VersionState } from "../../gen/pf/vip/v1/plans_pb.js";
+import { problem } from "../../services/kit/problem.js";
+import { billingUnreachable } from "../../services/vip/domain/billing.js";
 import { answerOf, factFromBilling, isStale, type Fact } from "../../services/vip/domain/entitlements.js";
+import { membershipsOf, NO_PREFERENCES } from "../../services/vip/domain/memberships.js";
 import { evaluate } from "../../services/vip/domain/policies.js";
 import { termsFrom, versionState } from "../../services/vip/domain/plans.js";
 
@@ -61,6 +65,59 @@ describe("policy evaluation", () => {
     expect(evaluate(policy("plan_member"), "usr_f", member, { planId: "pln_a", perkIds: [] }).allowed).toBe(true);
     expect(evaluate(policy("perk_holder"), "usr_f", member, { planId: "pln_b", perkIds: ["prk_b"] })).toEqual({ allowed: false, reason: EvaluateReason.PERK_MISSING });
     expect(evaluate(policy("perk_holder"), "usr_f", member, { planId: "pln_b", perkIds: ["prk_a"] }).allowed).toBe(true);
+  });
+});
+
+describe("a subject's memberships", () => {
+  const now = at("2026-01-05T00:00:00Z");
+  const checkout = (id: string, creator: string, planId: string, planVersion = 1, announce = true) =>
+    ({ id, creator, planId, planVersion, preferences: { announce, notifications: true } });
+  const facts = (entries: [string, Fact][]) => new Map(entries);
+
+  it("is the checkout billing's entitlement names, one per channel, never billing's subscription again", () => {
+    const older = checkout("mbr_1", "usr_a", "pln_1");
+    const chosen = membershipsOf([checkout("mbr_2", "usr_a", "pln_1", 2), older], facts([["usr_a", fact()]]), now, HOUR);
+    expect(chosen).toEqual([{ origin: "checkout", creator: "usr_a", checkout: older, fact: fact() }]);
+  });
+
+  it("is billing's subscription when no checkout names it: made at billing (no preferences stated: both off) or its plan changed there (the channel's latest checkout's)", () => {
+    const direct = fact({ subscriptionId: "sub_9", planId: "pln_9" });
+    expect(membershipsOf([], facts([["network", direct]]), now, HOUR)).toEqual([{ origin: "billing", creator: "network", fact: direct, preferences: NO_PREFERENCES }]);
+    const changed = fact({ planId: "pln_2" });
+    const latest = checkout("mbr_2", "usr_a", "pln_1", 1, false);
+    expect(membershipsOf([checkout("mbr_1", "usr_a", "pln_1"), latest], facts([["usr_a", changed]]), now, HOUR))
+      .toEqual([{ origin: "billing", creator: "usr_a", fact: changed, preferences: latest.preferences }]);
+    // In grace it still entitles; ended, past grace, or nothing at billing, it is no membership without a checkout.
+    expect(membershipsOf([], facts([["usr_a", fact()]]), at("2026-01-10T00:30:00Z"), HOUR)).toHaveLength(1);
+    for (const gone of [fact({ status: "ended" }), fact({ status: "none", validUntil: at("2026-01-01T00:00:00Z") }), fact({ subscriptionId: "", planId: "", status: "none", validUntil: null })]) {
+      expect(membershipsOf([], facts([["usr_a", gone]]), now, HOUR)).toEqual([]);
+    }
+  });
+
+  it("is the latest checkout while billing holds no entitlement for it; checkouts newest first, then billing's", () => {
+    const pending = checkout("mbr_3", "usr_b", "pln_3");
+    const chosen = membershipsOf([checkout("mbr_1", "usr_a", "pln_1"), pending], facts([["usr_c", fact({ subscriptionId: "sub_c", planId: "pln_c" })], ["usr_a", fact()]]), now, HOUR);
+    expect(chosen.map((c) => [c.origin, c.creator])).toEqual([["checkout", "usr_b"], ["checkout", "usr_a"], ["billing", "usr_c"]]);
+    expect(chosen[0]).toEqual({ origin: "checkout", creator: "usr_b", checkout: pending, fact: undefined });
+  });
+});
+
+describe("billing not answering", () => {
+  it("is any failure of the call: unreachable, past the deadline, or a 5xx of billing's (500, 503, 504)", () => {
+    for (const error of [
+      new ConnectError("down", Code.Unavailable), new ConnectError("deadline", Code.DeadlineExceeded), new ConnectError("http 500", Code.Unknown),
+      new ConnectError("crash", Code.Internal), new ConnectError("cancelled", Code.Canceled), new ConnectError("no route", Code.Unimplemented),
+      problem(500, "internal", "failed"), problem(503, "billing.unavailable", "busy"), problem(504, "deadline", "database too slow"),
+    ]) {
+      expect(billingUnreachable(error), error.message).toBe(true);
+    }
+  });
+
+  it("is not billing's refusals, nor a failure of this service", () => {
+    for (const error of [problem(409, "insufficient_funds", "short"), problem(422, "request.invalid", "tier"), problem(404, "x.not_found", "none"), problem(403, "auth.forbidden", "no")]) {
+      expect(billingUnreachable(error), error.message).toBe(false);
+    }
+    expect(billingUnreachable(new Error("database down"))).toBe(false);
   });
 });
 

@@ -84,6 +84,11 @@ describe("when billing does not answer", () => {
     // The memberships read says billing did not answer, too.
     const status = expectStatus(await t.http("GET", `/vip/api/v1/memberships/${fan}`, { token: staff }), 200).body;
     expect(status.memberships[0].entitlement).toMatchObject({ member: true, source: "SOURCE_PROJECTION", billing_unavailable: true });
+    // The member subscribed at billing directly, known from billing's last list: a membership from the projection, labelled so.
+    const directly = expectStatus(await t.http("GET", `/vip/api/v1/memberships/${direct}`, { token: staff }), 200).body;
+    expect(directly).toMatchObject({ source: "SOURCE_PROJECTION", billing_unavailable: true, age_seconds: "90" });
+    expect(directly.memberships).toHaveLength(1);
+    expect(directly.memberships[0]).toMatchObject({ origin: "MEMBERSHIP_ORIGIN_BILLING", creator, plan_id: plan.id, plan_version: { version: "1" }, entitlement: { member: true } });
     const evaluate = (resource: object) =>
       t.http("POST", "/vip/api/v1/policies/evaluate", { token: staff, body: { subject: fan, resource } }).then((a) => expectStatus(a, 200).body);
     expect(await evaluate(sensitive)).toMatchObject({ allowed: false, reason: "EVALUATE_REASON_UNKNOWN" });

@@ -172,6 +172,66 @@ describe("members and memberships", () => {
   });
 });
 
+describe("memberships billing holds", () => {
+  /** A channel subscription made at billing directly (billing's designed POST /subscriptions), never through this service. */
+  async function subscribeAtBilling(fan: string, streamer: string, planId: string, planVersion = 1) {
+    const manager = await t.token({ kind: "service", svc: "ops", caps: ["billing.subscription.manage"] });
+    const body = { subject: fan, streamer, plan_id: planId, plan_version: planVersion, idempotency_key: `b-${fan}-${planId}-${planVersion}` };
+    return expectStatus(await t.http("POST", "/billing/api/v1/subscriptions", { token: manager, body }), 201).body.subscription;
+  }
+  const memberships = async (fan: string) => expectStatus(await t.http("GET", `/vip/api/v1/memberships/${fan}`, { token: await userToken(t, fan) }), 200).body;
+
+  it("answers a subscription made at billing directly, joined to the plan version it names, preferences off, labelled billing", async () => {
+    const perk = await createPerk(t, mine, { name: "Direct badge" });
+    const plan = await createPlan(t, mine, { perk_ids: [perk.id], publish: true });
+    const network = await createPlan(t, staff, { owner: "network", name: "Network pass", publish: true });
+    const fan = person("fan");
+    await fund(t, fan, 10_000n);
+    const sub = await subscribeAtBilling(fan, creator, plan.id);
+    const networkSub = await subscribeAtBilling(fan, "network", network.id);
+    const answer = await memberships(fan);
+    expect(answer).toMatchObject({ subject: fan, source: "SOURCE_BILLING", billing_unavailable: false, age_seconds: "0" });
+    expect(answer.memberships).toHaveLength(2);
+    const byCreator = (of: string) => answer.memberships.find((m: { creator: string }) => m.creator === of);
+    expect(byCreator(creator)).toMatchObject({
+      id: "", member: fan, origin: "MEMBERSHIP_ORIGIN_BILLING", plan_id: plan.id, subscription_id: sub.id, paid_via: "PAID_VIA_UNSPECIFIED",
+      plan_version: { version: "1", perks: [{ perk_id: perk.id, name: "Direct badge" }] },
+      preferences: { announce: false, notifications: false },
+      entitlement: { member: true, status: "ENTITLEMENT_STATUS_MEMBER", source: "SOURCE_BILLING", plan_id: plan.id, plan_version: "1" },
+    });
+    expect(byCreator("network")).toMatchObject({ origin: "MEMBERSHIP_ORIGIN_BILLING", plan_id: network.id, subscription_id: networkSub.id, plan_version: { version: "1" } });
+  });
+
+  it("shows one membership per subscription: a checkout billing names once, a plan changed at billing as billing's with the checkout's preferences", async () => {
+    const planA = await createPlan(t, mine, { name: "A", publish: true });
+    const planB = await createPlan(t, mine, { name: "B", publish: true });
+    const fan = person("fan");
+    await fund(t, fan, 10_000n);
+    const preferences = { announce: true, notifications: true };
+    const { membership } = expectStatus(await checkout(fan, { plan_id: planA.id, paid_via: "PAID_VIA_CREDIT", preferences, idempotency_key: "a" }), 201).body;
+    const first = await memberships(fan);
+    expect(first.memberships).toHaveLength(1);
+    expect(first.memberships[0]).toMatchObject({ id: membership.id, origin: "MEMBERSHIP_ORIGIN_CHECKOUT", subscription_id: membership.subscription_id });
+
+    // Billing keeps one subscription per channel: subscribed to B at billing, the same subscription now names B.
+    const changed = await subscribeAtBilling(fan, creator, planB.id);
+    expect(changed.id).toBe(membership.subscription_id);
+    const after = await memberships(fan);
+    expect(after.memberships).toHaveLength(1);
+    expect(after.memberships[0]).toMatchObject({
+      id: "", origin: "MEMBERSHIP_ORIGIN_BILLING", plan_id: planB.id, plan_version: { name: "B" }, subscription_id: changed.id,
+      preferences, entitlement: { member: true, plan_id: planB.id },
+    });
+    // A plan id billing holds that is not this channel's plan is not joined.
+    const strangers = await createPlan(t, await userToken(t, person("cr")), { publish: true });
+    await subscribeAtBilling(fan, creator, strangers.id);
+    const foreign = (await memberships(fan)).memberships;
+    expect(foreign).toHaveLength(1);
+    expect(foreign[0]).toMatchObject({ origin: "MEMBERSHIP_ORIGIN_BILLING", plan_id: strangers.id });
+    expect(foreign[0].plan_version).toBeUndefined();
+  });
+});
+
 describe("entitlement modes", () => {
   /** Billing ends a subscription without its event reaching this service (as if the event were still on its way). */
   const endQuietly = (subscriptionId: string) =>

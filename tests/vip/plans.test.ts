@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { encodeCursor } from "../../services/kit/paging.js";
 import { outboxEvents } from "../support/outbox.js";
 import { usePlatform } from "../support/platform.js";
 import { createPerk, createPlan, expectStatus, person, serviceToken, userToken } from "./support.js";
@@ -221,5 +222,15 @@ describe("events", () => {
     // Drafts announce nothing.
     const draft = await createPlan(t, mine);
     expect(await outboxEvents(t, "vip", draft.id)).toEqual([]);
+  });
+});
+
+describe("list cursors", () => {
+  it("a forged cursor is 400 naming cursor on every vip list, never a 500 or the first page", async () => {
+    const forged = encodeCursor([1]);
+    for (const path of ["/plans", "/perks", `/creators/${person()}`, "/policies"]) {
+      const answer = await t.http("GET", `/vip/api/v1${path}?cursor=${forged}`, { token: await userToken(t, person()) });
+      expect(answer.body, path).toMatchObject({ status: 400, code: "request.invalid", field: "cursor" });
+    }
   });
 });

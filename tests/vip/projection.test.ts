@@ -6,7 +6,7 @@ import { EntitlementChangedSchema } from "../../gen/pf/billing/v1/events_pb.js";
 import { ManualClock } from "../../services/kit/clock.js";
 import { entitlementsConsumer } from "../../services/vip/events.js";
 import { usePlatform } from "../support/platform.js";
-import { expectStatus, person, serviceToken } from "./support.js";
+import { createPlan, expectStatus, person, serviceToken, userToken } from "./support.js";
 
 // The consumer's handler is driven directly, in the order a redelivery or a slow publisher may bring billing's events.
 const clock = new ManualClock(new Date("2026-08-01T00:00:00Z"));
@@ -22,10 +22,10 @@ const at = (days: number) => new Date(clock.now().getTime() + days * DAY);
 let seq = 0;
 
 /** Applies one billing.entitlement.changed as the durable consumer does. */
-async function deliver(fan: string, creator: string, change: string, occurredAt: Date, validUntil: Date, status = SubscriptionStatus.ACTIVE) {
+async function deliver(fan: string, creator: string, change: string, occurredAt: Date, validUntil: Date, status = SubscriptionStatus.ACTIVE, planId = "pln_1") {
   const event = create(EntitlementChangedSchema, {
     subscription: create(SubscriptionSchema, {
-      id: "sub_1", subject: fan, streamer: creator, planId: "pln_1", planVersion: 1n, status, validUntil: timestampFromDate(validUntil),
+      id: "sub_1", subject: fan, streamer: creator, planId, planVersion: 1n, status, validUntil: timestampFromDate(validUntil),
     }),
     change,
     occurredAt: timestampFromDate(occurredAt),
@@ -53,5 +53,27 @@ describe("the projection of billing's entitlement events", () => {
     await deliver(fan, creator, "ended", at(0.5), at(0.5), SubscriptionStatus.ENDED);
     await deliver(fan, creator, "renewed", at(0.25), at(59));
     expect(await projected(fan, creator)).toMatchObject({ member: false, status: "ENTITLEMENT_STATUS_NOT_MEMBER" });
+  });
+});
+
+describe("memberships known only from billing's events", () => {
+  // This platform runs no billing: it never answers, so the projection answers, saying so.
+  it("are answered from the projection, joined to the plan version, labelled with the projection's age", async () => {
+    const [fan, creator] = [person("fan"), person("cr")];
+    const plan = await createPlan(t, await userToken(t, creator), { publish: true });
+    await deliver(fan, creator, "started", at(0), at(30), SubscriptionStatus.ACTIVE, plan.id);
+    clock.advance(45_000);
+    const answer = expectStatus(await t.http("GET", `/vip/api/v1/memberships/${fan}`, { token: staff }), 200).body;
+    expect(answer).toMatchObject({ subject: fan, source: "SOURCE_PROJECTION", billing_unavailable: true, age_seconds: "45" });
+    expect(answer.memberships).toEqual([
+      expect.objectContaining({
+        origin: "MEMBERSHIP_ORIGIN_BILLING", creator, plan_id: plan.id, subscription_id: "sub_1", plan_version: expect.objectContaining({ version: "1" }),
+        preferences: { announce: false, notifications: false },
+        entitlement: expect.objectContaining({ member: true, status: "ENTITLEMENT_STATUS_MEMBER", source: "SOURCE_PROJECTION", billing_unavailable: true }),
+      }),
+    ]);
+    // Once billing ends it, it is no membership any more.
+    await deliver(fan, creator, "ended", at(0), at(0), SubscriptionStatus.ENDED, plan.id);
+    expect(expectStatus(await t.http("GET", `/vip/api/v1/memberships/${fan}`, { token: staff }), 200).body.memberships).toEqual([]);
   });
 });

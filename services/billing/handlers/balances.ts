@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { BalanceReadResultSchema, TransactionListResultSchema, type BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
-import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
 import { requireSubject } from "../../kit/subjects.js";
 import type { BillingContext } from "../context.js";
 import { balancesOf } from "../db/balances.js";
@@ -23,15 +23,15 @@ export function balanceHandlers(ctx: BillingContext): BalanceHandlers {
       const subject = requireSubject("subject", request.subject);
       const currency = request.currency === "" ? undefined : requireCurrency("currency", request.currency);
       const limit = pageLimit(request.limit);
-      const before = decodeCursor(request.cursor)?.[0];
+      const before = decodeTextCursor(request.cursor, 1)?.[0];
       const em = ctx.orm.em.fork();
       const params: unknown[] = [subject];
       if (currency) params.push(currency);
-      if (typeof before === "string") params.push(before);
+      if (before !== undefined) params.push(before);
       // Transaction ids sort by time: a page is whole transactions, however many of the subject's entries each holds.
       const rows = await em.getConnection().execute<{ transaction_id: string }[]>(
         `select distinct transaction_id from billing.entries
-         where owner = ?${currency ? " and currency = ?" : ""}${typeof before === "string" ? " and transaction_id < ?" : ""}
+         where owner = ?${currency ? " and currency = ?" : ""}${before !== undefined ? " and transaction_id < ?" : ""}
          order by transaction_id desc limit ${limit + 1}`,
         params,
       );

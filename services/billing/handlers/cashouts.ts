@@ -13,7 +13,7 @@ import { principalOf } from "../../kit/auth/principal.js";
 import { idempotent, requestHash } from "../../kit/idempotency.js";
 import { newId } from "../../kit/ids.js";
 import { maxLength } from "../../kit/limits.js";
-import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
 import { invalid, problem } from "../../kit/problem.js";
 import { requireUser } from "../../kit/subjects.js";
 import type { BillingContext } from "../context.js";
@@ -132,11 +132,11 @@ export function cashoutHandlers(ctx: BillingContext): CashoutHandlers {
       const status = cashoutStatusFromProto(request.status);
       if (status === undefined && request.status !== 0) throw invalid("status", "status is requested, approved or denied.");
       const limit = pageLimit(request.limit);
-      const before = decodeCursor(request.cursor)?.[0];
+      const before = decodeTextCursor(request.cursor, 1)?.[0];
       const where: FilterQuery<CashoutRow> = {
         ...(subject ? { subject } : {}),
         ...(status ? { status } : {}),
-        ...(typeof before === "string" ? { id: { $lt: before } } : {}),
+        ...(before !== undefined ? { id: { $lt: before } } : {}),
       };
       const rows = await ctx.orm.em.fork().find(CashoutRow, where, { orderBy: { id: "desc" }, limit: limit + 1 });
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);

@@ -13,7 +13,7 @@ import {
 import { principalOf } from "../../kit/auth/principal.js";
 import { idempotent, requestHash } from "../../kit/idempotency.js";
 import { maxLength } from "../../kit/limits.js";
-import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
 import { invalid, problem } from "../../kit/problem.js";
 import { requireUser } from "../../kit/subjects.js";
 import type { BillingContext } from "../context.js";
@@ -69,12 +69,12 @@ export function subscriptionHandlers(ctx: BillingContext): SubscriptionHandlers 
         throw invalid("include_ended", "include_ended applies to the subscriptions view: an ended subscription is no entitlement.");
       }
       const limit = pageLimit(request.limit);
-      const before = decodeCursor(request.cursor)?.[0];
+      const before = decodeTextCursor(request.cursor, 1)?.[0];
       const now = ctx.clock.now();
       const where: FilterQuery<SubscriptionRow> = {
         ...(subject ? { subject } : {}),
         ...(streamer ? { streamer } : {}),
-        ...(typeof before === "string" ? { id: { $lt: before } } : {}),
+        ...(before !== undefined ? { id: { $lt: before } } : {}),
         ...(entitlements ? current(now) : request.includeEnded ? {} : { status: { $ne: "ended" } }),
       };
       const rows = await ctx.orm.em.fork().find(SubscriptionRow, where, { orderBy: { id: "desc" }, limit: limit + 1 });

@@ -6,6 +6,7 @@ import { CouponStatus, StatusResultSchema, SubmitResultSchema, type CouponsServi
 import { principalOf } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/ids.js";
 import { maxLength } from "../../kit/limits.js";
+import { requireUrl } from "../../kit/urls.js";
 import type { ServiceContext } from "../../kit/module.js";
 import { invalid, problem } from "../../kit/problem.js";
 import { rateLimit } from "../../kit/rate-limit.js";
@@ -43,9 +44,9 @@ function namedMerchant(request: SubmitRequest): Named {
       return { host, path: undefined, field: "host" };
     }
     case "url": {
-      const url = URL.canParse(merchant.value) ? new URL(merchant.value) : undefined;
-      const host = url && /^https?:$/.test(url.protocol) ? normalizeHost(url.hostname) : undefined;
-      if (!url || host === undefined) throw invalid("url", "url must be an http or https address of the merchant's site.");
+      const url = requireUrl("url", merchant.value, ["http", "https"]);
+      const host = normalizeHost(url.hostname);
+      if (host === undefined) throw invalid("url", "url must be an http or https address of the merchant's site.");
       return { host, path: url.pathname, field: "url" };
     }
     default:

@@ -8,7 +8,7 @@ import {
 } from "../../../gen/pf/coupons/v1/coupons_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
 import type { ServiceContext } from "../../kit/module.js";
-import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
 import { invalid, problem } from "../../kit/problem.js";
 import { rateLimit } from "../../kit/rate-limit.js";
 import type { ClientKeys } from "../../kit/client-keys.js";
@@ -61,8 +61,7 @@ export function lookupHandlers(ctx: ServiceContext, clientKeys: ClientKeys): Loo
     async listMerchantCoupons(request, call) {
       await limit(call);
       const limitRows = pageLimit(request.limit);
-      const before = decodeCursor(request.cursor)?.[0];
-      if (before !== undefined && typeof before !== "string") throw invalid("cursor", "cursor is not one this service issued");
+      const before = decodeTextCursor(request.cursor, 1)?.[0];
       const merchant = await approvedMerchant(request.id);
       const em = ctx.orm.em.fork();
       const now = ctx.clock.now();

@@ -1,4 +1,4 @@
-import { invalid } from "../../kit/problem.js";
+import { requireUrl } from "../../kit/urls.js";
 
 /** Query parameters that only track the visitor; the same deal with or without them is one link. */
 const TRACKING = /^(utm_.*|fbclid|gclid|mc_cid|mc_eid|ref|ref_src)$/i;
@@ -9,14 +9,7 @@ const TRACKING = /^(utm_.*|fbclid|gclid|mc_cid|mc_eid|ref|ref_src)$/i;
  * of the query sorted, no trailing slash. The link itself is kept as sent.
  */
 export function linkKey(field: string, link: string): string {
-  let url: URL;
-  try {
-    url = new URL(link);
-  } catch {
-    throw invalid(field, `${field} must be an absolute http or https URL`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw invalid(field, `${field} must be an http or https URL`);
-  if (link.length > 2000) throw invalid(field, `${field} holds at most 2000 characters`);
+  const url = requireUrl(field, link, ["http", "https"]);
   const host = url.hostname.toLowerCase().replace(/^www\./, "");
   const params = [...url.searchParams].filter(([name]) => !TRACKING.test(name)).sort(([a, x], [b, y]) => (a === b ? x.localeCompare(y) : a.localeCompare(b)));
   const query = params.length ? `?${new URLSearchParams(params).toString()}` : "";

@@ -1,3 +1,4 @@
+import { requireCurrency } from "../../kit/money.js";
 import { invalid } from "../../kit/problem.js";
 
 /** A price or shipping cost as stored: minor units and currency, both or neither. */
@@ -8,7 +9,7 @@ export interface Price {
 
 /** Refuses a money field that is not whole non-negative minor units with an ISO currency. */
 export function requirePrice(field: string, money: { minorUnits: bigint; currency: string }): Price {
-  if (!/^[A-Z]{3}$/.test(money.currency)) throw invalid(`${field}.currency`, `${field}.currency must be an ISO 4217 code such as USD`);
+  requireCurrency(`${field}.currency`, money.currency);
   if (money.minorUnits < 0n) throw invalid(`${field}.minor_units`, `${field}.minor_units must not be negative`);
   return { minor: money.minorUnits, currency: money.currency };
 }

@@ -1,4 +1,5 @@
 import { invalid } from "../../kit/problem.js";
+import { requireUrl } from "../../kit/urls.js";
 
 export type AliasKind = "gtin" | "mpn" | "sku" | "url" | "name";
 
@@ -23,13 +24,7 @@ export function normaliseAlias(kind: AliasKind, raw: string): string {
     case "sku":
       return value.toUpperCase().replace(/[\s-]+/g, "");
     case "url": {
-      let url: URL;
-      try {
-        url = new URL(value);
-      } catch {
-        throw invalid("url", "url must be an absolute http or https URL");
-      }
-      if (url.protocol !== "http:" && url.protocol !== "https:") throw invalid("url", "url must be an http or https URL");
+      const url = requireUrl("url", value, ["http", "https"]);
       return `${url.host.toLowerCase().replace(/^www\./, "")}${url.pathname.replace(/\/+$/, "")}${url.search}`;
     }
     case "name":

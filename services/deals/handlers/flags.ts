@@ -14,7 +14,7 @@ import {
 } from "../../../gen/pf/deals/v1/deals_pb.js";
 import { principalOf, requirePerson } from "../../kit/auth/principal.js";
 import { maxLength } from "../../kit/limits.js";
-import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
 import { invalid, problem } from "../../kit/problem.js";
 import { rateLimit } from "../../kit/rate-limit.js";
 import type { DealsContext } from "../context.js";
@@ -73,13 +73,13 @@ export function flagHandlers(ctx: DealsContext): FlagHandlers {
       const reason = request.flagReason === FlagReason.UNSPECIFIED ? undefined : reasonName(request.flagReason);
       if (request.flagReason !== FlagReason.UNSPECIFIED && reason === undefined) throw invalid("flag_reason", "flag_reason is not a flag reason");
       const limit = pageLimit(request.limit);
-      const before = decodeCursor(request.cursor)?.[0];
+      const before = decodeTextCursor(request.cursor, 1)?.[0];
       const state = request.state === FlagState.UNSPECIFIED ? FlagState.OPEN : request.state;
       const where: FilterQuery<FlagRow> = {
         ...(state === FlagState.OPEN ? { resolvedAt: null } : state === FlagState.RESOLVED ? { resolvedAt: { $ne: null } } : {}),
         ...(reason ? { reason } : {}),
         ...(request.offerId ? { offerId: request.offerId } : {}),
-        ...(typeof before === "string" ? { id: { $lt: before } } : {}),
+        ...(before !== undefined ? { id: { $lt: before } } : {}),
       };
       const rows = await ctx.orm.em.fork().find(FlagRow, where, { orderBy: { id: "desc" }, limit: limit + 1 });
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);

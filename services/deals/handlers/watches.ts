@@ -7,7 +7,7 @@ import { principalOf, requirePerson } from "../../kit/auth/principal.js";
 import { qualified } from "../../kit/db/orm.js";
 import { newId } from "../../kit/ids.js";
 import { maxLength } from "../../kit/limits.js";
-import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
 import { invalid, problem } from "../../kit/problem.js";
 import type { DealsContext } from "../context.js";
 import { ProductRow, WatchRow } from "../db/entities.js";
@@ -74,11 +74,11 @@ export function watchHandlers(ctx: DealsContext): WatchHandlers {
     async listWatches(request, call) {
       const owner = requirePerson(principalOf(call));
       const limit = pageLimit(request.limit);
-      const before = decodeCursor(request.cursor)?.[0];
+      const before = decodeTextCursor(request.cursor, 1)?.[0];
       const em = ctx.orm.em.fork();
       const rows = await em.find(
         WatchRow,
-        { owner, ...(typeof before === "string" ? { id: { $lt: before } } : {}) },
+        { owner, ...(before !== undefined ? { id: { $lt: before } } : {}) },
         { orderBy: { id: "desc" }, limit: limit + 1 },
       );
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);

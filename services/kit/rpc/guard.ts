@@ -20,21 +20,36 @@ export class CallGuard {
     return (next) => async (req) => {
       this.serving++;
       try {
-        return await next(req);
+        const res = await next(req);
+        // A stream can fail after its first message, past this try: its failures are answered alike.
+        return res.stream ? { ...res, message: this.guarded(res.message, req.method.name) } : res;
       } catch (error) {
-        if (error instanceof ConnectError) throw error;
-        // The transaction's statement timeout, set to the call's deadline.
-        if ((error as { code?: unknown }).code === "57014") throw new ConnectError("the call's deadline passed", Code.DeadlineExceeded);
-        if (isDatabaseUnavailable(error)) {
-          this.logger.warn({ err: error, rpc: req.method.name }, "database unreachable");
-          throw problem(503, "dependency.unavailable", "The database is unreachable; try again shortly.");
-        }
-        this.logger.error({ err: error, rpc: req.method.name }, "unhandled error in handler");
-        throw problem(500, "internal", "The server failed to answer; the failure was logged.");
+        throw this.answerOf(error, req.method.name);
       } finally {
         if (--this.serving === 0) for (const resolve of this.idle) resolve();
       }
     };
+  }
+
+  private async *guarded<T>(messages: AsyncIterable<T>, rpc: string): AsyncIterable<T> {
+    try {
+      yield* messages;
+    } catch (error) {
+      throw this.answerOf(error, rpc);
+    }
+  }
+
+  /** What a failure is answered as: problems as they are, anything else as a problem of its own. */
+  private answerOf(error: unknown, rpc: string): ConnectError {
+    if (error instanceof ConnectError) return error;
+    // The transaction's statement timeout, set to the call's deadline.
+    if ((error as { code?: unknown }).code === "57014") return new ConnectError("the call's deadline passed", Code.DeadlineExceeded);
+    if (isDatabaseUnavailable(error)) {
+      this.logger.warn({ err: error, rpc }, "database unreachable");
+      return problem(503, "dependency.unavailable", "The database is unreachable; try again shortly.");
+    }
+    this.logger.error({ err: error, rpc }, "unhandled error in handler");
+    return problem(500, "internal", "The server failed to answer; the failure was logged.");
   }
 
   /** Resolves once no call is being served, or after `limitMs`. */

@@ -1,13 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError } from "@connectrpc/connect";
 import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
-import { SubscriptionStatus, type Entitlement, type Subscription } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { SubscriptionStatus, type Entitlement, type EntitlementResult, type Subscription } from "../../../gen/pf/billing/v1/billing_pb.js";
 import { CheckMode, EntitlementCheckResultSchema, EntitlementStatus, Source, type EntitlementCheckResult } from "../../../gen/pf/vip/v1/memberships_pb.js";
-import { ProblemSchema } from "../../../gen/pf/v1/problem_pb.js";
 import { qualified } from "../../kit/db/orm.js";
-import { problem } from "../../kit/problem.js";
 import type { VipContext } from "../context.js";
+import { billingUnreachable, relayBilling } from "../domain/billing.js";
 import { answerOf, factFromBilling, isStale, type BillingEntitlement, type Fact } from "../domain/entitlements.js";
 import { EntitlementRow } from "./entities.js";
 
@@ -67,28 +65,19 @@ export const billingEntitlementOf = (e: Entitlement): BillingEntitlement => ({
   validUntil: e.validUntil ? timestampDate(e.validUntil) : new Date(0),
 });
 
-/** Billing did not answer (down, unreachable, too slow): the caller falls back. Billing's own refusals are relayed. */
-export function billingUnreachable(error: unknown): boolean {
-  const connectError = ConnectError.from(error);
-  if (connectError.findDetails(ProblemSchema)[0]?.status === 503) return true;
-  return [Code.Unavailable, Code.DeadlineExceeded, Code.Unimplemented, Code.Canceled].includes(connectError.code)
-    && connectError.findDetails(ProblemSchema).length === 0;
-}
-
-/** A billing failure as this service answers it: billing's problems as billing stated them, unreachability as 503. */
-export function relayBilling(error: unknown): never {
-  if (billingUnreachable(error)) throw problem(503, "billing.unavailable", "Billing did not answer; try again later.");
-  const connectError = ConnectError.from(error);
-  if (connectError.findDetails(ProblemSchema).length > 0) throw connectError;
-  throw error;
-}
-
 /**
  * Asks billing for a subject's current entitlements (one channel or all) and
- * merges the answer into the projection, in a short transaction after the call.
+ * merges the answer into the projection, in a short transaction after the
+ * call. Undefined when billing does not answer; its refusals are relayed.
  */
-export async function refreshFromBilling(ctx: VipContext, subject: string, streamer: string): Promise<Map<string, Fact>> {
-  const answer = await ctx.billing.getEntitlements({ subject, streamer }, { timeoutMs: ctx.settings.billingReadTimeoutMs });
+export async function refreshFromBilling(ctx: VipContext, subject: string, streamer: string): Promise<Map<string, Fact> | undefined> {
+  let answer: EntitlementResult;
+  try {
+    answer = await ctx.billing.getEntitlements({ subject, streamer }, { timeoutMs: ctx.settings.billingReadTimeoutMs });
+  } catch (error) {
+    if (billingUnreachable(error)) return undefined;
+    relayBilling(error);
+  }
   const checkedAt = answer.checkedAt ? timestampDate(answer.checkedAt) : ctx.clock.now();
   return ctx.transaction(async (em) => {
     const rows = await em.find(EntitlementRow, { subject, ...(streamer ? { streamer } : {}) }, { lockMode: LockMode.PESSIMISTIC_WRITE });
@@ -119,11 +108,11 @@ export async function entitlementFor(ctx: VipContext, subject: string, creator: 
   let source = Source.PROJECTION;
   let billingUnavailable = false;
   if (ask) {
-    try {
-      fact = (await refreshFromBilling(ctx, subject, creator)).get(key);
+    const facts = await refreshFromBilling(ctx, subject, creator);
+    if (facts) {
+      fact = facts.get(key);
       source = Source.BILLING;
-    } catch (error) {
-      if (!billingUnreachable(error)) relayBilling(error);
+    } else {
       billingUnavailable = true;
       if (mode === CheckMode.AUTHORITATIVE) {
         const result = create(EntitlementCheckResultSchema, { subject, creator, member: false, status: EntitlementStatus.UNKNOWN, billingUnavailable });

@@ -21,7 +21,8 @@ import { invalid, problem } from "../../kit/problem.js";
 import type { VipContext } from "../context.js";
 import { MembershipRow, PlanRow, PlanVersionRow } from "../db/entities.js";
 import { versionsOf } from "../db/plans.js";
-import { factOfSubscription, readFacts, relayBilling, resultOf, storeFact } from "../db/projection.js";
+import { factOfSubscription, readFacts, resultOf, storeFact } from "../db/projection.js";
+import { relayBilling } from "../domain/billing.js";
 import { membershipCheckedOut } from "../events.js";
 import { refusePrice } from "./plans.js";
 

@@ -6,7 +6,7 @@ import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
 import { personOf, principalOf, type Principal } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/ids.js";
 import { maxLength } from "../../kit/limits.js";
-import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
 import { invalid, problem } from "../../kit/problem.js";
 import type { VipContext } from "../context.js";
 import { PerkRow } from "../db/entities.js";
@@ -36,7 +36,7 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
       if (![PerkStatus.UNSPECIFIED, PerkStatus.ACTIVE, PerkStatus.RETIRED].includes(request.status)) throw invalid("status", "status is a PERK_STATUS_ value");
       const status = request.status === PerkStatus.UNSPECIFIED ? undefined : request.status === PerkStatus.ACTIVE ? "active" : "retired";
       const size = pageLimit(request.limit);
-      const before = decodeCursor(request.cursor)?.[0];
+      const before = decodeTextCursor(request.cursor, 1)?.[0];
       const rows = await ctx.orm.em.fork().find(
         PerkRow,
         {

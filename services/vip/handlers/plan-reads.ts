@@ -4,7 +4,7 @@ import type { FilterQuery } from "@mikro-orm/postgresql";
 import { PlanListResultSchema, PlanListSchema, PlanStatus, PlanVersionListSchema, VersionState } from "../../../gen/pf/vip/v1/plans_pb.js";
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
 import { personOf, principalOf, type Principal } from "../../kit/auth/principal.js";
-import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
 import { invalid, problem } from "../../kit/problem.js";
 import type { VipContext } from "../context.js";
 import { PlanRow } from "../db/entities.js";
@@ -34,7 +34,7 @@ export function planReadHandlers(ctx: VipContext): PlanReadHandlers {
   async function list(principal: Principal, owner: string | undefined, status: PlanStatus, limit: number, cursor: string) {
     if (status !== PlanStatus.UNSPECIFIED && !(status in STATUS_NAMES)) throw invalid("status", "status is a PLAN_STATUS_ value");
     const size = pageLimit(limit);
-    const before = decodeCursor(cursor)?.[0];
+    const before = decodeTextCursor(cursor, 1)?.[0];
     const em = ctx.orm.em.fork();
     const rows = await em.find(
       PlanRow,
@@ -83,7 +83,7 @@ export function planReadHandlers(ctx: VipContext): PlanReadHandlers {
 
     async listPlanVersions(request, call) {
       const size = pageLimit(request.limit);
-      const before = decodeCursor(request.cursor)?.[0];
+      const before = decodeTextCursor(request.cursor, 1)?.[0];
       const { view, seesAll } = await visiblePlan(principalOf(call), request.id);
       const versions = view.versions
         .map((version) => versionToProto(view, version))

@@ -17,13 +17,13 @@ import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
 import { personOf, principalOf, requirePerson, type Principal } from "../../kit/auth/principal.js";
 import { advisoryLock } from "../../kit/db/advisory-lock.js";
 import { newId } from "../../kit/ids.js";
-import { decodeCursor, page, pageLimit } from "../../kit/paging.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
 import { invalid, problem } from "../../kit/problem.js";
-import { requireSubject, requireUser } from "../../kit/subjects.js";
+import { requireSubject } from "../../kit/subjects.js";
 import type { VipContext } from "../context.js";
 import { PerkRow, PlanRow, PolicyRow, PublicationRow } from "../db/entities.js";
 import { entitlementFor } from "../db/projection.js";
-import { hasGrant, NETWORK, requireSelfOrGrant } from "../domain/access.js";
+import { hasGrant, NETWORK, requireOwner, requireSelfOrGrant, requireStaff } from "../domain/access.js";
 import { evaluate, type Rule } from "../domain/policies.js";
 
 type PolicyHandlers = Pick<ServiceImpl<typeof VipService>, "listPolicies" | "setPolicy" | "getPolicy" | "deletePolicy" | "evaluatePolicy">;
@@ -58,7 +58,7 @@ export function requireResource(field: string, ref: EntityRef | undefined): Enti
   return ref;
 }
 
-/** Who manages a creator's policies: the creator, or the grant (staff, first-party services acting for nobody). */
+/** Who manages a creator's policies: the creator, or the grant (staff, first-party services acting for nobody); the network's: the grant only. */
 function managesPolicies(principal: Principal, creator: string): boolean {
   return hasGrant(principal) || personOf(principal) === creator;
 }
@@ -73,7 +73,7 @@ function ruleOf(request: PolicySetRequest): Rule {
   return rule;
 }
 
-/** The rule's plan must be the creator's, its perk the creator's or the network's (422 naming the field otherwise). */
+/** The rule's plan must be the creator's, its perk the creator's or the network's (for the network: the network's; 422 naming the field otherwise). */
 async function checkTarget(em: EntityManager, creator: string, rule: Rule, request: PolicySetRequest): Promise<void> {
   if (rule === "plan_member" && (await em.findOne(PlanRow, { id: request.planId }))?.owner !== creator) {
     throw problem(422, "request.invalid", "plan_id names no plan of this creator", { field: "plan_id" });
@@ -84,7 +84,7 @@ async function checkTarget(em: EntityManager, creator: string, rule: Rule, reque
   }
 }
 
-/** Resource policies: one rule per resource, set and removed by its creator; evaluation never lets unknown through. */
+/** Resource policies: one rule per resource, set and removed by its creator (staff for the network's); evaluation never lets unknown through. */
 export function policyHandlers(ctx: VipContext): PolicyHandlers {
   const notFound = () => problem(404, "policy.not_found", "There is no such policy.");
   const answer = (row: PolicyRow) => create(PolicyResultSchema, { result: { case: "policy", value: policyToProto(row) } });
@@ -92,14 +92,14 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
   return {
     async listPolicies(request, call) {
       const principal = principalOf(call);
-      const creator = request.creator === "" ? undefined : requireUser("creator", request.creator);
+      const creator = request.creator === "" ? undefined : requireOwner("creator", request.creator);
       if (!hasGrant(principal)) {
         const person = requirePerson(principal);
         if (creator !== undefined && creator !== person) throw problem(403, "vip.forbidden", "People list their own policies only.");
       }
       const owner = hasGrant(principal) ? creator : personOf(principal)!;
       const limit = pageLimit(request.limit);
-      const before = decodeCursor(request.cursor)?.[0];
+      const before = decodeTextCursor(request.cursor, 1)?.[0];
       const rows = await ctx.orm.em.fork().find(
         PolicyRow,
         {
@@ -116,8 +116,10 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
     async setPolicy(request, call) {
       const principal = principalOf(call);
       if (request.id !== "") throw invalid("id", "id is given by the service; a rule is replaced by its resource");
-      const creator = request.creator === "" ? personOf(principal) : requireUser("creator", request.creator);
-      if (!creator?.startsWith("usr_")) throw invalid("creator", "creator is the creator (usr_) whose members the rule admits");
+      const creator = request.creator === "" ? personOf(principal) : requireOwner("creator", request.creator);
+      if (creator !== NETWORK && !creator?.startsWith("usr_")) throw invalid("creator", "creator is the creator (usr_) whose members the rule admits, or network");
+      // The network's rules are staff's, as its plans are.
+      if (creator === NETWORK) requireStaff(principal);
       if (!managesPolicies(principal, creator)) throw problem(403, "vip.not_owner", "Creators set rules for their own resources only.");
       const resource = requireResource("resource", request.resource);
       const rule = ruleOf(request);

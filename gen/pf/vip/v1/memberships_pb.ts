@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/vip/v1/memberships.proto.
  */
 export const file_pf_vip_v1_memberships: GenFile = /*@__PURE__*/
-  fileDesc("ChtwZi92aXAvdjEvbWVtYmVyc2hpcHMucHJvdG8SCXBmLnZpcC52MSJAChVNZW1iZXJzaGlwUHJlZmVyZW5jZXMSEAoIYW5ub3VuY2UYASABKAgSFQoNbm90aWZpY2F0aW9ucxgCIAEoCCL7AQoPQ2hlY2tvdXRSZXF1ZXN0Eg8KB3BsYW5faWQYASABKAkSFAoMcGxhbl92ZXJzaW9uGAIgASgDEiQKCHBhaWRfdmlhGAMgASgOMhIucGYudmlwLnYxLlBhaWRWaWESNQoLcHJlZmVyZW5jZXMYBCABKAsyIC5wZi52aXAudjEuTWVtYmVyc2hpcFByZWZlcmVuY2VzEhIKCnJldHVybl91cmwYBSABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAYgASgJEhsKBXByaWNlGAcgASgLMgwucGYudjEuTW9uZXk6GpK1GBZ2aXAuY2hlY2tvdXQtcmVxdWVzdEAxIukCCgpNZW1iZXJzaGlwEgoKAmlkGAEgASgJEg4KBm1lbWJlchgCIAEoCRIPCgdjcmVhdG9yGAMgASgJEg8KB3BsYW5faWQYBCABKAkSLAoMcGxhbl92ZXJzaW9uGAUgASgLMhYucGYudmlwLnYxLlBsYW5WZXJzaW9uEjUKC3ByZWZlcmVuY2VzGAYgASgLMiAucGYudmlwLnYxLk1lbWJlcnNoaXBQcmVmZXJlbmNlcxIkCghwYWlkX3ZpYRgHIAEoDjISLnBmLnZpcC52MS5QYWlkVmlhEhEKCWludGVudF9pZBgIIAEoCRIXCg9zdWJzY3JpcHRpb25faWQYCSABKAkSNgoLZW50aXRsZW1lbnQYCiABKAsyIS5wZi52aXAudjEuRW50aXRsZW1lbnRDaGVja1Jlc3VsdBIuCgpjcmVhdGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKJAQoOQ2hlY2tvdXRSZXN1bHQSKQoKbWVtYmVyc2hpcBgBIAEoCzIVLnBmLnZpcC52MS5NZW1iZXJzaGlwEhQKDGNoZWNrb3V0X3VybBgCIAEoCRIbCgVwcmljZRgDIAEoCzIMLnBmLnYxLk1vbmV5OhmStRgVdmlwLmNoZWNrb3V0LXJlc3VsdEAxIioKF01lbWJlcnNoaXBTdGF0dXNSZXF1ZXN0Eg8KB3N1YmplY3QYASABKAkieQoWTWVtYmVyc2hpcFN0YXR1c1Jlc3VsdBIPCgdzdWJqZWN0GAEgASgJEioKC21lbWJlcnNoaXBzGAIgAygLMhUucGYudmlwLnYxLk1lbWJlcnNoaXA6IpK1GB52aXAubWVtYmVyc2hpcC1zdGF0dXMtcmVzdWx0QDEiPAoOTWVtYmVyc1JlcXVlc3QSCwoDcmVmGAEgASgJEg0KBWxpbWl0GAIgASgFEg4KBmN1cnNvchgDIAEoCSKKAQoGTWVtYmVyEg8KB3N1YmplY3QYASABKAkSDwoHcGxhbl9pZBgCIAEoCRIUCgxwbGFuX3ZlcnNpb24YAyABKAMSFwoPc3Vic2NyaXB0aW9uX2lkGAQgASgJEi8KC3ZhbGlkX3VudGlsGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLWAQoNTWVtYmVyc1Jlc3VsdBIPCgdjcmVhdG9yGAEgASgJEiEKBnNvdXJjZRgCIAEoDjIRLnBmLnZpcC52MS5Tb3VyY2USKQoFYXNfb2YYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2FnZV9zZWNvbmRzGAQgASgDEiIKB21lbWJlcnMYBSADKAsyES5wZi52aXAudjEuTWVtYmVyEhMKC25leHRfY3Vyc29yGAYgASgJOhiStRgUdmlwLm1lbWJlcnMtcmVzdWx0QDEihAEKF0VudGl0bGVtZW50Q2hlY2tSZXF1ZXN0Eg8KB3N1YmplY3QYASABKAkSDwoHY3JlYXRvchgCIAEoCRIiCgRtb2RlGAMgASgOMhQucGYudmlwLnYxLkNoZWNrTW9kZTojkrUYH3ZpcC5lbnRpdGxlbWVudC1jaGVjay1yZXF1ZXN0QDEilQMKFkVudGl0bGVtZW50Q2hlY2tSZXN1bHQSDwoHc3ViamVjdBgBIAEoCRIPCgdjcmVhdG9yGAIgASgJEg4KBm1lbWJlchgDIAEoCBIsCgZzdGF0dXMYBCABKA4yHC5wZi52aXAudjEuRW50aXRsZW1lbnRTdGF0dXMSLwoLdmFsaWRfdW50aWwYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2dyYWNlX3VudGlsGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdwbGFuX2lkGAcgASgJEhQKDHBsYW5fdmVyc2lvbhgIIAEoAxIhCgZzb3VyY2UYCSABKA4yES5wZi52aXAudjEuU291cmNlEi4KCmNoZWNrZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKE2JpbGxpbmdfdW5hdmFpbGFibGUYCyABKAg6IpK1GB52aXAuZW50aXRsZW1lbnQtY2hlY2stcmVzdWx0QDEqTQoHUGFpZFZpYRIYChRQQUlEX1ZJQV9VTlNQRUNJRklFRBAAEhMKD1BBSURfVklBX0lOVEVOVBABEhMKD1BBSURfVklBX0NSRURJVBACKnUKCUNoZWNrTW9kZRIaChZDSEVDS19NT0RFX1VOU1BFQ0lGSUVEEAASGQoVQ0hFQ0tfTU9ERV9QUk9KRUNUSU9OEAESEwoPQ0hFQ0tfTU9ERV9BVVRPEAISHAoYQ0hFQ0tfTU9ERV9BVVRIT1JJVEFUSVZFEAMqugEKEUVudGl0bGVtZW50U3RhdHVzEiIKHkVOVElUTEVNRU5UX1NUQVRVU19VTlNQRUNJRklFRBAAEh0KGUVOVElUTEVNRU5UX1NUQVRVU19NRU1CRVIQARIfChtFTlRJVExFTUVOVF9TVEFUVVNfSU5fR1JBQ0UQAhIhCh1FTlRJVExFTUVOVF9TVEFUVVNfTk9UX01FTUJFUhADEh4KGkVOVElUTEVNRU5UX1NUQVRVU19VTktOT1dOEAQqSwoGU291cmNlEhYKElNPVVJDRV9VTlNQRUNJRklFRBAAEhIKDlNPVVJDRV9CSUxMSU5HEAESFQoRU09VUkNFX1BST0pFQ1RJT04QAmIGcHJvdG8z", [file_google_protobuf_timestamp, file_pf_v1_money, file_pf_v1_options, file_pf_vip_v1_plans]);
+  fileDesc("ChtwZi92aXAvdjEvbWVtYmVyc2hpcHMucHJvdG8SCXBmLnZpcC52MSJAChVNZW1iZXJzaGlwUHJlZmVyZW5jZXMSEAoIYW5ub3VuY2UYASABKAgSFQoNbm90aWZpY2F0aW9ucxgCIAEoCCL7AQoPQ2hlY2tvdXRSZXF1ZXN0Eg8KB3BsYW5faWQYASABKAkSFAoMcGxhbl92ZXJzaW9uGAIgASgDEiQKCHBhaWRfdmlhGAMgASgOMhIucGYudmlwLnYxLlBhaWRWaWESNQoLcHJlZmVyZW5jZXMYBCABKAsyIC5wZi52aXAudjEuTWVtYmVyc2hpcFByZWZlcmVuY2VzEhIKCnJldHVybl91cmwYBSABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAYgASgJEhsKBXByaWNlGAcgASgLMgwucGYudjEuTW9uZXk6GpK1GBZ2aXAuY2hlY2tvdXQtcmVxdWVzdEAxIpYDCgpNZW1iZXJzaGlwEgoKAmlkGAEgASgJEg4KBm1lbWJlchgCIAEoCRIPCgdjcmVhdG9yGAMgASgJEg8KB3BsYW5faWQYBCABKAkSLAoMcGxhbl92ZXJzaW9uGAUgASgLMhYucGYudmlwLnYxLlBsYW5WZXJzaW9uEjUKC3ByZWZlcmVuY2VzGAYgASgLMiAucGYudmlwLnYxLk1lbWJlcnNoaXBQcmVmZXJlbmNlcxIkCghwYWlkX3ZpYRgHIAEoDjISLnBmLnZpcC52MS5QYWlkVmlhEhEKCWludGVudF9pZBgIIAEoCRIXCg9zdWJzY3JpcHRpb25faWQYCSABKAkSNgoLZW50aXRsZW1lbnQYCiABKAsyIS5wZi52aXAudjEuRW50aXRsZW1lbnRDaGVja1Jlc3VsdBIuCgpjcmVhdGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCgZvcmlnaW4YDCABKA4yGy5wZi52aXAudjEuTWVtYmVyc2hpcE9yaWdpbiKJAQoOQ2hlY2tvdXRSZXN1bHQSKQoKbWVtYmVyc2hpcBgBIAEoCzIVLnBmLnZpcC52MS5NZW1iZXJzaGlwEhQKDGNoZWNrb3V0X3VybBgCIAEoCRIbCgVwcmljZRgDIAEoCzIMLnBmLnYxLk1vbmV5OhmStRgVdmlwLmNoZWNrb3V0LXJlc3VsdEAxIioKF01lbWJlcnNoaXBTdGF0dXNSZXF1ZXN0Eg8KB3N1YmplY3QYASABKAki+QEKFk1lbWJlcnNoaXBTdGF0dXNSZXN1bHQSDwoHc3ViamVjdBgBIAEoCRIqCgttZW1iZXJzaGlwcxgCIAMoCzIVLnBmLnZpcC52MS5NZW1iZXJzaGlwEiEKBnNvdXJjZRgDIAEoDjIRLnBmLnZpcC52MS5Tb3VyY2USKQoFYXNfb2YYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2FnZV9zZWNvbmRzGAUgASgDEhsKE2JpbGxpbmdfdW5hdmFpbGFibGUYBiABKAg6IpK1GB52aXAubWVtYmVyc2hpcC1zdGF0dXMtcmVzdWx0QDEiPAoOTWVtYmVyc1JlcXVlc3QSCwoDcmVmGAEgASgJEg0KBWxpbWl0GAIgASgFEg4KBmN1cnNvchgDIAEoCSKKAQoGTWVtYmVyEg8KB3N1YmplY3QYASABKAkSDwoHcGxhbl9pZBgCIAEoCRIUCgxwbGFuX3ZlcnNpb24YAyABKAMSFwoPc3Vic2NyaXB0aW9uX2lkGAQgASgJEi8KC3ZhbGlkX3VudGlsGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLWAQoNTWVtYmVyc1Jlc3VsdBIPCgdjcmVhdG9yGAEgASgJEiEKBnNvdXJjZRgCIAEoDjIRLnBmLnZpcC52MS5Tb3VyY2USKQoFYXNfb2YYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2FnZV9zZWNvbmRzGAQgASgDEiIKB21lbWJlcnMYBSADKAsyES5wZi52aXAudjEuTWVtYmVyEhMKC25leHRfY3Vyc29yGAYgASgJOhiStRgUdmlwLm1lbWJlcnMtcmVzdWx0QDEihAEKF0VudGl0bGVtZW50Q2hlY2tSZXF1ZXN0Eg8KB3N1YmplY3QYASABKAkSDwoHY3JlYXRvchgCIAEoCRIiCgRtb2RlGAMgASgOMhQucGYudmlwLnYxLkNoZWNrTW9kZTojkrUYH3ZpcC5lbnRpdGxlbWVudC1jaGVjay1yZXF1ZXN0QDEilQMKFkVudGl0bGVtZW50Q2hlY2tSZXN1bHQSDwoHc3ViamVjdBgBIAEoCRIPCgdjcmVhdG9yGAIgASgJEg4KBm1lbWJlchgDIAEoCBIsCgZzdGF0dXMYBCABKA4yHC5wZi52aXAudjEuRW50aXRsZW1lbnRTdGF0dXMSLwoLdmFsaWRfdW50aWwYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2dyYWNlX3VudGlsGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdwbGFuX2lkGAcgASgJEhQKDHBsYW5fdmVyc2lvbhgIIAEoAxIhCgZzb3VyY2UYCSABKA4yES5wZi52aXAudjEuU291cmNlEi4KCmNoZWNrZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKE2JpbGxpbmdfdW5hdmFpbGFibGUYCyABKAg6IpK1GB52aXAuZW50aXRsZW1lbnQtY2hlY2stcmVzdWx0QDEqTQoHUGFpZFZpYRIYChRQQUlEX1ZJQV9VTlNQRUNJRklFRBAAEhMKD1BBSURfVklBX0lOVEVOVBABEhMKD1BBSURfVklBX0NSRURJVBACKnUKCUNoZWNrTW9kZRIaChZDSEVDS19NT0RFX1VOU1BFQ0lGSUVEEAASGQoVQ0hFQ0tfTU9ERV9QUk9KRUNUSU9OEAESEwoPQ0hFQ0tfTU9ERV9BVVRPEAISHAoYQ0hFQ0tfTU9ERV9BVVRIT1JJVEFUSVZFEAMqugEKEUVudGl0bGVtZW50U3RhdHVzEiIKHkVOVElUTEVNRU5UX1NUQVRVU19VTlNQRUNJRklFRBAAEh0KGUVOVElUTEVNRU5UX1NUQVRVU19NRU1CRVIQARIfChtFTlRJVExFTUVOVF9TVEFUVVNfSU5fR1JBQ0UQAhIhCh1FTlRJVExFTUVOVF9TVEFUVVNfTk9UX01FTUJFUhADEh4KGkVOVElUTEVNRU5UX1NUQVRVU19VTktOT1dOEAQqSwoGU291cmNlEhYKElNPVVJDRV9VTlNQRUNJRklFRBAAEhIKDlNPVVJDRV9CSUxMSU5HEAESFQoRU09VUkNFX1BST0pFQ1RJT04QAip0ChBNZW1iZXJzaGlwT3JpZ2luEiEKHU1FTUJFUlNISVBfT1JJR0lOX1VOU1BFQ0lGSUVEEAASHgoaTUVNQkVSU0hJUF9PUklHSU5fQ0hFQ0tPVVQQARIdChlNRU1CRVJTSElQX09SSUdJTl9CSUxMSU5HEAJiBnByb3RvMw", [file_google_protobuf_timestamp, file_pf_v1_money, file_pf_v1_options, file_pf_vip_v1_plans]);
 
 /**
  * A member's choices for one membership.
@@ -114,13 +114,14 @@ export const CheckoutRequestSchema: GenMessage<CheckoutRequest> = /*@__PURE__*/
   messageDesc(file_pf_vip_v1_memberships, 1);
 
 /**
- * A membership: a member's checkout of a plan version.
+ * A membership: a member's plan version joined under (a checkout here, or a
+ * channel subscription billing holds), preferences and entitlement status.
  *
  * @generated from message pf.vip.v1.Membership
  */
 export type Membership = Message<"pf.vip.v1.Membership"> & {
   /**
-   * mbr_ id.
+   * mbr_ id (checkouts; empty for billing's).
    *
    * @generated from field: string id = 1;
    */
@@ -134,21 +135,22 @@ export type Membership = Message<"pf.vip.v1.Membership"> & {
   member: string;
 
   /**
-   * The plan's owner.
+   * The plan's owner: billing's channel (usr_, or "network").
    *
    * @generated from field: string creator = 3;
    */
   creator: string;
 
   /**
-   * The plan.
+   * The plan (as billing names it, for billing's).
    *
    * @generated from field: string plan_id = 4;
    */
   planId: string;
 
   /**
-   * The version joined under, with its perk snapshot.
+   * The version joined under, with its perk snapshot (absent when billing
+   * names a plan version this service does not hold for the channel).
    *
    * @generated from field: pf.vip.v1.PlanVersion plan_version = 5;
    */
@@ -195,6 +197,13 @@ export type Membership = Message<"pf.vip.v1.Membership"> & {
    * @generated from field: google.protobuf.Timestamp created_at = 11;
    */
   createdAt?: Timestamp | undefined;
+
+  /**
+   * A checkout here, or billing's subscription only.
+   *
+   * @generated from field: pf.vip.v1.MembershipOrigin origin = 12;
+   */
+  origin: MembershipOrigin;
 };
 
 /**
@@ -274,12 +283,44 @@ export type MembershipStatusResult = Message<"pf.vip.v1.MembershipStatusResult">
   subject: string;
 
   /**
-   * One per creator: the membership billing's entitlement names, else the
-   * latest checkout; newest first.
+   * One per creator: the checkout naming the plan version billing's
+   * entitlement names; else billing's entitlement while it entitles; else
+   * the latest checkout. Checkouts newest first, then billing's.
    *
    * @generated from field: repeated pf.vip.v1.Membership memberships = 2;
    */
   memberships: Membership[];
+
+  /**
+   * Designed: who told which subscriptions billing holds: billing (this
+   * call), or the projection when billing did not answer.
+   *
+   * @generated from field: pf.vip.v1.Source source = 3;
+   */
+  source: Source;
+
+  /**
+   * Billing's answer time, or when the projection last learned of this
+   * subject's entitlements.
+   *
+   * @generated from field: google.protobuf.Timestamp as_of = 4;
+   */
+  asOf?: Timestamp | undefined;
+
+  /**
+   * Projection only: how old it is, in seconds.
+   *
+   * @generated from field: int64 age_seconds = 5;
+   */
+  ageSeconds: bigint;
+
+  /**
+   * Billing was asked and did not answer: billing may hold memberships the
+   * projection has not heard of.
+   *
+   * @generated from field: bool billing_unavailable = 6;
+   */
+  billingUnavailable: boolean;
 };
 
 /**
@@ -707,4 +748,41 @@ export enum Source {
  */
 export const SourceSchema: GenEnum<Source> = /*@__PURE__*/
   enumDesc(file_pf_vip_v1_memberships, 3);
+
+/**
+ * Where a membership is known from.
+ *
+ * @generated from enum pf.vip.v1.MembershipOrigin
+ */
+export enum MembershipOrigin {
+  /**
+   * @generated from enum value: MEMBERSHIP_ORIGIN_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Checked out through this service: id, paid_via and preferences are the
+   * checkout's.
+   *
+   * @generated from enum value: MEMBERSHIP_ORIGIN_CHECKOUT = 1;
+   */
+  CHECKOUT = 1,
+
+  /**
+   * Designed: a channel subscription billing holds that no checkout here
+   * names (made at billing directly, or its plan changed there), known from
+   * billing or the projection: no id, no paid_via, no created_at; the
+   * preferences of the member's latest checkout for the channel, both off
+   * when there is none.
+   *
+   * @generated from enum value: MEMBERSHIP_ORIGIN_BILLING = 2;
+   */
+  BILLING = 2,
+}
+
+/**
+ * Describes the enum pf.vip.v1.MembershipOrigin.
+ */
+export const MembershipOriginSchema: GenEnum<MembershipOrigin> = /*@__PURE__*/
+  enumDesc(file_pf_vip_v1_memberships, 4);
 

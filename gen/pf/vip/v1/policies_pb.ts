@@ -22,7 +22,7 @@ export const file_pf_vip_v1_policies: GenFile = /*@__PURE__*/
   fileDesc("ChhwZi92aXAvdjEvcG9saWNpZXMucHJvdG8SCXBmLnZpcC52MSKmAgoOUmVzb3VyY2VQb2xpY3kSCgoCaWQYASABKAkSDwoHY3JlYXRvchgCIAEoCRIiCghyZXNvdXJjZRgDIAEoCzIQLnBmLnYxLkVudGl0eVJlZhIjCgRydWxlGAQgASgOMhUucGYudmlwLnYxLlBvbGljeVJ1bGUSDwoHcGxhbl9pZBgFIAEoCRIPCgdwZXJrX2lkGAYgASgJEhwKFGFsd2F5c19jaGVja19iaWxsaW5nGAcgASgIEg4KBnNldF9ieRgIIAEoCRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLWAQoQUG9saWN5U2V0UmVxdWVzdBIKCgJpZBgBIAEoCRIPCgdjcmVhdG9yGAIgASgJEiIKCHJlc291cmNlGAMgASgLMhAucGYudjEuRW50aXR5UmVmEiMKBHJ1bGUYBCABKA4yFS5wZi52aXAudjEuUG9saWN5UnVsZRIPCgdwbGFuX2lkGAUgASgJEg8KB3BlcmtfaWQYBiABKAkSHAoUYWx3YXlzX2NoZWNrX2JpbGxpbmcYByABKAg6HJK1GBh2aXAucG9saWN5LXNldC1yZXF1ZXN0QDEiGwoNUG9saWN5UmVxdWVzdBIKCgJpZBgBIAEoCSJfChNMaXN0UG9saWNpZXNSZXF1ZXN0Eg8KB2NyZWF0b3IYASABKAkSGAoQcmVzb3VyY2Vfc2VydmljZRgCIAEoCRINCgVsaW1pdBgDIAEoBRIOCgZjdXJzb3IYBCABKAkiiQEKDFBvbGljeVJlc3VsdBIrCgZwb2xpY3kYASABKAsyGS5wZi52aXAudjEuUmVzb3VyY2VQb2xpY3lIABIpCghwb2xpY2llcxgCIAEoCzIVLnBmLnZpcC52MS5Qb2xpY3lMaXN0SAA6F5K1GBN2aXAucG9saWN5LXJlc3VsdEAxQggKBnJlc3VsdCJOCgpQb2xpY3lMaXN0EisKCHBvbGljaWVzGAEgAygLMhkucGYudmlwLnYxLlJlc291cmNlUG9saWN5EhMKC25leHRfY3Vyc29yGAIgASgJIm8KFVBvbGljeUV2YWx1YXRlUmVxdWVzdBIPCgdzdWJqZWN0GAEgASgJEiIKCHJlc291cmNlGAIgASgLMhAucGYudjEuRW50aXR5UmVmOiGStRgddmlwLnBvbGljeS1ldmFsdWF0ZS1yZXF1ZXN0QDEi1wEKFFBvbGljeUV2YWx1YXRlUmVzdWx0Eg8KB2FsbG93ZWQYASABKAgSKQoGcmVhc29uGAIgASgOMhkucGYudmlwLnYxLkV2YWx1YXRlUmVhc29uEikKBnBvbGljeRgDIAEoCzIZLnBmLnZpcC52MS5SZXNvdXJjZVBvbGljeRI2CgtlbnRpdGxlbWVudBgEIAEoCzIhLnBmLnZpcC52MS5FbnRpdGxlbWVudENoZWNrUmVzdWx0OiCStRgcdmlwLnBvbGljeS1ldmFsdWF0ZS1yZXN1bHRAMSp/CgpQb2xpY3lSdWxlEhsKF1BPTElDWV9SVUxFX1VOU1BFQ0lGSUVEEAASGgoWUE9MSUNZX1JVTEVfQU5ZX01FTUJFUhABEhsKF1BPTElDWV9SVUxFX1BMQU5fTUVNQkVSEAISGwoXUE9MSUNZX1JVTEVfUEVSS19IT0xERVIQAyqJAgoORXZhbHVhdGVSZWFzb24SHwobRVZBTFVBVEVfUkVBU09OX1VOU1BFQ0lGSUVEEAASHQoZRVZBTFVBVEVfUkVBU09OX05PX1BPTElDWRABEhkKFUVWQUxVQVRFX1JFQVNPTl9PV05FUhACEhoKFkVWQUxVQVRFX1JFQVNPTl9NRU1CRVIQAxIeChpFVkFMVUFURV9SRUFTT05fTk9UX01FTUJFUhAEEiEKHUVWQUxVQVRFX1JFQVNPTl9QTEFOX01JU01BVENIEAUSIAocRVZBTFVBVEVfUkVBU09OX1BFUktfTUlTU0lORxAGEhsKF0VWQUxVQVRFX1JFQVNPTl9VTktOT1dOEAdiBnByb3RvMw", [file_google_protobuf_timestamp, file_pf_v1_options, file_pf_v1_refs, file_pf_vip_v1_memberships]);
 
 /**
- * The rule gating one resource for a creator.
+ * The rule gating one resource for a creator (or the network).
  *
  * @generated from message pf.vip.v1.ResourcePolicy
  */
@@ -35,7 +35,8 @@ export type ResourcePolicy = Message<"pf.vip.v1.ResourcePolicy"> & {
   id: string;
 
   /**
-   * The creator whose members it admits (usr_).
+   * The creator whose members it admits (usr_), or "network" for the
+   * network's plans (set by staff only).
    *
    * @generated from field: string creator = 2;
    */
@@ -119,7 +120,8 @@ export type PolicySetRequest = Message<"pf.vip.v1.PolicySetRequest"> & {
   id: string;
 
   /**
-   * The creator (usr_, default the acting person).
+   * The creator (usr_, default the acting person), or "network" (staff
+   * only; its rules name network plans and perks).
    *
    * @generated from field: string creator = 2;
    */
@@ -140,14 +142,15 @@ export type PolicySetRequest = Message<"pf.vip.v1.PolicySetRequest"> & {
   rule: PolicyRule;
 
   /**
-   * The plan of a plan rule (the creator's).
+   * The plan of a plan rule (the creator's; the network's for "network").
    *
    * @generated from field: string plan_id = 5;
    */
   planId: string;
 
   /**
-   * The perk of a perk rule (the creator's or the network's).
+   * The perk of a perk rule (the creator's or the network's; the network's
+   * for "network").
    *
    * @generated from field: string perk_id = 6;
    */
@@ -196,7 +199,8 @@ export const PolicyRequestSchema: GenMessage<PolicyRequest> = /*@__PURE__*/
  */
 export type ListPoliciesRequest = Message<"pf.vip.v1.ListPoliciesRequest"> & {
   /**
-   * One creator (usr_); people see only their own.
+   * One creator (usr_, or "network": the grant only); people see only
+   * their own.
    *
    * @generated from field: string creator = 1;
    */

@@ -96,8 +96,10 @@ export const VipService: GenService<{
   },
   /**
    * A subject's memberships: per creator, the plan version joined under (with
-   * its perk snapshot), the preferences and the entitlement status. The
-   * subject, staff, or a first-party service or app acting for nobody.
+   * its perk snapshot), the preferences and the entitlement status; the
+   * checkouts made here and the channel subscriptions billing holds (asked
+   * directly, or the projection when billing does not answer). The subject,
+   * staff, or a first-party service or app acting for nobody.
    *
    * @generated from rpc pf.vip.v1.VipService.GetMemberships
    */
@@ -234,8 +236,9 @@ export const VipService: GenService<{
     output: typeof PolicyResultSchema;
   },
   /**
-   * Creates the rule gating a resource for a creator, or replaces the one it
-   * has (201 created, 200 replaced): any member, members of one plan, or
+   * Creates the rule gating a resource for a creator (or for the network,
+   * staff only), or replaces the one it has (201 created, 200 replaced): any
+   * member, members of one plan, or
    * members whose plan version includes a perk; optionally always checked with
    * billing (sensitive).
    *

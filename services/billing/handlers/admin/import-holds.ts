@@ -3,7 +3,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { AdminResultSchema, ImportHoldListSchema, type BillingAdminService } from "../../../../gen/pf/billing/v1/admin_pb.js";
 import { principalOf } from "../../../kit/auth/principal.js";
 import { maxLength } from "../../../kit/limits.js";
-import { decodeCursor, page, pageLimit } from "../../../kit/paging.js";
+import { decodeTextCursor, page, pageLimit } from "../../../kit/paging.js";
 import { invalid } from "../../../kit/problem.js";
 import type { BillingContext } from "../../context.js";
 import { ImportHoldRow } from "../../db/entities.js";
@@ -19,13 +19,13 @@ export function importHoldHandlers(ctx: BillingContext): ImportHoldHandlers {
     async listImportHolds(request) {
       if (request.status !== "" && !STATUSES.has(request.status)) throw invalid("status", "status is held or released.");
       const limit = pageLimit(request.limit);
-      const before = decodeCursor(request.cursor)?.[0];
+      const before = decodeTextCursor(request.cursor, 1)?.[0];
       // Ids sort by creation time, so the id is the page's position.
       const rows = await ctx.orm.em.fork().find(
         ImportHoldRow,
         {
           ...(request.status ? { status: request.status } : {}),
-          ...(typeof before === "string" ? { id: { $lt: before } } : {}),
+          ...(before !== undefined ? { id: { $lt: before } } : {}),
         },
         { orderBy: { id: "desc" }, limit: limit + 1 },
       );

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { FilterQuery } from "@mikro-orm/postgresql";
 import { AdminResultSchema, ProviderEventListSchema, type BillingAdminService } from "../../../../gen/pf/billing/v1/admin_pb.js";
-import { decodeCursor, page, pageLimit } from "../../../kit/paging.js";
+import { decodeTextCursor, page, pageLimit } from "../../../kit/paging.js";
 import { invalid, problem } from "../../../kit/problem.js";
 import type { BillingContext } from "../../context.js";
 import { ProviderEventRow } from "../../db/entities.js";
@@ -19,8 +19,8 @@ export function providerEventHandlers(ctx: BillingContext): ProviderEventHandler
         throw invalid("status", `status is one of ${EVENT_STATES.join(", ")}.`);
       }
       const limit = pageLimit(request.limit);
-      const before = decodeCursor(request.cursor)?.[0];
-      if (before !== undefined && (typeof before !== "string" || !/^\d+$/.test(before))) throw invalid("cursor", "cursor is not one this service issued");
+      const before = decodeTextCursor(request.cursor, 1)?.[0];
+      if (before !== undefined && !/^\d+$/.test(before)) throw invalid("cursor", "cursor is not one this service issued");
       const where: FilterQuery<ProviderEventRow> = {
         ...(request.status !== "" && { status: request.status }),
         ...(before !== undefined && { seq: { $lt: BigInt(before) } }),

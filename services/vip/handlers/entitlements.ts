@@ -1,0 +1,27 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import { CheckMode, type EntitlementCheckRequest } from "../../../gen/pf/vip/v1/memberships_pb.js";
+import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
+import { principalOf, type Principal } from "../../kit/auth/principal.js";
+import { invalid } from "../../kit/problem.js";
+import { requireSubject } from "../../kit/subjects.js";
+import type { VipContext } from "../context.js";
+import { entitlementFor } from "../db/projection.js";
+import { requireOwner, requireSelfOrGrant } from "../domain/access.js";
+
+type EntitlementHandlers = Pick<ServiceImpl<typeof VipService>, "checkEntitlement" | "postEntitlementCheck">;
+
+/** Entitlement checks (GET and POST): billing's facts through this service's projection, by mode. */
+export function entitlementHandlers(ctx: VipContext): EntitlementHandlers {
+  async function check(request: EntitlementCheckRequest, principal: Principal) {
+    const subject = requireSubject("subject", request.subject);
+    const creator = requireOwner("creator", request.creator);
+    if (!(request.mode in CheckMode)) throw invalid("mode", "mode is CHECK_MODE_PROJECTION, CHECK_MODE_AUTO or CHECK_MODE_AUTHORITATIVE");
+    requireSelfOrGrant(principal, [subject, creator], "the subject or the creator");
+    return (await entitlementFor(ctx, subject, creator, request.mode)).result;
+  }
+
+  return {
+    checkEntitlement: (request, call) => check(request, principalOf(call)),
+    postEntitlementCheck: (request, call) => check(request, principalOf(call)),
+  };
+}
