@@ -1,6 +1,7 @@
 import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
+import { problemOf } from "./problem.js";
 
 const REQUEST_ID = "x-request-id";
 
@@ -165,3 +166,14 @@ class Deadlines {
 }
 
 const deadlines = new Deadlines();
+
+/**
+ * A failed call to another service that it did not answer: unreachable, past
+ * the deadline, cancelled, or a 5xx of its own (500, 503, its own 504). Its
+ * 4xx are answers (refusals of the request) to relay or act on. Anything not
+ * a ConnectError is a failure of this service, not of the callee.
+ */
+export function notAnswered(error: unknown): boolean {
+  if (!(error instanceof ConnectError)) return false;
+  return error.code === Code.Canceled || problemOf(error).status >= 500;
+}

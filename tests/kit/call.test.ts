@@ -1,6 +1,7 @@
-import { createContextValues, type UnaryRequest } from "@connectrpc/connect";
+import { Code, ConnectError, createContextValues, type UnaryRequest } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { callScope, commitWithin, currentCall, currentRequestId, deadlineKey, propagateCall } from "../../services/kit/call.js";
+import { callScope, commitWithin, currentCall, currentRequestId, deadlineKey, notAnswered, propagateCall } from "../../services/kit/call.js";
+import { problem } from "../../services/kit/problem.js";
 
 const request = (headers: Record<string, string> = {}) =>
   ({ header: new Headers(headers), signal: new AbortController().signal, contextValues: createContextValues() }) as unknown as UnaryRequest;
@@ -57,5 +58,24 @@ describe("calls made from calls, in process", () => {
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(after).toHaveLength(2);
     expect(after.every((outcome) => /deadline/.test(outcome))).toBe(true);
+  });
+});
+
+describe("a callee not answering (notAnswered)", () => {
+  it("is any failure of the call: unreachable, past the deadline, or a 5xx of billing's (500, 503, 504)", () => {
+    for (const error of [
+      new ConnectError("down", Code.Unavailable), new ConnectError("deadline", Code.DeadlineExceeded), new ConnectError("http 500", Code.Unknown),
+      new ConnectError("crash", Code.Internal), new ConnectError("cancelled", Code.Canceled), new ConnectError("no route", Code.Unimplemented),
+      problem(500, "internal", "failed"), problem(503, "billing.unavailable", "busy"), problem(504, "deadline", "database too slow"),
+    ]) {
+      expect(notAnswered(error), error.message).toBe(true);
+    }
+  });
+
+  it("is not billing's refusals, nor a failure of this service", () => {
+    for (const error of [problem(409, "insufficient_funds", "short"), problem(422, "request.invalid", "tier"), problem(404, "x.not_found", "none"), problem(403, "auth.forbidden", "no")]) {
+      expect(notAnswered(error), error.message).toBe(false);
+    }
+    expect(notAnswered(new Error("database down"))).toBe(false);
   });
 });

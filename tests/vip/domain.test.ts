@@ -1,10 +1,7 @@
-import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { EntitlementStatus } from "../../gen/pf/vip/v1/memberships_pb.js";
 import { EvaluateReason } from "../../gen/pf/vip/v1/policies_pb.js";
 import { VersionState } from "../../gen/pf/vip/v1/plans_pb.js";
-import { problem } from "../../services/kit/problem.js";
-import { billingUnreachable } from "../../services/vip/domain/billing.js";
 import { answerOf, factFromBilling, isStale, type Fact } from "../../services/vip/domain/entitlements.js";
 import { membershipsOf, NO_PREFERENCES } from "../../services/vip/domain/memberships.js";
 import { evaluate } from "../../services/vip/domain/policies.js";
@@ -99,25 +96,6 @@ describe("a subject's memberships", () => {
     const chosen = membershipsOf([checkout("mbr_1", "usr_a", "pln_1"), pending], facts([["usr_c", fact({ subscriptionId: "sub_c", planId: "pln_c" })], ["usr_a", fact()]]), now, HOUR);
     expect(chosen.map((c) => [c.origin, c.creator])).toEqual([["checkout", "usr_b"], ["checkout", "usr_a"], ["billing", "usr_c"]]);
     expect(chosen[0]).toEqual({ origin: "checkout", creator: "usr_b", checkout: pending, fact: undefined });
-  });
-});
-
-describe("billing not answering", () => {
-  it("is any failure of the call: unreachable, past the deadline, or a 5xx of billing's (500, 503, 504)", () => {
-    for (const error of [
-      new ConnectError("down", Code.Unavailable), new ConnectError("deadline", Code.DeadlineExceeded), new ConnectError("http 500", Code.Unknown),
-      new ConnectError("crash", Code.Internal), new ConnectError("cancelled", Code.Canceled), new ConnectError("no route", Code.Unimplemented),
-      problem(500, "internal", "failed"), problem(503, "billing.unavailable", "busy"), problem(504, "deadline", "database too slow"),
-    ]) {
-      expect(billingUnreachable(error), error.message).toBe(true);
-    }
-  });
-
-  it("is not billing's refusals, nor a failure of this service", () => {
-    for (const error of [problem(409, "insufficient_funds", "short"), problem(422, "request.invalid", "tier"), problem(404, "x.not_found", "none"), problem(403, "auth.forbidden", "no")]) {
-      expect(billingUnreachable(error), error.message).toBe(false);
-    }
-    expect(billingUnreachable(new Error("database down"))).toBe(false);
   });
 });
 

@@ -5,7 +5,8 @@ import { SubscriptionStatus, type Entitlement, type EntitlementResult, type Subs
 import { CheckMode, EntitlementCheckResultSchema, EntitlementStatus, Source, type EntitlementCheckResult } from "../../../gen/pf/vip/v1/memberships_pb.js";
 import { qualified } from "../../kit/db/orm.js";
 import type { VipContext } from "../context.js";
-import { billingUnreachable, relayBilling } from "../domain/billing.js";
+import { notAnswered } from "../../kit/call.js";
+import { relayBilling } from "../domain/billing.js";
 import { answerOf, factFromBilling, isStale, type BillingEntitlement, type Fact } from "../domain/entitlements.js";
 import { EntitlementRow } from "./entities.js";
 
@@ -75,7 +76,7 @@ export async function refreshFromBilling(ctx: VipContext, subject: string, strea
   try {
     answer = await ctx.billing.getEntitlements({ subject, streamer }, { timeoutMs: ctx.settings.billingReadTimeoutMs });
   } catch (error) {
-    if (billingUnreachable(error)) return undefined;
+    if (notAnswered(error)) return undefined;
     relayBilling(error);
   }
   const checkedAt = answer.checkedAt ? timestampDate(answer.checkedAt) : ctx.clock.now();

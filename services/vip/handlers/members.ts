@@ -11,7 +11,8 @@ import type { VipContext } from "../context.js";
 import { EntitlementRow } from "../db/entities.js";
 import { billingEntitlementOf, storeFact } from "../db/projection.js";
 import { requireOwner, requireSelfOrGrant } from "../domain/access.js";
-import { billingUnreachable, relayBilling } from "../domain/billing.js";
+import { notAnswered } from "../../kit/call.js";
+import { relayBilling } from "../domain/billing.js";
 
 type MemberHandlers = Pick<ServiceImpl<typeof VipService>, "listMembers">;
 
@@ -35,7 +36,7 @@ export function memberHandlers(ctx: VipContext): MemberHandlers {
             { timeoutMs: ctx.settings.billingReadTimeoutMs },
           );
         } catch (error) {
-          if (!billingUnreachable(error)) relayBilling(error);
+          if (!notAnswered(error)) relayBilling(error);
           // A page of billing's cannot be continued from the projection.
           if (position !== "") throw problem(503, "billing.unavailable", "Billing did not answer; this page continues billing's list: start again.");
         }
