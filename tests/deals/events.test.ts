@@ -7,16 +7,9 @@ import { ObservationRow, OfferRow } from "../../services/deals/db/entities.js";
 import { notifyWatches } from "../../services/deals/db/observations.js";
 import { startTestPlatform, usePlatform, type TestPlatform } from "../support/platform.js";
 import { ALL_DEALS, person, submit } from "./support.js";
+import { until } from "../support/until.js";
 
 const natsUrl = process.env.NATS_URL;
-
-async function until(check: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("timed out waiting for events");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe.skipIf(!natsUrl && process.env.CI !== "true")("deals.watch.matched on NATS", () => {
   let nc: NatsConnection;

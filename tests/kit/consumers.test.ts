@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NotificationPushedSchema } from "../../gen/pf/network/v1/events_pb.js";
 import { consumer, inboxHandler, startConsumer } from "../../services/kit/events/consumer.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { until } from "../support/until.js";
 
 /** This file's events: other test files publish on the same stream at the same time. */
 const marker = `run-${Date.now().toString(36)}-`;
@@ -42,14 +43,6 @@ async function removeDurable(t: TestPlatform, durable: string): Promise<void> {
   }
 }
 
-async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 describe.each([
   { bus: "the in-process bus", env: { NATS_URL: "" } },
   ...(process.env.NATS_URL || process.env.CI === "true" ? [{ bus: "JetStream", env: {} as Record<string, string> }] : []),
@@ -72,7 +65,7 @@ describe.each([
     const stop = await startConsumer(ctx, definition);
     try {
       for (const title of ["first", "second", "third"]) await push(title);
-      await until(() => applied.includes("second") && applied.includes("third"));
+      await until(() => applied.includes("second") && applied.includes("third"), 20_000);
       expect(failedOnce()).toBe(true);
       expect([...applied].sort()).toEqual(["first", "second", "third"]);
     } finally {

@@ -5,14 +5,7 @@ import { NotificationPushedSchema } from "../../gen/pf/network/v1/events_pb.js";
 import { consumer, startConsumer } from "../../services/kit/events/consumer.js";
 import { recordEvent } from "../../services/kit/events/outbox.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
-
-async function until(check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+import { until } from "../support/until.js";
 
 const marker = `ob-${Date.now().toString(36)}-`;
 

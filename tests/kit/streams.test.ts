@@ -9,13 +9,13 @@ import { createLogger } from "../../services/kit/logger.js";
 import { implement } from "../../services/kit/module.js";
 import { CallGuard } from "../../services/kit/rpc/guard.js";
 import { serveRpc, type RpcServer } from "../../services/kit/rpc/server.js";
+import { until } from "../support/until.js";
 
 /**
  * A server-streaming handler parked at a `yield` its client will never read
  * (the client took one message and went away) still runs its `finally`: what
  * it holds open (live listeners, timers) is let go, in memory and over gRPC.
  */
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function watched() {
   const state = { finished: false, aborted: false };
@@ -44,11 +44,6 @@ async function takeOneThenCancel(client: ReturnType<typeof createClient<typeof H
   gone.abort();
 }
 
-async function until(condition: () => boolean): Promise<boolean> {
-  for (let i = 0; i < 100 && !condition(); i++) await sleep(20);
-  return condition();
-}
-
 let server: RpcServer | undefined;
 afterEach(async () => {
   await server?.stopAccepting();
@@ -60,16 +55,20 @@ describe("a server-streaming handler whose client went away", () => {
   it("runs its finally over the in-memory router transport", async () => {
     const { state, routes } = watched();
     await takeOneThenCancel(createClient(Health, createRouterTransport(routes)));
-    expect(await until(() => state.aborted)).toBe(true);
-    expect(await until(() => state.finished)).toBe(true);
+    await until(() => state.aborted, 2_000);
+    expect(state.aborted).toBe(true);
+    await until(() => state.finished, 2_000);
+    expect(state.finished).toBe(true);
   });
 
   it("runs its finally over gRPC on the RPC port", async () => {
     const { state, routes } = watched();
     server = await serveRpc(routes, { port: 0, host: "127.0.0.1", readMaxBytes: 1 << 20 });
     await takeOneThenCancel(createClient(Health, createGrpcTransport({ baseUrl: server.url })));
-    expect(await until(() => state.aborted)).toBe(true);
-    expect(await until(() => state.finished)).toBe(true);
+    await until(() => state.aborted, 2_000);
+    expect(state.aborted).toBe(true);
+    await until(() => state.finished, 2_000);
+    expect(state.finished).toBe(true);
   });
 });
 

@@ -2,6 +2,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
+import { until } from "../support/until.js";
 
 const natsUrl = process.env.NATS_URL;
 
@@ -16,14 +17,6 @@ async function subscriber(nc: NatsConnection, subject: string) {
   });
   await nc.flush();
   return { received, stop: () => subscription.unsubscribe() };
-}
-
-async function until(check: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("timed out waiting for events");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe.skipIf(!natsUrl && process.env.CI !== "true")("network events on NATS", () => {
