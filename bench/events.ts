@@ -1,6 +1,6 @@
 import { connect } from "@nats-io/transport-node";
 import { NetworkService } from "../gen/pf/network/v1/network_pb.js";
-import { clientWithDefaults } from "../services/kit/clients.js";
+import { clientWithDefaults } from "../services/kit/rpc/clients.js";
 import { percentile, type Benchmark, type LoadResult, type LoadSettings } from "./load.js";
 import { startBenchPlatform } from "./platform.js";
 

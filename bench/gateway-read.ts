@@ -3,7 +3,7 @@ import Fastify from "fastify";
 import type { AddressInfo } from "node:net";
 import { NetworkAdminService } from "../gen/pf/network/v1/admin_pb.js";
 import { StaffRole } from "../gen/pf/network/v1/network_pb.js";
-import type { Platform } from "../services/kit/host.js";
+import type { Platform } from "../services/host.js";
 import { runLoad, type Benchmark, type LoadSettings } from "./load.js";
 import { startBenchPlatform } from "./platform.js";
 

@@ -1,10 +1,10 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../services/kit/config.js";
+import { loadConfig } from "../services/kit/runtime/config.js";
 import { adminQuery, withDatabase } from "../services/kit/db/server.js";
-import { startPlatform, type Platform } from "../services/kit/host.js";
-import { createLogger } from "../services/kit/logger.js";
+import { startPlatform, type Platform } from "../services/host.js";
+import { createLogger } from "../services/kit/runtime/logger.js";
 import { modules } from "../services/registry.js";
 
 const DATABASE = "pf_bench";

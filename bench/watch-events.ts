@@ -3,9 +3,9 @@ import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { DealsService, WatchKind } from "../gen/pf/deals/v1/deals_pb.js";
 import { WatchMatchedSchema } from "../gen/pf/deals/v1/events_pb.js";
-import { clientWithDefaults } from "../services/kit/clients.js";
+import { clientWithDefaults } from "../services/kit/rpc/clients.js";
 import { recordEvents } from "../services/kit/events/outbox.js";
-import type { ServiceContext } from "../services/kit/module.js";
+import type { ServiceContext } from "../services/kit/runtime/module.js";
 import { percentile, type Benchmark, type LoadResult, type LoadSettings } from "./load.js";
 import { startBenchPlatform } from "./platform.js";
 

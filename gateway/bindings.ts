@@ -1,7 +1,7 @@
 import { getOption, hasOption, type DescField, type DescMessage, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import { http } from "../gen/google/api/annotations_pb.js";
 import type { HttpRule } from "../gen/google/api/http_pb.js";
-import { keyOf } from "../services/kit/clients.js";
+import { keyOf } from "../services/kit/rpc/clients.js";
 import { parseTemplate, type PathTemplate } from "./template.js";
 
 /** One HTTP route of an RPC, as its google.api.http rule (or one of its additional bindings) declares it. */

@@ -14,7 +14,7 @@
  */
 import { ScalarType } from "@bufbuild/protobuf";
 import type { FastifyInstance, RouteHandlerMethod } from "fastify";
-import { problemMessage } from "../services/kit/problem.js";
+import { problemMessage } from "../services/kit/handler/problem.js";
 import type { Binding } from "./bindings.js";
 import { instanceOf, sendProblem } from "./problems.js";
 import type { RouteContext } from "./routes.js";

@@ -1,6 +1,6 @@
 import { fromJson, type DescMessage, type JsonObject, type JsonValue, type Message, type Registry } from "@bufbuild/protobuf";
 import { hasCustomJsonRepresentation } from "@bufbuild/protobuf/wkt";
-import { invalid } from "../services/kit/problem.js";
+import { invalid } from "../services/kit/handler/problem.js";
 
 /** fromJson, with its errors as 400 request.invalid problems naming the field by its dotted path. */
 export function decode(schema: DescMessage, json: JsonObject, registry: Registry): Message {

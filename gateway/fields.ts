@@ -1,6 +1,6 @@
 import { ScalarType, type DescField, type DescMessage, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { isWrapperDesc } from "@bufbuild/protobuf/wkt";
-import { invalid } from "../services/kit/problem.js";
+import { invalid } from "../services/kit/handler/problem.js";
 
 /**
  * A request field that a path variable or query parameter sets. Values are

@@ -5,9 +5,10 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import { randomUUID } from "node:crypto";
 import { STATUS_CODES } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Config } from "../services/kit/config.js";
-import type { Logger } from "../services/kit/logger.js";
-import { problemMessage, problemType } from "../services/kit/problem.js";
+import type { Admission } from "../services/kit/auth/enforce.js";
+import type { Config } from "../services/kit/runtime/config.js";
+import type { Logger } from "../services/kit/runtime/logger.js";
+import { problemMessage, problemType } from "../services/kit/handler/problem.js";
 import { bindingsOf, type Binding } from "./bindings.js";
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, REQUEST_ID_HEADER } from "./headers.js";
 import { openApiDocument } from "./openapi.js";
@@ -19,6 +20,8 @@ export interface GatewayOptions {
   services: DescService[];
   /** The transport internal callers use; every call goes through the services' interceptors. */
   transport: Transport;
+  /** The services' enforcement, applied before the gateway reads a request (401 before any shape check). */
+  admission: Admission;
   /** Uses bodyLimit, corsOrigins, hostRouting and callTimeoutMs. */
   config: Config;
   logger: Logger;

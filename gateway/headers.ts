@@ -1,5 +1,5 @@
 import type { FastifyRequest } from "fastify";
-import { CLIENT_IP_HEADER } from "../services/kit/rate-limit.js";
+import { CLIENT_IP_HEADER } from "../services/kit/handler/rate-limit.js";
 
 /**
  * Request headers the spec gives meaning to, forwarded to the RPC (besides

@@ -3,8 +3,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { STATUS_CODES } from "node:http";
 import type { Problem } from "../gen/pf/v1/problem_pb.js";
-import type { Logger } from "../services/kit/logger.js";
-import { problemMessage, problemOf } from "../services/kit/problem.js";
+import type { Logger } from "../services/kit/runtime/logger.js";
+import { problemMessage, problemOf } from "../services/kit/handler/problem.js";
 
 export const PROBLEM_CONTENT_TYPE = "application/problem+json";
 

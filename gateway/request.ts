@@ -3,7 +3,7 @@ import type { FastifyRequest } from "fastify";
 import { rpcName, type Binding } from "./bindings.js";
 import { decode } from "./decode.js";
 import { applyQuery, pathTarget, queryTargets, setField, type FieldTarget, type QueryTargets } from "./fields.js";
-import { invalid } from "../services/kit/problem.js";
+import { invalid } from "../services/kit/handler/problem.js";
 import { routerParams } from "./template.js";
 
 /** The input fields a binding's path and query set (the body's are the binding's); read by the mapper and by OpenAPI. */

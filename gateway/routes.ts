@@ -1,7 +1,7 @@
 import type { DescMethodUnary, Registry } from "@bufbuild/protobuf";
 import type { Transport } from "@connectrpc/connect";
 import type { FastifyInstance, RouteHandlerMethod } from "fastify";
-import type { Logger } from "../services/kit/logger.js";
+import type { Logger } from "../services/kit/runtime/logger.js";
 import { BODY_HOOKS } from "./bodies.js";
 import { rpcName, type Binding } from "./bindings.js";
 import { forwardedHeaders } from "./headers.js";

@@ -20,7 +20,7 @@
 import { toJson, type DescField, type DescMessage, type DescMethodServerStreaming, type DescOneof, type Message, type Registry } from "@bufbuild/protobuf";
 import type { RouteHandlerMethod } from "fastify";
 import { PassThrough } from "node:stream";
-import { problemOf } from "../services/kit/problem.js";
+import { problemOf } from "../services/kit/handler/problem.js";
 import type { Binding } from "./bindings.js";
 import { forwardedHeaders } from "./headers.js";
 import { instanceOf, problemJson, sendFailure } from "./problems.js";

@@ -1,6 +1,6 @@
-import { loadConfig } from "./kit/config.js";
-import { startPlatform } from "./kit/host.js";
-import { createLogger } from "./kit/logger.js";
+import { loadConfig } from "./kit/runtime/config.js";
+import { startPlatform } from "./host.js";
+import { createLogger } from "./kit/runtime/logger.js";
 import { modules } from "./registry.js";
 
 // `npm start` runs the whole payment flow on its own: the test-mode provider plays the buyer and approves (unless set otherwise).

@@ -1,10 +1,10 @@
 import { billing } from "./billing/index.js";
 import { deals } from "./deals/index.js";
 import { coupons } from "./coupons/index.js";
-import type { ServiceModule } from "./kit/module.js";
+import type { AnyServiceModule } from "./kit/runtime/module.js";
 import { network } from "./network/index.js";
 import { tips } from "./tips/index.js";
 import { vip } from "./vip/index.js";
 
 /** Every service the platform can run, by key. */
-export const modules: ServiceModule[] = [network, billing, deals, coupons, tips, vip];
+export const modules: AnyServiceModule[] = [network, billing, deals, coupons, tips, vip];

@@ -1,6 +1,6 @@
 import { BillingAdminService } from "../../gen/pf/billing/v1/admin_pb.js";
 import { BillingService } from "../../gen/pf/billing/v1/billing_pb.js";
-import { implement, type ServiceModule } from "../kit/module.js";
+import { defineService, implement } from "../kit/runtime/module.js";
 import { billingContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261122100000_billing } from "./db/migrations/Migration20261122100000_billing.js";
@@ -23,7 +23,7 @@ import { providerEventsWorker } from "./provider/apply.js";
 import { renewals } from "./renewals.js";
 
 /** The billing service (spec part 1): the platform's only holder of money. */
-export const billing: ServiceModule = {
+export const billing = defineService({
   key: "billing",
   schema: {
     entities,
@@ -33,8 +33,8 @@ export const billing: ServiceModule = {
       { name: "Migration20261125000000_network_revenue", class: Migration20261125000000_network_revenue },
     ],
   },
-  async implementations(serviceContext) {
-    const ctx = billingContext(serviceContext);
+  context: billingContext,
+  implementations(ctx) {
     return [
       implement(BillingService, {
         ...transferHandlers(ctx),
@@ -56,4 +56,4 @@ export const billing: ServiceModule = {
     ];
   },
   workers: [renewals, providerEventsWorker],
-};
+});

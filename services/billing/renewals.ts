@@ -1,7 +1,7 @@
 import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
-import { leasedJob } from "../kit/lease.js";
-import type { Worker } from "../kit/module.js";
-import { problemOf } from "../kit/problem.js";
+import { leasedJob } from "../kit/runtime/lease.js";
+import type { Worker } from "../kit/runtime/module.js";
+import { problemOf } from "../kit/handler/problem.js";
 import { billingContext, type BillingContext } from "./context.js";
 import { SubscriptionRow } from "./db/entities.js";
 import { post, requireThawed } from "./db/ledger.js";

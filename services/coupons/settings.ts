@@ -1,4 +1,4 @@
-import type { RateRule } from "../kit/rate-limit.js";
+import type { RateRule } from "../kit/handler/rate-limit.js";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

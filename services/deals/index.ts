@@ -1,5 +1,5 @@
 import { DealsService } from "../../gen/pf/deals/v1/deals_pb.js";
-import { implement, type ServiceModule } from "../kit/module.js";
+import { defineService, implement } from "../kit/runtime/module.js";
 import { dealsContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261123000000_deals } from "./db/migrations/Migration20261123000000_deals.js";
@@ -13,14 +13,14 @@ import { watchHandlers } from "./handlers/watches.js";
 import { expiry } from "./workers/expiry.js";
 
 /** The deals service (spec part 1): offers, observations, votes, flags, merging, products, watches, moderation. */
-export const deals: ServiceModule = {
+export const deals = defineService({
   key: "deals",
   schema: {
     entities,
     migrations: [{ name: "Migration20261123000000_deals", class: Migration20261123000000_deals }],
   },
-  async implementations(serviceContext) {
-    const ctx = await dealsContext(serviceContext);
+  context: dealsContext,
+  implementations(ctx) {
     return [
       implement(DealsService, {
         ...offerHandlers(ctx),
@@ -34,4 +34,4 @@ export const deals: ServiceModule = {
     ];
   },
   workers: [expiry],
-};
+});

@@ -1,7 +1,7 @@
 import { NetworkAdminService } from "../../gen/pf/network/v1/admin_pb.js";
 import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
-import { implement, type ServiceModule } from "../kit/module.js";
-import { Sealer } from "../kit/secrets.js";
+import { networkContext } from "./context.js";
+import { defineService, implement } from "../kit/runtime/module.js";
 import { entities } from "./db/entities.js";
 import { Migration20261122000000_network } from "./db/migrations/Migration20261122000000_network.js";
 import { adminHandlers } from "./handlers/admin.js";
@@ -11,29 +11,28 @@ import { identityHandlers } from "./handlers/identity.js";
 import { integrationHandlers } from "./handlers/integrations.js";
 import { moduleHandlers } from "./handlers/modules.js";
 import { notificationHandlers } from "./handlers/notifications.js";
-import { StaffList, staffHandlers } from "./handlers/staff.js";
+import { staffHandlers } from "./handlers/staff.js";
 
 /** The network identity-and-coins service (spec part 1). */
-export const network: ServiceModule = {
+export const network = defineService({
   key: "network",
   schema: {
     entities,
     migrations: [{ name: "Migration20261122000000_network", class: Migration20261122000000_network }],
   },
-  async implementations(ctx) {
-    const sealer = await Sealer.load(ctx.config);
-    const staffList = new StaffList(ctx);
+  context: networkContext,
+  implementations(ctx) {
     return [
       implement(NetworkService, {
-        ...staffHandlers(staffList),
+        ...staffHandlers(ctx.staffList),
         ...blocksHandlers(ctx),
         ...coinsHandlers(ctx),
         ...identityHandlers(ctx),
-        ...integrationHandlers(ctx, sealer),
+        ...integrationHandlers(ctx, ctx.sealer),
         ...moduleHandlers(ctx),
         ...notificationHandlers(ctx),
       }),
-      implement(NetworkAdminService, adminHandlers(ctx, sealer, staffList)),
+      implement(NetworkAdminService, adminHandlers(ctx, ctx.sealer, ctx.staffList)),
     ];
   },
-};
+});

@@ -1,6 +1,6 @@
 import { TipsOverlayService } from "../../gen/pf/tips/v1/overlays_pb.js";
 import { TipsService } from "../../gen/pf/tips/v1/tips_pb.js";
-import { implement, type ServiceModule } from "../kit/module.js";
+import { defineService, implement } from "../kit/runtime/module.js";
 import { consumers } from "./consumers/intents.js";
 import { tipsContext } from "./context.js";
 import { entities } from "./db/entities.js";
@@ -21,7 +21,7 @@ import { recovery } from "./workers/recovery.js";
  * interactions and their moderation, creator tip profiles, overlay configs,
  * overlay tokens and overlay streams. It never prices money; billing does.
  */
-export const tips: ServiceModule = {
+export const tips = defineService({
   key: "tips",
   schema: {
     // Payments side (db/entities.ts) and overlays side (db/overlay-entities.ts).
@@ -31,8 +31,8 @@ export const tips: ServiceModule = {
       { name: "Migration20261122200000_tips_overlays", class: Migration20261122200000_tips_overlays },
     ],
   },
-  async implementations(serviceContext) {
-    const ctx = tipsContext(serviceContext);
+  context: tipsContext,
+  implementations(ctx) {
     return [
       implement(TipsService, {
         ...checkoutHandlers(ctx),
@@ -41,10 +41,10 @@ export const tips: ServiceModule = {
         ...moderationHandlers(ctx),
         ...profileHandlers(ctx),
       }),
-      implement(TipsOverlayService, overlayHandlers(serviceContext)),
+      implement(TipsOverlayService, overlayHandlers(ctx)),
     ];
   },
   holds: ["billing.transfer.create", "billing.intent.create"],
   consumers: [...consumers, ...overlayConsumers],
   workers: [recovery],
-};
+});

@@ -1,5 +1,5 @@
 import { VipService } from "../../gen/pf/vip/v1/vip_pb.js";
-import { implement, type ServiceModule } from "../kit/module.js";
+import { defineService, implement } from "../kit/runtime/module.js";
 import { vipContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261124000000_vip } from "./db/migrations/Migration20261124000000_vip.js";
@@ -14,14 +14,14 @@ import { planHandlers } from "./handlers/plans.js";
 import { policyHandlers } from "./handlers/policies.js";
 
 /** The membership service (spec part 1): plans with immutable versions, perks, checkout through billing, entitlements, resource policies. */
-export const vip: ServiceModule = {
+export const vip = defineService({
   key: "vip",
   schema: {
     entities,
     migrations: [{ name: "Migration20261124000000_vip", class: Migration20261124000000_vip }],
   },
-  async implementations(serviceContext) {
-    const ctx = vipContext(serviceContext);
+  context: vipContext,
+  implementations(ctx) {
     return [
       implement(VipService, {
         ...planReadHandlers(ctx),
@@ -38,4 +38,4 @@ export const vip: ServiceModule = {
   // Its token's capabilities at billing: checkout (intents, subscriptions from credit) and entitlement reads.
   holds: ["billing.intent.create", "billing.subscription.manage", "billing.entitlement.check"],
   consumers: [entitlementsConsumer],
-};
+});

@@ -1,5 +1,5 @@
-import type { Config } from "../kit/config.js";
-import { wholeSetting } from "../kit/settings.js";
+import type { Config } from "../kit/runtime/config.js";
+import { wholeSetting } from "../kit/runtime/whole-setting.js";
 
 /** The membership service's own settings, read once from the environment (documented in README.md). */
 export interface VipSettings {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { decide, escrowUntil, requireMinimum, type Decidable } from "../../services/billing/domain/cashouts.js";
-import { problemOf } from "../../services/kit/problem.js";
+import { problemOf } from "../../services/kit/handler/problem.js";
 
 const problemFrom = (work: () => unknown) => {
   try {

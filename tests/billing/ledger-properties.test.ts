@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BillingAdminService } from "../../gen/pf/billing/v1/admin_pb.js";
 import { AccountKind, BillingService } from "../../gen/pf/billing/v1/billing_pb.js";
-import { problemOf } from "../../services/kit/problem.js";
+import { problemOf } from "../../services/kit/handler/problem.js";
 import { usePlatform } from "../support/platform.js";
 import type { Delivery } from "../../services/billing/provider/test.js";
 import { testProvider } from "./payments.js";

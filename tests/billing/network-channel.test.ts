@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { ManualClock } from "../../services/kit/clock.js";
+import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { payeeOf } from "../../services/billing/domain/ledger.js";
 import { purchaseMovements } from "../../services/billing/domain/intents.js";
 import { usePlatform } from "../support/platform.js";

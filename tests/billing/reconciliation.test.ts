@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { post } from "../../services/billing/db/ledger.js";
 import { billingReference } from "../../services/billing/domain/references.js";
-import { newId } from "../../services/kit/ids.js";
+import { newId } from "../../services/kit/handler/ids.js";
 import { usePlatform } from "../support/platform.js";
 import { billingOf, fund, person } from "./support.js";
 

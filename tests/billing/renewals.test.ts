@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { sweepRenewals } from "../../services/billing/renewals.js";
 import { addPaidPeriod } from "../../services/billing/db/subscriptions.js";
-import { ManualClock } from "../../services/kit/clock.js";
+import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { startTestPlatform, usePlatform, type TestPlatform } from "../support/platform.js";
 import { eventsAbout, setFrozen } from "./checks.js";
 import { billingOf, fund, person } from "./support.js";

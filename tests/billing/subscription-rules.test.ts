@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { cancellation, dueOutcome, nextValidUntil } from "../../services/billing/domain/subscriptions.js";
-import { problemOf } from "../../services/kit/problem.js";
+import { problemOf } from "../../services/kit/handler/problem.js";
 
 const now = new Date("2026-03-01T00:00:00Z");
 const state = (status: string, paidVia = "credit") => ({ status, paidVia });

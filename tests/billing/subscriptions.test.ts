@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { ManualClock } from "../../services/kit/clock.js";
+import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { usePlatform } from "../support/platform.js";
 import { eventsAbout, setFrozen } from "./checks.js";
 import { fund, person } from "./support.js";

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { LIMITS } from "../../services/coupons/settings.js";
-import { ManualClock } from "../../services/kit/clock.js";
+import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { usePlatform } from "../support/platform.js";
 import { backend, eventsAbout, merchant, outboxPayloads, submitted } from "./support.js";
 

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { DealsService } from "../../gen/pf/deals/v1/deals_pb.js";
-import { clientWithDefaults } from "../../services/kit/clients.js";
+import { clientWithDefaults } from "../../services/kit/rpc/clients.js";
 import { usePlatform } from "../support/platform.js";
 import { actingFor, ALL_DEALS, person, submit } from "./support.js";
 

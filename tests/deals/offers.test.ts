@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { ManualClock } from "../../services/kit/clock.js";
+import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { dealsContext } from "../../services/deals/context.js";
 import { expireDue } from "../../services/deals/workers/expiry.js";
 import { AuditRow, OfferRow } from "../../services/deals/db/entities.js";

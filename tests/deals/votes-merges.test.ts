@@ -6,7 +6,7 @@ import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DealsService, VoteRequestSchema } from "../../gen/pf/deals/v1/deals_pb.js";
 import { qualified } from "../../services/kit/db/orm.js";
-import { problemOf } from "../../services/kit/problem.js";
+import { problemOf } from "../../services/kit/handler/problem.js";
 import { usePlatform } from "../support/platform.js";
 import { actingFor, ALL_DEALS, person, submit } from "./support.js";
 

@@ -7,7 +7,7 @@ import type { Binding } from "../../gateway/bindings.js";
 import { registerBindings } from "../../gateway/routes.js";
 import { parseTemplate } from "../../gateway/template.js";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
-import { createLogger } from "../../services/kit/logger.js";
+import { createLogger } from "../../services/kit/runtime/logger.js";
 
 /** Bindings of the (unannotated) health service, made by hand: Watch is server-streaming, Check unary. */
 const binding = (rpc: "check" | "watch", path: string): Binding => ({

@@ -11,7 +11,7 @@ import {
   StaffRole,
 } from "../../gen/pf/network/v1/network_pb.js";
 import { AccessSchema, Visibility } from "../../gen/pf/v1/options_pb.js";
-import { problemOf } from "../../services/kit/problem.js";
+import { problemOf } from "../../services/kit/handler/problem.js";
 
 const registry = createRegistry();
 

@@ -10,9 +10,9 @@ import {
   NotificationPushResultSchema,
   ResolveResultSchema,
 } from "../../gen/pf/network/v1/network_pb.js";
-import { loadConfig } from "../../services/kit/config.js";
-import { createLogger } from "../../services/kit/logger.js";
-import { problem } from "../../services/kit/problem.js";
+import { loadConfig } from "../../services/kit/runtime/config.js";
+import { createLogger } from "../../services/kit/runtime/logger.js";
+import { problem } from "../../services/kit/handler/problem.js";
 
 const ORIGIN = "https://app.example";
 const BODY_LIMIT = 4096;

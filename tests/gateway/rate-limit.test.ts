@@ -3,10 +3,10 @@ import { createRouterTransport } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildGateway, type Gateway } from "../../gateway/gateway.js";
 import { BlocksResultSchema, NetworkService } from "../../gen/pf/network/v1/network_pb.js";
-import { loadConfig } from "../../services/kit/config.js";
-import { createLogger } from "../../services/kit/logger.js";
-import { problem } from "../../services/kit/problem.js";
-import { clientIpOf } from "../../services/kit/rate-limit.js";
+import { loadConfig } from "../../services/kit/runtime/config.js";
+import { createLogger } from "../../services/kit/runtime/logger.js";
+import { problem } from "../../services/kit/handler/problem.js";
+import { clientIpOf } from "../../services/kit/handler/rate-limit.js";
 
 const ORIGIN = "https://app.example";
 

@@ -6,7 +6,7 @@ import { BODY_HOOKS } from "../../gateway/bodies.js";
 import { bindingsOf } from "../../gateway/bindings.js";
 import { registerBindings } from "../../gateway/routes.js";
 import { BillingService, IntentResultSchema, ProviderWebhookResultSchema } from "../../gen/pf/billing/v1/billing_pb.js";
-import { createLogger } from "../../services/kit/logger.js";
+import { createLogger } from "../../services/kit/runtime/logger.js";
 
 /** Billing's webhook and intent bindings over a transport whose handlers echo what reached them. */
 async function gateway() {

@@ -7,15 +7,15 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BODY_HOOKS } from "../../gateway/bodies.js";
 import { buildGateway } from "../../gateway/gateway.js";
-import { loadConfig } from "../../services/kit/config.js";
+import { loadConfig } from "../../services/kit/runtime/config.js";
 import type { Binding } from "../../gateway/bindings.js";
 import { registerBindings } from "../../gateway/routes.js";
 import { parseTemplate } from "../../gateway/template.js";
 import { Health, HealthCheckResponse_ServingStatus, HealthCheckResponseSchema } from "../../gen/grpc/health/v1/health_pb.js";
 import { ServerReflection } from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import { OverlayEventSchema, OverlayKind, TipsOverlayService } from "../../gen/pf/tips/v1/overlays_pb.js";
-import { createLogger } from "../../services/kit/logger.js";
-import { problem } from "../../services/kit/problem.js";
+import { createLogger } from "../../services/kit/runtime/logger.js";
+import { problem } from "../../services/kit/handler/problem.js";
 import { openEventStream } from "../support/sse.js";
 
 /**

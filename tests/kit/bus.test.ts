@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { subjectMatches } from "../../services/kit/events/bus.js";
 import { InProcessBus } from "../../services/kit/events/memory-bus.js";
-import { createLogger } from "../../services/kit/logger.js";
+import { createLogger } from "../../services/kit/runtime/logger.js";
 
 describe("subject patterns", () => {
   it.each([

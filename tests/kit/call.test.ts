@@ -1,7 +1,7 @@
 import { Code, ConnectError, createContextValues, type UnaryRequest } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { callScope, commitWithin, currentCall, currentRequestId, deadlineKey, notAnswered, propagateCall } from "../../services/kit/call.js";
-import { problem } from "../../services/kit/problem.js";
+import { callScope, commitWithin, currentCall, currentRequestId, deadlineKey, notAnswered, propagateCall } from "../../services/kit/rpc/call.js";
+import { problem } from "../../services/kit/handler/problem.js";
 
 const request = (headers: Record<string, string> = {}) =>
   ({ header: new Headers(headers), signal: new AbortController().signal, contextValues: createContextValues() }) as unknown as UnaryRequest;

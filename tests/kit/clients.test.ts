@@ -3,8 +3,8 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
 import { TokenVerifier } from "../../services/kit/auth/tokens.js";
-import { bearer, clientWithDefaults, Transports } from "../../services/kit/clients.js";
-import { ManualClock } from "../../services/kit/clock.js";
+import { bearer, clientWithDefaults, Transports } from "../../services/kit/rpc/clients.js";
+import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { startTestPlatform, usePlatform } from "../support/platform.js";
 
 const t = usePlatform({ services: ["network"] });

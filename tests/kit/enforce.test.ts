@@ -11,7 +11,7 @@ import { enforcement } from "../../services/kit/auth/enforce.js";
 import { loadKeys, type PlatformKeys } from "../../services/kit/auth/keys.js";
 import { principalKey, type Principal } from "../../services/kit/auth/principal.js";
 import { mintToken, TokenVerifier, type TokenClaims } from "../../services/kit/auth/tokens.js";
-import { loadConfig } from "../../services/kit/config.js";
+import { loadConfig } from "../../services/kit/runtime/config.js";
 
 let keys: PlatformKeys;
 let verifier: TokenVerifier;

@@ -1,8 +1,8 @@
 import { ConnectError, type UnaryRequest } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
-import { createLogger } from "../../services/kit/logger.js";
-import { problem } from "../../services/kit/problem.js";
+import { createLogger } from "../../services/kit/runtime/logger.js";
+import { problem } from "../../services/kit/handler/problem.js";
 import { CallGuard } from "../../services/kit/rpc/guard.js";
 
 const request = { method: { name: "Probe" } } as unknown as UnaryRequest;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { newId } from "../../services/kit/ids.js";
-import { decodeCursor, decodeTextCursor, encodeCursor, page, pageLimit } from "../../services/kit/paging.js";
+import { newId } from "../../services/kit/handler/ids.js";
+import { decodeCursor, decodeTextCursor, encodeCursor, page, pageLimit } from "../../services/kit/handler/paging.js";
 
 describe("prefixed time-sortable ids", () => {
   it("carry the prefix and a 26-character ULID body", () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BusMessage } from "../../services/kit/events/bus.js";
 import { JetStreamBus } from "../../services/kit/events/jetstream-bus.js";
-import { createLogger } from "../../services/kit/logger.js";
+import { createLogger } from "../../services/kit/runtime/logger.js";
 import { deleteNamespaceStreams, newTestEvents } from "../support/nats.js";
 
 /**

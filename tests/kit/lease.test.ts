@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { leasedJob } from "../../services/kit/lease.js";
+import { leasedJob } from "../../services/kit/runtime/lease.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 
 let first: TestPlatform;

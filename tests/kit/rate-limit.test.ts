@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "../../services/kit/clock.js";
-import { pruneKitTables } from "../../services/kit/housekeeping.js";
-import { problemOf } from "../../services/kit/problem.js";
-import { rateLimit, type RateRule } from "../../services/kit/rate-limit.js";
+import { ManualClock } from "../../services/kit/runtime/clock.js";
+import { pruneKitTables } from "../../services/kit/runtime/housekeeping.js";
+import { problemOf } from "../../services/kit/handler/problem.js";
+import { rateLimit, type RateRule } from "../../services/kit/handler/rate-limit.js";
 import { usePlatform } from "../support/platform.js";
 
 const clock = new ManualClock(new Date("2030-03-01T12:00:30Z"));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { problemOf } from "../../services/kit/problem.js";
-import { checkRevision, parseIfMatch } from "../../services/kit/revisions.js";
+import { problemOf } from "../../services/kit/handler/problem.js";
+import { checkRevision, parseIfMatch } from "../../services/kit/handler/revisions.js";
 
 describe("If-Match", () => {
   it("is a revision, * for any existing record, or a weak tag that never matches", () => {

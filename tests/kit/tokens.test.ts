@@ -5,7 +5,7 @@ import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { loadKeys } from "../../services/kit/auth/keys.js";
 import { mintToken, TokenVerifier } from "../../services/kit/auth/tokens.js";
-import { loadConfig } from "../../services/kit/config.js";
+import { loadConfig } from "../../services/kit/runtime/config.js";
 
 const keysIn = async () => loadKeys(loadConfig({ PF_DATA_DIR: await mkdtemp(join(tmpdir(), "pf-keys-")) }));
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { problemOf } from "../../services/kit/problem.js";
-import { optionalUrl, requireUrl, URL_MAX } from "../../services/kit/urls.js";
+import { problemOf } from "../../services/kit/handler/problem.js";
+import { optionalUrl, requireUrl, URL_MAX } from "../../services/kit/handler/urls.js";
 
 const refusal = (work: () => unknown) => {
   try {

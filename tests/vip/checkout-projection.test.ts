@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
 import { SubscriptionSchema, SubscriptionStatus } from "../../gen/pf/billing/v1/billing_pb.js";
 import { EntitlementChangedSchema } from "../../gen/pf/billing/v1/events_pb.js";
-import type { Clock } from "../../services/kit/clock.js";
+import type { Clock } from "../../services/kit/runtime/clock.js";
 import { entitlementsConsumer } from "../../services/vip/events.js";
 import { billingOf, fund } from "../billing/support.js";
 import { usePlatform } from "../support/platform.js";

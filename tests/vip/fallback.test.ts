@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ManualClock } from "../../services/kit/clock.js";
+import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { fund } from "../billing/support.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { TcpProxy } from "../support/tcp-proxy.js";

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { ManualClock } from "../../services/kit/clock.js";
+import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { deliver, testProvider } from "../billing/payments.js";
 import { billingOf, fund } from "../billing/support.js";
 import { usePlatform } from "../support/platform.js";

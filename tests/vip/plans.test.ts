@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { encodeCursor } from "../../services/kit/paging.js";
+import { encodeCursor } from "../../services/kit/handler/paging.js";
 import { outboxEvents } from "../support/outbox.js";
 import { usePlatform } from "../support/platform.js";
 import { createPerk, createPlan, expectStatus, person, serviceToken, userToken } from "./support.js";

@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { beforeAll, describe, expect, it } from "vitest";
 import { SubscriptionSchema, SubscriptionStatus } from "../../gen/pf/billing/v1/billing_pb.js";
 import { EntitlementChangedSchema } from "../../gen/pf/billing/v1/events_pb.js";
-import { ManualClock } from "../../services/kit/clock.js";
+import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { entitlementsConsumer } from "../../services/vip/events.js";
 import { usePlatform } from "../support/platform.js";
 import { createPlan, expectStatus, person, serviceToken, userToken } from "./support.js";

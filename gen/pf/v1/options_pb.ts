@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/v1/options.proto.
  */
 export const file_pf_v1_options: GenFile = /*@__PURE__*/
-  fileDesc("ChNwZi92MS9vcHRpb25zLnByb3RvEgVwZi52MSKoAgoGQWNjZXNzEhQKDGNhcGFiaWxpdGllcxgBIAMoCRIlCgp2aXNpYmlsaXR5GAIgASgOMhEucGYudjEuVmlzaWJpbGl0eRIVCg1uZXZlcl90b19hcHBzGAMgASgIEhUKDW5ldmVyX3RvX21vZHMYBCABKAgSFQoNb25seV9zZXJ2aWNlcxgFIAMoCRIWCg5hY3Rpbmdfc3ViamVjdBgGIAEoCBIRCglhbm9ueW1vdXMYByABKAgSGAoQb3JpZ2luX2Zyb21fYXBwcxgIIAEoCBISCgpyYXRlX2xpbWl0GAkgASgJEhgKEGFsbF9jYXBhYmlsaXRpZXMYCiADKAkSEQoJbm9fcGVvcGxlGAsgASgIEhYKDnNlcGFyYXRlX2dyYW50GAwgASgIKowBCgpWaXNpYmlsaXR5EhoKFlZJU0lCSUxJVFlfVU5TUEVDSUZJRUQQABIVChFWSVNJQklMSVRZX1BVQkxJQxABEhoKFlZJU0lCSUxJVFlfRklSU1RfUEFSVFkQAhIXChNWSVNJQklMSVRZX0lOVEVSTkFMEAMSFgoSVklTSUJJTElUWV9QQVJUTkVSEAQ6RwoGYWNjZXNzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY0YYDIAEoCzINLnBmLnYxLkFjY2Vzc1IGYWNjZXNzOksKEHN1Y2Nlc3Nfc3RhdHVzZXMSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjUhgMgAygFUg9zdWNjZXNzU3RhdHVzZXM6OQoGc2NoZW1hEh8uZ29vZ2xlLnByb3RvYnVmLk1lc3NhZ2VPcHRpb25zGNKGAyABKAlSBnNjaGVtYTpCCgtzZXJ2aWNlX2tleRIfLmdvb2dsZS5wcm90b2J1Zi5TZXJ2aWNlT3B0aW9ucxjThgMgASgJUgpzZXJ2aWNlS2V5YgZwcm90bzM", [file_google_protobuf_descriptor]);
+  fileDesc("ChNwZi92MS9vcHRpb25zLnByb3RvEgVwZi52MSKxAwoGQWNjZXNzEhQKDGNhcGFiaWxpdGllcxgBIAMoCRIlCgp2aXNpYmlsaXR5GAIgASgOMhEucGYudjEuVmlzaWJpbGl0eRIVCg1uZXZlcl90b19hcHBzGAMgASgIEhUKDW5ldmVyX3RvX21vZHMYBCABKAgSFQoNb25seV9zZXJ2aWNlcxgFIAMoCRIWCg5hY3Rpbmdfc3ViamVjdBgGIAEoCBIRCglhbm9ueW1vdXMYByABKAgSGAoQb3JpZ2luX2Zyb21fYXBwcxgIIAEoCBISCgpyYXRlX2xpbWl0GAkgASgJEhgKEGFsbF9jYXBhYmlsaXRpZXMYCiADKAkSEQoJbm9fcGVvcGxlGAsgASgIEhYKDnNlcGFyYXRlX2dyYW50GAwgASgIEhsKBWFjdG9yGA0gASgOMgwucGYudjEuQWN0b3ISHAoUY2FwYWJpbGl0eV91bmNoZWNrZWQYDiABKAgSGQoEY29ycxgPIAEoDjILLnBmLnYxLkNvcnMSDAoEbmFtZRgQIAEoCRIjCgxhbHRlcm5hdGl2ZXMYESADKAsyDS5wZi52MS5BY2Nlc3MqjAEKClZpc2liaWxpdHkSGgoWVklTSUJJTElUWV9VTlNQRUNJRklFRBAAEhUKEVZJU0lCSUxJVFlfUFVCTElDEAESGgoWVklTSUJJTElUWV9GSVJTVF9QQVJUWRACEhcKE1ZJU0lCSUxJVFlfSU5URVJOQUwQAxIWChJWSVNJQklMSVRZX1BBUlRORVIQBCptCgVBY3RvchIVChFBQ1RPUl9VTlNQRUNJRklFRBAAEhAKDEFDVE9SX1BFUlNPThABEhAKDEFDVE9SX01FTUJFUhACEg8KC0FDVE9SX1NUQUZGEAMSGAoUQUNUT1JfUExBVEZPUk1fU1RBRkYQBCorCgRDb3JzEhQKEENPUlNfVU5TUEVDSUZJRUQQABINCglDT1JTX09QRU4QATpHCgZhY2Nlc3MSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjRhgMgASgLMg0ucGYudjEuQWNjZXNzUgZhY2Nlc3M6SwoQc3VjY2Vzc19zdGF0dXNlcxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNSGAyADKAVSD3N1Y2Nlc3NTdGF0dXNlczo8CghkZXNpZ25lZBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNWGAyABKAhSCGRlc2lnbmVkOjkKBnNjaGVtYRIfLmdvb2dsZS5wcm90b2J1Zi5NZXNzYWdlT3B0aW9ucxjShgMgASgJUgZzY2hlbWE6QgoLc2VydmljZV9rZXkSHy5nb29nbGUucHJvdG9idWYuU2VydmljZU9wdGlvbnMY04YDIAEoCVIKc2VydmljZUtleTpICg50b2tlbl9hdWRpZW5jZRIfLmdvb2dsZS5wcm90b2J1Zi5TZXJ2aWNlT3B0aW9ucxjWhgMgASgJUg10b2tlbkF1ZGllbmNlYgZwcm90bzM", [file_google_protobuf_descriptor]);
 
 /**
  * Access rule of one RPC.
@@ -109,6 +109,45 @@ export type Access = Message<"pf.v1.Access"> & {
    * @generated from field: bool separate_grant = 12;
    */
   separateGrant: boolean;
+
+  /**
+   * Whom the call must act for (a person, a member, staff).
+   *
+   * @generated from field: pf.v1.Actor actor = 13;
+   */
+  actor: Actor;
+
+  /**
+   * The capability is documented, not checked: any valid token passes (and no
+   * token where anonymous use is allowed).
+   *
+   * @generated from field: bool capability_unchecked = 14;
+   */
+  capabilityUnchecked: boolean;
+
+  /**
+   * How browsers may call the route.
+   *
+   * @generated from field: pf.v1.Cors cors = 15;
+   */
+  cors: Cors;
+
+  /**
+   * Names this rule among the RPC's alternatives; enforcement tells the handler
+   * which rule admitted the call ("" for the main rule when unnamed).
+   *
+   * @generated from field: string name = 16;
+   */
+  name: string;
+
+  /**
+   * Other rules that admit a caller the main rule refuses, tried in order
+   * (moderate as staff, or write one's own). When every rule refuses, the last
+   * rule's refusal is answered: list the broadest last.
+   *
+   * @generated from field: repeated pf.v1.Access alternatives = 17;
+   */
+  alternatives: Access[];
 };
 
 /**
@@ -165,6 +204,85 @@ export const VisibilitySchema: GenEnum<Visibility> = /*@__PURE__*/
   enumDesc(file_pf_v1_options, 0);
 
 /**
+ * Whom a call must act for, checked once its token is admitted; enforcement
+ * refuses any other caller, so handlers check only row ownership.
+ *
+ * @generated from enum pf.v1.Actor
+ */
+export enum Actor {
+  /**
+   * Nothing required.
+   *
+   * @generated from enum value: ACTOR_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A person: a user token, or a service acting for one (X-PF-Subject);
+   * 403 auth.person_required otherwise.
+   *
+   * @generated from enum value: ACTOR_PERSON = 1;
+   */
+  PERSON = 1,
+
+  /**
+   * A network user (usr_), not a guest; 403 auth.member_required otherwise.
+   *
+   * @generated from enum value: ACTOR_MEMBER = 2;
+   */
+  MEMBER = 2,
+
+  /**
+   * Staff: a service or app acting for nobody (its token holds the route's
+   * capability), or a service acting for a person it vouches as staff
+   * (X-PF-Staff: 1); 403 auth.staff_required otherwise.
+   *
+   * @generated from enum value: ACTOR_STAFF = 3;
+   */
+  STAFF = 3,
+
+  /**
+   * Platform staff: as ACTOR_STAFF, but never an app.
+   *
+   * @generated from enum value: ACTOR_PLATFORM_STAFF = 4;
+   */
+  PLATFORM_STAFF = 4,
+}
+
+/**
+ * Describes the enum pf.v1.Actor.
+ */
+export const ActorSchema: GenEnum<Actor> = /*@__PURE__*/
+  enumDesc(file_pf_v1_options, 1);
+
+/**
+ * How browsers may call a route (CORS).
+ *
+ * @generated from enum pf.v1.Cors
+ */
+export enum Cors {
+  /**
+   * The platform's origins (PF_CORS_ORIGINS) only.
+   *
+   * @generated from enum value: CORS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Any origin (`*`), where the spec opens the route to every browser.
+   *
+   * @generated from enum value: CORS_OPEN = 1;
+   */
+  OPEN = 1,
+}
+
+/**
+ * Describes the enum pf.v1.Cors.
+ */
+export const CorsSchema: GenEnum<Cors> = /*@__PURE__*/
+  enumDesc(file_pf_v1_options, 2);
+
+/**
  * The access rule of the RPC; every RPC of a pf service carries one.
  *
  * @generated from extension: pf.v1.Access access = 50001;
@@ -173,8 +291,9 @@ export const access: GenExtension<MethodOptions, Access> = /*@__PURE__*/
   extDesc(file_pf_v1_options, 0);
 
 /**
- * The HTTP statuses a success may answer with, when not only 200 (the
- * handler sets which through `pf-http-status`); documented in OpenAPI.
+ * The HTTP statuses a success may answer with, when not only 200; the
+ * gateway answers the first, unless the handler chose another of them
+ * (`answerStatus`). Documented in OpenAPI.
  *
  * @generated from extension: repeated int32 success_statuses = 50004;
  */
@@ -182,12 +301,20 @@ export const success_statuses: GenExtension<MethodOptions, number[]> = /*@__PURE
   extDesc(file_pf_v1_options, 1);
 
 /**
+ * The route is designed by us where the spec shows none (OpenAPI `x-pf-designed`).
+ *
+ * @generated from extension: bool designed = 50005;
+ */
+export const designed: GenExtension<MethodOptions, boolean> = /*@__PURE__*/
+  extDesc(file_pf_v1_options, 2);
+
+/**
  * The spec's schema id (`tips.paid-request@1`); names OpenAPI components.
  *
  * @generated from extension: string schema = 50002;
  */
 export const schema: GenExtension<MessageOptions, string> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 2);
+  extDesc(file_pf_v1_options, 3);
 
 /**
  * The service key (`network`, `tips`…): proto package, Postgres schema,
@@ -196,5 +323,14 @@ export const schema: GenExtension<MessageOptions, string> = /*@__PURE__*/
  * @generated from extension: string service_key = 50003;
  */
 export const service_key: GenExtension<ServiceOptions, string> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 3);
+  extDesc(file_pf_v1_options, 4);
+
+/**
+ * The token audience the service's routes take ("" = the platform's, `pf`):
+ * a token minted for another audience is refused (401 auth.wrong_audience).
+ *
+ * @generated from extension: string token_audience = 50006;
+ */
+export const token_audience: GenExtension<ServiceOptions, string> = /*@__PURE__*/
+  extDesc(file_pf_v1_options, 5);
 

@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { LockMode, type EntityManager, type FilterQuery } from "@mikro-orm/postgresql";
 import { ChannelSubscriptionSchema, CreditPurchaseSchema, IntentSchema, IntentStatus, TipPaymentSchema, type Intent } from "../../../gen/pf/billing/v1/billing_pb.js";
 import { EntityRefSchema } from "../../../gen/pf/v1/refs_pb.js";
-import { problem } from "../../kit/problem.js";
+import { problem } from "../../kit/handler/problem.js";
 import { transition, type IntentState, type Transition } from "../domain/intents.js";
 import { money } from "../domain/money.js";
 import { intentChanged } from "../events.js";

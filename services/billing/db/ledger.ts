@@ -1,7 +1,7 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { EntityRef } from "../../../gen/pf/v1/refs_pb.js";
-import { newId } from "../../kit/ids.js";
-import { problem } from "../../kit/problem.js";
+import { newId } from "../../kit/handler/ids.js";
+import { problem } from "../../kit/handler/problem.js";
 import { accountKey, balanceAfter, requireBalanced, type AccountKey, type Movement, type TxKind } from "../domain/ledger.js";
 
 /** A balanced set of movements to write as one ledger transaction. */

@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { ProviderEventSchema, type ProviderEvent } from "../../../gen/pf/billing/v1/admin_pb.js";
 import { ProviderEventStatus } from "../../../gen/pf/billing/v1/billing_pb.js";
-import { newId } from "../../kit/ids.js";
+import { newId } from "../../kit/handler/ids.js";
 import type { VerifiedEvent } from "../provider/provider.js";
 import type { ProviderEventRow } from "./entities.js";
 

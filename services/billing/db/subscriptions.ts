@@ -10,7 +10,7 @@ import {
   type Subscription,
 } from "../../../gen/pf/billing/v1/billing_pb.js";
 import { advisoryLock } from "../../kit/db/advisory-lock.js";
-import { newId } from "../../kit/ids.js";
+import { newId } from "../../kit/handler/ids.js";
 import { money } from "../domain/money.js";
 import { entitlementChanged } from "../events.js";
 import { SubscriptionRow } from "./entities.js";

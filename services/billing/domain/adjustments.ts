@@ -1,7 +1,7 @@
 import type { AdjustmentLine } from "../../../gen/pf/billing/v1/admin_pb.js";
 import type { Money } from "../../../gen/pf/v1/money_pb.js";
-import { invalid } from "../../kit/problem.js";
-import { requireUser } from "../../kit/subjects.js";
+import { invalid } from "../../kit/handler/problem.js";
+import { requireUser } from "../../kit/handler/subjects.js";
 import { accountKey, accountKindFromProto, PLATFORM, requireBalanced, type Movement } from "./ledger.js";
 import { MAX_MINOR_UNITS, requireCurrency } from "./money.js";
 

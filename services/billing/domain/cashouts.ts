@@ -1,6 +1,6 @@
 import { toJson } from "@bufbuild/protobuf";
 import { TimestampSchema, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { problem } from "../../kit/problem.js";
+import { problem } from "../../kit/handler/problem.js";
 
 /** Cashout states as stored: requested (in escrow) until a manager approves or denies it. */
 export type CashoutStatus = "requested" | "approved" | "denied";

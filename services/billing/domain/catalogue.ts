@@ -1,4 +1,4 @@
-import { problem } from "../../kit/problem.js";
+import { problem } from "../../kit/handler/problem.js";
 
 /**
  * What billing sells and at what price. Prices are billing's alone: a client

@@ -1,7 +1,7 @@
 import type { ImportHoldSpec } from "../../../gen/pf/billing/v1/admin_pb.js";
-import { maxLength } from "../../kit/limits.js";
-import { invalid } from "../../kit/problem.js";
-import { requireUser } from "../../kit/subjects.js";
+import { maxLength } from "../../kit/handler/text.js";
+import { invalid } from "../../kit/handler/problem.js";
+import { requireUser } from "../../kit/handler/subjects.js";
 import { accountKindFromProto, PLATFORM, type Movement } from "./ledger.js";
 import { requireAmount } from "./money.js";
 

@@ -1,5 +1,5 @@
 import { AccountKind, TransactionKind } from "../../../gen/pf/billing/v1/billing_pb.js";
-import { problem } from "../../kit/problem.js";
+import { problem } from "../../kit/handler/problem.js";
 import { MAX_MINOR_UNITS } from "./money.js";
 
 /** Account kinds as stored. Subject kinds never go below zero; system kinds are the other side of money entering or leaving. */

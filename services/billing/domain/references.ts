@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { EntityRefSchema, type EntityRef } from "../../../gen/pf/v1/refs_pb.js";
-import { maxLength } from "../../kit/limits.js";
-import { invalid } from "../../kit/problem.js";
+import { maxLength } from "../../kit/handler/text.js";
+import { invalid } from "../../kit/handler/problem.js";
 
 /** An optional reference to what the money is for: all three parts, or none. */
 export function requireReference(field: string, reference: EntityRef | undefined): EntityRef | undefined {

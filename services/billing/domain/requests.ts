@@ -1,7 +1,7 @@
 import type { HandlerContext } from "@connectrpc/connect";
-import { idempotencyKeyOf } from "../../kit/idempotency.js";
-import { maxLength } from "../../kit/limits.js";
-import { invalid } from "../../kit/problem.js";
+import { idempotencyKeyOf } from "../../kit/handler/idempotency.js";
+import { maxLength } from "../../kit/handler/text.js";
+import { invalid } from "../../kit/handler/problem.js";
 
 /**
  * Every write that moves money needs an idempotency key (the body's

@@ -1,5 +1,5 @@
-import { problem } from "../../kit/problem.js";
-import { requireUser } from "../../kit/subjects.js";
+import { problem } from "../../kit/handler/problem.js";
+import { requireUser } from "../../kit/handler/subjects.js";
 import { NETWORK } from "./ledger.js";
 
 /** A channel: a streamer (usr_…), or the network's own (its plans are paid to the platform's revenue); 400 naming the field. */

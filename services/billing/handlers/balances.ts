@@ -1,8 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { BalanceReadResultSchema, TransactionListResultSchema, type BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
-import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
-import { requireSubject } from "../../kit/subjects.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { requireSubject } from "../../kit/handler/subjects.js";
 import type { BillingContext } from "../context.js";
 import { balancesOf } from "../db/balances.js";
 import { loadTransactions } from "../db/history.js";

@@ -10,12 +10,12 @@ import {
   type CashoutResult,
 } from "../../../gen/pf/billing/v1/billing_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { idempotent, requestHash } from "../../kit/idempotency.js";
-import { newId } from "../../kit/ids.js";
-import { maxLength } from "../../kit/limits.js";
-import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
-import { invalid, problem } from "../../kit/problem.js";
-import { requireUser } from "../../kit/subjects.js";
+import { idempotent, requestHash } from "../../kit/handler/idempotency.js";
+import { newId } from "../../kit/handler/ids.js";
+import { maxLength } from "../../kit/handler/text.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
+import { requireUser } from "../../kit/handler/subjects.js";
 import type { BillingContext } from "../context.js";
 import { balancesOf } from "../db/balances.js";
 import { cashoutStatusFromProto, cashoutToProto } from "../db/cashouts.js";

@@ -11,11 +11,11 @@ import {
   type BillingService,
 } from "../../../gen/pf/billing/v1/billing_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { idempotent, requestHash } from "../../kit/idempotency.js";
-import { maxLength } from "../../kit/limits.js";
-import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
-import { invalid, problem } from "../../kit/problem.js";
-import { requireUser } from "../../kit/subjects.js";
+import { idempotent, requestHash } from "../../kit/handler/idempotency.js";
+import { maxLength } from "../../kit/handler/text.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
+import { requireUser } from "../../kit/handler/subjects.js";
 import type { BillingContext } from "../context.js";
 import { SubscriptionRow } from "../db/entities.js";
 import { post, requireThawed } from "../db/ledger.js";

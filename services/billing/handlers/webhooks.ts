@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { ProviderWebhookResultSchema, type BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
-import { maxLength } from "../../kit/limits.js";
+import { maxLength } from "../../kit/handler/text.js";
 import type { BillingContext } from "../context.js";
 import { eventStatusToProto, storeEvent } from "../db/provider-events.js";
 import { applyDelivered } from "../provider/apply.js";

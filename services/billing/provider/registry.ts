@@ -1,7 +1,7 @@
 import { BillingService, ProviderEventStatus } from "../../../gen/pf/billing/v1/billing_pb.js";
-import { outsideCall } from "../../kit/call.js";
-import type { ServiceContext } from "../../kit/module.js";
-import { problem } from "../../kit/problem.js";
+import { outsideCall } from "../../kit/rpc/call.js";
+import type { ServiceContext } from "../../kit/runtime/module.js";
+import { problem } from "../../kit/handler/problem.js";
 import type { BillingSettings } from "../settings.js";
 import type { PaymentProvider, ProviderRegistry } from "./provider.js";
 import { TestProvider, type Delivery } from "./test.js";

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { problem } from "../../kit/problem.js";
+import { problem } from "../../kit/handler/problem.js";
 
 /**
  * The Standard Webhooks signature scheme (standardwebhooks.com), which

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { Clock } from "../../kit/clock.js";
-import { newId } from "../../kit/ids.js";
-import { problem } from "../../kit/problem.js";
+import type { Clock } from "../../kit/runtime/clock.js";
+import { newId } from "../../kit/handler/ids.js";
+import { problem } from "../../kit/handler/problem.js";
 import type { CaptureOutcome, EventBody, PaymentProvider, ProviderOrder, VerifiedEvent, VerifiedReceipt } from "./provider.js";
 import { signDelivery, verifyDelivery, type SignedHeaders } from "./standard-webhooks.js";
 

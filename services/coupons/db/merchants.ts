@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { DomainRuleSchema, MerchantSchema, MerchantStatus, type Merchant } from "../../../gen/pf/coupons/v1/coupons_pb.js";
-import { problem } from "../../kit/problem.js";
+import { problem } from "../../kit/handler/problem.js";
 import type { MerchantStatus as Status } from "../domain/transitions.js";
 import { bestRule } from "../domain/rules.js";
 import { hostChain } from "../domain/hosts.js";

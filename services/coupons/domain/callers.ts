@@ -1,5 +1,5 @@
 import { requirePerson, staffActorOf, type Principal } from "../../kit/auth/principal.js";
-import { problem } from "../../kit/problem.js";
+import { problem } from "../../kit/handler/problem.js";
 
 /** A moderator or merchant manager (the kit's staff rule), or 403 coupons.staff_only. Answers who acted, for the record. */
 export function requireModerator(principal: Principal): string {

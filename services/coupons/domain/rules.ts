@@ -1,4 +1,4 @@
-import { invalid, problem } from "../../kit/problem.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
 import { isPublicSuffix, normalizeHost } from "./hosts.js";
 
 /** Which sites belong to a merchant: a host, optionally its subdomains, optionally only pages under a path. */

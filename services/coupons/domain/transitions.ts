@@ -1,4 +1,4 @@
-import { problem } from "../../kit/problem.js";
+import { problem } from "../../kit/handler/problem.js";
 
 export type MerchantStatus = "pending" | "approved" | "disabled";
 

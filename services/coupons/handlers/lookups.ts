@@ -7,11 +7,11 @@ import {
   type CouponsService,
 } from "../../../gen/pf/coupons/v1/coupons_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import type { ServiceContext } from "../../kit/module.js";
-import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
-import { invalid, problem } from "../../kit/problem.js";
-import { rateLimit } from "../../kit/rate-limit.js";
-import type { ClientKeys } from "../../kit/client-keys.js";
+import type { ServiceContext } from "../../kit/runtime/module.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
+import { rateLimit } from "../../kit/handler/rate-limit.js";
+import type { ClientKeys } from "../../kit/handler/client-address.js";
 import { couponAnswer, couponToProto, reportsOf } from "../db/coupons.js";
 import { CouponRow, MerchantRow } from "../db/entities.js";
 import { merchantAnswer, merchantCovering, merchantNotFound, ruleToProto } from "../db/merchants.js";

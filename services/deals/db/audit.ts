@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { AuditEntrySchema, type AuditEntry } from "../../../gen/pf/deals/v1/deals_pb.js";
-import { newId } from "../../kit/ids.js";
+import { newId } from "../../kit/handler/ids.js";
 import { AuditRow } from "./entities.js";
 
 export type AuditAction = "disable" | "enable" | "review" | "resolve_flag" | "expire" | "merge" | "unmerge";

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { FlagOutcome, FlagReason, FlagSchema, type Flag } from "../../../gen/pf/deals/v1/deals_pb.js";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { newId } from "../../kit/ids.js";
+import { newId } from "../../kit/handler/ids.js";
 import { flagRaised } from "../events.js";
 import { FlagRow } from "./entities.js";
 

@@ -1,8 +1,8 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { Availability, Condition, type ObservationInput } from "../../../gen/pf/deals/v1/deals_pb.js";
 import { qualified } from "../../kit/db/orm.js";
-import { newId } from "../../kit/ids.js";
-import { invalid } from "../../kit/problem.js";
+import { newId } from "../../kit/handler/ids.js";
+import { invalid } from "../../kit/handler/problem.js";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { observedAt, requirePrice, type Price } from "../domain/observations.js";
 import { keywordWords, watchMatches, type WatchKind } from "../domain/watches.js";

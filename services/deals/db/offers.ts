@@ -13,7 +13,7 @@ import {
   type Tally,
 } from "../../../gen/pf/deals/v1/deals_pb.js";
 import { qualified } from "../../kit/db/orm.js";
-import { problem } from "../../kit/problem.js";
+import { problem } from "../../kit/handler/problem.js";
 import { hotness, tallyVotes } from "../domain/hotness.js";
 import { expiredAtOf, offerStatus } from "../domain/offers.js";
 import { ObservationRow, OfferRow } from "./entities.js";

@@ -1,5 +1,5 @@
-import { requireCurrency } from "../../kit/money.js";
-import { invalid } from "../../kit/problem.js";
+import { requireCurrency } from "../../kit/handler/money.js";
+import { invalid } from "../../kit/handler/problem.js";
 
 /** A price or shipping cost as stored: minor units and currency, both or neither. */
 export interface Price {

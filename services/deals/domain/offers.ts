@@ -1,5 +1,5 @@
-import { maxLength } from "../../kit/limits.js";
-import { invalid } from "../../kit/problem.js";
+import { maxLength } from "../../kit/handler/text.js";
+import { invalid } from "../../kit/handler/problem.js";
 
 export type OfferStatus = "active" | "expired" | "disabled" | "merged";
 

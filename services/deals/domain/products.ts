@@ -1,5 +1,5 @@
-import { invalid } from "../../kit/problem.js";
-import { requireUrl } from "../../kit/urls.js";
+import { invalid } from "../../kit/handler/problem.js";
+import { requireUrl } from "../../kit/handler/urls.js";
 
 export type AliasKind = "gtin" | "mpn" | "sku" | "url" | "name";
 

@@ -1,5 +1,5 @@
 import { staffActorOf, type Principal } from "../../kit/auth/principal.js";
-import { problem } from "../../kit/problem.js";
+import { problem } from "../../kit/handler/problem.js";
 
 /** The moderator of a moderation route, or 403 deals.moderator_required. */
 export function requireModerator(principal: Principal): string {

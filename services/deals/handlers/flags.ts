@@ -13,10 +13,10 @@ import {
   type DealsService,
 } from "../../../gen/pf/deals/v1/deals_pb.js";
 import { principalOf, requirePerson } from "../../kit/auth/principal.js";
-import { maxLength } from "../../kit/limits.js";
-import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
-import { invalid, problem } from "../../kit/problem.js";
-import { rateLimit } from "../../kit/rate-limit.js";
+import { maxLength } from "../../kit/handler/text.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
+import { rateLimit } from "../../kit/handler/rate-limit.js";
 import type { DealsContext } from "../context.js";
 import { audit } from "../db/audit.js";
 import { FlagRow } from "../db/entities.js";

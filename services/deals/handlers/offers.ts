@@ -11,11 +11,11 @@ import {
   type OfferUpdateRequest,
 } from "../../../gen/pf/deals/v1/deals_pb.js";
 import { principalOf, requirePerson, staffActorOf } from "../../kit/auth/principal.js";
-import { idempotencyKeyOf, idempotent, requestHash } from "../../kit/idempotency.js";
-import { newId } from "../../kit/ids.js";
-import { maxLength } from "../../kit/limits.js";
-import { invalid, problem } from "../../kit/problem.js";
-import { rateLimit } from "../../kit/rate-limit.js";
+import { idempotencyKeyOf, idempotent, requestHash } from "../../kit/handler/idempotency.js";
+import { newId } from "../../kit/handler/ids.js";
+import { maxLength } from "../../kit/handler/text.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
+import { rateLimit } from "../../kit/handler/rate-limit.js";
 import type { DealsContext } from "../context.js";
 import { audit } from "../db/audit.js";
 import { OfferRow, ProductRow } from "../db/entities.js";

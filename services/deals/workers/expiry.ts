@@ -1,5 +1,5 @@
-import { leasedJob } from "../../kit/lease.js";
-import type { Worker } from "../../kit/module.js";
+import { leasedJob } from "../../kit/runtime/lease.js";
+import type { Worker } from "../../kit/runtime/module.js";
 import { dealsContext, type DealsContext } from "../context.js";
 import { OfferRow } from "../db/entities.js";
 

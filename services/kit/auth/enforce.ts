@@ -1,54 +1,67 @@
 import { getOption, type DescMethod } from "@bufbuild/protobuf";
 import type { Interceptor } from "@connectrpc/connect";
-import { access as accessOption, type Access, Visibility } from "../../../gen/pf/v1/options_pb.js";
-import { problem } from "../problem.js";
-import { ANONYMOUS, principalKey, type Principal } from "./principal.js";
-import type { TokenVerifier, VerifiedToken } from "./tokens.js";
+import { Actor, type Access, access as accessOption, token_audience, Visibility } from "../../../gen/pf/v1/options_pb.js";
+import { problem } from "../handler/problem.js";
+import { ANONYMOUS, type Caller, callerKey, type Principal, personOf, staffActorOf } from "./principal.js";
+import { AUDIENCE, type TokenVerifier, type VerifiedToken } from "./tokens.js";
 
 const SUBJECT_HEADER = "x-pf-subject";
 const STAFF_HEADER = "x-pf-staff";
 const ORIGIN_HEADER = "x-pf-origin";
 
-const accessByMethod = new WeakMap<DescMethod, Access>();
+/** An RPC's access: its rules in the order they are tried (the main rule, then its alternatives), and its token audience. */
+export interface RouteAccess {
+  readonly rules: readonly Access[];
+  readonly audience: string;
+}
+
+const accessByMethod = new WeakMap<DescMethod, RouteAccess>();
 
 /** The access rule declared on an RPC; an RPC without one is refused to everyone. */
 export function accessOf(method: DescMethod): Access {
+  return routeAccessOf(method).rules[0];
+}
+
+/** The access rules of an RPC, main rule first, and the audience its tokens carry. */
+export function routeAccessOf(method: DescMethod): RouteAccess {
   let found = accessByMethod.get(method);
   if (!found) {
-    found = getOption(method, accessOption);
+    const main = getOption(method, accessOption);
+    found = { rules: [main, ...main.alternatives], audience: getOption(method.parent, token_audience) || AUDIENCE };
     accessByMethod.set(method, found);
   }
   return found;
 }
 
 /**
- * The one enforcement point: every RPC, called through the gateway or directly,
- * passes here. It reads the RPC's pf.v1.access option, verifies the token,
- * applies the visibility, capability and special rules, honours the X-PF-*
- * headers only from those allowed to send them, and leaves the Principal in
- * the context values for the handler's ownership checks.
+ * The one enforcement point: every RPC, called through the gateway or
+ * directly, is admitted here from its pf.v1.access option. It verifies the
+ * token, tries the RPC's rules in order (visibility, capability, special rules,
+ * the actor it must act for), honours the X-PF-* headers only from those
+ * allowed to send them, and answers the Caller the handler reads. The gateway
+ * admits a call the same way before it looks at the request, so a caller
+ * without the right learns nothing about a route's shape.
  */
-export function enforcement(verifier: TokenVerifier): Interceptor {
-  return (next) => async (req) => {
-    const rule = accessOf(req.method);
-    const found = verifiedToken(verifier, req.header.get("authorization"));
+export class Admission {
+  constructor(private readonly verifier: TokenVerifier) {}
+
+  /** The admitted caller, or the refusal (a problem) of the last rule tried. */
+  admit(method: DescMethod, header: Headers): Caller | Promise<Caller> {
+    const route = routeAccessOf(method);
+    const found = verifiedToken(this.verifier, header.get("authorization"));
     // A token seen before is answered from the verifier's cache without waiting.
-    const token = found instanceof Promise ? await found : found;
-    let principal: Principal;
-    if (token === undefined) {
-      // Anonymous use is declared per route: public reads, and first-party routes the spec opens to anonymous callers.
-      if (!(rule.anonymous && (rule.visibility === Visibility.PUBLIC || rule.visibility === Visibility.FIRST_PARTY))) {
-        throw problem(401, "auth.required", "This route needs a bearer token.");
-      }
-      principal = ANONYMOUS;
-      refuseHeaders(req.header, "anonymous");
-    } else {
-      admit(rule, token.claims);
-      principal = withHeaders(rule, principalOfToken(token.claims, token.raw), req.header);
-    }
-    req.contextValues.set(principalKey, principal);
-    return next(req);
-  };
+    if (found instanceof Promise) return found.then((token) => admitCaller(route, token, header));
+    return admitCaller(route, found, header);
+  }
+
+  /** The interceptor that admits every call and leaves its Caller in the context values. */
+  interceptor(): Interceptor {
+    return (next) => async (req) => {
+      const admitted = this.admit(req.method, req.header);
+      req.contextValues.set(callerKey, admitted instanceof Promise ? await admitted : admitted);
+      return next(req);
+    };
+  }
 }
 
 type Bearer = { raw: string; claims: VerifiedToken };
@@ -68,12 +81,64 @@ function verifiedToken(verifier: TokenVerifier, authorization: string | null): B
   );
 }
 
+function admitCaller(route: RouteAccess, token: Bearer | undefined, header: Headers): Caller {
+  if (token === undefined) {
+    // Anonymous use is declared per rule: public reads, and first-party routes the spec opens to anonymous callers.
+    const open = route.rules.find((rule) => rule.anonymous && (rule.visibility === Visibility.PUBLIC || rule.visibility === Visibility.FIRST_PARTY));
+    if (!open) throw problem(401, "auth.required", "This route needs a bearer token.");
+    refuseHeaders(header, "anonymous");
+    return { principal: ANONYMOUS, admittedBy: open.name };
+  }
+  if (!token.claims.aud.includes(route.audience)) {
+    throw problem(401, "auth.wrong_audience", `This route takes tokens for the audience ${route.audience}.`);
+  }
+  const principal = principalOfToken(token.claims, token.raw);
+  let refusal: unknown;
+  for (const rule of route.rules) {
+    try {
+      return admitByRule(rule, principal, header);
+    } catch (error) {
+      refusal = error;
+    }
+  }
+  throw refusal;
+}
+
+/** Admits a principal by one rule, or throws that rule's refusal. */
+function admitByRule(rule: Access, principal: Principal, header: Headers): Caller {
+  admitToken(rule, principal);
+  const acting = withHeaders(rule, principal, header);
+  const person = personOf(acting);
+  const caller: Caller = { principal: acting, admittedBy: rule.name, person };
+  switch (rule.actor) {
+    case Actor.PERSON:
+      if (!person) throw problem(403, "auth.person_required", "This call acts for a person: use a user token, or a service token with X-PF-Subject.");
+      return caller;
+    case Actor.MEMBER:
+      if (!person?.startsWith("usr_")) throw problem(403, "auth.member_required", "This call acts for a network user (usr_): guests and callers acting for nobody cannot.");
+      return caller;
+    case Actor.STAFF:
+    case Actor.PLATFORM_STAFF: {
+      const staff = staffActorOf(acting, rule.actor === Actor.STAFF);
+      if (!staff) {
+        throw problem(403, "auth.staff_required", "Staff only: a service acting for nobody, or for a person it vouches as staff (X-PF-Staff: 1).");
+      }
+      return { ...caller, staff };
+    }
+    default:
+      return caller;
+  }
+}
+
 /** Refuses a token this rule does not let in. */
-function admit(rule: Access, claims: VerifiedToken): void {
+function admitToken(rule: Access, principal: Principal): void {
   const deny = (code: string, detail: string) => problem(403, code, detail);
-  if (claims.mod !== undefined && rule.neverToMods) throw deny("auth.never_to_mods", "This route is never granted to mods.");
   if (rule.visibility === Visibility.UNSPECIFIED) throw deny("auth.no_access_rule", "This RPC declares no access rule.");
-  switch (claims.kind) {
+  // Internal is "service-to-service only; never granted to apps or mods".
+  if (principal.mod !== undefined && (rule.neverToMods || rule.visibility === Visibility.INTERNAL)) {
+    throw deny("auth.never_to_mods", "This route is never granted to mods.");
+  }
+  switch (principal.kind) {
     case "user":
       if (rule.visibility === Visibility.INTERNAL) throw deny("auth.internal_only", "This route is internal: service tokens only.");
       if (rule.noPeople) throw deny("auth.people_refused", "This route is for services and apps, not user tokens.");
@@ -81,16 +146,16 @@ function admit(rule: Access, claims: VerifiedToken): void {
     case "app":
       if (rule.visibility === Visibility.INTERNAL) throw deny("auth.internal_only", "This route is internal: service tokens only.");
       if (rule.neverToApps) throw deny("auth.never_to_apps", "This route is never granted to apps.");
-      if (rule.visibility === Visibility.FIRST_PARTY && !claims.fp) {
+      if (rule.visibility === Visibility.FIRST_PARTY && !principal.fp) {
         throw deny("auth.first_party_only", "This route is for first-party apps only.");
       }
-      requireCapabilities(rule, claims.caps);
+      requireCapabilities(rule, principal.caps);
       break;
     case "service":
-      if (rule.onlyServices.length > 0 && !rule.onlyServices.includes(claims.sub.slice(4))) {
+      if (rule.onlyServices.length > 0 && !rule.onlyServices.includes(principal.service ?? "")) {
         throw deny("auth.service_not_allowed", `Only the ${rule.onlyServices.join(", ")} service may call this route.`);
       }
-      requireCapabilities(rule, claims.caps);
+      requireCapabilities(rule, principal.caps);
       break;
   }
 }
@@ -119,18 +184,28 @@ function principalOfToken(claims: VerifiedToken, raw: string): Principal {
   return principal;
 }
 
-function requireCapabilities(rule: Access, caps: string[]): void {
-  const missingAny = rule.capabilities.length > 0 && !rule.capabilities.some((cap) => caps.includes(cap));
-  const missingAll = rule.allCapabilities.filter((cap) => !caps.includes(cap));
+function requireCapabilities(rule: Access, caps: ReadonlySet<string>): void {
+  if (rule.capabilityUnchecked) return;
+  const missingAny = rule.capabilities.length > 0 && !rule.capabilities.some((cap) => caps.has(cap));
+  const missingAll = rule.allCapabilities.filter((cap) => !caps.has(cap));
   if (missingAny || missingAll.length > 0) {
     const needed = missingAny ? rule.capabilities.join(" or ") : missingAll.join(" and ");
     throw problem(403, "auth.capability_missing", `The token lacks the capability ${needed}.`, {
       capabilities: missingAny ? rule.capabilities : missingAll,
     });
   }
-  if (rule.separateGrant && caps.some((cap) => !rule.capabilities.includes(cap))) {
-    throw problem(403, "auth.separate_grant", `${rule.capabilities.join(", ")} is granted on its own: a token carrying other capabilities is refused here.`);
+  if (rule.separateGrant && [...caps].some((cap) => !rule.capabilities.includes(cap))) {
+    throw problem(
+      403,
+      "auth.separate_grant",
+      `${rule.capabilities.join(", ")} is granted on its own: a token carrying other capabilities is refused here.`,
+    );
   }
+}
+
+/** Whether X-PF-Subject may name the person a service acts for: first-party routes always ("people acting through them"). */
+function actsForPeople(rule: Access): boolean {
+  return rule.actingSubject || rule.visibility === Visibility.FIRST_PARTY;
 }
 
 function withHeaders(rule: Access, principal: Principal, header: Headers): Principal {
@@ -141,7 +216,7 @@ function withHeaders(rule: Access, principal: Principal, header: Headers): Princ
   if (subject === null && staff === null && origin === null) return principal;
   let actingSubject: string | undefined;
   if (subject !== null) {
-    if (!rule.actingSubject) {
+    if (!actsForPeople(rule)) {
       throw problem(400, "auth.acting_subject_refused", "This route does not act for a person: X-PF-Subject is refused.");
     }
     if (!/^(usr|gst)_[0-9a-z]+$/i.test(subject)) {

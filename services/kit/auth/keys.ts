@@ -1,7 +1,7 @@
 import { createLocalJWKSet, exportJWK, generateKeyPair, importJWK, importPKCS8, type JWK, type JWTVerifyGetKey, type CryptoKey } from "jose";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Config } from "../config.js";
+import type { Config } from "../runtime/config.js";
 
 /** The platform's signing key and the key set tokens are verified against. */
 export interface PlatformKeys {

@@ -1,6 +1,6 @@
 import { createContextKey, type HandlerContext } from "@connectrpc/connect";
-import { problem } from "../problem.js";
 import type { TokenKind } from "./tokens.js";
+import { problem } from "../handler/problem.js";
 
 /** Who is calling, as enforcement established it from the token and the X-PF-* headers; shared, never changed. */
 export interface Principal {
@@ -28,23 +28,57 @@ export interface Principal {
 
 export const ANONYMOUS: Principal = { kind: "anonymous", sub: "", caps: new Set(), fp: false, ns: [], staff: false };
 
-export const principalKey = createContextKey<Principal>(ANONYMOUS, { description: "pf principal" });
-
-export function principalOf(ctx: HandlerContext): Principal {
-  return ctx.values.get(principalKey);
+/**
+ * The caller as enforcement admitted it: the principal, which of the RPC's
+ * access rules let it in, and what that rule established (the person it acts
+ * for, the staff actor an audit names).
+ */
+export interface Caller {
+  readonly principal: Principal;
+  /** The `name` of the access rule that admitted the call ("" for an unnamed main rule). */
+  readonly admittedBy: string;
+  /** The person the call acts for: a user token's sub, or a service's X-PF-Subject. */
+  readonly person?: string;
+  /** Set when the admitting rule requires staff: the acting staff person, or the service or app acting for nobody. */
+  readonly staff?: string;
 }
 
-/** The person a call acts for: the acting subject from a service, or the user of a user token. */
+const NOBODY: Caller = { principal: ANONYMOUS, admittedBy: "" };
+
+export const callerKey = createContextKey<Caller>(NOBODY, { description: "pf caller" });
+
+/** The caller enforcement admitted. */
+export function callerOf(call: HandlerContext): Caller {
+  return call.values.get(callerKey);
+}
+
+/** The caller's principal (token and headers). */
+export function principalOf(call: HandlerContext): Principal {
+  return call.values.get(callerKey).principal;
+}
+
+/**
+ * The person the call acts for, on a route whose rule requires one (ACTOR_PERSON
+ * or ACTOR_MEMBER): enforcement refused the call otherwise, so its absence here
+ * is a contract without the requirement.
+ */
+export function actingPerson(call: HandlerContext): string {
+  const { person } = callerOf(call);
+  if (person === undefined) throw new Error(`${call.method.name} reads the acting person but its access rule does not require one`);
+  return person;
+}
+
+/** The staff actor (ACTOR_STAFF, ACTOR_PLATFORM_STAFF), as `actingPerson`. */
+export function staffActor(call: HandlerContext): string {
+  const { staff } = callerOf(call);
+  if (staff === undefined) throw new Error(`${call.method.name} reads the staff actor but its access rule does not require staff`);
+  return staff;
+}
+
+/** The person a principal acts for: the acting subject from a service, or the user of a user token. */
 export function personOf(principal: Principal): string | undefined {
   if (principal.actingSubject) return principal.actingSubject;
   return principal.kind === "user" ? principal.sub : undefined;
-}
-
-/** The person a call acts for, or 403 when there is none. */
-export function requirePerson(principal: Principal): string {
-  const person = personOf(principal);
-  if (!person) throw problem(403, "auth.person_required", "This call acts for a person: use a user token, or a service token with X-PF-Subject.");
-  return person;
 }
 
 /**
@@ -54,8 +88,15 @@ export function requirePerson(principal: Principal): string {
  * (X-PF-Staff: 1). A person's own token never is: staff status is a service's
  * statement. Answers the actor an audit names, or undefined.
  */
-export function staffActorOf(principal: Principal): string | undefined {
-  if (principal.kind !== "service" && principal.kind !== "app") return undefined;
+export function staffActorOf(principal: Principal, apps = true): string | undefined {
+  if (principal.kind !== "service" && !(apps && principal.kind === "app")) return undefined;
   if (principal.actingSubject !== undefined) return principal.staff ? principal.actingSubject : undefined;
   return principal.sub;
+}
+
+/** TRANSITIONAL (removed once every service declares ACTOR_PERSON): the person a call acts for, or 403. */
+export function requirePerson(principal: Principal): string {
+  const person = personOf(principal);
+  if (!person) throw problem(403, "auth.person_required", "This call acts for a person: use a user token, or a service token with X-PF-Subject.");
+  return person;
 }

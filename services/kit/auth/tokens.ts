@@ -2,6 +2,7 @@ import { jwtVerify, SignJWT } from "jose";
 import { randomUUID } from "node:crypto";
 import type { PlatformKeys } from "./keys.js";
 
+/** The platform's token audience; a service may declare its own (`pf.v1.token_audience`). */
 export const AUDIENCE = "pf";
 
 export type TokenKind = "user" | "app" | "service";
@@ -20,18 +21,20 @@ export interface TokenClaims {
   env?: "production" | "sandbox";
   ns?: string[];
   mod?: string;
+  /** The audience (default the platform's, `pf`); a service that declares its own takes only tokens for it. */
+  aud?: string;
   /** Lifetime in seconds (default one hour). */
   ttl?: number;
 }
 
 export async function mintToken(keys: PlatformKeys, claims: TokenClaims): Promise<string> {
   const sub = claims.sub ?? defaultSubject(claims);
-  const { ttl = 3600, sub: _sub, svc: _svc, ...rest } = claims;
+  const { ttl = 3600, sub: _sub, svc: _svc, aud = AUDIENCE, ...rest } = claims;
   const payload = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined));
   return new SignJWT(payload)
     .setProtectedHeader({ alg: "EdDSA", kid: keys.kid, typ: "JWT" })
     .setSubject(sub)
-    .setAudience(AUDIENCE)
+    .setAudience(aud)
     .setIssuedAt()
     .setExpirationTime(`${ttl}s`)
     .setJti(randomUUID())
@@ -61,6 +64,8 @@ export interface VerifiedToken {
   env?: string;
   ns: string[];
   mod?: string;
+  /** The audiences the token is for; enforcement checks the route's. */
+  aud: string[];
   exp: number;
 }
 
@@ -84,10 +89,9 @@ export class TokenVerifier {
     if (cached) return cached;
     const { payload } = await jwtVerify(token, this.keys.verifying, {
       algorithms: ["EdDSA"],
-      audience: AUDIENCE,
       typ: "JWT",
       // A token without an expiry would never expire.
-      requiredClaims: ["exp", "iat", "sub"],
+      requiredClaims: ["exp", "iat", "sub", "aud"],
     });
     const result = readClaims(payload);
     if (this.verified.size >= this.maxCached) this.verified.delete(this.verified.keys().next().value as string);
@@ -115,6 +119,7 @@ function readClaims(payload: Record<string, unknown>): VerifiedToken {
     env: text(payload.env),
     ns: strings(payload.ns),
     mod: text(payload.mod),
+    aud: typeof payload.aud === "string" ? [payload.aud] : strings(payload.aud),
     exp: typeof payload.exp === "number" ? payload.exp : 0,
   };
 }

@@ -1,11 +1,23 @@
 import { fromJsonString, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { qualified } from "../db/orm.js";
-import type { ServiceContext } from "../module.js";
-import type { BusMessage } from "./bus.js";
+import type { BusMessage, EventBus } from "./bus.js";
 
-/** What one durable consumer of a service does with each event of a subject. */
-export interface Consumer<Desc extends DescMessage = DescMessage> {
+/** What a consumer runs on: the service's key, bus and transactions (a service context is one). */
+export interface ConsumerHost {
+  key: string;
+  bus: EventBus;
+  transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T>;
+}
+
+/** Where an event came from: its id and subject. */
+export interface EventMeta {
+  id: string;
+  subject: string;
+}
+
+/** What one durable consumer of a service does with each event of a subject, given the service's context. */
+export interface Consumer<C extends ConsumerHost = ConsumerHost, Desc extends DescMessage = DescMessage> {
   /** Unique within the service; with the service key it names the durable consumer. */
   name: string;
   subject: string;
@@ -14,12 +26,12 @@ export interface Consumer<Desc extends DescMessage = DescMessage> {
   /** Where a new consumer starts: the whole stream (projections) or new events only. */
   from?: "all" | "new";
   /** Applies one event in the service's transaction; the kit records it as handled in that same transaction. */
-  handle(event: MessageShape<Desc>, em: EntityManager, meta: { id: string; subject: string }): Promise<void>;
+  handle(event: MessageShape<Desc>, em: EntityManager, meta: EventMeta, ctx: C): Promise<void>;
 }
 
 /** Declares a consumer with its event type checked. */
-export function consumer<Desc extends DescMessage>(definition: Consumer<Desc>): Consumer {
-  return definition as unknown as Consumer;
+export function consumer<C extends ConsumerHost, Desc extends DescMessage>(definition: Consumer<C, Desc>): Consumer<C> {
+  return definition as unknown as Consumer<C>;
 }
 
 /**
@@ -27,7 +39,7 @@ export function consumer<Desc extends DescMessage>(definition: Consumer<Desc>): 
  * id) and the consumer's own writes commit together, so a redelivery after a
  * crash or a lost ack finds the row and does nothing.
  */
-export function inboxHandler(ctx: ServiceContext, definition: Consumer): (message: BusMessage) => Promise<void> {
+export function inboxHandler<C extends ConsumerHost>(ctx: C, definition: Consumer<C>): (message: BusMessage) => Promise<void> {
   const decoder = new TextDecoder();
   return async (message) => {
     const id = message.headers["Nats-Msg-Id"];
@@ -41,12 +53,12 @@ export function inboxHandler(ctx: ServiceContext, definition: Consumer): (messag
         "all",
         em.getTransactionContext(),
       );
-      if (fresh.length > 0) await definition.handle(event, em, { id, subject: message.subject });
+      if (fresh.length > 0) await definition.handle(event, em, { id, subject: message.subject }, ctx);
     });
   };
 }
 
 /** Starts a durable consumer; answers how to stop it. */
-export function startConsumer(ctx: ServiceContext, definition: Consumer): Promise<() => Promise<void>> {
+export function startConsumer<C extends ConsumerHost>(ctx: C, definition: Consumer<C>): Promise<() => Promise<void>> {
   return ctx.bus.consume(definition.subject, `${ctx.key}_${definition.name}`, definition.from ?? "all", inboxHandler(ctx, definition));
 }

@@ -1,6 +1,6 @@
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
 import { connect, headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
-import type { Logger } from "../logger.js";
+import type { Logger } from "../runtime/logger.js";
 import type { BusMessage, EventBus } from "./bus.js";
 
 /** Resends within two minutes are dropped by their Nats-Msg-Id. */

@@ -1,4 +1,4 @@
-import type { Logger } from "../logger.js";
+import type { Logger } from "../runtime/logger.js";
 import { subjectMatches, type BusMessage, type EventBus } from "./bus.js";
 
 /** Event ids remembered to drop resends. */

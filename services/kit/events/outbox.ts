@@ -4,10 +4,10 @@ import { randomUUID } from "node:crypto";
 import type { EntityManager, MikroORM } from "@mikro-orm/postgresql";
 import { schema as schemaOption } from "../../../gen/pf/v1/options_pb.js";
 import { qualified } from "../db/orm.js";
-import { outsideCall } from "../call.js";
-import { newId } from "../ids.js";
-import { problem } from "../problem.js";
-import type { Logger } from "../logger.js";
+import { outsideCall } from "../rpc/call.js";
+import { newId } from "../handler/ids.js";
+import { problem } from "../handler/problem.js";
+import type { Logger } from "../runtime/logger.js";
 import type { EventBus } from "./bus.js";
 
 /** The largest event a change may publish. */

@@ -1,7 +1,7 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import type { Logger } from "../logger.js";
+import type { Logger } from "../runtime/logger.js";
 import { isDatabaseUnavailable } from "../db/unavailable.js";
-import { problem } from "../problem.js";
+import { problem } from "../handler/problem.js";
 
 /**
  * The outer interceptor of every pf service call. It counts the calls being

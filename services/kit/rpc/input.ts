@@ -1,5 +1,5 @@
 import type { Interceptor } from "@connectrpc/connect";
-import { invalid } from "../problem.js";
+import { invalid } from "../handler/problem.js";
 
 /**
  * Text and numbers no service can store or answer with: a NUL character

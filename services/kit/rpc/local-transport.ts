@@ -10,8 +10,8 @@ import {
   type UnaryRequest,
   type UnaryResponse,
 } from "@connectrpc/connect";
-import { deadlineKey, neverAborted } from "../call.js";
-import type { Implementation } from "../module.js";
+import { deadlineKey, neverAborted } from "./call.js";
+import type { Implementation } from "../runtime/module.js";
 import { PlainHeaders } from "./plain-headers.js";
 
 type UnaryHandler = (request: MessageShape<DescMessage>, context: HandlerContext) => Promise<unknown> | unknown;

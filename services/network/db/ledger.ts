@@ -1,5 +1,5 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { newId } from "../../kit/ids.js";
+import { newId } from "../../kit/handler/ids.js";
 import { balanceAfter } from "../domain/coins.js";
 import { CoinEntry } from "./entities.js";
 

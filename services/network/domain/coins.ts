@@ -1,5 +1,5 @@
 import type { Principal } from "../../kit/auth/principal.js";
-import { invalid, problem } from "../../kit/problem.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
 
 /** The most coins one account holds, and one change moves: far beyond any loyalty program, far inside bigint. */
 export const MAX_COINS = 1_000_000_000_000_000n;

@@ -1,5 +1,5 @@
 import type { Principal } from "../../kit/auth/principal.js";
-import { invalid } from "../../kit/problem.js";
+import { invalid } from "../../kit/handler/problem.js";
 
 const NAMESPACE = /^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
 

@@ -8,15 +8,15 @@ import {
   type NetworkAdminService,
 } from "../../../gen/pf/network/v1/admin_pb.js";
 import { ResolutionSchema, StaffEntrySchema } from "../../../gen/pf/network/v1/network_pb.js";
-import type { ServiceContext } from "../../kit/module.js";
+import type { ServiceContext } from "../../kit/runtime/module.js";
 import { principalOf, requirePerson } from "../../kit/auth/principal.js";
-import { maxLength } from "../../kit/limits.js";
-import { invalid, problem } from "../../kit/problem.js";
-import type { Sealer } from "../../kit/secrets.js";
+import { maxLength } from "../../kit/handler/text.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
+import type { Sealer } from "../../kit/runtime/sealer.js";
 import { Block, LegacyId, Setting, StaffMember, Subject } from "../db/entities.js";
 import { subjectRefs, toRef } from "../db/subject-refs.js";
 import { roleName } from "../domain/staff.js";
-import { requireSubject, requireUser } from "../../kit/subjects.js";
+import { requireSubject, requireUser } from "../../kit/handler/subjects.js";
 import { relationChanged, subjectChanged, subjects } from "../events.js";
 import { blocksOf } from "./blocks.js";
 import { GITHUB_TOKEN_ENV, GITHUB_TOKEN_SETTING } from "./integrations.js";

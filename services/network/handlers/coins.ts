@@ -9,14 +9,14 @@ import {
   type NetworkService,
 } from "../../../gen/pf/network/v1/network_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { idempotencyKeyOf, idempotent, requestHash } from "../../kit/idempotency.js";
-import { newId } from "../../kit/ids.js";
-import type { ServiceContext } from "../../kit/module.js";
-import { maxLength } from "../../kit/limits.js";
-import { invalid } from "../../kit/problem.js";
+import { idempotencyKeyOf, idempotent, requestHash } from "../../kit/handler/idempotency.js";
+import { newId } from "../../kit/handler/ids.js";
+import type { ServiceContext } from "../../kit/runtime/module.js";
+import { maxLength } from "../../kit/handler/text.js";
+import { invalid } from "../../kit/handler/problem.js";
 import { applyChange, lockAccounts } from "../db/ledger.js";
 import { coinsAppId, lockOrder, requireAmount } from "../domain/coins.js";
-import { requireUser } from "../../kit/subjects.js";
+import { requireUser } from "../../kit/handler/subjects.js";
 import { coinsChanged, coinsTransferred } from "../events.js";
 
 type CoinsHandlers = Pick<ServiceImpl<typeof NetworkService>, "creditCoins" | "debitCoins" | "transferCoins">;

@@ -9,11 +9,11 @@ import {
   type NetworkService,
   type Resolution,
 } from "../../../gen/pf/network/v1/network_pb.js";
-import type { ServiceContext } from "../../kit/module.js";
-import { invalid, problem } from "../../kit/problem.js";
+import type { ServiceContext } from "../../kit/runtime/module.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
 import { LegacyId } from "../db/entities.js";
 import { subjectRefs } from "../db/subject-refs.js";
-import { requireSubject } from "../../kit/subjects.js";
+import { requireSubject } from "../../kit/handler/subjects.js";
 
 const MAX_BATCH = 200;
 

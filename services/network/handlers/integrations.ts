@@ -3,9 +3,9 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { GithubTokenResultSchema, type NetworkService } from "../../../gen/pf/network/v1/network_pb.js";
-import type { ServiceContext } from "../../kit/module.js";
-import { problem } from "../../kit/problem.js";
-import type { Sealer } from "../../kit/secrets.js";
+import type { ServiceContext } from "../../kit/runtime/module.js";
+import { problem } from "../../kit/handler/problem.js";
+import type { Sealer } from "../../kit/runtime/sealer.js";
 import { Setting } from "../db/entities.js";
 
 export const GITHUB_TOKEN_SETTING = "integrations.github.token";

@@ -4,12 +4,12 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { LockMode, UniqueConstraintViolationException } from "@mikro-orm/postgresql";
 import { ModuleRecordSchema, type NetworkService } from "../../../gen/pf/network/v1/network_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import type { ServiceContext } from "../../kit/module.js";
-import { problem } from "../../kit/problem.js";
+import type { ServiceContext } from "../../kit/runtime/module.js";
+import { problem } from "../../kit/handler/problem.js";
 import { ModuleRecord } from "../db/entities.js";
-import { ifMatchOf } from "../../kit/revisions.js";
+import { ifMatchOf } from "../../kit/handler/revisions.js";
 import { mayRead, ownsNamespace, requireNamespace } from "../domain/namespaces.js";
-import { requireSubject } from "../../kit/subjects.js";
+import { requireSubject } from "../../kit/handler/subjects.js";
 import { moduleWritten } from "../events.js";
 
 const MAX_RECORD_BYTES = 64 * 1024;

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { StaffListResultSchema, type NetworkService, type StaffListResult } from "../../../gen/pf/network/v1/network_pb.js";
-import type { ServiceContext } from "../../kit/module.js";
+import type { ServiceContext } from "../../kit/runtime/module.js";
 import { StaffMember } from "../db/entities.js";
 import { subjectRefs } from "../db/subject-refs.js";
 import { byRank, roleOf } from "../domain/staff.js";

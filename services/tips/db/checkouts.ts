@@ -1,5 +1,5 @@
 import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
-import { newId } from "../../kit/ids.js";
+import { newId } from "../../kit/handler/ids.js";
 import { deliveryOnSettle, type InteractionKind, type Moderation } from "../domain/checkouts.js";
 import { matchesWordFilter } from "../domain/profiles.js";
 import { interactionChanged, subjects } from "../events.js";

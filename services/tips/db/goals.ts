@@ -3,8 +3,8 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
 import { GoalSchema, type Goal } from "../../../gen/pf/tips/v1/tips_pb.js";
 import { qualified } from "../../kit/db/orm.js";
-import { money } from "../../kit/money.js";
-import { problem } from "../../kit/problem.js";
+import { money } from "../../kit/handler/money.js";
+import { problem } from "../../kit/handler/problem.js";
 import { goalChanged } from "../events.js";
 import { GoalRow } from "./entities.js";
 

@@ -12,8 +12,8 @@ import {
   type Checkout,
   type Interaction,
 } from "../../../gen/pf/tips/v1/tips_pb.js";
-import { money } from "../../kit/money.js";
-import { problem } from "../../kit/problem.js";
+import { money } from "../../kit/handler/money.js";
+import { problem } from "../../kit/handler/problem.js";
 import type { DeliveryState as Delivery, InteractionKind as Kind, Moderation, PaymentState as Payment } from "../domain/checkouts.js";
 import { InteractionRow, type CheckoutRow } from "./entities.js";
 

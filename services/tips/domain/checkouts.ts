@@ -1,8 +1,8 @@
 import type { Profile } from "../../../gen/pf/tips/v1/tips_pb.js";
 import type { Money } from "../../../gen/pf/v1/money_pb.js";
-import { maxLength } from "../../kit/limits.js";
-import { invalid, problem } from "../../kit/problem.js";
-import { requireUrl } from "../../kit/urls.js";
+import { maxLength } from "../../kit/handler/text.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
+import { requireUrl } from "../../kit/handler/urls.js";
 
 /** What a checkout pays for. */
 export type PaidKind = "tip" | "paid_message" | "media_request";

@@ -1,6 +1,6 @@
-import { maxLength } from "../../kit/limits.js";
-import { invalid, problem } from "../../kit/problem.js";
-import { optionalUrl } from "../../kit/urls.js";
+import { maxLength } from "../../kit/handler/text.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
+import { optionalUrl } from "../../kit/handler/urls.js";
 
 /** A goal title: 1 to 120 characters. */
 export function requireTitle(title: string): string {

@@ -8,9 +8,9 @@ import {
   type GoalSettings,
   type OverlayConfigRequest,
 } from "../../../gen/pf/tips/v1/overlays_pb.js";
-import { maxLength } from "../../kit/limits.js";
-import { invalid } from "../../kit/problem.js";
-import { optionalUrl } from "../../kit/urls.js";
+import { maxLength } from "../../kit/handler/text.js";
+import { invalid } from "../../kit/handler/problem.js";
+import { optionalUrl } from "../../kit/handler/urls.js";
 
 export type OverlayKindName = "alerts" | "goals";
 

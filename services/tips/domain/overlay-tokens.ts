@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { OverlayScope } from "../../../gen/pf/tips/v1/overlays_pb.js";
-import { invalid } from "../../kit/problem.js";
+import { invalid } from "../../kit/handler/problem.js";
 import type { OverlayKindName } from "./overlay-configs.js";
 
 /** Secrets are `ovk_` and 32 random bytes: high entropy, so one SHA-256 (no slow hash) keeps them unguessable at rest. */

@@ -14,10 +14,10 @@ import {
   type WordFilter,
 } from "../../../gen/pf/tips/v1/tips_pb.js";
 import type { Money } from "../../../gen/pf/v1/money_pb.js";
-import { maxLength } from "../../kit/limits.js";
-import { requireAmount } from "../../kit/money.js";
-import { invalid } from "../../kit/problem.js";
-import { requireUser } from "../../kit/subjects.js";
+import { maxLength } from "../../kit/handler/text.js";
+import { requireAmount } from "../../kit/handler/money.js";
+import { invalid } from "../../kit/handler/problem.js";
+import { requireUser } from "../../kit/handler/subjects.js";
 
 const HOST = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/;
 const MAX_MEDIA_SECONDS = 24 * 3600;

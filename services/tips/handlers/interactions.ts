@@ -12,12 +12,12 @@ import {
 } from "../../../gen/pf/tips/v1/tips_pb.js";
 import { principalOf, requirePerson } from "../../kit/auth/principal.js";
 import { advisoryLock } from "../../kit/db/advisory-lock.js";
-import { newId } from "../../kit/ids.js";
-import { maxLength } from "../../kit/limits.js";
-import { requireAmount } from "../../kit/money.js";
-import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
-import { invalid, problem } from "../../kit/problem.js";
-import { requireUser } from "../../kit/subjects.js";
+import { newId } from "../../kit/handler/ids.js";
+import { maxLength } from "../../kit/handler/text.js";
+import { requireAmount } from "../../kit/handler/money.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
+import { requireUser } from "../../kit/handler/subjects.js";
 import type { TipsContext } from "../context.js";
 import { GoalRow, InteractionRow } from "../db/entities.js";
 import { goalNotFound, publishGoal } from "../db/goals.js";

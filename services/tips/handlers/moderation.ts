@@ -10,11 +10,11 @@ import {
   type TipsService,
 } from "../../../gen/pf/tips/v1/tips_pb.js";
 import { principalOf, requirePerson } from "../../kit/auth/principal.js";
-import { newId } from "../../kit/ids.js";
-import { maxLength } from "../../kit/limits.js";
-import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
-import { invalid, problem } from "../../kit/problem.js";
-import { requireUser } from "../../kit/subjects.js";
+import { newId } from "../../kit/handler/ids.js";
+import { maxLength } from "../../kit/handler/text.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
+import { requireUser } from "../../kit/handler/subjects.js";
 import type { TipsContext } from "../context.js";
 import { InteractionRow, ModerationRow } from "../db/entities.js";
 import { interactionNotFound, interactionToProto } from "../db/interactions.js";

@@ -16,10 +16,10 @@ import {
 } from "../../../gen/pf/tips/v1/overlays_pb.js";
 import { principalOf, requirePerson } from "../../kit/auth/principal.js";
 import { advisoryLock } from "../../kit/db/advisory-lock.js";
-import { newId } from "../../kit/ids.js";
-import type { ServiceContext } from "../../kit/module.js";
-import { invalid, problem } from "../../kit/problem.js";
-import { checkRevision, ifMatchOf } from "../../kit/revisions.js";
+import { newId } from "../../kit/handler/ids.js";
+import type { ServiceContext } from "../../kit/runtime/module.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
+import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { GoalRow } from "../db/entities.js";
 import { goalNotFound } from "../db/goals.js";

@@ -1,6 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { TipsOverlayService } from "../../../gen/pf/tips/v1/overlays_pb.js";
-import type { ServiceContext } from "../../kit/module.js";
+import type { ServiceContext } from "../../kit/runtime/module.js";
 import { overlayConfigHandlers } from "./overlay-configs.js";
 import { OverlayHub } from "../live/hub.js";
 import { overlayStreamHandlers } from "./overlay-stream.js";

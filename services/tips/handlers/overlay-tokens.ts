@@ -12,11 +12,11 @@ import {
   type TipsOverlayService,
 } from "../../../gen/pf/tips/v1/overlays_pb.js";
 import { principalOf, requirePerson } from "../../kit/auth/principal.js";
-import { newId } from "../../kit/ids.js";
-import { maxLength } from "../../kit/limits.js";
-import type { ServiceContext } from "../../kit/module.js";
-import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
-import { invalid, problem } from "../../kit/problem.js";
+import { newId } from "../../kit/handler/ids.js";
+import { maxLength } from "../../kit/handler/text.js";
+import type { ServiceContext } from "../../kit/runtime/module.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
 import { OverlayTokenRow } from "../db/overlay-entities.js";
 import { requestedScopes, scopesOf, SECRET_PREFIX, secretHash } from "../domain/overlay-tokens.js";
 import { tokenRevoked } from "../events.js";

@@ -1,5 +1,5 @@
 import type { BusMessage, EventBus } from "../../kit/events/bus.js";
-import type { Logger } from "../../kit/logger.js";
+import type { Logger } from "../../kit/runtime/logger.js";
 import { subjects } from "../events.js";
 import { decodeLive, type LiveEvent } from "./events.js";
 

@@ -1,6 +1,6 @@
 import { qualified } from "../../kit/db/orm.js";
-import { leasedJob } from "../../kit/lease.js";
-import type { Worker } from "../../kit/module.js";
+import { leasedJob } from "../../kit/runtime/lease.js";
+import type { Worker } from "../../kit/runtime/module.js";
 import { tipsContext, type TipsContext } from "../context.js";
 import { CheckoutRow } from "../db/entities.js";
 import { applyIntent, pay } from "../payments.js";

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { PerkSchema, VersionPerkSchema, type Perk, type VersionPerk } from "../../../gen/pf/vip/v1/plans_pb.js";
-import { problem } from "../../kit/problem.js";
+import { problem } from "../../kit/handler/problem.js";
 import { NETWORK } from "../domain/access.js";
 import { PERK_KINDS, PERK_STATUS, type Kind } from "../domain/perks.js";
 import { PerkRow, type SnapshotPerk } from "./entities.js";

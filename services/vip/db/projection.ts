@@ -5,7 +5,7 @@ import { SubscriptionStatus, type Entitlement, type EntitlementResult, type Subs
 import { CheckMode, EntitlementCheckResultSchema, EntitlementStatus, Source, type EntitlementCheckResult } from "../../../gen/pf/vip/v1/memberships_pb.js";
 import { qualified } from "../../kit/db/orm.js";
 import type { VipContext } from "../context.js";
-import { notAnswered } from "../../kit/call.js";
+import { notAnswered } from "../../kit/rpc/call.js";
 import { relayBilling } from "../domain/billing.js";
 import { answerOf, factFromBilling, isStale, type BillingEntitlement, type Fact } from "../domain/entitlements.js";
 import { EntitlementRow } from "./entities.js";

@@ -1,6 +1,6 @@
 import { personOf, requirePerson, staffActorOf, type Principal } from "../../kit/auth/principal.js";
-import { problem } from "../../kit/problem.js";
-import { requireUser } from "../../kit/subjects.js";
+import { problem } from "../../kit/handler/problem.js";
+import { requireUser } from "../../kit/handler/subjects.js";
 
 /** The owner of network plans and perks. */
 export const NETWORK = "network";

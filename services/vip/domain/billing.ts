@@ -1,5 +1,5 @@
-import { notAnswered } from "../../kit/call.js";
-import { problem } from "../../kit/problem.js";
+import { notAnswered } from "../../kit/rpc/call.js";
+import { problem } from "../../kit/handler/problem.js";
 
 /** A billing failure as this service answers it: billing's problems as billing stated them, no answer (the kit's notAnswered) as 503. */
 export function relayBilling(error: unknown): never {

@@ -1,6 +1,6 @@
 import { PerkKind, PerkStatus } from "../../../gen/pf/vip/v1/plans_pb.js";
 import type { EntityRef } from "../../../gen/pf/v1/refs_pb.js";
-import { invalid } from "../../kit/problem.js";
+import { invalid } from "../../kit/handler/problem.js";
 
 export type Kind = "badge" | "emote" | "gated_content" | "room" | "role";
 

@@ -1,6 +1,6 @@
 import { PlanStatus, VersionState } from "../../../gen/pf/vip/v1/plans_pb.js";
-import { maxLength } from "../../kit/limits.js";
-import { invalid } from "../../kit/problem.js";
+import { maxLength } from "../../kit/handler/text.js";
+import { invalid } from "../../kit/handler/problem.js";
 
 export type Status = "draft" | "published" | "archived";
 

@@ -14,10 +14,10 @@ import {
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
 import type { Money } from "../../../gen/pf/v1/money_pb.js";
 import { principalOf, requirePerson } from "../../kit/auth/principal.js";
-import { idempotencyKeyOf, idempotent, requestHash, storedAnswer } from "../../kit/idempotency.js";
-import { newId } from "../../kit/ids.js";
-import { maxLength } from "../../kit/limits.js";
-import { invalid, problem } from "../../kit/problem.js";
+import { idempotencyKeyOf, idempotent, requestHash, storedAnswer } from "../../kit/handler/idempotency.js";
+import { newId } from "../../kit/handler/ids.js";
+import { maxLength } from "../../kit/handler/text.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
 import type { VipContext } from "../context.js";
 import { MembershipRow, PlanRow, PlanVersionRow } from "../db/entities.js";
 import { versionsOf } from "../db/plans.js";

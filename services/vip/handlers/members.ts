@@ -5,13 +5,13 @@ import { SubscriptionView, type Entitlement, type SubscriptionsAnswer } from "..
 import { MemberSchema, MembersResultSchema, Source } from "../../../gen/pf/vip/v1/memberships_pb.js";
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { decodeCursor, encodeCursor, page, pageLimit } from "../../kit/paging.js";
-import { invalid, problem } from "../../kit/problem.js";
+import { decodeCursor, encodeCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
 import type { VipContext } from "../context.js";
 import { EntitlementRow } from "../db/entities.js";
 import { billingEntitlementOf, storeFact } from "../db/projection.js";
 import { requireOwner, requireSelfOrGrant } from "../domain/access.js";
-import { notAnswered } from "../../kit/call.js";
+import { notAnswered } from "../../kit/rpc/call.js";
 import { relayBilling } from "../domain/billing.js";
 
 type MemberHandlers = Pick<ServiceImpl<typeof VipService>, "listMembers">;

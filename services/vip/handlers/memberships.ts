@@ -11,7 +11,7 @@ import {
 } from "../../../gen/pf/vip/v1/memberships_pb.js";
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { requireUser } from "../../kit/subjects.js";
+import { requireUser } from "../../kit/handler/subjects.js";
 import type { VipContext } from "../context.js";
 import { MembershipRow, PlanRow } from "../db/entities.js";
 import { versionsOf } from "../db/plans.js";

@@ -4,8 +4,8 @@ import type { FilterQuery } from "@mikro-orm/postgresql";
 import { PlanListResultSchema, PlanListSchema, PlanStatus, PlanVersionListSchema, VersionState } from "../../../gen/pf/vip/v1/plans_pb.js";
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
 import { personOf, principalOf, type Principal } from "../../kit/auth/principal.js";
-import { decodeTextCursor, page, pageLimit } from "../../kit/paging.js";
-import { invalid, problem } from "../../kit/problem.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
 import type { VipContext } from "../context.js";
 import { PlanRow } from "../db/entities.js";
 import { loadPlans, planToProto, versionToProto } from "../db/plans.js";
@@ -31,7 +31,7 @@ function visibleTo(principal: Principal): FilterQuery<PlanRow> {
 
 /** Plan reads: public for published plans; the grant (and the owner, for theirs) adds drafts and archived plans. */
 export function planReadHandlers(ctx: VipContext): PlanReadHandlers {
-  async function list(principal: Principal, owner: string | undefined, status: PlanStatus, limit: number, cursor: string) {
+  async function list(principal: Principal, owner: string | undefined, status: PlanStatus, limit: number | undefined, cursor: string) {
     if (status !== PlanStatus.UNSPECIFIED && !(status in STATUS_NAMES)) throw invalid("status", "status is a PLAN_STATUS_ value");
     const size = pageLimit(limit);
     const before = decodeTextCursor(cursor, 1)?.[0];

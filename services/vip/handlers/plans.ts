@@ -5,14 +5,14 @@ import { PlanResultSchema, type PlanUpdateRequest } from "../../../gen/pf/vip/v1
 import type { Money } from "../../../gen/pf/v1/money_pb.js";
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
 import { principalOf, type Principal } from "../../kit/auth/principal.js";
-import { newId } from "../../kit/ids.js";
-import { invalid, problem } from "../../kit/problem.js";
+import { newId } from "../../kit/handler/ids.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
 import type { VipContext } from "../context.js";
 import { PlanRow, PlanVersionRow } from "../db/entities.js";
 import { addVersion, loadPlans, planToProto, publishDraft, termsOf } from "../db/plans.js";
 import { managerOf, ownerForCreate, seesAllOf } from "../domain/access.js";
 import { hasChanges, termsFrom, type Changes } from "../domain/plans.js";
-import { checkRevision, ifMatchOf } from "../../kit/revisions.js";
+import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
 import { planChanged, subjects } from "../events.js";
 
 type PlanHandlers = Pick<ServiceImpl<typeof VipService>, "createPlan" | "updatePlan" | "publishPlan" | "archivePlan">;

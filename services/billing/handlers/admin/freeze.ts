@@ -4,7 +4,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
 import { AdminResultSchema, EconomySchema, type BillingAdminService, type Economy } from "../../../../gen/pf/billing/v1/admin_pb.js";
 import { principalOf } from "../../../kit/auth/principal.js";
-import { invalid } from "../../../kit/problem.js";
+import { invalid } from "../../../kit/handler/problem.js";
 import type { BillingContext } from "../../context.js";
 import { EconomyRow, ProviderEventRow } from "../../db/entities.js";
 import { requireReason } from "../../domain/requests.js";

@@ -1,6 +1,6 @@
 /** Money as every service takes it: positive whole minor units of an ISO 4217 currency (bigint, never floats). */
 import { create } from "@bufbuild/protobuf";
-import { MoneySchema, type Money } from "../../gen/pf/v1/money_pb.js";
+import { MoneySchema, type Money } from "../../../gen/pf/v1/money_pb.js";
 import { invalid } from "./problem.js";
 
 /** The most one amount or balance holds: far beyond any real purchase, far inside bigint and int64. */

@@ -1,5 +1,5 @@
 import { pino, type Logger } from "pino";
-import { currentRequestId } from "./call.js";
+import { currentRequestId } from "../rpc/call.js";
 
 export type { Logger };
 

@@ -1,4 +1,4 @@
-import { qualified } from "./db/orm.js";
+import { qualified } from "../db/orm.js";
 import { leasedJob } from "./lease.js";
 import type { ServiceContext } from "./module.js";
 

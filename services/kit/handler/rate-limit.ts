@@ -1,5 +1,5 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { qualified } from "./db/orm.js";
+import { qualified } from "../db/orm.js";
 import { problem } from "./problem.js";
 
 /** One limit: at most `limit` hits per `windowMs` for one key of one named rule. */

@@ -1,36 +1,36 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from "@connectrpc/connect";
 import { join } from "node:path";
-import { buildGateway } from "../../gateway/gateway.js";
-import { enforcement } from "./auth/enforce.js";
-import { loadKeys, type PlatformKeys } from "./auth/keys.js";
-import { mintToken, TokenVerifier, type TokenClaims } from "./auth/tokens.js";
-import { bearer, clientWithDefaults, keyOf, Transports } from "./clients.js";
-import { systemClock, type Clock } from "./clock.js";
-import type { Config } from "./config.js";
-import { startEmbeddedPostgres, type EmbeddedPostgres } from "./db/embedded.js";
-import { openServiceDatabase, type MikroORM } from "./db/orm.js";
-import type { EventBus } from "./events/bus.js";
-import { JetStreamBus } from "./events/jetstream-bus.js";
-import { InProcessBus } from "./events/memory-bus.js";
-import { startConsumer } from "./events/consumer.js";
-import { OutboxRelay } from "./events/outbox.js";
-import { housekeeping } from "./housekeeping.js";
-import { createLogger, type Logger } from "./logger.js";
-import type { Implementation, ServiceContext, ServiceModule } from "./module.js";
-import { healthRoutes } from "./rpc/health.js";
-import { reflectionRoutes } from "./rpc/reflection.js";
-import { callScope, propagateCall } from "./call.js";
-import { CallGuard } from "./rpc/guard.js";
-import { inputGuard } from "./rpc/input.js";
-import { LocalServices } from "./rpc/local-transport.js";
-import { serveRpc } from "./rpc/server.js";
-import { inTransaction } from "./transaction.js";
+import { buildGateway } from "../gateway/gateway.js";
+import { Admission } from "./kit/auth/enforce.js";
+import { loadKeys, type PlatformKeys } from "./kit/auth/keys.js";
+import { mintToken, TokenVerifier, type TokenClaims } from "./kit/auth/tokens.js";
+import { bearer, clientWithDefaults, keyOf, Transports } from "./kit/rpc/clients.js";
+import { systemClock, type Clock } from "./kit/runtime/clock.js";
+import type { Config } from "./kit/runtime/config.js";
+import { startEmbeddedPostgres, type EmbeddedPostgres } from "./kit/db/embedded.js";
+import { openServiceDatabase, type MikroORM } from "./kit/db/orm.js";
+import type { EventBus } from "./kit/events/bus.js";
+import { JetStreamBus } from "./kit/events/jetstream-bus.js";
+import { InProcessBus } from "./kit/events/memory-bus.js";
+import { startConsumer } from "./kit/events/consumer.js";
+import { OutboxRelay } from "./kit/events/outbox.js";
+import { housekeeping } from "./kit/runtime/housekeeping.js";
+import { createLogger, type Logger } from "./kit/runtime/logger.js";
+import type { AnyServiceModule, Implementation, ServiceContext } from "./kit/runtime/module.js";
+import { healthRoutes } from "./kit/rpc/health.js";
+import { reflectionRoutes } from "./kit/rpc/reflection.js";
+import { callScope, propagateCall } from "./kit/rpc/call.js";
+import { CallGuard } from "./kit/rpc/guard.js";
+import { inputGuard } from "./kit/rpc/input.js";
+import { LocalServices } from "./kit/rpc/local-transport.js";
+import { serveRpc } from "./kit/rpc/server.js";
+import { inTransaction } from "./kit/db/transaction.js";
 
 export interface PlatformOptions {
   config: Config;
   /** Every module the platform knows; config.services picks which run here. */
-  modules: ServiceModule[];
+  modules: AnyServiceModule[];
   clock?: Clock;
   logger?: Logger;
 }
@@ -62,7 +62,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   let stopping: Promise<void> | undefined;
   try {
     const keys = await loadKeys(config);
-    const verifier = new TokenVerifier(keys);
+    const admission = new Admission(new TokenVerifier(keys));
 
     let databaseUrl = config.databaseUrl;
     if (!databaseUrl) {
@@ -77,7 +77,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
 
     // Every pf service call: in its scope (request id, deadline), counted and kept from leaking internals, enforced, its input checked.
     const guard = new CallGuard(logger);
-    const serverInterceptors = [callScope(config.callTimeoutMs), guard.interceptor(), enforcement(verifier), inputGuard()];
+    const serverInterceptors = [callScope(config.callTimeoutMs), guard.interceptor(), admission.interceptor(), inputGuard()];
     const implementations: Implementation[] = [];
     const local = new LocalServices();
     const routes = (router: ConnectRouter) => {
@@ -101,9 +101,10 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       relays.push(relay);
       const callerInterceptors = [propagateCall(), bearer(serviceToken(keys, module))];
       const transports = new Transports(localTransport(callerInterceptors), localKeys, config.serviceUrls, callerInterceptors);
-      const ctx = serviceContext({ module, config, logger, clock, orm, bus, relay, transports });
+      // The service's context is built once here; its handlers, workers and consumers share it.
+      const ctx = await module.context(serviceContext({ module, config, logger, clock, orm, bus, relay, transports }));
       contexts.set(module.key, ctx);
-      for (const implementation of await module.implementations(ctx)) {
+      for (const implementation of module.implementations(ctx)) {
         implementations.push(implementation);
         local.add(implementation, serverInterceptors);
       }
@@ -133,7 +134,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     let gatewayUrl: string | undefined;
     if (config.gateway) {
       const services: DescService[] = implementations.map((i) => i.service);
-      const gateway = await buildGateway({ services, transport, config, logger, readiness });
+      const gateway = await buildGateway({ services, transport, admission, config, logger, readiness });
       gatewayUrl = await gateway.listen({ port: config.httpPort, host: config.bind });
       stops.push(() => gateway.close());
     }
@@ -159,7 +160,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
 
 /** Everything a service's handlers and workers use, built once. */
 function serviceContext(parts: {
-  module: ServiceModule;
+  module: AnyServiceModule;
   config: Config;
   logger: Logger;
   clock: Clock;
@@ -186,7 +187,7 @@ function serviceContext(parts: {
 }
 
 /** The service's own token, re-minted before it expires. */
-function serviceToken(keys: PlatformKeys, module: ServiceModule): () => Promise<string> {
+function serviceToken(keys: PlatformKeys, module: AnyServiceModule): () => Promise<string> {
   let current: { token: string; renewAt: number } | undefined;
   return async () => {
     if (!current || Date.now() > current.renewAt) {

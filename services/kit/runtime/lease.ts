@@ -1,6 +1,13 @@
 import { randomUUID } from "node:crypto";
-import { qualified } from "./db/orm.js";
+import { qualified } from "../db/orm.js";
 import type { ServiceContext, Worker } from "./module.js";
+
+/** How often a leased job runs, how long its lease lasts, and when its first pass comes. */
+export interface LeaseSchedule {
+  everyMs: number;
+  leaseMs?: number;
+  firstAfterMs?: number;
+}
 
 /**
  * A background job (renewal sweep, expiry, schedules) that one instance at a
@@ -8,13 +15,14 @@ import type { ServiceContext, Worker } from "./module.js";
  * so two instances never run it at once, and a lease left by a crashed
  * instance lapses after `leaseMs`.
  */
-export function leasedJob(
+export function leasedJob<C extends ServiceContext>(
   name: string,
-  options: { everyMs: number; leaseMs?: number; firstAfterMs?: number },
-  run: (ctx: ServiceContext) => Promise<void>,
-): Worker {
-  const leaseMs = options.leaseMs ?? Math.max(30_000, options.everyMs * 2);
+  schedule: LeaseSchedule | ((ctx: C) => LeaseSchedule),
+  run: (ctx: C) => Promise<void>,
+): Worker<C> {
   return async (ctx) => {
+    const options = typeof schedule === "function" ? schedule(ctx) : schedule;
+    const leaseMs = options.leaseMs ?? Math.max(30_000, options.everyMs * 2);
     const holder = randomUUID();
     const table = qualified(ctx.orm.em, "leases");
     const connection = ctx.orm.em.getConnection();

@@ -1,7 +1,7 @@
 import { getOption, type DescService } from "@bufbuild/protobuf";
 import { createClient, type CallOptions, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { service_key as serviceKey } from "../../gen/pf/v1/options_pb.js";
+import { service_key as serviceKey } from "../../../gen/pf/v1/options_pb.js";
 
 /** The service key a proto service belongs to (its pf.v1.service_key option). */
 export function keyOf(service: DescService): string {

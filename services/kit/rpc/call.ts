@@ -1,7 +1,7 @@
 import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
-import { problemOf } from "./problem.js";
+import { problemOf } from "../handler/problem.js";
 
 const REQUEST_ID = "x-request-id";
 

@@ -3,9 +3,9 @@ import { problem } from "./problem.js";
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 200;
 
-/** The page size asked for: 1–200, 50 when unset (0). */
-export function pageLimit(limit: number): number {
-  if (limit === 0) return DEFAULT_LIMIT;
+/** The page size asked for: 1–200, 50 when unset. */
+export function pageLimit(limit: number | undefined): number {
+  if (limit === undefined) return DEFAULT_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
     throw problem(400, "request.invalid", `limit must be between 1 and ${MAX_LIMIT}`, { field: "limit" });
   }

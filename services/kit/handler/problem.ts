@@ -1,7 +1,7 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { STATUS_CODES } from "node:http";
-import { type Problem, ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
+import { type Problem, ProblemSchema } from "../../../gen/pf/v1/problem_pb.js";
 
 const CODE_BY_STATUS: Record<number, Code> = {
   400: Code.InvalidArgument,

@@ -1,13 +1,13 @@
 import type { DescService } from "@bufbuild/protobuf";
 import type { Client, ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager, MikroORM } from "@mikro-orm/postgresql";
+import type { ServiceSchema } from "../db/orm.js";
+import type { EventBus } from "../events/bus.js";
+import type { Consumer } from "../events/consumer.js";
+import { streamsEndOnCancel } from "../rpc/streams.js";
 import type { Clock } from "./clock.js";
 import type { Config } from "./config.js";
-import type { ServiceSchema } from "./db/orm.js";
-import type { EventBus } from "./events/bus.js";
-import type { Consumer } from "./events/consumer.js";
 import type { Logger } from "./logger.js";
-import { streamsEndOnCancel } from "./rpc/streams.js";
 
 /** One proto service and the object of its methods. */
 export interface Implementation {
@@ -23,7 +23,7 @@ export function implement<S extends DescService>(service: S, impl: ServiceImpl<S
   return { service, impl: streamsEndOnCancel(service, impl) as Partial<ServiceImpl<DescService>> };
 }
 
-/** Built once per service from config: everything its handlers and workers use. */
+/** The platform's part of every service's context, built by the host once per service. */
 export interface ServiceContext {
   key: string;
   config: Config;
@@ -42,19 +42,38 @@ export interface ServiceContext {
 }
 
 /** Background work a module runs while the host is up (see `leasedJob`); returns how to stop it. */
-export type Worker = (ctx: ServiceContext) => Promise<() => Promise<void>>;
+export type Worker<C extends ServiceContext = ServiceContext> = (ctx: C) => Promise<() => Promise<void>>;
 
-/** What the host needs to run a service. */
-export interface ServiceModule {
+/**
+ * What the host needs to run a service. The host builds the service's context
+ * once (`context`, from the platform's part) and hands that same object to the
+ * handlers, the workers and the consumers.
+ */
+export interface ServiceModule<C extends ServiceContext = ServiceContext> {
   /** The service key: proto package, Postgres schema, gateway base path, NATS prefix. */
   key: string;
   /** Entities and committed migrations of the service's schema. */
   schema: Omit<ServiceSchema, "key">;
+  /** The service's own context: its settings and clients added to the platform's part. */
+  context(base: ServiceContext): C | Promise<C>;
   /** The proto services it implements. */
-  implementations(ctx: ServiceContext): Promise<Implementation[]>;
+  implementations(ctx: NoInfer<C>): Implementation[];
   /** Capabilities its own token holds for calls to other services. */
   holds?: string[];
-  workers?: Worker[];
-  /** Durable event consumers, started once the service serves. */
-  consumers?: Consumer[];
+  /** Background loops (`workers/`). */
+  workers?: Worker<NoInfer<C>>[];
+  /** Durable event consumers (`consumers/`), started once the service serves. */
+  consumers?: Consumer<NoInfer<C>>[];
 }
+
+/** A module of any context, as the host and the registry hold them. */
+// biome-ignore lint/suspicious/noExplicitAny: the host only passes each module its own context back.
+export type AnyServiceModule = ServiceModule<any>;
+
+/** Declares a service module, its context type checked against handlers, workers and consumers. */
+export function defineService<C extends ServiceContext>(module: ServiceModule<C>): AnyServiceModule {
+  return module;
+}
+
+/** The context of a service that adds nothing to the platform's part. */
+export const baseContext = (base: ServiceContext): ServiceContext => base;

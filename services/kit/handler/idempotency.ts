@@ -1,10 +1,10 @@
-import { fromBinary, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import { clone, fromBinary, type Message, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { createHash } from "node:crypto";
-import { qualified } from "./db/orm.js";
-import { maxLength } from "./limits.js";
-import { problem } from "./problem.js";
+import { qualified } from "../db/orm.js";
+import { invalid, problem } from "./problem.js";
+import { maxLength } from "./text.js";
 
 /**
  * A request's idempotency key: the body's `idempotency_key`, else the
@@ -73,4 +73,50 @@ export async function storedAnswer<Desc extends DescMessage>(
   if (!first) return undefined;
   if (first.request_hash !== key.hash) throw problem(409, "idempotency.mismatch", "This idempotency key was used with a different request.");
   return fromBinary(response, first.response);
+}
+
+/** One call's idempotency, read from its method: the key, and how to answer under it. */
+export interface Idempotency {
+  /** The key ("" when the call sent none and none is required). */
+  readonly key: string;
+  /** Runs `work` once per key inside the caller's transaction (`idempotent`); without a key, simply runs it. */
+  run<T extends Message>(em: EntityManager, work: () => Promise<T>): Promise<T>;
+  /** The answer stored under the key, read without claiming it (`storedAnswer`); undefined without a key. */
+  stored<T extends Message>(em: EntityManager): Promise<T | undefined>;
+}
+
+/**
+ * The idempotency of a unary call, with the schemas taken from its method: the
+ * key is the body's `idempotency_key` or the Idempotency-Key header; the
+ * request is hashed with the key left out (plus `hashWith`, what else makes
+ * two requests the same, such as the calling app); answers are stored as the
+ * method's output. `scope` keeps callers' keys apart (`transfer:svc:tips`).
+ * `required` refuses a call without a key (400 naming idempotency_key).
+ */
+export function idempotencyOf(
+  call: HandlerContext,
+  request: Message,
+  options: { scope: string; required?: boolean; hashWith?: string },
+): Idempotency {
+  const input = call.method.input;
+  const output = call.method.output;
+  const bodyKey = "idempotencyKey" in request && typeof request.idempotencyKey === "string" ? request.idempotencyKey : "";
+  const key = idempotencyKeyOf(bodyKey, call);
+  if (options.required && key === "") {
+    throw invalid("idempotency_key", "This write needs an idempotency_key (or an Idempotency-Key header), so a retry never applies it twice.");
+  }
+  let hash: string | undefined;
+  const identity = () => {
+    if (hash === undefined) {
+      const keyless = clone(input, request as MessageShape<typeof input>) as Message & { idempotencyKey?: string };
+      if (bodyKey !== "") keyless.idempotencyKey = "";
+      hash = (options.hashWith === undefined ? "" : `${options.hashWith}:`) + requestHash(input, keyless as MessageShape<typeof input>);
+    }
+    return { scope: options.scope, key, hash };
+  };
+  return {
+    key,
+    run: (em, work) => (key === "" ? work() : idempotent(em, identity(), output, work as () => Promise<MessageShape<typeof output>>)) as Promise<never>,
+    stored: async (em) => (key === "" ? undefined : ((await storedAnswer(em, identity(), output)) as never)),
+  };
 }

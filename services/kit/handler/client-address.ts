@@ -1,8 +1,8 @@
 import { createHmac } from "node:crypto";
 import { isIPv6 } from "node:net";
-import type { Config } from "./config.js";
+import type { Config } from "../runtime/config.js";
 import { clientIpOf } from "./rate-limit.js";
-import { secretKey } from "./secrets.js";
+import { secretKey } from "../runtime/sealer.js";
 
 /**
  * Clients counted by address without keeping the address: a keyed hash

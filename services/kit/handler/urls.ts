@@ -1,4 +1,4 @@
-import { maxLength } from "./limits.js";
+import { maxLength } from "./text.js";
 import { invalid } from "./problem.js";
 
 export type UrlScheme = "https" | "http";

@@ -1,0 +1,17 @@
+import { getOption } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import { success_statuses } from "../../../gen/pf/v1/options_pb.js";
+
+/** The response header that carries a success status other than the declared first one; the gateway turns it into the status. */
+export const STATUS_HEADER = "pf-http-status";
+
+/**
+ * Answers another of the RPC's declared success statuses than its first (an
+ * upsert that found its row answers 200 where a create answers 201). A status
+ * the RPC does not declare is a contract error.
+ */
+export function answerStatus(call: HandlerContext, status: number): void {
+  const declared = getOption(call.method, success_statuses);
+  if (!declared.includes(status)) throw new Error(`${call.method.name} does not declare the success status ${status}`);
+  call.responseHeader.set(STATUS_HEADER, String(status));
+}

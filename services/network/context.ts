@@ -1,0 +1,13 @@
+import type { ServiceContext } from "../kit/runtime/module.js";
+import { Sealer } from "../kit/runtime/sealer.js";
+import { StaffList } from "./handlers/staff.js";
+
+/** Built once per network instance by the host: the service context, the sealer of stored secrets and the staff list kept in memory. */
+export interface NetworkContext extends ServiceContext {
+  sealer: Sealer;
+  staffList: StaffList;
+}
+
+export async function networkContext(base: ServiceContext): Promise<NetworkContext> {
+  return { ...base, sealer: await Sealer.load(base.config), staffList: new StaffList(base) };
+}
