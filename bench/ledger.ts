@@ -1,7 +1,8 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { BillingAdminService } from "../gen/pf/billing/v1/admin_pb.js";
-import { AccountKind, BillingService } from "../gen/pf/billing/v1/billing_pb.js";
+import { BillingService } from "../gen/pf/billing/v1/billing_pb.js";
+import { AccountKind } from "../gen/pf/billing/v1/ledger_pb.js";
 import { clientWithDefaults } from "../services/kit/rpc/clients.js";
 import { adminQuery, withDatabase } from "../services/kit/db/server.js";
 import { percentile, type Benchmark, type LoadResult, type LoadSettings } from "./load.js";

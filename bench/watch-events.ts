@@ -1,7 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { DealsService, WatchKind } from "../gen/pf/deals/v1/deals_pb.js";
+import { DealsService } from "../gen/pf/deals/v1/deals_pb.js";
+import { WatchKind } from "../gen/pf/deals/v1/watches_pb.js";
 import { WatchMatchedSchema } from "../gen/pf/deals/v1/events_pb.js";
 import { clientWithDefaults } from "../services/kit/rpc/clients.js";
 import { recordEvents } from "../services/kit/events/outbox.js";

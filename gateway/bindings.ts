@@ -53,7 +53,7 @@ function binding(key: string, service: DescService, method: DescMethod, rule: Ht
       responseField: fieldNamed(method.output, rule.responseBody),
     };
   } catch (error) {
-    throw new Error(`${rpcName(method)}: ${(error as Error).message}`);
+    throw new Error(`${rpcName(method)}: ${(error as Error).message}`, { cause: error });
   }
 }
 

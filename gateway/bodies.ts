@@ -17,7 +17,7 @@ import type { FastifyInstance, RouteHandlerMethod } from "fastify";
 import { problemMessage } from "../services/kit/handler/problem.js";
 import type { Binding } from "./bindings.js";
 import { instanceOf, sendProblem } from "./problems.js";
-import type { RouteContext } from "./routes.js";
+import type { RouteContext } from "./route-context.js";
 import { eventStreamHandler } from "./sse.js";
 
 export interface BodyHook {

@@ -1,19 +1,20 @@
 import { createRegistry, type DescFile, type DescService } from "@bufbuild/protobuf";
 import type { Transport } from "@connectrpc/connect";
-import cors from "@fastify/cors";
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { randomUUID } from "node:crypto";
 import { STATUS_CODES } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Admission } from "../services/kit/auth/enforce.js";
 import type { Config } from "../services/kit/runtime/config.js";
 import type { Logger } from "../services/kit/runtime/logger.js";
 import { problemMessage, problemType } from "../services/kit/handler/problem.js";
 import { bindingsOf, type Binding } from "./bindings.js";
-import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, REQUEST_ID_HEADER } from "./headers.js";
+import { registerCors } from "./cors.js";
+import { REQUEST_ID_HEADER } from "./headers.js";
 import { openApiDocument } from "./openapi.js";
 import { instanceOf, problemOfFastify, sendFailure, sendProblem } from "./problems.js";
-import { mountPoints, registerBindings, type AllowedMethods } from "./routes.js";
+import type { Admitting } from "./route-context.js";
+import { RouteTable } from "./route-table.js";
+import { mountPoints, registerBindings } from "./routes.js";
 
 export interface GatewayOptions {
   /** Proto services to expose, each with its pf.v1.service_key option. */
@@ -21,7 +22,7 @@ export interface GatewayOptions {
   /** The transport internal callers use; every call goes through the services' interceptors. */
   transport: Transport;
   /** The services' enforcement, applied before the gateway reads a request (401 before any shape check). */
-  admission: Admission;
+  admission: Admitting;
   /** Uses bodyLimit, corsOrigins, hostRouting and callTimeoutMs. */
   config: Config;
   logger: Logger;
@@ -56,15 +57,16 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
     clientErrorHandler: (error, socket) => {
       if (!socket.writable) return socket.destroy();
       const status = (error as { code?: string }).code === "HPE_HEADER_OVERFLOW" ? 431 : 400;
+      const title = STATUS_CODES[status] ?? "";
       const body = JSON.stringify({
         type: problemType("request.invalid"),
-        title: STATUS_CODES[status],
+        title,
         status,
         detail: "The request could not be read as HTTP.",
         instance: "",
         code: "request.invalid",
       });
-      socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(`HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     },
   });
   const answerFastifyError = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
@@ -74,28 +76,18 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
   };
 
   jsonBodiesOnly(app);
-  // No configured origin, no cross-origin access: the CORS hook is left off every request.
-  if (config.corsOrigins.length > 0) {
-    await app.register(cors, {
-      origin: config.corsOrigins,
-      methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
-      allowedHeaders: CORS_ALLOWED_HEADERS,
-      exposedHeaders: CORS_EXPOSED_HEADERS,
-      maxAge: 600,
-      // An OPTIONS that is not a full preflight is answered like one, not with a plain-text 400.
-      strictPreflight: false,
-    });
-  }
+  // Filled when the bindings are registered: what CORS preflights and 405 answers look up.
+  const routes = new RouteTable();
+  await registerCors(app, config.corsOrigins, bindings, routes);
   app.addHook("onRequest", (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
     done();
   });
   app.setErrorHandler(answerFastifyError);
-  // Set once the bindings are registered; a path some binding answers to another method is 405.
-  let allowedMethods: AllowedMethods = () => [];
+  // A path some binding answers to another method is 405.
   app.setNotFoundHandler((request, reply) => {
     const path = instanceOf(request);
-    const allow = allowedMethods(request.headers.host ?? "", path);
+    const allow = routes.allowed(request.headers.host ?? "", path);
     if (allow.length > 0) {
       const methods = allow.join(", ");
       return sendProblem(reply.header("allow", methods), problemMessage(405, "route.method_not_allowed", `${request.method} is not allowed on this path; it answers ${methods}.`), path);
@@ -120,13 +112,20 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
     for (const stream of openStreams) stream.abort();
     done();
   });
-  allowedMethods = registerBindings(app, bindings, config.hostRouting, {
-    transport: options.transport,
-    timeoutMs: config.callTimeoutMs,
-    registry: createRegistry(...filesOf(options.services)),
-    logger,
-    openStreams,
-  });
+  registerBindings(
+    app,
+    bindings,
+    config.hostRouting,
+    {
+      transport: options.transport,
+      admission: options.admission,
+      timeoutMs: config.callTimeoutMs,
+      registry: createRegistry(...filesOf(options.services)),
+      logger,
+      openStreams,
+    },
+    routes,
+  );
 
   return {
     app,
@@ -148,7 +147,7 @@ function jsonBodiesOnly(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     if (body === "") done(null, undefined);
-    else parseJson(request, body as string, done);
+    else void parseJson(request, body as string, done);
   });
 }
 

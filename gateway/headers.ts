@@ -20,31 +20,7 @@ const FORWARDED = new Set([
 /** Response headers a handler may set that are copied to the HTTP response. */
 export const COPIED_RESPONSE_HEADERS = ["etag", "location", "cache-control"] as const;
 
-/** The response header a handler sets for a success status other than 200; never sent to the client. */
-export const STATUS_HEADER = "pf-http-status";
-
 export const REQUEST_ID_HEADER = "x-request-id";
-
-/**
- * Request headers browsers may send cross-origin. Access-Control-Allow-Headers
- * has no prefix wildcard, so the X-PF-* headers the spec names are listed.
- */
-export const CORS_ALLOWED_HEADERS = [
-  "Authorization",
-  "Content-Type",
-  "Idempotency-Key",
-  "If-Match",
-  "If-None-Match",
-  "Last-Event-ID",
-  "X-Request-Id",
-  "X-PF-Subject",
-  "X-PF-Staff",
-  "X-PF-Origin",
-  "X-PF-Entitlements",
-  "X-PF-Groups",
-];
-
-export const CORS_EXPOSED_HEADERS = ["ETag", "Location", "Retry-After", "X-Request-Id"];
 
 /**
  * The headers of the RPC call: the forwarded ones, the request id (generated

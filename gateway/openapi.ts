@@ -1,9 +1,17 @@
 import { getOption, toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { ProblemSchema } from "../gen/pf/v1/problem_pb.js";
 import { STATUS_CODES } from "node:http";
-import { access as accessOption, type Access, AccessSchema, success_statuses as successStatuses, Visibility } from "../gen/pf/v1/options_pb.js";
+import {
+  type Access,
+  AccessSchema,
+  designed,
+  success_statuses as successStatuses,
+  Visibility,
+} from "../gen/pf/v1/options_pb.js";
+import { routeAccessOf, type RouteAccess } from "../services/kit/auth/enforce.js";
 import { rpcName, type Binding } from "./bindings.js";
 import { takesRawBytes } from "./bodies.js";
+import { corsOpen } from "./cors.js";
 import { PROBLEM_CONTENT_TYPE } from "./problems.js";
 import { EVENT_STREAM_CONTENT_TYPE } from "./sse.js";
 import { requestFields } from "./request.js";
@@ -18,7 +26,7 @@ export interface DocumentScope {
 
 /**
  * OpenAPI 3.1 of the bindings: one operation per binding, components named by
- * schema id, and the access rule of each RPC as x-pf-* members.
+ * schema id, and the access of each RPC as x-pf-* members.
  */
 export function openApiDocument(bindings: readonly Binding[], scope: DocumentScope): JsonObject {
   const components = new SchemaComponents();
@@ -57,7 +65,7 @@ function operation(binding: Binding, components: SchemaComponents, problem: Json
   }
   const input = binding.bodyField ? components.field(binding.bodyField) : components.message(method.input);
   const output = binding.responseField ? components.field(binding.responseField) : components.message(method.output);
-  const rule = getOption(method, accessOption);
+  const access = routeAccessOf(method);
   return {
     operationId: rpcName(method),
     ...described(`${method.parent.typeName}.${method.name}`, method.name),
@@ -73,9 +81,17 @@ function operation(binding: Binding, components: SchemaComponents, problem: Json
       ...(method.methodKind === "server_streaming" ? eventStreamResponse(output) : successResponses(getOption(method, successStatuses), output)),
       default: { description: "Problem", content: { [PROBLEM_CONTENT_TYPE]: { schema: problem } } },
     },
-    ...(!(rule.anonymous && rule.visibility === Visibility.PUBLIC) && { security: [{ bearer: [] }] }),
-    ...accessMembers(rule),
+    // `{}`: a caller without a token is admitted too.
+    security: access.rules.some(admitsAnonymous) ? [{ bearer: [] }, {}] : [{ bearer: [] }],
+    ...accessMembers(access),
+    "x-pf-cors": corsOpen(binding) ? "open" : "platform",
+    ...(getOption(method, designed) && { "x-pf-designed": true }),
   };
+}
+
+/** Whether a rule admits callers without a token, as enforcement reads it: public or first-party, with `anonymous`. */
+function admitsAnonymous(rule: Access): boolean {
+  return rule.anonymous && (rule.visibility === Visibility.PUBLIC || rule.visibility === Visibility.FIRST_PARTY);
 }
 
 /** The statuses a success answers with (200 unless the RPC says otherwise); 204 and 304 carry no body. */
@@ -102,18 +118,41 @@ function eventStreamResponse(output: JsonObject): JsonObject {
   };
 }
 
-/** The access rule as x-pf-* members: capabilities, visibility, and each special rule that is set. */
-function accessMembers(rule: Access): JsonObject {
-  const members: JsonObject = { "x-pf-capabilities": rule.capabilities };
-  if (rule.visibility !== Visibility.UNSPECIFIED) {
-    members["x-pf-visibility"] = Visibility[rule.visibility].toLowerCase().replace(/_/g, "-");
-  }
-  // toJson leaves out what is unset, so only the rules that apply appear.
+/**
+ * The RPC's access as x-pf-* members: its main rule's options, its
+ * alternatives (`x-pf-alternatives`, each the same members unprefixed) and the
+ * audience its tokens carry (`x-pf-token-audience`). The route's CORS is
+ * documented as served (`x-pf-cors`), not per rule.
+ */
+function accessMembers(access: RouteAccess): JsonObject {
+  const [main, ...alternatives] = access.rules;
+  const members: JsonObject = {};
+  for (const [name, value] of Object.entries(ruleMembers(main))) members[`x-pf-${name}`] = value;
+  if (alternatives.length > 0) members["x-pf-alternatives"] = alternatives.map(ruleMembers);
+  members["x-pf-token-audience"] = access.audience;
+  return members;
+}
+
+/**
+ * One rule's options by their proto names in kebab case: capabilities always,
+ * every other option only when set (toJson leaves out what is unset), enums by
+ * their value names (`first-party`, `platform-staff`).
+ */
+function ruleMembers(rule: Access): JsonObject {
+  const members: JsonObject = { capabilities: rule.capabilities };
   const set = toJson(AccessSchema, rule, { useProtoFieldName: true }) as Record<string, JsonValue>;
-  for (const [name, value] of Object.entries(set)) {
-    if (name !== "capabilities" && name !== "visibility") members[`x-pf-${name.replace(/_/g, "-")}`] = value;
+  for (const field of AccessSchema.fields) {
+    const value = set[field.name];
+    if (value === undefined || field.name === "alternatives" || field.name === "cors") continue;
+    // An enum's JSON is its value's proto name (`ACTOR_PLATFORM_STAFF`); its local name drops the prefix.
+    const local = field.fieldKind === "enum" ? field.enum.values.find((each) => each.name === value) : undefined;
+    members[kebab(field.name)] = local === undefined ? value : kebab(local.localName);
   }
   return members;
+}
+
+function kebab(name: string): string {
+  return name.toLowerCase().replace(/_/g, "-");
 }
 
 /** errors.problem@1 as sent: the Problem message with its extensions flattened into extra members. */

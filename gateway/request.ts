@@ -23,7 +23,7 @@ export function requestFields(binding: Binding): RequestFields {
     const query = binding.body === "*" ? new Map() : queryTargets(input, excluded);
     return { path, query };
   } catch (error) {
-    throw new Error(`${rpcName(binding.method)}: ${(error as Error).message}`);
+    throw new Error(`${rpcName(binding.method)}: ${(error as Error).message}`, { cause: error });
   }
 }
 

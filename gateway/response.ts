@@ -1,7 +1,8 @@
 import { toJson, type JsonObject, type Message, type Registry } from "@bufbuild/protobuf";
 import type { FastifyReply } from "fastify";
 import type { Binding } from "./bindings.js";
-import { COPIED_RESPONSE_HEADERS, STATUS_HEADER } from "./headers.js";
+import { STATUS_HEADER } from "../services/kit/handler/status.js";
+import { COPIED_RESPONSE_HEADERS } from "./headers.js";
 
 /** The JSON text of a binding's output message (or of its response_body field). */
 export type ResultRenderer = (message: Message) => string;
@@ -28,21 +29,28 @@ export function resultRenderer(binding: Binding, registry: Registry): ResultRend
 
 /**
  * Sends an RPC's answer: the handler's ETag, Location and Cache-Control, and
- * its pf-http-status as the status (204 and 304 without a body).
+ * as its status the one the handler answered (`answerStatus`), else `declared`
+ * (the RPC's first success status); 204 and 304 without a body.
  */
-export function sendResult(reply: FastifyReply, header: Headers, render: ResultRenderer, message: Message): FastifyReply {
+export function sendResult(
+  reply: FastifyReply,
+  declared: number,
+  header: Headers,
+  render: ResultRenderer,
+  message: Message,
+): FastifyReply {
   for (const name of COPIED_RESPONSE_HEADERS) {
     const value = header.get(name);
     if (value !== null) reply.header(name, value);
   }
-  const status = statusOf(header);
+  const status = statusOf(header, declared);
   if (status === 204 || status === 304) return reply.code(status).send();
   return reply.code(status).type("application/json").send(render(message));
 }
 
-function statusOf(header: Headers): number {
+function statusOf(header: Headers, declared: number): number {
   const text = header.get(STATUS_HEADER);
-  if (text === null) return 200;
+  if (text === null) return declared;
   const status = Number(text);
   // A handler bug, answered as a 500 by the caller's catch.
   if (!Number.isInteger(status) || status < 200 || status > 599) throw new Error(`handler set ${STATUS_HEADER}: ${text}`);

@@ -1,28 +1,18 @@
-import type { DescMethodUnary, Registry } from "@bufbuild/protobuf";
-import type { Transport } from "@connectrpc/connect";
+import { getOption, type DescMessage, type DescMethodUnary } from "@bufbuild/protobuf";
+import type { UnaryResponse } from "@connectrpc/connect";
 import type { FastifyInstance, RouteHandlerMethod } from "fastify";
-import type { Logger } from "../services/kit/runtime/logger.js";
+import { success_statuses as successStatuses } from "../gen/pf/v1/options_pb.js";
+import { admissionHook } from "./admission.js";
 import { BODY_HOOKS } from "./bodies.js";
 import { rpcName, type Binding } from "./bindings.js";
+import { corsOpen } from "./cors.js";
 import { forwardedHeaders } from "./headers.js";
 import { sendFailure } from "./problems.js";
 import { requestMapper } from "./request.js";
 import { resultRenderer, sendResult } from "./response.js";
+import type { RouteContext } from "./route-context.js";
+import { RouteTable } from "./route-table.js";
 import { routerPath } from "./template.js";
-
-/** What a binding's handler calls through, fixed at build time. */
-export interface RouteContext {
-  readonly transport: Transport;
-  /** The deadline of every unary call; event streams have none (they last until the RPC or the client ends them). */
-  readonly timeoutMs: number;
-  /** Types for Any and extensions in JSON. */
-  readonly registry: Registry;
-  readonly logger: Logger;
-  /** How often an open event stream gets a keep-alive comment (default 15 s). */
-  readonly heartbeatMs?: number;
-  /** The event streams being served, ended when the gateway closes (they never end on their own). */
-  readonly openStreams?: Set<AbortController>;
-}
 
 /** Where a service answers: under `/<key>` on every host, and at the root of each host routed to it. */
 export interface MountPoint {
@@ -43,28 +33,31 @@ function hostPattern(host: string): RegExp {
   return new RegExp(`^${host.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(:\\d+)?$`, "i");
 }
 
-/** Which methods a path answers, for 405 Allow: what the router did not match. */
-export type AllowedMethods = (host: string, path: string) => string[];
-
 /**
- * Registers every binding at each of its mount points, and answers which
- * methods a path the router found nothing for does answer (405 instead of
- * 404). Decided after routing, never by routes of its own: a fixed path for
- * one method must not hide a variable one for another (`POST /pastes/bulk`
- * beside `PUT /pastes/{slug}`).
+ * Registers every binding at each of its mount points, each admitted before
+ * anything else (admission.ts), and answers the table of what was registered.
  */
-export function registerBindings(app: FastifyInstance, bindings: readonly Binding[], hostRouting: Record<string, string>, context: RouteContext): AllowedMethods {
-  const known: { pattern: RegExp; host?: RegExp; verb: string }[] = [];
+export function registerBindings(
+  app: FastifyInstance,
+  bindings: readonly Binding[],
+  hostRouting: Record<string, string>,
+  context: RouteContext,
+  table = new RouteTable(),
+): RouteTable {
   for (const binding of bindings) {
     const hook = BODY_HOOKS.find((each) => each.claims(binding));
     const handler = (hook?.handler ?? jsonHandler)(binding, context);
+    const onRequest = admissionHook(binding.method, context);
+    const config = { corsOpen: corsOpen(binding) };
     for (const point of mountPoints(binding.key, hostRouting)) {
       const url = point.prefix + routerPath(binding.template);
       const route = (scope: FastifyInstance) => {
         try {
-          scope.route({ method: binding.verb, url, handler, ...(point.constraints && { constraints: point.constraints }) });
+          const constraints = point.constraints && { constraints: point.constraints };
+          scope.route({ method: binding.verb, url, onRequest, handler, config, ...constraints });
         } catch (error) {
-          throw new Error(`${rpcName(binding.method)}: cannot route ${binding.verb} ${url}: ${(error as Error).message}`);
+          const why = (error as Error).message;
+          throw new Error(`${rpcName(binding.method)}: cannot route ${binding.verb} ${url}: ${why}`, { cause: error });
         }
       };
       const parsers = hook?.parsers;
@@ -76,23 +69,10 @@ export function registerBindings(app: FastifyInstance, bindings: readonly Bindin
       } else {
         route(app);
       }
-      known.push({ pattern: pathPattern(url), host: point.constraints?.host, verb: binding.verb });
+      table.add(binding, url, point.constraints?.host);
     }
   }
-  return (host, path) => {
-    const verbs = new Set(known.filter((k) => (!k.host || k.host.test(host)) && k.pattern.test(path)).map((k) => k.verb));
-    if (verbs.has("GET")) verbs.add("HEAD");
-    return [...verbs];
-  };
-}
-
-/** A router path (`/network/internal/modules/:p0/:p1`, `…/*`) as a pattern over request paths. */
-function pathPattern(url: string): RegExp {
-  const source = url
-    .split("/")
-    .map((part) => (part === "*" ? ".+" : part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
-    .join("/");
-  return new RegExp(`^${source}$`);
+  return table;
 }
 
 /** The handler of a unary binding: request → input message → RPC → JSON answer or problem. */
@@ -100,13 +80,17 @@ function jsonHandler(binding: Binding, context: RouteContext): RouteHandlerMetho
   const toMessage = requestMapper(binding, context.registry);
   const render = resultRenderer(binding, context.registry);
   const method = binding.method as DescMethodUnary;
+  // The first declared success status, unless the handler answered another (kit/handler/status.ts).
+  const status = getOption(method, successStatuses)[0] ?? 200;
   const { transport, timeoutMs, logger } = context;
   return async (request, reply) => {
+    let response: UnaryResponse<DescMessage, DescMessage>;
     try {
-      const response = await transport.unary(method, undefined, timeoutMs, forwardedHeaders(request), toMessage(request));
-      return sendResult(reply, response.header, render, response.message);
+      response = await transport.unary(method, undefined, timeoutMs, forwardedHeaders(request), toMessage(request));
     } catch (error) {
       return sendFailure(request, reply, error, logger);
     }
+    // A status the handler set wrongly throws here: the error handler answers it as a logged 500.
+    return sendResult(reply, status, response.header, render, response.message);
   };
 }

@@ -25,7 +25,7 @@ import type { Binding } from "./bindings.js";
 import { forwardedHeaders } from "./headers.js";
 import { instanceOf, problemJson, sendFailure } from "./problems.js";
 import { requestMapper } from "./request.js";
-import type { RouteContext } from "./routes.js";
+import type { RouteContext } from "./route-context.js";
 
 /** How often an open stream gets a keep-alive comment when the RPC's context does not say. */
 export const DEFAULT_HEARTBEAT_MS = 15_000;

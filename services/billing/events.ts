@@ -2,7 +2,10 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { Economy } from "../../gen/pf/billing/v1/admin_pb.js";
-import type { Cashout, Intent, LedgerTransaction, Subscription, Transfer } from "../../gen/pf/billing/v1/billing_pb.js";
+import type { Cashout } from "../../gen/pf/billing/v1/cashouts_pb.js";
+import type { Intent } from "../../gen/pf/billing/v1/intents_pb.js";
+import type { LedgerTransaction, Transfer } from "../../gen/pf/billing/v1/ledger_pb.js";
+import type { Subscription } from "../../gen/pf/billing/v1/subscriptions_pb.js";
 import {
   AdjustmentPostedSchema,
   CashoutChangedSchema,

@@ -19,8 +19,8 @@ import { intentHandlers } from "./handlers/intents.js";
 import { subscriptionHandlers } from "./handlers/subscriptions.js";
 import { transferHandlers } from "./handlers/transfers.js";
 import { webhookHandlers } from "./handlers/webhooks.js";
-import { providerEventsWorker } from "./provider/apply.js";
-import { renewals } from "./renewals.js";
+import { providerEvents } from "./workers/provider-events.js";
+import { renewals } from "./workers/renewals.js";
 
 /** The billing service (spec part 1): the platform's only holder of money. */
 export const billing = defineService({
@@ -55,5 +55,5 @@ export const billing = defineService({
       }),
     ];
   },
-  workers: [renewals, providerEventsWorker],
+  workers: [renewals, providerEvents],
 });

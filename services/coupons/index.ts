@@ -19,7 +19,7 @@ export const coupons = defineService({
   implementations(ctx) {
     return [
       implement(CouponsService, {
-        ...lookupHandlers(ctx, ctx.clientKeys),
+        ...lookupHandlers(ctx),
         ...reportHandlers(ctx),
         ...couponHandlers(ctx),
         ...merchantHandlers(ctx),

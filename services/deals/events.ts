@@ -1,7 +1,9 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { WatchKind, type Flag, type Observation, type Offer } from "../../gen/pf/deals/v1/deals_pb.js";
+import type { Flag } from "../../gen/pf/deals/v1/moderation_pb.js";
+import type { Observation, Offer } from "../../gen/pf/deals/v1/offers_pb.js";
+import { WatchKind } from "../../gen/pf/deals/v1/watches_pb.js";
 import { FlagRaisedSchema, WatchMatchedSchema } from "../../gen/pf/deals/v1/events_pb.js";
 import { recordEvent, recordEvents } from "../kit/events/outbox.js";
 import type { WatchKind as Kind } from "./domain/watches.js";

@@ -1,8 +1,11 @@
 import type { ServiceContext } from "../kit/runtime/module.js";
 import { Sealer } from "../kit/runtime/sealer.js";
-import { StaffList } from "./handlers/staff.js";
+import { StaffList } from "./db/staff-list.js";
 
-/** Built once per network instance by the host: the service context, the sealer of stored secrets and the staff list kept in memory. */
+/**
+ * Built once per network instance by the host: the service context, the sealer
+ * of stored secrets and the staff list kept in memory.
+ */
 export interface NetworkContext extends ServiceContext {
   sealer: Sealer;
   staffList: StaffList;

@@ -24,15 +24,15 @@ export const network = defineService({
   implementations(ctx) {
     return [
       implement(NetworkService, {
-        ...staffHandlers(ctx.staffList),
+        ...staffHandlers(ctx),
         ...blocksHandlers(ctx),
         ...coinsHandlers(ctx),
         ...identityHandlers(ctx),
-        ...integrationHandlers(ctx, ctx.sealer),
+        ...integrationHandlers(ctx),
         ...moduleHandlers(ctx),
         ...notificationHandlers(ctx),
       }),
-      implement(NetworkAdminService, adminHandlers(ctx, ctx.sealer, ctx.staffList)),
+      implement(NetworkAdminService, adminHandlers(ctx)),
     ];
   },
 });

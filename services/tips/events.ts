@@ -4,7 +4,8 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { GoalChangedSchema, InteractionChangedSchema } from "../../gen/pf/tips/v1/events_pb.js";
 import { OverlayConfigChangedSchema, OverlayTokenRevokedSchema } from "../../gen/pf/tips/v1/overlay_events_pb.js";
 import type { OverlayConfig } from "../../gen/pf/tips/v1/overlays_pb.js";
-import type { Goal, Interaction } from "../../gen/pf/tips/v1/tips_pb.js";
+import type { Goal } from "../../gen/pf/tips/v1/goals_pb.js";
+import type { Interaction } from "../../gen/pf/tips/v1/interactions_pb.js";
 import { recordEvent } from "../kit/events/outbox.js";
 
 /** The subjects this service publishes (its overlay streams follow them all). */

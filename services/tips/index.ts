@@ -6,6 +6,7 @@ import { tipsContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261122200000_tips_overlays } from "./db/migrations/Migration20261122200000_tips_overlays.js";
 import { Migration20261124100000_tips } from "./db/migrations/Migration20261124100000_tips.js";
+import { Migration20261125100000_tips_checkout_keys } from "./db/migrations/Migration20261125100000_tips_checkout_keys.js";
 import { overlayEntities } from "./db/overlay-entities.js";
 import { checkoutHandlers } from "./handlers/checkouts.js";
 import { goalHandlers } from "./handlers/goals.js";
@@ -29,6 +30,7 @@ export const tips = defineService({
     migrations: [
       { name: "Migration20261124100000_tips", class: Migration20261124100000_tips },
       { name: "Migration20261122200000_tips_overlays", class: Migration20261122200000_tips_overlays },
+      { name: "Migration20261125100000_tips_checkout_keys", class: Migration20261125100000_tips_checkout_keys },
     ],
   },
   context: tipsContext,

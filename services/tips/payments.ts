@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { CheckoutKind, IntentStatus, TipPaymentSchema, type Intent } from "../../gen/pf/billing/v1/billing_pb.js";
+import { CheckoutKind, IntentStatus, TipPaymentSchema, type Intent } from "../../gen/pf/billing/v1/intents_pb.js";
 import { EntityRefSchema } from "../../gen/pf/v1/refs_pb.js";
 import { money } from "../kit/handler/money.js";
 import { problemOf } from "../kit/handler/problem.js";

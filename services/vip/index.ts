@@ -1,9 +1,9 @@
 import { VipService } from "../../gen/pf/vip/v1/vip_pb.js";
 import { defineService, implement } from "../kit/runtime/module.js";
+import { entitlementsConsumer } from "./consumers/entitlements.js";
 import { vipContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261124000000_vip } from "./db/migrations/Migration20261124000000_vip.js";
-import { entitlementsConsumer } from "./events.js";
 import { checkoutHandlers } from "./handlers/checkout.js";
 import { entitlementHandlers } from "./handlers/entitlements.js";
 import { memberHandlers } from "./handlers/members.js";
@@ -13,7 +13,10 @@ import { planReadHandlers } from "./handlers/plan-reads.js";
 import { planHandlers } from "./handlers/plans.js";
 import { policyHandlers } from "./handlers/policies.js";
 
-/** The membership service (spec part 1): plans with immutable versions, perks, checkout through billing, entitlements, resource policies. */
+/**
+ * The membership service (spec part 1): plans with immutable versions, perks,
+ * checkout through billing, entitlements, resource policies.
+ */
 export const vip = defineService({
   key: "vip",
   schema: {

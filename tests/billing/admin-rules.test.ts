@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { AdjustmentLineSchema, ImbalanceKind, ImportHoldSpecSchema } from "../../gen/pf/billing/v1/admin_pb.js";
-import { AccountKind } from "../../gen/pf/billing/v1/billing_pb.js";
+import { AccountKind } from "../../gen/pf/billing/v1/ledger_pb.js";
 import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
 import { adjustmentMovements } from "../../services/billing/domain/adjustments.js";
 import { holdMovements, releaseMovements, requireImportHold } from "../../services/billing/domain/import-holds.js";

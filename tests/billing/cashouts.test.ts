@@ -163,6 +163,14 @@ describe("reading cashouts", () => {
     const badSubject = await t.http("GET", "/billing/api/v1/cashouts?subject=someone", { token: manager });
     expect({ status: badSubject.status, field: badSubject.body.field }).toEqual({ status: 400, field: "subject" });
   });
+
+  it("takes a page size from 1 to 200: limit=0 is refused, not unset (400 request.invalid naming limit)", async () => {
+    for (const limit of [0, 201]) {
+      const answer = await t.http("GET", `/billing/api/v1/cashouts?limit=${limit}`, { token: manager });
+      expect(answer.body, `limit=${limit}`).toMatchObject({ status: 400, code: "request.invalid", field: "limit" });
+    }
+    expect((await t.http("GET", "/billing/api/v1/cashouts?limit=1", { token: manager })).status).toBe(200);
+  });
 });
 
 describe("approving a cashout", () => {

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { ChannelSubscriptionSchema, CreditPurchaseSchema } from "../../gen/pf/billing/v1/billing_pb.js";
+import { ChannelSubscriptionSchema, CreditPurchaseSchema } from "../../gen/pf/billing/v1/intents_pb.js";
 import { defaultCatalogue } from "../../services/billing/domain/catalogue.js";
 import { purchaseMovements, quote, receiptMismatches, transition, type IntentState } from "../../services/billing/domain/intents.js";
 import { requireBalanced } from "../../services/billing/domain/ledger.js";

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { BillingService, IntentStatus } from "../../gen/pf/billing/v1/billing_pb.js";
+import { BillingService } from "../../gen/pf/billing/v1/billing_pb.js";
+import { IntentStatus } from "../../gen/pf/billing/v1/intents_pb.js";
 import { usePlatform } from "../support/platform.js";
 import { eventsAbout, setFrozen } from "./checks.js";
 import { deliver, orderOf, packPurchase, testProvider } from "./payments.js";

@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BillingAdminService } from "../../gen/pf/billing/v1/admin_pb.js";
-import { AccountKind, BillingService } from "../../gen/pf/billing/v1/billing_pb.js";
+import { BillingService } from "../../gen/pf/billing/v1/billing_pb.js";
+import { AccountKind } from "../../gen/pf/billing/v1/ledger_pb.js";
 import { problemOf } from "../../services/kit/handler/problem.js";
 import { usePlatform } from "../support/platform.js";
 import type { Delivery } from "../../services/billing/provider/test.js";
@@ -143,7 +144,8 @@ describe("the money ledger under any mix of parallel operations", () => {
       }),
       { numRuns: 25 },
     );
-  });
+    // 25 rounds of up to 160 parallel operations: far past the default 30 s on a loaded two-core machine.
+  }, 180_000);
 });
 
 /**

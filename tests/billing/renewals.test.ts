@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { sweepRenewals } from "../../services/billing/renewals.js";
+import { sweepRenewals } from "../../services/billing/workers/renewals.js";
 import { addPaidPeriod } from "../../services/billing/db/subscriptions.js";
 import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { startTestPlatform, usePlatform, type TestPlatform } from "../support/platform.js";

@@ -1,4 +1,4 @@
-import { billingContext, type BillingContext } from "../../services/billing/context.js";
+import type { BillingContext } from "../../services/billing/context.js";
 import { post } from "../../services/billing/db/ledger.js";
 import { PLATFORM, type Kind } from "../../services/billing/domain/ledger.js";
 import type { TestPlatform } from "../support/platform.js";
@@ -7,8 +7,9 @@ let seq = 0;
 /** A fresh usr_ subject. */
 export const person = (tag = "p") => `usr_${tag}${++seq}x${Date.now().toString(36)}`;
 
+/** The context the host built for billing: the one its handlers and workers share (its test provider included). */
 export function billingOf(t: TestPlatform): BillingContext {
-  return billingContext(t.platform.contexts.get("billing")!);
+  return t.platform.contexts.get("billing") as BillingContext;
 }
 
 /** Puts money on a subject's balance through the real ledger, as an adjustment from the platform. */

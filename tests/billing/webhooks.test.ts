@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { applyProviderEvents } from "../../services/billing/provider/apply.js";
+import { applyProviderEvents } from "../../services/billing/workers/provider-events.js";
 import { signDelivery } from "../../services/billing/provider/standard-webhooks.js";
 import { usePlatform } from "../support/platform.js";
 import { setFrozen } from "./checks.js";

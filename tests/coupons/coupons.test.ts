@@ -132,8 +132,8 @@ describe("submitting a code", () => {
     expect((await submit({ merchant_id: "mer_none" })).body).toMatchObject({ status: 404, code: "coupons.merchant.not_found" });
     const first = await submit({ merchant_id: shop.id, code: "ONCE" });
     expect((await submit({ merchant_id: shop.id, code: "once" })).body).toMatchObject({ status: 409, code: "coupons.code.duplicate", coupon_id: first.body.coupon.id });
-    expect((await submit({ merchant_id: shop.id }, {})).body).toMatchObject({ status: 403, code: "auth.person_required" });
-    expect((await submit({ merchant_id: shop.id }, { "x-pf-subject": "gst_1" })).body).toMatchObject({ status: 403, code: "coupons.member_required" });
+    expect((await submit({ merchant_id: shop.id }, {})).body).toMatchObject({ status: 403, code: "auth.member_required" });
+    expect((await submit({ merchant_id: shop.id }, { "x-pf-subject": "gst_1" })).body).toMatchObject({ status: 403, code: "auth.member_required" });
     await t.http("POST", `/coupons/api/v1/merchants/${shop.id}/status`, { token, headers: staff, body: { status: "MERCHANT_STATUS_DISABLED" } });
     expect((await submit({ merchant_id: shop.id })).body).toMatchObject({ status: 409, code: "coupons.merchant.disabled" });
   });
@@ -223,14 +223,14 @@ describe("moderating a code", () => {
     ]);
   });
 
-  it("asks who is calling before what: a caller who is not staff is 403 coupons.staff_only whatever the status", async () => {
+  it("asks who is calling before what: a caller who is not staff is 403 auth.staff_required whatever the status", async () => {
     const shop = await merchant(t, token);
     const id = (await submitted(t, token, shop.id, {}, "usr_modtest1")).coupon.id;
     const user = await t.token({ kind: "user", sub: "usr_a1" });
     for (const status of ["UNKNOWN", "REPORTED_WORKING", "REPORTED_FAILED", "DISABLED"]) {
       const asUser = await t.http("POST", `/coupons/api/v1/coupons/${id}/status`, { token: user, body: { status: `COUPON_STATUS_${status}` } });
-      expect(asUser.body, status).toMatchObject({ status: 403, code: "coupons.staff_only" });
-      expect((await moderate(id, status, { "x-pf-subject": "usr_a1" })).body, status).toMatchObject({ status: 403, code: "coupons.staff_only" });
+      expect(asUser.body, status).toMatchObject({ status: 403, code: "auth.staff_required" });
+      expect((await moderate(id, status, { "x-pf-subject": "usr_a1" })).body, status).toMatchObject({ status: 403, code: "auth.staff_required" });
     }
     expect((await lookup(id)).body.coupon.status).toBe("COUPON_STATUS_UNKNOWN");
   });
@@ -277,7 +277,11 @@ describe("a merchant's active codes", () => {
     expect(first.body.coupons.coupons.map((c: { id: string }) => c.id)).toEqual([ids[2], ids[1]]);
     const second = await t.http("GET", `/coupons/api/v1/merchants/${shop.id}/coupons?limit=2&cursor=${first.body.coupons.next_cursor}`);
     expect(second.body.coupons).toMatchObject({ coupons: [{ id: ids[0] }], next_cursor: "" });
-    expect((await t.http("GET", `/coupons/api/v1/merchants/${shop.id}/coupons?limit=500`)).body).toMatchObject({ status: 400, field: "limit" });
+    // The contract says 1–200: 0 is no page size, never "unset".
+    for (const limit of ["0", "500", "-1"]) {
+      const refused = await t.http("GET", `/coupons/api/v1/merchants/${shop.id}/coupons?limit=${limit}`);
+      expect(refused.body, limit).toMatchObject({ status: 400, code: "request.invalid", field: "limit" });
+    }
     expect((await t.http("GET", `/coupons/api/v1/merchants/${shop.id}/coupons?cursor=zz`)).body).toMatchObject({ status: 400, field: "cursor" });
     // Forged cursors (well-formed, but not the one text key this list issues) are refused too.
     for (const forged of [["cpn_1", "x"], [""]]) {

@@ -93,9 +93,9 @@ describe("reporting a code", () => {
   it("refuses AI output, guests, callers acting for nobody, a missing outcome, hidden and expired codes", async () => {
     const id = await code();
     expect((await report(id, "usr_f1", "WORKED", { "x-pf-origin": "ai" })).body).toMatchObject({ status: 403, code: "coupons.report.ai_refused" });
-    expect((await report(id, "gst_f1", "WORKED")).body).toMatchObject({ status: 403, code: "coupons.member_required" });
+    expect((await report(id, "gst_f1", "WORKED")).body).toMatchObject({ status: 403, code: "auth.member_required" });
     const nobody = await t.http("POST", `/coupons/api/v1/coupons/${id}/report`, { token, body: { outcome: "REPORT_OUTCOME_WORKED" } });
-    expect(nobody.body).toMatchObject({ status: 403, code: "auth.person_required" });
+    expect(nobody.body).toMatchObject({ status: 403, code: "auth.member_required" });
     const none = await t.http("POST", `/coupons/api/v1/coupons/${id}/report`, { token, headers: { "x-pf-subject": "usr_f1" }, body: {} });
     expect(none.body).toMatchObject({ status: 400, field: "outcome" });
     expect((await report("cpn_none", "usr_f1", "WORKED")).body).toMatchObject({ status: 404, code: "coupons.code.not_found" });

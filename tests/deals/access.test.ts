@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { DealsService } from "../../gen/pf/deals/v1/deals_pb.js";
-import { bindingOf, describeMalformedInput, describeRefusals, documentedRoutes, routesOf, type RouteCall } from "../support/access.js";
+import { type Access, Actor, Visibility } from "../../gen/pf/v1/options_pb.js";
+import {
+  bindingOf,
+  describeMalformedInput,
+  describeRefusals,
+  itWithSpec,
+  routesOf,
+  type RouteCall,
+} from "../support/access.js";
 import { usePlatform } from "../support/platform.js";
 
 /** One valid call per deals route; the refusals vary only the caller. */
@@ -29,19 +37,50 @@ const routes = routesOf(DealsService);
 const t = usePlatform({ services: ["deals"] });
 
 describe("every deals route", () => {
-  it("has a call here", () => {
+  it("has a call here (18 routes)", () => {
+    expect(routes).toHaveLength(18);
     expect(Object.keys(calls).sort()).toEqual(routes.map((route) => route.name).sort());
   });
 
-  it("matches routes.tsv exactly (18 routes: method, path, capability, visibility)", async () => {
-    expect(routes).toHaveLength(18);
-    const documented = await documentedRoutes("deals");
-    if (documented === undefined) return;
+  itWithSpec("matches routes.tsv exactly (18 routes: method, path, capability, visibility)", "deals", (documented) => {
     expect(documented).toHaveLength(18);
     const bound = routes.map(bindingOf);
     for (const [, verb, path, caps, visibility] of documented) {
       expect(bound, `${verb} ${path}`).toContainEqual({ verb, template: path, caps, visibility });
     }
+  });
+});
+
+describe("whom each deals route acts for, as declared", () => {
+  const actorOf = (rule: Access) => Actor[rule.actor];
+
+  it("moderation needs staff; a person's writes and reads need a person; product resolve acts for nobody", () => {
+    const declared = Object.fromEntries(
+      routes.filter((route) => route.name !== "expireOffer").map((route) => [route.name, actorOf(route.rule)]),
+    );
+    const staff = [
+      "listFlags", "resolveFlag", "disableOffer", "enableOffer", "reviewOffer", "mergeOffer", "unmergeOffer",
+    ];
+    const people = [
+      "submitOffer", "updateOffer", "recordObservation", "flagOffer", "setVote", "removeVote",
+      "listWatches", "createWatch", "deleteWatch",
+    ];
+    expect(declared).toEqual({
+      ...Object.fromEntries(staff.map((name) => [name, "STAFF"])),
+      ...Object.fromEntries(people.map((name) => [name, "PERSON"])),
+      resolveProduct: "UNSPECIFIED",
+    });
+  });
+
+  it("expire: a platform moderator first (no app), else the person expiring their own offer", () => {
+    const expire = routes.find((route) => route.name === "expireOffer")!;
+    const rules = expire.rules.map((rule) => [
+      rule.name, actorOf(rule), rule.capabilities, Visibility[rule.visibility],
+    ]);
+    expect(rules).toEqual([
+      ["moderate", "PLATFORM_STAFF", ["deals.offer.expire"], "FIRST_PARTY"],
+      ["own", "PERSON", ["deals.offer.expire"], "FIRST_PARTY"],
+    ]);
   });
 });
 

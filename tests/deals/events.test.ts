@@ -2,16 +2,16 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { DeliverPolicy, jetstream } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { qualified } from "../../services/kit/db/orm.js";
-import { dealsContext } from "../../services/deals/context.js";
 import { ObservationRow, OfferRow } from "../../services/deals/db/entities.js";
 import { notifyWatches } from "../../services/deals/db/observations.js";
 import { startTestPlatform, usePlatform, type TestPlatform } from "../support/platform.js";
-import { ALL_DEALS, person, submit } from "./support.js";
+import { ALL_DEALS, dealsOf, person, submit } from "./support.js";
+import { NATS, describeWith } from "../support/skips.js";
 import { until } from "../support/until.js";
 
 const natsUrl = process.env.NATS_URL;
 
-describe.skipIf(!natsUrl && process.env.CI !== "true")("deals.watch.matched on NATS", () => {
+describeWith(NATS, "deals.watch.matched on NATS", () => {
   let nc: NatsConnection;
   let first: TestPlatform;
   let second: TestPlatform | undefined;
@@ -88,7 +88,7 @@ describe("deals.watch.matched in the outbox", () => {
       watches.push(made.body.watch.id);
     }
     const submitted = await submit(t, web, person(), { title: `A ${word}` });
-    const ctx = await dealsContext(t.platform.contexts.get("deals")!);
+    const ctx = dealsOf(t);
     // The submit matched both watches once; the same observation matched again (twice more) notifies none.
     for (let again = 0; again < 2; again++) {
       const notified = await ctx.transaction(async (em) => {
@@ -117,7 +117,7 @@ describe("deals.watch.matched in the outbox", () => {
     const word = `tl${Date.now().toString(36)}`;
     const submitted = await submit(t, web, person(), { title: `B ${word}` });
     const late = (await t.http("POST", "/deals/api/v1/watches", { token: web, body: { kind: "WATCH_KIND_KEYWORD", keyword: word }, headers: { "x-pf-subject": person("w") } })).body.watch.id;
-    const ctx = await dealsContext(t.platform.contexts.get("deals")!);
+    const ctx = dealsOf(t);
     const rematch = () =>
       ctx.transaction(async (em) => {
         const offer = await em.findOneOrFail(OfferRow, { id: submitted.offer.id });

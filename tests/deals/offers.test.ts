@@ -1,10 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../services/kit/runtime/clock.js";
-import { dealsContext } from "../../services/deals/context.js";
 import { expireDue } from "../../services/deals/workers/expiry.js";
 import { AuditRow, OfferRow } from "../../services/deals/db/entities.js";
 import { usePlatform } from "../support/platform.js";
-import { actingFor, ALL_DEALS, person, submit } from "./support.js";
+import { actingFor, ALL_DEALS, dealsOf, person, submit } from "./support.js";
 
 const clock = new ManualClock(new Date("2026-05-01T12:00:00Z"));
 const t = usePlatform({ services: ["deals"], clock, env: { PF_DEALS_EXPIRY_EVERY_MS: "2000000000" } });
@@ -49,7 +48,7 @@ describe("submit", () => {
     const offer = (await submit(t, web, person(), {}, { "x-pf-origin": "ai" })).offer;
     expect(offer).toMatchObject({ ai_assisted: true, noindex: true });
     const notStaff = await as("POST", `/offers/${offer.id}/review`, person(), {});
-    expect(notStaff.body).toMatchObject({ status: 403, code: "deals.moderator_required" });
+    expect(notStaff.body).toMatchObject({ status: 403, code: "auth.staff_required" });
     const guest = await as("POST", `/offers/${offer.id}/review`, "gst_g1", {}, { "x-pf-staff": "1" });
     expect(guest.body).toMatchObject({ status: 403, code: "deals.review_person_required" });
     const service = await t.http("POST", `/deals/api/v1/offers/${offer.id}/review`, { token: web, body: {} });
@@ -128,8 +127,19 @@ describe("expire", () => {
     const late = await as("POST", `/offers/${offer.id}/observations`, person(), {});
     expect(late.body).toMatchObject({ status: 409, code: "offer.not_active", offer_status: "expired" });
     const second = (await submit(t, web, person())).offer;
-    const byStaff = await as("POST", `/offers/${second.id}/expire`, person("staff"), { reason: "ended" }, { "x-pf-staff": "1" });
+    const staff = person("staff");
+    const byStaff = await as("POST", `/offers/${second.id}/expire`, staff, { reason: "ended" }, { "x-pf-staff": "1" });
     expect(byStaff.body.offer.status).toBe("OFFER_STATUS_EXPIRED");
+    // Admitted as a moderator: the staff person is audited, as for any moderation.
+    const audits = await dealsOf(t).orm.em.fork().find(AuditRow, { offerId: second.id });
+    expect(audits.map((row) => [row.action, row.actor, row.reason])).toEqual([["expire", staff, "ended"]]);
+    // A person's own token expires their own offer (the "own" rule), and no audit is written for it.
+    const mine = person();
+    const third = (await submit(t, web, mine)).offer;
+    const userToken = await t.token({ kind: "user", sub: mine });
+    const byOwnToken = await t.http("POST", `/deals/api/v1/offers/${third.id}/expire`, { token: userToken, body: {} });
+    expect(byOwnToken.body.offer.status).toBe("OFFER_STATUS_EXPIRED");
+    expect(await dealsOf(t).orm.em.fork().count(AuditRow, { offerId: third.id })).toBe(0);
   });
 
   it("a service acting for nobody is a moderator on the route its token passed (no other capability judged here)", async () => {
@@ -138,7 +148,7 @@ describe("expire", () => {
     const answer = await t.http("POST", `/deals/api/v1/offers/${offer.id}/expire`, { token: expirer, body: { reason: "gone" } });
     expect(answer.status).toBe(200);
     expect(answer.body.offer.status).toBe("OFFER_STATUS_EXPIRED");
-    const ctx = await dealsContext(t.platform.contexts.get("deals")!);
+    const ctx = dealsOf(t);
     const audits = await ctx.orm.em.fork().find(AuditRow, { offerId: offer.id });
     expect(audits.map((row) => [row.action, row.actor, row.reason])).toEqual([["expire", "svc:sweeper", "gone"]]);
     // Acting for a person it does not state is staff, the same token only expires that person's own offers.
@@ -157,7 +167,7 @@ describe("expire", () => {
   it("offers with a stated end expire on their own at it; without one they never do", async () => {
     const ended = (await submit(t, web, person(), { expires_at: "2026-05-02T00:00:00Z" })).offer;
     const open = (await submit(t, web, person())).offer;
-    const ctx = await dealsContext(t.platform.contexts.get("deals")!);
+    const ctx = dealsOf(t);
     clock.advance(24 * 3_600_000);
     // The background worker may have come by first: what counts is the offer's state, not who expired it.
     await expireDue(ctx);
@@ -195,9 +205,9 @@ describe("moderation", () => {
     const offer = (await submit(t, web, person())).offer;
     const user = await t.token({ kind: "user", sub: person() });
     const refused = await t.http("POST", `/deals/api/v1/offers/${offer.id}/disable`, { token: user, body: {} });
-    expect(refused.body).toMatchObject({ status: 403, code: "deals.moderator_required" });
+    expect(refused.body).toMatchObject({ status: 403, code: "auth.staff_required" });
     const notStaff = await as("POST", `/offers/${offer.id}/disable`, person(), {});
-    expect(notStaff.body.code).toBe("deals.moderator_required");
+    expect(notStaff.body.code).toBe("auth.staff_required");
     const staff = person("staff");
     const disabled = await as("POST", `/offers/${offer.id}/disable`, staff, { reason: "spam" }, { "x-pf-staff": "1" });
     expect(disabled.body.offer.offer.status).toBe("OFFER_STATUS_DISABLED");
@@ -205,5 +215,9 @@ describe("moderation", () => {
     const enabled = await t.http("POST", `/deals/api/v1/offers/${offer.id}/enable`, { token: web, body: {} });
     expect(enabled.body.offer.offer.status).toBe("OFFER_STATUS_ACTIVE");
     expect(enabled.body.offer.audit).toMatchObject({ action: "enable", actor: "svc:web" });
+    // Unlike on expire, a first-party app acting for nobody moderates here (staff, apps included).
+    const app = await t.token({ kind: "app", app_id: "app_mod", fp: true, caps: ["deals.offer.moderate"] });
+    const byApp = await t.http("POST", `/deals/api/v1/offers/${offer.id}/disable`, { token: app, body: {} });
+    expect(byApp.body.offer.audit).toMatchObject({ action: "disable", actor: "app:app_mod" });
   });
 });

@@ -107,6 +107,17 @@ describe("watches", () => {
     expect((await as("DELETE", `/watches/${keyword.body.watch.id}`, owner)).status).toBe(404);
   });
 
+  it("pages hold 1–200 watches: limit=0 is 400 naming limit (never \"unset\"), as is 201", async () => {
+    const owner = person();
+    await as("POST", "/watches", owner, { kind: "WATCH_KIND_KEYWORD", keyword: "lego" });
+    for (const limit of ["0", "201", "-1"]) {
+      const refused = await as("GET", `/watches?limit=${limit}`, owner);
+      expect(refused.body, limit).toMatchObject({ status: 400, code: "request.invalid", field: "limit" });
+    }
+    expect((await as("GET", "/watches?limit=1", owner)).body.watches.watches).toHaveLength(1);
+    expect((await as("GET", "/watches", owner)).status).toBe(200);
+  });
+
   it("count notifications: keyword and price-below watches notify once per observation; saved searches never", async () => {
     const owner = person();
     const product = (await resolve({ sku: `N-${owner}` })).body.product.id;

@@ -1,3 +1,4 @@
+import type { DealsContext } from "../../services/deals/context.js";
 import type { TestPlatform } from "../support/platform.js";
 
 /** Every deals capability: the first-party web service's token. */
@@ -15,6 +16,9 @@ export const ALL_DEALS = [
   "deals.watch.create",
   "deals.watch.delete",
 ];
+
+/** The deals context the host built (once) for the platform's handlers and workers. */
+export const dealsOf = (t: TestPlatform) => t.platform.contexts.get("deals") as DealsContext;
 
 let n = 0;
 /** A fresh person id. */

@@ -13,6 +13,8 @@ import {
 import { loadConfig } from "../../services/kit/runtime/config.js";
 import { createLogger } from "../../services/kit/runtime/logger.js";
 import { problem } from "../../services/kit/handler/problem.js";
+import { answerStatus, STATUS_HEADER } from "../../services/kit/handler/status.js";
+import { admitEveryone } from "./support.js";
 
 const ORIGIN = "https://app.example";
 const BODY_LIMIT = 4096;
@@ -28,7 +30,6 @@ const transport = createRouterTransport((router) =>
   router.service(NetworkService, {
     creditCoins(request, ctx) {
       record(ctx);
-      ctx.responseHeader.set("pf-http-status", "201");
       ctx.responseHeader.set("etag", '"rev-1"');
       ctx.responseHeader.set("location", "/network/internal/coins/entries/ent_1");
       return create(CoinsBalanceResultSchema, { subject: request.subject, appId: request.appId, balance: request.amount, entryId: request.idempotencyKey });
@@ -37,7 +38,7 @@ const transport = createRouterTransport((router) =>
       throw problem(409, "insufficient_funds", "The balance is short by 3 coins.", { balance: 2, needed: 5, status: 200 });
     },
     transferCoins(_request, ctx) {
-      ctx.responseHeader.set("pf-http-status", "204");
+      ctx.responseHeader.set(STATUS_HEADER, "204");
       return {};
     },
     getBlocks(request, ctx) {
@@ -50,12 +51,14 @@ const transport = createRouterTransport((router) =>
     },
     getModule(request, ctx) {
       if (ctx.requestHeader.get("if-none-match") === '"r1"') {
-        ctx.responseHeader.set("pf-http-status", "304");
+        ctx.responseHeader.set(STATUS_HEADER, "304");
         ctx.responseHeader.set("etag", '"r1"');
       }
       return create(ModuleRecordSchema, { namespace: request.namespace, subject: request.subject, revision: 1n });
     },
-    putModule(request) {
+    putModule(request, ctx) {
+      // Declares 200 (first) and 201: a first revision is created.
+      if (request.expectedRevision === 0n) answerStatus(ctx, 201);
       return create(ModuleRecordSchema, { namespace: request.namespace, subject: request.subject, record: request.record, revision: request.expectedRevision + 1n });
     },
     pushNotification(request) {
@@ -78,6 +81,7 @@ beforeAll(async () => {
   gateway = await buildGateway({
     services: [NetworkService],
     transport,
+    admission: admitEveryone,
     config,
     logger: createLogger("silent"),
     readiness: async () => ({ database: true, nats: ready }),
@@ -103,7 +107,7 @@ async function expectProblem(response: Response, status: number, code: string, f
 describe("request mapping", () => {
   it("maps a body `*` route, camel or proto names, and answers in proto names with int64 as strings", async () => {
     const response = await post("/network/internal/coins/credit", { subject: "usr_1", amount: 5, idempotencyKey: "k1", app_id: "app_1" });
-    expect(response.status).toBe(201);
+    expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/^application\/json/);
     expect(await response.json()).toEqual({ subject: "usr_1", app_id: "app_1", balance: "5", entry_id: "k1" });
   });
@@ -113,7 +117,7 @@ describe("request mapping", () => {
     expect(await module.json()).toMatchObject({ namespace: "pf.games", subject: "usr 1", revision: "1" });
 
     const push = await post("/network/internal/notifications/tips/received", { recipients: ["usr_1"], title: "hi", payload: { n: 1 } });
-    expect(push.status).toBe(200);
+    expect(push.status).toBe(201);
     expect(await push.json()).toMatchObject({ notifications: [{ recipient: "usr_1", kind: "tips/received", title: "hi", payload: { n: 1 } }] });
   });
 
@@ -162,12 +166,30 @@ describe("headers", () => {
     expect(seen.get("x-request-id")).toBe(id);
   });
 
-  it("maps pf-http-status, etag and location back, and strips pf-http-status", async () => {
+  it("maps etag and location back", async () => {
     const response = await post("/network/internal/coins/credit", { subject: "usr_1", amount: 1 });
-    expect(response.status).toBe(201);
     expect(response.headers.get("etag")).toBe('"rev-1"');
     expect(response.headers.get("location")).toBe("/network/internal/coins/entries/ent_1");
-    expect(response.headers.get("pf-http-status")).toBeNull();
+  });
+
+  it("answers the first success status the RPC declares, or another its handler answered", async () => {
+    // PushNotification declares 201; its handler sets nothing.
+    const pushed = await post("/network/internal/notifications/tips/received", { recipients: ["usr_1"], title: "hi" });
+    expect(pushed.status).toBe(201);
+    expect(pushed.headers.get("pf-http-status")).toBeNull();
+    // PutModule declares 200 then 201: 200 by default, 201 when its handler answers it.
+    const put = (expectedRevision: string) =>
+      call("/network/internal/modules/games/usr_1", {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ expectedRevision }),
+      });
+    expect((await put("3")).status).toBe(200);
+    const created = await put("0");
+    expect(created.status).toBe(201);
+    expect(created.headers.get("pf-http-status")).toBeNull();
+    // CreditCoins declares none: 200.
+    expect((await post("/network/internal/coins/credit", { subject: "usr_1", amount: 1 })).status).toBe(200);
   });
 
   it("sends 304 and 204 without a body", async () => {
@@ -236,7 +258,7 @@ describe("problems", () => {
 
   it("takes an empty JSON body as an empty message", async () => {
     const response = await call("/network/internal/coins/credit", { method: "POST", headers: { "content-type": "application/json" } });
-    expect(response.status).toBe(201);
+    expect(response.status).toBe(200);
   });
 });
 

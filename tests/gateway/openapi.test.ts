@@ -1,12 +1,14 @@
-import { getOption, hasOption } from "@bufbuild/protobuf";
+import { create, getOption, hasOption, setExtension, type DescService } from "@bufbuild/protobuf";
+import { readdir } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { bindingsOf } from "../../gateway/bindings.js";
+import { bindingsOf, rpcName } from "../../gateway/bindings.js";
 import { openApiDocument } from "../../gateway/openapi.js";
 import { http } from "../../gen/google/api/annotations_pb.js";
 import { NetworkAdminService } from "../../gen/pf/network/v1/admin_pb.js";
 import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
 import { TipsOverlayService } from "../../gen/pf/tips/v1/overlays_pb.js";
-import { access } from "../../gen/pf/v1/options_pb.js";
+import { access, AccessSchema, Actor, Cors, designed, token_audience, Visibility } from "../../gen/pf/v1/options_pb.js";
+import { withAccess, withService } from "./support.js";
 
 type Operation = {
   operationId: string;
@@ -132,8 +134,88 @@ describe("OpenAPI of a server-streaming RPC", () => {
       "text/event-stream": { schema: { type: "string" }, "x-pf-event-data": { $ref: "#/components/schemas/tips.overlay-event@1" } },
     });
     expect(overlays.components.schemas["tips.overlay-event@1"].properties).toHaveProperty("alert_removed");
-    // Public and anonymous: no bearer security (the overlay token is a query parameter the service checks).
-    expect(stream.security).toBeUndefined();
+    // Public and anonymous: a bearer token is optional (the overlay token is a query parameter the service checks).
+    expect(stream.security).toEqual([{ bearer: [] }, {}]);
     expect(stream.parameters.map((parameter) => parameter.name)).toEqual(["token", "config_id"]);
+  });
+});
+
+describe("OpenAPI of the access options", () => {
+  /** ListStaff with every option set: moderate as staff (capability unchecked, CORS open), as a person, or anyone. */
+  const edited = withService(
+    withAccess(NetworkService, "ListStaff", (rule) => {
+      Object.assign(rule, { name: "moderate", actor: Actor.STAFF, capabilityUnchecked: true, cors: Cors.OPEN });
+      rule.alternatives = [
+        create(AccessSchema, {
+          name: "own",
+          visibility: Visibility.FIRST_PARTY,
+          capabilities: ["network.staff.own"],
+          actor: Actor.PERSON,
+        }),
+        create(AccessSchema, { name: "anyone", visibility: Visibility.PUBLIC, anonymous: true }),
+      ];
+    }),
+    (declaration) => setExtension(declaration.options!, token_audience, "studio"),
+  );
+  const document = openApiDocument(bindingsOf(edited), { title: "pf network" }) as unknown as Document;
+  const listStaff = document.paths["/network/api/v1/staff/moderators"].get;
+
+  it("documents the actor, the rule's name, an unchecked capability, CORS and the token audience as x-pf-*", () => {
+    expect(listStaff).toMatchObject({
+      "x-pf-name": "moderate",
+      "x-pf-actor": "staff",
+      "x-pf-capability-unchecked": true,
+      "x-pf-cors": "open",
+      "x-pf-token-audience": "studio",
+    });
+  });
+
+  it("documents each alternative with its name, visibility, capabilities and actor", () => {
+    expect(listStaff["x-pf-alternatives"]).toEqual([
+      { name: "own", visibility: "first-party", capabilities: ["network.staff.own"], actor: "person" },
+      { name: "anyone", visibility: "public", capabilities: [], anonymous: true },
+    ]);
+  });
+
+  it("lets a caller without a token in (security {}) where any rule admits anonymous callers", () => {
+    expect(listStaff.security).toEqual([{ bearer: [] }, {}]);
+    expect(document.paths["/network/internal/blocks"].get.security).toEqual([{ bearer: [] }]);
+  });
+
+  it("documents the defaults: platform CORS and audience; no actor, no alternatives, not designed", () => {
+    const blocks = service.paths["/internal/blocks"].get;
+    expect(blocks).toMatchObject({ "x-pf-cors": "platform", "x-pf-token-audience": "pf" });
+    for (const member of ["actor", "alternatives", "capability-unchecked", "name", "designed"]) {
+      expect(blocks).not.toHaveProperty([`x-pf-${member}`]);
+    }
+  });
+});
+
+describe("OpenAPI of every service", () => {
+  /** Every generated pf service, read from gen/ (the services need no running platform for their documents). */
+  async function everyService(): Promise<DescService[]> {
+    const found: DescService[] = [];
+    for (const key of await readdir(new URL("../../gen/pf/", import.meta.url))) {
+      const dir = new URL(`../../gen/pf/${key}/v1/`, import.meta.url);
+      const files = await readdir(dir).catch(() => [] as string[]);
+      for (const file of files.filter((name) => name.endsWith("_pb.ts"))) {
+        const exports = (await import(new URL(file, dir).href)) as Record<string, { kind?: string }>;
+        found.push(...(Object.values(exports).filter((value) => value?.kind === "service") as DescService[]));
+      }
+    }
+    return found;
+  }
+
+  it("marks designed routes with x-pf-designed and never summarises an operation as \"Designed\"", async () => {
+    const services = await everyService();
+    expect(services.length).toBeGreaterThan(6);
+    const document = openApiDocument(services.flatMap(bindingsOf), { title: "pf" }) as unknown as Document;
+    const operations = Object.values(document.paths).flatMap(Object.values);
+    for (const op of operations) expect(op.summary, op.operationId).not.toMatch(/^Designed/i);
+    const rpcs = services.flatMap((each) => each.methods.filter((method) => hasOption(method, http)));
+    const marked = rpcs.filter((method) => getOption(method, designed)).map(rpcName);
+    expect(marked.length).toBeGreaterThan(0);
+    const documented = operations.filter((op) => op["x-pf-designed"] === true).map((op) => op.operationId);
+    expect([...new Set(documented)].sort()).toEqual([...new Set(marked)].sort());
   });
 });

@@ -7,6 +7,7 @@ import { loadConfig } from "../../services/kit/runtime/config.js";
 import { createLogger } from "../../services/kit/runtime/logger.js";
 import { problem } from "../../services/kit/handler/problem.js";
 import { clientIpOf } from "../../services/kit/handler/rate-limit.js";
+import { admitEveryone } from "./support.js";
 
 const ORIGIN = "https://app.example";
 
@@ -33,6 +34,7 @@ beforeAll(async () => {
   gateway = await buildGateway({
     services: [NetworkService],
     transport,
+    admission: admitEveryone,
     config: { ...loadConfig({}), corsOrigins: [ORIGIN] },
     logger: createLogger("silent"),
     readiness: async () => ({}),

@@ -5,23 +5,28 @@ import { describe, expect, it } from "vitest";
 import { BODY_HOOKS } from "../../gateway/bodies.js";
 import { bindingsOf } from "../../gateway/bindings.js";
 import { registerBindings } from "../../gateway/routes.js";
-import { BillingService, IntentResultSchema, ProviderWebhookResultSchema } from "../../gen/pf/billing/v1/billing_pb.js";
+import { BillingService } from "../../gen/pf/billing/v1/billing_pb.js";
+import { IntentResultSchema, ProviderWebhookResultSchema } from "../../gen/pf/billing/v1/intents_pb.js";
 import { createLogger } from "../../services/kit/runtime/logger.js";
+import { admitEveryone } from "./support.js";
 
 /** Billing's webhook and intent bindings over a transport whose handlers echo what reached them. */
 async function gateway() {
   const app = Fastify();
   const transport = createRouterTransport((router) =>
     router.service(BillingService, {
-      receiveProviderWebhook: (request, call) =>
-        create(ProviderWebhookResultSchema, {
-          eventId: `${request.provider}|${call.requestHeader.get("webhook-id")}|${call.requestHeader.get("webhook-signature")}|${Buffer.from(request.payload).toString("hex")}`,
-        }),
+      receiveProviderWebhook: (request, call) => {
+        const signed = ["webhook-id", "webhook-signature"].map((name) => call.requestHeader.get(name) ?? "");
+        const eventId = [request.provider, ...signed, Buffer.from(request.payload).toString("hex")].join("|");
+        return create(ProviderWebhookResultSchema, { eventId });
+      },
       createIntent: () => create(IntentResultSchema, {}),
     }),
   );
   const bindings = bindingsOf(BillingService).filter((b) => ["ReceiveProviderWebhook", "CreateIntent"].includes(b.method.name));
-  registerBindings(app, bindings, {}, { transport, timeoutMs: 1000, registry: createRegistry(), logger: createLogger("silent") });
+  const logger = createLogger("silent");
+  const context = { transport, admission: admitEveryone, timeoutMs: 1000, registry: createRegistry(), logger };
+  registerBindings(app, bindings, {}, context);
   return app;
 }
 

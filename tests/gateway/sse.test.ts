@@ -17,6 +17,7 @@ import { OverlayEventSchema, OverlayKind, TipsOverlayService } from "../../gen/p
 import { createLogger } from "../../services/kit/runtime/logger.js";
 import { problem } from "../../services/kit/handler/problem.js";
 import { openEventStream } from "../support/sse.js";
+import { admitEveryone } from "./support.js";
 
 /**
  * The gateway's text/event-stream serving, generic over descriptors: bindings
@@ -93,7 +94,14 @@ beforeAll(async () => {
       binding(ServerReflection, ServerReflection.method.serverReflectionInfo, "/reflect"),
     ],
     {},
-    { transport, timeoutMs: 50, registry: createRegistry(), logger: createLogger("silent"), heartbeatMs: 100 },
+    {
+      transport,
+      admission: admitEveryone,
+      timeoutMs: 50,
+      registry: createRegistry(),
+      logger: createLogger("silent"),
+      heartbeatMs: 100,
+    },
   );
   await app.listen({ port: 0, host: "127.0.0.1" });
   url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/t`;
@@ -230,7 +238,14 @@ describe("the whole gateway", () => {
       } as never),
     );
     const config = loadConfig({ PF_CORS_ORIGINS: "https://overlay.example" });
-    const gateway = await buildGateway({ services: [TipsOverlayService], transport: opening, config, logger: createLogger("silent"), readiness: async () => ({}) });
+    const gateway = await buildGateway({
+      services: [TipsOverlayService],
+      transport: opening,
+      admission: admitEveryone,
+      config,
+      logger: createLogger("silent"),
+      readiness: async () => ({}),
+    });
     const base = await gateway.listen({ port: 0, host: "127.0.0.1" });
     try {
       const opened = await openEventStream(`${base}/tips/api/v1/stream?token=x`, { origin: "https://overlay.example" });
@@ -255,7 +270,14 @@ describe("the whole gateway", () => {
         },
       } as never),
     );
-    const gateway = await buildGateway({ services: [TipsOverlayService], transport: quiet, config: loadConfig({}), logger: createLogger("silent"), readiness: async () => ({}) });
+    const gateway = await buildGateway({
+      services: [TipsOverlayService],
+      transport: quiet,
+      admission: admitEveryone,
+      config: loadConfig({}),
+      logger: createLogger("silent"),
+      readiness: async () => ({}),
+    });
     const base = await gateway.listen({ port: 0, host: "127.0.0.1" });
     seen.aborted = false;
     const stream = (await openEventStream(`${base}/tips/api/v1/stream?token=x`)).stream!;

@@ -1,69 +1,168 @@
-import { create, setExtension, type DescMethod, type MessageInitShape } from "@bufbuild/protobuf";
-import { MethodOptionsSchema } from "@bufbuild/protobuf/wkt";
+import { create, createFileRegistry, setExtension, type DescMethod, type MessageInitShape } from "@bufbuild/protobuf";
+import { FileDescriptorProtoSchema, MethodOptionsSchema, ServiceOptionsSchema } from "@bufbuild/protobuf/wkt";
 import { ConnectError, createContextValues, type UnaryRequest } from "@connectrpc/connect";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
-import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
-import { access, AccessSchema, Visibility } from "../../gen/pf/v1/options_pb.js";
-import { enforcement } from "../../services/kit/auth/enforce.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ProblemSchema, type Problem } from "../../gen/pf/v1/problem_pb.js";
+import { access, AccessSchema, Actor, token_audience, Visibility } from "../../gen/pf/v1/options_pb.js";
+import { Admission, routeAccessOf } from "../../services/kit/auth/enforce.js";
 import { loadKeys, type PlatformKeys } from "../../services/kit/auth/keys.js";
-import { principalKey, type Principal } from "../../services/kit/auth/principal.js";
+import { callerKey, type Caller, type Principal } from "../../services/kit/auth/principal.js";
 import { mintToken, TokenVerifier, type TokenClaims } from "../../services/kit/auth/tokens.js";
 import { loadConfig } from "../../services/kit/runtime/config.js";
 
-let keys: PlatformKeys;
-let verifier: TokenVerifier;
-beforeAll(async () => {
-  keys = await loadKeys(loadConfig({ PF_DATA_DIR: await mkdtemp(join(tmpdir(), "pf-enforce-")) }));
-  verifier = new TokenVerifier(keys);
-});
+type Rule = MessageInitShape<typeof AccessSchema>;
 
-/** An RPC carrying only the access rule under test: enforcement reads nothing else of it. */
-function rpcWith(rule: MessageInitShape<typeof AccessSchema> | undefined): DescMethod {
-  const options = create(MethodOptionsSchema);
-  if (rule) setExtension(options, access, create(AccessSchema, rule));
-  return { proto: { options }, name: "Probe" } as unknown as DescMethod;
+let dataDir: string;
+let keys: PlatformKeys;
+let admission: Admission;
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), "pf-enforce-"));
+  keys = await loadKeys(loadConfig({ PF_DATA_DIR: dataDir }));
+  admission = new Admission(new TokenVerifier(keys));
+});
+afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+/**
+ * A real RPC descriptor (file, service, method) carrying only the access rule
+ * under test and, when given, its service's token audience: enforcement reads
+ * nothing else of it.
+ */
+function rpcWith(rule: Rule | undefined, audience?: string): DescMethod {
+  const methodOptions = create(MethodOptionsSchema);
+  if (rule) setExtension(methodOptions, access, create(AccessSchema, rule));
+  const serviceOptions = create(ServiceOptionsSchema);
+  if (audience !== undefined) setExtension(serviceOptions, token_audience, audience);
+  const file = create(FileDescriptorProtoSchema, {
+    name: "pf/probe/v1/probe.proto",
+    package: "pf.probe.v1",
+    syntax: "proto3",
+    messageType: [{ name: "Nothing" }],
+    service: [
+      {
+        name: "ProbeService",
+        options: serviceOptions,
+        method: [
+          {
+            name: "Probe",
+            inputType: ".pf.probe.v1.Nothing",
+            outputType: ".pf.probe.v1.Nothing",
+            options: methodOptions,
+          },
+        ],
+      },
+    ],
+  });
+  return createFileRegistry(file, () => undefined).getService("pf.probe.v1.ProbeService")!.methods[0];
 }
 
-/** Runs enforcement for one call; answers the principal the handler would see, or the problem. */
-async function call(rule: MessageInitShape<typeof AccessSchema> | undefined, claims?: TokenClaims, headers: Record<string, string> = {}) {
+interface Answer {
+  caller?: Caller;
+  /** What the admitting rule established, every field present. */
+  admitted?: { admittedBy: string; person?: string; staff?: string };
+  principal?: Principal;
+  status?: number;
+  code?: string;
+}
+
+/** Admits one call; answers the caller the handler would see, or the refusal (status and code). */
+async function call(
+  rule: Rule | undefined,
+  claims?: TokenClaims,
+  headers: Record<string, string> = {},
+  audience?: string,
+): Promise<Answer> {
+  const { caller, problem } = await admit(rule, claims, headers, audience);
+  if (problem) return { status: problem.status, code: problem.code };
+  const { admittedBy, person, staff } = caller!;
+  return { caller, principal: caller?.principal, admitted: { admittedBy, person, staff } };
+}
+
+/** The whole refusal, for the assertions that read its detail. */
+async function refusalOf(
+  rule: Rule,
+  claims?: TokenClaims,
+  headers: Record<string, string> = {},
+): Promise<Problem | undefined> {
+  return (await admit(rule, claims, headers)).problem;
+}
+
+async function admit(
+  rule: Rule | undefined,
+  claims?: TokenClaims,
+  headers: Record<string, string> = {},
+  audience?: string,
+) {
   const header = new Headers(headers);
   if (claims) header.set("authorization", `Bearer ${await mintToken(keys, claims)}`);
-  const req = { method: rpcWith(rule), header, contextValues: createContextValues() } as unknown as UnaryRequest;
   try {
-    await enforcement(verifier)(async (r) => ({ principal: r.contextValues.get(principalKey) }) as never)(req);
-    return { principal: req.contextValues.get(principalKey) as Principal };
+    return { caller: await admission.admit(rpcWith(rule, audience), header) };
   } catch (error) {
     const [problem] = (error as ConnectError).findDetails(ProblemSchema);
-    return { status: problem.status, code: problem.code };
+    return { problem };
   }
 }
 
-const service = (svc: string, caps: string[] = []): TokenClaims => ({ kind: "service", svc, caps });
+const service = (svc: string, caps: string[] = [], more: Partial<TokenClaims> = {}): TokenClaims => ({
+  kind: "service",
+  svc,
+  caps,
+  ...more,
+});
 const app = (caps: string[], fp = false): TokenClaims => ({ kind: "app", app_id: "a1", caps, fp });
 const user: TokenClaims = { kind: "user", sub: "usr_u1" };
+const guest: TokenClaims = { kind: "user", sub: "gst_g1" };
 
 describe("the enforcement interceptor, rule by rule", () => {
+  it("leaves the admitted caller in the call's context values, where handlers read it", async () => {
+    const header = new Headers({ authorization: `Bearer ${await mintToken(keys, user)}` });
+    const req = {
+      method: rpcWith({ visibility: Visibility.FIRST_PARTY }),
+      header,
+      contextValues: createContextValues(),
+    } as unknown as UnaryRequest;
+    const seen = await admission.interceptor()(async (r) => r.contextValues.get(callerKey) as never)(req);
+    expect(seen).toMatchObject({ admittedBy: "", person: "usr_u1", principal: { kind: "user", sub: "usr_u1" } });
+  });
+
   it("refuses every caller of an RPC that declares no rule", async () => {
     expect(await call(undefined, service("tips", ["x"]))).toEqual({ status: 403, code: "auth.no_access_rule" });
   });
 
   it("lets anonymous callers in only where the route allows it: public routes, and first-party ones the spec opens to them", async () => {
     expect((await call({ visibility: Visibility.PUBLIC, anonymous: true })).principal?.kind).toBe("anonymous");
-    expect(await call({ visibility: Visibility.PUBLIC, capabilities: ["x"] })).toEqual({ status: 401, code: "auth.required" });
+    expect(await call({ visibility: Visibility.PUBLIC, capabilities: ["x"] })).toEqual({
+      status: 401,
+      code: "auth.required",
+    });
     expect((await call({ visibility: Visibility.FIRST_PARTY, anonymous: true })).principal?.kind).toBe("anonymous");
-    expect(await call({ visibility: Visibility.FIRST_PARTY, capabilities: ["x"] })).toEqual({ status: 401, code: "auth.required" });
-    expect(await call({ visibility: Visibility.INTERNAL, anonymous: true })).toEqual({ status: 401, code: "auth.required" });
-    expect(await call({ visibility: Visibility.PARTNER, anonymous: true })).toEqual({ status: 401, code: "auth.required" });
-    expect(await call({ visibility: Visibility.PUBLIC, anonymous: true }, undefined, { "x-pf-subject": "usr_a1" })).toEqual({ status: 403, code: "auth.header_refused" });
+    expect(await call({ visibility: Visibility.FIRST_PARTY, capabilities: ["x"] })).toEqual({
+      status: 401,
+      code: "auth.required",
+    });
+    expect(await call({ visibility: Visibility.INTERNAL, anonymous: true })).toEqual({
+      status: 401,
+      code: "auth.required",
+    });
+    expect(await call({ visibility: Visibility.PARTNER, anonymous: true })).toEqual({
+      status: 401,
+      code: "auth.required",
+    });
+    expect(
+      await call({ visibility: Visibility.PUBLIC, anonymous: true }, undefined, { "x-pf-subject": "usr_a1" }),
+    ).toEqual({ status: 403, code: "auth.header_refused" });
   });
 
   it("refuses a malformed Authorization header", async () => {
     const header = new Headers({ authorization: "Basic abc" });
-    const req = { method: rpcWith({ visibility: Visibility.PUBLIC, anonymous: true }), header, contextValues: createContextValues() } as unknown as UnaryRequest;
-    await expect(enforcement(verifier)(async () => ({}) as never)(req)).rejects.toThrow(/Bearer/);
+    const req = {
+      method: rpcWith({ visibility: Visibility.PUBLIC, anonymous: true }),
+      header,
+      contextValues: createContextValues(),
+    } as unknown as UnaryRequest;
+    await expect(admission.interceptor()(async () => ({}) as never)(req)).rejects.toThrow(/Bearer/);
   });
 
   it("needs one of `capabilities` and every one of `all_capabilities` from services and apps", async () => {
@@ -76,23 +175,53 @@ describe("the enforcement interceptor, rule by rule", () => {
   });
 
   it("checks people by ownership in the service, not by capability, and keeps them off internal and no_people routes", async () => {
-    expect((await call({ visibility: Visibility.FIRST_PARTY, capabilities: ["a"] }, user)).principal?.sub).toBe("usr_u1");
-    expect((await call({ visibility: Visibility.INTERNAL, capabilities: ["a"] }, user)).code).toBe("auth.internal_only");
-    expect((await call({ visibility: Visibility.FIRST_PARTY, capabilities: ["a"], noPeople: true }, user)).code).toBe("auth.people_refused");
+    expect((await call({ visibility: Visibility.FIRST_PARTY, capabilities: ["a"] }, user)).principal?.sub).toBe(
+      "usr_u1",
+    );
+    expect((await call({ visibility: Visibility.INTERNAL, capabilities: ["a"] }, user)).code).toBe(
+      "auth.internal_only",
+    );
+    expect((await call({ visibility: Visibility.FIRST_PARTY, capabilities: ["a"], noPeople: true }, user)).code).toBe(
+      "auth.people_refused",
+    );
   });
 
   it("keeps apps off internal routes, third-party apps off first-party ones, and every app off never_to_apps", async () => {
-    expect((await call({ visibility: Visibility.INTERNAL, capabilities: ["a"] }, app(["a"], true))).code).toBe("auth.internal_only");
-    expect((await call({ visibility: Visibility.FIRST_PARTY, capabilities: ["a"] }, app(["a"]))).code).toBe("auth.first_party_only");
-    expect((await call({ visibility: Visibility.FIRST_PARTY, capabilities: ["a"] }, app(["a"], true))).principal?.fp).toBe(true);
-    expect((await call({ visibility: Visibility.PARTNER, capabilities: ["a"] }, app(["a"]))).principal?.kind).toBe("app");
-    expect((await call({ visibility: Visibility.PUBLIC, capabilities: ["a"], neverToApps: true }, app(["a"], true))).code).toBe("auth.never_to_apps");
+    expect((await call({ visibility: Visibility.INTERNAL, capabilities: ["a"] }, app(["a"], true))).code).toBe(
+      "auth.internal_only",
+    );
+    expect((await call({ visibility: Visibility.FIRST_PARTY, capabilities: ["a"] }, app(["a"]))).code).toBe(
+      "auth.first_party_only",
+    );
+    expect(
+      (await call({ visibility: Visibility.FIRST_PARTY, capabilities: ["a"] }, app(["a"], true))).principal?.fp,
+    ).toBe(true);
+    expect((await call({ visibility: Visibility.PARTNER, capabilities: ["a"] }, app(["a"]))).principal?.kind).toBe(
+      "app",
+    );
+    expect(
+      (await call({ visibility: Visibility.PUBLIC, capabilities: ["a"], neverToApps: true }, app(["a"], true))).code,
+    ).toBe("auth.never_to_apps");
   });
 
   it("refuses a mod's token where the route is never to mods", async () => {
     const rule = { visibility: Visibility.FIRST_PARTY, capabilities: ["a"], neverToMods: true };
     expect((await call(rule, { ...service("games", ["a"]), mod: "mod_1" })).code).toBe("auth.never_to_mods");
     expect((await call(rule, service("games", ["a"]))).principal?.mod).toBeUndefined();
+  });
+
+  it("refuses a mod's token on every internal route, never_to_mods or not: internal is never granted to mods", async () => {
+    const rule = { visibility: Visibility.INTERNAL, capabilities: ["a"] };
+    expect(await call(rule, service("games", ["a"], { mod: "mod_1" }))).toEqual({
+      status: 403,
+      code: "auth.never_to_mods",
+    });
+    expect((await call(rule, service("games", ["a"]))).principal?.service).toBe("games");
+    // Elsewhere a mod's token is let in where its capability is.
+    expect(
+      (await call({ visibility: Visibility.PARTNER, capabilities: ["a"] }, service("games", ["a"], { mod: "mod_1" })))
+        .principal?.mod,
+    ).toBe("mod_1");
   });
 
   it("admits only the named services where the spec says so", async () => {
@@ -103,10 +232,31 @@ describe("the enforcement interceptor, rule by rule", () => {
 
   it("honours X-PF-Subject from services on routes that act for a person, and checks its form", async () => {
     const rule = { visibility: Visibility.FIRST_PARTY, capabilities: ["a"], actingSubject: true };
-    expect((await call(rule, service("deals", ["a"]), { "x-pf-subject": "usr_p1" })).principal?.actingSubject).toBe("usr_p1");
-    expect(await call(rule, service("deals", ["a"]), { "x-pf-subject": "app:x" })).toEqual({ status: 400, code: "request.invalid" });
-    expect(await call({ ...rule, actingSubject: false }, service("deals", ["a"]), { "x-pf-subject": "usr_p1" })).toEqual({ status: 400, code: "auth.acting_subject_refused" });
+    expect((await call(rule, service("deals", ["a"]), { "x-pf-subject": "usr_p1" })).principal?.actingSubject).toBe(
+      "usr_p1",
+    );
+    expect(await call(rule, service("deals", ["a"]), { "x-pf-subject": "app:x" })).toEqual({
+      status: 400,
+      code: "request.invalid",
+    });
+    // Routes that are neither first-party nor acting for a person refuse it.
+    const partner = { visibility: Visibility.PARTNER, capabilities: ["a"] };
+    expect(await call(partner, service("deals", ["a"]), { "x-pf-subject": "usr_p1" })).toEqual({
+      status: 400,
+      code: "auth.acting_subject_refused",
+    });
+    expect(
+      await call({ ...partner, visibility: Visibility.INTERNAL }, service("deals", ["a"]), {
+        "x-pf-subject": "usr_p1",
+      }),
+    ).toEqual({ status: 400, code: "auth.acting_subject_refused" });
     expect(await call(rule, user, { "x-pf-subject": "usr_p1" })).toEqual({ status: 403, code: "auth.header_refused" });
+  });
+
+  it("accepts X-PF-Subject from services on every first-party route: first-party means services and the people acting through them", async () => {
+    const rule = { visibility: Visibility.FIRST_PARTY, capabilities: ["a"] };
+    const answer = await call(rule, service("deals", ["a"]), { "x-pf-subject": "usr_p1" });
+    expect(answer.caller).toMatchObject({ person: "usr_p1", principal: { kind: "service", actingSubject: "usr_p1" } });
   });
 
   it("refuses every other X-PF-* header (groups, entitlements) from anyone but services", async () => {
@@ -121,16 +271,248 @@ describe("the enforcement interceptor, rule by rule", () => {
   it("honours X-PF-Staff: 1 from services only", async () => {
     const rule = { visibility: Visibility.FIRST_PARTY, capabilities: ["a"] };
     expect((await call(rule, service("deals", ["a"]), { "x-pf-staff": "1" })).principal?.staff).toBe(true);
-    expect(await call(rule, service("deals", ["a"]), { "x-pf-staff": "yes" })).toEqual({ status: 400, code: "request.invalid" });
-    expect(await call(rule, app(["a"], true), { "x-pf-staff": "1" })).toEqual({ status: 403, code: "auth.header_refused" });
+    expect(await call(rule, service("deals", ["a"]), { "x-pf-staff": "yes" })).toEqual({
+      status: 400,
+      code: "request.invalid",
+    });
+    expect(await call(rule, app(["a"], true), { "x-pf-staff": "1" })).toEqual({
+      status: 403,
+      code: "auth.header_refused",
+    });
   });
 
   it("honours X-PF-Origin: ai from services, and from apps only where the route says so", async () => {
     const rule = { visibility: Visibility.FIRST_PARTY, capabilities: ["a"] };
     expect((await call(rule, service("deals", ["a"]), { "x-pf-origin": "ai" })).principal?.origin).toBe("ai");
-    expect(await call(rule, app(["a"], true), { "x-pf-origin": "ai" })).toEqual({ status: 403, code: "auth.header_refused" });
-    expect((await call({ ...rule, originFromApps: true }, app(["a"], true), { "x-pf-origin": "ai" })).principal?.origin).toBe("ai");
+    expect(await call(rule, app(["a"], true), { "x-pf-origin": "ai" })).toEqual({
+      status: 403,
+      code: "auth.header_refused",
+    });
+    expect(
+      (await call({ ...rule, originFromApps: true }, app(["a"], true), { "x-pf-origin": "ai" })).principal?.origin,
+    ).toBe("ai");
     expect(await call(rule, user, { "x-pf-origin": "ai" })).toEqual({ status: 403, code: "auth.header_refused" });
-    expect(await call(rule, service("deals", ["a"]), { "x-pf-origin": "human" })).toEqual({ status: 400, code: "request.invalid" });
+    expect(await call(rule, service("deals", ["a"]), { "x-pf-origin": "human" })).toEqual({
+      status: 400,
+      code: "request.invalid",
+    });
+  });
+});
+
+describe("declared actors: whom a call acts for", () => {
+  const rule = (actor: Actor) => ({ visibility: Visibility.FIRST_PARTY, capabilities: ["a"], actor });
+  const person = { "x-pf-subject": "usr_p1" };
+  const staffPerson = { "x-pf-subject": "usr_p1", "x-pf-staff": "1" };
+
+  it("ACTOR_PERSON: a user token (guests too), or a service naming the person; nobody else", async () => {
+    expect((await call(rule(Actor.PERSON), user)).admitted).toEqual({
+      admittedBy: "",
+      person: "usr_u1",
+      staff: undefined,
+    });
+    expect((await call(rule(Actor.PERSON), guest)).caller?.person).toBe("gst_g1");
+    expect((await call(rule(Actor.PERSON), service("tips", ["a"]), person)).caller?.person).toBe("usr_p1");
+    expect(await call(rule(Actor.PERSON), service("tips", ["a"]))).toEqual({
+      status: 403,
+      code: "auth.person_required",
+    });
+    expect(await call(rule(Actor.PERSON), app(["a"], true))).toEqual({ status: 403, code: "auth.person_required" });
+  });
+
+  it("ACTOR_MEMBER: a network user (usr_), never a guest, never a caller acting for nobody", async () => {
+    expect((await call(rule(Actor.MEMBER), user)).caller?.person).toBe("usr_u1");
+    expect((await call(rule(Actor.MEMBER), service("tips", ["a"]), person)).caller?.person).toBe("usr_p1");
+    expect(await call(rule(Actor.MEMBER), guest)).toEqual({ status: 403, code: "auth.member_required" });
+    expect(await call(rule(Actor.MEMBER), service("tips", ["a"]), { "x-pf-subject": "gst_g1" })).toEqual({
+      status: 403,
+      code: "auth.member_required",
+    });
+    expect(await call(rule(Actor.MEMBER), service("tips", ["a"]))).toEqual({
+      status: 403,
+      code: "auth.member_required",
+    });
+    expect(await call(rule(Actor.MEMBER), app(["a"], true))).toEqual({ status: 403, code: "auth.member_required" });
+  });
+
+  it("ACTOR_STAFF: a service or app acting for nobody, or a service vouching for a staff person; never a person's own token", async () => {
+    expect((await call(rule(Actor.STAFF), service("tips", ["a"]))).admitted).toEqual({
+      admittedBy: "",
+      person: undefined,
+      staff: "svc:tips",
+    });
+    expect((await call(rule(Actor.STAFF), app(["a"], true))).caller?.staff).toBe("app:a1");
+    expect((await call(rule(Actor.STAFF), service("tips", ["a"]), staffPerson)).admitted).toEqual({
+      admittedBy: "",
+      person: "usr_p1",
+      staff: "usr_p1",
+    });
+    expect(await call(rule(Actor.STAFF), service("tips", ["a"]), person)).toEqual({
+      status: 403,
+      code: "auth.staff_required",
+    });
+    expect(await call(rule(Actor.STAFF), user)).toEqual({ status: 403, code: "auth.staff_required" });
+    expect(await call(rule(Actor.STAFF), user, { "x-pf-staff": "1" })).toEqual({
+      status: 403,
+      code: "auth.header_refused",
+    });
+  });
+
+  it("ACTOR_PLATFORM_STAFF: as staff, but never an app", async () => {
+    expect((await call(rule(Actor.PLATFORM_STAFF), service("tips", ["a"]))).caller?.staff).toBe("svc:tips");
+    expect((await call(rule(Actor.PLATFORM_STAFF), service("tips", ["a"]), staffPerson)).caller?.staff).toBe("usr_p1");
+    expect(await call(rule(Actor.PLATFORM_STAFF), app(["a"], true))).toEqual({
+      status: 403,
+      code: "auth.staff_required",
+    });
+    expect(await call(rule(Actor.PLATFORM_STAFF), service("tips", ["a"]), person)).toEqual({
+      status: 403,
+      code: "auth.staff_required",
+    });
+    expect(await call(rule(Actor.PLATFORM_STAFF), user)).toEqual({ status: 403, code: "auth.staff_required" });
+  });
+
+  it("refuses an actor's caller only after its token: a caller without the capability hears that first", async () => {
+    expect(await call(rule(Actor.STAFF), service("tips", ["b"]))).toEqual({
+      status: 403,
+      code: "auth.capability_missing",
+    });
+  });
+});
+
+describe("alternative rules on one RPC", () => {
+  // Moderate as staff (internal), or write one's own (first-party): community's DELETE /comments/{id}.
+  const moderateOrOwn: Rule = {
+    name: "moderate",
+    visibility: Visibility.INTERNAL,
+    capabilities: ["c.moderate"],
+    actor: Actor.STAFF,
+    actingSubject: true,
+    alternatives: [{ name: "own", visibility: Visibility.FIRST_PARTY, capabilities: ["c.write"], actor: Actor.PERSON }],
+  };
+
+  it("reads its rules main-first", () => {
+    expect(routeAccessOf(rpcWith(moderateOrOwn)).rules.map((rule) => rule.name)).toEqual(["moderate", "own"]);
+    expect(routeAccessOf(rpcWith(moderateOrOwn)).audience).toBe("pf");
+  });
+
+  it("tells the handler which rule admitted the caller", async () => {
+    expect((await call(moderateOrOwn, service("tips", ["c.moderate"]))).admitted).toEqual({
+      admittedBy: "moderate",
+      person: undefined,
+      staff: "svc:tips",
+    });
+    const vouched = await call(moderateOrOwn, service("tips", ["c.moderate"]), {
+      "x-pf-subject": "usr_p1",
+      "x-pf-staff": "1",
+    });
+    expect(vouched.admitted).toEqual({ admittedBy: "moderate", person: "usr_p1", staff: "usr_p1" });
+    expect((await call(moderateOrOwn, user)).admitted).toEqual({
+      admittedBy: "own",
+      person: "usr_u1",
+      staff: undefined,
+    });
+    expect(
+      (await call(moderateOrOwn, service("tips", ["c.write"]), { "x-pf-subject": "usr_p1" })).caller?.admittedBy,
+    ).toBe("own");
+  });
+
+  it("gives a service holding both capabilities, acting for a person it does not vouch as staff, the owner rule: never moderation", async () => {
+    const both = service("tips", ["c.moderate", "c.write"]);
+    const answer = await call(moderateOrOwn, both, { "x-pf-subject": "usr_p1" });
+    expect(answer.admitted).toEqual({ admittedBy: "own", person: "usr_p1", staff: undefined });
+    expect((await call(moderateOrOwn, both, { "x-pf-subject": "usr_p1", "x-pf-staff": "1" })).caller?.admittedBy).toBe(
+      "moderate",
+    );
+  });
+
+  it("answers the last rule's refusal when every rule refuses", async () => {
+    expect(await call(moderateOrOwn, app(["c.moderate", "c.write"]))).toEqual({
+      status: 403,
+      code: "auth.first_party_only",
+    });
+    const missing = await refusalOf(moderateOrOwn, service("tips", ["c.other"]));
+    expect(missing).toMatchObject({
+      status: 403,
+      code: "auth.capability_missing",
+      detail: expect.stringContaining("c.write"),
+    });
+    expect(await call(moderateOrOwn, service("tips", ["c.moderate"]), { "x-pf-subject": "usr_p1" })).toEqual({
+      status: 403,
+      code: "auth.capability_missing",
+    });
+    expect(await call(moderateOrOwn, service("tips", ["c.write"]))).toEqual({
+      status: 403,
+      code: "auth.person_required",
+    });
+    expect(await call(moderateOrOwn)).toEqual({ status: 401, code: "auth.required" });
+  });
+
+  it("lets an anonymous caller in when any rule allows it, naming that rule", async () => {
+    const rule: Rule = {
+      name: "full",
+      visibility: Visibility.FIRST_PARTY,
+      capabilities: ["s.read"],
+      alternatives: [{ name: "public", visibility: Visibility.PUBLIC, anonymous: true, capabilities: ["s.public"] }],
+    };
+    expect((await call(rule)).caller).toEqual(
+      expect.objectContaining({ admittedBy: "public", principal: expect.objectContaining({ kind: "anonymous" }) }),
+    );
+    expect((await call(rule, user)).caller?.admittedBy).toBe("full");
+    expect(await call(rule, undefined, { "x-pf-subject": "usr_p1" })).toEqual({
+      status: 403,
+      code: "auth.header_refused",
+    });
+    expect(
+      await call({
+        ...rule,
+        alternatives: [{ name: "public", visibility: Visibility.PUBLIC, capabilities: ["s.public"] }],
+      }),
+    ).toEqual({ status: 401, code: "auth.required" });
+  });
+});
+
+describe("capability_unchecked: the capability documented, not checked", () => {
+  const rule = { visibility: Visibility.PUBLIC, capabilities: ["s.read"], capabilityUnchecked: true };
+
+  it("admits any valid token, whatever it holds", async () => {
+    expect((await call(rule, service("tips"))).principal?.service).toBe("tips");
+    expect((await call(rule, app([]))).principal?.appId).toBe("a1");
+    expect((await call(rule, user)).principal?.sub).toBe("usr_u1");
+    expect((await call({ ...rule, allCapabilities: ["s.a", "s.b"] }, app(["s.a"]))).principal?.kind).toBe("app");
+  });
+
+  it("takes no token only where anonymous use is allowed, and never a token that does not verify", async () => {
+    expect(await call(rule)).toEqual({ status: 401, code: "auth.required" });
+    expect((await call({ ...rule, anonymous: true })).principal?.kind).toBe("anonymous");
+    const forged = `${(await mintToken(keys, service("tips"))).slice(0, -4)}AAAA`;
+    await expect(admission.admit(rpcWith(rule), new Headers({ authorization: `Bearer ${forged}` }))).rejects.toThrow(
+      /not valid/,
+    );
+  });
+
+  it("still keeps the visibility: an internal route stays closed to apps", async () => {
+    expect(await call({ ...rule, visibility: Visibility.INTERNAL }, app([], true))).toEqual({
+      status: 403,
+      code: "auth.internal_only",
+    });
+  });
+});
+
+describe("token audience", () => {
+  const rule = { visibility: Visibility.PARTNER, capabilities: ["a"] };
+
+  it("a service declaring its own audience takes tokens for it and refuses the platform's (401 auth.wrong_audience)", async () => {
+    expect(routeAccessOf(rpcWith(rule, "media")).audience).toBe("media");
+    expect((await call(rule, service("tips", ["a"], { aud: "media" }), {}, "media")).principal?.service).toBe("tips");
+    expect(await call(rule, service("tips", ["a"]), {}, "media")).toEqual({ status: 401, code: "auth.wrong_audience" });
+  });
+
+  it("every other service refuses a token minted for another audience", async () => {
+    expect(await call(rule, service("tips", ["a"], { aud: "media" }))).toEqual({
+      status: 401,
+      code: "auth.wrong_audience",
+    });
+    expect(await call(rule, { ...user, aud: "media" })).toEqual({ status: 401, code: "auth.wrong_audience" });
+    expect((await call(rule, service("tips", ["a"], { aud: "pf" }))).principal?.service).toBe("tips");
   });
 });

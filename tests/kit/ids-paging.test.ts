@@ -15,11 +15,11 @@ describe("prefixed time-sortable ids", () => {
 });
 
 describe("cursor paging", () => {
-  it("defaults to 50 and refuses limits outside 1–200", () => {
-    expect(pageLimit(0)).toBe(50);
+  it("defaults to 50 when unset and refuses limits outside 1–200, 0 among them", () => {
+    expect(pageLimit(undefined)).toBe(50);
+    expect(pageLimit(1)).toBe(1);
     expect(pageLimit(200)).toBe(200);
-    expect(() => pageLimit(201)).toThrow(/limit/);
-    expect(() => pageLimit(-1)).toThrow(/limit/);
+    for (const limit of [0, -1, 201, 1.5]) expect(() => pageLimit(limit), String(limit)).toThrow(/limit/);
   });
 
   it("cuts a page of limit + 1 rows and makes an opaque cursor from the last row kept", () => {

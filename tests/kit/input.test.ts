@@ -4,7 +4,8 @@ import { Code, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { connect as connectHttp2 } from "node:http2";
 import { describe, expect, it } from "vitest";
-import { BillingService, GetBalanceRequestSchema } from "../../gen/pf/billing/v1/billing_pb.js";
+import { BillingService } from "../../gen/pf/billing/v1/billing_pb.js";
+import { GetBalanceRequestSchema } from "../../gen/pf/billing/v1/ledger_pb.js";
 import { unknownField, unstorable } from "../../services/kit/rpc/input.js";
 import { usePlatform } from "../support/platform.js";
 

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import type { BusMessage } from "../../services/kit/events/bus.js";
 import { JetStreamBus } from "../../services/kit/events/jetstream-bus.js";
 import { createLogger } from "../../services/kit/runtime/logger.js";
 import { deleteNamespaceStreams, newTestEvents } from "../support/nats.js";
+import { describeWith, NATS } from "../support/skips.js";
 
 /**
  * Two deployments on one NATS server, each under its own namespace: on the
@@ -14,7 +15,7 @@ const natsUrl = process.env.NATS_URL;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const data = new TextEncoder().encode("{}");
 
-describe.skipIf(!natsUrl && process.env.CI !== "true")("the JetStream bus under a namespace", () => {
+describeWith(NATS, "the JetStream bus under a namespace", () => {
   const [one, two] = [newTestEvents(), newTestEvents()];
   let a: JetStreamBus;
   let b: JetStreamBus;

@@ -5,6 +5,7 @@ import { NotificationPushedSchema } from "../../gen/pf/network/v1/events_pb.js";
 import { consumer, startConsumer } from "../../services/kit/events/consumer.js";
 import { recordEvent } from "../../services/kit/events/outbox.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { describeWith, NATS } from "../support/skips.js";
 import { until } from "../support/until.js";
 
 const marker = `ob-${Date.now().toString(36)}-`;
@@ -66,7 +67,7 @@ describe("the outbox relay on the in-process bus", () => {
   });
 });
 
-describe.skipIf(!process.env.NATS_URL)("the outbox relay on JetStream", () => {
+describeWith(NATS, "the outbox relay on JetStream", () => {
   let t: TestPlatform;
   let nc: NatsConnection;
   beforeAll(async () => {

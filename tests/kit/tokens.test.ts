@@ -1,13 +1,21 @@
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SignJWT } from "jose";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { loadKeys } from "../../services/kit/auth/keys.js";
 import { mintToken, TokenVerifier } from "../../services/kit/auth/tokens.js";
 import { loadConfig } from "../../services/kit/runtime/config.js";
 
-const keysIn = async () => loadKeys(loadConfig({ PF_DATA_DIR: await mkdtemp(join(tmpdir(), "pf-keys-")) }));
+/** Key folders made here, removed once the file is done. */
+const folders: string[] = [];
+const keyFolder = async () => {
+  const dir = await mkdtemp(join(tmpdir(), "pf-keys-"));
+  folders.push(dir);
+  return dir;
+};
+const keysIn = async () => loadKeys(loadConfig({ PF_DATA_DIR: await keyFolder() }));
+afterAll(() => Promise.all(folders.map((dir) => rm(dir, { recursive: true, force: true }))));
 
 describe("platform tokens", () => {
   it("mint EdDSA JWTs that verify with their claims", async () => {
@@ -28,7 +36,7 @@ describe("platform tokens", () => {
   });
 
   it("keep the dev key across starts in the data directory", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "pf-keys-"));
+    const dir = await keyFolder();
     const first = await loadKeys(loadConfig({ PF_DATA_DIR: dir }));
     const second = await loadKeys(loadConfig({ PF_DATA_DIR: dir }));
     const token = await mintToken(first, { kind: "app", app_id: "a1" });

@@ -3,7 +3,7 @@ import { ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { NetworkAdminService } from "../../gen/pf/network/v1/admin_pb.js";
 import { StaffRole } from "../../gen/pf/network/v1/network_pb.js";
-import { access } from "../../gen/pf/v1/options_pb.js";
+import { access, Actor, designed } from "../../gen/pf/v1/options_pb.js";
 import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
 import type { TokenClaims } from "../../services/kit/auth/tokens.js";
 import { usePlatform } from "../support/platform.js";
@@ -34,9 +34,13 @@ async function outcome(rpc: string, claims: TokenClaims | undefined, headers: Re
   }
 }
 
-const rpcs = NetworkAdminService.methods.map((method) => ({ name: method.localName, rule: getOption(method, access) }));
+const rpcs = NetworkAdminService.methods.map((method) => ({
+  name: method.localName,
+  method,
+  rule: getOption(method, access),
+}));
 
-describe.each(rpcs)("the designed admin RPC $name", ({ name, rule }) => {
+describe.each(rpcs)("the designed admin RPC $name", ({ name, method, rule }) => {
   const admin: TokenClaims = { kind: "service", svc: "network", caps: ["network.admin"] };
 
   it("is refused without a token, without network.admin, to apps, people and mods", async () => {
@@ -45,6 +49,16 @@ describe.each(rpcs)("the designed admin RPC $name", ({ name, rule }) => {
     expect(await outcome(name, { kind: "app", app_id: "a1", fp: true, caps: ["network.admin"] })).toBe("auth.internal_only");
     expect(await outcome(name, { kind: "user", sub: "usr_owner9" })).toBe("auth.internal_only");
     expect(await outcome(name, { ...admin, mod: "mod_1" })).toBe("auth.never_to_mods");
+  });
+
+  it("is marked designed (the spec shows no route for it)", () => {
+    expect(getOption(method, designed)).toBe(true);
+  });
+
+  it("acts for a person where it declares so (403 auth.person_required without X-PF-Subject)", async () => {
+    const answer = await outcome(name, admin);
+    if (rule.actor === Actor.PERSON) expect(answer).toBe("auth.person_required");
+    else expect(answer).not.toMatch(/^auth\./);
   });
 
   it("takes X-PF-Subject only where it acts for a person", async () => {

@@ -46,6 +46,15 @@ describe("coin credit", () => {
     expect(answer.body.code).toBe("idempotency.mismatch");
   });
 
+  it("counts naming the token's own app_id and leaving it out as one request under a key", async () => {
+    const subject = user();
+    const first = await credit({ subject, amount: 4, idempotency_key: `app-${subject}` });
+    const named = await credit({ subject, amount: 4, idempotency_key: `app-${subject}`, app_id: "app_main" });
+    expect(named.status).toBe(200);
+    expect(named.body).toEqual(first.body);
+    expect(named.body.balance).toBe("4");
+  });
+
   it("takes the key from the Idempotency-Key header too, and needs one", async () => {
     const subject = user();
     const viaHeader = await t.http("POST", "/network/internal/coins/credit", { token: coins, body: { subject, amount: 2 }, headers: { "idempotency-key": `h-${subject}` } });

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { NetworkAdminService } from "../../gen/pf/network/v1/admin_pb.js";
 import { NetworkService, StaffRole } from "../../gen/pf/network/v1/network_pb.js";
 import { startTestPlatform, usePlatform, type TestPlatform } from "../support/platform.js";
+import { itWith, NATS } from "../support/skips.js";
 
 const t = usePlatform({ services: ["network"] });
 let admin: ReturnType<typeof adminClient>;
@@ -30,6 +31,14 @@ describe("staff list", () => {
       ["usr_mod1", "STAFF_ROLE_GLOBAL_MODERATOR"],
     ]);
     expect(staff[2]).toMatchObject({ capabilities: ["reports.route"], subject: { display: { display_name: "Mo", handle: "mo" } } });
+  });
+
+  it("is read by a first-party service acting for a person (X-PF-Subject), as every first-party route is", async () => {
+    const token = await t.token({ kind: "service", svc: "space", caps: ["network.staff.read"] });
+    const headers = { "x-pf-subject": "usr_viewer1" };
+    const answer = await t.http("GET", "/network/api/v1/staff/moderators", { token, headers });
+    expect(answer.status).toBe(200);
+    expect(answer.body.staff.map((s: { subject: { id: string } }) => s.subject.id)).toContain("usr_mod1");
   });
 
   it("is for services, never people or guests (staff capabilities are not theirs to read)", async () => {
@@ -91,7 +100,8 @@ describe("staff list freshness", () => {
     expect((await list(t)).map((s) => s.subject.id)).not.toContain("usr_fresh1");
   });
 
-  it.skipIf(!process.env.NATS_URL)("shows another instance's staff changes once its event arrives", async () => {
+  // Two instances share events only through NATS (each in-process bus stays in its own platform).
+  itWith(NATS, "shows another instance's staff changes once its event arrives", async () => {
     const other = await startTestPlatform({ services: ["network"], env: { DATABASE_URL: t.platform.databaseUrl, PF_NATS_NAMESPACE: t.events!.namespace } });
     try {
       await list(other);

@@ -1,6 +1,7 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { describeWith, NATS } from "../support/skips.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 import { until } from "../support/until.js";
 
@@ -19,7 +20,7 @@ async function subscriber(nc: NatsConnection, subject: string) {
   return { received, stop: () => subscription.unsubscribe() };
 }
 
-describe.skipIf(!natsUrl && process.env.CI !== "true")("network events on NATS", () => {
+describeWith(NATS, "network events on NATS", () => {
   let nc: NatsConnection;
   let proxy: TcpProxy;
   let t: TestPlatform;

@@ -1,10 +1,14 @@
 import { getOption, type DescMethod, type DescService } from "@bufbuild/protobuf";
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { http as httpOption } from "../../gen/google/api/annotations_pb.js";
-import { access, Visibility, type Access } from "../../gen/pf/v1/options_pb.js";
-import type { TokenClaims } from "../../services/kit/auth/tokens.js";
+import { Actor, Visibility, type Access } from "../../gen/pf/v1/options_pb.js";
+import { routeAccessOf } from "../../services/kit/auth/enforce.js";
+import { AUDIENCE, type TokenClaims } from "../../services/kit/auth/tokens.js";
 import type { TestPlatform } from "./platform.js";
+import { itWith, need } from "./skips.js";
 
 /** One valid call of a route; the refusal tests vary only the caller. */
 export interface RouteCall {
@@ -16,11 +20,30 @@ export interface RouteCall {
 export interface Route {
   name: string;
   method: DescMethod;
+  /** The main rule. */
   rule: Access;
+  /** Every rule, in the order enforcement tries them: the main rule, then its alternatives. */
+  rules: readonly Access[];
+  /** The audience the route's tokens must carry. */
+  audience: string;
+  /** Whether a service may name the person it acts for (X-PF-Subject): a rule is first-party or acts for a person. */
+  actsForPeople: boolean;
 }
 
 export function routesOf(...services: DescService[]): Route[] {
-  return services.flatMap((service) => service.methods.map((method) => ({ name: method.localName, method, rule: getOption(method, access) })));
+  return services.flatMap((service) =>
+    service.methods.map((method) => {
+      const { rules, audience } = routeAccessOf(method);
+      return {
+        name: method.localName,
+        method,
+        rule: rules[0],
+        rules,
+        audience,
+        actsForPeople: rules.some(takesActingSubject),
+      };
+    }),
+  );
 }
 
 /** Capabilities that satisfy a rule: one of its any-of list, or all of its all-of list. */
@@ -28,13 +51,39 @@ export function capabilitiesOf(rule: Access): string[] {
   return rule.capabilities.length > 0 ? [rule.capabilities[0]] : rule.allCapabilities;
 }
 
-/** The documented rows of one service in the spec's routes.tsv (undefined in a clone without shared/ beside it; CI always has it). */
-export async function documentedRoutes(service: string): Promise<string[][] | undefined> {
-  const tsv = await readFile(new URL("../../../shared/spec/routes.tsv", import.meta.url), "utf8").catch((error: unknown) => {
-    if (process.env.CI === "true") throw error;
-    return undefined;
+/** Capabilities that satisfy every rule of a route. */
+export function routeCapabilities(route: Route): string[] {
+  return [...new Set(route.rules.flatMap(capabilitiesOf))];
+}
+
+/** A service token every rule of a route lets in by its token (the named service where one is required). */
+export function serviceClaims(route: Route, claims: Partial<TokenClaims> = {}): TokenClaims {
+  const svc = route.rules.find((rule) => rule.onlyServices.length > 0)?.onlyServices[0] ?? "tips";
+  return { kind: "service", svc, caps: routeCapabilities(route), aud: route.audience, ...claims };
+}
+
+const SPEC_ROUTES = new URL("../../../shared/spec/routes.tsv", import.meta.url);
+
+/** The spec's routes.tsv: beside every CI checkout, not always beside a clone. */
+export const SPEC = need(
+  existsSync(fileURLToPath(SPEC_ROUTES)),
+  "the spec folder ../shared/spec is not beside this clone",
+);
+
+/** The documented rows of one service in the spec's routes.tsv; read them in `itWithSpec`, which skips (outside CI) without it. */
+export async function documentedRoutes(service: string): Promise<string[][]> {
+  const tsv = await readFile(SPEC_ROUTES, "utf8").catch((error: unknown) => {
+    throw new Error(`routes.tsv cannot be read: ${SPEC.reason}`, { cause: error });
   });
-  return tsv?.split("\n").filter((line) => line.startsWith(`${service}\t`)).map((line) => line.split("\t"));
+  return tsv
+    .split("\n")
+    .filter((line) => line.startsWith(`${service}\t`))
+    .map((line) => line.split("\t"));
+}
+
+/** A parity check against the spec's routes of one service: skipped, saying why, where the spec is not beside the clone. */
+export function itWithSpec(name: string, service: string, test: (documented: string[][]) => unknown): void {
+  itWith(SPEC, name, async () => test(await documentedRoutes(service)));
 }
 
 /** A route as bound: verb, path template, capabilities as the spec writes them, visibility. */
@@ -42,21 +91,161 @@ export function bindingOf(route: Route) {
   const rule = getOption(route.method, httpOption);
   const verb = rule.pattern.case?.toUpperCase();
   const template = rule.pattern.value as string;
-  const caps = route.rule.capabilities.length > 0 ? route.rule.capabilities.join(",") : route.rule.allCapabilities.join(" and ");
+  const caps =
+    route.rule.capabilities.length > 0 ? route.rule.capabilities.join(",") : route.rule.allCapabilities.join(" and ");
   return { verb, template, caps, visibility: Visibility[route.rule.visibility].toLowerCase().replace("_", "-") };
 }
 
+/** A caller the matrix sends: its token's claims (none: anonymous) and its X-PF-* headers. */
+export interface Caller {
+  claims?: TokenClaims;
+  headers?: Record<string, string>;
+}
+
+/** Whether a rule lets a service name the person it acts for: first-party routes always, others where declared. */
+function takesActingSubject(rule: Access): boolean {
+  return rule.actingSubject || rule.visibility === Visibility.FIRST_PARTY;
+}
+
+function opensToAnonymous(route: Route): boolean {
+  return route.rules.some(
+    (rule) => rule.anonymous && (rule.visibility === Visibility.PUBLIC || rule.visibility === Visibility.FIRST_PARTY),
+  );
+}
+
+/** The capability refusal a service or app token meets under a rule, if any. */
+function capabilityRefusal(rule: Access, caps: readonly string[]): string | undefined {
+  if (rule.capabilityUnchecked) return undefined;
+  const anyOf = rule.capabilities.length === 0 || rule.capabilities.some((cap) => caps.includes(cap));
+  if (!anyOf || !rule.allCapabilities.every((cap) => caps.includes(cap))) return "auth.capability_missing";
+  if (rule.separateGrant && caps.some((cap) => !rule.capabilities.includes(cap))) return "auth.separate_grant";
+  return undefined;
+}
+
 /**
- * The refusals every route owes: no token, a forged token, a missing
- * capability, apps, people and the X-PF-* headers from whoever may not send
- * them, acting-subject headers where the route acts for nobody, mods.
+ * The refusal one rule answers a token's caller, as the spec words it, or
+ * undefined where the rule admits it: visibility and the token's kind first,
+ * then the X-PF-* headers, then whom the call acts for.
  */
-export function describeRefusals(t: TestPlatform, routes: Route[], calls: Record<string, RouteCall>, extraClaims: Partial<TokenClaims> = {}) {
-  describe.each(routes.filter((route) => !route.rule.anonymous))("$name refuses", ({ name, rule }) => {
-    const call = calls[name];
-    const send = (token?: string, headers?: Record<string, string>) => t.http(call.method, call.path, { token, body: call.body, headers });
-    const caps = capabilitiesOf(rule);
-    const service = (claims: Partial<TokenClaims> = {}) => t.token({ kind: "service", svc: "tips", caps, ...extraClaims, ...claims });
+export function refusalByRule(
+  rule: Access,
+  claims: TokenClaims,
+  headers: Record<string, string> = {},
+): string | undefined {
+  const internal = rule.visibility === Visibility.INTERNAL;
+  const caps = claims.caps ?? [];
+  if (rule.visibility === Visibility.UNSPECIFIED) return "auth.no_access_rule";
+  // Internal is "service-to-service only; never granted to apps or mods".
+  if (claims.mod !== undefined && (internal || rule.neverToMods)) return "auth.never_to_mods";
+  if (claims.kind === "user") {
+    if (internal) return "auth.internal_only";
+    if (rule.noPeople) return "auth.people_refused";
+  } else if (claims.kind === "app") {
+    if (internal) return "auth.internal_only";
+    if (rule.neverToApps) return "auth.never_to_apps";
+    if (rule.visibility === Visibility.FIRST_PARTY && !claims.fp) return "auth.first_party_only";
+    const refused = capabilityRefusal(rule, caps);
+    if (refused) return refused;
+  } else {
+    if (rule.onlyServices.length > 0 && !rule.onlyServices.includes(claims.svc ?? ""))
+      return "auth.service_not_allowed";
+    const refused = capabilityRefusal(rule, caps);
+    if (refused) return refused;
+  }
+  // The X-PF-* headers are what services tell each other (X-PF-Origin also from apps where the route says so).
+  const fromApp = (name: string) => claims.kind === "app" && rule.originFromApps && name === "x-pf-origin";
+  if (claims.kind !== "service" && Object.keys(headers).some((name) => name.startsWith("x-pf-") && !fromApp(name))) {
+    return "auth.header_refused";
+  }
+  const subject = headers["x-pf-subject"];
+  if (subject !== undefined && !takesActingSubject(rule)) return "auth.acting_subject_refused";
+  const person = claims.kind === "user" ? claims.sub : subject;
+  // Staff: a service (or, but for platform staff, an app) acting for nobody, or a service vouching for the person.
+  const vouched = claims.kind === "service" && (subject === undefined || headers["x-pf-staff"] === "1");
+  switch (rule.actor) {
+    case Actor.PERSON:
+      return person ? undefined : "auth.person_required";
+    case Actor.MEMBER:
+      return person?.startsWith("usr_") ? undefined : "auth.member_required";
+    case Actor.STAFF:
+      return vouched || claims.kind === "app" ? undefined : "auth.staff_required";
+    case Actor.PLATFORM_STAFF:
+      return vouched ? undefined : "auth.staff_required";
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * What enforcement answers a caller of a route: admitted (undefined) when any
+ * of its rules admits it, otherwise the refusal of its last rule.
+ */
+export function expectedRefusal(route: Route, { claims, headers = {} }: Caller): string | undefined {
+  const pfHeaders = Object.keys(headers).some((name) => name.startsWith("x-pf-"));
+  if (!claims) return !opensToAnonymous(route) ? "auth.required" : pfHeaders ? "auth.header_refused" : undefined;
+  if ((claims.aud ?? AUDIENCE) !== route.audience) return "auth.wrong_audience";
+  const refusals = route.rules.map((rule) => refusalByRule(rule, claims, headers));
+  return refusals.includes(undefined) ? undefined : refusals.at(-1);
+}
+
+/** The HTTP status of an enforcement refusal. */
+export function statusOf(code: string): number {
+  if (code === "auth.required" || code === "auth.invalid" || code === "auth.wrong_audience") return 401;
+  return code === "auth.acting_subject_refused" ? 400 : 403;
+}
+
+/** A caller the route admits (for checks that must get past enforcement): a service, acting for a person where it must. */
+export function admittedCaller(route: Route, extraClaims: Partial<TokenClaims> = {}): Caller {
+  const service = serviceClaims(route, extraClaims);
+  const candidates: Caller[] = [
+    { claims: service },
+    { claims: service, headers: { "x-pf-subject": "usr_a1" } },
+    { claims: { kind: "user", sub: "usr_a1", aud: route.audience } },
+    { claims: service, headers: { "x-pf-subject": "usr_a1", "x-pf-staff": "1" } },
+  ];
+  const found = candidates.find((caller) => expectedRefusal(route, caller) === undefined);
+  if (!found) throw new Error(`${route.name}: no caller of the matrix is admitted; give it one in its service's tests`);
+  return found;
+}
+
+/**
+ * The refusals every route owes: no token (whatever the request's shape), a
+ * forged token or one for another audience, a missing capability, apps,
+ * people and the X-PF-* headers from whoever may not send them, acting-subject
+ * headers where no rule acts for a person, mods on internal and never-to-mods
+ * routes, and callers the route's declared actor does not admit. Where a route
+ * has alternative rules, a caller is let through when any rule admits it, and
+ * otherwise answered the last rule's refusal.
+ */
+export function describeRefusals(
+  t: TestPlatform,
+  routes: Route[],
+  calls: Record<string, RouteCall>,
+  extraClaims: Partial<TokenClaims> = {},
+) {
+  describe.each(routes.filter((route) => !opensToAnonymous(route)))("$name refuses", (route) => {
+    const call = calls[route.name];
+    const send = (token?: string, headers?: Record<string, string>) =>
+      t.http(call.method, call.path, { token, body: call.body, headers });
+    const caps = routeCapabilities(route);
+    const aud = route.audience;
+    const service = (claims: Partial<TokenClaims> = {}) => serviceClaims(route, { ...extraClaims, ...claims });
+    const fpApp: TokenClaims = { kind: "app", app_id: "app1", caps, fp: true, aud };
+    const user: TokenClaims = { kind: "user", sub: "usr_a1", aud };
+    const actors = route.rules.map((rule) => rule.actor);
+    const staff = actors.includes(Actor.STAFF) || actors.includes(Actor.PLATFORM_STAFF);
+
+    /** Sends the caller and checks enforcement's answer: its refusal, or let through to the service (no auth.* code, no 5xx). */
+    const expectAnswer = async (caller: Caller) => {
+      const answer = await send(await t.token(caller.claims!), caller.headers);
+      const refusal = expectedRefusal(route, caller);
+      const who = `${caller.claims!.kind} ${JSON.stringify(caller.headers ?? {})}`;
+      if (refusal) expect(answer.body, who).toMatchObject({ status: statusOf(refusal), code: refusal });
+      else {
+        expect(String(answer.body?.code ?? ""), who).not.toMatch(/^auth\./);
+        expect(answer.status, who).toBeLessThan(500);
+      }
+    };
 
     it("a call without a token (401 auth.required, problem+json)", async () => {
       const answer = await send();
@@ -66,90 +255,100 @@ export function describeRefusals(t: TestPlatform, routes: Route[], calls: Record
       expect(answer.headers.get("www-authenticate")).toBe("Bearer");
     });
 
+    it("a call without a token whatever its shape: a malformed body, an unknown field or query parameter (401 before any check)", async () => {
+      const query = `${call.path}${call.path.includes("?") ? "&" : "?"}bogus=1`;
+      const shapes: [string, string, unknown][] = [["an unknown query parameter", query, call.body]];
+      // A body on a route that takes none is a shape check too (fetch sends no body with GET or HEAD).
+      if (call.method !== "GET" && call.method !== "HEAD") shapes.push(["a malformed body", call.path, "{not json"]);
+      if (call.body !== undefined) shapes.push(["an unknown field", call.path, { ...(call.body as object), bogus: 1 }]);
+      for (const [what, path, body] of shapes) {
+        const answer = await t.http(call.method, path, { body });
+        expect(answer.body, what).toMatchObject({ status: 401, code: "auth.required" });
+        expect(answer.headers.get("www-authenticate"), what).toBe("Bearer");
+      }
+    });
+
     it("a forged token (401 auth.invalid)", async () => {
-      const answer = await send(`${(await service()).slice(0, -4)}AAAA`);
+      const answer = await send(`${(await t.token(service())).slice(0, -4)}AAAA`);
       expect(answer.status).toBe(401);
       expect(answer.body.code).toBe("auth.invalid");
       expect(answer.headers.get("www-authenticate")).toBe('Bearer error="invalid_token"');
     });
 
-    it("a service token without the capability (403 auth.capability_missing)", async () => {
-      const answer = await send(await service({ caps: ["other.capability"] }));
-      expect(answer.status).toBe(403);
-      expect(answer.body.code).toBe("auth.capability_missing");
+    it("a token minted for another audience (401 auth.wrong_audience)", async () => {
+      const answer = await send(await t.token(service({ aud: aud === "pf" ? "elsewhere" : "pf" })));
+      expect(answer.body).toMatchObject({ status: 401, code: "auth.wrong_audience" });
     });
 
-    it("a third-party app token even with the capability (403)", async () => {
-      const answer = await send(await t.token({ kind: "app", app_id: "app1", caps }));
-      expect(answer.status).toBe(403);
-      expect(["auth.internal_only", "auth.first_party_only", "auth.never_to_apps"]).toContain(answer.body.code);
+    it("a service token without the capability (403 auth.capability_missing where every rule checks one)", async () => {
+      await expectAnswer({ claims: service({ caps: ["other.capability"] }) });
     });
 
-    it("a first-party app token: refused on internal and never-to-apps routes, let through elsewhere", async () => {
-      const answer = await send(await t.token({ kind: "app", app_id: "app1", caps, fp: true }));
-      if (rule.visibility === Visibility.INTERNAL) expect(answer.body).toMatchObject({ status: 403, code: "auth.internal_only" });
-      else if (rule.neverToApps) expect(answer.body).toMatchObject({ status: 403, code: "auth.never_to_apps" });
-      // Let through: whatever the service answers, enforcement did not refuse it, and nothing failed
-      // (a route acting for a person may answer auth.person_required: an app names no person).
-      else {
-        expect(String(answer.body?.code ?? "")).not.toMatch(/^auth\.(?!person_required$)/);
-        expect(answer.status).toBeLessThan(500);
-      }
+    it("a third-party app token even with the capability", async () => {
+      await expectAnswer({ claims: { ...fpApp, fp: false } });
     });
 
-    it("a user token: refused on internal and no-people routes, let through to ownership checks elsewhere", async () => {
-      const answer = await send(await t.token({ kind: "user", sub: "usr_a1" }));
-      if (rule.visibility === Visibility.INTERNAL) expect(answer.body).toMatchObject({ status: 403, code: "auth.internal_only" });
-      else if (rule.noPeople) expect(answer.body).toMatchObject({ status: 403, code: "auth.people_refused" });
-      // People are checked by the service's ownership rules, not by capability.
-      else expect(String(answer.body?.code ?? "")).not.toMatch(/^auth\./);
+    it("a first-party app token: refused on internal, never-to-apps and platform-staff routes, and where a person is needed", async () => {
+      await expectAnswer({ claims: fpApp });
+    });
+
+    it("a user token: refused on internal, no-people and staff routes, let through to ownership checks elsewhere", async () => {
+      await expectAnswer({ claims: user });
     });
 
     it("X-PF-Subject, X-PF-Staff or X-PF-Origin sent with a non-service token (403)", async () => {
-      const user = await t.token({ kind: "user", sub: "usr_a1" });
-      const app = await t.token({ kind: "app", app_id: "app1", caps, fp: true });
-      const userCode = rule.visibility === Visibility.INTERNAL ? "auth.internal_only" : rule.noPeople ? "auth.people_refused" : "auth.header_refused";
-      const appCode = rule.visibility === Visibility.INTERNAL ? "auth.internal_only" : rule.neverToApps ? "auth.never_to_apps" : "auth.header_refused";
-      for (const [token, headers, code] of [
-        [user, { "x-pf-subject": "usr_b1" }, userCode],
-        [user, { "x-pf-staff": "1" }, userCode],
-        [app, { "x-pf-subject": "usr_b1" }, appCode],
-        [app, { "x-pf-staff": "1" }, appCode],
-        [user, { "x-pf-origin": "ai" }, userCode],
-        [app, { "x-pf-origin": "ai" }, appCode],
-      ] as const) {
-        const answer = await send(token, headers);
-        expect(answer.status).toBe(403);
-        expect(answer.body.code).toBe(code);
+      for (const claims of [user, fpApp]) {
+        const sent: Record<string, string>[] = [
+          { "x-pf-subject": "usr_b1" },
+          { "x-pf-staff": "1" },
+          { "x-pf-origin": "ai" },
+        ];
+        for (const headers of sent) await expectAnswer({ claims, headers });
       }
     });
 
-    // Routes that act for a person honour X-PF-Subject from services; the others refuse it.
-    if (!rule.actingSubject) {
-      it("X-PF-Subject from a service where the route acts for nobody (400 auth.acting_subject_refused)", async () => {
-        const answer = await send(await service(), { "x-pf-subject": "usr_b1" });
-        expect(answer.status).toBe(400);
-        expect(answer.body.code).toBe("auth.acting_subject_refused");
+    // First-party routes and those acting for a person honour X-PF-Subject from services; the others refuse it.
+    it(`X-PF-Subject from a service: ${route.actsForPeople ? "names the person the call acts for" : "400 auth.acting_subject_refused"}`, async () => {
+      await expectAnswer({ claims: service(), headers: { "x-pf-subject": "usr_b1" } });
+    });
+
+    it("a mod's token: refused on internal and never-to-mods routes (403 auth.never_to_mods)", async () => {
+      await expectAnswer({ claims: service({ mod: "mod_1" }) });
+    });
+
+    if (actors.some((actor) => actor !== Actor.UNSPECIFIED)) {
+      it("a service token acting for nobody, where the call must act for a person (403 auth.person_required, auth.member_required)", async () => {
+        await expectAnswer({ claims: service() });
       });
     }
 
-    it("a mod's token where the spec says never to mods (403 auth.never_to_mods)", async () => {
-      const answer = await send(await service({ svc: "games", mod: "mod_1" }));
-      if (rule.neverToMods) expect(answer.body).toMatchObject({ status: 403, code: "auth.never_to_mods" });
-      else expect(answer.body?.code).not.toBe("auth.never_to_mods");
-    });
+    if (staff) {
+      it("staff only: a person's own token, or a service acting for a person it does not vouch as staff (403 auth.staff_required)", async () => {
+        await expectAnswer({ claims: user });
+        await expectAnswer({ claims: service(), headers: { "x-pf-subject": "usr_b1" } });
+        await expectAnswer({ claims: service(), headers: { "x-pf-subject": "usr_b1", "x-pf-staff": "1" } });
+      });
+    }
   });
 }
 
 /** Unknown fields and query parameters are refused by name, never answered 500. */
-export function describeMalformedInput(t: TestPlatform, routes: Route[], calls: Record<string, RouteCall>, extraClaims: Partial<TokenClaims> = {}) {
-  describe.each(routes)("$name refuses malformed input", ({ name, rule }) => {
-    const call = calls[name];
+export function describeMalformedInput(
+  t: TestPlatform,
+  routes: Route[],
+  calls: Record<string, RouteCall>,
+  extraClaims: Partial<TokenClaims> = {},
+) {
+  describe.each(routes)("$name refuses malformed input", (route) => {
+    const call = calls[route.name];
     it("an unknown field or query parameter (400 request.invalid naming it, never 500)", async () => {
-      const token = await t.token({ kind: "service", svc: "tips", caps: capabilitiesOf(rule), ...extraClaims });
-      const answer = call.body === undefined
-        ? await t.http(call.method, `${call.path}${call.path.includes("?") ? "&" : "?"}bogus=1`, { token })
-        : await t.http(call.method, call.path, { token, body: { ...(call.body as object), bogus: 1 } });
+      const caller = admittedCaller(route, extraClaims);
+      const token = await t.token(caller.claims!);
+      const { headers } = caller;
+      const answer =
+        call.body === undefined
+          ? await t.http(call.method, `${call.path}${call.path.includes("?") ? "&" : "?"}bogus=1`, { token, headers })
+          : await t.http(call.method, call.path, { token, headers, body: { ...(call.body as object), bogus: 1 } });
       expect(answer.status).toBe(400);
       expect(answer.body.code).toBe("request.invalid");
       expect(answer.body.detail).toContain("bogus");

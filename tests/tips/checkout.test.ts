@@ -1,9 +1,10 @@
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
-import { IntentSchema, IntentStatus } from "../../gen/pf/billing/v1/billing_pb.js";
+import { IntentSchema, IntentStatus } from "../../gen/pf/billing/v1/intents_pb.js";
 import { IntentChangedSchema } from "../../gen/pf/billing/v1/events_pb.js";
 import { consumers } from "../../services/tips/consumers/intents.js";
+import type { TipsContext } from "../../services/tips/context.js";
 import { declineCheckout, lockCheckout } from "../../services/tips/db/checkouts.js";
 import { usePlatform } from "../support/platform.js";
 import { as, balanceReader, billingTransactionsFor, deliver, fund, newKey, payAtProvider, person, setProfile, testProvider, TIPS_ENV, tipsRows, usd, userToken } from "./support.js";
@@ -47,10 +48,18 @@ describe("a tip paid from billing credit", () => {
     expect(await totalOf(creatorCall, goal.id)).toBe("300");
   });
 
-  it("is refused to a guest (403 tips.user_required)", async () => {
+  it("is refused to a guest, and to a service acting for nobody (403 auth.member_required)", async () => {
     const { creator } = await scene();
     const guest = as(t, await t.token({ kind: "user", sub: "gst_g1" }));
-    expect((await guest("POST", "/checkout", { creator, amount: usd(100) }, { "idempotency-key": newKey() })).body).toMatchObject({ status: 403, code: "tips.user_required" });
+    const body = { creator, amount: usd(100) };
+    for (const path of ["/checkout", "/paid-messages", "/media-requests"]) {
+      const answer = await guest("POST", path, { ...body, message: "hi" }, { "idempotency-key": newKey() });
+      expect(answer.body, path).toMatchObject({ status: 403, code: "auth.member_required" });
+    }
+    const web = await t.token({ kind: "service", svc: "web", caps: ["tips.checkout.create"] });
+    const headers = { "idempotency-key": newKey() };
+    const nobody = await t.http("POST", "/tips/api/v1/checkout", { token: web, body, headers });
+    expect(nobody.body).toMatchObject({ status: 403, code: "auth.member_required" });
   });
 
   it("is started by a first-party service for the person it names (X-PF-Subject)", async () => {
@@ -112,7 +121,11 @@ describe("the Idempotency-Key", () => {
     await supporterCall("POST", "/checkout", { creator, amount: usd(200) }, { "idempotency-key": key });
     const other = await supporterCall("POST", "/checkout", { creator, amount: usd(201) }, { "idempotency-key": key });
     expect(other.body).toMatchObject({ status: 409, code: "idempotency.mismatch" });
-    const otherRoute = await supporterCall("POST", "/paid-messages", { creator, amount: usd(200), message: "same key" }, { "idempotency-key": key });
+    // The same body on another route is another request: the key guards the kind too.
+    const body = { creator, amount: usd(200), message: "same body" };
+    const shared = newKey();
+    expect((await supporterCall("POST", "/checkout", body, { "idempotency-key": shared })).status).toBe(201);
+    const otherRoute = await supporterCall("POST", "/paid-messages", body, { "idempotency-key": shared });
     expect(otherRoute.body).toMatchObject({ status: 409, code: "idempotency.mismatch" });
   });
 });
@@ -163,12 +176,12 @@ describe("billing's intent events", () => {
       occurredAt: timestampNow(),
     });
     const handler = consumers.find((c) => c.subject === "billing.intent.settled")!;
-    const tips = t.platform.contexts.get("tips")!;
+    const tips = t.platform.contexts.get("tips") as TipsContext;
     const foreign = create(IntentChangedSchema, { intent: create(IntentSchema, { id: "pi_other", status: IntentStatus.SETTLED, reference: { service: "vip", kind: "plan", id } }) });
-    await tips.transaction((em) => handler.handle(foreign, em, { id: "e0", subject: handler.subject }));
+    await tips.transaction((em) => handler.handle(foreign, em, { id: "e0", subject: handler.subject }, tips));
     expect(await tipsRows(t, "interactions", id)).toBe(0);
-    await tips.transaction((em) => handler.handle(settled, em, { id: "e1", subject: handler.subject }));
-    await tips.transaction((em) => handler.handle(settled, em, { id: "e2", subject: handler.subject }));
+    await tips.transaction((em) => handler.handle(settled, em, { id: "e1", subject: handler.subject }, tips));
+    await tips.transaction((em) => handler.handle(settled, em, { id: "e2", subject: handler.subject }, tips));
     expect(await tipsRows(t, "interactions", id)).toBe(1);
     expect((await supporterCall("GET", `/interactions/${id}`)).body.interaction).toMatchObject({ payment_state: "PAYMENT_STATE_SETTLED", intent_id: intentId });
   });
@@ -177,12 +190,12 @@ describe("billing's intent events", () => {
     const { creator, goal, creatorCall, supporterCall } = await scene(0n);
     const answer = await supporterCall("POST", "/checkout", { creator, amount: usd(300), goal_id: goal.id, payment_method: "PAYMENT_METHOD_INTENT" }, { "idempotency-key": newKey() });
     const { id, intent_id: intentId } = answer.body.checkout;
-    const tips = t.platform.contexts.get("tips")!;
+    const tips = t.platform.contexts.get("tips") as TipsContext;
     await tips.transaction(async (em) => declineCheckout(em, (await lockCheckout(em, id))!, "billing.unavailable", new Date()));
     expect((await supporterCall("GET", `/interactions/${id}`)).body.interaction.payment_state).toBe("PAYMENT_STATE_DECLINED");
     const handler = consumers.find((c) => c.subject === "billing.intent.settled")!;
     const settled = create(IntentChangedSchema, { intent: create(IntentSchema, { id: intentId, status: IntentStatus.SETTLED, reference: { service: "tips", kind: "interaction", id } }) });
-    await tips.transaction((em) => handler.handle(settled, em, { id: "e3", subject: handler.subject }));
+    await tips.transaction((em) => handler.handle(settled, em, { id: "e3", subject: handler.subject }, tips));
     expect((await supporterCall("GET", `/interactions/${id}`)).body.interaction).toMatchObject({ payment_state: "PAYMENT_STATE_SETTLED", delivery_state: "DELIVERY_STATE_DELIVERED" });
     expect(await totalOf(creatorCall, goal.id)).toBe("300");
   });
@@ -259,8 +272,9 @@ describe("a pending credit checkout left by a crash", () => {
     const em = t.platform.contexts.get("tips")!.orm.em.fork();
     // As if the instance died between recording the checkout and calling billing.
     await em.getConnection().execute(
-      `insert into tips.checkouts (id, supporter, creator, kind, currency, amount, method, payment_state, idempotency_key, request_hash, created_at, updated_at)
-       values (?, ?, ?, 'tip', 'USD', 250, 'credit', 'pending', 'crash', 'h', now() - interval '1 minute', now() - interval '1 minute')`,
+      `insert into tips.checkouts
+         (id, supporter, creator, kind, currency, amount, method, payment_state, created_at, updated_at)
+       values (?, ?, ?, 'tip', 'USD', 250, 'credit', 'pending', now() - interval '1 minute', now() - interval '1 minute')`,
       [id, supporter, creator],
     );
     await em.getConnection().execute(
@@ -281,9 +295,10 @@ describe("the recovery worker", () => {
     const em = t.platform.contexts.get("tips")!.orm.em.fork();
     const insert = (id: string, createdAgo: string, lookedAgo: string) =>
       em.getConnection().execute(
-        `insert into tips.checkouts (id, supporter, creator, kind, currency, amount, method, payment_state, idempotency_key, request_hash, intent_id, created_at, updated_at)
-         values (?, ?, ?, 'tip', 'USD', 250, 'intent', 'pending', ?, 'h', ?, now() - ?::interval, now() - ?::interval)`,
-        [id, supporter, creator, id, `pi_never${id}`, createdAgo, lookedAgo],
+        `insert into tips.checkouts
+           (id, supporter, creator, kind, currency, amount, method, payment_state, intent_id, created_at, updated_at)
+         values (?, ?, ?, 'tip', 'USD', 250, 'intent', 'pending', ?, now() - ?::interval, now() - ?::interval)`,
+        [id, supporter, creator, `pi_never${id}`, createdAgo, lookedAgo],
       );
     const stamp = Date.now().toString(36);
     // An intent nobody pays: pending 10 minutes, looked at a minute ago, next look in 9 minutes.

@@ -1,7 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { ProfileSchema, WordFilterSchema } from "../../gen/pf/tips/v1/tips_pb.js";
-import { checkAgainstProfile, deliveryOnSettle, refusedByBilling, requireMedia } from "../../services/tips/domain/checkouts.js";
+import { ProfileSchema, WordFilterSchema } from "../../gen/pf/tips/v1/profiles_pb.js";
+import {
+  checkAgainstProfile,
+  deliveryOnSettle,
+  refusedByBilling,
+  requireMedia,
+} from "../../services/tips/domain/checkouts.js";
 import { matchesWordFilter, mayModerate } from "../../services/tips/domain/profiles.js";
 
 const usd = (minorUnits: bigint) => ({ minorUnits, currency: "USD" });

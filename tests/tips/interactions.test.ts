@@ -51,6 +51,14 @@ describe("list reads", () => {
     }
     expect((await call("GET", "/interactions?role=7")).body).toMatchObject({ status: 400, code: "request.invalid", field: "role" });
   });
+
+  it("take a limit of 1 to 200 (default 50): limit=0 is 400 naming limit, never read as unset", async () => {
+    const call = as(t, await userToken(t, person("sup")));
+    for (const path of ["/interactions?limit=0", "/queue?limit=0"]) {
+      expect((await call("GET", path)).body, path).toMatchObject({ status: 400, code: "request.invalid", field: "limit" });
+    }
+    expect((await call("GET", "/interactions")).status).toBe(200);
+  });
 });
 
 describe("media requests", () => {

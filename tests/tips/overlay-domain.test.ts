@@ -1,7 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { AlertSettingsSchema, GoalSettingsSchema, GoalStyle, OverlayScope } from "../../gen/pf/tips/v1/overlays_pb.js";
-import { InteractionKind, InteractionSchema, PaymentState, TextToSpeechSchema } from "../../gen/pf/tips/v1/tips_pb.js";
+import { InteractionKind, InteractionSchema, PaymentState } from "../../gen/pf/tips/v1/interactions_pb.js";
+import { TextToSpeechSchema } from "../../gen/pf/tips/v1/profiles_pb.js";
 import { alertSettings, goalSettings } from "../../services/tips/domain/overlay-configs.js";
 import { alertOf, isAlert, resumePoint, showsConfig, speaks } from "../../services/tips/domain/overlay-stream.js";
 import { requestedScopes, secretHash } from "../../services/tips/domain/overlay-tokens.js";

@@ -16,12 +16,12 @@ const t = usePlatform({ services: ["tips"], env: { PF_CALL_TIMEOUT_MS: String(CA
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const protoDir = fileURLToPath(new URL("../../proto", import.meta.url));
 
-type ServerStream = (request: object, metadata: grpc.Metadata) => grpc.ClientReadableStream<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type ServerStream = (request: object, metadata: grpc.Metadata) => grpc.ClientReadableStream<any>;
 let overlays: grpc.Client & Record<string, ServerStream>;
 
 beforeAll(() => {
   const definition = protoLoader.loadSync("pf/tips/v1/overlays.proto", { includeDirs: [protoDir], longs: String, keepCase: true, defaults: true, oneofs: true });
-  const loaded = grpc.loadPackageDefinition(definition) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const loaded = grpc.loadPackageDefinition(definition) as any;
   overlays = new loaded.pf.tips.v1.TipsOverlayService(new URL(t.platform.rpcUrl).host, grpc.credentials.createInsecure());
 });
 afterAll(() => overlays?.close());
@@ -43,7 +43,7 @@ describe("an overlay stream held open past the call deadline", () => {
     const creator = creatorId();
     const { secret } = await mintOverlayToken(t, creator, ["OVERLAY_SCOPE_ALERTS"]);
     const call = overlays.OpenOverlayStream({ token: secret }, new grpc.Metadata());
-    const received: any[] = []; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const received: any[] = [];
     let failure: grpc.ServiceError | undefined;
     call.on("data", (message) => received.push(message));
     call.on("error", (error: grpc.ServiceError) => (failure = error));

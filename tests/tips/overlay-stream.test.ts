@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { InteractionChangedSchema } from "../../gen/pf/tips/v1/events_pb.js";
-import { InteractionKind, InteractionSchema, PaymentState } from "../../gen/pf/tips/v1/tips_pb.js";
+import { InteractionKind, InteractionSchema, PaymentState } from "../../gen/pf/tips/v1/interactions_pb.js";
 import { recordEvent } from "../../services/kit/events/outbox.js";
 import { usePlatform } from "../support/platform.js";
 import { openEventStream, type EventStreamReader } from "../support/sse.js";

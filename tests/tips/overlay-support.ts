@@ -17,7 +17,7 @@ export async function mintOverlayToken(t: TestPlatform, creator: string, scopes:
 
 /** The overlay stream's URL with its token (and any other query parameters). */
 export function streamUrl(t: TestPlatform, secret: string, query: Record<string, string> = {}): string {
-  return `${t.gatewayUrl}/tips/api/v1/stream?${new URLSearchParams({ token: secret, ...query })}`;
+  return `${t.gatewayUrl}/tips/api/v1/stream?${new URLSearchParams({ token: secret, ...query }).toString()}`;
 }
 
 /** Records an external tip through the payments half's internal route (it publishes tips.interaction.settled); answers the interaction. */

@@ -1,10 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
-import { IntentSchema, IntentStatus } from "../../gen/pf/billing/v1/billing_pb.js";
+import { IntentSchema, IntentStatus } from "../../gen/pf/billing/v1/intents_pb.js";
 import { IntentChangedSchema } from "../../gen/pf/billing/v1/events_pb.js";
 import { consumers } from "../../services/tips/consumers/intents.js";
-import { tipsContext } from "../../services/tips/context.js";
+import type { TipsContext } from "../../services/tips/context.js";
 import { applyIntent } from "../../services/tips/payments.js";
 import { outboxEvents } from "../support/outbox.js";
 import { usePlatform } from "../support/platform.js";
@@ -29,10 +29,12 @@ describe("settling one checkout by billing's event and by the recovery worker at
     const intent = create(IntentSchema, { id: intentId, status: IntentStatus.SETTLED, reference: { service: "tips", kind: "interaction", id } });
     const event = create(IntentChangedSchema, { intent, occurredAt: timestampNow() });
     const handler = consumers.find((c) => c.subject === "billing.intent.settled")!;
-    const tips = t.platform.contexts.get("tips")!;
+    const tips = t.platform.contexts.get("tips") as TipsContext;
     await Promise.all([
-      ...Array.from({ length: 4 }, (_, i) => tips.transaction((em) => handler.handle(event, em, { id: `evt_race${i}`, subject: handler.subject }))),
-      ...Array.from({ length: 4 }, () => applyIntent(tipsContext(tips), id, intent)),
+      ...Array.from({ length: 4 }, (_, i) =>
+        tips.transaction((em) => handler.handle(event, em, { id: `evt_race${i}`, subject: handler.subject }, tips)),
+      ),
+      ...Array.from({ length: 4 }, () => applyIntent(tips, id, intent)),
     ]);
     expect(await tipsRows(t, "interactions", id)).toBe(1);
     expect((await outboxEvents(t, "tips", id)).map((e) => e.subject)).toEqual(["tips.interaction.settled"]);

@@ -1,13 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
-import { SubscriptionSchema, SubscriptionStatus } from "../../gen/pf/billing/v1/billing_pb.js";
+import { SubscriptionSchema, SubscriptionStatus } from "../../gen/pf/billing/v1/subscriptions_pb.js";
 import { EntitlementChangedSchema } from "../../gen/pf/billing/v1/events_pb.js";
 import type { Clock } from "../../services/kit/runtime/clock.js";
-import { entitlementsConsumer } from "../../services/vip/events.js";
 import { billingOf, fund } from "../billing/support.js";
 import { usePlatform } from "../support/platform.js";
-import { createPlan, expectStatus, person, serviceToken, userToken } from "./support.js";
+import { applyEntitlementEvent, createPlan, expectStatus, person, serviceToken, userToken } from "./support.js";
 
 /** Time that moves 10 ms on every reading, so each step of a checkout happens at its own instant. */
 class TickingClock implements Clock {
@@ -43,7 +42,7 @@ describe("a checkout from credit", () => {
       change: "ended",
       occurredAt: timestampFromDate(endedAt),
     });
-    await t.platform.contexts.get("vip")!.transaction((em) => entitlementsConsumer.handle(ended, em, { id: `end-${fan}`, subject: entitlementsConsumer.subject }));
+    await applyEntitlementEvent(t, ended, `end-${fan}`);
     const check = await t.http("GET", `/vip/api/v1/entitlements/check?subject=${fan}&creator=${creator}&mode=CHECK_MODE_PROJECTION`, { token: await serviceToken(t) });
     expect(expectStatus(check, 200).body).toMatchObject({ member: false, status: "ENTITLEMENT_STATUS_NOT_MEMBER" });
   });

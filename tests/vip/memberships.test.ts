@@ -110,7 +110,7 @@ describe("checkout from credit", () => {
     expect((await checkout(fan, { plan_id: plan.id, idempotency_key: "x" })).body).toMatchObject({ status: 400, field: "paid_via" });
     expect((await checkout(fan, body(plan.id, { plan_version: -1 }))).body).toMatchObject({ status: 400, field: "plan_version" });
     const guest = await t.token({ kind: "user", sub: "gst_abc" });
-    expectStatus(await t.http("POST", "/vip/api/v1/checkout", { token: guest, body: body(plan.id) }), 403, "vip.user_required");
+    expectStatus(await t.http("POST", "/vip/api/v1/checkout", { token: guest, body: body(plan.id) }), 403, "auth.member_required");
     await t.http("POST", `/vip/api/v1/plans/${plan.id}/archive`, { token: mine, body: {} });
     expectStatus(await checkout(fan, body(plan.id)), 409, "plan.archived");
   });

@@ -74,7 +74,7 @@ describe("a network plan", () => {
     expect(expectStatus(await set({ resource: resource("plan"), rule: "POLICY_RULE_PLAN_MEMBER", plan_id: withPerk.id }), 200).body.policy.id).toBe(byPlan.id);
 
     // Not staff: a person (even naming the network) is refused, and sees no network rule.
-    expectStatus(await set({ resource: resource("x"), rule: "POLICY_RULE_ANY_MEMBER" }, mine), 403, "vip.staff_required");
+    expectStatus(await set({ resource: resource("x"), rule: "POLICY_RULE_ANY_MEMBER" }, mine), 403, "vip.not_owner");
     expectStatus(await t.http("GET", `/vip/api/v1/policies/${byPlan.id}`, { token: mine }), 404, "policy.not_found");
     expectStatus(await t.http("DELETE", `/vip/api/v1/policies/${byPlan.id}`, { token: mine }), 404, "policy.not_found");
     expectStatus(await t.http("GET", "/vip/api/v1/policies?creator=network", { token: mine }), 403, "vip.forbidden");

@@ -30,7 +30,7 @@ describe("perks", () => {
     expect((await t.http("POST", "/vip/api/v1/perks", { token: mine, body: { name: "x" } })).body).toMatchObject({ status: 400, field: "kind" });
     expect((await t.http("POST", "/vip/api/v1/perks", { token: mine, body: { kind: "PERK_KIND_BADGE", name: "x", product_bindings: [{ service: "media" }] } })).body)
       .toMatchObject({ status: 400, field: "product_bindings[0].kind" });
-    expectStatus(await t.http("POST", "/vip/api/v1/perks", { token: mine, body: { kind: "PERK_KIND_BADGE", name: "n", owner: "network" } }), 403, "vip.staff_required");
+    expectStatus(await t.http("POST", "/vip/api/v1/perks", { token: mine, body: { kind: "PERK_KIND_BADGE", name: "n", owner: "network" } }), 403, "vip.not_owner");
     expect((await createPerk(t, staff, { owner: "network" })).owner).toBe("network");
   });
 

@@ -189,7 +189,7 @@ describe("plan input", () => {
 
 describe("network plans", () => {
   it("need staff: a creator is refused, a service acting for nobody or for a stated staff member may", async () => {
-    expectStatus(await t.http("POST", "/vip/api/v1/plans", { token: mine, body: { name: "Net", owner: "network" } }), 403, "vip.staff_required");
+    expectStatus(await t.http("POST", "/vip/api/v1/plans", { token: mine, body: { name: "Net", owner: "network" } }), 403, "vip.not_owner");
     const plan = await createPlan(t, staff, { owner: "network", publish: true });
     expect(plan.owner).toBe("network");
     const acting = await createPlan(t, staff, { owner: "network" });

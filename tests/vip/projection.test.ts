@@ -1,12 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { beforeAll, describe, expect, it } from "vitest";
-import { SubscriptionSchema, SubscriptionStatus } from "../../gen/pf/billing/v1/billing_pb.js";
+import { SubscriptionSchema, SubscriptionStatus } from "../../gen/pf/billing/v1/subscriptions_pb.js";
 import { EntitlementChangedSchema } from "../../gen/pf/billing/v1/events_pb.js";
 import { ManualClock } from "../../services/kit/runtime/clock.js";
-import { entitlementsConsumer } from "../../services/vip/events.js";
 import { usePlatform } from "../support/platform.js";
-import { createPlan, expectStatus, person, serviceToken, userToken } from "./support.js";
+import { applyEntitlementEvent, createPlan, expectStatus, person, serviceToken, userToken } from "./support.js";
 
 // The consumer's handler is driven directly, in the order a redelivery or a slow publisher may bring billing's events.
 const clock = new ManualClock(new Date("2026-08-01T00:00:00Z"));
@@ -30,7 +29,7 @@ async function deliver(fan: string, creator: string, change: string, occurredAt:
     change,
     occurredAt: timestampFromDate(occurredAt),
   });
-  await t.platform.contexts.get("vip")!.transaction((em) => entitlementsConsumer.handle(event, em, { id: `ev${++seq}`, subject: entitlementsConsumer.subject }));
+  await applyEntitlementEvent(t, event, `ev${++seq}`);
 }
 
 const projected = (fan: string, creator: string) =>

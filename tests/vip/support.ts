@@ -1,4 +1,8 @@
+import type { MessageShape } from "@bufbuild/protobuf";
 import { expect } from "vitest";
+import type { EntitlementChangedSchema } from "../../gen/pf/billing/v1/events_pb.js";
+import { entitlementsConsumer } from "../../services/vip/consumers/entitlements.js";
+import type { VipContext } from "../../services/vip/context.js";
 import type { HttpAnswer, TestPlatform } from "../support/platform.js";
 
 let seq = 0;
@@ -36,6 +40,13 @@ export async function createPerk(t: TestPlatform, token: string, body: Record<st
 export async function createPlan(t: TestPlatform, token: string, body: Record<string, unknown> = {}) {
   const answer = await t.http("POST", "/vip/api/v1/plans", { token, body: { name: "Gold", tier: "tier_1", ...body } });
   return expectStatus(answer, 201).body.plan;
+}
+
+/** Applies one billing.entitlement.changed as the durable consumer does: in vip's transaction, with vip's own context. */
+export function applyEntitlementEvent(t: TestPlatform, event: MessageShape<typeof EntitlementChangedSchema>, id: string) {
+  const vip = t.platform.contexts.get("vip") as VipContext;
+  const meta = { id, subject: entitlementsConsumer.subject };
+  return vip.transaction((em) => entitlementsConsumer.handle(event, em, meta, vip));
 }
 
 export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {

@@ -1,5 +1,5 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import type { LedgerTransaction } from "../../../gen/pf/billing/v1/billing_pb.js";
+import type { LedgerTransaction } from "../../../gen/pf/billing/v1/ledger_pb.js";
 import { adjustmentPosted } from "../events.js";
 import { loadTransactions } from "./history.js";
 import { post, type Posting } from "./ledger.js";

@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { CurrencyBalanceSchema, type CurrencyBalance } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { CurrencyBalanceSchema, type CurrencyBalance } from "../../../gen/pf/billing/v1/ledger_pb.js";
+import { qualified } from "../../kit/db/orm.js";
 
 const FIELD_OF_KIND = {
   credit: "spendableCredit",
@@ -12,7 +13,8 @@ const FIELD_OF_KIND = {
 /** A subject's balances, one entry per currency (narrowed to `currency` when given); inside the caller's transaction if any. */
 export async function balancesOf(em: EntityManager, subject: string, currency?: string): Promise<CurrencyBalance[]> {
   const rows = await em.getConnection().execute<{ kind: keyof typeof FIELD_OF_KIND; currency: string; balance: string }[]>(
-    `select kind, currency, balance from billing.accounts where owner = ?${currency ? " and currency = ?" : ""} order by currency`,
+    `select kind, currency, balance from ${qualified(em, "accounts")}
+     where owner = ?${currency ? " and currency = ?" : ""} order by currency`,
     currency ? [subject, currency] : [subject],
     "all",
     em.getTransactionContext(),

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { CashoutSchema, CashoutStatus, type Cashout } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { CashoutSchema, CashoutStatus, type Cashout } from "../../../gen/pf/billing/v1/cashouts_pb.js";
 import type { CashoutStatus as Status } from "../domain/cashouts.js";
 import { money } from "../domain/money.js";
 import type { CashoutRow } from "./entities.js";

@@ -1,10 +1,12 @@
 import { defineEntity, p, type InferEntity, type TriggerDef } from "@mikro-orm/postgresql";
+import { SYSTEM_KINDS } from "../domain/ledger.js";
 import { IMMUTABLE } from "./migrations/Migration20261122100000_billing.js";
 
 /** Ledger rows are insert-only. */
 const immutable = (table: string): TriggerDef => ({ name: `${table}_immutable`, timing: "before", events: ["update", "delete"], forEach: "row", body: IMMUTABLE });
 
-const SYSTEM_KINDS = "'provider_clearing', 'payouts', 'adjustments', 'imports', 'revenue'";
+/** The system kinds as an SQL list, for the checks and statements that tell them apart from subjects' kinds. */
+export const SYSTEM_KINDS_SQL = SYSTEM_KINDS.map((kind) => `'${kind}'`).join(", ");
 const currency = { name: "", expression: "currency ~ '^[A-Z]{3}$'" };
 const currencyCheck = (table: string) => ({ ...currency, name: `${table}_currency_check` });
 
@@ -13,9 +15,12 @@ export const Account = defineEntity({
   name: "Account",
   tableName: "accounts",
   checks: [
-    { name: "accounts_kind_check", expression: `kind in ('credit', 'payable', 'pending_payout', 'import_hold', ${SYSTEM_KINDS})` },
+    {
+      name: "accounts_kind_check",
+      expression: `kind in ('credit', 'payable', 'pending_payout', 'import_hold', ${SYSTEM_KINDS_SQL})`,
+    },
     currencyCheck("accounts"),
-    { name: "accounts_balance_check", expression: `balance >= 0 or kind in (${SYSTEM_KINDS})` },
+    { name: "accounts_balance_check", expression: `balance >= 0 or kind in (${SYSTEM_KINDS_SQL})` },
   ],
   properties: {
     owner: p.text().primary(),

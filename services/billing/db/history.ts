@@ -1,7 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { LedgerEntrySchema, LedgerTransactionSchema, type LedgerTransaction } from "../../../gen/pf/billing/v1/billing_pb.js";
+import {
+  LedgerEntrySchema,
+  LedgerTransactionSchema,
+  type LedgerTransaction,
+} from "../../../gen/pf/billing/v1/ledger_pb.js";
+import { qualified } from "../../kit/db/orm.js";
 import { accountKindToProto, transactionKindToProto } from "../domain/ledger.js";
 import { money } from "../domain/money.js";
 
@@ -11,15 +16,42 @@ type TransactionRow = {
 };
 type EntryRow = { transaction_id: string; owner: string; kind: string; currency: string; amount: string; balance_after: string };
 
+/**
+ * The ids of a page of a subject's transactions, newest first (ids sort by
+ * time), `limit` of them plus one to tell whether more follow: whole
+ * transactions, however many of the subject's entries each holds.
+ */
+export async function transactionIdsOf(
+  em: EntityManager,
+  query: { subject: string; currency?: string; before?: string; limit: number },
+): Promise<string[]> {
+  const { subject, currency, before, limit } = query;
+  const rows = await em.getConnection().execute<{ transaction_id: string }[]>(
+    `select distinct transaction_id from ${qualified(em, "entries")}
+     where owner = ?${currency ? " and currency = ?" : ""}${before !== undefined ? " and transaction_id < ?" : ""}
+     order by transaction_id desc limit ?`,
+    [subject, ...(currency ? [currency] : []), ...(before !== undefined ? [before] : []), limit + 1],
+    "all",
+    em.getTransactionContext(),
+  );
+  return rows.map((row) => row.transaction_id);
+}
+
 /** Ledger transactions with all their entries, in the order of `ids`. */
 export async function loadTransactions(em: EntityManager, ids: string[]): Promise<LedgerTransaction[]> {
   if (ids.length === 0) return [];
   const connection = em.getConnection();
   const tx = em.getTransactionContext();
   const [transactions, entries] = await Promise.all([
-    connection.execute<TransactionRow[]>(`select * from billing.transactions where id in (?)`, [ids], "all", tx),
+    connection.execute<TransactionRow[]>(
+      `select * from ${qualified(em, "transactions")} where id in (?)`,
+      [ids],
+      "all",
+      tx,
+    ),
     connection.execute<EntryRow[]>(
-      `select transaction_id, owner, kind, currency, amount, balance_after from billing.entries where transaction_id in (?) order by seq`,
+      `select transaction_id, owner, kind, currency, amount, balance_after from ${qualified(em, "entries")}
+       where transaction_id in (?) order by seq`,
       [ids],
       "all",
       tx,

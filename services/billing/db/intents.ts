@@ -1,7 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { LockMode, type EntityManager, type FilterQuery } from "@mikro-orm/postgresql";
-import { ChannelSubscriptionSchema, CreditPurchaseSchema, IntentSchema, IntentStatus, TipPaymentSchema, type Intent } from "../../../gen/pf/billing/v1/billing_pb.js";
+import {
+  ChannelSubscriptionSchema,
+  CreditPurchaseSchema,
+  IntentSchema,
+  IntentStatus,
+  TipPaymentSchema,
+  type Intent,
+} from "../../../gen/pf/billing/v1/intents_pb.js";
 import { EntityRefSchema } from "../../../gen/pf/v1/refs_pb.js";
 import { problem } from "../../kit/handler/problem.js";
 import { transition, type IntentState, type Transition } from "../domain/intents.js";

@@ -1,5 +1,6 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { EntityRef } from "../../../gen/pf/v1/refs_pb.js";
+import { qualified } from "../../kit/db/orm.js";
 import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
 import { accountKey, balanceAfter, requireBalanced, type AccountKey, type Movement, type TxKind } from "../domain/ledger.js";
@@ -40,7 +41,7 @@ export async function post(em: EntityManager, posting: Posting): Promise<Posted>
   let checked = await write(em, posting, transactionId);
   if (checked.length < posting.movements.length) {
     await em.getConnection().execute(
-      `insert into billing.accounts (owner, kind, currency, balance, updated_at)
+      `insert into ${qualified(em, "accounts")} (owner, kind, currency, balance, updated_at)
        values ${posting.movements.map(() => "(?, ?, ?, 0, ?)").join(", ")} on conflict do nothing`,
       posting.movements.flatMap((m) => [m.owner, m.kind, m.currency, posting.at]),
       "run",
@@ -62,7 +63,7 @@ export async function post(em: EntityManager, posting: Posting): Promise<Posted>
 function write(em: EntityManager, posting: Posting, transactionId: string): Promise<Checked[]> {
   const { movements, reference } = posting;
   return em.getConnection().execute<Checked[]>(
-    `select * from billing.post_movements(?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb)`,
+    `select * from ${qualified(em, "post_movements")}(?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb)`,
     [
       transactionId, posting.kind, posting.reason ?? "", reference?.service ?? "", reference?.kind ?? "", reference?.id ?? "",
       posting.createdBy, posting.at,
@@ -76,7 +77,7 @@ function write(em: EntityManager, posting: Posting, transactionId: string): Prom
 /** Refuses a write while the economy is frozen (for writes that post nothing, or before they call out). */
 export async function requireThawed(em: EntityManager): Promise<void> {
   const [row] = await em.getConnection().execute<{ frozen: boolean }[]>(
-    `select frozen from billing.economy where id = 1`,
+    `select frozen from ${qualified(em, "economy")} where id = 1`,
     [],
     "all",
     em.getTransactionContext(),

@@ -2,10 +2,11 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { ProviderEventSchema, type ProviderEvent } from "../../../gen/pf/billing/v1/admin_pb.js";
-import { ProviderEventStatus } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { ProviderEventStatus } from "../../../gen/pf/billing/v1/intents_pb.js";
+import { qualified } from "../../kit/db/orm.js";
 import { newId } from "../../kit/handler/ids.js";
 import type { VerifiedEvent } from "../provider/provider.js";
-import type { ProviderEventRow } from "./entities.js";
+import { ProviderEventRow } from "./entities.js";
 
 export type ProviderEventState = "pending" | "held" | "applied" | "ignored" | "failed";
 
@@ -51,8 +52,9 @@ export async function storeEvent(
   at: Date,
 ): Promise<{ id: string; status: ProviderEventState; duplicate: boolean }> {
   const [row] = await em.getConnection().execute<{ id: string; status: ProviderEventState; inserted: boolean }[]>(
-    `insert into billing.provider_events (id, provider, provider_event_id, type, provider_order_id, payload, status, received_at)
-     values (?, ?, ?, ?, ?, ?, case when (select frozen from billing.economy where id = 1) then 'held' else 'pending' end, ?)
+    `insert into ${qualified(em, "provider_events")}
+       (id, provider, provider_event_id, type, provider_order_id, payload, status, received_at)
+     values (?, ?, ?, ?, ?, ?, case when ${frozen(em)} then 'held' else 'pending' end, ?)
      on conflict (provider, provider_event_id) do update set deliveries = provider_events.deliveries + 1
      returning id, status, xmax = 0 as inserted`,
     [newId("pev"), provider, event.id, event.type, event.orderId, payload, at],
@@ -60,4 +62,66 @@ export async function storeEvent(
     em.getTransactionContext(),
   );
   return { id: row.id, status: row.status, duplicate: !row.inserted };
+}
+
+/** Whether the economy is frozen, as an SQL expression. */
+const frozen = (em: EntityManager) => `(select frozen from ${qualified(em, "economy")} where id = 1)`;
+
+/** A stored event claimed for applying, as its row reads. */
+export type ClaimedEvent = {
+  id: string;
+  seq: string;
+  provider: string;
+  type: string;
+  provider_order_id: string;
+  payload: string;
+  status: ProviderEventState;
+};
+
+/** What applying an event came to. */
+export type EventOutcome = { status: ProviderEventState; detail: string };
+
+/**
+ * Which event to claim: the next to apply after a `seq` (pending, or held
+ * unless frozen), a delivery just stored (still pending), or any one by id (a reprocess).
+ */
+export type EventClaim = { nextAfter: string } | { delivered: string } | { any: string };
+
+/**
+ * Claims one stored event under its row lock, inside the caller's
+ * transaction; the next to apply and a fresh delivery skip rows another
+ * instance holds, so no event is applied twice at once.
+ */
+export async function claimProviderEvent(em: EntityManager, which: EventClaim): Promise<ClaimedEvent | undefined> {
+  const next = `seq > ? and (status = 'pending' or (status = 'held' and not ${frozen(em)}))
+    order by seq limit 1 for update skip locked`;
+  const [where, param] =
+    "nextAfter" in which
+      ? [next, which.nextAfter]
+      : "delivered" in which
+        ? [`id = ? and status = 'pending' for update skip locked`, which.delivered]
+        : [`id = ? for update`, which.any];
+  const [row] = await em.getConnection().execute<ClaimedEvent[]>(
+    `select id, seq, provider, type, provider_order_id, payload, status
+     from ${qualified(em, "provider_events")} where ${where}`,
+    [param],
+    "all",
+    em.getTransactionContext(),
+  );
+  return row;
+}
+
+/** Records what applying an event came to, unless it changed from `unlessChangedFrom` in between. */
+export function recordOutcome(
+  em: EntityManager,
+  id: string,
+  outcome: EventOutcome,
+  at: Date,
+  unlessChangedFrom?: ProviderEventState,
+) {
+  return em.nativeUpdate(
+    ProviderEventRow,
+    unlessChangedFrom ? { id, status: unlessChangedFrom } : { id },
+    { ...outcome, ...(outcome.status === "applied" && { appliedAt: at }) },
+  );
 }

@@ -1,5 +1,6 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { SYSTEM_KINDS_SQL } from "../domain/ledger.js";
+import { qualified } from "../../kit/db/orm.js";
+import { SYSTEM_KINDS_SQL } from "./entities.js";
 import type { Check, Checked, Finding } from "../domain/reconciliation.js";
 
 /**
@@ -9,12 +10,12 @@ import type { Check, Checked, Finding } from "../domain/reconciliation.js";
  * its cashouts. External tips never reach billing (the payer pays the creator
  * elsewhere), so they are never billing liabilities and nothing here looks for them.
  */
-const CHECKS: Record<Check, string> = {
+const checks = (table: (name: string) => string): Record<Check, string> => ({
   // Debits equal credits in every transaction (the insert trigger enforces it; this finds what got past it).
   unbalanced_transaction: `
     select currency, transaction_id as ref, 0 as expected, sum(amount) as actual,
       format('The entries of transaction %s sum to %s %s, not 0.', transaction_id, sum(amount), currency) as detail
-    from billing.entries
+    from ${table("entries")}
     group by transaction_id, currency
     having sum(amount) <> 0`,
 
@@ -25,8 +26,10 @@ const CHECKS: Record<Check, string> = {
         then format('Entries on the %s account of %s in %s sum to %s, but there is no such account.', kind, owner, currency, e.total)
         else format('The %s balance of %s is %s %s; its entries sum to %s.', kind, owner, a.balance, currency, coalesce(e.total, 0))
       end as detail
-    from billing.accounts a
-    full join (select owner, kind, currency, sum(amount) as total from billing.entries group by owner, kind, currency) e
+    from ${table("accounts")} a
+    full join (
+      select owner, kind, currency, sum(amount) as total from ${table("entries")} group by owner, kind, currency
+    ) e
       using (owner, kind, currency)
     where a.balance is null or a.balance <> coalesce(e.total, 0)`,
 
@@ -34,14 +37,14 @@ const CHECKS: Record<Check, string> = {
   negative_balance: `
     select currency, owner as ref, 0 as expected, balance as actual,
       format('The %s balance of %s is %s %s, below zero.', kind, owner, balance, currency) as detail
-    from billing.accounts
+    from ${table("accounts")}
     where kind not in (${SYSTEM_KINDS_SQL}) and balance < 0`,
 
   // Money is never created or lost: all balances of a currency, system accounts included, sum to zero.
   ledger_total: `
     select currency, currency as ref, 0 as expected, sum(balance) as actual,
       format('All %s balances sum to %s, not 0.', currency, sum(balance)) as detail
-    from billing.accounts
+    from ${table("accounts")}
     group by currency
     having sum(balance) <> 0`,
 
@@ -52,11 +55,11 @@ const CHECKS: Record<Check, string> = {
         then format('Settled intent %s has no purchase transaction booking %s %s on provider clearing.', i.id, i.price, i.currency)
         else format('The purchase of settled intent %s books %s %s on provider clearing, not %s.', i.id, c.amount, i.currency, -i.price)
       end as detail
-    from billing.intents i
+    from ${table("intents")} i
     left join (
       select t.reference_id as intent_id, e.currency, sum(e.amount) as amount
-      from billing.transactions t
-      join billing.entries e on e.transaction_id = t.id and e.kind = 'provider_clearing'
+      from ${table("transactions")} t
+      join ${table("entries")} e on e.transaction_id = t.id and e.kind = 'provider_clearing'
       where t.kind = 'purchase' and t.reference_service = 'billing' and t.reference_kind = 'intent'
       group by t.reference_id, e.currency
     ) c on c.intent_id = i.id and c.currency = i.currency
@@ -66,10 +69,10 @@ const CHECKS: Record<Check, string> = {
   purchase_without_intent: `
     select coalesce(e.currency, '') as currency, t.id as ref, 0 as expected, coalesce(sum(e.amount) filter (where e.amount > 0), 0) as actual,
       format('Purchase transaction %s is not referenced by a settled intent.', t.id) as detail
-    from billing.transactions t
-    left join billing.entries e on e.transaction_id = t.id
+    from ${table("transactions")} t
+    left join ${table("entries")} e on e.transaction_id = t.id
     where t.kind = 'purchase' and not exists (
-      select 1 from billing.intents i
+      select 1 from ${table("intents")} i
       where i.status = 'settled' and t.reference_service = 'billing' and t.reference_kind = 'intent' and i.id = t.reference_id)
     group by t.id, e.currency`,
 
@@ -80,23 +83,29 @@ const CHECKS: Record<Check, string> = {
         then format('Provider event %s captured %s order %s, which no intent has.', p.id, p.provider, p.provider_order_id)
         else format('Provider event %s captured the payment of intent %s, which is %s, not settled.', p.id, i.id, i.status)
       end as detail
-    from billing.provider_events p
-    left join billing.intents i on i.provider = p.provider and i.provider_order_id = p.provider_order_id
+    from ${table("provider_events")} p
+    left join ${table("intents")} i on i.provider = p.provider and i.provider_order_id = p.provider_order_id
     where p.type = 'payment.captured' and p.status = 'applied' and i.status is distinct from 'settled'`,
 
   // A creator's pending payouts are exactly their cashouts in escrow.
   escrow_mismatch: `
     select currency, owner as ref, coalesce(c.amount, 0) as expected, coalesce(a.balance, 0) as actual,
       format('The pending payouts of %s are %s %s; the cashouts in escrow sum to %s.', owner, coalesce(a.balance, 0), currency, coalesce(c.amount, 0)) as detail
-    from (select owner, currency, balance from billing.accounts where kind = 'pending_payout') a
-    full join (select subject as owner, currency, sum(amount) as amount from billing.cashouts where status = 'requested' group by subject, currency) c
+    from (select owner, currency, balance from ${table("accounts")} where kind = 'pending_payout') a
+    full join (
+      select subject as owner, currency, sum(amount) as amount from ${table("cashouts")}
+      where status = 'requested' group by subject, currency
+    ) c
       using (owner, currency)
     where coalesce(a.balance, 0) <> coalesce(c.amount, 0)`,
-};
+});
 
-const FINDINGS = Object.entries(CHECKS)
-  .map(([check, query]) => `select '${check}' as "check", currency, ref, expected::text, actual::text, detail from (${query}) as found`)
-  .join("\nunion all\n");
+/** Every check in one statement. */
+const findings = (table: (name: string) => string) =>
+  Object.entries(checks(table))
+    .map(([check, query]) => `select '${check}' as "check", currency, ref, expected::text, actual::text, detail
+      from (${query}) as found`)
+    .join("\nunion all\n");
 
 type FindingRow = { check: Check; currency: string; ref: string; expected: string; actual: string; detail: string };
 type CountRow = { transactions: string; accounts: string; payments: string };
@@ -109,12 +118,14 @@ type CountRow = { transactions: string; accounts: string; payments: string };
 export async function runChecks(em: EntityManager): Promise<{ findings: Finding[]; checked: Checked }> {
   const connection = em.getConnection();
   const tx = em.getTransactionContext();
+  const table = (name: string) => qualified(em, name);
   await connection.execute("set transaction isolation level repeatable read", [], "run", tx);
-  const rows = await connection.execute<FindingRow[]>(FINDINGS, [], "all", tx);
+  const rows = await connection.execute<FindingRow[]>(findings(table), [], "all", tx);
   const [counts] = await connection.execute<CountRow[]>(
-    `select (select count(*) from billing.transactions) as transactions,
-            (select count(*) from billing.accounts) as accounts,
-            (select count(*) from billing.intents) + (select count(*) from billing.provider_events) as payments`,
+    `select (select count(*) from ${table("transactions")}) as transactions,
+            (select count(*) from ${table("accounts")}) as accounts,
+            (select count(*) from ${table("intents")})
+              + (select count(*) from ${table("provider_events")}) as payments`,
     [],
     "all",
     tx,

@@ -8,7 +8,7 @@ import {
   SubscriptionStatus,
   type Entitlement,
   type Subscription,
-} from "../../../gen/pf/billing/v1/billing_pb.js";
+} from "../../../gen/pf/billing/v1/subscriptions_pb.js";
 import { advisoryLock } from "../../kit/db/advisory-lock.js";
 import { newId } from "../../kit/handler/ids.js";
 import { money } from "../domain/money.js";

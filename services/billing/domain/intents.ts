@@ -1,4 +1,4 @@
-import type { IntentRequest } from "../../../gen/pf/billing/v1/billing_pb.js";
+import type { IntentRequest } from "../../../gen/pf/billing/v1/intents_pb.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { invalid } from "../../kit/handler/problem.js";
 import { requireUser } from "../../kit/handler/subjects.js";

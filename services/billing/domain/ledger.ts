@@ -1,4 +1,4 @@
-import { AccountKind, TransactionKind } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { AccountKind, TransactionKind } from "../../../gen/pf/billing/v1/ledger_pb.js";
 import { problem } from "../../kit/handler/problem.js";
 import { MAX_MINOR_UNITS } from "./money.js";
 
@@ -10,10 +10,15 @@ export type Kind = SubjectKind | SystemKind;
 /** Owner of the platform's own system accounts other than provider clearing (owned by the provider). */
 export const PLATFORM = "platform";
 
-const SYSTEM_KINDS = new Set<Kind>(["provider_clearing", "payouts", "adjustments", "imports", "revenue"]);
-
-/** The system kinds as an SQL list, for statements that tell them apart. */
-export const SYSTEM_KINDS_SQL = [...SYSTEM_KINDS].map((kind) => `'${kind}'`).join(", ");
+/** The system kinds: their balances go below zero (reconciliation tells them apart from subjects'). */
+export const SYSTEM_KINDS: readonly SystemKind[] = [
+  "provider_clearing",
+  "payouts",
+  "adjustments",
+  "imports",
+  "revenue",
+];
+const systemKinds = new Set<Kind>(SYSTEM_KINDS);
 
 /** The channel of the network's own membership plans: what it earns goes to the platform's revenue, not to a person. */
 export const NETWORK = "network";
@@ -24,7 +29,7 @@ export function payeeOf(streamer: string): { owner: string; kind: Kind } {
 }
 
 export function isSystemKind(kind: Kind): kind is SystemKind {
-  return SYSTEM_KINDS.has(kind);
+  return systemKinds.has(kind);
 }
 
 export type TxKind =

@@ -1,11 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { BalanceReadResultSchema, TransactionListResultSchema, type BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
+import type { BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { BalanceReadResultSchema, TransactionListResultSchema } from "../../../gen/pf/billing/v1/ledger_pb.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { requireSubject } from "../../kit/handler/subjects.js";
 import type { BillingContext } from "../context.js";
 import { balancesOf } from "../db/balances.js";
-import { loadTransactions } from "../db/history.js";
+import { loadTransactions, transactionIdsOf } from "../db/history.js";
 import { requireCurrency } from "../domain/money.js";
 
 type BalanceHandlers = Pick<ServiceImpl<typeof BillingService>, "getBalance" | "listTransactions">;
@@ -25,18 +26,9 @@ export function balanceHandlers(ctx: BillingContext): BalanceHandlers {
       const limit = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const em = ctx.orm.em.fork();
-      const params: unknown[] = [subject];
-      if (currency) params.push(currency);
-      if (before !== undefined) params.push(before);
-      // Transaction ids sort by time: a page is whole transactions, however many of the subject's entries each holds.
-      const rows = await em.getConnection().execute<{ transaction_id: string }[]>(
-        `select distinct transaction_id from billing.entries
-         where owner = ?${currency ? " and currency = ?" : ""}${before !== undefined ? " and transaction_id < ?" : ""}
-         order by transaction_id desc limit ${limit + 1}`,
-        params,
-      );
-      const { items, nextCursor } = page(rows, limit, (row) => [row.transaction_id]);
-      const transactions = await loadTransactions(em, items.map((row) => row.transaction_id));
+      const ids = await transactionIdsOf(em, { subject, currency, before, limit });
+      const { items, nextCursor } = page(ids, limit, (id) => [id]);
+      const transactions = await loadTransactions(em, items);
       return create(TransactionListResultSchema, { transactions, nextCursor });
     },
   };

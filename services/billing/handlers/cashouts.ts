@@ -1,16 +1,15 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { LockMode, type FilterQuery } from "@mikro-orm/postgresql";
+import type { BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
 import {
   CashoutListSchema,
-  CashoutRequestSchema,
   CashoutResultSchema,
   RecycleSchema,
-  type BillingService,
   type CashoutResult,
-} from "../../../gen/pf/billing/v1/billing_pb.js";
+} from "../../../gen/pf/billing/v1/cashouts_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { idempotent, requestHash } from "../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../kit/handler/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
@@ -25,7 +24,6 @@ import { decide, escrowUntil, requireMinimum, type Decision } from "../domain/ca
 import { PLATFORM } from "../domain/ledger.js";
 import { money, requireAmount } from "../domain/money.js";
 import { billingReference } from "../domain/references.js";
-import { requireIdempotencyKey } from "../domain/requests.js";
 import { cashoutChanged, subjects } from "../events.js";
 
 type CashoutHandlers = Pick<
@@ -82,11 +80,10 @@ export function cashoutHandlers(ctx: BillingContext): CashoutHandlers {
       const principal = principalOf(call);
       const subject = requireUser("subject", request.subject);
       const { currency, amount } = requireAmount("amount", request.amount);
-      const key = requireIdempotencyKey(request.idempotencyKey, call);
+      const once = idempotencyOf(call, request, { scope: `cashout:${principal.sub}`, required: true });
       requireMinimum(amount, currency, ctx.settings.cashoutMinimum);
-      call.responseHeader.set("pf-http-status", "201");
-      return ctx.transaction((em) => {
-        const apply = async () => {
+      return ctx.transaction((em) =>
+        once.run(em, async () => {
           const at = ctx.clock.now();
           const id = newId("co");
           // Only payable moves into escrow: a subject with credit and no payable is short (409 insufficient_funds).
@@ -115,10 +112,8 @@ export function cashoutHandlers(ctx: BillingContext): CashoutHandlers {
           await em.flush();
           await cashoutChanged(em, subjects.cashoutRequested, cashoutToProto(row), at);
           return answer(row);
-        };
-        const hash = requestHash(CashoutRequestSchema, { ...request, idempotencyKey: "" });
-        return idempotent(em, { scope: `cashout:${principal.sub}`, key, hash }, CashoutResultSchema, apply);
-      });
+        }),
+      );
     },
 
     async getCashout(request) {
@@ -160,9 +155,9 @@ export function cashoutHandlers(ctx: BillingContext): CashoutHandlers {
       const principal = principalOf(call);
       const subject = requireUser("subject", request.subject);
       const { currency, amount } = requireAmount("amount", request.amount);
-      const key = requireIdempotencyKey(request.idempotencyKey, call);
-      return ctx.transaction((em) => {
-        const apply = async () => {
+      const once = idempotencyOf(call, request, { scope: `recycle:${principal.sub}`, required: true });
+      return ctx.transaction((em) =>
+        once.run(em, async () => {
           const posted = await post(em, {
             kind: "recycle",
             movements: [
@@ -175,10 +170,8 @@ export function cashoutHandlers(ctx: BillingContext): CashoutHandlers {
           const [balance] = await balancesOf(em, subject, currency);
           const recycle = create(RecycleSchema, { transactionId: posted.transactionId, subject, amount: money(amount, currency), balance });
           return create(CashoutResultSchema, { result: { case: "recycle", value: recycle } });
-        };
-        const hash = requestHash(CashoutRequestSchema, { ...request, idempotencyKey: "" });
-        return idempotent(em, { scope: `recycle:${principal.sub}`, key, hash }, CashoutResultSchema, apply);
-      });
+        }),
+      );
     },
   };
 }

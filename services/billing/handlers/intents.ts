@@ -1,8 +1,9 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { CheckoutKind, IntentRequestSchema, IntentResultSchema, type BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
+import type { BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { CheckoutKind, IntentResultSchema } from "../../../gen/pf/billing/v1/intents_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { idempotencyKeyOf, idempotent, requestHash } from "../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../kit/handler/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
 import { optionalUrl } from "../../kit/handler/urls.js";
 import { maxLength } from "../../kit/handler/text.js";
@@ -32,7 +33,7 @@ export function intentHandlers(ctx: BillingContext): IntentHandlers {
       const returnUrl = optionalUrl("return_url", request.returnUrl, ["https", "http"]);
       const reference = requireReference("reference", request.reference);
       const provider = ctx.providers.get(maxLength("provider", request.provider, 40) || ctx.providers.defaultProvider);
-      const key = idempotencyKeyOf(request.idempotencyKey, call);
+      const once = idempotencyOf(call, request, { scope: `intent:${principal.sub}` });
       await requireThawed(ctx.orm.em.fork());
 
       // The provider is called before the transaction, never inside it; with a key, a retry
@@ -46,12 +47,11 @@ export function intentHandlers(ctx: BillingContext): IntentHandlers {
               price: priced.price,
               description: describe(priced),
               returnUrl,
-              requestId: key ? `${principal.sub}:${key}` : id,
+              requestId: once.key ? `${principal.sub}:${once.key}` : id,
             })
           : { orderId: `app_${id}`, checkoutUrl: "" };
-      call.responseHeader.set("pf-http-status", "201");
-      return ctx.transaction(async (em) => {
-        const write = async () => {
+      return ctx.transaction((em) =>
+        once.run(em, async () => {
           await requireThawed(em);
           const at = ctx.clock.now();
           const row = em.create(IntentRow, {
@@ -84,11 +84,8 @@ export function intentHandlers(ctx: BillingContext): IntentHandlers {
           });
           await em.flush();
           return answer(row);
-        };
-        if (!key) return write();
-        const hash = requestHash(IntentRequestSchema, { ...request, idempotencyKey: "" });
-        return idempotent(em, { scope: `intent:${principal.sub}`, key, hash }, IntentResultSchema, write);
-      });
+        }),
+      );
     },
 
     async getIntent(request) {

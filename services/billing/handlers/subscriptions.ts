@@ -2,16 +2,15 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { LockMode, type FilterQuery } from "@mikro-orm/postgresql";
+import type { BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
 import {
   EntitlementResultSchema,
-  SubscriptionRequestSchema,
   SubscriptionResultSchema,
   SubscriptionsAnswerSchema,
   SubscriptionView,
-  type BillingService,
-} from "../../../gen/pf/billing/v1/billing_pb.js";
+} from "../../../gen/pf/billing/v1/subscriptions_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { idempotent, requestHash } from "../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../kit/handler/idempotency.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
@@ -22,7 +21,6 @@ import { post, requireThawed } from "../db/ledger.js";
 import { addPaidPeriod, entitlementToProto, subscriptionToProto } from "../db/subscriptions.js";
 import { tierPrice } from "../domain/catalogue.js";
 import { billingReference } from "../domain/references.js";
-import { requireIdempotencyKey } from "../domain/requests.js";
 import { payeeOf } from "../domain/ledger.js";
 import { cancellation, requireChannel } from "../domain/subscriptions.js";
 import { entitlementChanged } from "../events.js";
@@ -103,10 +101,9 @@ export function subscriptionHandlers(ctx: BillingContext): SubscriptionHandlers 
       const planId = maxLength("plan_id", request.planId, 100);
       if (request.planVersion < 1n) throw invalid("plan_version", "plan_version is a published version, from 1.");
       const { tier, currency, price } = tierPrice(ctx.settings.catalogue, request.tier);
-      const key = requireIdempotencyKey(request.idempotencyKey, call);
-      call.responseHeader.set("pf-http-status", "201");
-      return ctx.transaction((em) => {
-        const apply = async () => {
+      const once = idempotencyOf(call, request, { scope: `subscription:${principal.sub}`, required: true });
+      return ctx.transaction((em) =>
+        once.run(em, async () => {
           const at = ctx.clock.now();
           const row = await addPaidPeriod(em, {
             subject, streamer, planId, planVersion: request.planVersion, tier, currency, price,
@@ -124,10 +121,8 @@ export function subscriptionHandlers(ctx: BillingContext): SubscriptionHandlers 
             at,
           });
           return create(SubscriptionResultSchema, { subscription: subscriptionToProto(row) });
-        };
-        const hash = requestHash(SubscriptionRequestSchema, { ...request, idempotencyKey: "" });
-        return idempotent(em, { scope: `subscription:${principal.sub}`, key, hash }, SubscriptionResultSchema, apply);
-      });
+        }),
+      );
     },
 
     async cancelSubscription(request) {

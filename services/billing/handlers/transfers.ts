@@ -1,9 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { TransferRequestSchema, TransferResultSchema, TransferSchema, type BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
+import type { BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { TransferResultSchema, TransferSchema } from "../../../gen/pf/billing/v1/ledger_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { idempotent, requestHash } from "../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../kit/handler/idempotency.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { invalid } from "../../kit/handler/problem.js";
 import { requireUser } from "../../kit/handler/subjects.js";
@@ -12,7 +13,6 @@ import { post } from "../db/ledger.js";
 import { accountKey } from "../domain/ledger.js";
 import { money, requireAmount } from "../domain/money.js";
 import { requireReference } from "../domain/references.js";
-import { requireIdempotencyKey } from "../domain/requests.js";
 import { transferCreated } from "../events.js";
 
 type TransferHandlers = Pick<ServiceImpl<typeof BillingService>, "createTransfer">;
@@ -28,10 +28,9 @@ export function transferHandlers(ctx: BillingContext): TransferHandlers {
       const { currency, amount } = requireAmount("amount", request.amount);
       const reason = maxLength("reason", request.reason, 200);
       const reference = requireReference("reference", request.reference);
-      const key = requireIdempotencyKey(request.idempotencyKey, call);
-      call.responseHeader.set("pf-http-status", "201");
-      return ctx.transaction((em) => {
-        const apply = async () => {
+      const once = idempotencyOf(call, request, { scope: `transfer:${principal.sub}`, required: true });
+      return ctx.transaction((em) =>
+        once.run(em, async () => {
           const at = ctx.clock.now();
           const payer = { owner: from, kind: "credit", currency } as const;
           const posted = await post(em, {
@@ -57,10 +56,8 @@ export function transferHandlers(ctx: BillingContext): TransferHandlers {
           });
           await transferCreated(em, transfer, at);
           return create(TransferResultSchema, { transfer });
-        };
-        const hash = requestHash(TransferRequestSchema, { ...request, idempotencyKey: "" });
-        return idempotent(em, { scope: `transfer:${principal.sub}`, key, hash }, TransferResultSchema, apply);
-      });
+        }),
+      );
     },
   };
 }

@@ -1,10 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { ProviderWebhookResultSchema, type BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
+import type { BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { ProviderWebhookResultSchema } from "../../../gen/pf/billing/v1/intents_pb.js";
 import { maxLength } from "../../kit/handler/text.js";
 import type { BillingContext } from "../context.js";
 import { eventStatusToProto, storeEvent } from "../db/provider-events.js";
-import { applyDelivered } from "../provider/apply.js";
+import { applyDelivered } from "../workers/provider-events.js";
 
 type WebhookHandlers = Pick<ServiceImpl<typeof BillingService>, "receiveProviderWebhook">;
 

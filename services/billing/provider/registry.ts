@@ -1,4 +1,5 @@
-import { BillingService, ProviderEventStatus } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { ProviderEventStatus } from "../../../gen/pf/billing/v1/intents_pb.js";
 import { outsideCall } from "../../kit/rpc/call.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import { problem } from "../../kit/handler/problem.js";

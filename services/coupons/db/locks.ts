@@ -9,3 +9,8 @@ import { advisoryLock } from "../../kit/db/advisory-lock.js";
 export function lockSite(em: EntityManager, registrable: string): Promise<void> {
   return advisoryLock(em, `coupons.site:${registrable}`);
 }
+
+/** The lock of one code of one merchant: a second submission of it at once waits here, then finds the first. */
+export function lockCode(em: EntityManager, merchantId: string, codeKey: string): Promise<void> {
+  return advisoryLock(em, `coupons.code:${merchantId}:${codeKey}`);
+}

@@ -1,5 +1,6 @@
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { isPublicSuffix, normalizeHost } from "./hosts.js";
+import { isPublicSuffix } from "../../kit/handler/public-suffix.js";
+import { normalizeHost } from "./hosts.js";
 
 /** Which sites belong to a merchant: a host, optionally its subdomains, optionally only pages under a path. */
 export interface DomainRule {
@@ -11,7 +12,10 @@ export interface DomainRule {
 
 const MAX_PATH = 200;
 
-/** A rule as stored, or 400 naming the field; a rule on a public suffix (co.uk) is 400 coupons.domain.public_suffix. */
+/**
+ * A rule as stored, or 400 naming the field; a rule on a public suffix (co.uk,
+ * vercel.app) is 400 coupons.domain.public_suffix.
+ */
 export function normalizeRule(field: string, rule: DomainRule): DomainRule {
   const domain = normalizeHost(rule.domain);
   if (domain === undefined) throw invalid(`${field}.domain`, `${field}.domain must be a hostname such as shop.example.com.`);

@@ -3,8 +3,9 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { LockMode, UniqueConstraintViolationException, type EntityManager } from "@mikro-orm/postgresql";
 import { CouponStatus, StatusResultSchema, SubmitResultSchema, type CouponsService, type SubmitRequest } from "../../../gen/pf/coupons/v1/coupons_pb.js";
-import { principalOf } from "../../kit/auth/principal.js";
+import { actingPerson, callerOf, staffActor, type Caller } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
+import { registrableDomain } from "../../kit/handler/public-suffix.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { requireUrl } from "../../kit/handler/urls.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
@@ -12,11 +13,9 @@ import { invalid, problem } from "../../kit/handler/problem.js";
 import { rateLimit } from "../../kit/handler/rate-limit.js";
 import { couponAnswer, reportsOf, STATUS_TO_PROTO, statusOf } from "../db/coupons.js";
 import { CouponRow, DomainRuleRow, MerchantRow } from "../db/entities.js";
-import { advisoryLock } from "../../kit/db/advisory-lock.js";
-import { lockSite } from "../db/locks.js";
+import { lockCode, lockSite } from "../db/locks.js";
 import { merchantAnswer, merchantCovering, merchantNotFound } from "../db/merchants.js";
-import { requireMember, requireModerator } from "../domain/callers.js";
-import { normalizeHost, registrableDomain } from "../domain/hosts.js";
+import { normalizeHost } from "../domain/hosts.js";
 import { codePublished, codeStatusChanged, codeSubmitted, merchantChanged, subjects } from "../events.js";
 import { submitRule } from "../settings.js";
 import { codeNotFound } from "./lookups.js";
@@ -29,6 +28,23 @@ const MODERATION = {
   [CouponStatus.EXPIRED]: "expired",
   [CouponStatus.ACTIVE]: "",
 } as const;
+
+/** The SubmitCoupon rule that admits AI output from a service acting for nobody (coupons.proto). */
+const AI_OUTPUT = "ai_output";
+
+/**
+ * Who submits a call the ai_output rule let in: the service itself, sending AI
+ * output (X-PF-Origin: ai) for nobody; the submission is counted against it.
+ * The rule cannot require the origin, so anyone else it lets in is refused as
+ * the main rule (ACTOR_MEMBER) refused them.
+ */
+function aiSubmitter(caller: Caller): string {
+  if (caller.principal.origin !== "ai" || caller.person !== undefined) {
+    const detail = "This call acts for a network user (usr_), or sends AI output (X-PF-Origin: ai) for nobody.";
+    throw problem(403, "auth.member_required", detail);
+  }
+  return caller.principal.sub;
+}
 
 /** Which site a submission names: a merchant id, or a host with the page path when a URL was given. */
 type Named = { merchantId: string } | { host: string; path: string | undefined; field: "host" | "url" };
@@ -112,20 +128,19 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
 
   return {
     async submitCoupon(request, call) {
+      // Who submits is settled before what: a caller refused learns nothing about the request.
+      const caller = callerOf(call);
+      const ai = caller.principal.origin === "ai";
+      const submitter = caller.admittedBy === AI_OUTPUT ? aiSubmitter(caller) : actingPerson(call);
       for (const field of ["status", "confidence", "verified"] as const) {
         if (request[field] !== undefined) {
           throw problem(400, "coupons.field_refused", `${field} is never taken from a submission: a code starts as unknown and its status and confidence follow from reports.`, { field });
         }
       }
-      const principal = principalOf(call);
-      const ai = principal.origin === "ai";
-      // AI output may come from a service acting for nobody; it is counted against that service.
-      const person = ai && principal.actingSubject === undefined ? undefined : requireMember(principal);
-      const submitter = person ?? principal.sub;
       const named = namedMerchant(request);
       const text = submittedText(request);
       const expiresAt = request.expiresAt ? timestampDate(request.expiresAt) : null;
-      const result = await ctx.transaction(async (em) => {
+      return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         if (expiresAt !== null && expiresAt <= at) throw invalid("expires_at", "expires_at is in the past: the code has expired already.");
         await rateLimit(em, [submitRule(submitter)], at);
@@ -136,7 +151,7 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
         if (merchant.status === "disabled") throw problem(409, "coupons.merchant.disabled", "This merchant is disabled: it takes no codes.", { merchant_id: merchant.id });
         const codeKey = text.code.toUpperCase();
         // One code per merchant: a second submission of it at once waits here, then finds the first.
-        await advisoryLock(em, `coupons.code:${merchant.id}:${codeKey}`);
+        await lockCode(em, merchant.id, codeKey);
         const existing = await em.findOne(CouponRow, { merchantId: merchant.id, codeKey });
         if (existing) throw problem(409, "coupons.code.duplicate", "This merchant has this code already.", { coupon_id: existing.id });
         // A person's code of an approved merchant is published at once; AI output waits for staff, and every code for its merchant's approval.
@@ -167,13 +182,11 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
         if (published) await codePublished(em, coupon, at);
         return create(SubmitResultSchema, { coupon, merchant: merchantMessage, merchantCreated: created, heldForReview: ai, published });
       });
-      call.responseHeader.set("pf-http-status", "201");
-      return result;
     },
 
     async updateCouponStatus(request, call) {
-      // Who may moderate is settled first: a caller who is not staff learns nothing about the request.
-      const by = requireModerator(principalOf(call));
+      // Staff only (ACTOR_STAFF): enforcement refused anyone else before the request was read.
+      const by = staffActor(call);
       if (request.status === CouponStatus.REPORTED_WORKING || request.status === CouponStatus.REPORTED_FAILED) {
         throw problem(400, "coupons.status.refused", "reported_working and reported_failed follow from reports and time: nobody sets them.", { field: "status" });
       }

@@ -7,15 +7,15 @@ import {
   type CouponsService,
 } from "../../../gen/pf/coupons/v1/coupons_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { rateLimit } from "../../kit/handler/rate-limit.js";
-import type { ClientKeys } from "../../kit/handler/client-address.js";
 import { couponAnswer, couponToProto, reportsOf } from "../db/coupons.js";
 import { CouponRow, MerchantRow } from "../db/entities.js";
 import { merchantAnswer, merchantCovering, merchantNotFound, ruleToProto } from "../db/merchants.js";
-import { normalizeHost, registrableDomain } from "../domain/hosts.js";
+import { registrableDomain } from "../../kit/handler/public-suffix.js";
+import type { CouponsContext } from "../context.js";
+import { normalizeHost } from "../domain/hosts.js";
 import { anonymousLookupRule, lookupRule } from "../settings.js";
 
 type LookupHandlers = Pick<ServiceImpl<typeof CouponsService>, "getCoupon" | "getMerchant" | "listMerchantCoupons" | "resolveMerchant">;
@@ -28,12 +28,12 @@ export const codeNotFound = () => problem(404, "coupons.code.not_found", "There 
  * are 404 for everyone. Anonymous callers are limited per client address,
  * more tightly than people and apps per token.
  */
-export function lookupHandlers(ctx: ServiceContext, clientKeys: ClientKeys): LookupHandlers {
+export function lookupHandlers(ctx: CouponsContext): LookupHandlers {
   const limit = async (call: HandlerContext) => {
     const principal = principalOf(call);
     if (principal.kind === "service") return;
     // Addresses are counted by keyed hash: the limiter's table never holds one.
-    const rule = principal.kind === "anonymous" ? anonymousLookupRule(clientKeys.of(call.requestHeader)) : lookupRule(principal.sub);
+    const rule = principal.kind === "anonymous" ? anonymousLookupRule(ctx.clientKeys.of(call.requestHeader)) : lookupRule(principal.sub);
     await ctx.transaction((em) => rateLimit(em, [rule], ctx.clock.now()));
   };
 

@@ -2,8 +2,9 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { LockMode, UniqueConstraintViolationException, type EntityManager } from "@mikro-orm/postgresql";
 import { MerchantManageResultSchema, MerchantStatus, type CouponsService, type MerchantManageRequest } from "../../../gen/pf/coupons/v1/coupons_pb.js";
-import { principalOf } from "../../kit/auth/principal.js";
+import { staffActor } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
+import { isPublicSuffix, registrableDomain } from "../../kit/handler/public-suffix.js";
 import { maxLength } from "../../kit/handler/text.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
@@ -11,8 +12,7 @@ import { couponToProto, reportsOf } from "../db/coupons.js";
 import { CouponRow, DomainRuleRow, MerchantRow } from "../db/entities.js";
 import { MERCHANT_STATUS_FROM_PROTO, MERCHANT_STATUS_TO_PROTO, merchantAnswer, merchantNotFound } from "../db/merchants.js";
 import { lockSite } from "../db/locks.js";
-import { requireModerator } from "../domain/callers.js";
-import { normalizeHost, isPublicSuffix, registrableDomain } from "../domain/hosts.js";
+import { normalizeHost } from "../domain/hosts.js";
 import { normalizeRule, type DomainRule } from "../domain/rules.js";
 import { merchantTransition, type MerchantStatus as Status } from "../domain/transitions.js";
 import { codePublished, merchantChanged, subjects } from "../events.js";
@@ -50,7 +50,10 @@ async function addRules(em: EntityManager, merchantId: string, rules: DomainRule
   });
 }
 
-/** Merchants: created by managers (or from submissions, pending), their domain rules, approval and disabling. */
+/**
+ * Merchants: created by managers (or from submissions, pending), their domain
+ * rules, approval and disabling. Every route here is for staff (ACTOR_STAFF).
+ */
 export function merchantHandlers(ctx: ServiceContext): MerchantHandlers {
   const locked = async (em: EntityManager, id: string) => {
     const merchant = await em.findOne(MerchantRow, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
@@ -62,7 +65,7 @@ export function merchantHandlers(ctx: ServiceContext): MerchantHandlers {
 
   return {
     async createMerchant(request, call) {
-      const by = requireModerator(principalOf(call));
+      const by = staffActor(call);
       const host = normalizeHost(request.host);
       if (host === undefined) throw invalid("host", "host is required: the merchant's main hostname, such as shop.example.com.");
       if (isPublicSuffix(host)) throw problem(400, "coupons.domain.public_suffix", `${host} is a public suffix, not a merchant's site.`, { field: "host" });
@@ -72,7 +75,7 @@ export function merchantHandlers(ctx: ServiceContext): MerchantHandlers {
       const rules = rulesOf("domains", request.domains);
       // The main host covers its subdomains unless a rule for it says otherwise.
       if (!rules.some((rule) => rule.domain === host && rule.pathPrefix === "")) rules.unshift({ domain: host, includeSubdomains: true, pathPrefix: "" });
-      const result = await ctx.transaction(async (em) => {
+      return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const merchant = em.create(MerchantRow, { id: newId("mer"), name, host, status, createdBy: by, createdAt: at, updatedAt: at });
         await addRules(em, merchant.id, rules, at);
@@ -80,12 +83,10 @@ export function merchantHandlers(ctx: ServiceContext): MerchantHandlers {
         await merchantChanged(em, subjects.merchantCreated, answered.merchant!, { changedBy: by }, at);
         return answered;
       });
-      call.responseHeader.set("pf-http-status", "201");
-      return result;
     },
 
     async updateMerchantDomains(request, call) {
-      const by = requireModerator(principalOf(call));
+      const by = staffActor(call);
       const adding = rulesOf("domains", request.domains);
       const removing = rulesOf("remove_domains", request.removeDomains);
       if (adding.length + removing.length === 0) throw invalid("domains", "Name rules to add (domains) or to remove (remove_domains).");
@@ -105,7 +106,7 @@ export function merchantHandlers(ctx: ServiceContext): MerchantHandlers {
     },
 
     async updateMerchantStatus(request, call) {
-      const by = requireModerator(principalOf(call));
+      const by = staffActor(call);
       const to = MERCHANT_STATUS_FROM_PROTO[request.status];
       if (to !== "approved" && to !== "disabled") throw invalid("status", "status is MERCHANT_STATUS_APPROVED or MERCHANT_STATUS_DISABLED.");
       const reason = maxLength("reason", request.reason.trim(), 500);

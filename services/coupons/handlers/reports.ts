@@ -2,14 +2,13 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { LockMode, UniqueConstraintViolationException } from "@mikro-orm/postgresql";
 import { ReportOutcome, ReportResultSchema, type CouponsService } from "../../../gen/pf/coupons/v1/coupons_pb.js";
-import { principalOf } from "../../kit/auth/principal.js";
+import { actingPerson, principalOf } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { rateLimit } from "../../kit/handler/rate-limit.js";
 import { couponAnswer, reportsOf, STATUS_TO_PROTO, statusOf } from "../db/coupons.js";
 import { CouponRow, MerchantRow, ReportRow } from "../db/entities.js";
-import { requireMember } from "../domain/callers.js";
 import { utcDay } from "../domain/confidence.js";
 import { codeReported, codeStatusChanged } from "../events.js";
 import { reportRule } from "../settings.js";
@@ -27,12 +26,14 @@ const duplicate = (day: string) =>
 export function reportHandlers(ctx: ServiceContext): Pick<ServiceImpl<typeof CouponsService>, "reportCoupon"> {
   return {
     async reportCoupon(request, call) {
-      const principal = principalOf(call);
-      if (principal.origin === "ai") throw problem(403, "coupons.report.ai_refused", "Reports are made by people: AI output (X-PF-Origin: ai) is refused.");
-      const reporter = requireMember(principal);
+      if (principalOf(call).origin === "ai") {
+        throw problem(403, "coupons.report.ai_refused", "Reports are made by people: AI output (X-PF-Origin: ai) is refused.");
+      }
+      // A network user (ACTOR_MEMBER): guests and callers acting for nobody never get here.
+      const reporter = actingPerson(call);
       const outcome = OUTCOMES[request.outcome as keyof typeof OUTCOMES];
       if (outcome === undefined) throw invalid("outcome", "outcome is REPORT_OUTCOME_WORKED or REPORT_OUTCOME_FAILED.");
-      const result = await ctx.transaction(async (em) => {
+      return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const day = utcDay(at);
         await rateLimit(em, [reportRule(reporter)], at);
@@ -52,8 +53,6 @@ export function reportHandlers(ctx: ServiceContext): Pick<ServiceImpl<typeof Cou
         if (coupon.status !== STATUS_TO_PROTO[before]) await codeStatusChanged(em, coupon, { previous: STATUS_TO_PROTO[before], reason: "report", changedBy: "" }, at);
         return create(ReportResultSchema, { coupon, day });
       });
-      call.responseHeader.set("pf-http-status", "201");
-      return result;
     },
   };
 }

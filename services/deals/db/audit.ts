@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { AuditEntrySchema, type AuditEntry } from "../../../gen/pf/deals/v1/deals_pb.js";
+import { type AuditEntry, AuditEntrySchema } from "../../../gen/pf/deals/v1/moderation_pb.js";
 import { newId } from "../../kit/handler/ids.js";
 import { AuditRow } from "./entities.js";
 

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { FlagOutcome, FlagReason, FlagSchema, type Flag } from "../../../gen/pf/deals/v1/deals_pb.js";
+import { type Flag, FlagOutcome, FlagReason, FlagSchema } from "../../../gen/pf/deals/v1/moderation_pb.js";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { newId } from "../../kit/handler/ids.js";
 import { flagRaised } from "../events.js";

@@ -1,5 +1,5 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { Availability, Condition, type ObservationInput } from "../../../gen/pf/deals/v1/deals_pb.js";
+import { Availability, Condition, type ObservationInput } from "../../../gen/pf/deals/v1/offers_pb.js";
 import { qualified } from "../../kit/db/orm.js";
 import { newId } from "../../kit/handler/ids.js";
 import { invalid } from "../../kit/handler/problem.js";

@@ -4,14 +4,14 @@ import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
 import {
   Availability,
   Condition,
+  type Observation,
   ObservationSchema,
+  type Offer,
   OfferSchema,
   OfferStatus,
-  TallySchema,
-  type Observation,
-  type Offer,
   type Tally,
-} from "../../../gen/pf/deals/v1/deals_pb.js";
+  TallySchema,
+} from "../../../gen/pf/deals/v1/offers_pb.js";
 import { qualified } from "../../kit/db/orm.js";
 import { problem } from "../../kit/handler/problem.js";
 import { hotness, tallyVotes } from "../domain/hotness.js";

@@ -3,6 +3,9 @@ import { invalid } from "../../kit/handler/problem.js";
 
 export type OfferStatus = "active" | "expired" | "disabled" | "merged";
 
+/** Who expires an offer at its stated end (the expiry worker, or a read past that end). */
+export const EXPIRY = "svc:deals";
+
 /** What decides an offer's status; each state is its own column, so every transition is reversible. */
 export interface OfferState {
   mergedInto?: string | null;

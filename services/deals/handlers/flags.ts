@@ -1,6 +1,7 @@
 import { create, toJson, type JsonObject } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { LockMode, UniqueConstraintViolationException, type FilterQuery } from "@mikro-orm/postgresql";
+import type { DealsService } from "../../../gen/pf/deals/v1/deals_pb.js";
 import {
   FlagListSchema,
   FlagOutcome,
@@ -10,9 +11,8 @@ import {
   FlagState,
   ModerationResultSchema,
   ResolvedFlagSchema,
-  type DealsService,
-} from "../../../gen/pf/deals/v1/deals_pb.js";
-import { principalOf, requirePerson } from "../../kit/auth/principal.js";
+} from "../../../gen/pf/deals/v1/moderation_pb.js";
+import { actingPerson, staffActor } from "../../kit/auth/principal.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
@@ -22,7 +22,6 @@ import { audit } from "../db/audit.js";
 import { FlagRow } from "../db/entities.js";
 import { flagToProto, raiseFlag, reasonName } from "../db/flags.js";
 import { offerById } from "../db/offers.js";
-import { requireModerator } from "../domain/roles.js";
 
 type FlagHandlers = Pick<ServiceImpl<typeof DealsService>, "flagOffer" | "listFlags" | "resolveFlag">;
 
@@ -34,13 +33,12 @@ type FlagHandlers = Pick<ServiceImpl<typeof DealsService>, "flagOffer" | "listFl
 export function flagHandlers(ctx: DealsContext): FlagHandlers {
   return {
     async flagOffer(request, call) {
-      const person = requirePerson(principalOf(call));
+      const person = actingPerson(call);
       const reason = reasonName(request.reason);
       if (reason === undefined || reason === "vote_ring" || request.reason === FlagReason.UNSPECIFIED) {
         throw invalid("reason", "reason is one of expired, price_wrong, duplicate, spam, other");
       }
       const note = maxLength("note", request.note, 1000);
-      call.responseHeader.set("pf-http-status", "201");
       const duplicate = (open: FlagRow) => {
         const flag = toJson(FlagSchema, flagToProto(open), { useProtoFieldName: true, alwaysEmitImplicit: true }) as JsonObject;
         return problem(409, "flag.duplicate", "You already have an open report on this offer.", { flag });
@@ -65,8 +63,7 @@ export function flagHandlers(ctx: DealsContext): FlagHandlers {
       }
     },
 
-    async listFlags(request, call) {
-      requireModerator(principalOf(call));
+    async listFlags(request) {
       if (request.id !== "" || request.reason !== "" || request.outcome !== FlagOutcome.UNSPECIFIED) {
         throw invalid(request.id !== "" ? "id" : request.reason !== "" ? "reason" : "outcome", "Filter flags by state, flag_reason and offer_id.");
       }
@@ -88,7 +85,7 @@ export function flagHandlers(ctx: DealsContext): FlagHandlers {
     },
 
     async resolveFlag(request, call) {
-      const actor = requireModerator(principalOf(call));
+      const actor = staffActor(call);
       const outcome = request.outcome === FlagOutcome.DISMISSED ? "dismissed" : request.outcome === FlagOutcome.ACTIONED ? "actioned" : undefined;
       if (!outcome) throw invalid("outcome", "outcome is FLAG_OUTCOME_DISMISSED or FLAG_OUTCOME_ACTIONED");
       const reason = maxLength("reason", request.reason, 500);

@@ -1,15 +1,15 @@
 import { create, toJson } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
-import { MergeSchema, OfferResultSchema, TallySchema, type DealsService, type Tally } from "../../../gen/pf/deals/v1/deals_pb.js";
-import { principalOf } from "../../kit/auth/principal.js";
+import type { DealsService } from "../../../gen/pf/deals/v1/deals_pb.js";
+import { MergeSchema, OfferResultSchema, type Tally, TallySchema } from "../../../gen/pf/deals/v1/offers_pb.js";
+import { staffActor } from "../../kit/auth/principal.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { DealsContext } from "../context.js";
 import { audit } from "../db/audit.js";
 import { OfferRow } from "../db/entities.js";
 import { groupOf, offerNotFound, offerToProto, tallyOf } from "../db/offers.js";
-import { requireModerator } from "../domain/roles.js";
 
 type MergeHandlers = Pick<ServiceImpl<typeof DealsService>, "mergeOffer" | "unmergeOffer">;
 
@@ -89,7 +89,7 @@ export function mergeHandlers(ctx: DealsContext): MergeHandlers {
 
   return {
     async mergeOffer(request, call) {
-      const actor = requireModerator(principalOf(call));
+      const actor = staffActor(call);
       if (request.into === "") throw invalid("into", "into names the canonical offer to merge into");
       if (request.into === request.id) throw invalid("into", "An offer is not merged into itself");
       const reason = maxLength("reason", request.reason, 500);
@@ -97,7 +97,7 @@ export function mergeHandlers(ctx: DealsContext): MergeHandlers {
     },
 
     async unmergeOffer(request, call) {
-      const actor = requireModerator(principalOf(call));
+      const actor = staffActor(call);
       if (request.into !== "") throw invalid("into", "into is for merges only");
       const reason = maxLength("reason", request.reason, 500);
       return change(request.id, actor, reason, "unmerge", (row) => {

@@ -1,8 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { ModeratedOfferSchema, ModerationResultSchema, type AuditEntry, type DealsService, type ModerationRequest } from "../../../gen/pf/deals/v1/deals_pb.js";
-import { principalOf } from "../../kit/auth/principal.js";
+import type { DealsService } from "../../../gen/pf/deals/v1/deals_pb.js";
+import {
+  type AuditEntry,
+  ModeratedOfferSchema,
+  type ModerationRequest,
+  ModerationResultSchema,
+} from "../../../gen/pf/deals/v1/moderation_pb.js";
+import { staffActor } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { problem } from "../../kit/handler/problem.js";
@@ -10,7 +16,6 @@ import type { DealsContext } from "../context.js";
 import { audit } from "../db/audit.js";
 import { ReviewRow, type OfferRow } from "../db/entities.js";
 import { offerById, offerToProto } from "../db/offers.js";
-import { requireModerator } from "../domain/roles.js";
 
 type ModerationHandlers = Pick<ServiceImpl<typeof DealsService>, "disableOffer" | "enableOffer" | "reviewOffer">;
 
@@ -25,7 +30,7 @@ export function moderationHandlers(ctx: DealsContext): ModerationHandlers {
     call: HandlerContext,
     act: (em: EntityManager, row: OfferRow, actor: string, reason: string, at: Date) => Promise<AuditEntry | undefined>,
   ) => {
-    const actor = requireModerator(principalOf(call));
+    const actor = staffActor(call);
     const reason = maxLength("reason", request.reason, 500);
     return ctx.transaction(async (em) => {
       const at = ctx.clock.now();

@@ -2,16 +2,10 @@ import { create, toJson, type JsonObject } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { UniqueConstraintViolationException, type EntityManager } from "@mikro-orm/postgresql";
-import {
-  OfferResultSchema,
-  OfferSchema,
-  OfferSubmitRequestSchema,
-  OfferUpdateRequestSchema,
-  type DealsService,
-  type OfferUpdateRequest,
-} from "../../../gen/pf/deals/v1/deals_pb.js";
-import { principalOf, requirePerson, staffActorOf } from "../../kit/auth/principal.js";
-import { idempotencyKeyOf, idempotent, requestHash } from "../../kit/handler/idempotency.js";
+import type { DealsService } from "../../../gen/pf/deals/v1/deals_pb.js";
+import { OfferResultSchema, OfferSchema, type OfferUpdateRequest } from "../../../gen/pf/deals/v1/offers_pb.js";
+import { actingPerson, callerOf, principalOf, staffActor } from "../../kit/auth/principal.js";
+import { idempotencyOf } from "../../kit/handler/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
@@ -22,8 +16,14 @@ import { OfferRow, ProductRow } from "../db/entities.js";
 import { hasObservation, observedFacts, recordObservation } from "../db/observations.js";
 import { offerById, offerToProto, observationToProto, requireActive } from "../db/offers.js";
 import { linkKey } from "../domain/links.js";
-import { offerStatus, requireCategory, requireDescription, requireStatedExpiry, requireTitle } from "../domain/offers.js";
-import { EXPIRY } from "../workers/expiry.js";
+import {
+  EXPIRY,
+  offerStatus,
+  requireCategory,
+  requireDescription,
+  requireStatedExpiry,
+  requireTitle,
+} from "../domain/offers.js";
 
 type OfferHandlers = Pick<ServiceImpl<typeof DealsService>, "submitOffer" | "updateOffer" | "recordObservation" | "expireOffer">;
 
@@ -58,7 +58,7 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
   /** An edit and/or an observation of one offer, in one transaction, idempotent by key when one is sent. */
   async function update(request: OfferUpdateRequest, call: HandlerContext, allowEdits: boolean) {
     const principal = principalOf(call);
-    const person = requirePerson(principal);
+    const person = actingPerson(call);
     const edits = editsOf(request);
     if (!allowEdits && edits.length > 0) throw invalid(edits[0], `${edits[0]} is an offer field: edit it with PATCH /offers/{id}`);
     const observing = !allowEdits || hasObservation(request.observation);
@@ -69,10 +69,10 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
     const description = request.description !== undefined ? requireDescription("description", request.description) : undefined;
     const category = request.category !== undefined ? requireCategory("category", request.category) : undefined;
     const expiresAt = request.expiresAt ? requireStatedExpiry("expires_at", timestampDate(request.expiresAt), now) : undefined;
-    const key = idempotencyKeyOf(request.idempotencyKey, call);
-    if (!allowEdits) call.responseHeader.set("pf-http-status", "201");
-    return ctx.transaction((em) => {
-      const apply = async () => {
+    const scope = `offer.${allowEdits ? "update" : "observe"}:${principal.sub}:${person}`;
+    const idempotency = idempotencyOf(call, request, { scope });
+    return ctx.transaction((em) =>
+      idempotency.run(em, async () => {
         const at = ctx.clock.now();
         const row = await offerById(em, request.id, true);
         if (edits.length > 0) {
@@ -100,18 +100,14 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
           observation = observationToProto(await recordObservation(em, row, facts, person, at));
         }
         return create(OfferResultSchema, { offer: await offerToProto(em, row, at), observation });
-      };
-      if (key === "") return apply();
-      const hash = requestHash(OfferUpdateRequestSchema, { ...request, idempotencyKey: "" });
-      const scope = `offer.${allowEdits ? "update" : "observe"}:${principal.sub}:${person}`;
-      return idempotent(em, { scope, key, hash }, OfferResultSchema, apply);
-    });
+      }),
+    );
   }
 
   return {
     async submitOffer(request, call) {
       const principal = principalOf(call);
-      const person = requirePerson(principal);
+      const person = actingPerson(call);
       const key = linkKey("link", request.link);
       const title = requireTitle("title", request.title);
       const description = requireDescription("description", request.description);
@@ -119,12 +115,11 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
       const now = ctx.clock.now();
       const expiresAt = request.expiresAt ? requireStatedExpiry("expires_at", timestampDate(request.expiresAt), now) : null;
       const facts = observedFacts(request.observation, principal.kind === "service", now);
-      const idempotencyKey = idempotencyKeyOf(request.idempotencyKey, call);
+      const idempotency = idempotencyOf(call, request, { scope: `offer.submit:${principal.sub}:${person}` });
       maxLength("product_id", request.productId, 100);
-      call.responseHeader.set("pf-http-status", "201");
       try {
-        return await ctx.transaction((em) => {
-          const apply = async () => {
+        return await ctx.transaction((em) =>
+          idempotency.run(em, async () => {
             const at = ctx.clock.now();
             await rateLimit(em, [{ name: "deals.submit.person", key: person, ...ctx.settings.submitPerPerson }], at);
             if (await em.findOne(OfferRow, { linkKey: key }, { fields: ["id"] })) throw await duplicate(em, key, at);
@@ -154,11 +149,8 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
             await em.flush();
             const observation = await recordObservation(em, row, facts, person, at);
             return create(OfferResultSchema, { offer: await offerToProto(em, row, at), observation: observationToProto(observation) });
-          };
-          if (idempotencyKey === "") return apply();
-          const hash = requestHash(OfferSubmitRequestSchema, { ...request, idempotencyKey: "" });
-          return idempotent(em, { scope: `offer.submit:${principal.sub}:${person}`, key: idempotencyKey, hash }, OfferResultSchema, apply);
-        });
+          }),
+        );
       } catch (error) {
         // Two submits of one link at once: the loser answers as any later duplicate does.
         if (error instanceof UniqueConstraintViolationException) throw await duplicate(ctx.orm.em.fork(), key, ctx.clock.now());
@@ -170,10 +162,9 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
     recordObservation: (request, call) => update(request, call, false),
 
     async expireOffer(request, call) {
-      const principal = principalOf(call);
-      // deals.offer.expire is a submitter's capability too: an app acting for nobody is no moderator here (a platform service is).
-      const moderator = principal.kind === "app" ? undefined : staffActorOf(principal);
-      const person = moderator ?? requirePerson(principal);
+      // Admitted as a moderator ("moderate"), or as a person expiring their own offer ("own").
+      const moderator = callerOf(call).admittedBy === "moderate" ? staffActor(call) : undefined;
+      const person = moderator ?? actingPerson(call);
       const reason = maxLength("reason", request.reason, 500);
       if (request.into !== "") throw invalid("into", "into is for merges only");
       return ctx.transaction(async (em) => {

@@ -2,9 +2,9 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { VoteResultSchema, VoteSchema, type DealsService } from "../../../gen/pf/deals/v1/deals_pb.js";
-import { principalOf, requirePerson } from "../../kit/auth/principal.js";
-import { qualified } from "../../kit/db/orm.js";
+import type { DealsService } from "../../../gen/pf/deals/v1/deals_pb.js";
+import { VoteResultSchema, VoteSchema } from "../../../gen/pf/deals/v1/votes_pb.js";
+import { actingPerson } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { rateLimit, type RateRule } from "../../kit/handler/rate-limit.js";
@@ -12,6 +12,7 @@ import type { DealsContext } from "../context.js";
 import { FlagRow, VoteRow, type OfferRow } from "../db/entities.js";
 import { raiseFlag } from "../db/flags.js";
 import { groupOf, offerById, requireActive, tallyOf } from "../db/offers.js";
+import { upvotesBetween } from "../db/votes.js";
 import { voteWeight } from "../domain/hotness.js";
 
 type VoteHandlers = Pick<ServiceImpl<typeof DealsService>, "setVote" | "removeVote">;
@@ -57,8 +58,7 @@ export function voteHandlers(ctx: DealsContext): VoteHandlers {
 
   return {
     async setVote(request, call) {
-      const principal = principalOf(call);
-      const voter = requirePerson(principal);
+      const voter = actingPerson(call);
       if (request.value !== 1 && request.value !== -1) throw invalid("value", "value is 1 or -1");
       const client = clientKeys.of(call.requestHeader);
       return ctx.transaction(async (em) => {
@@ -93,7 +93,7 @@ export function voteHandlers(ctx: DealsContext): VoteHandlers {
     },
 
     async removeVote(request, call) {
-      const voter = requirePerson(principalOf(call));
+      const voter = actingPerson(call);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const offer = await offerById(em, request.id, true);
@@ -114,17 +114,9 @@ export function voteHandlers(ctx: DealsContext): VoteHandlers {
    */
   async function detectRing(em: EntityManager, voter: string, offer: OfferRow, at: Date): Promise<void> {
     const since = new Date(at.getTime() - settings.voteRingWindowMs);
-    const upvotes = async (from: string, to: string) => {
-      const [{ count }] = await em.getConnection().execute<{ count: string }[]>(
-        `select count(*) as count from ${qualified(em, "votes")} v join ${qualified(em, "offers")} o on o.id = v.offer_id
-         where v.voter = ? and o.submitted_by = ? and v.value = 1 and v.removed_at is null and v.created_at > ?`,
-        [from, to, since], "all", em.getTransactionContext(),
-      );
-      return Number(count);
-    };
-    const given = await upvotes(voter, offer.submittedBy);
+    const given = await upvotesBetween(em, voter, offer.submittedBy, since);
     if (given < settings.voteRingThreshold) return;
-    const received = await upvotes(offer.submittedBy, voter);
+    const received = await upvotesBetween(em, offer.submittedBy, voter, since);
     if (received < settings.voteRingThreshold) return;
     if (await em.findOne(FlagRow, { offerId: offer.id, reporter: DETECTION, resolvedAt: null })) return;
     await raiseFlag(em, {

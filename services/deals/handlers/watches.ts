@@ -1,33 +1,27 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { EntityManager } from "@mikro-orm/postgresql";
-import { WatchKind, WatchListSchema, WatchResultSchema, WatchSchema, type DealsService, type WatchRequest } from "../../../gen/pf/deals/v1/deals_pb.js";
-import { principalOf, requirePerson } from "../../kit/auth/principal.js";
-import { qualified } from "../../kit/db/orm.js";
+import type { DealsService } from "../../../gen/pf/deals/v1/deals_pb.js";
+import {
+  WatchKind,
+  WatchListSchema,
+  type WatchRequest,
+  WatchResultSchema,
+  WatchSchema,
+} from "../../../gen/pf/deals/v1/watches_pb.js";
+import { actingPerson } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { DealsContext } from "../context.js";
 import { ProductRow, WatchRow } from "../db/entities.js";
+import { notifiedOf, type Notified } from "../db/watches.js";
 import { requirePrice } from "../domain/observations.js";
 import { keywordWords, type WatchKind as Kind } from "../domain/watches.js";
 import { WATCH_KINDS } from "../events.js";
 
 type WatchHandlers = Pick<ServiceImpl<typeof DealsService>, "listWatches" | "createWatch" | "deleteWatch">;
-
-/** How often a watch notified, and when last: counted from its matches (a popular watch has no hot counter row). */
-type Notified = { count: bigint; last?: Date };
-
-async function notifiedOf(em: EntityManager, ids: string[]): Promise<Map<string, Notified>> {
-  if (ids.length === 0) return new Map();
-  const rows = await em.getConnection().execute<{ watch_id: string; n: string; last: Date }[]>(
-    `select watch_id, count(*) as n, max(matched_at) as last from ${qualified(em, "watch_matches")} where watch_id in (?) group by watch_id`,
-    [ids], "all", em.getTransactionContext(),
-  );
-  return new Map(rows.map((row) => [row.watch_id, { count: BigInt(row.n), last: new Date(row.last) }]));
-}
 
 const watchToProto = (row: WatchRow, notified: Notified = { count: 0n }) =>
   create(WatchSchema, {
@@ -72,7 +66,7 @@ export function watchHandlers(ctx: DealsContext): WatchHandlers {
 
   return {
     async listWatches(request, call) {
-      const owner = requirePerson(principalOf(call));
+      const owner = actingPerson(call);
       const limit = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const em = ctx.orm.em.fork();
@@ -88,7 +82,7 @@ export function watchHandlers(ctx: DealsContext): WatchHandlers {
     },
 
     async createWatch(request, call) {
-      const owner = requirePerson(principalOf(call));
+      const owner = actingPerson(call);
       const kind = kindOf(request);
       const keyword = maxLength("keyword", request.keyword.trim(), 200);
       const query = maxLength("query", request.query.trim(), 500);
@@ -100,7 +94,6 @@ export function watchHandlers(ctx: DealsContext): WatchHandlers {
       if (kind === "price_below" && (request.productId === "") === (keywordWords(keyword).length === 0)) {
         throw invalid("product_id", "A price-below watch names either a product_id or a keyword");
       }
-      call.responseHeader.set("pf-http-status", "201");
       return ctx.transaction(async (em) => {
         if (request.productId !== "" && !(await em.findOne(ProductRow, { id: request.productId }))) {
           throw invalid("product_id", "product_id names no product (resolve it first)");
@@ -123,7 +116,7 @@ export function watchHandlers(ctx: DealsContext): WatchHandlers {
     },
 
     async deleteWatch(request, call) {
-      const owner = requirePerson(principalOf(call));
+      const owner = actingPerson(call);
       return ctx.transaction(async (em) => {
         const row = await em.findOne(WatchRow, { id: request.id });
         if (!row || row.owner !== owner) throw notFound();

@@ -1,10 +1,11 @@
 import { leasedJob } from "../../kit/runtime/lease.js";
 import type { Worker } from "../../kit/runtime/module.js";
-import { dealsContext, type DealsContext } from "../context.js";
+import type { DealsContext } from "../context.js";
 import { OfferRow } from "../db/entities.js";
+import { EXPIRY } from "../domain/offers.js";
 
-/** Who expires an offer at its stated end. */
-export const EXPIRY = "svc:deals";
+/** Offers expired per transaction: a long backlog goes in batches, each pass until none is left. */
+const BATCH = 500;
 
 /**
  * Offers with a stated end expire on their own, at that end (whenever the
@@ -15,7 +16,7 @@ export const EXPIRY = "svc:deals";
 export function expireDue(ctx: DealsContext): Promise<number> {
   return ctx.transaction(async (em) => {
     const at = ctx.clock.now();
-    const due = await em.find(OfferRow, { expiredAt: null, expiresAt: { $ne: null, $lte: at } }, { limit: 500 });
+    const due = await em.find(OfferRow, { expiredAt: null, expiresAt: { $ne: null, $lte: at } }, { limit: BATCH });
     for (const row of due) Object.assign(row, { expiredAt: row.expiresAt, expiredBy: EXPIRY, updatedAt: at });
     await em.flush();
     return due.length;
@@ -23,9 +24,10 @@ export function expireDue(ctx: DealsContext): Promise<number> {
 }
 
 /** The expiry as a background job: one instance at a time, every PF_DEALS_EXPIRY_EVERY_MS. */
-export const expiry: Worker = async (serviceContext) => {
-  const ctx = await dealsContext(serviceContext);
-  return leasedJob("deals.expiry", { everyMs: ctx.settings.expiryEveryMs, firstAfterMs: 1_000 }, async () => {
-    while ((await expireDue(ctx)) === 500);
-  })(serviceContext);
-};
+export const expiry: Worker<DealsContext> = leasedJob<DealsContext>(
+  "deals.expiry",
+  (ctx) => ({ everyMs: ctx.settings.expiryEveryMs, firstAfterMs: 1_000 }),
+  async (ctx) => {
+    while ((await expireDue(ctx)) === BATCH);
+  },
+);

@@ -1,4 +1,5 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
+import { qualified } from "../../kit/db/orm.js";
 import { newId } from "../../kit/handler/ids.js";
 import { balanceAfter } from "../domain/coins.js";
 import { CoinEntry } from "./entities.js";
@@ -13,16 +14,17 @@ export interface Applied {
 export async function lockAccounts(em: EntityManager, appId: string, subjects: string[], at: Date): Promise<Map<string, bigint>> {
   const connection = em.getConnection();
   const tx = em.getTransactionContext();
+  const accounts = qualified(em, "coin_accounts");
   const balances = new Map<string, bigint>();
   for (const subject of subjects) {
     await connection.execute(
-      `insert into network.coin_accounts (app_id, subject, balance, updated_at) values (?, ?, 0, ?) on conflict do nothing`,
+      `insert into ${accounts} (app_id, subject, balance, updated_at) values (?, ?, 0, ?) on conflict do nothing`,
       [appId, subject, at],
       "run",
       tx,
     );
     const [row] = await connection.execute<{ balance: string }[]>(
-      `select balance from network.coin_accounts where app_id = ? and subject = ? for update`,
+      `select balance from ${accounts} where app_id = ? and subject = ? for update`,
       [appId, subject],
       "all",
       tx,
@@ -43,7 +45,7 @@ export async function applyChange(
 ): Promise<Applied> {
   const balance = balanceAfter(change.subject, change.current, change.delta);
   await em.getConnection().execute(
-    `update network.coin_accounts set balance = ?, updated_at = ? where app_id = ? and subject = ?`,
+    `update ${qualified(em, "coin_accounts")} set balance = ?, updated_at = ? where app_id = ? and subject = ?`,
     [balance.toString(), change.at, change.appId, change.subject],
     "run",
     em.getTransactionContext(),

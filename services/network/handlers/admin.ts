@@ -8,22 +8,22 @@ import {
   type NetworkAdminService,
 } from "../../../gen/pf/network/v1/admin_pb.js";
 import { ResolutionSchema, StaffEntrySchema } from "../../../gen/pf/network/v1/network_pb.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
-import { principalOf, requirePerson } from "../../kit/auth/principal.js";
-import { maxLength } from "../../kit/handler/text.js";
+import { actingPerson } from "../../kit/auth/principal.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
-import type { Sealer } from "../../kit/runtime/sealer.js";
+import { requireSubject, requireUser } from "../../kit/handler/subjects.js";
+import { maxLength } from "../../kit/handler/text.js";
+import type { NetworkContext } from "../context.js";
+import { blocksOf, insertBlock } from "../db/blocks.js";
 import { Block, LegacyId, Setting, StaffMember, Subject } from "../db/entities.js";
+import { insertLegacyId } from "../db/legacy-ids.js";
 import { subjectRefs, toRef } from "../db/subject-refs.js";
 import { roleName } from "../domain/staff.js";
-import { requireSubject, requireUser } from "../../kit/handler/subjects.js";
 import { relationChanged, subjectChanged, subjects } from "../events.js";
-import { blocksOf } from "./blocks.js";
 import { GITHUB_TOKEN_ENV, GITHUB_TOKEN_SETTING } from "./integrations.js";
-import type { StaffList } from "./staff.js";
 
-/** Designed admin side of the network reads: staff, blocks, subjects, legacy ids, the code-hosting token. */
-export function adminHandlers(ctx: ServiceContext, sealer: Sealer, staffList: StaffList): ServiceImpl<typeof NetworkAdminService> {
+/** The designed admin side of the network reads: staff, blocks, subjects, legacy ids, the code-hosting token. */
+export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAdminService> {
+  const { sealer, staffList } = ctx;
   return {
     async setStaff(request) {
       const subject = requireUser("subject", request.subject);
@@ -62,11 +62,9 @@ export function adminHandlers(ctx: ServiceContext, sealer: Sealer, staffList: St
       const [blocker, blocked] = blockPair(request.blocker, request.blocked);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
-        const created = await em.getConnection().execute(
-          `insert into network.blocks (blocker, blocked, created_at) values (?, ?, ?) on conflict do nothing returning blocker`,
-          [blocker, blocked, at], "all", em.getTransactionContext(),
-        );
-        if (created.length > 0) await relationChanged(em, subjects.blockChanged, { subject: blocker, other: blocked, present: true, at });
+        if (await insertBlock(em, blocker, blocked, at)) {
+          await relationChanged(em, subjects.blockChanged, { subject: blocker, other: blocked, present: true, at });
+        }
         return blocksOf(em, blocker);
       });
     },
@@ -107,14 +105,9 @@ export function adminHandlers(ctx: ServiceContext, sealer: Sealer, staffList: St
           throw problem(409, "identity.legacy_conflict", "That legacy id already resolves to another subject.", { subject: existing.subject });
         }
         if (existing) return;
-        // A concurrent link of the same id: the primary key keeps the first one.
-        const inserted = await em.getConnection().execute(
-          `insert into network.legacy_ids (service, local_id, subject, created_at) values (?, ?, ?, ?) on conflict do nothing returning subject`,
-          [request.service, request.localId, subject, ctx.clock.now()],
-          "all",
-          em.getTransactionContext(),
-        );
-        if (inserted.length === 0) {
+        // A concurrent link of the same id: the first one stays, and this one answers against it.
+        const link = { service: request.service, localId: request.localId, subject };
+        if (!(await insertLegacyId(em, link, ctx.clock.now()))) {
           const winner = await em.findOneOrFail(LegacyId, { service: request.service, localId: request.localId }, { refresh: true });
           if (winner.subject !== subject) throw problem(409, "identity.legacy_conflict", "That legacy id already resolves to another subject.", { subject: winner.subject });
         }
@@ -124,8 +117,8 @@ export function adminHandlers(ctx: ServiceContext, sealer: Sealer, staffList: St
     },
 
     async setGithubToken(request, call) {
-      // "The owner sets it": the admin panel calls for the owner, named in X-PF-Subject.
-      const person = requirePerson(principalOf(call));
+      // "The owner sets it": the admin panel calls for the owner, named in X-PF-Subject (ACTOR_PERSON).
+      const person = actingPerson(call);
       const owner = await ctx.orm.em.fork().findOne(StaffMember, { subject: person, role: "owner" });
       if (!owner) throw problem(403, "integration.github.owner_only", "Only the network owner sets the code-hosting token.");
       const at = ctx.clock.now();

@@ -2,52 +2,56 @@ import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   CoinsBalanceResultSchema,
-  CoinsChangeRequestSchema,
-  CoinsTransferRequestSchema,
   CoinsTransferResultSchema,
   type CoinsChangeRequest,
+  type CoinsTransferRequest,
   type NetworkService,
 } from "../../../gen/pf/network/v1/network_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { idempotencyKeyOf, idempotent, requestHash } from "../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../kit/handler/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
-import { maxLength } from "../../kit/handler/text.js";
 import { invalid } from "../../kit/handler/problem.js";
+import { requireUser } from "../../kit/handler/subjects.js";
+import { maxLength } from "../../kit/handler/text.js";
+import type { ServiceContext } from "../../kit/runtime/module.js";
 import { applyChange, lockAccounts } from "../db/ledger.js";
 import { coinsAppId, lockOrder, requireAmount } from "../domain/coins.js";
-import { requireUser } from "../../kit/handler/subjects.js";
 import { coinsChanged, coinsTransferred } from "../events.js";
 
 type CoinsHandlers = Pick<ServiceImpl<typeof NetworkService>, "creditCoins" | "debitCoins" | "transferCoins">;
 
-/** Loyalty coins: a ledger of entries per app and user; never money. */
+/**
+ * Loyalty coins: a ledger of entries per app and user; never money. Keys are
+ * the caller's own (the scope names the app and the calling token: two
+ * services choosing the same key never collide). A request is hashed with its
+ * app_id filled in, so naming the token's own app or leaving it out is the
+ * same request.
+ */
 export function coinsHandlers(ctx: ServiceContext): CoinsHandlers {
-
   async function change(request: CoinsChangeRequest, call: HandlerContext, sign: 1n | -1n) {
     const principal = principalOf(call);
     const appId = coinsAppId(principal, request.appId);
     const subject = requireUser("subject", request.subject);
     const amount = requireAmount("amount", request.amount);
-    const key = idempotencyKeyOf(request.idempotencyKey, call);
-    if (sign === 1n && key === "") throw invalid("idempotency_key", "Coin credit needs an idempotency_key.");
+    const normalized: CoinsChangeRequest = { ...request, appId };
+    const idempotency = idempotencyOf(call, normalized, {
+      scope: `coins.${sign === 1n ? "credit" : "debit"}:${appId}:${principal.sub}`,
+      // A credit is never applied twice: it needs a key.
+      required: sign === 1n,
+    });
     maxLength("reason", request.reason, 200);
-    return ctx.transaction((em) => {
-      const apply = async () => {
+    return ctx.transaction((em) =>
+      idempotency.run(em, async () => {
         const at = ctx.clock.now();
         const balances = await lockAccounts(em, appId, [subject], at);
         const reason = request.reason || (sign === 1n ? "credit" : "debit");
         const delta = sign * amount;
-        const applied = await applyChange(em, { appId, subject, delta, current: balances.get(subject)!, reason, at });
-        await coinsChanged(em, { entryId: applied.entryId, appId, subject, delta, balance: applied.balance, reason, at });
-        return create(CoinsBalanceResultSchema, { subject, appId, balance: applied.balance, entryId: applied.entryId });
-      };
-      if (key === "") return apply();
-      // Keys are the caller's own: two services choosing the same key never collide.
-      const scope = `coins.${sign === 1n ? "credit" : "debit"}:${appId}:${principal.sub}`;
-      const hash = requestHash(CoinsChangeRequestSchema, { ...request, idempotencyKey: "", appId });
-      return idempotent(em, { scope, key, hash }, CoinsBalanceResultSchema, apply);
-    });
+        const current = balances.get(subject)!;
+        const { entryId, balance } = await applyChange(em, { appId, subject, delta, current, reason, at });
+        await coinsChanged(em, { entryId, appId, subject, delta, balance, reason, at });
+        return create(CoinsBalanceResultSchema, { subject, appId, balance, entryId });
+      }),
+    );
   }
 
   return {
@@ -61,16 +65,19 @@ export function coinsHandlers(ctx: ServiceContext): CoinsHandlers {
       const to = requireUser("to_subject", request.toSubject);
       if (from === to) throw invalid("to_subject", "A transfer moves coins between two different users.");
       const amount = requireAmount("amount", request.amount);
-      const key = idempotencyKeyOf(request.idempotencyKey, call);
+      const normalized: CoinsTransferRequest = { ...request, appId };
+      const idempotency = idempotencyOf(call, normalized, { scope: `coins.transfer:${appId}:${principal.sub}` });
       maxLength("reason", request.reason, 200);
-      return ctx.transaction((em) => {
-        const apply = async () => {
+      return ctx.transaction((em) =>
+        idempotency.run(em, async () => {
           const at = ctx.clock.now();
           const balances = await lockAccounts(em, appId, lockOrder(from, to), at);
           const transferId = newId("cnt");
           const reason = request.reason || "transfer";
-          const debited = await applyChange(em, { appId, subject: from, delta: -amount, current: balances.get(from)!, reason, transferId, at });
-          const credited = await applyChange(em, { appId, subject: to, delta: amount, current: balances.get(to)!, reason, transferId, at });
+          const entry = { appId, reason, transferId, at };
+          const [fromBalance, toBalance] = [balances.get(from)!, balances.get(to)!];
+          const debited = await applyChange(em, { ...entry, subject: from, delta: -amount, current: fromBalance });
+          const credited = await applyChange(em, { ...entry, subject: to, delta: amount, current: toBalance });
           await coinsTransferred(em, { transferId, appId, fromSubject: from, toSubject: to, amount, at });
           return create(CoinsTransferResultSchema, {
             transferId,
@@ -78,11 +85,8 @@ export function coinsHandlers(ctx: ServiceContext): CoinsHandlers {
             from: { subject: from, balance: debited.balance },
             to: { subject: to, balance: credited.balance },
           });
-        };
-        if (key === "") return apply();
-        const hash = requestHash(CoinsTransferRequestSchema, { ...request, idempotencyKey: "", appId });
-        return idempotent(em, { scope: `coins.transfer:${appId}:${principal.sub}`, key, hash }, CoinsTransferResultSchema, apply);
-      });
+        }),
+      );
     },
   };
 }

@@ -3,9 +3,8 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { GithubTokenResultSchema, type NetworkService } from "../../../gen/pf/network/v1/network_pb.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
 import { problem } from "../../kit/handler/problem.js";
-import type { Sealer } from "../../kit/runtime/sealer.js";
+import type { NetworkContext } from "../context.js";
 import { Setting } from "../db/entities.js";
 
 export const GITHUB_TOKEN_SETTING = "integrations.github.token";
@@ -14,10 +13,10 @@ export const GITHUB_TOKEN_ENV = "PF_NETWORK_GITHUB_TOKEN";
 const SCOPE = "public_repo:read";
 
 /** The current code-hosting token: the admin setting first, then the environment. */
-export async function githubToken(ctx: ServiceContext, sealer: Sealer, em: EntityManager) {
+export async function githubToken(ctx: NetworkContext, em: EntityManager) {
   const setting = await em.findOne(Setting, { name: GITHUB_TOKEN_SETTING });
   if (setting) {
-    return create(GithubTokenResultSchema, { token: sealer.open(setting.value), source: "admin", scope: SCOPE, updatedAt: timestampFromDate(setting.updatedAt) });
+    return create(GithubTokenResultSchema, { token: ctx.sealer.open(setting.value), source: "admin", scope: SCOPE, updatedAt: timestampFromDate(setting.updatedAt) });
   }
   const fromEnv = ctx.config.env[GITHUB_TOKEN_ENV];
   if (fromEnv) return create(GithubTokenResultSchema, { token: fromEnv, source: "environment", scope: SCOPE });
@@ -25,10 +24,10 @@ export async function githubToken(ctx: ServiceContext, sealer: Sealer, em: Entit
 }
 
 /** The code-hosting token for internal readers; never to apps or mods (enforced from the proto options). */
-export function integrationHandlers(ctx: ServiceContext, sealer: Sealer): Pick<ServiceImpl<typeof NetworkService>, "getGithubToken"> {
+export function integrationHandlers(ctx: NetworkContext): Pick<ServiceImpl<typeof NetworkService>, "getGithubToken"> {
   return {
     async getGithubToken(_request, call) {
-      const token = await githubToken(ctx, sealer, ctx.orm.em.fork());
+      const token = await githubToken(ctx, ctx.orm.em.fork());
       if (!token) throw problem(404, "integration.github.not_configured", "The owner has not set a code-hosting token.");
       call.responseHeader.set("cache-control", "no-store");
       return token;

@@ -8,6 +8,7 @@ import type { ServiceContext } from "../../kit/runtime/module.js";
 import { problem } from "../../kit/handler/problem.js";
 import { ModuleRecord } from "../db/entities.js";
 import { ifMatchOf } from "../../kit/handler/revisions.js";
+import { answerStatus } from "../../kit/handler/status.js";
 import { mayRead, ownsNamespace, requireNamespace } from "../domain/namespaces.js";
 import { requireSubject } from "../../kit/handler/subjects.js";
 import { moduleWritten } from "../events.js";
@@ -65,7 +66,8 @@ export function moduleHandlers(ctx: ServiceContext): Pick<ServiceImpl<typeof Net
         await moduleWritten(em, { namespace, subject, revision: written.revision, writtenBy, at });
         return written;
       });
-      if (row.revision === 1n) call.responseHeader.set("pf-http-status", "201");
+      // Declared 200 (an update) first; a record's first write creates it.
+      if (row.revision === 1n) answerStatus(call, 201);
       return answer(row, call);
     },
   };

@@ -2,13 +2,12 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
-  NotificationPushRequestSchema,
   NotificationPushResultSchema,
   NotificationSchema,
   type NetworkService,
 } from "../../../gen/pf/network/v1/network_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { idempotencyKeyOf, idempotent, requestHash } from "../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../kit/handler/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import { maxLength } from "../../kit/handler/text.js";
@@ -39,14 +38,14 @@ export function notificationHandlers(ctx: ServiceContext): Pick<ServiceImpl<type
         throw invalid("link", "link must be an https URL or a path starting with /");
       }
       const pushedBy = principalOf(call).sub;
-      const key = idempotencyKeyOf(request.idempotencyKey, call);
+      const idempotency = idempotencyOf(call, request, { scope: `notifications:${pushedBy}` });
       const payload = request.payload ?? {};
       if (Buffer.byteLength(JSON.stringify(payload)) > MAX_PAYLOAD_BYTES) {
         throw invalid("payload", `payload holds at most ${MAX_PAYLOAD_BYTES} bytes of JSON`);
       }
 
-      const result = await ctx.transaction((em) => {
-        const push = async () => {
+      return ctx.transaction((em) =>
+        idempotency.run(em, async () => {
           const at = ctx.clock.now();
           const notifications = [...new Set(request.recipients)].map((recipient) =>
             create(NotificationSchema, {
@@ -66,13 +65,8 @@ export function notificationHandlers(ctx: ServiceContext): Pick<ServiceImpl<type
           })));
           for (const notification of notifications) await notificationPushed(em, notification);
           return create(NotificationPushResultSchema, { notifications });
-        };
-        if (key === "") return push();
-        const hash = requestHash(NotificationPushRequestSchema, { ...request, idempotencyKey: "" });
-        return idempotent(em, { scope: `notifications:${pushedBy}`, key, hash }, NotificationPushResultSchema, push);
-      });
-      call.responseHeader.set("pf-http-status", "201");
-      return result;
+        }),
+      );
     },
   };
 }

@@ -1,7 +1,8 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { IntentChangedSchema } from "../../../gen/pf/billing/v1/events_pb.js";
-import { IntentStatus } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { IntentStatus } from "../../../gen/pf/billing/v1/intents_pb.js";
 import { consumer } from "../../kit/events/consumer.js";
+import type { TipsContext } from "../context.js";
 import { declineCheckout, lockCheckout, settleCheckout } from "../db/checkouts.js";
 import { CheckoutRow } from "../db/entities.js";
 
@@ -15,7 +16,7 @@ function intentOutcome(name: string, subject: string) {
     name,
     subject,
     event: IntentChangedSchema,
-    async handle({ intent, occurredAt }, em) {
+    async handle({ intent, occurredAt }, em, _meta, ctx: TipsContext) {
       if (!intent) return;
       const byReference = intent.reference?.service === "tips" ? intent.reference.id : undefined;
       const found = byReference ? { id: byReference } : await em.findOne(CheckoutRow, { intentId: intent.id }, { fields: ["id"] });
@@ -23,7 +24,7 @@ function intentOutcome(name: string, subject: string) {
       const row = await lockCheckout(em, found.id);
       if (!row) return;
       // Settled when billing settled it.
-      const at = occurredAt ? timestampDate(occurredAt) : new Date();
+      const at = occurredAt ? timestampDate(occurredAt) : ctx.clock.now();
       if (intent.status === IntentStatus.SETTLED) await settleCheckout(em, row, { intentId: intent.id }, at);
       else if (intent.status === IntentStatus.DECLINED) await declineCheckout(em, row, intent.declineReason || "declined", at);
     },

@@ -1,4 +1,5 @@
 import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
+import { qualified } from "../../kit/db/orm.js";
 import { newId } from "../../kit/handler/ids.js";
 import { deliveryOnSettle, type InteractionKind, type Moderation } from "../domain/checkouts.js";
 import { matchesWordFilter } from "../domain/profiles.js";
@@ -10,6 +11,33 @@ import { loadProfile } from "./profiles.js";
 
 /** Who holds a paid message matching the creator's word filter, in the moderation log. */
 export const WORD_FILTER = "word_filter";
+
+/**
+ * Pending checkouts due for another look, the longest unlooked first (at most
+ * 100): pending since before `before`, and backing off: a checkout is looked
+ * at again once as long has passed since the last look as it had been pending
+ * then (at most `backoffMaxMs`), so intents the buyer never pays (billing keeps
+ * them open) are asked about less and less and never crowd out a checkout a
+ * crash left behind.
+ */
+export async function dueCheckouts(
+  em: EntityManager,
+  before: Date,
+  now: Date,
+  backoffMaxMs: number,
+): Promise<CheckoutRow[]> {
+  const ids = await em.getConnection().execute<{ id: string }[]>(
+    `select id from ${qualified(em, "checkouts")}
+      where payment_state = 'pending' and updated_at <= ?
+        and updated_at <= ?::timestamptz - least(updated_at - created_at, ? * interval '1 millisecond')
+      order by updated_at limit 100`,
+    [before, now, backoffMaxMs],
+    "all",
+    em.getTransactionContext(),
+  );
+  if (ids.length === 0) return [];
+  return em.find(CheckoutRow, { id: { $in: ids.map((row) => row.id) } }, { orderBy: { updatedAt: "asc" } });
+}
 
 /** Locks a checkout for a change, inside the caller's transaction; null when there is none. */
 export function lockCheckout(em: EntityManager, id: string): Promise<CheckoutRow | null> {

@@ -45,8 +45,9 @@ export type GoalRow = InferEntity<typeof GoalRow>;
 
 /**
  * The payment of a tip, paid message or media request, from its start: once
- * per (supporter, Idempotency-Key). A paid message's interaction row is made
- * only when this settles; tips and media requests have theirs from the start.
+ * per (supporter, Idempotency-Key), the key kept with the kit's idempotency
+ * keys. A paid message's interaction row is made only when this settles; tips
+ * and media requests have theirs from the start.
  */
 export const CheckoutRow = defineEntity({
   name: "CheckoutRow",
@@ -58,10 +59,7 @@ export const CheckoutRow = defineEntity({
     { name: "checkouts_payment_state_check", expression: "payment_state in ('pending', 'settled', 'declined')" },
     { name: "checkouts_amount_check", expression: "amount > 0" },
   ],
-  uniques: [
-    { name: "checkouts_once_per_key", properties: ["supporter", "idempotencyKey"] },
-    { name: "checkouts_by_intent", properties: ["intentId"] },
-  ],
+  uniques: [{ name: "checkouts_by_intent", properties: ["intentId"] }],
   indexes: [{ name: "checkouts_pending", properties: ["createdAt"], where: "payment_state = 'pending'" }],
   properties: {
     id: p.text().primary(),
@@ -77,8 +75,6 @@ export const CheckoutRow = defineEntity({
     method: p.text(),
     returnUrl: p.text().default(""),
     paymentState: p.text(),
-    idempotencyKey: p.text(),
-    requestHash: p.text(),
     intentId: p.text().nullable(),
     checkoutUrl: p.text().default(""),
     transactionId: p.text().nullable(),

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
-import { GoalSchema, type Goal } from "../../../gen/pf/tips/v1/tips_pb.js";
+import { GoalSchema, type Goal } from "../../../gen/pf/tips/v1/goals_pb.js";
 import { qualified } from "../../kit/db/orm.js";
 import { money } from "../../kit/handler/money.js";
 import { problem } from "../../kit/handler/problem.js";

@@ -1,20 +1,24 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
+import { CheckoutSchema, type Checkout } from "../../../gen/pf/tips/v1/checkouts_pb.js";
 import {
-  CheckoutSchema,
   DeliveryState,
   InteractionKind,
   InteractionSchema,
   ModerationState,
   PaymentMethod,
   PaymentState,
-  type Checkout,
   type Interaction,
-} from "../../../gen/pf/tips/v1/tips_pb.js";
+} from "../../../gen/pf/tips/v1/interactions_pb.js";
 import { money } from "../../kit/handler/money.js";
 import { problem } from "../../kit/handler/problem.js";
-import type { DeliveryState as Delivery, InteractionKind as Kind, Moderation, PaymentState as Payment } from "../domain/checkouts.js";
+import type {
+  DeliveryState as Delivery,
+  InteractionKind as Kind,
+  Moderation,
+  PaymentState as Payment,
+} from "../domain/checkouts.js";
 import { InteractionRow, type CheckoutRow } from "./entities.js";
 
 export const KINDS: Record<Kind, InteractionKind> = {

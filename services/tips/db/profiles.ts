@@ -1,7 +1,7 @@
 import { create, fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { ProfileSchema, type Profile } from "../../../gen/pf/tips/v1/tips_pb.js";
+import { ProfileSchema, type Profile } from "../../../gen/pf/tips/v1/profiles_pb.js";
 import type { ProfileSettings } from "../domain/profiles.js";
 import { ProfileRow } from "./entities.js";
 

@@ -1,4 +1,4 @@
-import type { Profile } from "../../../gen/pf/tips/v1/tips_pb.js";
+import type { Profile } from "../../../gen/pf/tips/v1/profiles_pb.js";
 import type { Money } from "../../../gen/pf/v1/money_pb.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { invalid, problem } from "../../kit/handler/problem.js";

@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { InteractionSchema, PaymentMethod, type Interaction } from "../../../gen/pf/tips/v1/tips_pb.js";
+import { InteractionSchema, PaymentMethod, type Interaction } from "../../../gen/pf/tips/v1/interactions_pb.js";
 
 /**
  * A paid message as anyone may read it on a public tip page: what was said,

@@ -1,6 +1,13 @@
 import { create } from "@bufbuild/protobuf";
-import { OverlayAlertSchema, OverlayGoalSchema, type OverlayAlert, type OverlayGoal } from "../../../gen/pf/tips/v1/overlays_pb.js";
-import { InteractionKind, PaymentState, type Goal, type Interaction, type TextToSpeech } from "../../../gen/pf/tips/v1/tips_pb.js";
+import {
+  OverlayAlertSchema,
+  OverlayGoalSchema,
+  type OverlayAlert,
+  type OverlayGoal,
+} from "../../../gen/pf/tips/v1/overlays_pb.js";
+import type { Goal } from "../../../gen/pf/tips/v1/goals_pb.js";
+import { InteractionKind, PaymentState, type Interaction } from "../../../gen/pf/tips/v1/interactions_pb.js";
+import type { TextToSpeech } from "../../../gen/pf/tips/v1/profiles_pb.js";
 import type { OverlayKindName } from "./overlay-configs.js";
 
 /** A reconnecting overlay gets back at most this many alerts it missed… */

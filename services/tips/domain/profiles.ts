@@ -12,7 +12,7 @@ import {
   type Profile,
   type TextToSpeech,
   type WordFilter,
-} from "../../../gen/pf/tips/v1/tips_pb.js";
+} from "../../../gen/pf/tips/v1/profiles_pb.js";
 import type { Money } from "../../../gen/pf/v1/money_pb.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { requireAmount } from "../../kit/handler/money.js";

@@ -1,10 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { PaidRequestSchema, PaidResultSchema, PaymentMethod, type PaidRequest, type PaidResult, type TipsService } from "../../../gen/pf/tips/v1/tips_pb.js";
-import { principalOf, requirePerson } from "../../kit/auth/principal.js";
+import { PaidResultSchema, type PaidRequest, type PaidResult } from "../../../gen/pf/tips/v1/checkouts_pb.js";
+import { PaymentMethod } from "../../../gen/pf/tips/v1/interactions_pb.js";
+import type { TipsService } from "../../../gen/pf/tips/v1/tips_pb.js";
+import { actingPerson } from "../../kit/auth/principal.js";
 import { advisoryLock } from "../../kit/db/advisory-lock.js";
-import { idempotencyKeyOf, requestHash } from "../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../kit/handler/idempotency.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { requireAmount } from "../../kit/handler/money.js";
 import { newId } from "../../kit/handler/ids.js";
@@ -34,16 +36,24 @@ export function checkoutHandlers(ctx: TipsContext): CheckoutHandlers {
 
 /**
  * One checkout per (supporter, Idempotency-Key): recorded pending in one
- * transaction, paid through billing outside it, settled in another. A retry
- * with the same key resumes the same checkout and answers it (a declined one
- * answers its refusal again); with another request it is refused.
+ * transaction, paid through billing outside it, settled in another. The key
+ * keeps the checkout's id (the kit's idempotency keys, the request hashed with
+ * its kind): a retry resumes the same checkout and answers it as it is now (a
+ * declined one answers its refusal again); another request under the key is
+ * refused.
  */
-async function startCheckout(ctx: TipsContext, kind: PaidKind, request: PaidRequest, call: HandlerContext): Promise<PaidResult> {
-  const supporter = requirePerson(principalOf(call));
-  // Billing keeps money for network users only: a guest has no credit and cannot buy.
-  if (!supporter.startsWith("usr_")) throw problem(403, "tips.user_required", "Payments are made by signed-in users (usr_), not guests.");
-  const key = idempotencyKeyOf("", call);
-  if (key === "") throw invalid("Idempotency-Key", "A payment needs an Idempotency-Key header, so a retry never pays twice.");
+async function startCheckout(
+  ctx: TipsContext,
+  kind: PaidKind,
+  request: PaidRequest,
+  call: HandlerContext,
+): Promise<PaidResult> {
+  const supporter = actingPerson(call);
+  const idempotency = idempotencyOf(call, request, { scope: `checkout:${supporter}`, hashWith: kind });
+  // The key is a header here (the request has no idempotency_key field): the refusal names the header.
+  if (idempotency.key === "") {
+    throw invalid("Idempotency-Key", "A payment needs an Idempotency-Key header, so a retry never pays twice.");
+  }
   const creator = requireUser("creator", request.creator);
   if (creator === supporter) throw invalid("creator", "A supporter cannot pay themselves.");
   const amount = requireAmount("amount", request.amount);
@@ -52,58 +62,56 @@ async function startCheckout(ctx: TipsContext, kind: PaidKind, request: PaidRequ
   const method = methodOf(request);
   const returnUrl = requireReturnUrl(method, request.returnUrl);
   const goalId = maxLength("goal_id", request.goalId, 100);
-  const hash = `${kind}:${requestHash(PaidRequestSchema, request)}`;
 
-  const started = await ctx.transaction(async (em) => {
-    await advisoryLock(em, `tips.checkout:${supporter}:${key}`);
-    const existing = await em.findOne(CheckoutRow, { supporter, idempotencyKey: key });
-    if (existing) {
-      if (existing.requestHash !== hash) throw problem(409, "idempotency.mismatch", "This idempotency key was used with a different request.");
-      return existing;
-    }
-    checkAgainstProfile(await loadProfile(em, creator), kind, amount, media);
-    if (goalId !== "") await requireGoalFor(em, goalId, creator, amount);
-    const at = ctx.clock.now();
-    const row = em.create(CheckoutRow, {
-      id: newId("int"),
-      supporter,
-      creator,
-      kind,
-      currency: amount.currency,
-      amount: amount.amount,
-      message,
-      goalId: goalId || null,
-      mediaUrl: media?.url ?? "",
-      mediaSeconds: media?.seconds ?? 0,
-      method,
-      returnUrl,
-      paymentState: "pending",
-      idempotencyKey: key,
-      requestHash: hash,
-      intentId: null,
-      checkoutUrl: "",
-      transactionId: null,
-      declineReason: "",
-      createdAt: at,
-      updatedAt: at,
-      settledAt: null,
+  const id = await ctx.transaction(async (em) => {
+    // One request per supporter and key at a time: a concurrent duplicate waits here, then resumes the first.
+    await advisoryLock(em, `tips.checkout:${supporter}:${idempotency.key}`);
+    const first = await idempotency.run(em, async () => {
+      checkAgainstProfile(await loadProfile(em, creator), kind, amount, media);
+      if (goalId !== "") await requireGoalFor(em, goalId, creator, amount);
+      const at = ctx.clock.now();
+      const row = em.create(CheckoutRow, {
+        id: newId("int"),
+        supporter,
+        creator,
+        kind,
+        currency: amount.currency,
+        amount: amount.amount,
+        message,
+        goalId: goalId || null,
+        mediaUrl: media?.url ?? "",
+        mediaSeconds: media?.seconds ?? 0,
+        method,
+        returnUrl,
+        paymentState: "pending",
+        intentId: null,
+        checkoutUrl: "",
+        transactionId: null,
+        declineReason: "",
+        createdAt: at,
+        updatedAt: at,
+        settledAt: null,
+      });
+      // A paid message exists only once billing settles it; a tip or media request shows as pending before.
+      if (kind !== "paid_message") em.create(InteractionRow, pendingInteraction(row, at));
+      await em.flush();
+      return create(PaidResultSchema, { checkout: checkoutToProto(row) });
     });
-    // A paid message exists only once billing settles it; a tip or media request shows as pending before.
-    if (kind !== "paid_message") em.create(InteractionRow, pendingInteraction(row, at));
-    await em.flush();
-    return row;
+    return first.checkout!.id;
   });
 
-  const row = started.paymentState === "pending" ? await pay(ctx, started.id) : started;
+  const row = await pay(ctx, id);
   if (row.paymentState === "declined") {
-    throw problem(409, "tips.payment_declined", `Billing refused the payment: ${row.declineReason}.`, { reason: row.declineReason, checkout_id: row.id });
+    throw problem(409, "tips.payment_declined", `Billing refused the payment: ${row.declineReason}.`, {
+      reason: row.declineReason,
+      checkout_id: row.id,
+    });
   }
-  call.responseHeader.set("pf-http-status", "201");
   return answer(ctx, row);
 }
 
 /** The checkout and its interaction, when it has one. */
-export async function answer(ctx: TipsContext, row: CheckoutRow): Promise<PaidResult> {
+async function answer(ctx: TipsContext, row: CheckoutRow): Promise<PaidResult> {
   const interaction = await ctx.orm.em.fork().findOne(InteractionRow, { id: row.id });
   return create(PaidResultSchema, { checkout: checkoutToProto(row), interaction: interaction ? interactionToProto(interaction) : undefined });
 }

@@ -1,7 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { GoalResultSchema, type TipsService } from "../../../gen/pf/tips/v1/tips_pb.js";
-import { principalOf, requirePerson } from "../../kit/auth/principal.js";
+import { GoalResultSchema } from "../../../gen/pf/tips/v1/goals_pb.js";
+import type { TipsService } from "../../../gen/pf/tips/v1/tips_pb.js";
+import { actingPerson } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
 import { requireAmount } from "../../kit/handler/money.js";
 import { invalid } from "../../kit/handler/problem.js";
@@ -28,12 +29,11 @@ const FIELD: Record<(typeof EDITS)[number], string> = {
 export function goalHandlers(ctx: TipsContext): GoalHandlers {
   return {
     async createGoal(request, call) {
-      const creator = requirePerson(principalOf(call));
+      const creator = actingPerson(call);
       const title = requireTitle(request.title);
       const target = requireAmount("target", request.target);
       const description = requireDescription(request.description);
       const imageUrl = requireImageUrl(request.imageUrl);
-      call.responseHeader.set("pf-http-status", "201");
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const row = em.create(GoalRow, {
@@ -56,7 +56,7 @@ export function goalHandlers(ctx: TipsContext): GoalHandlers {
     },
 
     async getGoal(request, call) {
-      const creator = requirePerson(principalOf(call));
+      const creator = actingPerson(call);
       // The read takes the goal's id only: edit fields belong to PATCH.
       for (const field of EDITS) if (request[field] !== undefined) throw invalid(FIELD[field], `${FIELD[field]} is an edit: send it with PATCH.`);
       const em = ctx.orm.em.fork();
@@ -71,7 +71,7 @@ export function goalHandlers(ctx: TipsContext): GoalHandlers {
     },
 
     async updateGoal(request, call) {
-      const creator = requirePerson(principalOf(call));
+      const creator = actingPerson(call);
       const ifMatch = ifMatchOf(call);
       const title = request.title === undefined ? undefined : requireTitle(request.title);
       const target = request.target === undefined ? undefined : requireAmount("target", request.target);
@@ -97,7 +97,7 @@ export function goalHandlers(ctx: TipsContext): GoalHandlers {
     },
 
     async closeGoal(request, call) {
-      const creator = requirePerson(principalOf(call));
+      const creator = actingPerson(call);
       return ctx.transaction(async (em) => {
         const row = await findOwnGoal(em, request.id, creator, true);
         requireOpen(row);

@@ -8,16 +8,17 @@ import {
   InteractionRole,
   MediaQueueResultSchema,
   type ExternalRequest,
-  type TipsService,
-} from "../../../gen/pf/tips/v1/tips_pb.js";
-import { principalOf, requirePerson } from "../../kit/auth/principal.js";
+} from "../../../gen/pf/tips/v1/interactions_pb.js";
+import type { TipsService } from "../../../gen/pf/tips/v1/tips_pb.js";
+import { actingPerson } from "../../kit/auth/principal.js";
 import { advisoryLock } from "../../kit/db/advisory-lock.js";
 import { newId } from "../../kit/handler/ids.js";
-import { maxLength } from "../../kit/handler/text.js";
 import { requireAmount } from "../../kit/handler/money.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
+import { answerStatus } from "../../kit/handler/status.js";
 import { requireUser } from "../../kit/handler/subjects.js";
+import { maxLength } from "../../kit/handler/text.js";
 import type { TipsContext } from "../context.js";
 import { GoalRow, InteractionRow } from "../db/entities.js";
 import { goalNotFound, publishGoal } from "../db/goals.js";
@@ -35,7 +36,7 @@ const ROLES = new Set<InteractionRole>([InteractionRole.UNSPECIFIED, Interaction
 export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
   return {
     async listInteractions(request, call) {
-      const person = requirePerson(principalOf(call));
+      const person = actingPerson(call);
       const limit = pageLimit(request.limit);
       const after = decodeTextCursor(request.cursor, 1);
       if (!ROLES.has(request.role)) throw invalid("role", "role is INTERACTION_ROLE_CREATOR or INTERACTION_ROLE_SUPPORTER (or none for both).");
@@ -55,7 +56,7 @@ export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
     },
 
     async getInteraction(request, call) {
-      const person = requirePerson(principalOf(call));
+      const person = actingPerson(call);
       return create(InteractionResultSchema, { interaction: interactionToProto(await findOwnInteraction(ctx.orm.em.fork(), request.id, person)) });
     },
 
@@ -64,7 +65,10 @@ export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
       return ctx.transaction(async (em) => {
         await advisoryLock(em, `tips.external:${external.provider}:${external.providerRef}`);
         const first = await em.findOne(InteractionRow, { provider: external.provider, providerRef: external.providerRef });
-        if (first) return create(ExternalResultSchema, { interaction: interactionToProto(first), duplicate: true });
+        if (first) {
+          answerStatus(call, 200);
+          return create(ExternalResultSchema, { interaction: interactionToProto(first), duplicate: true });
+        }
         if (external.goalId) {
           const goal = await em.findOne(GoalRow, { id: external.goalId });
           if (!goal || goal.creator !== external.creator) throw goalNotFound();
@@ -94,13 +98,12 @@ export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
         await em.flush();
         await interactionChanged(em, subjects.interactionSettled, interactionToProto(row), at);
         if (row.goalId) await publishGoal(em, (await em.findOne(GoalRow, { id: row.goalId }))!, at);
-        call.responseHeader.set("pf-http-status", "201");
         return create(ExternalResultSchema, { interaction: interactionToProto(row), duplicate: false });
       });
     },
 
     async listMediaQueue(request, call) {
-      const creator = requirePerson(principalOf(call));
+      const creator = actingPerson(call);
       const limit = pageLimit(request.limit);
       const after = decodeTextCursor(request.cursor, 2);
       const where: FilterQuery<InteractionRow> = { creator, kind: "media_request" satisfies InteractionKind, deliveryState: "queued" };

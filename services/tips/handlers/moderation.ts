@@ -7,9 +7,9 @@ import {
   ModerationRecordSchema,
   ModerationResultSchema,
   type ModerationRequest,
-  type TipsService,
-} from "../../../gen/pf/tips/v1/tips_pb.js";
-import { principalOf, requirePerson } from "../../kit/auth/principal.js";
+} from "../../../gen/pf/tips/v1/moderation_pb.js";
+import type { TipsService } from "../../../gen/pf/tips/v1/tips_pb.js";
+import { actingPerson, principalOf } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
@@ -48,8 +48,7 @@ export function recordToProto(row: ModerationRow) {
 export function moderationHandlers(ctx: TipsContext): ModerationHandlers {
   /** Hides or restores one paid message; a message already so answers unchanged, with no new record. */
   const moderate = (action: "hide" | "restore") => async (request: ModerationRequest, call: HandlerContext) => {
-    const principal = principalOf(call);
-    const actor = requirePerson(principal);
+    const actor = actingPerson(call);
     noListFields(request);
     const reason = maxLength("reason", request.reason, 500);
     return ctx.transaction(async (em) => {
@@ -62,7 +61,16 @@ export function moderationHandlers(ctx: TipsContext): ModerationHandlers {
       row.moderation = wanted;
       row.deliveryState = action === "hide" ? "suppressed" : deliveryOnSettle(row.kind as InteractionKind, "visible");
       row.updatedAt = at;
-      const record = em.create(ModerationRow, { id: newId("mod"), interactionId: row.id, creator: row.creator, action, actor, relayedBy: principal.sub, reason, createdAt: at });
+      const record = em.create(ModerationRow, {
+        id: newId("mod"),
+        interactionId: row.id,
+        creator: row.creator,
+        action,
+        actor,
+        relayedBy: principalOf(call).sub,
+        reason,
+        createdAt: at,
+      });
       await em.flush();
       const interaction = interactionToProto(row);
       await interactionChanged(em, action === "hide" ? subjects.interactionHidden : subjects.interactionRestored, interaction, at);
@@ -96,7 +104,7 @@ export function moderationHandlers(ctx: TipsContext): ModerationHandlers {
 
 /** The creator whose queue or log is read, by the creator or one of the creator's moderators. */
 async function listing(ctx: TipsContext, request: ModerationRequest, call: HandlerContext) {
-  const actor = requirePerson(principalOf(call));
+  const actor = actingPerson(call);
   if (request.id !== "") throw invalid("id", "id belongs to hide and restore.");
   if (request.reason !== "") throw invalid("reason", "reason belongs to hide and restore.");
   const creator = requireUser("creator", request.creator);
@@ -106,7 +114,7 @@ async function listing(ctx: TipsContext, request: ModerationRequest, call: Handl
 
 function noListFields(request: ModerationRequest) {
   if (request.creator !== "") throw invalid("creator", "creator belongs to the queue and log reads.");
-  if (request.limit !== 0) throw invalid("limit", "limit belongs to the queue and log reads.");
+  if (request.limit !== undefined) throw invalid("limit", "limit belongs to the queue and log reads.");
   if (request.cursor !== "") throw invalid("cursor", "cursor belongs to the queue and log reads.");
 }
 

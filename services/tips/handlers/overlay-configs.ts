@@ -1,7 +1,7 @@
 import { create, fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { LockMode } from "@mikro-orm/postgresql";
+import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
 import {
   AlertSettingsSchema,
   GoalSettingsSchema,
@@ -14,17 +14,24 @@ import {
   type OverlayConfig,
   type TipsOverlayService,
 } from "../../../gen/pf/tips/v1/overlays_pb.js";
-import { principalOf, requirePerson } from "../../kit/auth/principal.js";
+import { actingPerson } from "../../kit/auth/principal.js";
 import { advisoryLock } from "../../kit/db/advisory-lock.js";
 import { newId } from "../../kit/handler/ids.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
-import type { EntityManager } from "@mikro-orm/postgresql";
+import type { TipsContext } from "../context.js";
 import { GoalRow } from "../db/entities.js";
 import { goalNotFound } from "../db/goals.js";
 import { OverlayConfigRow } from "../db/overlay-entities.js";
-import { configName, defaultSection, KINDS, kindName, MAX_CONFIGS, sectionOf, type OverlayKindName } from "../domain/overlay-configs.js";
+import {
+  configName,
+  defaultSection,
+  KINDS,
+  kindName,
+  MAX_CONFIGS,
+  sectionOf,
+  type OverlayKindName,
+} from "../domain/overlay-configs.js";
 import { configChanged } from "../events.js";
 
 type ConfigHandlers = Pick<ServiceImpl<typeof TipsOverlayService>, "listOverlayConfigs" | "createOverlayConfig" | "getOverlayConfig" | "updateOverlayConfig">;
@@ -65,23 +72,22 @@ function answer(row: OverlayConfigRow, call: HandlerContext) {
  * Every create and edit publishes tips.overlay_config.changed, which open
  * streams on every instance pass on at once.
  */
-export function overlayConfigHandlers(ctx: ServiceContext): ConfigHandlers {
+export function overlayConfigHandlers(ctx: TipsContext): ConfigHandlers {
   return {
     async listOverlayConfigs(_request, call) {
-      const creator = requirePerson(principalOf(call));
+      const creator = actingPerson(call);
       const rows = await ctx.orm.em.fork().find(OverlayConfigRow, { creator }, { orderBy: { id: "asc" }, limit: MAX_CONFIGS });
       return create(OverlayConfigResultSchema, { result: { case: "configs", value: create(OverlayConfigListSchema, { configs: rows.map(configToProto) }) } });
     },
 
     async createOverlayConfig(request, call) {
-      const creator = requirePerson(principalOf(call));
+      const creator = actingPerson(call);
       if (request.id !== "") throw invalid("id", "id is given by the service");
       if (request.expectedRevision !== undefined) throw invalid("expected_revision", "expected_revision is for edits");
       const kind = kindName(request.kind);
       const name = configName(request.name ?? "");
       const section = sectionOf(kind, request) ?? defaultSection(kind);
       const settings = settingsJson(kind, section);
-      call.responseHeader.set("pf-http-status", "201");
       const row = await ctx.transaction(async (em) => {
         // Counted under the creator's lock, so two concurrent creates cannot pass the limit together.
         await advisoryLock(em, `tips.overlay_configs.${creator}`);
@@ -99,14 +105,14 @@ export function overlayConfigHandlers(ctx: ServiceContext): ConfigHandlers {
     },
 
     async getOverlayConfig(request, call) {
-      const creator = requirePerson(principalOf(call));
+      const creator = actingPerson(call);
       const row = await ctx.orm.em.fork().findOne(OverlayConfigRow, { id: request.id });
       if (!row || row.creator !== creator) throw notFound();
       return answer(row, call);
     },
 
     async updateOverlayConfig(request, call) {
-      const creator = requirePerson(principalOf(call));
+      const creator = actingPerson(call);
       if (request.kind !== OverlayKind.UNSPECIFIED) throw invalid("kind", "kind is fixed at creation");
       const ifMatch = ifMatchOf(call);
       const name = request.name === undefined ? undefined : configName(request.name);

@@ -2,14 +2,30 @@ import { create, fromJson, type JsonObject } from "@bufbuild/protobuf";
 import { timestampNow, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { OverlayAlertRemovedSchema, OverlayAlertSchema, OverlayEventSchema, OverlayGoalSchema, OverlayStreamOpenedSchema, type OverlayConfig, type OverlayEvent, type TipsOverlayService } from "../../../gen/pf/tips/v1/overlays_pb.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import {
+  OverlayAlertRemovedSchema,
+  OverlayAlertSchema,
+  OverlayEventSchema,
+  OverlayGoalSchema,
+  OverlayStreamOpenedSchema,
+  type OverlayConfig,
+  type OverlayEvent,
+  type TipsOverlayService,
+} from "../../../gen/pf/tips/v1/overlays_pb.js";
 import { problem } from "../../kit/handler/problem.js";
-import { tipsContext } from "../context.js";
+import type { TipsContext } from "../context.js";
 import { loadProfile } from "../db/profiles.js";
 import { OverlayAlertRow, OverlayConfigRow, OverlayGoalRow, OverlayTokenRow } from "../db/overlay-entities.js";
 import { kindName, type OverlayKindName } from "../domain/overlay-configs.js";
-import { alertOf, goalOf, isAlert, RESUME_LIMIT, RESUME_WINDOW_MS, resumePoint, showsConfig } from "../domain/overlay-stream.js";
+import {
+  alertOf,
+  goalOf,
+  isAlert,
+  RESUME_LIMIT,
+  RESUME_WINDOW_MS,
+  resumePoint,
+  showsConfig,
+} from "../domain/overlay-stream.js";
 import { SCOPES, secretHash } from "../domain/overlay-tokens.js";
 import { configToProto } from "./overlay-configs.js";
 import type { OverlayHub } from "../live/hub.js";
@@ -53,13 +69,12 @@ async function scopesOf(em: EntityManager, token: OverlayTokenRow, configId: str
 }
 
 /**
- * The overlay stream (designed): the token is checked first (401/403 before
+ * The overlay stream: the token is checked first (401/403 before
  * any event); the live feed is listened to before the first reads, so nothing
  * between them is lost; then the opening snapshot (configs and the goals they
  * show, without ids), the resumed alerts, and the live events in order.
  */
-export function overlayStreamHandlers(ctx: ServiceContext, hub: OverlayHub): StreamHandlers {
-  const recheckMs = tipsContext(ctx).settings.overlayRecheckMs;
+export function overlayStreamHandlers(ctx: TipsContext, hub: OverlayHub): StreamHandlers {
   return {
     async *openOverlayStream(request, call) {
       const token = await tokenOf(ctx.orm.em.fork(), request.token);
@@ -67,7 +82,7 @@ export function overlayStreamHandlers(ctx: ServiceContext, hub: OverlayHub): Str
       const queue = new EventQueue<LiveEvent | typeof RECHECK>(call.signal);
       const stop = hub.listen(token.creator, (live) => queue.push(live));
       // The live feed is not durable: should the revocation's event be missed, the token is read again now and then.
-      const recheck = setInterval(() => queue.push(RECHECK), recheckMs);
+      const recheck = setInterval(() => queue.push(RECHECK), ctx.settings.overlayRecheckMs);
       try {
         const em = ctx.orm.em.fork();
         // Read again now that the feed is heard: a revocation between the two reads is either seen here or heard.
@@ -144,7 +159,12 @@ async function goalsOf(em: EntityManager, creator: string, goalIds: Set<string>,
 }
 
 /** Alerts shown after the overlay's Last-Event-ID: the oldest first, at most RESUME_LIMIT, of the last RESUME_WINDOW_MS. */
-async function resumedAlerts(em: EntityManager, ctx: ServiceContext, creator: string, call: HandlerContext): Promise<OverlayEvent[]> {
+async function resumedAlerts(
+  em: EntityManager,
+  ctx: TipsContext,
+  creator: string,
+  call: HandlerContext,
+): Promise<OverlayEvent[]> {
   const after = resumePoint(call.requestHeader.get("last-event-id"));
   if (!after) return [];
   const since = new Date(ctx.clock.now().getTime() - RESUME_WINDOW_MS);

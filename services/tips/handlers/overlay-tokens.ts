@@ -11,12 +11,12 @@ import {
   type OverlayTokenRequest,
   type TipsOverlayService,
 } from "../../../gen/pf/tips/v1/overlays_pb.js";
-import { principalOf, requirePerson } from "../../kit/auth/principal.js";
+import { actingPerson } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
 import { maxLength } from "../../kit/handler/text.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
+import type { TipsContext } from "../context.js";
 import { OverlayTokenRow } from "../db/overlay-entities.js";
 import { requestedScopes, scopesOf, SECRET_PREFIX, secretHash } from "../domain/overlay-tokens.js";
 import { tokenRevoked } from "../events.js";
@@ -48,10 +48,10 @@ function refuseFields(request: OverlayTokenRequest, fields: { name: string; sent
  * for good (idempotent), which ends every stream using the token at once
  * (tips.overlay_token.revoked). Another creator's token answers 404.
  */
-export function overlayTokenHandlers(ctx: ServiceContext): TokenHandlers {
+export function overlayTokenHandlers(ctx: TipsContext): TokenHandlers {
   return {
     async listOverlayTokens(request, call) {
-      const creator = requirePerson(principalOf(call));
+      const creator = actingPerson(call);
       refuseFields(request, [
         { name: "scopes", sent: request.scopes.length > 0 },
         { name: "label", sent: request.label !== "" },
@@ -70,16 +70,15 @@ export function overlayTokenHandlers(ctx: ServiceContext): TokenHandlers {
     },
 
     async createOverlayToken(request, call) {
-      const creator = requirePerson(principalOf(call));
+      const creator = actingPerson(call);
       refuseFields(request, [
-        { name: "limit", sent: request.limit !== 0 },
+        { name: "limit", sent: request.limit !== undefined },
         { name: "cursor", sent: request.cursor !== "" },
         { name: "include_revoked", sent: request.includeRevoked },
       ]);
       const scopes = requestedScopes(request.scopes);
       const label = maxLength("label", request.label.trim(), 80);
       const secret = SECRET_PREFIX + randomBytes(32).toString("base64url");
-      call.responseHeader.set("pf-http-status", "201");
       call.responseHeader.set("cache-control", "no-store");
       const row = await ctx.transaction(async (em) => {
         const minted = em.create(OverlayTokenRow, {
@@ -100,7 +99,7 @@ export function overlayTokenHandlers(ctx: ServiceContext): TokenHandlers {
     },
 
     async revokeOverlayToken(request, call) {
-      const creator = requirePerson(principalOf(call));
+      const creator = actingPerson(call);
       const row = await ctx.transaction(async (em) => {
         const token = await em.findOne(OverlayTokenRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
         if (!token || token.creator !== creator) throw problem(404, "overlay_token.not_found", "There is no such overlay token.");

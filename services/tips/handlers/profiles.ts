@@ -1,7 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { ProfileResultSchema, PublicPageResultSchema, type TipsService } from "../../../gen/pf/tips/v1/tips_pb.js";
-import { personOf, principalOf, requirePerson } from "../../kit/auth/principal.js";
+import { ProfileResultSchema, PublicPageResultSchema } from "../../../gen/pf/tips/v1/profiles_pb.js";
+import type { TipsService } from "../../../gen/pf/tips/v1/tips_pb.js";
+import { actingPerson, callerOf } from "../../kit/auth/principal.js";
 import { advisoryLock } from "../../kit/db/advisory-lock.js";
 import { problem } from "../../kit/handler/problem.js";
 import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
@@ -28,7 +29,7 @@ export function profileHandlers(ctx: TipsContext): ProfileHandlers {
   return {
     async getProfile(request, call) {
       const creator = requireUser("creator", request.creator);
-      const owner = personOf(principalOf(call)) === creator;
+      const owner = callerOf(call).person === creator;
       const row = await ctx.orm.em.fork().findOne(ProfileRow, { creator });
       // A page switched off reads as missing to everyone but its owner.
       if (!row || (!row.pageEnabled && !owner)) throw profileNotFound();
@@ -38,7 +39,9 @@ export function profileHandlers(ctx: TipsContext): ProfileHandlers {
 
     async updateProfile(request, call) {
       const creator = requireUser("creator", request.creator);
-      if (requirePerson(principalOf(call)) !== creator) throw problem(403, "tips.not_creator", "A tip profile is changed on its creator's behalf only.");
+      if (actingPerson(call) !== creator) {
+        throw problem(403, "tips.not_creator", "A tip profile is changed on its creator's behalf only.");
+      }
       const update = validSettings(request as ProfileSettings, creator);
       const ifMatch = ifMatchOf(call);
       return ctx.transaction(async (em) => {

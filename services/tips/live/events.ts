@@ -3,7 +3,8 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { GoalChangedSchema, InteractionChangedSchema } from "../../../gen/pf/tips/v1/events_pb.js";
 import { OverlayConfigChangedSchema, OverlayTokenRevokedSchema } from "../../../gen/pf/tips/v1/overlay_events_pb.js";
 import type { OverlayConfig } from "../../../gen/pf/tips/v1/overlays_pb.js";
-import type { Goal, Interaction } from "../../../gen/pf/tips/v1/tips_pb.js";
+import type { Goal } from "../../../gen/pf/tips/v1/goals_pb.js";
+import type { Interaction } from "../../../gen/pf/tips/v1/interactions_pb.js";
 import type { BusMessage } from "../../kit/events/bus.js";
 import { subjects } from "../events.js";
 

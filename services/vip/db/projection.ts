@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
-import { SubscriptionStatus, type Entitlement, type EntitlementResult, type Subscription } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { SubscriptionStatus, type Entitlement, type EntitlementResult, type Subscription } from "../../../gen/pf/billing/v1/subscriptions_pb.js";
 import { CheckMode, EntitlementCheckResultSchema, EntitlementStatus, Source, type EntitlementCheckResult } from "../../../gen/pf/vip/v1/memberships_pb.js";
 import { qualified } from "../../kit/db/orm.js";
 import type { VipContext } from "../context.js";

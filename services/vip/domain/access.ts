@@ -1,4 +1,4 @@
-import { personOf, requirePerson, staffActorOf, type Principal } from "../../kit/auth/principal.js";
+import { type Caller, staffActorOf } from "../../kit/auth/principal.js";
 import { problem } from "../../kit/handler/problem.js";
 import { requireUser } from "../../kit/handler/subjects.js";
 
@@ -6,15 +6,35 @@ import { requireUser } from "../../kit/handler/subjects.js";
 export const NETWORK = "network";
 
 /**
- * "The grant" that shows drafts, archived plans and retired perks, and opens
- * every creator's members, memberships and policies: staff, i.e. a service
- * or first-party app acting for nobody (enforcement checked it holds the
- * route's capability) or a service acting for a person it states is staff
- * (X-PF-Staff: 1). Third-party apps never have it; people have it for their own things only.
+ * The rule that admits "the grant" on vip's first-party routes (vip.proto: the
+ * "staff" rule, ACTOR_STAFF, tried before the "person" rule): it shows drafts,
+ * archived plans and retired perks, opens every creator's members,
+ * memberships and policies, and alone manages the network's.
  */
-export function hasGrant(principal: Principal): boolean {
-  if (principal.kind === "app" && !principal.fp) return false;
-  return staffActorOf(principal) !== undefined;
+const STAFF_RULE = "staff";
+
+/** Who reads or writes, as far as row ownership goes: whether they hold the grant, and the person they act for. */
+export interface Viewer {
+  grant: boolean;
+  person?: string;
+}
+
+/** The viewer on a first-party route: the grant is the staff rule having admitted the call. */
+export function viewerOf(caller: Caller): Viewer {
+  return { grant: caller.admittedBy === STAFF_RULE, person: caller.person };
+}
+
+/**
+ * The viewer on a public read. Its documented rule admits every caller (a
+ * staff alternative after it would never be tried), so the grant is read as
+ * the staff rule reads it: a service or first-party app acting for nobody, or
+ * a service acting for a person it vouches as staff. Third-party apps see
+ * what the public sees.
+ */
+export function publicViewerOf(caller: Caller): Viewer {
+  const { principal } = caller;
+  const grant = !(principal.kind === "app" && !principal.fp) && staffActorOf(principal) !== undefined;
+  return { grant, person: caller.person };
 }
 
 /** An owner of plans and perks, a channel at billing: a creator (usr_…) or the network; 400 naming the field. */
@@ -22,48 +42,34 @@ export function requireOwner(field: string, value: string): string {
   return value === NETWORK ? NETWORK : requireUser(field, value);
 }
 
-/** May this caller see everything of this owner (drafts, archived, retired)? The grant, or the owner themselves. */
-export function seesAllOf(principal: Principal, owner: string): boolean {
-  return hasGrant(principal) || (owner !== NETWORK && personOf(principal) === owner);
+/** May this viewer see everything of this owner (drafts, archived, retired)? The grant, or the owner themselves. */
+export function seesAllOf(viewer: Viewer, owner: string): boolean {
+  return viewer.grant || (owner !== NETWORK && viewer.person === owner);
 }
 
-/** The owner a new plan or perk belongs to: the acting creator by default, or the network (staff only). */
-export function ownerForCreate(principal: Principal, requested: string): string {
-  if (requested === NETWORK) {
-    requireStaff(principal);
-    return NETWORK;
+/**
+ * The owner a new plan or perk belongs to: the acting creator by default.
+ * The caller must manage it (`managerOf`), else 403 vip.not_owner: the
+ * network's are staff's, a creator's the creator's.
+ */
+export function ownerForCreate(caller: Caller, requested: string): string {
+  const owner = requested === "" ? caller.person : requested;
+  if (owner === undefined || managerOf(caller, owner) === undefined) {
+    const detail = "Creators make their own plans and perks (owner: the acting person); the network's are staff's.";
+    throw problem(403, "vip.not_owner", detail);
   }
-  const person = requirePerson(principal);
-  if (requested !== "" && requested !== person) {
-    throw problem(403, "vip.not_owner", "Creators manage their own plans and perks only: owner must be the acting person (or network, for staff).");
-  }
-  return person;
+  return owner;
 }
 
-/** Who manages an owner's plans and perks: the creator themselves, or staff for the network's. Answers the actor. */
-export function managerOf(principal: Principal, owner: string): string | undefined {
-  if (owner === NETWORK) return staffOf(principal);
-  const person = personOf(principal);
-  return person === owner ? person : undefined;
+/** Who manages an owner's plans and perks: the creator, or staff for the network's. Answers the actor an audit names. */
+export function managerOf(caller: Caller, owner: string): string | undefined {
+  if (owner === NETWORK) return caller.admittedBy === STAFF_RULE ? caller.staff : undefined;
+  return caller.person === owner ? owner : undefined;
 }
 
-/** Staff, or 403 vip.staff_required. Answers the actor an audit names. */
-export function requireStaff(principal: Principal): string {
-  const actor = staffOf(principal);
-  if (!actor) {
-    throw problem(403, "vip.staff_required", "Network plans and perks need staff: a service acting for nobody, or for a person it states is staff (X-PF-Staff: 1).");
-  }
-  return actor;
-}
-
-function staffOf(principal: Principal): string | undefined {
-  return hasGrant(principal) ? staffActorOf(principal) : undefined;
-}
-
-/** Person-scoped reads (memberships, members, checks): the person themselves, or the grant; otherwise 403 vip.forbidden. */
-export function requireSelfOrGrant(principal: Principal, people: string[], what: string): void {
-  if (hasGrant(principal)) return;
-  const person = personOf(principal);
-  if (person && people.includes(person)) return;
+/** Person-scoped reads (memberships, members, checks): the grant, or a person named; else 403 vip.forbidden. */
+export function requireSelfOrGrant(caller: Caller, people: string[], what: string): void {
+  if (viewerOf(caller).grant) return;
+  if (caller.person !== undefined && people.includes(caller.person)) return;
   throw problem(403, "vip.forbidden", `Only ${what}, staff or a first-party service acting for nobody may read this.`);
 }

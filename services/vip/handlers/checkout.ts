@@ -2,10 +2,11 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { createHash } from "node:crypto";
-import { CheckoutKind, type Subscription } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { CheckoutKind } from "../../../gen/pf/billing/v1/intents_pb.js";
+import type { Subscription } from "../../../gen/pf/billing/v1/subscriptions_pb.js";
 import {
-  CheckoutRequestSchema,
   CheckoutResultSchema,
+  type CheckoutResult,
   MembershipPreferencesSchema,
   MembershipSchema,
   PaidVia,
@@ -13,8 +14,8 @@ import {
 } from "../../../gen/pf/vip/v1/memberships_pb.js";
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
 import type { Money } from "../../../gen/pf/v1/money_pb.js";
-import { principalOf, requirePerson } from "../../kit/auth/principal.js";
-import { idempotencyKeyOf, idempotent, requestHash, storedAnswer } from "../../kit/handler/idempotency.js";
+import { actingPerson } from "../../kit/auth/principal.js";
+import { idempotencyOf } from "../../kit/handler/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
@@ -39,22 +40,19 @@ export function checkoutHandlers(ctx: VipContext): CheckoutHandlers {
   return {
     async createCheckout(request, call) {
       refusePrice(request.price);
-      const member = requirePerson(principalOf(call));
-      if (!member.startsWith("usr_")) throw problem(403, "vip.user_required", "Guests cannot become members: sign in first.");
+      // A member (usr_), as the route declares (ACTOR_MEMBER): guests are refused before this.
+      const member = actingPerson(call);
       if (request.paidVia !== PaidVia.INTENT && request.paidVia !== PaidVia.CREDIT) throw invalid("paid_via", "paid_via is PAID_VIA_INTENT or PAID_VIA_CREDIT");
       if (request.planId === "") throw invalid("plan_id", "plan_id is required");
       if (request.planVersion < 0n) throw invalid("plan_version", "plan_version is the version shown (from 1), or absent for the current one");
       const returnUrl = maxLength("return_url", request.returnUrl, 2000);
       if (returnUrl !== "" && request.paidVia !== PaidVia.INTENT) throw invalid("return_url", "return_url applies to intent checkouts only");
-      const key = idempotencyKeyOf(request.idempotencyKey, call);
-      if (key === "") throw invalid("idempotency_key", "Checkout needs an Idempotency-Key (header or idempotency_key) so a retry never pays twice.");
-      const scope = `checkout:${member}`;
-      const hash = requestHash(CheckoutRequestSchema, { ...request, idempotencyKey: "" });
-      call.responseHeader.set("pf-http-status", "201");
+      // A key is required, so a retry never pays twice.
+      const idempotency = idempotencyOf(call, request, { scope: `checkout:${member}`, required: true });
 
       // A retry answers the first checkout without asking billing again.
       const em = ctx.orm.em.fork();
-      const first = await storedAnswer(em, { scope, key, hash }, CheckoutResultSchema);
+      const first = await idempotency.stored<CheckoutResult>(em);
       if (first) return first;
 
       const plan = await em.findOne(PlanRow, { id: request.planId });
@@ -67,7 +65,7 @@ export function checkoutHandlers(ctx: VipContext): CheckoutHandlers {
       }
       const terms = await em.findOneOrFail(PlanVersionRow, { planId: plan.id, version });
       // Billing keeps keys to 255 characters: a digest of the member and their key.
-      const billingKey = `vip-checkout:${createHash("sha256").update(`${member}\n${key}`).digest("base64url")}`;
+      const billingKey = `vip-checkout:${createHash("sha256").update(`${member}\n${idempotency.key}`).digest("base64url")}`;
       const product = { streamer: plan.owner, planId: plan.id, planVersion: BigInt(version), tier: terms.tier };
       let paid: { intentId?: string; checkoutUrl?: string; price?: Money; subscription?: Subscription };
       // Billing's answer holds as of no later than the call: any change billing makes after it carries a later time.
@@ -87,7 +85,7 @@ export function checkoutHandlers(ctx: VipContext): CheckoutHandlers {
       }
 
       return ctx.transaction((tx) =>
-        idempotent(tx, { scope, key, hash }, CheckoutResultSchema, async () => {
+        idempotency.run(tx, async () => {
           const at = ctx.clock.now();
           const preferences = { announce: request.preferences?.announce ?? false, notifications: request.preferences?.notifications ?? false };
           const row = tx.create(MembershipRow, {

@@ -1,7 +1,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { CheckMode, type EntitlementCheckRequest } from "../../../gen/pf/vip/v1/memberships_pb.js";
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
-import { principalOf, type Principal } from "../../kit/auth/principal.js";
+import { type Caller, callerOf } from "../../kit/auth/principal.js";
 import { invalid } from "../../kit/handler/problem.js";
 import { requireSubject } from "../../kit/handler/subjects.js";
 import type { VipContext } from "../context.js";
@@ -12,16 +12,16 @@ type EntitlementHandlers = Pick<ServiceImpl<typeof VipService>, "checkEntitlemen
 
 /** Entitlement checks (GET and POST): billing's facts through this service's projection, by mode. */
 export function entitlementHandlers(ctx: VipContext): EntitlementHandlers {
-  async function check(request: EntitlementCheckRequest, principal: Principal) {
+  async function check(request: EntitlementCheckRequest, caller: Caller) {
     const subject = requireSubject("subject", request.subject);
     const creator = requireOwner("creator", request.creator);
     if (!(request.mode in CheckMode)) throw invalid("mode", "mode is CHECK_MODE_PROJECTION, CHECK_MODE_AUTO or CHECK_MODE_AUTHORITATIVE");
-    requireSelfOrGrant(principal, [subject, creator], "the subject or the creator");
+    requireSelfOrGrant(caller, [subject, creator], "the subject or the creator");
     return (await entitlementFor(ctx, subject, creator, request.mode)).result;
   }
 
   return {
-    checkEntitlement: (request, call) => check(request, principalOf(call)),
-    postEntitlementCheck: (request, call) => check(request, principalOf(call)),
+    checkEntitlement: (request, call) => check(request, callerOf(call)),
+    postEntitlementCheck: (request, call) => check(request, callerOf(call)),
   };
 }

@@ -1,10 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { SubscriptionView, type Entitlement, type SubscriptionsAnswer } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { SubscriptionView, type Entitlement, type SubscriptionsAnswer } from "../../../gen/pf/billing/v1/subscriptions_pb.js";
 import { MemberSchema, MembersResultSchema, Source } from "../../../gen/pf/vip/v1/memberships_pb.js";
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
-import { principalOf } from "../../kit/auth/principal.js";
+import { callerOf } from "../../kit/auth/principal.js";
 import { decodeCursor, encodeCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { VipContext } from "../context.js";
@@ -24,7 +24,7 @@ export function memberHandlers(ctx: VipContext): MemberHandlers {
   return {
     async listMembers(request, call) {
       const creator = requireOwner("ref", request.ref);
-      requireSelfOrGrant(principalOf(call), [creator], "the creator");
+      requireSelfOrGrant(callerOf(call), [creator], "the creator");
       const limit = pageLimit(request.limit);
       const [from, position] = decodeCursor(request.cursor) ?? ["billing", ""];
       if ((from !== "billing" && from !== "projection") || typeof position !== "string") throw invalid("cursor", "cursor is not one this service issued");

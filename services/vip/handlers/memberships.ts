@@ -10,7 +10,7 @@ import {
   Source,
 } from "../../../gen/pf/vip/v1/memberships_pb.js";
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
-import { principalOf } from "../../kit/auth/principal.js";
+import { callerOf } from "../../kit/auth/principal.js";
 import { requireUser } from "../../kit/handler/subjects.js";
 import type { VipContext } from "../context.js";
 import { MembershipRow, PlanRow } from "../db/entities.js";
@@ -28,7 +28,7 @@ export function membershipHandlers(ctx: VipContext): MembershipHandlers {
   return {
     async getMemberships(request, call) {
       const subject = requireUser("subject", request.subject);
-      requireSelfOrGrant(principalOf(call), [subject], "the subject");
+      requireSelfOrGrant(callerOf(call), [subject], "the subject");
       const em = ctx.orm.em.fork();
       const rows = await em.find(MembershipRow, { member: subject }, { orderBy: { id: "desc" } });
       // Billing is always asked (one call for every channel): the projection cannot tell which subscriptions it never heard of.

@@ -3,7 +3,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { LockMode, type FilterQuery } from "@mikro-orm/postgresql";
 import { PerkKind, PerkListResultSchema, PerkResultSchema, PerkStatus } from "../../../gen/pf/vip/v1/plans_pb.js";
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
-import { personOf, principalOf, type Principal } from "../../kit/auth/principal.js";
+import { callerOf } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
@@ -11,7 +11,7 @@ import { invalid, problem } from "../../kit/handler/problem.js";
 import type { VipContext } from "../context.js";
 import { PerkRow } from "../db/entities.js";
 import { perkToProto } from "../db/perks.js";
-import { hasGrant, managerOf, ownerForCreate, seesAllOf } from "../domain/access.js";
+import { managerOf, ownerForCreate, publicViewerOf, seesAllOf, viewerOf, type Viewer } from "../domain/access.js";
 import { kindOf, requireBindings } from "../domain/perks.js";
 import { requireName } from "../domain/plans.js";
 import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
@@ -20,9 +20,8 @@ import { ownerFilter } from "./plan-reads.js";
 type PerkHandlers = Pick<ServiceImpl<typeof VipService>, "listPerks" | "createPerk" | "updatePerk">;
 
 /** What a caller may see: active perks; with the grant everything; the owner their own. */
-function visibleTo(principal: Principal): FilterQuery<PerkRow> {
-  if (hasGrant(principal)) return {};
-  const person = personOf(principal);
+function visibleTo({ grant, person }: Viewer): FilterQuery<PerkRow> {
+  if (grant) return {};
   return person ? { $or: [{ status: "active" }, { owner: person }] } : { status: "active" };
 }
 
@@ -30,7 +29,6 @@ function visibleTo(principal: Principal): FilterQuery<PerkRow> {
 export function perkHandlers(ctx: VipContext): PerkHandlers {
   return {
     async listPerks(request, call) {
-      const principal = principalOf(call);
       const owner = ownerFilter("owner", request.owner);
       const kind = request.kind === PerkKind.UNSPECIFIED ? undefined : kindOf("kind", request.kind);
       if (![PerkStatus.UNSPECIFIED, PerkStatus.ACTIVE, PerkStatus.RETIRED].includes(request.status)) throw invalid("status", "status is a PERK_STATUS_ value");
@@ -41,7 +39,7 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
         PerkRow,
         {
           $and: [
-            visibleTo(principal),
+            visibleTo(publicViewerOf(callerOf(call))),
             owner ? { owner } : {},
             kind ? { kind } : {},
             status ? { status } : {},
@@ -55,13 +53,11 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
     },
 
     async createPerk(request, call) {
-      const principal = principalOf(call);
-      const owner = ownerForCreate(principal, request.owner);
+      const owner = ownerForCreate(callerOf(call), request.owner);
       const kind = kindOf("kind", request.kind);
       const name = requireName("name", request.name);
       const description = maxLength("description", request.description.trim(), 2000);
       const productBindings = requireBindings("product_bindings", request.productBindings);
-      call.responseHeader.set("pf-http-status", "201");
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const row = em.create(PerkRow, {
@@ -74,7 +70,7 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
     },
 
     async updatePerk(request, call) {
-      const principal = principalOf(call);
+      const caller = callerOf(call);
       const changes = {
         name: request.name === undefined ? undefined : requireName("name", request.name),
         description: request.description === undefined ? undefined : maxLength("description", request.description.trim(), 2000),
@@ -86,8 +82,8 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
       const [fromBody, ifMatch] = [request.expectedRevision > 0n ? request.expectedRevision : undefined, ifMatchOf(call)];
       return ctx.transaction(async (em) => {
         const row = await em.findOne(PerkRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-        if (!row || (row.status !== "active" && !seesAllOf(principal, row.owner))) throw problem(404, "perk.not_found", "There is no such perk.");
-        if (!managerOf(principal, row.owner)) throw problem(403, "perk.not_owner", "Only the perk's creator (or staff, for a network perk) manages it.");
+        if (!row || (row.status !== "active" && !seesAllOf(viewerOf(caller), row.owner))) throw problem(404, "perk.not_found", "There is no such perk.");
+        if (!managerOf(caller, row.owner)) throw problem(403, "perk.not_owner", "Only the perk's creator (or staff, for a network perk) manages it.");
         checkRevision(BigInt(row.revision), fromBody, ifMatch);
         const at = ctx.clock.now();
         for (const [field, value] of Object.entries(changes)) if (value !== undefined) Object.assign(row, { [field]: value });

@@ -3,13 +3,13 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { FilterQuery } from "@mikro-orm/postgresql";
 import { PlanListResultSchema, PlanListSchema, PlanStatus, PlanVersionListSchema, VersionState } from "../../../gen/pf/vip/v1/plans_pb.js";
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
-import { personOf, principalOf, type Principal } from "../../kit/auth/principal.js";
+import { callerOf } from "../../kit/auth/principal.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { VipContext } from "../context.js";
 import { PlanRow } from "../db/entities.js";
 import { loadPlans, planToProto, versionToProto } from "../db/plans.js";
-import { hasGrant, requireOwner, seesAllOf } from "../domain/access.js";
+import { publicViewerOf, requireOwner, seesAllOf, type Viewer } from "../domain/access.js";
 import { PLAN_STATUS, type Status } from "../domain/plans.js";
 
 type PlanReadHandlers = Pick<ServiceImpl<typeof VipService>, "listPlans" | "getCreator" | "getPlan" | "listPlanVersions">;
@@ -23,15 +23,14 @@ export function ownerFilter(field: string, owner: string): string | undefined {
 }
 
 /** What a caller may see: published plans; with the grant everything; the owner their own. */
-function visibleTo(principal: Principal): FilterQuery<PlanRow> {
-  if (hasGrant(principal)) return {};
-  const person = personOf(principal);
+function visibleTo({ grant, person }: Viewer): FilterQuery<PlanRow> {
+  if (grant) return {};
   return person ? { $or: [{ status: "published" }, { owner: person }] } : { status: "published" };
 }
 
 /** Plan reads: public for published plans; the grant (and the owner, for theirs) adds drafts and archived plans. */
 export function planReadHandlers(ctx: VipContext): PlanReadHandlers {
-  async function list(principal: Principal, owner: string | undefined, status: PlanStatus, limit: number | undefined, cursor: string) {
+  async function list(viewer: Viewer, owner: string | undefined, status: PlanStatus, limit: number | undefined, cursor: string) {
     if (status !== PlanStatus.UNSPECIFIED && !(status in STATUS_NAMES)) throw invalid("status", "status is a PLAN_STATUS_ value");
     const size = pageLimit(limit);
     const before = decodeTextCursor(cursor, 1)?.[0];
@@ -40,7 +39,7 @@ export function planReadHandlers(ctx: VipContext): PlanReadHandlers {
       PlanRow,
       {
         $and: [
-          visibleTo(principal),
+          visibleTo(viewer),
           owner ? { owner } : {},
           status !== PlanStatus.UNSPECIFIED ? { status: STATUS_NAMES[status] } : {},
           typeof before === "string" ? { id: { $lt: before } } : {},
@@ -50,33 +49,33 @@ export function planReadHandlers(ctx: VipContext): PlanReadHandlers {
     );
     const { items, nextCursor } = page(rows, size, (row) => [row.id]);
     const views = await loadPlans(em, items, false);
-    return { plans: views.map((view) => planToProto(view, seesAllOf(principal, view.row.owner), false)), nextCursor };
+    return { plans: views.map((view) => planToProto(view, seesAllOf(viewer, view.row.owner), false)), nextCursor };
   }
 
   /** A plan the caller may see, or 404 (drafts and archived plans without the grant). */
-  async function visiblePlan(principal: Principal, id: string) {
+  async function visiblePlan(viewer: Viewer, id: string) {
     const em = ctx.orm.em.fork();
     const row = await em.findOne(PlanRow, { id });
-    if (!row || (row.status !== "published" && !seesAllOf(principal, row.owner))) throw problem(404, "plan.not_found", "There is no such plan.");
+    if (!row || (row.status !== "published" && !seesAllOf(viewer, row.owner))) throw problem(404, "plan.not_found", "There is no such plan.");
     const [view] = await loadPlans(em, [row], true);
-    return { view, seesAll: seesAllOf(principal, row.owner) };
+    return { view, seesAll: seesAllOf(viewer, row.owner) };
   }
 
   return {
     async listPlans(request, call) {
       const owner = ownerFilter("owner", request.owner);
-      const { plans, nextCursor } = await list(principalOf(call), owner, request.status, request.limit, request.cursor);
+      const { plans, nextCursor } = await list(publicViewerOf(callerOf(call)), owner, request.status, request.limit, request.cursor);
       return create(PlanListResultSchema, { result: { case: "plans", value: create(PlanListSchema, { plans, nextCursor }) } });
     },
 
     async getCreator(request, call) {
       const creator = requireOwner("ref", request.ref);
-      const { plans, nextCursor } = await list(principalOf(call), creator, PlanStatus.UNSPECIFIED, request.limit, request.cursor);
+      const { plans, nextCursor } = await list(publicViewerOf(callerOf(call)), creator, PlanStatus.UNSPECIFIED, request.limit, request.cursor);
       return create(PlanListResultSchema, { result: { case: "plans", value: create(PlanListSchema, { creator, plans, nextCursor }) } });
     },
 
     async getPlan(request, call) {
-      const { view, seesAll } = await visiblePlan(principalOf(call), request.id);
+      const { view, seesAll } = await visiblePlan(publicViewerOf(callerOf(call)), request.id);
       call.responseHeader.set("etag", `"${view.row.revision}"`);
       return create(PlanListResultSchema, { result: { case: "plan", value: planToProto(view, seesAll, true) } });
     },
@@ -84,7 +83,7 @@ export function planReadHandlers(ctx: VipContext): PlanReadHandlers {
     async listPlanVersions(request, call) {
       const size = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
-      const { view, seesAll } = await visiblePlan(principalOf(call), request.id);
+      const { view, seesAll } = await visiblePlan(publicViewerOf(callerOf(call)), request.id);
       const versions = view.versions
         .map((version) => versionToProto(view, version))
         .filter((v) => seesAll || v.state === VersionState.CURRENT || v.state === VersionState.SUPERSEDED)

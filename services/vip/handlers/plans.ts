@@ -4,13 +4,13 @@ import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
 import { PlanResultSchema, type PlanUpdateRequest } from "../../../gen/pf/vip/v1/plans_pb.js";
 import type { Money } from "../../../gen/pf/v1/money_pb.js";
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
-import { principalOf, type Principal } from "../../kit/auth/principal.js";
+import { type Caller, callerOf } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { VipContext } from "../context.js";
 import { PlanRow, PlanVersionRow } from "../db/entities.js";
 import { addVersion, loadPlans, planToProto, publishDraft, termsOf } from "../db/plans.js";
-import { managerOf, ownerForCreate, seesAllOf } from "../domain/access.js";
+import { managerOf, ownerForCreate, seesAllOf, viewerOf } from "../domain/access.js";
 import { hasChanges, termsFrom, type Changes } from "../domain/plans.js";
 import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
 import { planChanged, subjects } from "../events.js";
@@ -27,10 +27,10 @@ export function refusePrice(price: Money | undefined): void {
  * exist or the caller may not see it, 403 plan.not_owner when the caller sees
  * it but manages it not (another creator's published plan; network plans without staff).
  */
-export async function managedPlan(em: EntityManager, principal: Principal, id: string): Promise<{ plan: PlanRow; actor: string }> {
+export async function managedPlan(em: EntityManager, caller: Caller, id: string): Promise<{ plan: PlanRow; actor: string }> {
   const plan = await em.findOne(PlanRow, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-  if (!plan || (plan.status !== "published" && !seesAllOf(principal, plan.owner))) throw problem(404, "plan.not_found", "There is no such plan.");
-  const actor = managerOf(principal, plan.owner);
+  if (!plan || (plan.status !== "published" && !seesAllOf(viewerOf(caller), plan.owner))) throw problem(404, "plan.not_found", "There is no such plan.");
+  const actor = managerOf(caller, plan.owner);
   if (!actor) throw problem(403, "plan.not_owner", "Only the plan's creator (or staff, for a network plan) manages it.");
   return { plan, actor };
 }
@@ -49,13 +49,13 @@ export function planHandlers(ctx: VipContext): PlanHandlers {
   };
 
   async function change(request: PlanUpdateRequest, call: HandlerContext, publish: boolean) {
-    const principal = principalOf(call);
+    const caller = callerOf(call);
     refusePrice(request.price);
     const changes: Changes = { name: request.name, description: request.description, tier: request.tier, perkIds: request.perks?.perkIds };
     if (!hasChanges(changes) && !publish) throw invalid("publish", "Send a change (name, description, tier, perks) or publish.");
     const [fromBody, ifMatch] = [request.expectedRevision > 0n ? request.expectedRevision : undefined, ifMatchOf(call)];
     return ctx.transaction(async (em) => {
-      const { plan, actor } = await managedPlan(em, principal, request.id);
+      const { plan, actor } = await managedPlan(em, caller, request.id);
       checkRevision(BigInt(plan.revision), fromBody, ifMatch);
       if (plan.status === "archived") throw problem(409, "plan.archived", "The plan is archived: it changes no more.");
       const at = ctx.clock.now();
@@ -77,12 +77,11 @@ export function planHandlers(ctx: VipContext): PlanHandlers {
 
   return {
     async createPlan(request, call) {
-      const principal = principalOf(call);
+      const caller = callerOf(call);
       refusePrice(request.price);
-      const owner = ownerForCreate(principal, request.owner);
-      const actor = managerOf(principal, owner)!;
+      const owner = ownerForCreate(caller, request.owner);
+      const actor = managerOf(caller, owner)!;
       const terms = termsFrom(undefined, { name: request.name, description: request.description, tier: request.tier, perkIds: request.perkIds }, "perk_ids");
-      call.responseHeader.set("pf-http-status", "201");
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const plan = em.create(PlanRow, {
@@ -105,10 +104,10 @@ export function planHandlers(ctx: VipContext): PlanHandlers {
     },
 
     async archivePlan(request, call) {
-      const principal = principalOf(call);
+      const caller = callerOf(call);
       const [fromBody, ifMatch] = [request.expectedRevision > 0n ? request.expectedRevision : undefined, ifMatchOf(call)];
       return ctx.transaction(async (em) => {
-        const { plan } = await managedPlan(em, principal, request.id);
+        const { plan } = await managedPlan(em, caller, request.id);
         checkRevision(BigInt(plan.revision), fromBody, ifMatch);
         if (plan.status === "draft") throw problem(409, "plan.not_published", "Only a published plan is archived; a draft has no members to keep.");
         if (plan.status === "published") {

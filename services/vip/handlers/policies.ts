@@ -14,16 +14,17 @@ import {
 } from "../../../gen/pf/vip/v1/policies_pb.js";
 import type { EntityRef } from "../../../gen/pf/v1/refs_pb.js";
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
-import { personOf, principalOf, requirePerson, type Principal } from "../../kit/auth/principal.js";
+import { actingPerson, callerOf } from "../../kit/auth/principal.js";
 import { advisoryLock } from "../../kit/db/advisory-lock.js";
 import { newId } from "../../kit/handler/ids.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
+import { answerStatus } from "../../kit/handler/status.js";
 import { requireSubject } from "../../kit/handler/subjects.js";
 import type { VipContext } from "../context.js";
 import { PerkRow, PlanRow, PolicyRow, PublicationRow } from "../db/entities.js";
 import { entitlementFor } from "../db/projection.js";
-import { hasGrant, NETWORK, requireOwner, requireSelfOrGrant, requireStaff } from "../domain/access.js";
+import { NETWORK, requireOwner, requireSelfOrGrant, viewerOf, type Viewer } from "../domain/access.js";
 import { evaluate, type Rule } from "../domain/policies.js";
 
 type PolicyHandlers = Pick<ServiceImpl<typeof VipService>, "listPolicies" | "setPolicy" | "getPolicy" | "deletePolicy" | "evaluatePolicy">;
@@ -59,8 +60,8 @@ export function requireResource(field: string, ref: EntityRef | undefined): Enti
 }
 
 /** Who manages a creator's policies: the creator, or the grant (staff, first-party services acting for nobody); the network's: the grant only. */
-function managesPolicies(principal: Principal, creator: string): boolean {
-  return hasGrant(principal) || personOf(principal) === creator;
+function managesPolicies({ grant, person }: Viewer, creator: string): boolean {
+  return grant || person === creator;
 }
 
 function ruleOf(request: PolicySetRequest): Rule {
@@ -91,13 +92,10 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
 
   return {
     async listPolicies(request, call) {
-      const principal = principalOf(call);
       const creator = request.creator === "" ? undefined : requireOwner("creator", request.creator);
-      if (!hasGrant(principal)) {
-        const person = requirePerson(principal);
-        if (creator !== undefined && creator !== person) throw problem(403, "vip.forbidden", "People list their own policies only.");
-      }
-      const owner = hasGrant(principal) ? creator : personOf(principal)!;
+      // The grant lists any creator's (all without a filter); a person their own.
+      const owner = viewerOf(callerOf(call)).grant ? creator : actingPerson(call);
+      if (creator !== undefined && creator !== owner) throw problem(403, "vip.forbidden", "People list their own policies only.");
       const limit = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const rows = await ctx.orm.em.fork().find(
@@ -114,16 +112,15 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
     },
 
     async setPolicy(request, call) {
-      const principal = principalOf(call);
+      const caller = callerOf(call);
       if (request.id !== "") throw invalid("id", "id is given by the service; a rule is replaced by its resource");
-      const creator = request.creator === "" ? personOf(principal) : requireOwner("creator", request.creator);
+      const creator = request.creator === "" ? caller.person : requireOwner("creator", request.creator);
       if (creator !== NETWORK && !creator?.startsWith("usr_")) throw invalid("creator", "creator is the creator (usr_) whose members the rule admits, or network");
-      // The network's rules are staff's, as its plans are.
-      if (creator === NETWORK) requireStaff(principal);
-      if (!managesPolicies(principal, creator)) throw problem(403, "vip.not_owner", "Creators set rules for their own resources only.");
+      // The network's rules are staff's, as its plans are: the grant manages them, no person is the network.
+      if (!managesPolicies(viewerOf(caller), creator)) throw problem(403, "vip.not_owner", "Creators set rules for their own resources only.");
       const resource = requireResource("resource", request.resource);
       const rule = ruleOf(request);
-      const setBy = personOf(principal) ?? principal.sub;
+      const setBy = caller.person ?? caller.principal.sub;
       const { row, created } = await ctx.transaction(async (em) => {
         await checkTarget(em, creator, rule, request);
         await advisoryLock(em, `vip.policy:${resource.service}/${resource.kind}/${resource.id}`);
@@ -137,13 +134,13 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
         await em.flush();
         return { row: written, created: !existing };
       });
-      if (created) call.responseHeader.set("pf-http-status", "201");
+      if (!created) answerStatus(call, 200);
       return answer(row);
     },
 
     async getPolicy(request, call) {
       const row = await ctx.orm.em.fork().findOne(PolicyRow, { id: request.id });
-      if (!row || !managesPolicies(principalOf(call), row.creator)) throw notFound();
+      if (!row || !managesPolicies(viewerOf(callerOf(call)), row.creator)) throw notFound();
       return answer(row);
     },
 
@@ -153,7 +150,7 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
       if (sent) throw invalid(sent[0], `${sent[0]} is not used by a removal: the policy is named by its id`);
       return ctx.transaction(async (em) => {
         const row = await em.findOne(PolicyRow, { id: request.id });
-        if (!row || !managesPolicies(principalOf(call), row.creator)) throw notFound();
+        if (!row || !managesPolicies(viewerOf(callerOf(call)), row.creator)) throw notFound();
         em.remove(row);
         await em.flush();
         return answer(row);
@@ -161,12 +158,11 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
     },
 
     async evaluatePolicy(request, call) {
-      const principal = principalOf(call);
       const subject = requireSubject("subject", request.subject);
       const resource = requireResource("resource", request.resource);
       const em = ctx.orm.em.fork();
       const policy = await em.findOne(PolicyRow, { resourceService: resource.service, resourceKind: resource.kind, resourceId: resource.id });
-      requireSelfOrGrant(principal, [subject, ...(policy ? [policy.creator] : [])], "the subject or the creator");
+      requireSelfOrGrant(callerOf(call), [subject, ...(policy ? [policy.creator] : [])], "the subject or the creator");
       if (!policy) return create(PolicyEvaluateResultSchema, { allowed: true, reason: EvaluateReason.NO_POLICY });
       const mode = policy.alwaysCheckBilling ? CheckMode.AUTHORITATIVE : CheckMode.AUTO;
       const { result, fact } = subject === policy.creator ? { result: undefined, fact: undefined } : await entitlementFor(ctx, subject, policy.creator, mode);

@@ -8,8 +8,12 @@ import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Flag, Observation, Offer, WatchKind } from "./deals_pb.js";
-import { file_pf_deals_v1_deals } from "./deals_pb.js";
+import type { Flag } from "./moderation_pb.js";
+import { file_pf_deals_v1_moderation } from "./moderation_pb.js";
+import type { Observation, Offer } from "./offers_pb.js";
+import { file_pf_deals_v1_offers } from "./offers_pb.js";
+import type { WatchKind } from "./watches_pb.js";
+import { file_pf_deals_v1_watches } from "./watches_pb.js";
 import { file_pf_v1_options } from "../../v1/options_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -17,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/deals/v1/events.proto.
  */
 export const file_pf_deals_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChhwZi9kZWFscy92MS9ldmVudHMucHJvdG8SC3BmLmRlYWxzLnYxIvMBCgxXYXRjaE1hdGNoZWQSEAoId2F0Y2hfaWQYASABKAkSDQoFb3duZXIYAiABKAkSJAoEa2luZBgDIAEoDjIWLnBmLmRlYWxzLnYxLldhdGNoS2luZBIhCgVvZmZlchgEIAEoCzISLnBmLmRlYWxzLnYxLk9mZmVyEi0KC29ic2VydmF0aW9uGAUgASgLMhgucGYuZGVhbHMudjEuT2JzZXJ2YXRpb24SLwoLb2NjdXJyZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wOhmStRgVZGVhbHMud2F0Y2gtbWF0Y2hlZEAxIkYKCkZsYWdSYWlzZWQSHwoEZmxhZxgBIAEoCzIRLnBmLmRlYWxzLnYxLkZsYWc6F5K1GBNkZWFscy5mbGFnLXJhaXNlZEAxYgZwcm90bzM", [file_google_protobuf_timestamp, file_pf_deals_v1_deals, file_pf_v1_options]);
+  fileDesc("ChhwZi9kZWFscy92MS9ldmVudHMucHJvdG8SC3BmLmRlYWxzLnYxIvMBCgxXYXRjaE1hdGNoZWQSEAoId2F0Y2hfaWQYASABKAkSDQoFb3duZXIYAiABKAkSJAoEa2luZBgDIAEoDjIWLnBmLmRlYWxzLnYxLldhdGNoS2luZBIhCgVvZmZlchgEIAEoCzISLnBmLmRlYWxzLnYxLk9mZmVyEi0KC29ic2VydmF0aW9uGAUgASgLMhgucGYuZGVhbHMudjEuT2JzZXJ2YXRpb24SLwoLb2NjdXJyZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wOhmStRgVZGVhbHMud2F0Y2gtbWF0Y2hlZEAxIkYKCkZsYWdSYWlzZWQSHwoEZmxhZxgBIAEoCzIRLnBmLmRlYWxzLnYxLkZsYWc6F5K1GBNkZWFscy5mbGFnLXJhaXNlZEAxYgZwcm90bzM", [file_google_protobuf_timestamp, file_pf_deals_v1_moderation, file_pf_deals_v1_offers, file_pf_deals_v1_watches, file_pf_v1_options]);
 
 /**
  * deals.watch.matched (internal): a watch matched an observation; at most

@@ -894,9 +894,10 @@ export const StaffRoleSchema: GenEnum<StaffRole> = /*@__PURE__*/
 /**
  * The network routes of the spec, each bound to its documented method and path.
  * They are for services and first-party apps (the spec's "for an owning
- * service", "for services honouring platform blocks", /internal/ paths): people
- * are refused on every one (no_people), so no person reads another's blocks,
- * staff capabilities or records.
+ * service", "for services honouring platform blocks", /internal/ paths): user
+ * tokens are refused on every one (no_people), so no person reads another's
+ * blocks, staff capabilities or records. A first-party service may still name
+ * the person it acts for (X-PF-Subject), as on every first-party route.
  *
  * @generated from service pf.network.v1.NetworkService
  */

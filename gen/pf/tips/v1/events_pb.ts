@@ -10,8 +10,10 @@ import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Goal, Interaction } from "./tips_pb.js";
-import { file_pf_tips_v1_tips } from "./tips_pb.js";
+import type { Goal } from "./goals_pb.js";
+import { file_pf_tips_v1_goals } from "./goals_pb.js";
+import type { Interaction } from "./interactions_pb.js";
+import { file_pf_tips_v1_interactions } from "./interactions_pb.js";
 import { file_pf_v1_options } from "../../v1/options_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -19,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/tips/v1/events.proto.
  */
 export const file_pf_tips_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChdwZi90aXBzL3YxL2V2ZW50cy5wcm90bxIKcGYudGlwcy52MSKTAQoSSW50ZXJhY3Rpb25DaGFuZ2VkEiwKC2ludGVyYWN0aW9uGAEgASgLMhcucGYudGlwcy52MS5JbnRlcmFjdGlvbhIvCgtvY2N1cnJlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXA6HpK1GBp0aXBzLmludGVyYWN0aW9uLWNoYW5nZWRAMSJ3CgtHb2FsQ2hhbmdlZBIeCgRnb2FsGAEgASgLMhAucGYudGlwcy52MS5Hb2FsEi8KC29jY3VycmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDoXkrUYE3RpcHMuZ29hbC1jaGFuZ2VkQDFiBnByb3RvMw", [file_google_protobuf_timestamp, file_pf_tips_v1_tips, file_pf_v1_options]);
+  fileDesc("ChdwZi90aXBzL3YxL2V2ZW50cy5wcm90bxIKcGYudGlwcy52MSKTAQoSSW50ZXJhY3Rpb25DaGFuZ2VkEiwKC2ludGVyYWN0aW9uGAEgASgLMhcucGYudGlwcy52MS5JbnRlcmFjdGlvbhIvCgtvY2N1cnJlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXA6HpK1GBp0aXBzLmludGVyYWN0aW9uLWNoYW5nZWRAMSJ3CgtHb2FsQ2hhbmdlZBIeCgRnb2FsGAEgASgLMhAucGYudGlwcy52MS5Hb2FsEi8KC29jY3VycmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDoXkrUYE3RpcHMuZ29hbC1jaGFuZ2VkQDFiBnByb3RvMw", [file_google_protobuf_timestamp, file_pf_tips_v1_goals, file_pf_tips_v1_interactions, file_pf_v1_options]);
 
 /**
  * tips.interaction.settled: an interaction's payment settled (or an external

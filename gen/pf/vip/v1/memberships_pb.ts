@@ -292,8 +292,9 @@ export type MembershipStatusResult = Message<"pf.vip.v1.MembershipStatusResult">
   memberships: Membership[];
 
   /**
-   * Designed: who told which subscriptions billing holds: billing (this
-   * call), or the projection when billing did not answer.
+   * Who told which subscriptions billing holds: billing (this call), or the
+   * projection when billing did not answer (designed, as the members list
+   * labels its source).
    *
    * @generated from field: pf.vip.v1.Source source = 3;
    */
@@ -769,11 +770,11 @@ export enum MembershipOrigin {
   CHECKOUT = 1,
 
   /**
-   * Designed: a channel subscription billing holds that no checkout here
-   * names (made at billing directly, or its plan changed there), known from
-   * billing or the projection: no id, no paid_via, no created_at; the
-   * preferences of the member's latest checkout for the channel, both off
-   * when there is none.
+   * A channel subscription billing holds that no checkout here names (made
+   * at billing directly, or its plan changed there), known from billing or
+   * the projection: no id, no paid_via, no created_at; the preferences of the
+   * member's latest checkout for the channel, both off when there is none.
+   * Designed: the spec does not say how subscriptions made at billing show.
    *
    * @generated from enum value: MEMBERSHIP_ORIGIN_BILLING = 2;
    */

@@ -1,15 +1,15 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AdminRequestSchema, AdminResultSchema, type BillingAdminService } from "../../../../gen/pf/billing/v1/admin_pb.js";
+import { AdminResultSchema, type BillingAdminService } from "../../../../gen/pf/billing/v1/admin_pb.js";
 import { principalOf } from "../../../kit/auth/principal.js";
-import { idempotent, requestHash } from "../../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../../kit/handler/idempotency.js";
 import { invalid } from "../../../kit/handler/problem.js";
 import type { BillingContext } from "../../context.js";
 import { postAdjustment } from "../../db/adjustments.js";
 import { holdImported, importHoldToProto } from "../../db/import-holds.js";
 import { adjustmentMovements } from "../../domain/adjustments.js";
 import { requireImportHold } from "../../domain/import-holds.js";
-import { requireIdempotencyKey, requireReason } from "../../domain/requests.js";
+import { requireReason } from "../../domain/requests.js";
 
 type AdjustmentHandlers = Pick<ServiceImpl<typeof BillingAdminService>, "postAdjustment">;
 
@@ -23,10 +23,9 @@ export function adjustmentHandlers(ctx: BillingContext): AdjustmentHandlers {
         throw invalid("import_hold", "An adjustment has either lines or an import_hold, not both.");
       }
       const change = request.importHold ? { hold: requireImportHold(request.importHold) } : { movements: adjustmentMovements(request.lines) };
-      const key = requireIdempotencyKey(request.idempotencyKey, call);
-      call.responseHeader.set("pf-http-status", "201");
-      return ctx.transaction((em) => {
-        const apply = async () => {
+      const once = idempotencyOf(call, request, { scope: `adjustment:${principal.sub}`, required: true });
+      return ctx.transaction((em) =>
+        once.run(em, async () => {
           const act = { reason, by: principal.sub, at: ctx.clock.now() };
           if (change.hold) {
             const row = await holdImported(em, change.hold, act);
@@ -34,10 +33,8 @@ export function adjustmentHandlers(ctx: BillingContext): AdjustmentHandlers {
           }
           const adjustment = await postAdjustment(em, { kind: "adjustment", movements: change.movements, reason, createdBy: act.by, at: act.at });
           return create(AdminResultSchema, { result: { case: "adjustment", value: adjustment } });
-        };
-        const hash = requestHash(AdminRequestSchema, { ...request, idempotencyKey: "" });
-        return idempotent(em, { scope: `adjustment:${principal.sub}`, key, hash }, AdminResultSchema, apply);
-      });
+        }),
+      );
     },
   };
 }

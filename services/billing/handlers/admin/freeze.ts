@@ -9,7 +9,7 @@ import type { BillingContext } from "../../context.js";
 import { EconomyRow, ProviderEventRow } from "../../db/entities.js";
 import { requireReason } from "../../domain/requests.js";
 import { economyChanged } from "../../events.js";
-import { applyProviderEvents } from "../../provider/apply.js";
+import { applyProviderEvents } from "../../workers/provider-events.js";
 
 type FreezeHandlers = Pick<ServiceImpl<typeof BillingAdminService>, "getFreeze" | "setFreeze">;
 

@@ -7,7 +7,7 @@ import { invalid, problem } from "../../../kit/handler/problem.js";
 import type { BillingContext } from "../../context.js";
 import { ProviderEventRow } from "../../db/entities.js";
 import { EVENT_STATES, providerEventToProto, type ProviderEventState } from "../../db/provider-events.js";
-import { reapply } from "../../provider/apply.js";
+import { reapply } from "../../workers/provider-events.js";
 
 type ProviderEventHandlers = Pick<ServiceImpl<typeof BillingAdminService>, "listProviderEvents" | "reprocessProviderEvent">;
 

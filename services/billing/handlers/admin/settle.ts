@@ -1,8 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AdminRequestSchema, AdminResultSchema, type BillingAdminService } from "../../../../gen/pf/billing/v1/admin_pb.js";
+import { AdminResultSchema, type BillingAdminService } from "../../../../gen/pf/billing/v1/admin_pb.js";
 import { principalOf } from "../../../kit/auth/principal.js";
-import { idempotencyKeyOf, idempotent, requestHash } from "../../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../../kit/handler/idempotency.js";
 import { maxLength } from "../../../kit/handler/text.js";
 import { invalid, problem } from "../../../kit/handler/problem.js";
 import type { BillingContext } from "../../context.js";
@@ -21,25 +21,22 @@ export function settleHandlers(ctx: BillingContext): SettleHandlers {
       if (request.intentId === "") throw invalid("intent_id", "intent_id names the intent the receipt pays.");
       if (request.receipt === "") throw invalid("receipt", "receipt is the store's signed receipt.");
       maxLength("receipt", request.receipt, 10_000);
-      const key = idempotencyKeyOf(request.idempotencyKey, call);
+      const once = idempotencyOf(call, request, { scope: `settle:${by}` });
       const intent = await findIntent(ctx.orm.em.fork(), request.intentId);
       const receipt = ctx.providers.get(intent.provider).verifyReceipt(request.receipt);
       const mismatches = receiptMismatches(intent, receipt);
       if (mismatches.length > 0) {
         throw problem(422, "receipt.mismatch", `The receipt does not pay this intent: its ${mismatches.join(", ")} differ.`, { fields: mismatches });
       }
-      return ctx.transaction(async (em) => {
-        const settle = async () => {
+      return ctx.transaction((em) =>
+        once.run(em, async () => {
           await requireThawed(em);
           const row = await lockIntentById(em, intent.id);
           const change = await settleIntent(em, ctx, row, by);
           if (change.kind === "stale") throw problem(409, "intent.declined", `The intent cannot be settled: ${change.detail}`);
           return create(AdminResultSchema, { result: { case: "intent", value: intentToProto(row) } });
-        };
-        if (!key) return settle();
-        const hash = requestHash(AdminRequestSchema, { ...request, idempotencyKey: "" });
-        return idempotent(em, { scope: `settle:${by}`, key, hash }, AdminResultSchema, settle);
-      });
+        }),
+      );
     },
   };
 }

@@ -5,7 +5,7 @@ import { AdminResultSchema, SweepReportSchema, type BillingAdminService } from "
 import { principalOf } from "../../../kit/auth/principal.js";
 import type { BillingContext } from "../../context.js";
 import { requireThawed } from "../../db/ledger.js";
-import { sweepRenewals } from "../../renewals.js";
+import { sweepRenewals } from "../../workers/renewals.js";
 
 /** Runs the renewal sweep now (billing.ledger.admin); it also runs on its own as a leased job. */
 export function sweepHandlers(ctx: BillingContext): Pick<ServiceImpl<typeof BillingAdminService>, "runSweep"> {

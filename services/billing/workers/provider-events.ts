@@ -1,19 +1,22 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
+import { problemOf } from "../../kit/handler/problem.js";
 import { leasedJob } from "../../kit/runtime/lease.js";
 import type { Worker } from "../../kit/runtime/module.js";
-import { problemOf } from "../../kit/handler/problem.js";
-import { billingContext, type BillingContext } from "../context.js";
-import { ProviderEventRow } from "../db/entities.js";
+import type { BillingContext } from "../context.js";
 import { approveIntent, declineIntent, lockIntent } from "../db/intents.js";
 import { requireThawed } from "../db/ledger.js";
-import type { ProviderEventState } from "../db/provider-events.js";
+import {
+  claimProviderEvent,
+  recordOutcome,
+  type ClaimedEvent,
+  type EventClaim,
+  type EventOutcome,
+} from "../db/provider-events.js";
 import { settleIntent } from "../db/settlement.js";
 import type { Transition } from "../domain/intents.js";
 
-type Claimed = { id: string; seq: string; provider: string; type: string; provider_order_id: string; payload: string; status: ProviderEventState };
-type Outcome = { status: ProviderEventState; detail: string };
-
-const FROZEN = "(select frozen from billing.economy where id = 1)";
+/** A claimed event and what applying it came to. */
+export type AppliedEvent = ClaimedEvent & EventOutcome;
 
 /**
  * Applies the stored provider events that are pending, and the held ones
@@ -25,11 +28,9 @@ const FROZEN = "(select frozen from billing.economy where id = 1)";
 export async function applyProviderEvents(ctx: BillingContext): Promise<void> {
   let after = "0";
   for (;;) {
-    const claimed = await applyOne(ctx, (em) =>
-      claim(em, `seq > ? and (status = 'pending' or (status = 'held' and not ${FROZEN})) order by seq limit 1 for update skip locked`, [after]),
-    );
-    if (!claimed) return;
-    after = claimed.seq;
+    const applied = await applyOne(ctx, { nextAfter: after });
+    if (!applied) return;
+    after = applied.seq;
   }
 }
 
@@ -37,29 +38,20 @@ export async function applyProviderEvents(ctx: BillingContext): Promise<void> {
  * The safety net: whatever an apply after a commit or a thaw left pending (a
  * crash, a lost connection) is applied within seconds, by one instance at a time.
  */
-export const providerEventsWorker: Worker = (serviceContext) => {
-  const ctx = billingContext(serviceContext);
-  return leasedJob("billing.provider-events", { everyMs: 5_000 }, () => applyProviderEvents(ctx))(serviceContext);
-};
+export const providerEvents: Worker<BillingContext> = leasedJob(
+  "billing.provider-events",
+  { everyMs: 5_000 },
+  applyProviderEvents,
+);
 
 /** Applies a delivery just stored as pending, unless another instance already has it. */
-export function applyDelivered(ctx: BillingContext, id: string): Promise<(Claimed & Outcome) | undefined> {
-  return applyOne(ctx, (em) => claim(em, `id = ? and status = 'pending' for update skip locked`, [id]));
+export function applyDelivered(ctx: BillingContext, id: string): Promise<AppliedEvent | undefined> {
+  return applyOne(ctx, { delivered: id });
 }
 
 /** Applies a stored event again, whatever its state (an admin's reprocess); undefined when there is none. */
-export function reapply(ctx: BillingContext, id: string): Promise<(Claimed & Outcome) | undefined> {
-  return applyOne(ctx, (em) => claim(em, `id = ? for update`, [id]));
-}
-
-async function claim(em: EntityManager, where: string, params: unknown[]): Promise<Claimed | undefined> {
-  const [row] = await em.getConnection().execute<Claimed[]>(
-    `select id, seq, provider, type, provider_order_id, payload, status from billing.provider_events where ${where}`,
-    params,
-    "all",
-    em.getTransactionContext(),
-  );
-  return row;
+export function reapply(ctx: BillingContext, id: string): Promise<AppliedEvent | undefined> {
+  return applyOne(ctx, { any: id });
 }
 
 /**
@@ -68,15 +60,15 @@ async function claim(em: EntityManager, where: string, params: unknown[]): Promi
  * second one, held if the economy froze meanwhile, else failed, unless
  * another instance changed it in between.
  */
-async function applyOne(ctx: BillingContext, select: (em: EntityManager) => Promise<Claimed | undefined>): Promise<(Claimed & Outcome) | undefined> {
-  let claimed: Claimed | undefined;
-  let outcome: Outcome;
+async function applyOne(ctx: BillingContext, which: EventClaim): Promise<AppliedEvent | undefined> {
+  let claimed: ClaimedEvent | undefined;
+  let outcome: EventOutcome;
   try {
     outcome = await ctx.transaction(async (em) => {
-      claimed = await select(em);
+      claimed = await claimProviderEvent(em, which);
       if (!claimed) return { status: "pending", detail: "" };
       const applied = await apply(em, ctx, claimed);
-      await record(em, claimed.id, applied, ctx.clock.now());
+      await recordOutcome(em, claimed.id, applied, ctx.clock.now());
       return applied;
     });
   } catch (error) {
@@ -88,17 +80,9 @@ async function applyOne(ctx: BillingContext, select: (em: EntityManager) => Prom
         : { status: "failed", detail: found.status >= 500 ? String((error as Error).message ?? error).slice(0, 500) : found.detail };
     if (outcome.status === "failed") ctx.logger.warn({ err: error, event: claimed.id }, "provider event failed; an admin may reprocess it");
     const seen = claimed;
-    await ctx.transaction((em) => record(em, seen.id, outcome, ctx.clock.now(), seen.status));
+    await ctx.transaction((em) => recordOutcome(em, seen.id, outcome, ctx.clock.now(), seen.status));
   }
   return claimed && { ...claimed, ...outcome };
-}
-
-function record(em: EntityManager, id: string, outcome: Outcome, at: Date, unlessChangedFrom?: ProviderEventState) {
-  return em.nativeUpdate(
-    ProviderEventRow,
-    unlessChangedFrom ? { id, status: unlessChangedFrom } : { id },
-    { ...outcome, ...(outcome.status === "applied" && { appliedAt: at }) },
-  );
 }
 
 /**
@@ -108,7 +92,7 @@ function record(em: EntityManager, id: string, outcome: Outcome, at: Date, unles
  * state is ignored; an event applied before stays applied when applying it
  * again does nothing (settlement is once).
  */
-async function apply(em: EntityManager, ctx: BillingContext, event: Claimed): Promise<Outcome> {
+async function apply(em: EntityManager, ctx: BillingContext, event: ClaimedEvent): Promise<EventOutcome> {
   await requireThawed(em);
   const body = ctx.providers.get(event.provider).readEvent(event.payload);
   const intent = await lockIntent(em, { provider: event.provider, providerOrderId: event.provider_order_id });

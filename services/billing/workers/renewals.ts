@@ -1,15 +1,15 @@
 import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
-import { leasedJob } from "../kit/runtime/lease.js";
-import type { Worker } from "../kit/runtime/module.js";
-import { problemOf } from "../kit/handler/problem.js";
-import { billingContext, type BillingContext } from "./context.js";
-import { SubscriptionRow } from "./db/entities.js";
-import { post, requireThawed } from "./db/ledger.js";
-import { subscriptionToProto } from "./db/subscriptions.js";
-import { payeeOf } from "./domain/ledger.js";
-import { billingReference } from "./domain/references.js";
-import { dueOutcome, nextValidUntil } from "./domain/subscriptions.js";
-import { entitlementChanged } from "./events.js";
+import { problemOf } from "../../kit/handler/problem.js";
+import { leasedJob } from "../../kit/runtime/lease.js";
+import type { Worker } from "../../kit/runtime/module.js";
+import type { BillingContext } from "../context.js";
+import { SubscriptionRow } from "../db/entities.js";
+import { post, requireThawed } from "../db/ledger.js";
+import { subscriptionToProto } from "../db/subscriptions.js";
+import { payeeOf } from "../domain/ledger.js";
+import { billingReference } from "../domain/references.js";
+import { dueOutcome, nextValidUntil } from "../domain/subscriptions.js";
+import { entitlementChanged } from "../events.js";
 
 export interface SweepCounts {
   renewed: number;
@@ -94,9 +94,10 @@ async function charge(em: EntityManager, row: SubscriptionRow, at: Date, by: str
 }
 
 /** The sweep as a background job: one instance at a time, every PF_BILLING_SWEEP_EVERY_MS. */
-export const renewals: Worker = (serviceContext) => {
-  const ctx = billingContext(serviceContext);
-  return leasedJob("billing.renewals", { everyMs: ctx.settings.sweepEveryMs }, async () => {
+export const renewals: Worker<BillingContext> = leasedJob<BillingContext>(
+  "billing.renewals",
+  (ctx) => ({ everyMs: ctx.settings.sweepEveryMs }),
+  async (ctx) => {
     await sweepRenewals(ctx);
-  })(serviceContext);
-};
+  },
+);

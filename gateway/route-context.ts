@@ -1,0 +1,23 @@
+import type { Registry } from "@bufbuild/protobuf";
+import type { Transport } from "@connectrpc/connect";
+import type { Admission } from "../services/kit/auth/enforce.js";
+import type { Logger } from "../services/kit/runtime/logger.js";
+
+/** What admits a request: the services' enforcement (tests of the mapping alone may admit everyone). */
+export type Admitting = Pick<Admission, "admit">;
+
+/** What a binding's route calls through, fixed at build time. */
+export interface RouteContext {
+  readonly transport: Transport;
+  /** Admits each request before the gateway reads it (401 before any shape check). */
+  readonly admission: Admitting;
+  /** The deadline of every unary call; event streams have none (they last until the RPC or the client ends them). */
+  readonly timeoutMs: number;
+  /** Types for Any and extensions in JSON. */
+  readonly registry: Registry;
+  readonly logger: Logger;
+  /** How often an open event stream gets a keep-alive comment (default 15 s). */
+  readonly heartbeatMs?: number;
+  /** The event streams being served, ended when the gateway closes (they never end on their own). */
+  readonly openStreams?: Set<AbortController>;
+}

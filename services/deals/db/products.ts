@@ -1,0 +1,36 @@
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { advisoryLock } from "../../kit/db/advisory-lock.js";
+import { qualified } from "../../kit/db/orm.js";
+import type { AliasKind } from "../domain/products.js";
+
+export type Alias = { kind: AliasKind; value: string };
+
+/**
+ * Adds aliases to a product; an alias another product took first (now or
+ * concurrently) stays with it. Answers the aliases it lost that way.
+ */
+export async function attachAliases(em: EntityManager, productId: string, aliases: Alias[], at: Date) {
+  const lost: Alias[] = [];
+  for (const alias of aliases) {
+    const taken = await em.getConnection().execute(
+      `insert into ${qualified(em, "product_aliases")} (kind, value, product_id, created_at) values (?, ?, ?, ?)
+       on conflict do nothing returning kind`,
+      [alias.kind, alias.value, productId, at],
+      "all",
+      em.getTransactionContext(),
+    );
+    if (taken.length === 0) lost.push(alias);
+  }
+  return lost;
+}
+
+/**
+ * Serialises resolves naming the same aliases: a transaction-scoped advisory
+ * lock per alias, taken in sorted order (two resolves sharing aliases never
+ * deadlock), so a second resolve of a new alias waits for the first and finds
+ * the product it created instead of creating another.
+ */
+export async function lockAliases(em: EntityManager, aliases: Alias[]): Promise<void> {
+  const keys = [...new Set(aliases.map(({ kind, value }) => `${kind}:${value}`))].sort();
+  for (const key of keys) await advisoryLock(em, `deals.alias:${key}`);
+}
