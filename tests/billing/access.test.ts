@@ -4,7 +4,7 @@ import { protoComments } from "../../gen/pf/docs.js";
 import { BillingAdminService } from "../../gen/pf/billing/v1/admin_pb.js";
 import { BillingService } from "../../gen/pf/billing/v1/billing_pb.js";
 import { designed as designedOption } from "../../gen/pf/v1/options_pb.js";
-import { bindingOf, describeMalformedInput, describeRefusals, documentedRoutes, routesOf, type RouteCall } from "../support/access.js";
+import { bindingOf, describeMalformedInput, describeRefusals, itWithSpec, routesOf, type RouteCall } from "../support/access.js";
 import { usePlatform } from "../support/platform.js";
 import { ALL_BUT_MANAGE } from "./support.js";
 
@@ -59,11 +59,8 @@ describe("every billing route", () => {
   });
 
   // Method, path, capability and visibility of the 21 documented routes; the other 7 are designed.
-  it("matches routes.tsv where documented; the other 7 are marked designed and described", async ({ skip }) => {
+  itWithSpec("matches routes.tsv where documented; the other 7 are marked designed and described", "billing", (documented) => {
     expect(routes).toHaveLength(28);
-    const documented = await documentedRoutes("billing");
-    // documentedRoutes throws under CI=true instead: there, nothing skips.
-    if (documented === undefined) return skip("the spec's routes.tsv is not beside this checkout");
     expect(documented).toHaveLength(21);
     const bound = routes.map((route) => ({ route, binding: bindingOf(route) }));
     for (const [, verb, path, caps, visibility] of documented) {

@@ -7,7 +7,7 @@ import {
   bindingOf,
   describeMalformedInput,
   describeRefusals,
-  documentedRoutes,
+  itWithSpec,
   routesOf,
   type RouteCall,
 } from "../support/access.js";
@@ -35,10 +35,9 @@ describe("every overlay route", () => {
     expect(Object.keys(calls).sort()).toEqual(routes.map((route) => route.name).sort());
   });
 
-  it("matches routes.tsv where documented (the 7 overlay rows: method, path, capability, visibility)", async ({ skip }) => {
+  itWithSpec("matches routes.tsv where documented (the 7 overlay rows: method, path, capability, visibility)", "tips", (rows) => {
     expect(routes).toHaveLength(8);
-    const documented = (await documentedRoutes("tips"))?.filter(([, , path]) => path.startsWith("/api/v1/overlay-"));
-    if (documented === undefined) return skip("the spec's routes.tsv is not beside this clone (CI always has it)");
+    const documented = rows.filter(([, , path]) => path.startsWith("/api/v1/overlay-"));
     expect(documented).toHaveLength(7);
     const bound = routes.map((route) => ({ route, binding: bindingOf(route) }));
     for (const [, verb, path, caps, visibility] of documented) {

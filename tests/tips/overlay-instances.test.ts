@@ -1,14 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { openEventStream } from "../support/sse.js";
 import { creatorId, mintOverlayToken, streamUrl } from "./overlay-support.js";
+import { describeWith, NATS } from "../support/skips.js";
 
 /**
  * Two tips instances on one database and one NATS: a change made through one
  * instance reaches an overlay streaming from the other (the streams listen on
  * the bus, not in process). Needs NATS (CI always has it).
  */
-describe.skipIf(!process.env.NATS_URL)("overlay streams across instances", () => {
+describeWith(NATS, "overlay streams across instances", () => {
   let a: TestPlatform;
   let b: TestPlatform;
   beforeAll(async () => {

@@ -1,6 +1,5 @@
 import { createContextKey, type HandlerContext } from "@connectrpc/connect";
 import type { TokenKind } from "./tokens.js";
-import { problem } from "../handler/problem.js";
 
 /** Who is calling, as enforcement established it from the token and the X-PF-* headers; shared, never changed. */
 export interface Principal {
@@ -94,9 +93,3 @@ export function staffActorOf(principal: Principal, apps = true): string | undefi
   return principal.sub;
 }
 
-/** TRANSITIONAL (removed once every service declares ACTOR_PERSON): the person a call acts for, or 403. */
-export function requirePerson(principal: Principal): string {
-  const person = personOf(principal);
-  if (!person) throw problem(403, "auth.person_required", "This call acts for a person: use a user token, or a service token with X-PF-Subject.");
-  return person;
-}
