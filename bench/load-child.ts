@@ -2,7 +2,9 @@ import autocannon from "autocannon";
 import { percentile, type ChildMessage, type LoadSettings, type LoadTarget } from "./load.js";
 
 // Runs in its own process (see runLoad): warms up, then measures one target.
-process.once("message", async ({ target, settings }: { target: LoadTarget; settings: LoadSettings }) => {
+process.once("message", (message: { target: LoadTarget; settings: LoadSettings }) => void measure(message));
+
+async function measure({ target, settings }: { target: LoadTarget; settings: LoadSettings }) {
   const base = { url: target.url, headers: target.headers, connections: settings.connections };
   await autocannon({ ...base, duration: settings.warmup });
 
@@ -28,4 +30,4 @@ process.once("message", async ({ target, settings }: { target: LoadTarget; setti
     },
   };
   process.send!(message, () => process.exit(0));
-});
+}

@@ -82,7 +82,7 @@ export function runLoad(label: string, target: LoadTarget, settings: LoadSetting
       resolve({ label, ...figures, cpuPerRequest: figures.requests > 0 ? (user + system) / figures.requests : NaN });
     });
     child.once("error", reject);
-    child.once("exit", (code) => reject(new Error(`the load generator for ${label} exited with ${code} before reporting`)));
+    child.once("exit", (code) => reject(new Error(`the load generator for ${label} exited with ${String(code)} before reporting`)));
     child.send({ target, settings });
   });
 }

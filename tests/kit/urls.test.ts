@@ -8,7 +8,7 @@ const refusal = (work: () => unknown) => {
     return undefined;
   } catch (error) {
     const problem = problemOf(error);
-    return `${problem.code} ${String(problem.extensions?.field)}`;
+    return `${problem.code} ${String(problem.extensions?.field as string | undefined)}`;
   }
 };
 

@@ -31,7 +31,7 @@ export interface HttpAnswer {
   status: number;
   headers: Headers;
   // Test bodies are read field by field.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+   
   body: any;
 }
 

@@ -3,7 +3,7 @@ export interface SentEvent {
   id?: string;
   event: string;
   // Test bodies are read field by field.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+   
   data: any;
 }
 
@@ -93,7 +93,7 @@ export class EventStreamReader {
 }
 
 /** An opened stream, or the problem+json it was refused with. */
-export type Opened = { status: number; headers: Headers; stream?: EventStreamReader; problem?: any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+export type Opened = { status: number; headers: Headers; stream?: EventStreamReader; problem?: any };  
 
 /** Opens an event stream with fetch: a 200 answer is read as events, any other as its problem. */
 export async function openEventStream(url: string, headers: Record<string, string> = {}): Promise<Opened> {

@@ -11,7 +11,7 @@ export interface ServiceSchema {
   /** The Postgres schema: the service key. */
   key: string;
   // MikroORM's own signature takes entity schemas of any shape.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+   
   entities: EntitySchema<any, any>[];
   /** Committed migrations, oldest first; the kit's tables come before them. */
   migrations: MigrationObject[];
@@ -42,7 +42,7 @@ export function ormOptions(schema: ServiceSchema, url: string, poolSize: number)
  * embedded PostgreSQL is one session shared by every service.
  */
 export function qualified(em: { config: { get(key: "schema"): string | undefined } }, table: string): string {
-  return `"${em.config.get("schema")}".${table}`;
+  return `"${String(em.config.get("schema"))}".${table}`;
 }
 
 /** Opens the service's ORM and brings its schema up to the newest committed migration. */
