@@ -21,8 +21,14 @@ export const eventDelivery: Benchmark = {
     const bench = await startBenchPlatform();
     const nc = await connect({ servers: natsUrl });
     try {
-      const token = await bench.platform.mintToken({ kind: "service", svc: "space", caps: ["network.notifications.push"] });
-      const network = clientWithDefaults(NetworkService, bench.platform.transport, { headers: { authorization: `Bearer ${token}` } });
+      const token = await bench.platform.mintToken({
+        kind: "service",
+        svc: "space",
+        caps: ["network.notifications.push"],
+      });
+      const network = clientWithDefaults(NetworkService, bench.platform.transport, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       const run = `b${Date.now().toString(36)}`;
       const committed = new Map<string, number>();
       const latencies: number[] = [];
@@ -52,7 +58,8 @@ export const eventDelivery: Benchmark = {
       await Promise.all(writers);
       // Everything committed must arrive; wait for the relay to drain.
       const drainBy = performance.now() + 30_000;
-      while (latencies.length < committed.size && performance.now() < drainBy) await new Promise((resolve) => setTimeout(resolve, 20));
+      while (latencies.length < committed.size && performance.now() < drainBy)
+        await new Promise((resolve) => setTimeout(resolve, 20));
       const elapsed = (performance.now() - started) / 1000;
       const { user, system } = process.cpuUsage(cpu);
       subscription.unsubscribe();

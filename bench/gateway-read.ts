@@ -92,7 +92,10 @@ async function seed(platform: Platform): Promise<void> {
     ["usr_mod3", StaffRole.GLOBAL_MODERATOR, []],
   ];
   for (const [subject, role, capabilities] of staff) {
-    await admin.upsertSubject({ id: subject, display: { displayName: subject.slice(4), handle: subject.slice(4) } }, options);
+    await admin.upsertSubject(
+      { id: subject, display: { displayName: subject.slice(4), handle: subject.slice(4) } },
+      options,
+    );
     await admin.setStaff({ subject, role, capabilities }, options);
   }
 }

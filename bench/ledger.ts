@@ -91,8 +91,16 @@ async function ledgerPlatform() {
   const bench = await startBenchPlatform({ PF_SERVICES: "billing", PF_DB_POOL: String(CLIENTS) });
   const mint = (caps: string[]) => bench.platform.mintToken({ kind: "service", svc: "bench", caps });
   const headers = async (caps: string[]) => ({ headers: { authorization: `Bearer ${await mint(caps)}` } });
-  const billing = clientWithDefaults(BillingService, bench.platform.transport, await headers(["billing.transfer.create"]));
-  const admin = clientWithDefaults(BillingAdminService, bench.platform.transport, await headers(["billing.ledger.admin"]));
+  const billing = clientWithDefaults(
+    BillingService,
+    bench.platform.transport,
+    await headers(["billing.transfer.create"]),
+  );
+  const admin = clientWithDefaults(
+    BillingAdminService,
+    bench.platform.transport,
+    await headers(["billing.ledger.admin"]),
+  );
   const tag = Date.now().toString(36);
   const payers = Array.from({ length: PAYERS }, (_, i) => `usr_payer${i}x${tag}`);
   const creators = Array.from({ length: CREATORS }, (_, i) => `usr_creator${i}x${tag}`);
@@ -136,9 +144,11 @@ async function ledgerPlatform() {
       const started = performance.now();
       const usage = process.cpuUsage();
       const until = started + duration * 1000;
-      await Promise.all(Array.from({ length: CLIENTS }, async () => {
-        while (performance.now() < until) await transfer();
-      }));
+      await Promise.all(
+        Array.from({ length: CLIENTS }, async () => {
+          while (performance.now() < until) await transfer();
+        }),
+      );
       if (!measuring) return;
       seconds += (performance.now() - started) / 1000;
       const { user, system } = process.cpuUsage(usage);

@@ -58,7 +58,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): LoadSettings
 function positive(value: string | undefined, fallback: number, name: string): number {
   if (value === undefined || value === "") return fallback;
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed <= 0) throw new Error(`${name} must be a positive whole number, got ${JSON.stringify(value)}`);
+  if (!Number.isInteger(parsed) || parsed <= 0)
+    throw new Error(`${name} must be a positive whole number, got ${JSON.stringify(value)}`);
   return parsed;
 }
 
@@ -82,7 +83,9 @@ export function runLoad(label: string, target: LoadTarget, settings: LoadSetting
       resolve({ label, ...figures, cpuPerRequest: figures.requests > 0 ? (user + system) / figures.requests : NaN });
     });
     child.once("error", reject);
-    child.once("exit", (code) => reject(new Error(`the load generator for ${label} exited with ${String(code)} before reporting`)));
+    child.once("exit", (code) =>
+      reject(new Error(`the load generator for ${label} exited with ${String(code)} before reporting`)),
+    );
     child.send({ target, settings });
   });
 }
@@ -106,6 +109,7 @@ export function formatTable(rows: { bench: string; result: LoadResult }[]): stri
     String(r.failures),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
-  const row = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+  const row = (cells: string[]) =>
+    cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
   return [row(header), row(widths.map((w) => "-".repeat(w))), ...lines.map(row)].join("\n");
 }

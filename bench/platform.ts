@@ -34,10 +34,12 @@ export async function startBenchPlatform(env: Record<string, string> = {}): Prom
     DATABASE_URL: databaseUrl,
     ...env,
   });
-  const platform = await startPlatform({ config, modules, logger: createLogger(config.logLevel) }).catch(async (error: unknown) => {
-    await rm(dataDir, { recursive: true, force: true });
-    throw error;
-  });
+  const platform = await startPlatform({ config, modules, logger: createLogger(config.logLevel) }).catch(
+    async (error: unknown) => {
+      await rm(dataDir, { recursive: true, force: true });
+      throw error;
+    },
+  );
   return {
     platform,
     gatewayUrl: platform.gatewayUrl!,

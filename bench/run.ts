@@ -10,9 +10,12 @@ const benchmarks: Benchmark[] = [gatewayRead, gatewayDatabaseRead, eventDelivery
 const settings = loadSettings();
 const wanted = process.argv.slice(2);
 const selected = wanted.length === 0 ? benchmarks : benchmarks.filter((b) => wanted.includes(b.name));
-if (selected.length === 0) throw new Error(`no benchmark named ${wanted.join(", ")}; known: ${benchmarks.map((b) => b.name).join(", ")}`);
+if (selected.length === 0)
+  throw new Error(`no benchmark named ${wanted.join(", ")}; known: ${benchmarks.map((b) => b.name).join(", ")}`);
 
-console.log(`${settings.connections} connections, ${settings.warmup} s warm-up, ${settings.duration} s measured per target`);
+console.log(
+  `${settings.connections} connections, ${settings.warmup} s warm-up, ${settings.duration} s measured per target`,
+);
 const rows: { bench: string; result: LoadResult }[] = [];
 const notes: string[] = [];
 let failed = false;

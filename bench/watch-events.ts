@@ -39,13 +39,24 @@ export const watchEvents: Benchmark = {
       const token = await bench.platform.mintToken({ kind: "service", svc: "web", caps });
       const run = Date.now().toString(36);
       const as = (person: string) =>
-        clientWithDefaults(DealsService, bench.platform.transport, { headers: { authorization: `Bearer ${token}`, "x-pf-subject": person } });
+        clientWithDefaults(DealsService, bench.platform.transport, {
+          headers: { authorization: `Bearer ${token}`, "x-pf-subject": person },
+        });
       const word = `benchword${run}`;
-      for (let i = 0; i < WATCHES; i++) await as(`usr_watcher${i}x${run}`).createWatch({ kind: WatchKind.KEYWORD, keyword: word });
+      for (let i = 0; i < WATCHES; i++)
+        await as(`usr_watcher${i}x${run}`).createWatch({ kind: WatchKind.KEYWORD, keyword: word });
       // Each writer observes its own offer: observations of one offer queue on its row.
       const offers = await Promise.all(
-        Array.from({ length: WRITERS }, async (_, w) =>
-          (await as(`usr_poster${w}x${run}`).submitOffer({ link: `https://shop.example/${run}/${w}`, title: `A ${word} deal` })).offer!.id),
+        Array.from(
+          { length: WRITERS },
+          async (_, w) =>
+            (
+              await as(`usr_poster${w}x${run}`).submitOffer({
+                link: `https://shop.example/${run}/${w}`,
+                title: `A ${word} deal`,
+              })
+            ).offer!.id,
+        ),
       );
 
       const committed = new Map<string, number>();
@@ -68,7 +79,10 @@ export const watchEvents: Benchmark = {
         const observer = as(`usr_observer${w}x${run}`);
         let n = 0;
         while (!stop) {
-          const answer = await observer.recordObservation({ id: offers[w], observation: { price: { minorUnits: BigInt(1000 + (n++ % 500)), currency: "USD" } } });
+          const answer = await observer.recordObservation({
+            id: offers[w],
+            observation: { price: { minorUnits: BigInt(1000 + (n++ % 500)), currency: "USD" } },
+          });
           if (measuring) committed.set(answer.observation!.id, performance.now());
           await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
         }
@@ -82,7 +96,8 @@ export const watchEvents: Benchmark = {
       await Promise.all(writers);
       const expected = committed.size * WATCHES;
       const drainBy = performance.now() + 30_000;
-      while (latencies.length < expected && performance.now() < drainBy) await new Promise((resolve) => setTimeout(resolve, 20));
+      while (latencies.length < expected && performance.now() < drainBy)
+        await new Promise((resolve) => setTimeout(resolve, 20));
       const elapsed = (performance.now() - started) / 1000;
       subscription.unsubscribe();
 
@@ -125,8 +140,18 @@ async function relayBurst(ctx: ServiceContext, nc: NatsConnection): Promise<Load
     watchId: marker,
     owner: "usr_bench",
     kind: WatchKind.KEYWORD,
-    offer: { id: "off_bench", link: "https://shop.example/bench", title: "A bench deal with a title of usual length", description: "x".repeat(400) },
-    observation: { id: "obs_bench", offerId: "off_bench", observedBy: "usr_bench", price: { minorUnits: 1999n, currency: "USD" } },
+    offer: {
+      id: "off_bench",
+      link: "https://shop.example/bench",
+      title: "A bench deal with a title of usual length",
+      description: "x".repeat(400),
+    },
+    observation: {
+      id: "obs_bench",
+      offerId: "off_bench",
+      observedBy: "usr_bench",
+      price: { minorUnits: 1999n, currency: "USD" },
+    },
     occurredAt: timestampNow(),
   });
   let arrived = 0;
@@ -142,7 +167,12 @@ async function relayBurst(ctx: ServiceContext, nc: NatsConnection): Promise<Load
   const chunk = 1000;
   await ctx.transaction(async (em) => {
     for (let written = 0; written < BURST; written += chunk) {
-      await recordEvents(em, "deals.watch.matched", WatchMatchedSchema, Array.from({ length: Math.min(chunk, BURST - written) }, () => event));
+      await recordEvents(
+        em,
+        "deals.watch.matched",
+        WatchMatchedSchema,
+        Array.from({ length: Math.min(chunk, BURST - written) }, () => event),
+      );
     }
   });
   // Timed from the commit: the relay sees nothing before it.

@@ -1,4 +1,11 @@
-import { getOption, hasOption, type DescField, type DescMessage, type DescMethod, type DescService } from "@bufbuild/protobuf";
+import {
+  getOption,
+  hasOption,
+  type DescField,
+  type DescMessage,
+  type DescMethod,
+  type DescService,
+} from "@bufbuild/protobuf";
 import { http } from "../gen/google/api/annotations_pb.js";
 import type { HttpRule } from "../gen/google/api/http_pb.js";
 import { keyOf } from "../services/kit/rpc/clients.js";
@@ -40,8 +47,12 @@ function binding(key: string, service: DescService, method: DescMethod, rule: Ht
   try {
     const { pattern } = rule;
     if (pattern.case === undefined) throw new Error("google.api.http rule without a method and path");
-    const [verb, path] = pattern.case === "custom" ? [pattern.value.kind.toUpperCase(), pattern.value.path] : [pattern.case.toUpperCase(), pattern.value];
-    if (rule.body !== "" && (verb === "GET" || verb === "HEAD")) throw new Error(`a ${verb} binding cannot take a body`);
+    const [verb, path] =
+      pattern.case === "custom"
+        ? [pattern.value.kind.toUpperCase(), pattern.value.path]
+        : [pattern.case.toUpperCase(), pattern.value];
+    if (rule.body !== "" && (verb === "GET" || verb === "HEAD"))
+      throw new Error(`a ${verb} binding cannot take a body`);
     return {
       key,
       service,

@@ -44,11 +44,16 @@ const serverStreamingEvents: BodyHook = {
  */
 const streamingNotServed: BodyHook = {
   name: "streaming-not-served",
-  claims: (binding) => binding.method.methodKind === "client_streaming" || binding.method.methodKind === "bidi_streaming",
+  claims: (binding) =>
+    binding.method.methodKind === "client_streaming" || binding.method.methodKind === "bidi_streaming",
   handler: () => async (request, reply) =>
     sendProblem(
       reply,
-      problemMessage(501, "route.streaming_unsupported", "This client-streaming RPC is not served over HTTP; call it over gRPC or Connect."),
+      problemMessage(
+        501,
+        "route.streaming_unsupported",
+        "This client-streaming RPC is not served over HTTP; call it over gRPC or Connect.",
+      ),
       instanceOf(request),
     ),
 };
@@ -68,7 +73,9 @@ const rawBytesBody: BodyHook = {
   claims: takesRawBytes,
   parsers(scope) {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser("*", { parseAs: "buffer" }, (_request, body, done) => done(null, (body as Buffer).toString("base64")));
+    scope.addContentTypeParser("*", { parseAs: "buffer" }, (_request, body, done) =>
+      done(null, (body as Buffer).toString("base64")),
+    );
   },
 };
 

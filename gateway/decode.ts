@@ -1,4 +1,11 @@
-import { fromJson, type DescMessage, type JsonObject, type JsonValue, type Message, type Registry } from "@bufbuild/protobuf";
+import {
+  fromJson,
+  type DescMessage,
+  type JsonObject,
+  type JsonValue,
+  type Message,
+  type Registry,
+} from "@bufbuild/protobuf";
 import { hasCustomJsonRepresentation } from "@bufbuild/protobuf/wkt";
 import { invalid } from "../services/kit/handler/problem.js";
 
@@ -24,7 +31,10 @@ function failingField(schema: DescMessage, json: JsonObject, registry: Registry)
     if (decodes(schema, { [key]: value }, registry)) continue;
     const field = schema.fields.find((f) => f.name === key || f.jsonName === key);
     if (!field) return key;
-    const message = field.fieldKind === "message" || (field.fieldKind === "list" && field.listKind === "message") ? field.message : undefined;
+    const message =
+      field.fieldKind === "message" || (field.fieldKind === "list" && field.listKind === "message")
+        ? field.message
+        : undefined;
     if (!message || hasCustomJsonRepresentation(message)) return field.name;
     if (field.fieldKind === "list" && Array.isArray(value)) {
       const index = value.findIndex((item) => isObject(item) && !decodes(message, item, registry));

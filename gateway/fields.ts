@@ -71,13 +71,18 @@ export function queryTargets(message: DescMessage, excluded: ReadonlySet<string>
 }
 
 /** Sets each query parameter's value on the request JSON; unknown or repeated-when-single parameters are refused. */
-export function applyQuery(json: JsonObject, targets: QueryTargets, query: Record<string, string | string[] | undefined>): void {
+export function applyQuery(
+  json: JsonObject,
+  targets: QueryTargets,
+  query: Record<string, string | string[] | undefined>,
+): void {
   const given = new Set<FieldTarget>();
   for (const name in query) {
     const target = targets.get(name);
     if (!target) throw invalid(name, `Query parameter ${name} is not accepted by this route.`);
     // Both spellings of one field (`local_id` and `localId`) are one field given twice.
-    if (given.has(target)) throw invalid(target.path, `Query parameter ${target.path} is given twice, under both its spellings.`);
+    if (given.has(target))
+      throw invalid(target.path, `Query parameter ${target.path} is given twice, under both its spellings.`);
     given.add(target);
     const value = query[name] as string | string[];
     if (target.repeated) {
@@ -105,7 +110,13 @@ export function setField(json: JsonObject, target: FieldTarget, value: JsonValue
       child = {};
       node[step.name] = child;
     } else if (typeof child !== "object" || Array.isArray(child)) {
-      throw invalid(target.path, `Field ${target.steps.slice(0, i + 1).map((s) => s.name).join(".")} must be an object.`);
+      throw invalid(
+        target.path,
+        `Field ${target.steps
+          .slice(0, i + 1)
+          .map((s) => s.name)
+          .join(".")} must be an object.`,
+      );
     }
     node = child;
   }

@@ -66,7 +66,9 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
         instance: "",
         code: "request.invalid",
       });
-      socket.end(`HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
     },
   });
   const answerFastifyError = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
@@ -90,9 +92,21 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
     const allow = routes.allowed(request.headers.host ?? "", path);
     if (allow.length > 0) {
       const methods = allow.join(", ");
-      return sendProblem(reply.header("allow", methods), problemMessage(405, "route.method_not_allowed", `${request.method} is not allowed on this path; it answers ${methods}.`), path);
+      return sendProblem(
+        reply.header("allow", methods),
+        problemMessage(
+          405,
+          "route.method_not_allowed",
+          `${request.method} is not allowed on this path; it answers ${methods}.`,
+        ),
+        path,
+      );
     }
-    return sendProblem(reply, problemMessage(404, "route.not_found", `No route answers ${request.method} ${path}.`), path);
+    return sendProblem(
+      reply,
+      problemMessage(404, "route.not_found", `No route answers ${request.method} ${path}.`),
+      path,
+    );
   });
 
   app.get("/healthz", (_request, reply) => sendJson(reply, 200, { status: "ok" }));
@@ -202,4 +216,3 @@ async function closeGracefully(app: FastifyInstance): Promise<void> {
   app.server.closeAllConnections();
   await closed;
 }
-

@@ -74,11 +74,15 @@ function operation(binding: Binding, components: SchemaComponents, problem: Json
     ...(binding.body !== "" && {
       requestBody: {
         required: true,
-        content: takesRawBytes(binding) ? { "*/*": { schema: { type: "string", format: "binary" } } } : { "application/json": { schema: input } },
+        content: takesRawBytes(binding)
+          ? { "*/*": { schema: { type: "string", format: "binary" } } }
+          : { "application/json": { schema: input } },
       },
     }),
     responses: {
-      ...(method.methodKind === "server_streaming" ? eventStreamResponse(output) : successResponses(getOption(method, successStatuses), output)),
+      ...(method.methodKind === "server_streaming"
+        ? eventStreamResponse(output)
+        : successResponses(getOption(method, successStatuses), output)),
       default: { description: "Problem", content: { [PROBLEM_CONTENT_TYPE]: { schema: problem } } },
     },
     // `{}`: a caller without a token is admitted too.
@@ -99,7 +103,10 @@ function successResponses(statuses: readonly number[], output: JsonObject): Json
   const responses: JsonObject = {};
   for (const status of statuses.length > 0 ? statuses : [200]) {
     const description = STATUS_CODES[status] ?? "Success";
-    responses[status] = status === 204 || status === 304 ? { description } : { description, content: { "application/json": { schema: output } } };
+    responses[status] =
+      status === 204 || status === 304
+        ? { description }
+        : { description, content: { "application/json": { schema: output } } };
   }
   return responses;
 }
@@ -112,7 +119,8 @@ function successResponses(statuses: readonly number[], output: JsonObject): Json
 function eventStreamResponse(output: JsonObject): JsonObject {
   return {
     200: {
-      description: "An event stream: each event's data is one message as JSON; id: and event: as the gateway README says.",
+      description:
+        "An event stream: each event's data is one message as JSON; id: and event: as the gateway README says.",
       content: { [EVENT_STREAM_CONTENT_TYPE]: { schema: { type: "string" }, "x-pf-event-data": output } },
     },
   };
@@ -158,7 +166,10 @@ function kebab(name: string): string {
 /** errors.problem@1 as sent: the Problem message with its extensions flattened into extra members. */
 function problemSchema(components: SchemaComponents): JsonObject {
   const ref = components.message(ProblemSchema);
-  const schema = components.schemas[componentName(ProblemSchema)] as { properties: JsonObject; additionalProperties?: boolean };
+  const schema = components.schemas[componentName(ProblemSchema)] as {
+    properties: JsonObject;
+    additionalProperties?: boolean;
+  };
   delete schema.properties.extensions;
   schema.additionalProperties = true;
   return ref;

@@ -39,21 +39,33 @@ export function problemJson(found: Problem, instance: string): JsonObject {
 export function sendProblem(reply: FastifyReply, found: Problem, instance: string): FastifyReply {
   const body = problemJson(found, instance);
   // RFC 9110: a 401 names the scheme that would let the caller in.
-  if (body.status === 401) reply.header("www-authenticate", found.code === "auth.invalid" ? 'Bearer error="invalid_token"' : "Bearer");
+  if (body.status === 401)
+    reply.header("www-authenticate", found.code === "auth.invalid" ? 'Bearer error="invalid_token"' : "Bearer");
   // RFC 9110: how long to wait, in whole seconds (429 rate.limited, or any problem that knows).
   const retryAfter = found.extensions?.retry_after_seconds;
   if (typeof retryAfter === "number" && retryAfter >= 0) reply.header("retry-after", String(Math.ceil(retryAfter)));
-  return reply.code(body.status as number).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+  return reply
+    .code(body.status as number)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(JSON.stringify(body));
 }
 
 /** Answers a failed call with its problem; 5xx are logged with the request id, since their body says nothing. */
-export function sendFailure(request: FastifyRequest, reply: FastifyReply, error: unknown, logger: Logger): FastifyReply {
+export function sendFailure(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: unknown,
+  logger: Logger,
+): FastifyReply {
   const found = problemOf(error);
   if (!(found.status >= 400 && found.status < 500)) {
     // A ConnectError's details carry whole descriptors: log what it says, not what it holds.
     const err = error instanceof ConnectError ? { code: Code[error.code], message: error.rawMessage } : error;
     // The path without the query: a query may carry a secret (an overlay stream's token).
-    logger.error({ err, requestId: request.id, method: request.method, path: instanceOf(request) }, "gateway request failed");
+    logger.error(
+      { err, requestId: request.id, method: request.method, path: instanceOf(request) },
+      "gateway request failed",
+    );
   }
   return sendProblem(reply, found, instanceOf(request));
 }
@@ -71,7 +83,9 @@ export function problemOfFastify(error: FastifyError, bodyLimit: number): Proble
     case "FST_ERR_CTP_INVALID_JSON_BODY":
       return problemMessage(400, "request.invalid", "The body is not valid JSON.", { field: "body" });
     case "FST_ERR_BAD_URL":
-      return problemMessage(400, "request.invalid", "The path is not a valid URL (bad percent-encoding).", { field: "path" });
+      return problemMessage(400, "request.invalid", "The path is not a valid URL (bad percent-encoding).", {
+        field: "path",
+      });
   }
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) return problemMessage(status, "request.invalid", error.message);

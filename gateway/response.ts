@@ -53,6 +53,7 @@ function statusOf(header: Headers, declared: number): number {
   if (text === null) return declared;
   const status = Number(text);
   // A handler bug, answered as a 500 by the caller's catch.
-  if (!Number.isInteger(status) || status < 200 || status > 599) throw new Error(`handler set ${STATUS_HEADER}: ${text}`);
+  if (!Number.isInteger(status) || status < 200 || status > 599)
+    throw new Error(`handler set ${STATUS_HEADER}: ${text}`);
   return status;
 }

@@ -1,4 +1,11 @@
-import { getOption, ScalarType, type DescEnum, type DescField, type DescMessage, type JsonObject } from "@bufbuild/protobuf";
+import {
+  getOption,
+  ScalarType,
+  type DescEnum,
+  type DescField,
+  type DescMessage,
+  type JsonObject,
+} from "@bufbuild/protobuf";
 import { isWrapperDesc } from "@bufbuild/protobuf/wkt";
 import { protoComments } from "../gen/pf/docs.js";
 import { schema as schemaId } from "../gen/pf/v1/options_pb.js";
@@ -35,7 +42,12 @@ const WELL_KNOWN: Record<string, JsonObject> = {
   "google.protobuf.Struct": { type: "object", additionalProperties: true },
   "google.protobuf.Value": {},
   "google.protobuf.ListValue": { type: "array" },
-  "google.protobuf.Any": { type: "object", properties: { "@type": { type: "string" } }, required: ["@type"], additionalProperties: true },
+  "google.protobuf.Any": {
+    type: "object",
+    properties: { "@type": { type: "string" } },
+    required: ["@type"],
+    additionalProperties: true,
+  },
 };
 
 /**
@@ -55,7 +67,8 @@ export class SchemaComponents {
     if (!(name in this.schemas)) {
       const properties: JsonObject = {};
       this.schemas[name] = { type: "object", title: message.typeName, ...description(message.typeName), properties };
-      for (const field of message.fields) properties[field.name] = { ...this.field(field), ...description(`${message.typeName}.${field.name}`) };
+      for (const field of message.fields)
+        properties[field.name] = { ...this.field(field), ...description(`${message.typeName}.${field.name}`) };
     }
     return { $ref: `#/components/schemas/${name}` };
   }

@@ -17,7 +17,15 @@
  *   taken the last one (the body drained), so a slow client never fills memory.
  * - Closing the gateway ends every open stream (clients reconnect elsewhere).
  */
-import { toJson, type DescField, type DescMessage, type DescMethodServerStreaming, type DescOneof, type Message, type Registry } from "@bufbuild/protobuf";
+import {
+  toJson,
+  type DescField,
+  type DescMessage,
+  type DescMethodServerStreaming,
+  type DescOneof,
+  type Message,
+  type Registry,
+} from "@bufbuild/protobuf";
 import type { RouteHandlerMethod } from "fastify";
 import { PassThrough } from "node:stream";
 import { problemOf } from "../services/kit/handler/problem.js";
@@ -37,7 +45,9 @@ export type EventRenderer = (message: Message) => string;
 
 export function eventRenderer(output: DescMessage, registry: Registry): EventRenderer {
   const options = { useProtoFieldName: true, alwaysEmitImplicit: true, registry };
-  const idField = output.fields.find((field) => field.name === "id" && field.fieldKind === "scalar" && field.oneof === undefined);
+  const idField = output.fields.find(
+    (field) => field.name === "id" && field.fieldKind === "scalar" && field.oneof === undefined,
+  );
   const eventOneof = output.oneofs.find((oneof) => oneof.name === "event");
   return (message) => {
     const id = idField ? idOf(message, idField) : "";
@@ -77,7 +87,13 @@ export function eventStreamHandler(binding: Binding, context: RouteContext): Rou
     try {
       const input = toMessage(request);
       // No deadline: a stream lasts until it ends, fails, or the client goes away.
-      const response = await transport.stream(method, cancel.signal, undefined, forwardedHeaders(request), single(input));
+      const response = await transport.stream(
+        method,
+        cancel.signal,
+        undefined,
+        forwardedHeaders(request),
+        single(input),
+      );
       messages = response.message[Symbol.asyncIterator]();
       // The status is decided by the first message: a refusal before it is a plain problem.
       first = await messages.next();
@@ -105,32 +121,40 @@ export function eventStreamHandler(binding: Binding, context: RouteContext): Rou
     // Only an idle stream needs keeping alive: one with output still queued is not idle.
     const heartbeat = setInterval(() => body.writableLength === 0 && write(": keep-alive\n\n"), heartbeatMs);
     // Ended here, not only when the RPC notices: a cancelled RPC may not answer its pending read.
-    cancel.signal.addEventListener("abort", () => {
-      clearInterval(heartbeat);
-      body.end();
-      void messages.return?.().catch(() => undefined);
-    }, { once: true });
+    cancel.signal.addEventListener(
+      "abort",
+      () => {
+        clearInterval(heartbeat);
+        body.end();
+        void messages.return?.().catch(() => undefined);
+      },
+      { once: true },
+    );
     void (async () => {
       try {
-        for (let next = first; !next.done && !cancel.signal.aborted; next = await messages.next()) await send(render(next.value));
+        for (let next = first; !next.done && !cancel.signal.aborted; next = await messages.next())
+          await send(render(next.value));
       } catch (error) {
         if (cancel.signal.aborted) return;
         const found = problemOf(error);
-        if (found.status >= 500) logger.error({ err: error, requestId: request.id, path: instanceOf(request) }, "event stream failed");
+        if (found.status >= 500)
+          logger.error({ err: error, requestId: request.id, path: instanceOf(request) }, "event stream failed");
         write(`event: error\ndata: ${JSON.stringify(problemJson(found, instanceOf(request)))}\n\n`);
       } finally {
         cancel.abort();
       }
     })();
-    return reply
-      .code(200)
-      .header("content-type", `${EVENT_STREAM_CONTENT_TYPE}; charset=utf-8`)
-      .header("cache-control", "no-store")
-      // Reverse proxies (nginx) must pass each event on at once, not buffer the stream.
-      .header("x-accel-buffering", "no")
-      // An ended stream's connection is not reused: its client reconnects on a new one.
-      .header("connection", "close")
-      .send(body);
+    return (
+      reply
+        .code(200)
+        .header("content-type", `${EVENT_STREAM_CONTENT_TYPE}; charset=utf-8`)
+        .header("cache-control", "no-store")
+        // Reverse proxies (nginx) must pass each event on at once, not buffer the stream.
+        .header("x-accel-buffering", "no")
+        // An ended stream's connection is not reused: its client reconnects on a new one.
+        .header("connection", "close")
+        .send(body)
+    );
   };
 }
 

@@ -36,7 +36,8 @@ export function parseTemplate(source: string): PathTemplate {
       if (!match) return fail(`segment ${JSON.stringify(part)} is not a {field} variable`);
       const [, field, pattern = "*"] = match;
       if (!FIELD_PATH.test(field)) fail(`${JSON.stringify(field)} is not a field path`);
-      if (pattern !== "*" && pattern !== "**") fail(`only {field=*} and {field=**} are supported, not ${JSON.stringify(part)}`);
+      if (pattern !== "*" && pattern !== "**")
+        fail(`only {field=*} and {field=**} are supported, not ${JSON.stringify(part)}`);
       const rest = pattern === "**";
       if (rest && index !== parts.length - 1) fail("{field=**} must be the last segment");
       if (variables.some((v) => v.field === field)) fail(`${field} is bound twice`);

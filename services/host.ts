@@ -56,7 +56,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? systemClock;
   const unknown = (config.services ?? []).filter((key) => !options.modules.some((m) => m.key === key));
-  if (unknown.length > 0) throw new Error(`PF_SERVICES names services this platform does not have: ${unknown.join(", ")}`);
+  if (unknown.length > 0)
+    throw new Error(`PF_SERVICES names services this platform does not have: ${unknown.join(", ")}`);
   const modules = options.modules.filter((m) => !config.services || config.services.includes(m.key));
   const stops: (() => Promise<void>)[] = [];
   let stopping: Promise<void> | undefined;
@@ -66,28 +67,48 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
 
     let databaseUrl = config.databaseUrl;
     if (!databaseUrl) {
-      const embedded: EmbeddedPostgres = await startEmbeddedPostgres(join(config.dataDir, "pg"), modules.length * config.dbPoolSize + 8);
+      const embedded: EmbeddedPostgres = await startEmbeddedPostgres(
+        join(config.dataDir, "pg"),
+        modules.length * config.dbPoolSize + 8,
+      );
       stops.push(() => embedded.stop());
       databaseUrl = embedded.url;
       logger.info({ dataDir: join(config.dataDir, "pg") }, "DATABASE_URL is unset: using the embedded PostgreSQL");
     }
 
-    const bus: EventBus = config.natsUrl ? await JetStreamBus.connect(config.natsUrl, logger, config.natsNamespace) : new InProcessBus(logger);
+    const bus: EventBus = config.natsUrl
+      ? await JetStreamBus.connect(config.natsUrl, logger, config.natsNamespace)
+      : new InProcessBus(logger);
     stops.push(() => bus.close());
 
     // Every pf service call: in its scope (request id, deadline), counted and kept from leaking internals, enforced, its input checked.
     const guard = new CallGuard(logger);
-    const serverInterceptors = [callScope(config.callTimeoutMs), guard.interceptor(), admission.interceptor(), inputGuard()];
+    const serverInterceptors = [
+      callScope(config.callTimeoutMs),
+      guard.interceptor(),
+      admission.interceptor(),
+      inputGuard(),
+    ];
     const implementations: Implementation[] = [];
     const local = new LocalServices();
     const routes = (router: ConnectRouter) => {
-      for (const { service, impl } of implementations) router.service(service, impl, { interceptors: serverInterceptors });
-      healthRoutes(router, implementations.map((i) => i.service));
-      reflectionRoutes(router, implementations.map((i) => i.service));
+      for (const { service, impl } of implementations)
+        router.service(service, impl, { interceptors: serverInterceptors });
+      healthRoutes(
+        router,
+        implementations.map((i) => i.service),
+      );
+      reflectionRoutes(
+        router,
+        implementations.map((i) => i.service),
+      );
     };
     const localKeys = new Set(modules.map((m) => m.key));
     const localTransport = (interceptors: Interceptor[]) =>
-      local.transport(interceptors, lazy(() => createRouterTransport(routes, { transport: { interceptors } })));
+      local.transport(
+        interceptors,
+        lazy(() => createRouterTransport(routes, { transport: { interceptors } })),
+      );
 
     const contexts = new Map<string, ServiceContext>();
     const orms: MikroORM[] = [];
@@ -100,7 +121,12 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       const relay = new OutboxRelay(orm, bus, logger.child({ service: module.key, relay: true }), module.key);
       relays.push(relay);
       const callerInterceptors = [propagateCall(), bearer(serviceToken(keys, module))];
-      const transports = new Transports(localTransport(callerInterceptors), localKeys, config.serviceUrls, callerInterceptors);
+      const transports = new Transports(
+        localTransport(callerInterceptors),
+        localKeys,
+        config.serviceUrls,
+        callerInterceptors,
+      );
       // The service's context is built once here; its handlers, workers and consumers share it.
       const ctx = await module.context(serviceContext({ module, config, logger, clock, orm, bus, relay, transports }));
       contexts.set(module.key, ctx);
@@ -182,7 +208,8 @@ function serviceContext(parts: {
       relay.wake();
       return result;
     },
-    client: (service) => clientWithDefaults(service, transports.for(keyOf(service)), { timeoutMs: config.callTimeoutMs }),
+    client: (service) =>
+      clientWithDefaults(service, transports.for(keyOf(service)), { timeoutMs: config.callTimeoutMs }),
   };
 }
 

@@ -32,18 +32,32 @@ export const subjects = {
 
 export function intentChanged(em: EntityManager, intent: Intent, at: Date) {
   const subject = intent.settledAt ? subjects.intentSettled : subjects.intentDeclined;
-  return recordEvent(em, subject, IntentChangedSchema, create(IntentChangedSchema, { intent, occurredAt: timestampFromDate(at) }));
+  return recordEvent(
+    em,
+    subject,
+    IntentChangedSchema,
+    create(IntentChangedSchema, { intent, occurredAt: timestampFromDate(at) }),
+  );
 }
 
 export function transferCreated(em: EntityManager, transfer: Transfer, at: Date) {
-  return recordEvent(em, subjects.transferCreated, TransferCreatedSchema, create(TransferCreatedSchema, { transfer, occurredAt: timestampFromDate(at) }));
+  return recordEvent(
+    em,
+    subjects.transferCreated,
+    TransferCreatedSchema,
+    create(TransferCreatedSchema, { transfer, occurredAt: timestampFromDate(at) }),
+  );
 }
 
 export type EntitlementChange = "started" | "renewed" | "canceled" | "ended";
 
 export function entitlementChanged(em: EntityManager, subscription: Subscription, change: EntitlementChange, at: Date) {
-  return recordEvent(em, subjects.entitlementChanged, EntitlementChangedSchema,
-    create(EntitlementChangedSchema, { subscription, change, occurredAt: timestampFromDate(at) }));
+  return recordEvent(
+    em,
+    subjects.entitlementChanged,
+    EntitlementChangedSchema,
+    create(EntitlementChangedSchema, { subscription, change, occurredAt: timestampFromDate(at) }),
+  );
 }
 
 export function cashoutChanged(
@@ -52,15 +66,28 @@ export function cashoutChanged(
   cashout: Cashout,
   at: Date,
 ) {
-  return recordEvent(em, subject, CashoutChangedSchema, create(CashoutChangedSchema, { cashout, occurredAt: timestampFromDate(at) }));
+  return recordEvent(
+    em,
+    subject,
+    CashoutChangedSchema,
+    create(CashoutChangedSchema, { cashout, occurredAt: timestampFromDate(at) }),
+  );
 }
 
 export function economyChanged(em: EntityManager, economy: Economy, at: Date) {
-  return recordEvent(em, economy.frozen ? subjects.economyFrozen : subjects.economyThawed, EconomyChangedSchema,
-    create(EconomyChangedSchema, { economy, occurredAt: timestampFromDate(at) }));
+  return recordEvent(
+    em,
+    economy.frozen ? subjects.economyFrozen : subjects.economyThawed,
+    EconomyChangedSchema,
+    create(EconomyChangedSchema, { economy, occurredAt: timestampFromDate(at) }),
+  );
 }
 
 export function adjustmentPosted(em: EntityManager, transaction: LedgerTransaction, at: Date) {
-  return recordEvent(em, subjects.adjustmentPosted, AdjustmentPostedSchema,
-    create(AdjustmentPostedSchema, { transaction, occurredAt: timestampFromDate(at) }));
+  return recordEvent(
+    em,
+    subjects.adjustmentPosted,
+    AdjustmentPostedSchema,
+    create(AdjustmentPostedSchema, { transaction, occurredAt: timestampFromDate(at) }),
+  );
 }

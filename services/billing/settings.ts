@@ -36,7 +36,10 @@ export function billingSettings(config: Config): BillingSettings {
   const whole = (name: string, fallback: number) => wholeSetting(env, name, fallback);
   const choice = <T extends string>(name: string, allowed: readonly T[]): T => {
     const raw = env[name] ?? "";
-    if (!allowed.includes(raw as T)) throw new Error(`${name} must be one of ${allowed.map((a) => JSON.stringify(a)).join(", ")}, got ${JSON.stringify(raw)}`);
+    if (!allowed.includes(raw as T))
+      throw new Error(
+        `${name} must be one of ${allowed.map((a) => JSON.stringify(a)).join(", ")}, got ${JSON.stringify(raw)}`,
+      );
     return raw as T;
   };
   return {

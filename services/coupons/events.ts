@@ -1,7 +1,13 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import type { Coupon, CouponStatus, Merchant, MerchantStatus, ReportOutcome } from "../../gen/pf/coupons/v1/coupons_pb.js";
+import type {
+  Coupon,
+  CouponStatus,
+  Merchant,
+  MerchantStatus,
+  ReportOutcome,
+} from "../../gen/pf/coupons/v1/coupons_pb.js";
 import {
   CodePublishedSchema,
   CodeReportedSchema,
@@ -22,29 +28,64 @@ export const subjects = {
   merchantStatusChanged: "coupons.merchant.status_changed",
 } as const;
 
-export function codeSubmitted(em: EntityManager, coupon: Coupon, state: { heldForReview: boolean; published: boolean }, at: Date) {
-  return recordEvent(em, subjects.codeSubmitted, CodeSubmittedSchema, create(CodeSubmittedSchema, { coupon, ...state, occurredAt: timestampFromDate(at) }));
+export function codeSubmitted(
+  em: EntityManager,
+  coupon: Coupon,
+  state: { heldForReview: boolean; published: boolean },
+  at: Date,
+) {
+  return recordEvent(
+    em,
+    subjects.codeSubmitted,
+    CodeSubmittedSchema,
+    create(CodeSubmittedSchema, { coupon, ...state, occurredAt: timestampFromDate(at) }),
+  );
 }
 
 export function codePublished(em: EntityManager, coupon: Coupon, at: Date) {
-  return recordEvent(em, subjects.codePublished, CodePublishedSchema, create(CodePublishedSchema, { coupon, occurredAt: timestampFromDate(at) }));
+  return recordEvent(
+    em,
+    subjects.codePublished,
+    CodePublishedSchema,
+    create(CodePublishedSchema, { coupon, occurredAt: timestampFromDate(at) }),
+  );
 }
 
-export function codeStatusChanged(em: EntityManager, coupon: Coupon, change: { previous: CouponStatus; reason: string; changedBy: string }, at: Date) {
-  return recordEvent(em, subjects.codeStatusChanged, CodeStatusChangedSchema,
-    create(CodeStatusChangedSchema, { coupon, ...change, occurredAt: timestampFromDate(at) }));
+export function codeStatusChanged(
+  em: EntityManager,
+  coupon: Coupon,
+  change: { previous: CouponStatus; reason: string; changedBy: string },
+  at: Date,
+) {
+  return recordEvent(
+    em,
+    subjects.codeStatusChanged,
+    CodeStatusChangedSchema,
+    create(CodeStatusChangedSchema, { coupon, ...change, occurredAt: timestampFromDate(at) }),
+  );
 }
 
 export function codeReported(em: EntityManager, coupon: Coupon, outcome: ReportOutcome, at: Date) {
-  return recordEvent(em, subjects.codeReported, CodeReportedSchema, create(CodeReportedSchema, { coupon, outcome, occurredAt: timestampFromDate(at) }));
+  return recordEvent(
+    em,
+    subjects.codeReported,
+    CodeReportedSchema,
+    create(CodeReportedSchema, { coupon, outcome, occurredAt: timestampFromDate(at) }),
+  );
 }
 
 export function merchantChanged(
   em: EntityManager,
-  subject: typeof subjects.merchantCreated | typeof subjects.merchantDomainsChanged | typeof subjects.merchantStatusChanged,
+  subject:
+    typeof subjects.merchantCreated | typeof subjects.merchantDomainsChanged | typeof subjects.merchantStatusChanged,
   merchant: Merchant,
   change: { previous?: MerchantStatus; reason?: string; changedBy: string },
   at: Date,
 ) {
-  return recordEvent(em, subject, MerchantChangedSchema, create(MerchantChangedSchema, { merchant, ...change, occurredAt: timestampFromDate(at) }));
+  return recordEvent(
+    em,
+    subject,
+    MerchantChangedSchema,
+    create(MerchantChangedSchema, { merchant, ...change, occurredAt: timestampFromDate(at) }),
+  );
 }

@@ -20,11 +20,26 @@ export const LIMITS = {
   anonymousLookupsPerMinute: 60,
 } as const;
 
-export const reportRule = (person: string): RateRule => ({ name: "coupons.report.person", key: person, limit: LIMITS.reportsPerHour, windowMs: HOUR });
+export const reportRule = (person: string): RateRule => ({
+  name: "coupons.report.person",
+  key: person,
+  limit: LIMITS.reportsPerHour,
+  windowMs: HOUR,
+});
 
-export const submitRule = (submitter: string): RateRule => ({ name: "coupons.submit.submitter", key: submitter, limit: LIMITS.submitsPerHour, windowMs: HOUR });
+export const submitRule = (submitter: string): RateRule => ({
+  name: "coupons.submit.submitter",
+  key: submitter,
+  limit: LIMITS.submitsPerHour,
+  windowMs: HOUR,
+});
 
-export const lookupRule = (sub: string): RateRule => ({ name: "coupons.lookup.token", key: sub, limit: LIMITS.lookupsPerMinute, windowMs: MINUTE });
+export const lookupRule = (sub: string): RateRule => ({
+  name: "coupons.lookup.token",
+  key: sub,
+  limit: LIMITS.lookupsPerMinute,
+  windowMs: MINUTE,
+});
 
 export const anonymousLookupRule = (addressHash: string): RateRule => ({
   name: "coupons.lookup.anonymous",

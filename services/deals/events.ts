@@ -27,14 +27,21 @@ export function watchesMatched(
   em: EntityManager,
   matches: { watchId: string; owner: string; kind: Kind; offer: Offer; observation: Observation; at: Date }[],
 ) {
-  return recordEvents(em, subjects.watchMatched, WatchMatchedSchema, matches.map((match) => create(WatchMatchedSchema, {
-    watchId: match.watchId,
-    owner: match.owner,
-    kind: WATCH_KINDS[match.kind],
-    offer: match.offer,
-    observation: match.observation,
-    occurredAt: timestampFromDate(match.at),
-  })));
+  return recordEvents(
+    em,
+    subjects.watchMatched,
+    WatchMatchedSchema,
+    matches.map((match) =>
+      create(WatchMatchedSchema, {
+        watchId: match.watchId,
+        owner: match.owner,
+        kind: WATCH_KINDS[match.kind],
+        offer: match.offer,
+        observation: match.observation,
+        occurredAt: timestampFromDate(match.at),
+      }),
+    ),
+  );
 }
 
 export function flagRaised(em: EntityManager, flag: Flag) {

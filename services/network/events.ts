@@ -29,28 +29,54 @@ export function coinsChanged(
   em: EntityManager,
   entry: { entryId: string; appId: string; subject: string; delta: bigint; balance: bigint; reason: string; at: Date },
 ) {
-  return recordEvent(em, entry.delta > 0n ? subjects.coinsCredited : subjects.coinsDebited, CoinsChangedSchema,
-    create(CoinsChangedSchema, { ...entry, occurredAt: timestampFromDate(entry.at) }));
+  return recordEvent(
+    em,
+    entry.delta > 0n ? subjects.coinsCredited : subjects.coinsDebited,
+    CoinsChangedSchema,
+    create(CoinsChangedSchema, { ...entry, occurredAt: timestampFromDate(entry.at) }),
+  );
 }
 
 export function coinsTransferred(
   em: EntityManager,
   transfer: { transferId: string; appId: string; fromSubject: string; toSubject: string; amount: bigint; at: Date },
 ) {
-  return recordEvent(em, subjects.coinsTransferred, CoinsTransferredSchema,
-    create(CoinsTransferredSchema, { ...transfer, occurredAt: timestampFromDate(transfer.at) }));
+  return recordEvent(
+    em,
+    subjects.coinsTransferred,
+    CoinsTransferredSchema,
+    create(CoinsTransferredSchema, { ...transfer, occurredAt: timestampFromDate(transfer.at) }),
+  );
 }
 
 export function notificationPushed(em: EntityManager, notification: Notification) {
-  return recordEvent(em, subjects.notificationPushed, NotificationPushedSchema, create(NotificationPushedSchema, { notification }));
+  return recordEvent(
+    em,
+    subjects.notificationPushed,
+    NotificationPushedSchema,
+    create(NotificationPushedSchema, { notification }),
+  );
 }
 
-export function moduleWritten(em: EntityManager, write: { namespace: string; subject: string; revision: bigint; writtenBy: string; at: Date }) {
-  return recordEvent(em, subjects.moduleWritten, ModuleWrittenSchema, create(ModuleWrittenSchema, { ...write, occurredAt: timestampFromDate(write.at) }));
+export function moduleWritten(
+  em: EntityManager,
+  write: { namespace: string; subject: string; revision: bigint; writtenBy: string; at: Date },
+) {
+  return recordEvent(
+    em,
+    subjects.moduleWritten,
+    ModuleWrittenSchema,
+    create(ModuleWrittenSchema, { ...write, occurredAt: timestampFromDate(write.at) }),
+  );
 }
 
 export function subjectChanged(em: EntityManager, subject: SubjectRef, at: Date) {
-  return recordEvent(em, subjects.subjectChanged, SubjectChangedSchema, create(SubjectChangedSchema, { subject, occurredAt: timestampFromDate(at) }));
+  return recordEvent(
+    em,
+    subjects.subjectChanged,
+    SubjectChangedSchema,
+    create(SubjectChangedSchema, { subject, occurredAt: timestampFromDate(at) }),
+  );
 }
 
 export function relationChanged(
@@ -58,5 +84,10 @@ export function relationChanged(
   subject: typeof subjects.staffChanged | typeof subjects.blockChanged,
   change: { subject: string; other: string; present: boolean; at: Date },
 ) {
-  return recordEvent(em, subject, RelationChangedSchema, create(RelationChangedSchema, { ...change, occurredAt: timestampFromDate(change.at) }));
+  return recordEvent(
+    em,
+    subject,
+    RelationChangedSchema,
+    create(RelationChangedSchema, { ...change, occurredAt: timestampFromDate(change.at) }),
+  );
 }

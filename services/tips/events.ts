@@ -21,15 +21,30 @@ export const subjects = {
 export type InteractionSubject = (typeof subjects)["interactionSettled" | "interactionHidden" | "interactionRestored"];
 
 export function interactionChanged(em: EntityManager, subject: InteractionSubject, interaction: Interaction, at: Date) {
-  return recordEvent(em, subject, InteractionChangedSchema, create(InteractionChangedSchema, { interaction, occurredAt: timestampFromDate(at) }));
+  return recordEvent(
+    em,
+    subject,
+    InteractionChangedSchema,
+    create(InteractionChangedSchema, { interaction, occurredAt: timestampFromDate(at) }),
+  );
 }
 
 export function goalChanged(em: EntityManager, goal: Goal, at: Date) {
-  return recordEvent(em, subjects.goalChanged, GoalChangedSchema, create(GoalChangedSchema, { goal, occurredAt: timestampFromDate(at) }));
+  return recordEvent(
+    em,
+    subjects.goalChanged,
+    GoalChangedSchema,
+    create(GoalChangedSchema, { goal, occurredAt: timestampFromDate(at) }),
+  );
 }
 
 export function configChanged(em: EntityManager, config: OverlayConfig, at: Date) {
-  return recordEvent(em, subjects.configChanged, OverlayConfigChangedSchema, create(OverlayConfigChangedSchema, { config, occurredAt: timestampFromDate(at) }));
+  return recordEvent(
+    em,
+    subjects.configChanged,
+    OverlayConfigChangedSchema,
+    create(OverlayConfigChangedSchema, { config, occurredAt: timestampFromDate(at) }),
+  );
 }
 
 export function tokenRevoked(em: EntityManager, token: { id: string; creator: string }, at: Date) {

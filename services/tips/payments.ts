@@ -65,9 +65,11 @@ export async function pay(ctx: TipsContext, id: string): Promise<CheckoutRow> {
 /** Records what billing says of a checkout's intent: its id and checkout URL, and its final state once it has one. */
 export function applyIntent(ctx: TipsContext, id: string, intent: Intent): Promise<CheckoutRow> {
   return record(ctx, id, async (em, row, at) => {
-    if (row.paymentState === "pending" && !row.intentId) Object.assign(row, { intentId: intent.id, checkoutUrl: intent.checkoutUrl, updatedAt: at });
+    if (row.paymentState === "pending" && !row.intentId)
+      Object.assign(row, { intentId: intent.id, checkoutUrl: intent.checkoutUrl, updatedAt: at });
     if (intent.status === IntentStatus.SETTLED) await settleCheckout(em, row, { intentId: intent.id }, at);
-    else if (intent.status === IntentStatus.DECLINED) await declineCheckout(em, row, intent.declineReason || "declined", at);
+    else if (intent.status === IntentStatus.DECLINED)
+      await declineCheckout(em, row, intent.declineReason || "declined", at);
   });
 }
 

@@ -13,11 +13,25 @@ export const subjects = {
   membershipCheckedOut: "vip.membership.checked_out",
 } as const;
 
-export function planChanged(em: EntityManager, subject: typeof subjects.planPublished | typeof subjects.planArchived, plan: Plan, at: Date) {
-  return recordEvent(em, subject, PlanChangedSchema, create(PlanChangedSchema, { plan, occurredAt: timestampFromDate(at) }));
+export function planChanged(
+  em: EntityManager,
+  subject: typeof subjects.planPublished | typeof subjects.planArchived,
+  plan: Plan,
+  at: Date,
+) {
+  return recordEvent(
+    em,
+    subject,
+    PlanChangedSchema,
+    create(PlanChangedSchema, { plan, occurredAt: timestampFromDate(at) }),
+  );
 }
 
 export function membershipCheckedOut(em: EntityManager, membership: Membership, at: Date) {
-  return recordEvent(em, subjects.membershipCheckedOut, MembershipCheckedOutSchema,
-    create(MembershipCheckedOutSchema, { membership, occurredAt: timestampFromDate(at) }));
+  return recordEvent(
+    em,
+    subjects.membershipCheckedOut,
+    MembershipCheckedOutSchema,
+    create(MembershipCheckedOutSchema, { membership, occurredAt: timestampFromDate(at) }),
+  );
 }

@@ -13,10 +13,19 @@ beforeAll(async () => {
 });
 
 let keys = 0;
-const adjust = (body: object) => t.http("POST", "/billing/api/v1/admin/adjustments", { token: admin, body: { reason: "goodwill", idempotency_key: `adj-${++keys}`, ...body } });
-const balances = async (subject: string) => (await t.http("GET", `/billing/api/v1/balances/${subject}`, { token: reader })).body.balances;
+const adjust = (body: object) =>
+  t.http("POST", "/billing/api/v1/admin/adjustments", {
+    token: admin,
+    body: { reason: "goodwill", idempotency_key: `adj-${++keys}`, ...body },
+  });
+const balances = async (subject: string) =>
+  (await t.http("GET", `/billing/api/v1/balances/${subject}`, { token: reader })).body.balances;
 const money = (minor: number, currency = "USD") => ({ minor_units: minor, currency });
-const line = (owner: string, kind: string, minor: number, currency = "USD") => ({ owner, kind: `ACCOUNT_KIND_${kind}`, amount: money(minor, currency) });
+const line = (owner: string, kind: string, minor: number, currency = "USD") => ({
+  owner,
+  kind: `ACCOUNT_KIND_${kind}`,
+  amount: money(minor, currency),
+});
 const platform = (minor: number, currency = "USD") => line("", "ADJUSTMENTS", minor, currency);
 
 describe("manual adjustments", () => {
@@ -25,13 +34,27 @@ describe("manual adjustments", () => {
     const answer = await adjust({ reason: "refund of ticket 7", lines: [line(fan, "CREDIT", 500), platform(-500)] });
     expect(answer.status).toBe(201);
     const adjustment = answer.body.adjustment;
-    expect(adjustment).toMatchObject({ kind: "TRANSACTION_KIND_ADJUSTMENT", reason: "refund of ticket 7", created_by: "svc:ops" });
+    expect(adjustment).toMatchObject({
+      kind: "TRANSACTION_KIND_ADJUSTMENT",
+      reason: "refund of ticket 7",
+      created_by: "svc:ops",
+    });
     expect(adjustment.id).toMatch(/^ltx_/);
     expect(adjustment.entries).toHaveLength(2);
     expect(adjustment.entries).toEqual(
       expect.arrayContaining([
-        { owner: fan, kind: "ACCOUNT_KIND_CREDIT", amount: { minor_units: "500", currency: "USD" }, balance_after: "500" },
-        { owner: "platform", kind: "ACCOUNT_KIND_ADJUSTMENTS", amount: { minor_units: "-500", currency: "USD" }, balance_after: expect.any(String) },
+        {
+          owner: fan,
+          kind: "ACCOUNT_KIND_CREDIT",
+          amount: { minor_units: "500", currency: "USD" },
+          balance_after: "500",
+        },
+        {
+          owner: "platform",
+          kind: "ACCOUNT_KIND_ADJUSTMENTS",
+          amount: { minor_units: "-500", currency: "USD" },
+          balance_after: expect.any(String),
+        },
       ]),
     );
     expect(await balances(fan)).toEqual([expect.objectContaining({ currency: "USD", spendable_credit: "500" })]);
@@ -42,7 +65,13 @@ describe("manual adjustments", () => {
     const [fan, creator] = [person("fan"), person("cr")];
     await fund(t, fan, 1000n);
     const answer = await adjust({
-      lines: [line(fan, "CREDIT", -300), line(creator, "PAYABLE", 200), platform(100), line(creator, "CREDIT", 40, "EUR"), platform(-40, "EUR")],
+      lines: [
+        line(fan, "CREDIT", -300),
+        line(creator, "PAYABLE", 200),
+        platform(100),
+        line(creator, "CREDIT", 40, "EUR"),
+        platform(-40, "EUR"),
+      ],
     });
     expect(answer.status).toBe(201);
     expect(await balances(fan)).toEqual([expect.objectContaining({ currency: "USD", spendable_credit: "700" })]);
@@ -54,7 +83,9 @@ describe("manual adjustments", () => {
 
   it("refuses lines that do not balance in a currency (422 ledger.unbalanced) and moves nothing", async () => {
     const fan = person("fan");
-    const answer = await adjust({ lines: [line(fan, "CREDIT", 500), platform(-400), line(fan, "PAYABLE", 10, "EUR"), platform(-10, "EUR")] });
+    const answer = await adjust({
+      lines: [line(fan, "CREDIT", 500), platform(-400), line(fan, "PAYABLE", 10, "EUR"), platform(-10, "EUR")],
+    });
     expect(answer.status).toBe(422);
     expect(answer.body).toMatchObject({ code: "ledger.unbalanced", currency: "USD", sum: "100" });
     expect(await balances(fan)).toEqual([]);
@@ -115,7 +146,12 @@ describe("manual adjustments", () => {
       [{ lines: [line(fan, "CREDIT", 5), line(fan, "CREDIT", 5), platform(-10)] }, "lines[1]"],
     ] as const) {
       const answer = await adjust(body);
-      expect({ field, status: answer.status, code: answer.body.code, named: answer.body.field }).toEqual({ field, status: 400, code: "request.invalid", named: field });
+      expect({ field, status: answer.status, code: answer.body.code, named: answer.body.field }).toEqual({
+        field,
+        status: 400,
+        code: "request.invalid",
+        named: field,
+      });
     }
     expect(await balances(fan)).toEqual([]);
   });

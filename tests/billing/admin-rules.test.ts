@@ -11,7 +11,8 @@ import { reconciliationReport, type Finding } from "../../services/billing/domai
 import { requireReason } from "../../services/billing/domain/requests.js";
 
 const usd = (minorUnits: bigint, currency = "USD") => ({ minorUnits, currency });
-const line = (owner: string, kind: AccountKind, amount: bigint, currency = "USD") => create(AdjustmentLineSchema, { owner, kind, amount: usd(amount, currency) });
+const line = (owner: string, kind: AccountKind, amount: bigint, currency = "USD") =>
+  create(AdjustmentLineSchema, { owner, kind, amount: usd(amount, currency) });
 
 /** The problem a rule throws: its code and the field it names. */
 function refusal(rule: () => unknown) {
@@ -26,7 +27,13 @@ function refusal(rule: () => unknown) {
 
 describe("adjustment lines", () => {
   it("become movements: subjects' credit and payable, the platform's adjustments account for an empty owner", () => {
-    expect(adjustmentMovements([line("usr_a1", AccountKind.CREDIT, 5n), line("usr_b1", AccountKind.PAYABLE, -2n), line("", AccountKind.ADJUSTMENTS, -3n)])).toEqual([
+    expect(
+      adjustmentMovements([
+        line("usr_a1", AccountKind.CREDIT, 5n),
+        line("usr_b1", AccountKind.PAYABLE, -2n),
+        line("", AccountKind.ADJUSTMENTS, -3n),
+      ]),
+    ).toEqual([
       { owner: "usr_a1", kind: "credit", currency: "USD", amount: 5n },
       { owner: "usr_b1", kind: "payable", currency: "USD", amount: -2n },
       { owner: PLATFORM, kind: "adjustments", currency: "USD", amount: -3n },
@@ -41,24 +48,49 @@ describe("adjustment lines", () => {
   it("touch each account once, name a usr_ owner or none, and carry a signed non-zero amount", () => {
     const platform = line("", AccountKind.ADJUSTMENTS, -5n);
     expect(refusal(() => adjustmentMovements([platform]))).toEqual({ code: "request.invalid", field: "lines" });
-    expect(refusal(() => adjustmentMovements([line("usr_a1", AccountKind.CREDIT, 5n), platform, line("", AccountKind.ADJUSTMENTS, 0n)]))).toMatchObject({
+    expect(
+      refusal(() =>
+        adjustmentMovements([line("usr_a1", AccountKind.CREDIT, 5n), platform, line("", AccountKind.ADJUSTMENTS, 0n)]),
+      ),
+    ).toMatchObject({
       field: "lines[2].amount.minor_units",
     });
-    expect(refusal(() => adjustmentMovements([line("usr_a1", AccountKind.CREDIT, 5n), line("usr_a1", AccountKind.CREDIT, 5n), platform]))).toMatchObject({ field: "lines[1]" });
-    expect(refusal(() => adjustmentMovements([line("usr_a1", AccountKind.IMPORT_HOLD, 5n), platform]))).toMatchObject({ field: "lines[0].kind" });
-    expect(refusal(() => adjustmentMovements([line("gst_a1", AccountKind.CREDIT, 5n), platform]))).toMatchObject({ field: "lines[0].owner" });
-    expect(refusal(() => adjustmentMovements([line("usr_a1", AccountKind.CREDIT, 2_000_000_000_000_000n), platform]))).toMatchObject({
+    expect(
+      refusal(() =>
+        adjustmentMovements([line("usr_a1", AccountKind.CREDIT, 5n), line("usr_a1", AccountKind.CREDIT, 5n), platform]),
+      ),
+    ).toMatchObject({ field: "lines[1]" });
+    expect(refusal(() => adjustmentMovements([line("usr_a1", AccountKind.IMPORT_HOLD, 5n), platform]))).toMatchObject({
+      field: "lines[0].kind",
+    });
+    expect(refusal(() => adjustmentMovements([line("gst_a1", AccountKind.CREDIT, 5n), platform]))).toMatchObject({
+      field: "lines[0].owner",
+    });
+    expect(
+      refusal(() => adjustmentMovements([line("usr_a1", AccountKind.CREDIT, 2_000_000_000_000_000n), platform])),
+    ).toMatchObject({
       field: "lines[0].amount.minor_units",
     });
   });
 });
 
 describe("import holds", () => {
-  const spec = create(ImportHoldSpecSchema, { subject: "usr_a1", releaseTo: AccountKind.PAYABLE, amount: usd(70n), sourceRef: "legacy:9" });
+  const spec = create(ImportHoldSpecSchema, {
+    subject: "usr_a1",
+    releaseTo: AccountKind.PAYABLE,
+    amount: usd(70n),
+    sourceRef: "legacy:9",
+  });
 
   it("hold from the platform's imports account and release into the balance named, each posting balanced", () => {
     const hold = requireImportHold(spec);
-    expect(hold).toEqual({ subject: "usr_a1", releaseTo: "payable", currency: "USD", amount: 70n, sourceRef: "legacy:9" });
+    expect(hold).toEqual({
+      subject: "usr_a1",
+      releaseTo: "payable",
+      currency: "USD",
+      amount: 70n,
+      sourceRef: "legacy:9",
+    });
     expect(holdMovements(hold)).toEqual([
       { owner: PLATFORM, kind: "imports", currency: "USD", amount: -70n },
       { owner: "usr_a1", kind: "import_hold", currency: "USD", amount: 70n },
@@ -72,22 +104,40 @@ describe("import holds", () => {
   });
 
   it("release only into credit or payable", () => {
-    expect(refusal(() => requireImportHold({ ...spec, releaseTo: AccountKind.PENDING_PAYOUT }))).toMatchObject({ field: "import_hold.release_to" });
+    expect(refusal(() => requireImportHold({ ...spec, releaseTo: AccountKind.PENDING_PAYOUT }))).toMatchObject({
+      field: "import_hold.release_to",
+    });
   });
 });
 
 describe("a reconciliation report", () => {
   const run = { id: "rec_1", ranAt: new Date("2026-11-22T10:00:00Z"), ranBy: "svc:ops" };
   const checked = { transactions: 3n, accounts: 4n, payments: 0n };
-  const finding = (check: Finding["check"], ref: string): Finding => ({ check, currency: "USD", ref, expected: 0n, actual: 1n, detail: "d" });
+  const finding = (check: Finding["check"], ref: string): Finding => ({
+    check,
+    currency: "USD",
+    ref,
+    expected: 0n,
+    actual: 1n,
+    detail: "d",
+  });
 
   it("is balanced exactly when no check found anything", () => {
-    expect(reconciliationReport(run, [], checked)).toMatchObject({ balanced: true, imbalances: [], transactionsChecked: 3n, accountsChecked: 4n });
+    expect(reconciliationReport(run, [], checked)).toMatchObject({
+      balanced: true,
+      imbalances: [],
+      transactionsChecked: 3n,
+      accountsChecked: 4n,
+    });
     expect(reconciliationReport(run, [finding("ledger_total", "USD")], checked).balanced).toBe(false);
   });
 
   it("lists imbalances by kind, then by what they concern", () => {
-    const report = reconciliationReport(run, [finding("escrow_mismatch", "usr_b"), finding("balance_mismatch", "usr_z"), finding("balance_mismatch", "usr_a")], checked);
+    const report = reconciliationReport(
+      run,
+      [finding("escrow_mismatch", "usr_b"), finding("balance_mismatch", "usr_z"), finding("balance_mismatch", "usr_a")],
+      checked,
+    );
     expect(report.imbalances.map(({ kind, ref }) => [kind, ref])).toEqual([
       [ImbalanceKind.BALANCE_MISMATCH, "usr_a"],
       [ImbalanceKind.BALANCE_MISMATCH, "usr_z"],

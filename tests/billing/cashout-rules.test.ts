@@ -12,7 +12,12 @@ const problemFrom = (work: () => unknown) => {
 };
 
 const at = new Date("2026-03-01T00:00:00Z");
-const requested: Decidable = { status: "requested", escrowUntil: escrowUntil(at, 3_600_000), payoutReference: "", reason: "" };
+const requested: Decidable = {
+  status: "requested",
+  escrowUntil: escrowUntil(at, 3_600_000),
+  payoutReference: "",
+  reason: "",
+};
 const approve = (payoutReference: string) => ({ action: "approve", payoutReference }) as const;
 const deny = (reason: string) => ({ action: "deny", reason }) as const;
 
@@ -42,8 +47,16 @@ describe("cashout rules", () => {
     const later = new Date(at.getTime() + 86_400_000);
     expect(decide(approved, approve("po_1"), later)).toBe("repeat");
     expect(decide(denied, deny("no"), later)).toBe("repeat");
-    for (const [cashout, decision] of [[approved, approve("po_2")], [approved, deny("no")], [denied, deny("other")], [denied, approve("po_1")]] as const) {
-      expect(problemFrom(() => decide(cashout, decision, later))).toMatchObject({ status: 409, code: "cashout.decided" });
+    for (const [cashout, decision] of [
+      [approved, approve("po_2")],
+      [approved, deny("no")],
+      [denied, deny("other")],
+      [denied, approve("po_1")],
+    ] as const) {
+      expect(problemFrom(() => decide(cashout, decision, later))).toMatchObject({
+        status: 409,
+        code: "cashout.decided",
+      });
     }
   });
 });

@@ -19,10 +19,14 @@ beforeAll(async () => {
 });
 
 const usd = (minor: number) => ({ minor_units: minor, currency: "USD" });
-const request = (body: Record<string, unknown>, token = requester) => t.http("POST", "/billing/api/v1/cashouts", { token, body });
-const approve = (id: string, body: Record<string, unknown>, token = manager) => t.http("POST", `/billing/api/v1/cashouts/${id}/approve`, { token, body });
-const deny = (id: string, body: Record<string, unknown>, token = manager) => t.http("POST", `/billing/api/v1/cashouts/${id}/deny`, { token, body });
-const balances = async (subject: string) => (await t.http("GET", `/billing/api/v1/balances/${subject}`, { token: reader })).body.balances[0];
+const request = (body: Record<string, unknown>, token = requester) =>
+  t.http("POST", "/billing/api/v1/cashouts", { token, body });
+const approve = (id: string, body: Record<string, unknown>, token = manager) =>
+  t.http("POST", `/billing/api/v1/cashouts/${id}/approve`, { token, body });
+const deny = (id: string, body: Record<string, unknown>, token = manager) =>
+  t.http("POST", `/billing/api/v1/cashouts/${id}/deny`, { token, body });
+const balances = async (subject: string) =>
+  (await t.http("GET", `/billing/api/v1/balances/${subject}`, { token: reader })).body.balances[0];
 const history = async (subject: string) => {
   const answer = await t.http("GET", `/billing/api/v1/balances/${subject}/transactions`, { token: reader });
   expect(answer.status, JSON.stringify(answer.body)).toBe(200);
@@ -51,9 +55,16 @@ describe("requesting a cashout", () => {
       created_at: rfc3339(clock.now()),
     });
     expect(cashout.id).toMatch(/^co_/);
-    expect(await balances(creator)).toMatchObject({ creator_payable: "3000", pending_payouts: "2000", spendable_credit: "0" });
+    expect(await balances(creator)).toMatchObject({
+      creator_payable: "3000",
+      pending_payouts: "2000",
+      spendable_credit: "0",
+    });
     const [latest] = await history(creator);
-    expect(latest).toMatchObject({ kind: "TRANSACTION_KIND_CASHOUT_REQUEST", reference: { service: "billing", kind: "cashout", id: cashout.id } });
+    expect(latest).toMatchObject({
+      kind: "TRANSACTION_KIND_CASHOUT_REQUEST",
+      reference: { service: "billing", kind: "cashout", id: cashout.id },
+    });
     expect(await eventsAbout(t, cashout.id)).toEqual(["billing.cashout.requested"]);
   });
 
@@ -74,7 +85,11 @@ describe("requesting a cashout", () => {
     const answer = await request({ subject: buyer, amount: usd(1000), idempotency_key: `k-${buyer}` });
     expect(answer.status).toBe(409);
     expect(answer.body).toMatchObject({ code: "insufficient_funds", balance: "payable", available: "0" });
-    expect(await balances(buyer)).toMatchObject({ spendable_credit: "100000", creator_payable: "0", pending_payouts: "0" });
+    expect(await balances(buyer)).toMatchObject({
+      spendable_credit: "100000",
+      creator_payable: "0",
+      pending_payouts: "0",
+    });
   });
 
   it("takes at least the minimum (422 cashout.below_minimum naming it)", async () => {
@@ -96,7 +111,11 @@ describe("requesting a cashout", () => {
     ];
     for (const [body, field] of cases) {
       const answer = await request(body);
-      expect({ status: answer.status, code: answer.body.code, field: answer.body.field }).toEqual({ status: 400, code: "request.invalid", field });
+      expect({ status: answer.status, code: answer.body.code, field: answer.body.field }).toEqual({
+        status: 400,
+        code: "request.invalid",
+        field,
+      });
     }
   });
 
@@ -137,7 +156,8 @@ describe("reading cashouts", () => {
     clock.advance(ESCROW_MS);
     await deny(ids[0], { reason: "test" });
 
-    const list = (query: string) => t.http("GET", `/billing/api/v1/cashouts?subject=${creator}${query}`, { token: manager });
+    const list = (query: string) =>
+      t.http("GET", `/billing/api/v1/cashouts?subject=${creator}${query}`, { token: manager });
     const all = await list("");
     expect(all.status).toBe(200);
     expect(all.body.cashouts.cashouts.map((c: { id: string }) => c.id)).toEqual([...ids].reverse());
@@ -156,7 +176,12 @@ describe("reading cashouts", () => {
 
     // A forged cursor (well-formed, but not the shape this list issues) is refused, never read as "from the start".
     const forged = (position: unknown[]) => `&cursor=${Buffer.from(JSON.stringify(position)).toString("base64url")}`;
-    for (const [query, field] of [["&limit=500", "limit"], ["&cursor=nope", "cursor"], [forged([1]), "cursor"], [forged(["cso_1", 2]), "cursor"]]) {
+    for (const [query, field] of [
+      ["&limit=500", "limit"],
+      ["&cursor=nope", "cursor"],
+      [forged([1]), "cursor"],
+      [forged(["cso_1", 2]), "cursor"],
+    ]) {
       const bad = await list(query);
       expect({ status: bad.status, field: bad.body.field }).toEqual({ status: 400, field });
     }
@@ -192,11 +217,22 @@ describe("approving a cashout", () => {
     });
     expect(await balances(creator)).toMatchObject({ creator_payable: "3000", pending_payouts: "0" });
     const [latest] = await history(creator);
-    expect(latest).toMatchObject({ kind: "TRANSACTION_KIND_CASHOUT_APPROVAL", reference: { service: "billing", kind: "cashout", id: cashout.id } });
+    expect(latest).toMatchObject({
+      kind: "TRANSACTION_KIND_CASHOUT_APPROVAL",
+      reference: { service: "billing", kind: "cashout", id: cashout.id },
+    });
     expect(latest.entries).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ owner: "platform", kind: "ACCOUNT_KIND_PAYOUTS", amount: { minor_units: "2000", currency: "USD" } }),
-        expect.objectContaining({ owner: creator, kind: "ACCOUNT_KIND_PENDING_PAYOUT", amount: { minor_units: "-2000", currency: "USD" } }),
+        expect.objectContaining({
+          owner: "platform",
+          kind: "ACCOUNT_KIND_PAYOUTS",
+          amount: { minor_units: "2000", currency: "USD" },
+        }),
+        expect.objectContaining({
+          owner: creator,
+          kind: "ACCOUNT_KIND_PENDING_PAYOUT",
+          amount: { minor_units: "-2000", currency: "USD" },
+        }),
       ]),
     );
     expect(await eventsAbout(t, cashout.id)).toEqual(["billing.cashout.requested", "billing.cashout.approved"]);
@@ -245,7 +281,11 @@ describe("denying a cashout", () => {
     const { creator, cashout } = await requested(2000);
     const answer = await deny(cashout.id, { reason: "documents missing" });
     expect(answer.status).toBe(200);
-    expect(answer.body.cashout).toMatchObject({ status: "CASHOUT_STATUS_DENIED", reason: "documents missing", decided_by: "svc:payouts" });
+    expect(answer.body.cashout).toMatchObject({
+      status: "CASHOUT_STATUS_DENIED",
+      reason: "documents missing",
+      decided_by: "svc:payouts",
+    });
     expect(await balances(creator)).toMatchObject({ creator_payable: "5000", pending_payouts: "0" });
     const [latest] = await history(creator);
     expect(latest.kind).toBe("TRANSACTION_KIND_CASHOUT_DENIAL");
@@ -277,10 +317,17 @@ describe("cashout-manage is granted on its own", () => {
     const { cashout } = await requested();
     clock.advance(ESCROW_MS);
     const allButManage = await t.token({ kind: "service", svc: "ops", caps: ALL_BUT_MANAGE });
-    const manageAndMore = await t.token({ kind: "service", svc: "ops", caps: ["billing.cashout.manage", "billing.balance.read"] });
+    const manageAndMore = await t.token({
+      kind: "service",
+      svc: "ops",
+      caps: ["billing.cashout.manage", "billing.balance.read"],
+    });
     for (const route of routes(cashout.id)) {
       const without = await t.http(route.method, route.path, { token: allButManage, body: route.body });
-      expect({ status: without.status, code: without.body.code }).toEqual({ status: 403, code: "auth.capability_missing" });
+      expect({ status: without.status, code: without.body.code }).toEqual({
+        status: 403,
+        code: "auth.capability_missing",
+      });
       const mixed = await t.http(route.method, route.path, { token: manageAndMore, body: route.body });
       expect({ status: mixed.status, code: mixed.body.code }).toEqual({ status: 403, code: "auth.separate_grant" });
     }
@@ -290,7 +337,8 @@ describe("cashout-manage is granted on its own", () => {
 });
 
 describe("recycling payable", () => {
-  const recycle = (body: Record<string, unknown>, token = requester) => t.http("POST", "/billing/api/v1/recycle", { token, body });
+  const recycle = (body: Record<string, unknown>, token = requester) =>
+    t.http("POST", "/billing/api/v1/recycle", { token, body });
 
   it("moves creator payable into the same subject's spendable credit and answers the balances after", async () => {
     const creator = person("cr");

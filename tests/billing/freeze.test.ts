@@ -19,7 +19,12 @@ const setSwitch = (body: unknown) => t.http("POST", PATH, { token: admin, body }
 const transfer = (from: string, to: string) =>
   t.http("POST", "/billing/api/v1/transfers", {
     token: tips,
-    body: { from_subject: from, to_subject: to, amount: { minor_units: 10, currency: "USD" }, idempotency_key: `k-${from}-${Date.now()}` },
+    body: {
+      from_subject: from,
+      to_subject: to,
+      amount: { minor_units: 10, currency: "USD" },
+      idempotency_key: `k-${from}-${Date.now()}`,
+    },
   });
 const adjust = (subject: string) =>
   t.http("POST", "/billing/api/v1/admin/adjustments", {
@@ -34,9 +39,14 @@ const adjust = (subject: string) =>
     },
   });
 const economyEvents = async () =>
-  (await billingOf(t).orm.em.fork().getConnection().execute<{ subject: string; payload: string }[]>(
-    `select subject, payload from billing.outbox where subject like 'billing.economy.%' order by id`,
-  )).map((row) => ({ subject: row.subject, economy: JSON.parse(row.payload).economy }));
+  (
+    await billingOf(t)
+      .orm.em.fork()
+      .getConnection()
+      .execute<{ subject: string; payload: string }[]>(
+        `select subject, payload from billing.outbox where subject like 'billing.economy.%' order by id`,
+      )
+  ).map((row) => ({ subject: row.subject, economy: JSON.parse(row.payload).economy }));
 
 describe("the economy freeze switch", () => {
   it("reads thawed at first, with no provider events held", async () => {
@@ -51,7 +61,12 @@ describe("the economy freeze switch", () => {
 
     const frozen = await setSwitch({ frozen: true, reason: "incident 42" });
     expect(frozen.status).toBe(200);
-    expect(frozen.body.economy).toMatchObject({ frozen: true, reason: "incident 42", changed_by: "svc:ops", held_events: "0" });
+    expect(frozen.body.economy).toMatchObject({
+      frozen: true,
+      reason: "incident 42",
+      changed_by: "svc:ops",
+      held_events: "0",
+    });
     expect(frozen.body.economy.changed_at).toMatch(/^\d{4}-\d\d-\d\dT/);
     expect((await readSwitch()).body.economy).toEqual(frozen.body.economy);
 
@@ -106,7 +121,11 @@ describe("the economy freeze switch", () => {
       [{ frozen: true, reason: "x".repeat(501) }, "reason"],
     ] as const) {
       const answer = await setSwitch(body);
-      expect({ status: answer.status, code: answer.body.code, field: answer.body.field }).toEqual({ status: 400, code: "request.invalid", field });
+      expect({ status: answer.status, code: answer.body.code, field: answer.body.field }).toEqual({
+        status: 400,
+        code: "request.invalid",
+        field,
+      });
     }
     expect((await readSwitch()).body.economy.frozen).toBe(false);
   });

@@ -22,13 +22,20 @@ const recordHold = (spec: object) =>
     body: { reason: "imported from the old site", idempotency_key: `ih-${++keys}`, import_hold: spec },
   });
 const hold = async (subject: string, minor: number, releaseTo = "ACCOUNT_KIND_CREDIT") => {
-  const answer = await recordHold({ subject, release_to: releaseTo, amount: money(minor), source_ref: `legacy:${subject}` });
+  const answer = await recordHold({
+    subject,
+    release_to: releaseTo,
+    amount: money(minor),
+    source_ref: `legacy:${subject}`,
+  });
   expect(answer.status).toBe(201);
   return answer.body.import_hold;
 };
-const release = (id: string, body: object = {}) => t.http("POST", `/billing/api/v1/admin/import-holds/${id}/release`, { token: admin, body });
+const release = (id: string, body: object = {}) =>
+  t.http("POST", `/billing/api/v1/admin/import-holds/${id}/release`, { token: admin, body });
 const list = (query = "") => t.http("GET", `/billing/api/v1/admin/import-holds${query}`, { token: admin });
-const balances = async (subject: string) => (await t.http("GET", `/billing/api/v1/balances/${subject}`, { token: reader })).body.balances[0];
+const balances = async (subject: string) =>
+  (await t.http("GET", `/billing/api/v1/balances/${subject}`, { token: reader })).body.balances[0];
 const transfer = (from: string, minor: number) =>
   t.http("POST", "/billing/api/v1/transfers", {
     token: tips,
@@ -54,7 +61,11 @@ describe("import holds", () => {
 
     const released = await release(held.id, { reason: "verified against the export" });
     expect(released.status).toBe(200);
-    expect(released.body.import_hold).toMatchObject({ id: held.id, status: "IMPORT_HOLD_STATUS_RELEASED", released_by: "svc:ops" });
+    expect(released.body.import_hold).toMatchObject({
+      id: held.id,
+      status: "IMPORT_HOLD_STATUS_RELEASED",
+      released_by: "svc:ops",
+    });
     expect(released.body.import_hold.released_at).toMatch(/^\d{4}-/);
     expect(await balances(fan)).toMatchObject({ spendable_credit: "700", import_held: "0" });
     expect((await transfer(fan, 100)).status).toBe(201);
@@ -92,7 +103,11 @@ describe("import holds", () => {
 
   it("record a retried hold once (idempotency key)", async () => {
     const fan = person("fan");
-    const body = { reason: "import", idempotency_key: `once-${fan}`, import_hold: { subject: fan, release_to: "ACCOUNT_KIND_CREDIT", amount: money(10) } };
+    const body = {
+      reason: "import",
+      idempotency_key: `once-${fan}`,
+      import_hold: { subject: fan, release_to: "ACCOUNT_KIND_CREDIT", amount: money(10) },
+    };
     const first = await t.http("POST", "/billing/api/v1/admin/adjustments", { token: admin, body });
     const again = await t.http("POST", "/billing/api/v1/admin/adjustments", { token: admin, body });
     expect(again.body).toEqual(first.body);
@@ -121,7 +136,9 @@ describe("import holds", () => {
     const held = (await list("?status=held&limit=200")).body.import_holds.import_holds;
     expect(held.every((h: { status: string }) => h.status === "IMPORT_HOLD_STATUS_HELD")).toBe(true);
     expect(held.map((h: { id: string }) => h.id)).toEqual(expect.arrayContaining([a.id, c.id]));
-    const released = (await list("?status=released&limit=200")).body.import_holds.import_holds.map((h: { id: string }) => h.id);
+    const released = (await list("?status=released&limit=200")).body.import_holds.import_holds.map(
+      (h: { id: string }) => h.id,
+    );
     expect(released).toContain(b.id);
     expect(released).not.toContain(a.id);
   });
@@ -161,11 +178,14 @@ describe("import holds", () => {
   it("refuse holding and releasing while the economy is frozen (409 economy.frozen)", async () => {
     const fan = person("fan");
     const held = await hold(fan, 5);
-    const freeze = (frozen: boolean) => t.http("POST", "/billing/api/v1/admin/freeze", { token: admin, body: { frozen, reason: "test" } });
+    const freeze = (frozen: boolean) =>
+      t.http("POST", "/billing/api/v1/admin/freeze", { token: admin, body: { frozen, reason: "test" } });
     expect((await freeze(true)).status).toBe(200);
     try {
       expect((await release(held.id)).body.code).toBe("economy.frozen");
-      expect((await recordHold({ subject: fan, release_to: "ACCOUNT_KIND_CREDIT", amount: money(5) })).body.code).toBe("economy.frozen");
+      expect((await recordHold({ subject: fan, release_to: "ACCOUNT_KIND_CREDIT", amount: money(5) })).body.code).toBe(
+        "economy.frozen",
+      );
     } finally {
       await freeze(false);
     }

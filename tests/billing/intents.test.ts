@@ -8,7 +8,10 @@ import { person } from "./support.js";
 
 // The default catalogue, plus a pack whose credit differs from its price (the platform pays the bonus).
 const CATALOGUE = {
-  packs: { credits_500: { currency: "USD", price: 500, credit: 500 }, bonus_1000: { currency: "USD", price: 900, credit: 1000 } },
+  packs: {
+    credits_500: { currency: "USD", price: 500, credit: 500 },
+    bonus_1000: { currency: "USD", price: 900, credit: 1000 },
+  },
   credit_rates: { USD: { min: 100, max: 100000 }, EUR: { min: 100, max: 100000 } },
   tiers: { tier_1: { currency: "USD", price: 499 }, tier_2: { currency: "USD", price: 999 } },
 };
@@ -24,16 +27,22 @@ beforeAll(async () => {
   admin = await t.token({ kind: "service", svc: "ops", caps: ["billing.ledger.admin"] });
 });
 
-const createIntent = (body: unknown, headers?: Record<string, string>) => t.http("POST", "/billing/api/v1/intents", { token: tips, body, headers });
+const createIntent = (body: unknown, headers?: Record<string, string>) =>
+  t.http("POST", "/billing/api/v1/intents", { token: tips, body, headers });
 const getIntent = (id: string) => t.http("GET", `/billing/api/v1/intents/${id}`, { token: tips });
 const capture = (id: string) => t.http("POST", `/billing/api/v1/intents/${id}/capture`, { token: tips, body: {} });
 const settle = (body: unknown) => t.http("POST", "/billing/api/v1/purchases/settle", { token: admin, body });
-const balances = async (subject: string) => (await t.http("GET", `/billing/api/v1/balances/${subject}`, { token: reader })).body.balances;
+const balances = async (subject: string) =>
+  (await t.http("GET", `/billing/api/v1/balances/${subject}`, { token: reader })).body.balances;
 
 describe("creating an intent", () => {
   it("prices a credit pack from billing's catalogue and answers the provider checkout URL (201)", async () => {
     const buyer = person("buyer");
-    const answer = await createIntent({ ...packPurchase(buyer), return_url: "https://app.example/done", reference: { service: "tips", kind: "tip", id: "tip_1" } });
+    const answer = await createIntent({
+      ...packPurchase(buyer),
+      return_url: "https://app.example/done",
+      reference: { service: "tips", kind: "tip", id: "tip_1" },
+    });
     expect(answer.status).toBe(201);
     expect(answer.body.intent).toMatchObject({
       subject: buyer,
@@ -51,9 +60,15 @@ describe("creating an intent", () => {
   });
 
   it("prices an amount of credit at face value", async () => {
-    const answer = await createIntent({ subject: person(), credit: { credit: { minor_units: 1234, currency: "EUR" } } });
+    const answer = await createIntent({
+      subject: person(),
+      credit: { credit: { minor_units: 1234, currency: "EUR" } },
+    });
     expect(answer.status).toBe(201);
-    expect(answer.body.intent).toMatchObject({ price: { minor_units: "1234", currency: "EUR" }, credit: { pack: "", credit: { minor_units: "1234" } } });
+    expect(answer.body.intent).toMatchObject({
+      price: { minor_units: "1234", currency: "EUR" },
+      credit: { pack: "", credit: { minor_units: "1234" } },
+    });
   });
 
   it("refuses a price sent by the caller (400 billing.price_refused)", async () => {
@@ -68,9 +83,18 @@ describe("creating an intent", () => {
     ["credit", { subject: "usr_a1", credit: {} }],
     ["credit", { subject: "usr_a1", credit: { pack: "credits_500", credit: { minor_units: 100, currency: "USD" } } }],
     ["credit.credit.currency", { subject: "usr_a1", credit: { credit: { minor_units: 100, currency: "usd" } } }],
-    ["channel_subscription.streamer", { subject: "usr_a1", channel_subscription: { streamer: "usr_a1", plan_id: "pln_1", plan_version: 1 } }],
-    ["channel_subscription.plan_id", { subject: "usr_a1", channel_subscription: { streamer: "usr_b1", plan_version: 1 } }],
-    ["channel_subscription.plan_version", { subject: "usr_a1", channel_subscription: { streamer: "usr_b1", plan_id: "pln_1" } }],
+    [
+      "channel_subscription.streamer",
+      { subject: "usr_a1", channel_subscription: { streamer: "usr_a1", plan_id: "pln_1", plan_version: 1 } },
+    ],
+    [
+      "channel_subscription.plan_id",
+      { subject: "usr_a1", channel_subscription: { streamer: "usr_b1", plan_version: 1 } },
+    ],
+    [
+      "channel_subscription.plan_version",
+      { subject: "usr_a1", channel_subscription: { streamer: "usr_b1", plan_id: "pln_1" } },
+    ],
     ["return_url", { ...packPurchase("usr_a1"), return_url: "javascript:alert(1)" }],
     ["reference", { ...packPurchase("usr_a1"), reference: { service: "tips" } }],
   ])("refuses bad input naming %s (400)", async (field, body) => {
@@ -80,14 +104,25 @@ describe("creating an intent", () => {
   });
 
   it("refuses what the catalogue does not sell (422) and an unknown provider (404)", async () => {
-    expect((await createIntent(packPurchase("usr_a1", "credits_999"))).body).toMatchObject({ status: 422, code: "billing.unknown_product" });
-    expect((await createIntent({ subject: "usr_a1", credit: { credit: { minor_units: 1, currency: "USD" } } })).body).toMatchObject({
+    expect((await createIntent(packPurchase("usr_a1", "credits_999"))).body).toMatchObject({
+      status: 422,
+      code: "billing.unknown_product",
+    });
+    expect(
+      (await createIntent({ subject: "usr_a1", credit: { credit: { minor_units: 1, currency: "USD" } } })).body,
+    ).toMatchObject({
       status: 422,
       code: "billing.amount_out_of_range",
     });
-    const tier = await createIntent({ subject: "usr_a1", channel_subscription: { streamer: "usr_b1", plan_id: "pln_1", plan_version: 1, tier: "gold" } });
+    const tier = await createIntent({
+      subject: "usr_a1",
+      channel_subscription: { streamer: "usr_b1", plan_id: "pln_1", plan_version: 1, tier: "gold" },
+    });
     expect(tier.body).toMatchObject({ status: 422, code: "billing.unknown_tier" });
-    expect((await createIntent({ ...packPurchase("usr_a1"), provider: "nope" })).body).toMatchObject({ status: 404, code: "provider.unknown" });
+    expect((await createIntent({ ...packPurchase("usr_a1"), provider: "nope" })).body).toMatchObject({
+      status: 404,
+      code: "provider.unknown",
+    });
   });
 
   it("answers a retried idempotency key with the first intent and refuses the key with another body", async () => {
@@ -146,8 +181,16 @@ describe("the web checkout", () => {
     });
     expect(history.body.transactions[0].entries).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ owner: "test", kind: "ACCOUNT_KIND_PROVIDER_CLEARING", amount: { minor_units: "-500", currency: "USD" } }),
-        expect.objectContaining({ owner: buyer, kind: "ACCOUNT_KIND_CREDIT", amount: { minor_units: "500", currency: "USD" } }),
+        expect.objectContaining({
+          owner: "test",
+          kind: "ACCOUNT_KIND_PROVIDER_CLEARING",
+          amount: { minor_units: "-500", currency: "USD" },
+        }),
+        expect.objectContaining({
+          owner: buyer,
+          kind: "ACCOUNT_KIND_CREDIT",
+          amount: { minor_units: "500", currency: "USD" },
+        }),
       ]),
     );
     expect(await eventsAbout(t, id)).toEqual(["billing.intent.settled"]);
@@ -158,13 +201,29 @@ describe("the web checkout", () => {
     const created = await createIntent(packPurchase(buyer, "bonus_1000"));
     testProvider(t).approve(orderOf(created));
     const captured = await capture(created.body.intent.id);
-    expect(captured.body.intent).toMatchObject({ status: "INTENT_STATUS_SETTLED", price: { minor_units: "900" }, credit_granted: { minor_units: "1000" } });
+    expect(captured.body.intent).toMatchObject({
+      status: "INTENT_STATUS_SETTLED",
+      price: { minor_units: "900" },
+      credit_granted: { minor_units: "1000" },
+    });
     const history = await t.http("GET", `/billing/api/v1/balances/${buyer}/transactions`, { token: reader });
     expect(history.body.transactions[0].entries).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ owner: "test", kind: "ACCOUNT_KIND_PROVIDER_CLEARING", amount: { minor_units: "-900", currency: "USD" } }),
-        expect.objectContaining({ owner: buyer, kind: "ACCOUNT_KIND_CREDIT", amount: { minor_units: "1000", currency: "USD" } }),
-        expect.objectContaining({ owner: "platform", kind: "ACCOUNT_KIND_ADJUSTMENTS", amount: { minor_units: "-100", currency: "USD" } }),
+        expect.objectContaining({
+          owner: "test",
+          kind: "ACCOUNT_KIND_PROVIDER_CLEARING",
+          amount: { minor_units: "-900", currency: "USD" },
+        }),
+        expect.objectContaining({
+          owner: buyer,
+          kind: "ACCOUNT_KIND_CREDIT",
+          amount: { minor_units: "1000", currency: "USD" },
+        }),
+        expect.objectContaining({
+          owner: "platform",
+          kind: "ACCOUNT_KIND_ADJUSTMENTS",
+          amount: { minor_units: "-100", currency: "USD" },
+        }),
       ]),
     );
   });
@@ -176,7 +235,11 @@ describe("the web checkout", () => {
     provider.approve(orderOf(created));
     provider.decline(orderOf(created), "card_declined");
     const answer = await capture(id);
-    expect(answer.body.intent).toMatchObject({ status: "INTENT_STATUS_DECLINED", decline_reason: "card_declined", transaction_id: "" });
+    expect(answer.body.intent).toMatchObject({
+      status: "INTENT_STATUS_DECLINED",
+      decline_reason: "card_declined",
+      transaction_id: "",
+    });
     expect(await eventsAbout(t, id)).toEqual(["billing.intent.declined"]);
   });
 
@@ -187,7 +250,11 @@ describe("the web checkout", () => {
       subject: fan,
       product: { case: "channelSubscription", value: { streamer, planId: "pln_1", planVersion: 2n, tier: "tier_2" } },
     });
-    expect(created.intent).toMatchObject({ status: IntentStatus.REQUIRES_ACTION, price: { minorUnits: 999n, currency: "USD" }, creditGranted: { minorUnits: 0n } });
+    expect(created.intent).toMatchObject({
+      status: IntentStatus.REQUIRES_ACTION,
+      price: { minorUnits: 999n, currency: "USD" },
+      creditGranted: { minorUnits: 0n },
+    });
     testProvider(t).approve(created.intent!.providerOrderId);
     const settled = await client.captureIntent({ id: created.intent!.id });
     expect(settled.intent?.status).toBe(IntentStatus.SETTLED);
@@ -195,7 +262,13 @@ describe("the web checkout", () => {
     expect(await balances(streamer)).toEqual([expect.objectContaining({ creator_payable: "999" })]);
     const entitlements = await t.http("GET", `/billing/api/v1/entitlements/${fan}`, { token: reader });
     expect(entitlements.body.entitlements).toEqual([
-      expect.objectContaining({ subject: fan, streamer, subscription_id: settled.intent!.subscriptionId, plan_id: "pln_1", plan_version: "2" }),
+      expect.objectContaining({
+        subject: fan,
+        streamer,
+        subscription_id: settled.intent!.subscriptionId,
+        plan_id: "pln_1",
+        plan_version: "2",
+      }),
     ]);
   });
 });
@@ -220,14 +293,19 @@ describe("the app checkout, settled with a store receipt", () => {
     expect(settled.status).toBe(200);
     expect(settled.body.intent).toMatchObject({ id: intent.id, status: "INTENT_STATUS_SETTLED" });
     expect((await settle(body)).body).toEqual(settled.body);
-    expect((await settle({ ...body, idempotency_key: "" })).body.intent.transaction_id).toBe(settled.body.intent.transaction_id);
+    expect((await settle({ ...body, idempotency_key: "" })).body.intent.transaction_id).toBe(
+      settled.body.intent.transaction_id,
+    );
     expect(await balances(buyer)).toEqual([expect.objectContaining({ spendable_credit: "500" })]);
   });
 
   it("refuses a receipt that does not verify (400 receipt.invalid) or pays something else (422 receipt.mismatch)", async () => {
     const intent = await appIntent(person());
     const receipt = receiptFor(intent);
-    expect((await settle({ intent_id: intent.id, receipt: `${receipt}x` })).body).toMatchObject({ status: 400, code: "receipt.invalid" });
+    expect((await settle({ intent_id: intent.id, receipt: `${receipt}x` })).body).toMatchObject({
+      status: 400,
+      code: "receipt.invalid",
+    });
     expect((await settle({ intent_id: intent.id, receipt: receiptFor(intent, 499n) })).body).toMatchObject({
       status: 422,
       code: "receipt.mismatch",
@@ -239,17 +317,26 @@ describe("the app checkout, settled with a store receipt", () => {
       fields: ["app_reference", "currency"],
     });
     const web = (await createIntent(packPurchase(person()))).body.intent;
-    expect((await settle({ intent_id: web.id, receipt })).body).toMatchObject({ status: 422, code: "receipt.mismatch" });
+    expect((await settle({ intent_id: web.id, receipt })).body).toMatchObject({
+      status: 422,
+      code: "receipt.mismatch",
+    });
   });
 
   it("refuses missing fields, an unknown intent and a frozen economy", async () => {
     expect((await settle({ receipt: "x" })).body).toMatchObject({ status: 400, field: "intent_id" });
     expect((await settle({ intent_id: "pi_x" })).body).toMatchObject({ status: 400, field: "receipt" });
-    expect((await settle({ intent_id: "pi_none", receipt: "x.y" })).body).toMatchObject({ status: 404, code: "intent.not_found" });
+    expect((await settle({ intent_id: "pi_none", receipt: "x.y" })).body).toMatchObject({
+      status: 404,
+      code: "intent.not_found",
+    });
     const intent = await appIntent(person());
     await setFrozen(t, true);
     try {
-      expect((await settle({ intent_id: intent.id, receipt: receiptFor(intent) })).body).toMatchObject({ status: 409, code: "economy.frozen" });
+      expect((await settle({ intent_id: intent.id, receipt: receiptFor(intent) })).body).toMatchObject({
+        status: 409,
+        code: "economy.frozen",
+      });
     } finally {
       await setFrozen(t, false);
     }

@@ -27,12 +27,21 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   fc.record({ kind: fc.constant("transfer" as const), from: who, to: who, amount, key }),
   fc.record({ kind: fc.constant("adjust" as const), from: who, to: who, amount, key }),
   fc.record({ kind: fc.constant("purchase" as const), who, amount: fc.integer({ min: 100, max: 1000 }), key }),
-  fc.record({ kind: fc.constant("cashout" as const), who, amount, key, decide: fc.constantFrom("approve" as const, "deny" as const, "keep" as const) }),
+  fc.record({
+    kind: fc.constant("cashout" as const),
+    who,
+    amount,
+    key,
+    decide: fc.constantFrom("approve" as const, "deny" as const, "keep" as const),
+  }),
   fc.record({ kind: fc.constant("recycle" as const), who, amount, key }),
 );
 
 // Escrow of zero hours and a minimum of one unit let cashouts be decided at once.
-const t = usePlatform({ services: ["billing"], env: { PF_BILLING_ESCROW_HOURS: "0", PF_BILLING_CASHOUT_MINIMUM: "1" } });
+const t = usePlatform({
+  services: ["billing"],
+  env: { PF_BILLING_ESCROW_HOURS: "0", PF_BILLING_CASHOUT_MINIMUM: "1" },
+});
 let billing: ReturnType<typeof t.client<typeof BillingService>>;
 let admin: ReturnType<typeof t.client<typeof BillingAdminService>>;
 let cashouts: ReturnType<typeof t.client<typeof BillingService>>;
@@ -42,7 +51,10 @@ beforeAll(async () => {
   const caps = ["billing.transfer.create", "billing.intent.create", "billing.cashout.request", "billing.balance.read"];
   billing = t.client(BillingService, await t.token({ kind: "service", svc: "tips", caps }));
   admin = t.client(BillingAdminService, await t.token({ kind: "service", svc: "ops", caps: ["billing.ledger.admin"] }));
-  cashouts = t.client(BillingService, await t.token({ kind: "service", svc: "payouts", caps: ["billing.cashout.manage"] }));
+  cashouts = t.client(
+    BillingService,
+    await t.token({ kind: "service", svc: "payouts", caps: ["billing.cashout.manage"] }),
+  );
 });
 
 const usd = (minor: number) => ({ minorUnits: BigInt(minor), currency: "USD" });
@@ -83,7 +95,8 @@ describe("the money ledger under any mix of parallel operations", () => {
           switch (op.kind) {
             case "fund":
               await admin.postAdjustment({
-                reason: "fund", idempotencyKey: k(op),
+                reason: "fund",
+                idempotencyKey: k(op),
                 lines: [
                   { owner: person(op.who), kind: AccountKind.CREDIT, amount: usd(op.amount) },
                   { owner: "", kind: AccountKind.ADJUSTMENTS, amount: usd(-op.amount) },
@@ -93,7 +106,8 @@ describe("the money ledger under any mix of parallel operations", () => {
             case "adjust":
               if (op.from === op.to) return false;
               await admin.postAdjustment({
-                reason: "move", idempotencyKey: k(op),
+                reason: "move",
+                idempotencyKey: k(op),
                 lines: [
                   { owner: person(op.from), kind: AccountKind.CREDIT, amount: usd(-op.amount) },
                   { owner: person(op.to), kind: AccountKind.PAYABLE, amount: usd(op.amount) },
@@ -102,13 +116,22 @@ describe("the money ledger under any mix of parallel operations", () => {
               return true;
             case "transfer":
               if (op.from === op.to) return false;
-              await billing.createTransfer({ fromSubject: person(op.from), toSubject: person(op.to), amount: usd(op.amount), idempotencyKey: k(op) });
+              await billing.createTransfer({
+                fromSubject: person(op.from),
+                toSubject: person(op.to),
+                amount: usd(op.amount),
+                idempotencyKey: k(op),
+              });
               return true;
             case "purchase":
               await purchase(person(op.who), op.amount, k(op));
               return true;
             case "cashout": {
-              const answer = await billing.requestCashout({ subject: person(op.who), amount: usd(op.amount), idempotencyKey: k(op) });
+              const answer = await billing.requestCashout({
+                subject: person(op.who),
+                amount: usd(op.amount),
+                idempotencyKey: k(op),
+              });
               const id = answer.result.case === "cashout" ? answer.result.value.id : "";
               if (op.decide === "approve") await cashouts.approveCashout({ id, payoutReference: `po-${id}` });
               if (op.decide === "deny") await cashouts.denyCashout({ id, reason: "no" });
@@ -129,11 +152,13 @@ describe("the money ledger under any mix of parallel operations", () => {
           const kind = KIND_OF[op.kind];
           applied.set(kind, (applied.get(kind) ?? new Set()).add(k(op)));
         });
-        const written = await billingOf(t).orm.em.getConnection().execute<{ kind: string; n: string }[]>(
-          `select t.kind, count(distinct t.id) as n from billing.transactions t join billing.entries e on e.transaction_id = t.id
+        const written = await billingOf(t)
+          .orm.em.getConnection()
+          .execute<{ kind: string; n: string }[]>(
+            `select t.kind, count(distinct t.id) as n from billing.transactions t join billing.entries e on e.transaction_id = t.id
            where e.owner like ? and t.kind in ('transfer', 'adjustment', 'purchase', 'cashout_request', 'recycle') group by t.kind`,
-          [`usr_q${r}x%`],
-        );
+            [`usr_q${r}x%`],
+          );
         expect(Object.fromEntries(written.map((row) => [row.kind, Number(row.n)]))).toEqual(
           Object.fromEntries([...applied].map(([kind, keys]) => [kind, keys.size])),
         );
@@ -154,11 +179,18 @@ describe("the money ledger under any mix of parallel operations", () => {
  * twice. It settles once.
  */
 async function purchase(subject: string, credit: number, idempotencyKey: string) {
-  const created = await billing.createIntent({ subject, product: { case: "credit", value: { credit: usd(credit) } }, idempotencyKey });
+  const created = await billing.createIntent({
+    subject,
+    product: { case: "credit", value: { credit: usd(credit) } },
+    idempotencyKey,
+  });
   const { id, providerOrderId } = created.intent!;
   const provider = testProvider(t);
   const webhook = (delivery: Delivery) =>
-    billing.receiveProviderWebhook({ provider: "test", payload: Buffer.from(delivery.body) }, { headers: { ...delivery.headers } });
+    billing.receiveProviderWebhook(
+      { provider: "test", payload: Buffer.from(delivery.body) },
+      { headers: { ...delivery.headers } },
+    );
   const approved = provider.approve(providerOrderId);
   await Promise.all([webhook(approved), billing.captureIntent({ id }), billing.captureIntent({ id })]);
   const captured = provider.deliveries(providerOrderId).find((delivery) => delivery.type === "payment.captured")!;

@@ -24,9 +24,11 @@ beforeAll(async () => {
 
 /** The platform's revenue in USD, read from the ledger (0 before its first posting). */
 async function revenue(): Promise<bigint> {
-  const [row] = await billingOf(t).orm.em.getConnection().execute<{ balance: string }[]>(
-    `select balance from billing.accounts where owner = 'platform' and kind = 'revenue' and currency = 'USD'`,
-  );
+  const [row] = await billingOf(t)
+    .orm.em.getConnection()
+    .execute<{ balance: string }[]>(
+      `select balance from billing.accounts where owner = 'platform' and kind = 'revenue' and currency = 'USD'`,
+    );
   return BigInt(row?.balance ?? 0);
 }
 
@@ -40,7 +42,14 @@ describe("the network's own channel", () => {
   it("pays the platform's revenue, never a person's payable", () => {
     expect(payeeOf("network")).toEqual({ owner: "platform", kind: "revenue" });
     expect(payeeOf("usr_c1")).toEqual({ owner: "usr_c1", kind: "payable" });
-    const purchase = { product: "channel_subscription", subject: "usr_a1", streamer: "network", currency: "USD", price: 499n, creditGranted: 0n };
+    const purchase = {
+      product: "channel_subscription",
+      subject: "usr_a1",
+      streamer: "network",
+      currency: "USD",
+      price: 499n,
+      creditGranted: 0n,
+    };
     expect(purchaseMovements(purchase, "test")).toEqual([
       { owner: "test", kind: "provider_clearing", currency: "USD", amount: -499n },
       { owner: "platform", kind: "revenue", currency: "USD", amount: 499n },
@@ -52,10 +61,16 @@ describe("the network's own channel", () => {
     await fund(t, fan, 2_000n);
     const before = await revenue();
     const answer = await t.http("POST", "/billing/api/v1/subscriptions", {
-      token: manager, body: { subject: fan, streamer: "network", plan_id: "pln_net", plan_version: 1, idempotency_key: `net-${fan}` },
+      token: manager,
+      body: { subject: fan, streamer: "network", plan_id: "pln_net", plan_version: 1, idempotency_key: `net-${fan}` },
     });
     expect(answer.status, JSON.stringify(answer.body)).toBe(201);
-    expect(answer.body.subscription).toMatchObject({ subject: fan, streamer: "network", status: "SUBSCRIPTION_STATUS_ACTIVE", price: { minor_units: "499" } });
+    expect(answer.body.subscription).toMatchObject({
+      subject: fan,
+      streamer: "network",
+      status: "SUBSCRIPTION_STATUS_ACTIVE",
+      price: { minor_units: "499" },
+    });
     expect(await revenue()).toBe(before + 499n);
     const entitled = await t.http("GET", `/billing/api/v1/entitlements/${fan}?streamer=network`, { token: checker });
     expect(entitled.body.entitlements).toEqual([expect.objectContaining({ streamer: "network", plan_id: "pln_net" })]);
@@ -71,14 +86,25 @@ describe("the network's own channel", () => {
     const before = await revenue();
     const created = await t.http("POST", "/billing/api/v1/intents", {
       token: buyer,
-      body: { subject: fan, channel_subscription: { streamer: "network", plan_id: "pln_net", plan_version: 1, tier: "tier_2" }, idempotency_key: `i-${fan}` },
+      body: {
+        subject: fan,
+        channel_subscription: { streamer: "network", plan_id: "pln_net", plan_version: 1, tier: "tier_2" },
+        idempotency_key: `i-${fan}`,
+      },
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const provider = testProvider(t);
     const order = orderOf(created);
     provider.approve(order);
     await provider.captureOrder(order);
-    expect((await deliver(t, provider.deliveries(order).find((d) => d.type === "payment.captured")!)).body.status).toBe("PROVIDER_EVENT_STATUS_APPLIED");
+    expect(
+      (
+        await deliver(
+          t,
+          provider.deliveries(order).find((d) => d.type === "payment.captured")!,
+        )
+      ).body.status,
+    ).toBe("PROVIDER_EVENT_STATUS_APPLIED");
     expect(await revenue()).toBe(before + 999n);
     const entitled = await t.http("GET", `/billing/api/v1/entitlements/${fan}?streamer=network`, { token: checker });
     expect(entitled.body.entitlements).toEqual([expect.objectContaining({ streamer: "network", plan_version: "1" })]);
@@ -87,7 +113,14 @@ describe("the network's own channel", () => {
 
   it("is the only channel that is not a usr_ subject (400 naming the field)", async () => {
     const answer = await t.http("POST", "/billing/api/v1/subscriptions", {
-      token: manager, body: { subject: person("fan"), streamer: "platform", plan_id: "pln_net", plan_version: 1, idempotency_key: "bad" },
+      token: manager,
+      body: {
+        subject: person("fan"),
+        streamer: "platform",
+        plan_id: "pln_net",
+        plan_version: 1,
+        idempotency_key: "bad",
+      },
     });
     expect(answer.body).toMatchObject({ status: 400, field: "streamer" });
   });

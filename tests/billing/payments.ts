@@ -6,8 +6,15 @@ import { billingOf } from "./support.js";
 export const testProvider = (t: TestPlatform) => billingOf(t).providers.get("test") as TestProvider;
 
 /** Sends a provider's signed webhook delivery to billing over real HTTP, as the provider would (no token). */
-export function deliver(t: TestPlatform, delivery: Delivery, headers: Record<string, string> = {}): Promise<HttpAnswer> {
-  return t.http("POST", "/billing/api/v1/webhooks/test", { body: delivery.body, headers: { ...delivery.headers, ...headers } });
+export function deliver(
+  t: TestPlatform,
+  delivery: Delivery,
+  headers: Record<string, string> = {},
+): Promise<HttpAnswer> {
+  return t.http("POST", "/billing/api/v1/webhooks/test", {
+    body: delivery.body,
+    headers: { ...delivery.headers, ...headers },
+  });
 }
 
 /** A web-checkout credit purchase of a catalogue pack. */

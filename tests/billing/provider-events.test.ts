@@ -17,12 +17,14 @@ const list = async (query = "") => {
   const answer = await t.http("GET", `/billing/api/v1/admin/provider-events${query}`, { token: admin });
   return { ...answer, body: answer.body.provider_events ?? answer.body };
 };
-const reprocess = (id: string) => t.http("POST", `/billing/api/v1/admin/provider-events/${id}/reprocess`, { token: admin, body: {} });
+const reprocess = (id: string) =>
+  t.http("POST", `/billing/api/v1/admin/provider-events/${id}/reprocess`, { token: admin, body: {} });
 const newIntent = async () => {
   const answer = await t.http("POST", "/billing/api/v1/intents", { token: tips, body: packPurchase(person()) });
   return { id: answer.body.intent.id as string, order: orderOf(answer) };
 };
-const statusOf = async (id: string) => (await t.http("GET", `/billing/api/v1/intents/${id}`, { token: tips })).body.intent.status;
+const statusOf = async (id: string) =>
+  (await t.http("GET", `/billing/api/v1/intents/${id}`, { token: tips })).body.intent.status;
 const execute = (sql: string, params: unknown[]) => billingOf(t).orm.em.getConnection().execute(sql, params);
 
 describe("listing provider events", () => {
@@ -37,7 +39,11 @@ describe("listing provider events", () => {
 
     const all = await list();
     expect(all.status).toBe(200);
-    expect(all.body.provider_events.map((e: { id: string }) => e.id).slice(0, 3)).toEqual([stray, approvedB, approvedA]);
+    expect(all.body.provider_events.map((e: { id: string }) => e.id).slice(0, 3)).toEqual([
+      stray,
+      approvedB,
+      approvedA,
+    ]);
     expect(all.body.provider_events[0]).toMatchObject({
       provider: "test",
       type: "order.approved",
@@ -48,7 +54,9 @@ describe("listing provider events", () => {
     expect(all.body.provider_events[0].detail).toContain(orderId);
 
     const ignored = await list("?status=ignored");
-    expect(ignored.body.provider_events.every((e: { status: string }) => e.status === "PROVIDER_EVENT_STATUS_IGNORED")).toBe(true);
+    expect(
+      ignored.body.provider_events.every((e: { status: string }) => e.status === "PROVIDER_EVENT_STATUS_IGNORED"),
+    ).toBe(true);
     const applied = await list("?status=applied&limit=1");
     expect(applied.body.provider_events.map((e: { id: string }) => e.id)).toEqual([approvedB]);
     const next = await list(`?status=applied&limit=1&cursor=${applied.body.next_cursor}`);
@@ -79,7 +87,11 @@ describe("reprocessing a provider event", () => {
     );
     const answer = await reprocess("pev_failed1");
     expect(answer.status).toBe(200);
-    expect(answer.body.provider_event).toMatchObject({ id: "pev_failed1", status: "PROVIDER_EVENT_STATUS_APPLIED", detail: "" });
+    expect(answer.body.provider_event).toMatchObject({
+      id: "pev_failed1",
+      status: "PROVIDER_EVENT_STATUS_APPLIED",
+      detail: "",
+    });
     expect(await statusOf(id)).toBe("INTENT_STATUS_APPROVED");
   });
 
@@ -88,12 +100,18 @@ describe("reprocessing a provider event", () => {
     const provider = testProvider(t);
     provider.approve(order);
     await provider.captureOrder(order);
-    const captured = await deliver(t, provider.deliveries(order).find((d) => d.type === "payment.captured")!);
+    const captured = await deliver(
+      t,
+      provider.deliveries(order).find((d) => d.type === "payment.captured")!,
+    );
     const before = (await t.http("GET", `/billing/api/v1/intents/${id}`, { token: tips })).body.intent;
     const answer = await reprocess(captured.body.event_id);
     expect(answer.body.provider_event).toMatchObject({ status: "PROVIDER_EVENT_STATUS_APPLIED" });
     expect((await t.http("GET", `/billing/api/v1/intents/${id}`, { token: tips })).body.intent).toEqual(before);
-    const [row] = await execute(`select count(*)::int as n from billing.transactions where reference_kind = 'intent' and reference_id = ?`, [id]);
+    const [row] = await execute(
+      `select count(*)::int as n from billing.transactions where reference_kind = 'intent' and reference_id = ?`,
+      [id],
+    );
     expect(row.n).toBe(1);
   });
 

@@ -26,7 +26,10 @@ interface Imbalance {
 const reconcile = async () => {
   const answer = await t.http("GET", "/billing/api/v1/admin/reconcile", { token: admin });
   expect(answer.status).toBe(200);
-  return answer.body.reconciliation as { id: string; balanced: boolean; imbalances: Imbalance[] } & Record<string, unknown>;
+  return answer.body.reconciliation as { id: string; balanced: boolean; imbalances: Imbalance[] } & Record<
+    string,
+    unknown
+  >;
 };
 /** The imbalances a run reports about one transaction, owner, intent or event. */
 const about = async (ref: string) => (await reconcile()).imbalances.filter((imbalance) => imbalance.ref === ref);
@@ -77,11 +80,19 @@ describe("reconciliation", () => {
     const [fan, creator] = [person("fan"), person("cr")];
     const paid = await intent(fan, "approved", 500);
     const { transactionId } = await purchase(fan, 500n, paid);
-    await sql(`update billing.intents set status = 'settled', transaction_id = ?, settled_at = now() where id = ?`, [transactionId, paid]);
+    await sql(`update billing.intents set status = 'settled', transaction_id = ?, settled_at = now() where id = ?`, [
+      transactionId,
+      paid,
+    ]);
     await captured(paid);
     const transfer = await t.http("POST", "/billing/api/v1/transfers", {
       token: tips,
-      body: { from_subject: fan, to_subject: creator, amount: { minor_units: 200, currency: "USD" }, idempotency_key: `k-${fan}` },
+      body: {
+        from_subject: fan,
+        to_subject: creator,
+        amount: { minor_units: 200, currency: "USD" },
+        idempotency_key: `k-${fan}`,
+      },
     });
     expect(transfer.status).toBe(201);
     const ctx = billingOf(t);
@@ -128,8 +139,22 @@ describe("reconciliation", () => {
       const report = await reconcile();
       expect(report.balanced).toBe(false);
       expect(report.imbalances).toEqual([
-        { kind: "IMBALANCE_KIND_BALANCE_MISMATCH", currency: "USD", ref: fan, expected: "1000", actual: "1005", detail: expect.stringContaining("credit balance") },
-        { kind: "IMBALANCE_KIND_LEDGER_TOTAL", currency: "USD", ref: "USD", expected: "0", actual: "5", detail: expect.any(String) },
+        {
+          kind: "IMBALANCE_KIND_BALANCE_MISMATCH",
+          currency: "USD",
+          ref: fan,
+          expected: "1000",
+          actual: "1005",
+          detail: expect.stringContaining("credit balance"),
+        },
+        {
+          kind: "IMBALANCE_KIND_LEDGER_TOTAL",
+          currency: "USD",
+          ref: "USD",
+          expected: "0",
+          actual: "5",
+          detail: expect.any(String),
+        },
       ]);
       const stored = await t.http("GET", `/billing/api/v1/admin/reconcile/${report.id}`, { token: admin });
       expect(stored.body.reconciliation).toEqual(report);
@@ -148,13 +173,29 @@ describe("reconciliation", () => {
         values ('${id}', '${ghost}', 'credit', 'USD', 7, 7, now())`);
     try {
       expect(await about(id)).toEqual([
-        { kind: "IMBALANCE_KIND_UNBALANCED_TRANSACTION", currency: "USD", ref: id, expected: "0", actual: "7", detail: expect.stringContaining(id) },
+        {
+          kind: "IMBALANCE_KIND_UNBALANCED_TRANSACTION",
+          currency: "USD",
+          ref: id,
+          expected: "0",
+          actual: "7",
+          detail: expect.stringContaining(id),
+        },
       ]);
       expect(await about(ghost)).toEqual([
-        { kind: "IMBALANCE_KIND_BALANCE_MISMATCH", currency: "USD", ref: ghost, expected: "7", actual: "0", detail: expect.stringContaining("no such account") },
+        {
+          kind: "IMBALANCE_KIND_BALANCE_MISMATCH",
+          currency: "USD",
+          ref: ghost,
+          expected: "7",
+          actual: "0",
+          detail: expect.stringContaining("no such account"),
+        },
       ]);
     } finally {
-      await pastTriggers(`delete from billing.entries where transaction_id = '${id}'; delete from billing.transactions where id = '${id}'`);
+      await pastTriggers(
+        `delete from billing.entries where transaction_id = '${id}'; delete from billing.transactions where id = '${id}'`,
+      );
     }
     expect((await reconcile()).balanced).toBe(true);
   });
@@ -188,7 +229,14 @@ describe("reconciliation", () => {
     );
     try {
       expect(await about(creator)).toEqual([
-        { kind: "IMBALANCE_KIND_ESCROW_MISMATCH", currency: "USD", ref: creator, expected: "300", actual: "0", detail: expect.any(String) },
+        {
+          kind: "IMBALANCE_KIND_ESCROW_MISMATCH",
+          currency: "USD",
+          ref: creator,
+          expected: "300",
+          actual: "0",
+          detail: expect.any(String),
+        },
       ]);
     } finally {
       await sql(`update billing.cashouts set status = 'denied' where id = ?`, [cashout]);
@@ -203,10 +251,24 @@ describe("reconciliation", () => {
     await purchase(fan, 400n, short);
     try {
       expect(await about(unbooked)).toEqual([
-        { kind: "IMBALANCE_KIND_INTENT_UNBOOKED", currency: "USD", ref: unbooked, expected: "-500", actual: "0", detail: expect.stringContaining("no purchase") },
+        {
+          kind: "IMBALANCE_KIND_INTENT_UNBOOKED",
+          currency: "USD",
+          ref: unbooked,
+          expected: "-500",
+          actual: "0",
+          detail: expect.stringContaining("no purchase"),
+        },
       ]);
       expect(await about(short)).toEqual([
-        { kind: "IMBALANCE_KIND_INTENT_UNBOOKED", currency: "USD", ref: short, expected: "-500", actual: "-400", detail: expect.any(String) },
+        {
+          kind: "IMBALANCE_KIND_INTENT_UNBOOKED",
+          currency: "USD",
+          ref: short,
+          expected: "-500",
+          actual: "-400",
+          detail: expect.any(String),
+        },
       ]);
     } finally {
       await sql(`update billing.intents set price = 400 where id = ?`, [short]);
@@ -218,10 +280,20 @@ describe("reconciliation", () => {
   it("finds a purchase no settled intent references", async () => {
     const fan = person("fan");
     const pending = await intent(fan, "approved", 100);
-    const [{ transactionId: orphan }, { transactionId: early }] = [await purchase(fan, 100n), await purchase(fan, 100n, pending)];
+    const [{ transactionId: orphan }, { transactionId: early }] = [
+      await purchase(fan, 100n),
+      await purchase(fan, 100n, pending),
+    ];
     for (const id of [orphan, early]) {
       expect(await about(id)).toEqual([
-        { kind: "IMBALANCE_KIND_PURCHASE_WITHOUT_INTENT", currency: "USD", ref: id, expected: "0", actual: "100", detail: expect.any(String) },
+        {
+          kind: "IMBALANCE_KIND_PURCHASE_WITHOUT_INTENT",
+          currency: "USD",
+          ref: id,
+          expected: "0",
+          actual: "100",
+          detail: expect.any(String),
+        },
       ]);
     }
   });
@@ -232,15 +304,30 @@ describe("reconciliation", () => {
     const event = await captured(approved);
     const stray = await captured("pi_unknown");
     expect(await about(event)).toEqual([
-      { kind: "IMBALANCE_KIND_PAYMENT_UNSETTLED", currency: "USD", ref: event, expected: "250", actual: "0", detail: expect.stringContaining("approved") },
+      {
+        kind: "IMBALANCE_KIND_PAYMENT_UNSETTLED",
+        currency: "USD",
+        ref: event,
+        expected: "250",
+        actual: "0",
+        detail: expect.stringContaining("approved"),
+      },
     ]);
     expect(await about(stray)).toEqual([
-      { kind: "IMBALANCE_KIND_PAYMENT_UNSETTLED", currency: "", ref: stray, expected: "0", actual: "0", detail: expect.stringContaining("no intent") },
+      {
+        kind: "IMBALANCE_KIND_PAYMENT_UNSETTLED",
+        currency: "",
+        ref: stray,
+        expected: "0",
+        actual: "0",
+        detail: expect.stringContaining("no intent"),
+      },
     ]);
   });
 
   it("runs while the economy is frozen, since it moves no money", async () => {
-    const freeze = (frozen: boolean) => t.http("POST", "/billing/api/v1/admin/freeze", { token: admin, body: { frozen, reason: "audit" } });
+    const freeze = (frozen: boolean) =>
+      t.http("POST", "/billing/api/v1/admin/freeze", { token: admin, body: { frozen, reason: "audit" } });
     await freeze(true);
     try {
       const report = await reconcile();

@@ -23,7 +23,11 @@ beforeAll(async () => {
   manager = await t.token({ kind: "service", svc: "vip", caps: ["billing.subscription.manage"] });
   checker = await t.token({ kind: "service", svc: "vip", caps: ["billing.entitlement.check"] });
   reader = await t.token({ kind: "service", svc: "tips", caps: ["billing.balance.read"] });
-  lister = await t.token({ kind: "service", svc: "vip", caps: ["billing.entitlement.check", "billing.subscription.manage"] });
+  lister = await t.token({
+    kind: "service",
+    svc: "vip",
+    caps: ["billing.entitlement.check", "billing.subscription.manage"],
+  });
 });
 
 const sweep = () => t.http("POST", "/billing/api/v1/admin/sweep", { token: admin, body: {} });
@@ -33,11 +37,17 @@ type Subscribed = { fan: string; streamer: string; id: string };
 const credit = async (subject: string) =>
   (await t.http("GET", `/billing/api/v1/balances/${subject}`, { token: reader })).body.balances[0].spendable_credit;
 const entitled = async (s: Subscribed) =>
-  (await t.http("GET", `/billing/api/v1/entitlements/${s.fan}?streamer=${s.streamer}`, { token: checker })).body.entitlements.length === 1;
+  (await t.http("GET", `/billing/api/v1/entitlements/${s.fan}?streamer=${s.streamer}`, { token: checker })).body
+    .entitlements.length === 1;
 /** The subscription as the subscriptions read answers it, ended or not. */
 const read = async (p: TestPlatform, token: string, s: Subscribed) =>
-  (await p.http("GET", `/billing/api/v1/subscriptions?view=SUBSCRIPTION_VIEW_SUBSCRIPTIONS&include_ended=true&subject=${s.fan}&streamer=${s.streamer}`, { token }))
-    .body.subscriptions.subscriptions[0];
+  (
+    await p.http(
+      "GET",
+      `/billing/api/v1/subscriptions?view=SUBSCRIPTION_VIEW_SUBSCRIPTIONS&include_ended=true&subject=${s.fan}&streamer=${s.streamer}`,
+      { token },
+    )
+  ).body.subscriptions.subscriptions[0];
 const subscription = (s: Subscribed) => read(t, lister, s);
 
 /** A fan with `funds` of credit subscribed from credit (tier_1) to a fresh streamer. */
@@ -58,8 +68,16 @@ async function subscribedByIntent(): Promise<Subscribed> {
   const ctx = billingOf(t);
   const row = await ctx.transaction((em) =>
     addPaidPeriod(em, {
-      subject: fan, streamer, planId: "pln_1", planVersion: 1n, tier: "tier_1", currency: "USD", price: PRICE,
-      paidVia: "intent", periodMs: PERIOD_MS, at: clock.now(),
+      subject: fan,
+      streamer,
+      planId: "pln_1",
+      planVersion: 1n,
+      tier: "tier_1",
+      currency: "USD",
+      price: PRICE,
+      paidVia: "intent",
+      periodMs: PERIOD_MS,
+      at: clock.now(),
     }),
   );
   await fund(t, fan, 10_000n); // credit on hand does not renew an intent-paid period
@@ -161,13 +179,23 @@ describe("the renewal sweep", () => {
 describe("the leased job", () => {
   it("sweeps on its own every PF_BILLING_SWEEP_EVERY_MS", async () => {
     const ownClock = new ManualClock(new Date("2026-03-01T00:00:00Z"));
-    const p = await startTestPlatform({ services: ["billing"], clock: ownClock, env: { PF_BILLING_SWEEP_EVERY_MS: "100" } });
+    const p = await startTestPlatform({
+      services: ["billing"],
+      clock: ownClock,
+      env: { PF_BILLING_SWEEP_EVERY_MS: "100" },
+    });
     try {
       const token = await p.token({ kind: "service", svc: "vip", caps: ["billing.subscription.manage"] });
       const s = await subscribedFromCredit(p, PRICE, token);
       ownClock.advance(PERIOD_MS);
-      const check = await p.token({ kind: "service", svc: "vip", caps: ["billing.entitlement.check", "billing.subscription.manage"] });
-      await expect.poll(async () => (await read(p, check, s)).status, { timeout: 5000, interval: 100 }).toBe("SUBSCRIPTION_STATUS_ENDED");
+      const check = await p.token({
+        kind: "service",
+        svc: "vip",
+        caps: ["billing.entitlement.check", "billing.subscription.manage"],
+      });
+      await expect
+        .poll(async () => (await read(p, check, s)).status, { timeout: 5000, interval: 100 })
+        .toBe("SUBSCRIPTION_STATUS_ENDED");
     } finally {
       await p.stop();
     }

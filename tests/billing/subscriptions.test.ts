@@ -17,27 +17,41 @@ let reader: string;
 beforeAll(async () => {
   manager = await t.token({ kind: "service", svc: "vip", caps: ["billing.subscription.manage"] });
   checker = await t.token({ kind: "service", svc: "vip", caps: ["billing.entitlement.check"] });
-  lister = await t.token({ kind: "service", svc: "vip", caps: ["billing.entitlement.check", "billing.subscription.manage"] });
+  lister = await t.token({
+    kind: "service",
+    svc: "vip",
+    caps: ["billing.entitlement.check", "billing.subscription.manage"],
+  });
   reader = await t.token({ kind: "service", svc: "tips", caps: ["billing.balance.read"] });
 });
 
 /** Times as proto JSON writes them (RFC 3339, fractions only when present). */
 const rfc3339 = (at: Date) => at.toISOString().replace(".000Z", "Z");
-const subscribe = (body: Record<string, unknown>, token = manager) => t.http("POST", "/billing/api/v1/subscriptions", { token, body });
-const cancel = (id: string, body: Record<string, unknown> = {}) => t.http("POST", `/billing/api/v1/subscriptions/${id}/cancel`, { token: manager, body });
+const subscribe = (body: Record<string, unknown>, token = manager) =>
+  t.http("POST", "/billing/api/v1/subscriptions", { token, body });
+const cancel = (id: string, body: Record<string, unknown> = {}) =>
+  t.http("POST", `/billing/api/v1/subscriptions/${id}/cancel`, { token: manager, body });
 const entitlements = async (subject: string, query = "") => {
   const answer = await t.http("GET", `/billing/api/v1/entitlements/${subject}${query}`, { token: checker });
   expect(answer.status).toBe(200);
   return answer.body.entitlements as { streamer: string; subscription_id: string; valid_until: string }[];
 };
 const list = (query: string, token = lister) => t.http("GET", `/billing/api/v1/subscriptions?${query}`, { token });
-const balances = async (subject: string) => (await t.http("GET", `/billing/api/v1/balances/${subject}`, { token: reader })).body.balances[0];
+const balances = async (subject: string) =>
+  (await t.http("GET", `/billing/api/v1/balances/${subject}`, { token: reader })).body.balances[0];
 
 /** A fan with `credit` subscribed to a fresh streamer. */
 async function subscribed(credit = 2000n, extra: Record<string, unknown> = {}) {
   const [fan, streamer] = [person("fan"), person("st")];
   await fund(t, fan, credit);
-  const answer = await subscribe({ subject: fan, streamer, plan_id: "pln_1", plan_version: 1, idempotency_key: `sub-${fan}`, ...extra });
+  const answer = await subscribe({
+    subject: fan,
+    streamer,
+    plan_id: "pln_1",
+    plan_version: 1,
+    idempotency_key: `sub-${fan}`,
+    ...extra,
+  });
   expect(answer.status).toBe(201);
   return { fan, streamer, subscription: answer.body.subscription };
 }
@@ -84,7 +98,13 @@ describe("subscribing from credit", () => {
   it("buys one more period on a current subscription, from its end, and resumes a canceled one", async () => {
     const { fan, streamer, subscription } = await subscribed(2000n);
     await cancel(subscription.id);
-    const again = await subscribe({ subject: fan, streamer, plan_id: "pln_1", plan_version: 2, idempotency_key: `more-${fan}` });
+    const again = await subscribe({
+      subject: fan,
+      streamer,
+      plan_id: "pln_1",
+      plan_version: 2,
+      idempotency_key: `more-${fan}`,
+    });
     expect(again.status).toBe(201);
     expect(again.body.subscription).toMatchObject({
       id: subscription.id,
@@ -103,7 +123,8 @@ describe("subscribing from credit", () => {
     const answers = await Promise.all([subscribe(body(`a-${fan}`)), subscribe(body(`b-${fan}`))]);
     expect(answers.map((a) => a.status)).toEqual([201, 201]);
     expect(answers[0].body.subscription.id).toBe(answers[1].body.subscription.id);
-    const [current] = (await list(`subject=${fan}&view=SUBSCRIPTION_VIEW_SUBSCRIPTIONS`)).body.subscriptions.subscriptions;
+    const [current] = (await list(`subject=${fan}&view=SUBSCRIPTION_VIEW_SUBSCRIPTIONS`)).body.subscriptions
+      .subscriptions;
     expect(current.periods).toBe(2);
     expect(await balances(fan)).toMatchObject({ spendable_credit: String(2000 - 2 * 499) });
   });
@@ -111,11 +132,20 @@ describe("subscribing from credit", () => {
   it("refuses short credit (409 insufficient_funds) and writes nothing", async () => {
     const [fan, streamer] = [person("fan"), person("st")];
     await fund(t, fan, 100n);
-    const answer = await subscribe({ subject: fan, streamer, plan_id: "pln_1", plan_version: 1, idempotency_key: `k-${fan}` });
+    const answer = await subscribe({
+      subject: fan,
+      streamer,
+      plan_id: "pln_1",
+      plan_version: 1,
+      idempotency_key: `k-${fan}`,
+    });
     expect(answer.status).toBe(409);
     expect(answer.body).toMatchObject({ code: "insufficient_funds", balance: "credit" });
     expect(await entitlements(fan)).toEqual([]);
-    expect((await list(`subject=${fan}&view=SUBSCRIPTION_VIEW_SUBSCRIPTIONS&include_ended=true`)).body.subscriptions.subscriptions).toEqual([]);
+    expect(
+      (await list(`subject=${fan}&view=SUBSCRIPTION_VIEW_SUBSCRIPTIONS&include_ended=true`)).body.subscriptions
+        .subscriptions,
+    ).toEqual([]);
     expect(await balances(fan)).toMatchObject({ spendable_credit: "100" });
   });
 
@@ -132,7 +162,11 @@ describe("subscribing from credit", () => {
     ];
     for (const [body, field] of cases) {
       const answer = await subscribe(body);
-      expect({ status: answer.status, code: answer.body.code, field: answer.body.field }).toEqual({ status: 400, code: "request.invalid", field });
+      expect({ status: answer.status, code: answer.body.code, field: answer.body.field }).toEqual({
+        status: 400,
+        code: "request.invalid",
+        field,
+      });
     }
     const tier = await subscribe({ ...valid, tier: "tier_9" });
     expect(tier.status).toBe(422);
@@ -144,7 +178,13 @@ describe("subscribing from credit", () => {
     await fund(t, fan, 1000n);
     await setFrozen(t, true);
     try {
-      const answer = await subscribe({ subject: fan, streamer, plan_id: "pln_1", plan_version: 1, idempotency_key: `k-${fan}` });
+      const answer = await subscribe({
+        subject: fan,
+        streamer,
+        plan_id: "pln_1",
+        plan_version: 1,
+        idempotency_key: `k-${fan}`,
+      });
       expect(answer.status).toBe(409);
       expect(answer.body.code).toBe("economy.frozen");
     } finally {
@@ -158,13 +198,26 @@ describe("entitlements", () => {
   it("answers the current entitlements until valid_until, narrowed by streamer", async () => {
     const { fan, streamer, subscription } = await subscribed(2000n);
     const other = person("st");
-    await subscribe({ subject: fan, streamer: other, plan_id: "pln_2", plan_version: 1, idempotency_key: `two-${fan}` });
+    await subscribe({
+      subject: fan,
+      streamer: other,
+      plan_id: "pln_2",
+      plan_version: 1,
+      idempotency_key: `two-${fan}`,
+    });
 
     const answer = await t.http("GET", `/billing/api/v1/entitlements/${fan}`, { token: checker });
     expect(answer.body).toMatchObject({ subject: fan, checked_at: rfc3339(clock.now()) });
     expect(answer.body.entitlements.map((e: { streamer: string }) => e.streamer)).toEqual([other, streamer]);
     expect(await entitlements(fan, `?streamer=${streamer}`)).toEqual([
-      { subject: fan, streamer, subscription_id: subscription.id, plan_id: "pln_1", plan_version: "1", valid_until: subscription.valid_until },
+      {
+        subject: fan,
+        streamer,
+        subscription_id: subscription.id,
+        plan_id: "pln_1",
+        plan_version: "1",
+        valid_until: subscription.valid_until,
+      },
     ]);
 
     // Paid time over: no entitlement, even before the sweep ends the subscription.
@@ -173,7 +226,10 @@ describe("entitlements", () => {
   });
 
   it("refuses a subject or streamer that is not a usr_ subject (400)", async () => {
-    for (const [path, field] of [["/entitlements/gst_a1", "subject"], ["/entitlements/usr_a1?streamer=x", "streamer"]]) {
+    for (const [path, field] of [
+      ["/entitlements/gst_a1", "subject"],
+      ["/entitlements/usr_a1?streamer=x", "streamer"],
+    ]) {
       const answer = await t.http("GET", `/billing/api/v1${path}`, { token: checker });
       expect({ status: answer.status, field: answer.body.field }).toEqual({ status: 400, field });
     }
@@ -195,29 +251,48 @@ describe("the subscriptions read", () => {
     const ids: string[] = [];
     for (const fan of fans) {
       await fund(t, fan, 1000n);
-      ids.push((await subscribe({ subject: fan, streamer, plan_id: "pln_1", plan_version: 1, idempotency_key: `l-${fan}` })).body.subscription.id);
+      ids.push(
+        (await subscribe({ subject: fan, streamer, plan_id: "pln_1", plan_version: 1, idempotency_key: `l-${fan}` }))
+          .body.subscription.id,
+      );
     }
     await cancel(ids[0], { immediately: true });
 
     const byDefault = await list(`streamer=${streamer}`);
     expect(byDefault.status).toBe(200);
-    expect(byDefault.body.entitlements).toMatchObject({ subject: "", checked_at: rfc3339(clock.now()), next_cursor: "" });
-    expect(byDefault.body.entitlements.entitlements.map((e: { subject: string }) => e.subject)).toEqual([fans[2], fans[1]]);
+    expect(byDefault.body.entitlements).toMatchObject({
+      subject: "",
+      checked_at: rfc3339(clock.now()),
+      next_cursor: "",
+    });
+    expect(byDefault.body.entitlements.entitlements.map((e: { subject: string }) => e.subject)).toEqual([
+      fans[2],
+      fans[1],
+    ]);
 
     const subscriptions = await list(`streamer=${streamer}&view=SUBSCRIPTION_VIEW_SUBSCRIPTIONS`);
     expect(subscriptions.body.subscriptions.subscriptions.map((s: { id: string }) => s.id)).toEqual([ids[2], ids[1]]);
     const withEnded = await list(`streamer=${streamer}&view=SUBSCRIPTION_VIEW_SUBSCRIPTIONS&include_ended=true`);
-    expect(withEnded.body.subscriptions.subscriptions.map((s: { id: string }) => s.id)).toEqual([ids[2], ids[1], ids[0]]);
+    expect(withEnded.body.subscriptions.subscriptions.map((s: { id: string }) => s.id)).toEqual([
+      ids[2],
+      ids[1],
+      ids[0],
+    ]);
     expect(withEnded.body.subscriptions.subscriptions[2].status).toBe("SUBSCRIPTION_STATUS_ENDED");
 
     const first = await list(`streamer=${streamer}&view=SUBSCRIPTION_VIEW_SUBSCRIPTIONS&include_ended=true&limit=2`);
     expect(first.body.subscriptions.subscriptions).toHaveLength(2);
-    const second = await list(`streamer=${streamer}&view=SUBSCRIPTION_VIEW_SUBSCRIPTIONS&include_ended=true&limit=2&cursor=${first.body.subscriptions.next_cursor}`);
+    const second = await list(
+      `streamer=${streamer}&view=SUBSCRIPTION_VIEW_SUBSCRIPTIONS&include_ended=true&limit=2&cursor=${first.body.subscriptions.next_cursor}`,
+    );
     expect(second.body.subscriptions.subscriptions.map((s: { id: string }) => s.id)).toEqual([ids[0]]);
     expect(second.body.subscriptions.next_cursor).toBe("");
 
     const oneFan = await list(`subject=${fans[1]}`);
-    expect(oneFan.body.entitlements).toMatchObject({ subject: fans[1], entitlements: [expect.objectContaining({ subscription_id: ids[1] })] });
+    expect(oneFan.body.entitlements).toMatchObject({
+      subject: fans[1],
+      entitlements: [expect.objectContaining({ subscription_id: ids[1] })],
+    });
   });
 
   it("refuses bad filters naming the field (400)", async () => {
@@ -239,10 +314,16 @@ describe("cancelling", () => {
     const { fan, streamer, subscription } = await subscribed();
     const answer = await cancel(subscription.id);
     expect(answer.status).toBe(200);
-    expect(answer.body.subscription).toMatchObject({ status: "SUBSCRIPTION_STATUS_CANCELED", valid_until: subscription.valid_until });
+    expect(answer.body.subscription).toMatchObject({
+      status: "SUBSCRIPTION_STATUS_CANCELED",
+      valid_until: subscription.valid_until,
+    });
     expect(await entitlements(fan, `?streamer=${streamer}`)).toHaveLength(1);
     expect((await cancel(subscription.id)).body).toEqual(answer.body);
-    expect(await eventsAbout(t, subscription.id)).toEqual(["billing.entitlement.changed", "billing.entitlement.changed"]);
+    expect(await eventsAbout(t, subscription.id)).toEqual([
+      "billing.entitlement.changed",
+      "billing.entitlement.changed",
+    ]);
   });
 
   it("immediately ends it now without refund; an ended one is 409 subscription.ended", async () => {

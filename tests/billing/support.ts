@@ -13,7 +13,12 @@ export function billingOf(t: TestPlatform): BillingContext {
 }
 
 /** Puts money on a subject's balance through the real ledger, as an adjustment from the platform. */
-export async function fund(t: TestPlatform, subject: string, amount: bigint, options: { kind?: Kind; currency?: string } = {}) {
+export async function fund(
+  t: TestPlatform,
+  subject: string,
+  amount: bigint,
+  options: { kind?: Kind; currency?: string } = {},
+) {
   const ctx = billingOf(t);
   const currency = options.currency ?? "USD";
   await ctx.transaction((em) =>

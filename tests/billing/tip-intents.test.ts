@@ -17,7 +17,8 @@ beforeAll(async () => {
 
 const usd = (minor: number) => ({ minor_units: minor, currency: "USD" });
 const createIntent = (body: unknown) => t.http("POST", "/billing/api/v1/intents", { token: tips, body });
-const balanceOf = async (subject: string) => (await t.http("GET", `/billing/api/v1/balances/${subject}`, { token: reader })).body.balances[0];
+const balanceOf = async (subject: string) =>
+  (await t.http("GET", `/billing/api/v1/balances/${subject}`, { token: reader })).body.balances[0];
 const imbalancesAbout = async (...refs: string[]) => {
   const answer = await t.http("GET", "/billing/api/v1/admin/reconcile", { token: admin });
   return answer.body.reconciliation.imbalances.filter((imbalance: { ref: string }) => refs.includes(imbalance.ref));
@@ -29,7 +30,11 @@ describe("a tip intent (product tip)", () => {
     const reference = { service: "tips", kind: "interaction", id: "int_1" };
     const created = await createIntent({ subject: buyer, tip: { creator, amount: usd(750) }, reference });
     expect(created.status).toBe(201);
-    expect(created.body.intent).toMatchObject({ tip: { creator, amount: { minor_units: "750", currency: "USD" } }, price: { minor_units: "750" }, reference });
+    expect(created.body.intent).toMatchObject({
+      tip: { creator, amount: { minor_units: "750", currency: "USD" } },
+      price: { minor_units: "750" },
+      reference,
+    });
     const id = created.body.intent.id;
     const provider = testProvider(t);
     provider.approve(orderOf(created));
@@ -43,8 +48,15 @@ describe("a tip intent (product tip)", () => {
     expect(await balanceOf(buyer)).toBeUndefined();
     const history = await t.http("GET", `/billing/api/v1/balances/${creator}/transactions`, { token: reader });
     expect(history.body.transactions).toHaveLength(1);
-    expect(history.body.transactions[0]).toMatchObject({ kind: "TRANSACTION_KIND_PURCHASE", reference: { service: "billing", kind: "intent", id } });
-    expect(history.body.transactions[0].entries.map((e: { kind: string; amount: { minor_units: string } }) => [e.kind, e.amount.minor_units]).sort()).toEqual([
+    expect(history.body.transactions[0]).toMatchObject({
+      kind: "TRANSACTION_KIND_PURCHASE",
+      reference: { service: "billing", kind: "intent", id },
+    });
+    expect(
+      history.body.transactions[0].entries
+        .map((e: { kind: string; amount: { minor_units: string } }) => [e.kind, e.amount.minor_units])
+        .sort(),
+    ).toEqual([
       ["ACCOUNT_KIND_PAYABLE", "750"],
       ["ACCOUNT_KIND_PROVIDER_CLEARING", "-750"],
     ]);
@@ -58,7 +70,10 @@ describe("a tip intent (product tip)", () => {
     expect(over.body).toMatchObject({ status: 422, code: "billing.amount_out_of_range" });
     const under = await createIntent({ subject: buyer, tip: { creator: person("cre"), amount: usd(99) } });
     expect(under.body).toMatchObject({ status: 422, code: "billing.amount_out_of_range" });
-    const yen = await createIntent({ subject: buyer, tip: { creator: person("cre"), amount: { minor_units: 500, currency: "JPY" } } });
+    const yen = await createIntent({
+      subject: buyer,
+      tip: { creator: person("cre"), amount: { minor_units: 500, currency: "JPY" } },
+    });
     expect(yen.body).toMatchObject({ status: 422, code: "billing.unknown_product" });
     const self = await createIntent({ subject: buyer, tip: { creator: buyer, amount: usd(500) } });
     expect(self.body).toMatchObject({ status: 400, code: "request.invalid", field: "tip.creator" });
@@ -69,7 +84,9 @@ describe("a tip intent (product tip)", () => {
   it("a declined tip intent books nothing", async () => {
     const [buyer, creator] = [person("sup"), person("cre")];
     const created = await createIntent({ subject: buyer, tip: { creator, amount: usd(500) } });
-    expect((await deliver(t, testProvider(t).decline(orderOf(created), "card_declined"))).body.status).toBe("PROVIDER_EVENT_STATUS_APPLIED");
+    expect((await deliver(t, testProvider(t).decline(orderOf(created), "card_declined"))).body.status).toBe(
+      "PROVIDER_EVENT_STATUS_APPLIED",
+    );
     expect(await balanceOf(creator)).toBeUndefined();
     expect(await eventsAbout(t, created.body.intent.id)).toContain("billing.intent.declined");
   });

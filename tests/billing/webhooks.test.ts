@@ -19,9 +19,11 @@ const newIntent = async (buyer = person()) => {
   const answer = await t.http("POST", "/billing/api/v1/intents", { token: tips, body: packPurchase(buyer) });
   return { id: answer.body.intent.id as string, order: orderOf(answer), buyer };
 };
-const statusOf = async (id: string) => (await t.http("GET", `/billing/api/v1/intents/${id}`, { token: tips })).body.intent.status;
+const statusOf = async (id: string) =>
+  (await t.http("GET", `/billing/api/v1/intents/${id}`, { token: tips })).body.intent.status;
 const creditOf = async (subject: string) =>
-  (await t.http("GET", `/billing/api/v1/balances/${subject}`, { token: reader })).body.balances[0]?.spendable_credit ?? "0";
+  (await t.http("GET", `/billing/api/v1/balances/${subject}`, { token: reader })).body.balances[0]?.spendable_credit ??
+  "0";
 
 describe("webhook signatures", () => {
   it("are the only credential: a signed delivery without a token is taken", async () => {
@@ -56,7 +58,10 @@ describe("webhook signatures", () => {
     const delivery = testProvider(t).approve(order);
     const plain = await deliver(t, delivery, { "content-type": "text/plain; charset=utf-8" });
     expect(plain.body.status).toBe("PROVIDER_EVENT_STATUS_APPLIED");
-    const unknown = await t.http("POST", "/billing/api/v1/webhooks/nope", { body: delivery.body, headers: { ...delivery.headers } });
+    const unknown = await t.http("POST", "/billing/api/v1/webhooks/nope", {
+      body: delivery.body,
+      headers: { ...delivery.headers },
+    });
     expect(unknown.body).toMatchObject({ status: 404, code: "provider.unknown" });
   });
 
@@ -78,10 +83,16 @@ describe("applying provider events", () => {
     const first = await deliver(t, captured);
     const again = await deliver(t, provider.resign(captured, new Date()));
     expect(first.body).toMatchObject({ status: "PROVIDER_EVENT_STATUS_APPLIED", duplicate: false });
-    expect(again.body).toMatchObject({ event_id: first.body.event_id, status: "PROVIDER_EVENT_STATUS_APPLIED", duplicate: true });
+    expect(again.body).toMatchObject({
+      event_id: first.body.event_id,
+      status: "PROVIDER_EVENT_STATUS_APPLIED",
+      duplicate: true,
+    });
     expect(await statusOf(id)).toBe("INTENT_STATUS_SETTLED");
     expect(await creditOf(buyer)).toBe("500");
-    const [row] = await billingOf(t).orm.em.getConnection().execute(`select deliveries from billing.provider_events where id = ?`, [first.body.event_id]);
+    const [row] = await billingOf(t)
+      .orm.em.getConnection()
+      .execute(`select deliveries from billing.provider_events where id = ?`, [first.body.event_id]);
     expect(row.deliveries).toBe(2);
   });
 
@@ -101,23 +112,33 @@ describe("applying provider events", () => {
   it("declines on order.declined, and ignores a decline of a settled intent", async () => {
     const declined = await newIntent();
     const provider = testProvider(t);
-    expect((await deliver(t, provider.decline(declined.order, "fraud_suspected"))).body.status).toBe("PROVIDER_EVENT_STATUS_APPLIED");
+    expect((await deliver(t, provider.decline(declined.order, "fraud_suspected"))).body.status).toBe(
+      "PROVIDER_EVENT_STATUS_APPLIED",
+    );
     const read = (await t.http("GET", `/billing/api/v1/intents/${declined.id}`, { token: tips })).body.intent;
     expect(read).toMatchObject({ status: "INTENT_STATUS_DECLINED", decline_reason: "fraud_suspected" });
     // A capture asked of a declined intent answers it as it is.
-    expect((await t.http("POST", `/billing/api/v1/intents/${declined.id}/capture`, { token: tips, body: {} })).body.intent.status).toBe("INTENT_STATUS_DECLINED");
+    expect(
+      (await t.http("POST", `/billing/api/v1/intents/${declined.id}/capture`, { token: tips, body: {} })).body.intent
+        .status,
+    ).toBe("INTENT_STATUS_DECLINED");
 
     const settled = await newIntent();
     provider.approve(settled.order);
     await t.http("POST", `/billing/api/v1/intents/${settled.id}/capture`, { token: tips, body: {} });
-    expect((await deliver(t, provider.decline(settled.order, "late"))).body.status).toBe("PROVIDER_EVENT_STATUS_IGNORED");
+    expect((await deliver(t, provider.decline(settled.order, "late"))).body.status).toBe(
+      "PROVIDER_EVENT_STATUS_IGNORED",
+    );
     expect(await statusOf(settled.id)).toBe("INTENT_STATUS_SETTLED");
   });
 
   it("ignores an event for an order billing does not know", async () => {
     const provider = testProvider(t);
     const { orderId } = await provider.createOrder({ currency: "USD", price: 100n, requestId: "no-intent" });
-    expect((await deliver(t, provider.approve(orderId))).body).toMatchObject({ status: "PROVIDER_EVENT_STATUS_IGNORED", duplicate: false });
+    expect((await deliver(t, provider.approve(orderId))).body).toMatchObject({
+      status: "PROVIDER_EVENT_STATUS_IGNORED",
+      duplicate: false,
+    });
   });
 
   it("holds events while the economy is frozen and applies them in order after the thaw", async () => {
@@ -127,8 +148,14 @@ describe("applying provider events", () => {
     try {
       const approval = await deliver(t, provider.approve(order));
       await provider.captureOrder(order);
-      const capture = await deliver(t, provider.deliveries(order).find((d) => d.type === "payment.captured")!);
-      expect([approval.body.status, capture.body.status]).toEqual(["PROVIDER_EVENT_STATUS_HELD", "PROVIDER_EVENT_STATUS_HELD"]);
+      const capture = await deliver(
+        t,
+        provider.deliveries(order).find((d) => d.type === "payment.captured")!,
+      );
+      expect([approval.body.status, capture.body.status]).toEqual([
+        "PROVIDER_EVENT_STATUS_HELD",
+        "PROVIDER_EVENT_STATUS_HELD",
+      ]);
       // Still frozen: a pass leaves held events alone.
       await applyProviderEvents(billingOf(t));
       expect(await statusOf(id)).toBe("INTENT_STATUS_REQUIRES_ACTION");
@@ -138,7 +165,9 @@ describe("applying provider events", () => {
     await applyProviderEvents(billingOf(t));
     expect(await statusOf(id)).toBe("INTENT_STATUS_SETTLED");
     expect(await creditOf(buyer)).toBe("500");
-    const rows = await billingOf(t).orm.em.getConnection().execute(`select type, status from billing.provider_events where provider_order_id = ? order by seq`, [order]);
+    const rows = await billingOf(t)
+      .orm.em.getConnection()
+      .execute(`select type, status from billing.provider_events where provider_order_id = ? order by seq`, [order]);
     expect(rows).toEqual([
       { type: "order.approved", status: "applied" },
       { type: "payment.captured", status: "applied" },
@@ -153,7 +182,10 @@ describe("applying provider events", () => {
       for (const { order } of intents) {
         provider.approve(order);
         await provider.captureOrder(order);
-        await deliver(t, provider.deliveries(order).find((d) => d.type === "payment.captured")!);
+        await deliver(
+          t,
+          provider.deliveries(order).find((d) => d.type === "payment.captured")!,
+        );
       }
     } finally {
       await setFrozen(t, false);
@@ -175,7 +207,10 @@ describe("test provider auto mode", () => {
     const created = await auto.http("POST", "/billing/api/v1/intents", { token, body: packPurchase(person()) });
     const id = created.body.intent.id;
     await expect
-      .poll(async () => (await auto.http("GET", `/billing/api/v1/intents/${id}`, { token })).body.intent.status, { timeout: 5000, interval: 100 })
+      .poll(async () => (await auto.http("GET", `/billing/api/v1/intents/${id}`, { token })).body.intent.status, {
+        timeout: 5000,
+        interval: 100,
+      })
       .toBe("INTENT_STATUS_APPROVED");
     const captured = await auto.http("POST", `/billing/api/v1/intents/${id}/capture`, { token, body: {} });
     expect(captured.body.intent.status).toBe("INTENT_STATUS_SETTLED");

@@ -15,14 +15,34 @@ import { backend, merchant, staff, submitted, unique } from "./support.js";
 /** One valid call per coupons route; the refusals vary only the caller. */
 const calls: Record<string, RouteCall> = {
   getCoupon: { method: "GET", path: "/coupons/api/v1/coupons/cpn_1" },
-  reportCoupon: { method: "POST", path: "/coupons/api/v1/coupons/cpn_1/report", body: { outcome: "REPORT_OUTCOME_WORKED" } },
-  updateCouponStatus: { method: "POST", path: "/coupons/api/v1/coupons/cpn_1/status", body: { status: "COUPON_STATUS_DISABLED" } },
-  submitCoupon: { method: "POST", path: "/coupons/api/v1/coupons/submit", body: { host: "access-check.example", code: "SAVE10" } },
+  reportCoupon: {
+    method: "POST",
+    path: "/coupons/api/v1/coupons/cpn_1/report",
+    body: { outcome: "REPORT_OUTCOME_WORKED" },
+  },
+  updateCouponStatus: {
+    method: "POST",
+    path: "/coupons/api/v1/coupons/cpn_1/status",
+    body: { status: "COUPON_STATUS_DISABLED" },
+  },
+  submitCoupon: {
+    method: "POST",
+    path: "/coupons/api/v1/coupons/submit",
+    body: { host: "access-check.example", code: "SAVE10" },
+  },
   createMerchant: { method: "POST", path: "/coupons/api/v1/merchants", body: { host: "access-merchant.example" } },
   getMerchant: { method: "GET", path: "/coupons/api/v1/merchants/mer_1" },
   listMerchantCoupons: { method: "GET", path: "/coupons/api/v1/merchants/mer_1/coupons" },
-  updateMerchantDomains: { method: "POST", path: "/coupons/api/v1/merchants/mer_1/domains", body: { domains: [{ domain: "a.example" }] } },
-  updateMerchantStatus: { method: "POST", path: "/coupons/api/v1/merchants/mer_1/status", body: { status: "MERCHANT_STATUS_APPROVED" } },
+  updateMerchantDomains: {
+    method: "POST",
+    path: "/coupons/api/v1/merchants/mer_1/domains",
+    body: { domains: [{ domain: "a.example" }] },
+  },
+  updateMerchantStatus: {
+    method: "POST",
+    path: "/coupons/api/v1/merchants/mer_1/status",
+    body: { status: "MERCHANT_STATUS_APPROVED" },
+  },
   resolveMerchant: { method: "GET", path: "/coupons/api/v1/merchants/resolve?host=example.com" },
 };
 
@@ -57,7 +77,11 @@ describe("every coupons route", () => {
 // Submit's second rule admits AI output (X-PF-Origin: ai) from a service acting for nobody. pf.v1.access cannot
 // require that header, so the matrix would expect every caller acting for nobody let through where the service
 // refuses them (403 auth.member_required): submit's refusals are listed below instead.
-describeRefusals(t, routes.filter((route) => route.name !== "submitCoupon"), calls);
+describeRefusals(
+  t,
+  routes.filter((route) => route.name !== "submitCoupon"),
+  calls,
+);
 describeMalformedInput(t, routes, calls);
 
 describe("submit is for a network user, or AI output from a service acting for nobody", () => {
@@ -103,7 +127,11 @@ describe("the lookups are first-party with anonymous use, and the same for every
     couponId = (await submitted(t, token, shop.id)).coupon.id;
   });
 
-  const lookupPaths = () => [`/coupons/api/v1/coupons/${couponId}`, `/coupons/api/v1/merchants/${merchantId}`, `/coupons/api/v1/merchants/${merchantId}/coupons`];
+  const lookupPaths = () => [
+    `/coupons/api/v1/coupons/${couponId}`,
+    `/coupons/api/v1/merchants/${merchantId}`,
+    `/coupons/api/v1/merchants/${merchantId}/coupons`,
+  ];
 
   it("answers anonymous callers, people, first-party apps holding the capability and services alike", async () => {
     const callers = [
@@ -122,23 +150,36 @@ describe("the lookups are first-party with anonymous use, and the same for every
   it("refuse third-party apps even with the capability (403 auth.first_party_only)", async () => {
     const thirdParty = await t.token({ kind: "app", app_id: "app2", caps: ["coupons.coupon.lookup"] });
     for (const path of lookupPaths()) {
-      expect((await t.http("GET", path, { token: thirdParty })).body, path).toMatchObject({ status: 403, code: "auth.first_party_only" });
+      expect((await t.http("GET", path, { token: thirdParty })).body, path).toMatchObject({
+        status: 403,
+        code: "auth.first_party_only",
+      });
     }
   });
 
   it("still need the capability from app and service tokens, and refuse a forged token", async () => {
     const app = await t.token({ kind: "app", app_id: "app1", caps: ["other.capability"], fp: true });
-    expect((await t.http("GET", `/coupons/api/v1/coupons/${couponId}`, { token: app })).body).toMatchObject({ status: 403, code: "auth.capability_missing" });
-    expect((await t.http("GET", `/coupons/api/v1/coupons/${couponId}`, { token: `${token.slice(0, -4)}AAAA` })).status).toBe(401);
+    expect((await t.http("GET", `/coupons/api/v1/coupons/${couponId}`, { token: app })).body).toMatchObject({
+      status: 403,
+      code: "auth.capability_missing",
+    });
+    expect(
+      (await t.http("GET", `/coupons/api/v1/coupons/${couponId}`, { token: `${token.slice(0, -4)}AAAA` })).status,
+    ).toBe(401);
   });
 
   it("refuse X-PF-* headers from anonymous callers", async () => {
-    const answer = await t.http("GET", `/coupons/api/v1/coupons/${couponId}`, { headers: { "x-pf-subject": "usr_a1" } });
+    const answer = await t.http("GET", `/coupons/api/v1/coupons/${couponId}`, {
+      headers: { "x-pf-subject": "usr_a1" },
+    });
     expect(answer.body).toMatchObject({ status: 403, code: "auth.header_refused" });
   });
 
   it("merchant resolve is first-party: anonymous callers need a token", async () => {
-    expect((await t.http("GET", "/coupons/api/v1/merchants/resolve?host=example.com")).body).toMatchObject({ status: 401, code: "auth.required" });
+    expect((await t.http("GET", "/coupons/api/v1/merchants/resolve?host=example.com")).body).toMatchObject({
+      status: 401,
+      code: "auth.required",
+    });
   });
 });
 

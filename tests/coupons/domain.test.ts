@@ -16,10 +16,18 @@ describe("host normalization", () => {
     expect(normalizeHost(raw)).toBe(host);
   });
 
-  it.each(["", "exa mple.com", "example.com:8080", "https://example.com", "1.2.3.4", "[::1]", "ex..com", "-a.com", "a_b.com", `${"a".repeat(64)}.com`])(
-    "refuses %j",
-    (raw) => expect(normalizeHost(raw)).toBeUndefined(),
-  );
+  it.each([
+    "",
+    "exa mple.com",
+    "example.com:8080",
+    "https://example.com",
+    "1.2.3.4",
+    "[::1]",
+    "ex..com",
+    "-a.com",
+    "a_b.com",
+    `${"a".repeat(64)}.com`,
+  ])("refuses %j", (raw) => expect(normalizeHost(raw)).toBeUndefined());
 });
 
 describe("the domains a rule covering a host can name (its chain, over the whole public suffix list)", () => {
@@ -41,22 +49,49 @@ describe("the domains a rule covering a host can name (its chain, over the whole
     expect(hostChain(host)).toEqual([]);
   });
 
-  const SECOND_LEVELS = ["co.il", "com.sg", "com.tr", "co.id", "com.ar", "com.br", "com.mx", "co.nz", "co.za", "com.cn", "co.kr", "com.tw", "co.in", "com.hk", "com.my", "co.th", "com.vn", "com.co", "com.pl"];
+  const SECOND_LEVELS = [
+    "co.il",
+    "com.sg",
+    "com.tr",
+    "co.id",
+    "com.ar",
+    "com.br",
+    "com.mx",
+    "co.nz",
+    "co.za",
+    "com.cn",
+    "co.kr",
+    "com.tw",
+    "co.in",
+    "com.hk",
+    "com.my",
+    "co.th",
+    "com.vn",
+    "com.co",
+    "com.pl",
+  ];
 
-  it.each(SECOND_LEVELS)("the common second level %s is a suffix: shops under it are registrable on their own", (suffix) => {
-    expect(isPublicSuffix(suffix)).toBe(true);
-    expect(registrableDomain(`shop.${suffix}`)).toBe(`shop.${suffix}`);
-    expect(registrableDomain(`www.shop.${suffix}`)).toBe(`shop.${suffix}`);
-    expect(hostChain(`a.shop.${suffix}`)).toEqual([`a.shop.${suffix}`, `shop.${suffix}`]);
-  });
+  it.each(SECOND_LEVELS)(
+    "the common second level %s is a suffix: shops under it are registrable on their own",
+    (suffix) => {
+      expect(isPublicSuffix(suffix)).toBe(true);
+      expect(registrableDomain(`shop.${suffix}`)).toBe(`shop.${suffix}`);
+      expect(registrableDomain(`www.shop.${suffix}`)).toBe(`shop.${suffix}`);
+      expect(hostChain(`a.shop.${suffix}`)).toEqual([`a.shop.${suffix}`, `shop.${suffix}`]);
+    },
+  );
 });
 
 describe("domain rules", () => {
   it("are never on a public suffix (a rule on co.uk is refused)", () => {
     for (const domain of ["co.uk", "com", "CO.UK.", "myshopify.com", "Vercel.App", "pages.dev"]) {
-      expect(() => normalizeRule("domains[0]", { domain, includeSubdomains: true, pathPrefix: "" })).toThrow(/public suffix/);
+      expect(() => normalizeRule("domains[0]", { domain, includeSubdomains: true, pathPrefix: "" })).toThrow(
+        /public suffix/,
+      );
     }
-    expect(normalizeRule("domains[0]", { domain: "Example.CO.UK", includeSubdomains: true, pathPrefix: "/uk/" })).toEqual({
+    expect(
+      normalizeRule("domains[0]", { domain: "Example.CO.UK", includeSubdomains: true, pathPrefix: "/uk/" }),
+    ).toEqual({
       domain: "example.co.uk",
       includeSubdomains: true,
       pathPrefix: "/uk",
@@ -98,19 +133,29 @@ describe("domain rules", () => {
 describe("status and confidence follow from reports and time", () => {
   const now = new Date("2026-03-15T12:00:00Z");
   const code = { moderation: "" as const, expiresAt: null };
-  const reports = (...counts: [string, "worked" | "failed", number][]): DayCount[] => counts.map(([day, outcome, count]) => ({ day, outcome, count }));
+  const reports = (...counts: [string, "worked" | "failed", number][]): DayCount[] =>
+    counts.map(([day, outcome, count]) => ({ day, outcome, count }));
 
   it("no reports: unknown at 0.5", () => {
     expect(couponStatus(code, [], now)).toEqual({ status: "unknown", confidence: 0.5 });
   });
 
   it("a fresh worked report: reported_working; a fresh failed one: reported_failed", () => {
-    expect(couponStatus(code, reports(["2026-03-15", "worked", 1]), now)).toEqual({ status: "reported_working", confidence: 0.667 });
-    expect(couponStatus(code, reports(["2026-03-15", "failed", 1]), now)).toEqual({ status: "reported_failed", confidence: 0.333 });
+    expect(couponStatus(code, reports(["2026-03-15", "worked", 1]), now)).toEqual({
+      status: "reported_working",
+      confidence: 0.667,
+    });
+    expect(couponStatus(code, reports(["2026-03-15", "failed", 1]), now)).toEqual({
+      status: "reported_failed",
+      confidence: 0.333,
+    });
   });
 
   it("mixed reports between the thresholds stay unknown", () => {
-    expect(couponStatus(code, reports(["2026-03-15", "worked", 2], ["2026-03-15", "failed", 2]), now)).toEqual({ status: "unknown", confidence: 0.5 });
+    expect(couponStatus(code, reports(["2026-03-15", "worked", 2], ["2026-03-15", "failed", 2]), now)).toEqual({
+      status: "unknown",
+      confidence: 0.5,
+    });
   });
 
   it("reports weigh half as much every 14 days, and one report alone stops counting after that", () => {
@@ -118,7 +163,9 @@ describe("status and confidence follow from reports and time", () => {
     expect(couponStatus(code, reports(["2026-03-01", "worked", 1]), now).status).toBe("reported_working");
     expect(couponStatus(code, reports(["2026-02-28", "worked", 1]), now).status).toBe("unknown");
     // A recent failure outweighs older successes.
-    expect(couponStatus(code, reports(["2026-01-15", "worked", 3], ["2026-03-14", "failed", 2]), now).status).toBe("reported_failed");
+    expect(couponStatus(code, reports(["2026-01-15", "worked", 3], ["2026-03-14", "failed", 2]), now).status).toBe(
+      "reported_failed",
+    );
   });
 
   it("moderation comes first, then the expiry", () => {
@@ -126,7 +173,9 @@ describe("status and confidence follow from reports and time", () => {
     expect(couponStatus({ moderation: "disabled", expiresAt: null }, working, now).status).toBe("disabled");
     expect(couponStatus({ moderation: "expired", expiresAt: null }, working, now).status).toBe("expired");
     expect(couponStatus({ moderation: "", expiresAt: now }, working, now).status).toBe("expired");
-    expect(couponStatus({ moderation: "", expiresAt: new Date(now.getTime() + 1) }, working, now).status).toBe("reported_working");
+    expect(couponStatus({ moderation: "", expiresAt: new Date(now.getTime() + 1) }, working, now).status).toBe(
+      "reported_working",
+    );
   });
 
   it("days are UTC days", () => {

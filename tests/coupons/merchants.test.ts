@@ -8,10 +8,16 @@ beforeAll(async () => {
   token = await backend(t);
 });
 
-const create = (body: Record<string, unknown>, headers: Record<string, string> = staff) => t.http("POST", "/coupons/api/v1/merchants", { token, headers, body });
-const resolve = (host: string) => t.http("GET", `/coupons/api/v1/merchants/resolve?host=${encodeURIComponent(host)}`, { token });
+const create = (body: Record<string, unknown>, headers: Record<string, string> = staff) =>
+  t.http("POST", "/coupons/api/v1/merchants", { token, headers, body });
+const resolve = (host: string) =>
+  t.http("GET", `/coupons/api/v1/merchants/resolve?host=${encodeURIComponent(host)}`, { token });
 const setStatus = (id: string, status: string, reason = "") =>
-  t.http("POST", `/coupons/api/v1/merchants/${id}/status`, { token, headers: staff, body: { status: `MERCHANT_STATUS_${status}`, reason } });
+  t.http("POST", `/coupons/api/v1/merchants/${id}/status`, {
+    token,
+    headers: staff,
+    body: { status: `MERCHANT_STATUS_${status}`, reason },
+  });
 
 describe("creating a merchant", () => {
   it("stores its host as a rule with subdomains, starts pending (201) and publishes coupons.merchant.created", async () => {
@@ -30,7 +36,10 @@ describe("creating a merchant", () => {
   });
 
   it("refuses a rule on a public suffix such as co.uk, and a host that is one (400 coupons.domain.public_suffix)", async () => {
-    const rule = await create({ host: `${unique("s")}.co.uk`, domains: [{ domain: "co.uk", include_subdomains: true }] });
+    const rule = await create({
+      host: `${unique("s")}.co.uk`,
+      domains: [{ domain: "co.uk", include_subdomains: true }],
+    });
     expect(rule.body).toMatchObject({ status: 400, code: "coupons.domain.public_suffix", field: "domains[0].domain" });
     const host = await create({ host: "com.au" });
     expect(host.body).toMatchObject({ status: 400, code: "coupons.domain.public_suffix", field: "host" });
@@ -51,8 +60,16 @@ describe("creating a merchant", () => {
 
   it("refuses a rule another merchant holds (409 coupons.domain.taken)", async () => {
     const first = await merchant(t, token);
-    const answer = await create({ host: `${unique("other")}.com`, domains: [{ domain: first.host, include_subdomains: true }] });
-    expect(answer.body).toMatchObject({ status: 409, code: "coupons.domain.taken", merchant_id: first.id, domain: first.host });
+    const answer = await create({
+      host: `${unique("other")}.com`,
+      domains: [{ domain: first.host, include_subdomains: true }],
+    });
+    expect(answer.body).toMatchObject({
+      status: 409,
+      code: "coupons.domain.taken",
+      merchant_id: first.id,
+      domain: first.host,
+    });
   });
 });
 
@@ -69,11 +86,20 @@ describe("two merchants claiming one domain at once", () => {
   it("through the domains route: one wins, the other is 409 coupons.domain.taken, and the rule has one holder", async () => {
     const [a, b] = await Promise.all([merchant(t, token), merchant(t, token)]);
     const domain = `${unique("claimed")}.com`;
-    const claim = (id: string) => t.http("POST", `/coupons/api/v1/merchants/${id}/domains`, { token, headers: staff, body: { domains: [{ domain }] } });
+    const claim = (id: string) =>
+      t.http("POST", `/coupons/api/v1/merchants/${id}/domains`, {
+        token,
+        headers: staff,
+        body: { domains: [{ domain }] },
+      });
     const answers = await Promise.all([claim(a.id), claim(b.id)]);
     expect(answers.map((x) => x.status).sort()).toEqual([200, 409]);
     const winner = answers[0].status === 200 ? a.id : b.id;
-    expect(answers.find((x) => x.status === 409)!.body).toMatchObject({ code: "coupons.domain.taken", merchant_id: winner, domain });
+    expect(answers.find((x) => x.status === 409)!.body).toMatchObject({
+      code: "coupons.domain.taken",
+      merchant_id: winner,
+      domain,
+    });
     expect((await resolve(domain)).body.merchant.id).toBe(winner);
   });
 });
@@ -94,7 +120,10 @@ describe("domain rules and resolve", () => {
   it("an exact rule does not cover subdomains; the most specific rule wins; path rules never match host-only lookups", async () => {
     const base = `${unique("p")}.com`;
     const whole = await merchant(t, token, { host: base });
-    const only = await merchant(t, token, { host: `eu.${base}`, domains: [{ domain: `eu.${base}`, include_subdomains: false }] });
+    const only = await merchant(t, token, {
+      host: `eu.${base}`,
+      domains: [{ domain: `eu.${base}`, include_subdomains: false }],
+    });
     const pathOnly = await merchant(t, token, { host: `${unique("q")}.com` });
     const added = await t.http("POST", `/coupons/api/v1/merchants/${pathOnly.id}/domains`, {
       token,
@@ -102,7 +131,11 @@ describe("domain rules and resolve", () => {
       body: { domains: [{ domain: `us.${base}`, path_prefix: "/deals/" }] },
     });
     expect(added.status, JSON.stringify(added.body)).toBe(200);
-    expect(added.body.merchant.domains).toContainEqual({ domain: `us.${base}`, include_subdomains: false, path_prefix: "/deals" });
+    expect(added.body.merchant.domains).toContainEqual({
+      domain: `us.${base}`,
+      include_subdomains: false,
+      path_prefix: "/deals",
+    });
     expect((await resolve(`eu.${base}`)).body.merchant.id).toBe(only.id);
     expect((await resolve(`x.eu.${base}`)).body.merchant.id).toBe(whole.id);
     // The path rule on us.<base> never matches the host alone: the whole-site rule does.
@@ -128,14 +161,33 @@ describe("domain rules and resolve", () => {
   it("removes rules, and refuses removing one the merchant does not have (404 coupons.domain.not_found)", async () => {
     const shop = await merchant(t, token);
     const path = `/coupons/api/v1/merchants/${shop.id}/domains`;
-    const removed = await t.http("POST", path, { token, headers: staff, body: { remove_domains: [{ domain: shop.host }] } });
+    const removed = await t.http("POST", path, {
+      token,
+      headers: staff,
+      body: { remove_domains: [{ domain: shop.host }] },
+    });
     expect(removed.status).toBe(200);
     expect(removed.body.merchant.domains).toEqual([]);
     expect((await resolve(shop.host)).status).toBe(404);
-    const again = await t.http("POST", path, { token, headers: staff, body: { remove_domains: [{ domain: shop.host }] } });
+    const again = await t.http("POST", path, {
+      token,
+      headers: staff,
+      body: { remove_domains: [{ domain: shop.host }] },
+    });
     expect(again.body).toMatchObject({ status: 404, code: "coupons.domain.not_found", field: "remove_domains[0]" });
-    expect((await t.http("POST", path, { token, headers: staff, body: {} })).body).toMatchObject({ status: 400, field: "domains" });
-    expect((await t.http("POST", "/coupons/api/v1/merchants/mer_none/domains", { token, headers: staff, body: { domains: [{ domain: "z.com" }] } })).status).toBe(404);
+    expect((await t.http("POST", path, { token, headers: staff, body: {} })).body).toMatchObject({
+      status: 400,
+      field: "domains",
+    });
+    expect(
+      (
+        await t.http("POST", "/coupons/api/v1/merchants/mer_none/domains", {
+          token,
+          headers: staff,
+          body: { domains: [{ domain: "z.com" }] },
+        })
+      ).status,
+    ).toBe(404);
     expect(await eventsAbout(t, shop.id)).toEqual(["coupons.merchant.created", "coupons.merchant.domains_changed"]);
   });
 });
@@ -146,7 +198,11 @@ describe("merchant status", () => {
     const read = () => t.http("GET", `/coupons/api/v1/merchants/${shop.id}`);
     expect((await read()).body).toMatchObject({ status: 404, code: "coupons.merchant.not_found" });
     expect((await setStatus(shop.id, "APPROVED", "checked")).body.merchant.status).toBe("MERCHANT_STATUS_APPROVED");
-    expect((await read()).body.merchant).toMatchObject({ id: shop.id, status: "MERCHANT_STATUS_APPROVED", domains: [{ domain: shop.host }] });
+    expect((await read()).body.merchant).toMatchObject({
+      id: shop.id,
+      status: "MERCHANT_STATUS_APPROVED",
+      domains: [{ domain: shop.host }],
+    });
     expect((await setStatus(shop.id, "APPROVED")).status).toBe(200);
     expect((await setStatus(shop.id, "DISABLED", "fraud")).body.merchant.status).toBe("MERCHANT_STATUS_DISABLED");
     expect((await read()).status).toBe(404);
@@ -162,6 +218,9 @@ describe("merchant status", () => {
   it("refuses going back to pending (400) and unknown merchants (404)", async () => {
     const shop = await merchant(t, token);
     expect((await setStatus(shop.id, "PENDING")).body).toMatchObject({ status: 400, field: "status" });
-    expect((await setStatus("mer_none", "APPROVED")).body).toMatchObject({ status: 404, code: "coupons.merchant.not_found" });
+    expect((await setStatus("mer_none", "APPROVED")).body).toMatchObject({
+      status: 404,
+      code: "coupons.merchant.not_found",
+    });
   });
 });

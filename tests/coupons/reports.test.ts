@@ -15,7 +15,11 @@ beforeAll(async () => {
 
 const DAY = 86_400_000;
 const report = (id: string, person: string, outcome: "WORKED" | "FAILED", headers: Record<string, string> = {}) =>
-  t.http("POST", `/coupons/api/v1/coupons/${id}/report`, { token, headers: { "x-pf-subject": person, ...headers }, body: { outcome: `REPORT_OUTCOME_${outcome}` } });
+  t.http("POST", `/coupons/api/v1/coupons/${id}/report`, {
+    token,
+    headers: { "x-pf-subject": person, ...headers },
+    body: { outcome: `REPORT_OUTCOME_${outcome}` },
+  });
 let submitters = 0;
 // Each code from another submitter: submissions have their own per-person limit.
 const code = async () => (await submitted(t, token, shopId, {}, `usr_submitter${submitters++}`)).coupon.id as string;
@@ -43,7 +47,12 @@ describe("reporting a code", () => {
     });
     expect(JSON.stringify(answer.body)).not.toContain("usr_alice1");
     expect((await t.http("GET", `/coupons/api/v1/coupons/${id}`)).body.coupon.reports.worked).toBe(1);
-    expect(await eventsAbout(t, id)).toEqual(["coupons.code.submitted", "coupons.code.published", "coupons.code.reported", "coupons.code.status_changed"]);
+    expect(await eventsAbout(t, id)).toEqual([
+      "coupons.code.submitted",
+      "coupons.code.published",
+      "coupons.code.reported",
+      "coupons.code.status_changed",
+    ]);
     expect((await outboxPayloads(t)).join("\n")).not.toContain("usr_alice1");
   });
 
@@ -59,12 +68,18 @@ describe("reporting a code", () => {
     const other = await code();
     const elsewhere = await report(other, "usr_bob1", "FAILED");
     expect(elsewhere.status).toBe(201);
-    expect(elsewhere.body).toMatchObject({ day: "2026-06-11", coupon: { id: other, reports: { worked: 0, failed: 1 } } });
+    expect(elsewhere.body).toMatchObject({
+      day: "2026-06-11",
+      coupon: { id: other, reports: { worked: 0, failed: 1 } },
+    });
     clock.set(new Date("2026-06-12T00:00:01Z"));
     const nextDay = await report(id, "usr_bob1", "FAILED");
     expect(nextDay.status).toBe(201);
     // Bob's earlier "worked" no longer counts; Carol's, a day older than Bob's "failed", weighs a little less.
-    expect(nextDay.body).toMatchObject({ day: "2026-06-12", coupon: { reports: { worked: 1, failed: 1 }, status: "COUPON_STATUS_UNKNOWN", confidence: 0.494 } });
+    expect(nextDay.body).toMatchObject({
+      day: "2026-06-12",
+      coupon: { reports: { worked: 1, failed: 1 }, status: "COUPON_STATUS_UNKNOWN", confidence: 0.494 },
+    });
     expect((await report(id, "usr_bob1", "WORKED")).status).toBe(409);
   });
 
@@ -73,7 +88,10 @@ describe("reporting a code", () => {
     const id = await code();
     const answers = await Promise.all([report(id, "usr_twin1", "WORKED"), report(id, "usr_twin1", "FAILED")]);
     expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
-    expect(answers.find((a) => a.status === 409)!.body).toMatchObject({ code: "coupons.report.duplicate", day: "2026-06-15" });
+    expect(answers.find((a) => a.status === 409)!.body).toMatchObject({
+      code: "coupons.report.duplicate",
+      day: "2026-06-15",
+    });
     expect((await t.http("GET", `/coupons/api/v1/coupons/${id}`)).body.coupon.reports).toMatchObject(countOf(answers));
   });
 
@@ -92,16 +110,34 @@ describe("reporting a code", () => {
 
   it("refuses AI output, guests, callers acting for nobody, a missing outcome, hidden and expired codes", async () => {
     const id = await code();
-    expect((await report(id, "usr_f1", "WORKED", { "x-pf-origin": "ai" })).body).toMatchObject({ status: 403, code: "coupons.report.ai_refused" });
+    expect((await report(id, "usr_f1", "WORKED", { "x-pf-origin": "ai" })).body).toMatchObject({
+      status: 403,
+      code: "coupons.report.ai_refused",
+    });
     expect((await report(id, "gst_f1", "WORKED")).body).toMatchObject({ status: 403, code: "auth.member_required" });
-    const nobody = await t.http("POST", `/coupons/api/v1/coupons/${id}/report`, { token, body: { outcome: "REPORT_OUTCOME_WORKED" } });
+    const nobody = await t.http("POST", `/coupons/api/v1/coupons/${id}/report`, {
+      token,
+      body: { outcome: "REPORT_OUTCOME_WORKED" },
+    });
     expect(nobody.body).toMatchObject({ status: 403, code: "auth.member_required" });
-    const none = await t.http("POST", `/coupons/api/v1/coupons/${id}/report`, { token, headers: { "x-pf-subject": "usr_f1" }, body: {} });
+    const none = await t.http("POST", `/coupons/api/v1/coupons/${id}/report`, {
+      token,
+      headers: { "x-pf-subject": "usr_f1" },
+      body: {},
+    });
     expect(none.body).toMatchObject({ status: 400, field: "outcome" });
-    expect((await report("cpn_none", "usr_f1", "WORKED")).body).toMatchObject({ status: 404, code: "coupons.code.not_found" });
-    const expiring = (await submitted(t, token, shopId, { expires_at: new Date(clock.now().getTime() + 1000).toISOString() })).coupon.id;
+    expect((await report("cpn_none", "usr_f1", "WORKED")).body).toMatchObject({
+      status: 404,
+      code: "coupons.code.not_found",
+    });
+    const expiring = (
+      await submitted(t, token, shopId, { expires_at: new Date(clock.now().getTime() + 1000).toISOString() })
+    ).coupon.id;
     clock.advance(1000);
-    expect((await report(expiring, "usr_f1", "WORKED")).body).toMatchObject({ status: 409, code: "coupons.code.expired" });
+    expect((await report(expiring, "usr_f1", "WORKED")).body).toMatchObject({
+      status: 409,
+      code: "coupons.code.expired",
+    });
   });
 });
 
@@ -121,14 +157,20 @@ describe("rate limits", () => {
   it(`submissions: ${LIMITS.submitsPerHour} per person per hour (429 rate.limited)`, async () => {
     clock.set(new Date("2026-09-01T06:00:00Z"));
     for (let i = 0; i < LIMITS.submitsPerHour; i++) await submitted(t, token, shopId, {}, "usr_prolific1");
-    const over = await t.http("POST", "/coupons/api/v1/coupons/submit", { token, headers: { "x-pf-subject": "usr_prolific1" }, body: { merchant_id: shopId, code: "ONEMORE" } });
+    const over = await t.http("POST", "/coupons/api/v1/coupons/submit", {
+      token,
+      headers: { "x-pf-subject": "usr_prolific1" },
+      body: { merchant_id: shopId, code: "ONEMORE" },
+    });
     expect(over.body).toMatchObject({ status: 429, code: "rate.limited", rule: "coupons.submit.submitter" });
   });
 
   it(`lookups: anonymous callers ${LIMITS.anonymousLookupsPerMinute} a minute per address, tighter than callers with a token`, async () => {
     clock.set(new Date("2026-09-02T00:00:00Z"));
     const path = `/coupons/api/v1/merchants/${shopId}`;
-    const answers = await Promise.all(Array.from({ length: LIMITS.anonymousLookupsPerMinute + 1 }, () => t.http("GET", path)));
+    const answers = await Promise.all(
+      Array.from({ length: LIMITS.anonymousLookupsPerMinute + 1 }, () => t.http("GET", path)),
+    );
     expect(answers.filter((a) => a.status === 200)).toHaveLength(LIMITS.anonymousLookupsPerMinute);
     expect(answers.find((a) => a.status !== 200)?.body).toMatchObject({ status: 429, code: "rate.limited" });
     const user = await t.token({ kind: "user", sub: "usr_reader1" });

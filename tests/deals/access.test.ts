@@ -14,10 +14,22 @@ import { usePlatform } from "../support/platform.js";
 /** One valid call per deals route; the refusals vary only the caller. */
 const calls: Record<string, RouteCall> = {
   listFlags: { method: "GET", path: "/deals/api/v1/flags" },
-  resolveFlag: { method: "POST", path: "/deals/api/v1/flags/flg_1/resolve", body: { outcome: "FLAG_OUTCOME_DISMISSED" } },
-  submitOffer: { method: "POST", path: "/deals/api/v1/offers", body: { link: "https://shop.example/access", title: "A deal" } },
+  resolveFlag: {
+    method: "POST",
+    path: "/deals/api/v1/flags/flg_1/resolve",
+    body: { outcome: "FLAG_OUTCOME_DISMISSED" },
+  },
+  submitOffer: {
+    method: "POST",
+    path: "/deals/api/v1/offers",
+    body: { link: "https://shop.example/access", title: "A deal" },
+  },
   updateOffer: { method: "PATCH", path: "/deals/api/v1/offers/off_1", body: { title: "New" } },
-  recordObservation: { method: "POST", path: "/deals/api/v1/offers/off_1/observations", body: { observation: { condition: "CONDITION_NEW" } } },
+  recordObservation: {
+    method: "POST",
+    path: "/deals/api/v1/offers/off_1/observations",
+    body: { observation: { condition: "CONDITION_NEW" } },
+  },
   disableOffer: { method: "POST", path: "/deals/api/v1/offers/off_1/disable", body: {} },
   enableOffer: { method: "POST", path: "/deals/api/v1/offers/off_1/enable", body: {} },
   reviewOffer: { method: "POST", path: "/deals/api/v1/offers/off_1/review", body: {} },
@@ -27,7 +39,11 @@ const calls: Record<string, RouteCall> = {
   unmergeOffer: { method: "POST", path: "/deals/api/v1/offers/off_1/unmerge", body: {} },
   setVote: { method: "PUT", path: "/deals/api/v1/offers/off_1/vote", body: { value: 1 } },
   removeVote: { method: "DELETE", path: "/deals/api/v1/offers/off_1/vote" },
-  resolveProduct: { method: "POST", path: "/deals/api/v1/products/resolve", body: { gtin: "4006381333931", create: false } },
+  resolveProduct: {
+    method: "POST",
+    path: "/deals/api/v1/products/resolve",
+    body: { gtin: "4006381333931", create: false },
+  },
   listWatches: { method: "GET", path: "/deals/api/v1/watches" },
   createWatch: { method: "POST", path: "/deals/api/v1/watches", body: { kind: "WATCH_KIND_KEYWORD", keyword: "lego" } },
   deleteWatch: { method: "DELETE", path: "/deals/api/v1/watches/wch_1" },
@@ -59,11 +75,24 @@ describe("whom each deals route acts for, as declared", () => {
       routes.filter((route) => route.name !== "expireOffer").map((route) => [route.name, actorOf(route.rule)]),
     );
     const staff = [
-      "listFlags", "resolveFlag", "disableOffer", "enableOffer", "reviewOffer", "mergeOffer", "unmergeOffer",
+      "listFlags",
+      "resolveFlag",
+      "disableOffer",
+      "enableOffer",
+      "reviewOffer",
+      "mergeOffer",
+      "unmergeOffer",
     ];
     const people = [
-      "submitOffer", "updateOffer", "recordObservation", "flagOffer", "setVote", "removeVote",
-      "listWatches", "createWatch", "deleteWatch",
+      "submitOffer",
+      "updateOffer",
+      "recordObservation",
+      "flagOffer",
+      "setVote",
+      "removeVote",
+      "listWatches",
+      "createWatch",
+      "deleteWatch",
     ];
     expect(declared).toEqual({
       ...Object.fromEntries(staff.map((name) => [name, "STAFF"])),
@@ -75,7 +104,10 @@ describe("whom each deals route acts for, as declared", () => {
   it("expire: a platform moderator first (no app), else the person expiring their own offer", () => {
     const expire = routes.find((route) => route.name === "expireOffer")!;
     const rules = expire.rules.map((rule) => [
-      rule.name, actorOf(rule), rule.capabilities, Visibility[rule.visibility],
+      rule.name,
+      actorOf(rule),
+      rule.capabilities,
+      Visibility[rule.visibility],
     ]);
     expect(rules).toEqual([
       ["moderate", "PLATFORM_STAFF", ["deals.offer.expire"], "FIRST_PARTY"],

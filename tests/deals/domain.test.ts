@@ -31,7 +31,9 @@ describe("hot@1", () => {
 
 describe("rules", () => {
   it("a link's key ignores case of host, www., fragments, tracking parameters and trailing slashes", () => {
-    expect(linkKey("link", "https://WWW.Shop.example/a/?utm_source=x&b=2&a=1#f")).toBe(linkKey("link", "http://shop.example/a?a=1&b=2"));
+    expect(linkKey("link", "https://WWW.Shop.example/a/?utm_source=x&b=2&a=1#f")).toBe(
+      linkKey("link", "http://shop.example/a?a=1&b=2"),
+    );
     expect(linkKey("link", "https://shop.example/a")).not.toBe(linkKey("link", "https://shop.example/b"));
   });
 
@@ -54,9 +56,21 @@ describe("rules", () => {
     const base = { caps: new Set<string>(), fp: true, ns: [], staff: false };
     expect(staffActorOf({ ...base, kind: "service", sub: "svc:web" })).toBe("svc:web");
     expect(staffActorOf({ ...base, kind: "app", sub: "app:console" })).toBe("app:console");
-    expect(staffActorOf({ ...base, kind: "service", sub: "svc:web", actingSubject: "usr_a", staff: true })).toBe("usr_a");
-    expect(staffActorOf({ ...base, kind: "service", sub: "svc:web", actingSubject: "usr_a", caps: new Set(["deals.offer.moderate"]) })).toBeUndefined();
-    expect(staffActorOf({ ...base, kind: "user", sub: "usr_a", caps: new Set(["deals.offer.moderate"]) })).toBeUndefined();
+    expect(staffActorOf({ ...base, kind: "service", sub: "svc:web", actingSubject: "usr_a", staff: true })).toBe(
+      "usr_a",
+    );
+    expect(
+      staffActorOf({
+        ...base,
+        kind: "service",
+        sub: "svc:web",
+        actingSubject: "usr_a",
+        caps: new Set(["deals.offer.moderate"]),
+      }),
+    ).toBeUndefined();
+    expect(
+      staffActorOf({ ...base, kind: "user", sub: "usr_a", caps: new Set(["deals.offer.moderate"]) }),
+    ).toBeUndefined();
     expect(staffActorOf({ ...base, kind: "anonymous", sub: "" })).toBeUndefined();
   });
 
@@ -69,7 +83,12 @@ describe("rules", () => {
   });
 
   it("watches: keyword needs every word; price-below needs its currency and scope; saved searches never match", () => {
-    const offer = { title: "LEGO Castle 10305", description: "", productId: "prd_1", price: { minor: 999n, currency: "EUR" } };
+    const offer = {
+      title: "LEGO Castle 10305",
+      description: "",
+      productId: "prd_1",
+      price: { minor: 999n, currency: "EUR" },
+    };
     const watch = { keyword: "", productId: null, priceBelow: null };
     expect(watchMatches({ ...watch, kind: "keyword", keyword: "lego castle" }, offer)).toBe(true);
     expect(watchMatches({ ...watch, kind: "keyword", keyword: "lego ship" }, offer)).toBe(false);

@@ -22,11 +22,16 @@ describeWith(NATS, "deals.watch.matched on NATS", () => {
     nc = await connect({ servers: natsUrl });
     first = await startTestPlatform({ services: ["deals"] });
     // A JetStream subscriber of the stream, from now on: it sees what the stream keeps (resends dropped by Nats-Msg-Id).
-    const consumer = await jetstream(nc).consumers.get(first.events!.stream("deals"), { deliver_policy: DeliverPolicy.StartTime, opt_start_time: new Date().toISOString() });
+    const consumer = await jetstream(nc).consumers.get(first.events!.stream("deals"), {
+      deliver_policy: DeliverPolicy.StartTime,
+      opt_start_time: new Date().toISOString(),
+    });
     const messages = await consumer.consume();
     stop = () => void messages.stop();
     void (async () => {
-      for await (const message of messages) if (message.subject === first.events!.subject("deals.watch.matched")) received.push({ id: message.headers?.get("Nats-Msg-Id") ?? "", body: message.json() });
+      for await (const message of messages)
+        if (message.subject === first.events!.subject("deals.watch.matched"))
+          received.push({ id: message.headers?.get("Nats-Msg-Id") ?? "", body: message.json() });
     })();
   });
   afterAll(async () => {
@@ -40,37 +45,66 @@ describeWith(NATS, "deals.watch.matched on NATS", () => {
     const web = await first.token({ kind: "service", svc: "web", caps: ALL_DEALS });
     const owner = person("w");
     const word = `ev${Date.now().toString(36)}`;
-    const watch = (await first.http("POST", "/deals/api/v1/watches", { token: web, body: { kind: "WATCH_KIND_KEYWORD", keyword: word }, headers: { "x-pf-subject": owner } })).body.watch;
+    const watch = (
+      await first.http("POST", "/deals/api/v1/watches", {
+        token: web,
+        body: { kind: "WATCH_KIND_KEYWORD", keyword: word },
+        headers: { "x-pf-subject": owner },
+      })
+    ).body.watch;
     const submitted = await submit(first, web, person(), { title: `A ${word}` });
     const [offer, offerObservation] = [submitted.offer, submitted.observation.id];
     const observe = { observation: { availability: "AVAILABILITY_IN_STOCK" }, idempotency_key: "obs-1" };
     const headers = { "x-pf-subject": person() };
-    const observed = await first.http("POST", `/deals/api/v1/offers/${offer.id}/observations`, { token: web, body: observe, headers });
+    const observed = await first.http("POST", `/deals/api/v1/offers/${offer.id}/observations`, {
+      token: web,
+      body: observe,
+      headers,
+    });
     expect(observed.status).toBe(201);
     const mine = () => received.filter((m) => m.body.watch_id === watch.id);
     await until(() => mine().length === 2);
     expect(mine()[0].body).toMatchObject({ owner, kind: "WATCH_KIND_KEYWORD", offer: { id: offer.id } });
 
     // The same observation retried: answered from the first, no second match.
-    const retried = await first.http("POST", `/deals/api/v1/offers/${offer.id}/observations`, { token: web, body: observe, headers });
+    const retried = await first.http("POST", `/deals/api/v1/offers/${offer.id}/observations`, {
+      token: web,
+      body: observe,
+      headers,
+    });
     expect(retried.body.observation.id).toBe(observed.body.observation.id);
 
     // The relay stops after publishing but before marking sent (as a crash would), and a new instance relays again.
     const databaseUrl = first.platform.databaseUrl;
     const em = first.platform.contexts.get("deals")!.orm.em;
-    await em.getConnection().execute(`update ${qualified(em, "outbox")} set sent_at = null where subject = 'deals.watch.matched'`);
+    await em
+      .getConnection()
+      .execute(`update ${qualified(em, "outbox")} set sent_at = null where subject = 'deals.watch.matched'`);
     await first.platform.stop();
-    second = await startTestPlatform({ services: ["deals"], env: { DATABASE_URL: databaseUrl, PF_NATS_NAMESPACE: first.events!.namespace } });
+    second = await startTestPlatform({
+      services: ["deals"],
+      env: { DATABASE_URL: databaseUrl, PF_NATS_NAMESPACE: first.events!.namespace },
+    });
     const ctx = second.platform.contexts.get("deals")!;
     const unsent = async () =>
-      (await ctx.orm.em.getConnection().execute<{ n: string }[]>(`select count(*) as n from ${qualified(ctx.orm.em, "outbox")} where sent_at is null`))[0].n;
+      (
+        await ctx.orm.em
+          .getConnection()
+          .execute<{ n: string }[]>(
+            `select count(*) as n from ${qualified(ctx.orm.em, "outbox")} where sent_at is null`,
+          )
+      )[0].n;
     const deadline = Date.now() + 15_000;
     while ((await unsent()) !== "0" && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await unsent()).toBe("0");
     await new Promise((resolve) => setTimeout(resolve, 500));
 
     // Once for the submit's first observation, once for the observation retried: nothing more.
-    expect(mine().map((m) => m.body.observation.id).sort()).toEqual([offerObservation, observed.body.observation.id].sort());
+    expect(
+      mine()
+        .map((m) => m.body.observation.id)
+        .sort(),
+    ).toEqual([offerObservation, observed.body.observation.id].sort());
     expect(new Set(mine().map((m) => m.id)).size).toBe(2);
   });
 });
@@ -84,7 +118,11 @@ describe("deals.watch.matched in the outbox", () => {
     const owners = [person("w"), person("w")];
     const watches: string[] = [];
     for (const owner of owners) {
-      const made = await t.http("POST", "/deals/api/v1/watches", { token: web, body: { kind: "WATCH_KIND_KEYWORD", keyword: word }, headers: { "x-pf-subject": owner } });
+      const made = await t.http("POST", "/deals/api/v1/watches", {
+        token: web,
+        body: { kind: "WATCH_KIND_KEYWORD", keyword: word },
+        headers: { "x-pf-subject": owner },
+      });
       watches.push(made.body.watch.id);
     }
     const submitted = await submit(t, web, person(), { title: `A ${word}` });
@@ -99,16 +137,20 @@ describe("deals.watch.matched in the outbox", () => {
       expect(notified).toEqual([]);
     }
     const em = ctx.orm.em.fork();
-    const events = await em.getConnection().execute<{ payload: string }[]>(
-      `select payload from ${qualified(em, "outbox")} where subject = 'deals.watch.matched' and payload like ?`,
-      [`%${submitted.observation.id}%`],
-    );
+    const events = await em
+      .getConnection()
+      .execute<{ payload: string }[]>(
+        `select payload from ${qualified(em, "outbox")} where subject = 'deals.watch.matched' and payload like ?`,
+        [`%${submitted.observation.id}%`],
+      );
     const pairs = events.map((row) => JSON.parse(row.payload)).map((body) => `${body.watch_id}/${body.observation.id}`);
     expect(pairs.sort()).toEqual(watches.map((watch) => `${watch}/${submitted.observation.id}`).sort());
-    const [{ n }] = await em.getConnection().execute<{ n: string }[]>(
-      `select count(*) as n from ${qualified(em, "watch_matches")} where observation_id = ?`,
-      [submitted.observation.id],
-    );
+    const [{ n }] = await em
+      .getConnection()
+      .execute<{ n: string }[]>(
+        `select count(*) as n from ${qualified(em, "watch_matches")} where observation_id = ?`,
+        [submitted.observation.id],
+      );
     expect(Number(n)).toBe(2);
   });
 
@@ -116,7 +158,13 @@ describe("deals.watch.matched in the outbox", () => {
     const web = await t.token({ kind: "service", svc: "web", caps: ALL_DEALS });
     const word = `tl${Date.now().toString(36)}`;
     const submitted = await submit(t, web, person(), { title: `B ${word}` });
-    const late = (await t.http("POST", "/deals/api/v1/watches", { token: web, body: { kind: "WATCH_KIND_KEYWORD", keyword: word }, headers: { "x-pf-subject": person("w") } })).body.watch.id;
+    const late = (
+      await t.http("POST", "/deals/api/v1/watches", {
+        token: web,
+        body: { kind: "WATCH_KIND_KEYWORD", keyword: word },
+        headers: { "x-pf-subject": person("w") },
+      })
+    ).body.watch.id;
     const ctx = dealsOf(t);
     const rematch = () =>
       ctx.transaction(async (em) => {
@@ -127,10 +175,12 @@ describe("deals.watch.matched in the outbox", () => {
     expect(await rematch()).toEqual([late]);
     expect(await rematch()).toEqual([]);
     const em = ctx.orm.em.fork();
-    const [{ n }] = await em.getConnection().execute<{ n: string }[]>(
-      `select count(*) as n from ${qualified(em, "outbox")} where subject = 'deals.watch.matched' and payload like ? and payload like ?`,
-      [`%${late}%`, `%${submitted.observation.id}%`],
-    );
+    const [{ n }] = await em
+      .getConnection()
+      .execute<{ n: string }[]>(
+        `select count(*) as n from ${qualified(em, "outbox")} where subject = 'deals.watch.matched' and payload like ? and payload like ?`,
+        [`%${late}%`, `%${submitted.observation.id}%`],
+      );
     expect(Number(n)).toBe(1);
   });
 });

@@ -5,7 +5,12 @@ import { actingFor, ALL_DEALS, person, submit } from "./support.js";
 // Tight limits so each rule is reached in a few calls.
 const t = usePlatform({
   services: ["deals"],
-  env: { PF_DEALS_SUBMITS_PER_HOUR: "2", PF_DEALS_VOTES_PER_PERSON_MINUTE: "2", PF_DEALS_VOTES_PER_OFFER_MINUTE: "3", PF_DEALS_FLAGS_PER_HOUR: "1" },
+  env: {
+    PF_DEALS_SUBMITS_PER_HOUR: "2",
+    PF_DEALS_VOTES_PER_PERSON_MINUTE: "2",
+    PF_DEALS_VOTES_PER_OFFER_MINUTE: "3",
+    PF_DEALS_FLAGS_PER_HOUR: "1",
+  },
 });
 let web: string;
 let as: ReturnType<typeof actingFor>;
@@ -40,6 +45,8 @@ describe("rate limits (429 rate.limited)", () => {
     const [a, b] = [(await submit(t, web, person())).offer, (await submit(t, web, person())).offer];
     const reporter = person();
     expect((await as("POST", `/offers/${a.id}/flags`, reporter, { reason: "FLAG_REASON_SPAM" })).status).toBe(201);
-    expect((await as("POST", `/offers/${b.id}/flags`, reporter, { reason: "FLAG_REASON_SPAM" })).body.code).toBe("rate.limited");
+    expect((await as("POST", `/offers/${b.id}/flags`, reporter, { reason: "FLAG_REASON_SPAM" })).body.code).toBe(
+      "rate.limited",
+    );
   });
 });

@@ -18,10 +18,24 @@ beforeAll(async () => {
 describe("submit", () => {
   it("acts for X-PF-Subject and records the first observation with its time, nothing defaulted", async () => {
     const who = person();
-    const answer = await as("POST", "/offers", who, { link: "https://shop.example/castle?utm_source=x", title: "Castle", observation: { price: { minor_units: 39999, currency: "EUR" } } });
+    const answer = await as("POST", "/offers", who, {
+      link: "https://shop.example/castle?utm_source=x",
+      title: "Castle",
+      observation: { price: { minor_units: 39999, currency: "EUR" } },
+    });
     expect(answer.status).toBe(201);
-    expect(answer.body.offer).toMatchObject({ submitted_by: who, status: "OFFER_STATUS_ACTIVE", ai_assisted: false, noindex: false });
-    expect(answer.body.observation).toMatchObject({ observed_by: who, price: { minor_units: "39999", currency: "EUR" }, condition: "CONDITION_UNSPECIFIED", availability: "AVAILABILITY_UNSPECIFIED" });
+    expect(answer.body.offer).toMatchObject({
+      submitted_by: who,
+      status: "OFFER_STATUS_ACTIVE",
+      ai_assisted: false,
+      noindex: false,
+    });
+    expect(answer.body.observation).toMatchObject({
+      observed_by: who,
+      price: { minor_units: "39999", currency: "EUR" },
+      condition: "CONDITION_UNSPECIFIED",
+      availability: "AVAILABILITY_UNSPECIFIED",
+    });
     expect(answer.body.observation.shipping).toBeUndefined();
     expect(answer.body.observation.observed_at).toBe("2026-05-01T12:00:00Z");
     expect(answer.body.offer.tally.observations).toBe(1);
@@ -29,7 +43,10 @@ describe("submit", () => {
 
   it("answers 409 offer.duplicate carrying the existing offer for a link already posted (tracking parameters aside)", async () => {
     const first = await submit(t, web, person(), { link: "https://www.shop.example/dup/1" });
-    const answer = await as("POST", "/offers", person(), { link: "https://shop.example/dup/1/?utm_campaign=y#top", title: "Again" });
+    const answer = await as("POST", "/offers", person(), {
+      link: "https://shop.example/dup/1/?utm_campaign=y#top",
+      title: "Again",
+    });
     expect(answer.status).toBe(409);
     expect(answer.body.code).toBe("offer.duplicate");
     expect(answer.body.offer).toMatchObject({ id: first.offer.id, title: "Lego castle 10305" });
@@ -54,7 +71,13 @@ describe("submit", () => {
     const service = await t.http("POST", `/deals/api/v1/offers/${offer.id}/review`, { token: web, body: {} });
     expect(service.body.code).toBe("deals.review_person_required");
     const staff = person("staff");
-    const reviewed = await as("POST", `/offers/${offer.id}/review`, staff, { reason: "checked" }, { "x-pf-staff": "1" });
+    const reviewed = await as(
+      "POST",
+      `/offers/${offer.id}/review`,
+      staff,
+      { reason: "checked" },
+      { "x-pf-staff": "1" },
+    );
     expect(reviewed.status).toBe(200);
     expect(reviewed.body.offer.offer).toMatchObject({ ai_assisted: true, noindex: false, reviewed_by: staff });
     expect(reviewed.body.offer.audit).toMatchObject({ action: "review", actor: staff, reason: "checked" });
@@ -66,8 +89,14 @@ describe("submit", () => {
       [{ link: "ftp://x.example/a", title: "T" }, "link"],
       [{ link: "https://x.example/a", title: " " }, "title"],
       [{ link: "https://x.example/a", title: "T", expires_at: "2026-04-01T00:00:00Z" }, "expires_at"],
-      [{ link: "https://x.example/a", title: "T", observation: { observed_at: "2026-04-01T00:00:00Z" } }, "observation.observed_at"],
-      [{ link: "https://x.example/a", title: "T", observation: { price: { minor_units: 1, currency: "eur" } } }, "observation.price.currency"],
+      [
+        { link: "https://x.example/a", title: "T", observation: { observed_at: "2026-04-01T00:00:00Z" } },
+        "observation.observed_at",
+      ],
+      [
+        { link: "https://x.example/a", title: "T", observation: { price: { minor_units: 1, currency: "eur" } } },
+        "observation.price.currency",
+      ],
       [{ link: "https://x.example/a", title: "T", product_id: "prd_none" }, "product_id"],
     ];
     const user = await t.token({ kind: "user", sub: who });
@@ -79,7 +108,10 @@ describe("submit", () => {
   });
 
   it("a service without X-PF-Subject acts for nobody (403 auth.person_required)", async () => {
-    const answer = await t.http("POST", "/deals/api/v1/offers", { token: web, body: { link: "https://x.example/nobody", title: "T" } });
+    const answer = await t.http("POST", "/deals/api/v1/offers", {
+      token: web,
+      body: { link: "https://x.example/nobody", title: "T" },
+    });
     expect(answer.body).toMatchObject({ status: 403, code: "auth.person_required" });
   });
 });
@@ -93,11 +125,15 @@ describe("update and observations", () => {
     expect(edit.body.offer).toMatchObject({ title: "Lego castle, cheaper", category: "toys" });
     const refused = await as("PATCH", `/offers/${offer.id}`, other, { title: "Mine" });
     expect(refused.body).toMatchObject({ status: 403, code: "offer.not_submitter" });
-    const viaPatch = await as("PATCH", `/offers/${offer.id}`, other, { observation: { availability: "AVAILABILITY_IN_STOCK" } });
+    const viaPatch = await as("PATCH", `/offers/${offer.id}`, other, {
+      observation: { availability: "AVAILABILITY_IN_STOCK" },
+    });
     expect(viaPatch.status).toBe(200);
     expect(viaPatch.body.observation).toMatchObject({ observed_by: other, availability: "AVAILABILITY_IN_STOCK" });
     expect(viaPatch.body.observation.price).toBeUndefined();
-    const posted = await as("POST", `/offers/${offer.id}/observations`, other, { observation: { price: { minor_units: 100, currency: "EUR" }, condition: "CONDITION_USED" } });
+    const posted = await as("POST", `/offers/${offer.id}/observations`, other, {
+      observation: { price: { minor_units: 100, currency: "EUR" }, condition: "CONDITION_USED" },
+    });
     expect(posted.status).toBe(201);
     expect(posted.body.observation.id).not.toBe(viaPatch.body.observation.id);
     expect(posted.body.offer.tally.observations).toBe(3);
@@ -105,9 +141,13 @@ describe("update and observations", () => {
 
   it("observed_at stated by a service is kept, never in the future; offer fields are refused on the observations route", async () => {
     const offer = (await submit(t, web, person())).offer;
-    const past = await as("POST", `/offers/${offer.id}/observations`, person(), { observation: { observed_at: "2026-05-01T11:00:00Z" } });
+    const past = await as("POST", `/offers/${offer.id}/observations`, person(), {
+      observation: { observed_at: "2026-05-01T11:00:00Z" },
+    });
     expect(past.body.observation.observed_at).toBe("2026-05-01T11:00:00Z");
-    const future = await as("POST", `/offers/${offer.id}/observations`, person(), { observation: { observed_at: "2026-05-01T12:00:01Z" } });
+    const future = await as("POST", `/offers/${offer.id}/observations`, person(), {
+      observation: { observed_at: "2026-05-01T12:00:01Z" },
+    });
     expect(future.body).toMatchObject({ status: 400, field: "observation.observed_at" });
     const edit = await as("POST", `/offers/${offer.id}/observations`, person(), { title: "x" });
     expect(edit.body).toMatchObject({ status: 400, field: "title" });
@@ -145,7 +185,10 @@ describe("expire", () => {
   it("a service acting for nobody is a moderator on the route its token passed (no other capability judged here)", async () => {
     const expirer = await t.token({ kind: "service", svc: "sweeper", caps: ["deals.offer.expire"] });
     const offer = (await submit(t, web, person())).offer;
-    const answer = await t.http("POST", `/deals/api/v1/offers/${offer.id}/expire`, { token: expirer, body: { reason: "gone" } });
+    const answer = await t.http("POST", `/deals/api/v1/offers/${offer.id}/expire`, {
+      token: expirer,
+      body: { reason: "gone" },
+    });
     expect(answer.status).toBe(200);
     expect(answer.body.offer.status).toBe("OFFER_STATUS_EXPIRED");
     const ctx = dealsOf(t);
@@ -153,7 +196,11 @@ describe("expire", () => {
     expect(audits.map((row) => [row.action, row.actor, row.reason])).toEqual([["expire", "svc:sweeper", "gone"]]);
     // Acting for a person it does not state is staff, the same token only expires that person's own offers.
     const other = (await submit(t, web, person())).offer;
-    const forPerson = await t.http("POST", `/deals/api/v1/offers/${other.id}/expire`, { token: expirer, body: {}, headers: { "x-pf-subject": person() } });
+    const forPerson = await t.http("POST", `/deals/api/v1/offers/${other.id}/expire`, {
+      token: expirer,
+      body: {},
+      headers: { "x-pf-subject": person() },
+    });
     expect(forPerson.body).toMatchObject({ status: 403, code: "offer.not_submitter" });
   });
 

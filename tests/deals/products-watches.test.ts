@@ -6,7 +6,8 @@ import { actingFor, ALL_DEALS, person, submit } from "./support.js";
 const t = usePlatform({ services: ["deals"] });
 let web: string;
 let as: ReturnType<typeof actingFor>;
-const resolve = (body: Record<string, unknown>) => t.http("POST", "/deals/api/v1/products/resolve", { token: web, body });
+const resolve = (body: Record<string, unknown>) =>
+  t.http("POST", "/deals/api/v1/products/resolve", { token: web, body });
 
 beforeAll(async () => {
   web = await t.token({ kind: "service", svc: "web", caps: ALL_DEALS });
@@ -21,7 +22,12 @@ describe("product resolve", () => {
     expect(made.status).toBe(200);
     expect(made.body.created).toBe(true);
     const id = made.body.product.id;
-    expect(made.body.product.aliases).toEqual(expect.arrayContaining([{ kind: "gtin", value: "04006381333931", product_id: id }, { kind: "mpn", value: "AB123", product_id: id }]));
+    expect(made.body.product.aliases).toEqual(
+      expect.arrayContaining([
+        { kind: "gtin", value: "04006381333931", product_id: id },
+        { kind: "mpn", value: "AB123", product_id: id },
+      ]),
+    );
     const byName = await resolve({ name: " Stabilo Pen ", create: false });
     expect(byName.body).toMatchObject({ created: false, product: { id } });
     // An exact name: another case is another name.
@@ -80,7 +86,11 @@ describe("watches", () => {
     expect(keyword.status).toBe(201);
     expect(keyword.body.watch).toMatchObject({ owner, kind: "WATCH_KIND_KEYWORD", notified_count: "0" });
     const saved = await as("POST", "/watches", owner, { kind: "WATCH_KIND_SAVED_SEARCH", query: "lego" });
-    const below = await as("POST", "/watches", owner, { kind: "WATCH_KIND_PRICE_BELOW", product_id: product, price_below: { minor_units: 1000, currency: "EUR" } });
+    const below = await as("POST", "/watches", owner, {
+      kind: "WATCH_KIND_PRICE_BELOW",
+      product_id: product,
+      price_below: { minor_units: 1000, currency: "EUR" },
+    });
     expect(below.status).toBe(201);
     for (const [body, field] of [
       [{ kind: "WATCH_KIND_KEYWORD" }, "keyword"],
@@ -93,21 +103,35 @@ describe("watches", () => {
       expect(answer.body, field).toMatchObject({ status: 400, field });
     }
     const list = await as("GET", "/watches?limit=2", owner);
-    expect(list.body.watches.watches.map((w: { id: string }) => w.id)).toEqual([below.body.watch.id, saved.body.watch.id]);
+    expect(list.body.watches.watches.map((w: { id: string }) => w.id)).toEqual([
+      below.body.watch.id,
+      saved.body.watch.id,
+    ]);
     const next = await as("GET", `/watches?cursor=${list.body.watches.next_cursor}`, owner);
     expect(next.body.watches.watches.map((w: { id: string }) => w.id)).toEqual([keyword.body.watch.id]);
     // A forged cursor (well-formed, but not the shape this list issues) is refused, never read as "from the start".
     for (const forged of [[1], ["wch_1", "x"], [""]]) {
-      const refused = await as("GET", `/watches?cursor=${Buffer.from(JSON.stringify(forged)).toString("base64url")}`, owner);
-      expect(refused.body, JSON.stringify(forged)).toMatchObject({ status: 400, code: "request.invalid", field: "cursor" });
+      const refused = await as(
+        "GET",
+        `/watches?cursor=${Buffer.from(JSON.stringify(forged)).toString("base64url")}`,
+        owner,
+      );
+      expect(refused.body, JSON.stringify(forged)).toMatchObject({
+        status: 400,
+        code: "request.invalid",
+        field: "cursor",
+      });
     }
     expect((await as("GET", "/watches", other)).body.watches.watches).toEqual([]);
-    expect((await as("DELETE", `/watches/${keyword.body.watch.id}`, other)).body).toMatchObject({ status: 404, code: "watch.not_found" });
+    expect((await as("DELETE", `/watches/${keyword.body.watch.id}`, other)).body).toMatchObject({
+      status: 404,
+      code: "watch.not_found",
+    });
     expect((await as("DELETE", `/watches/${keyword.body.watch.id}`, owner)).body.watch.id).toBe(keyword.body.watch.id);
     expect((await as("DELETE", `/watches/${keyword.body.watch.id}`, owner)).status).toBe(404);
   });
 
-  it("pages hold 1–200 watches: limit=0 is 400 naming limit (never \"unset\"), as is 201", async () => {
+  it('pages hold 1–200 watches: limit=0 is 400 naming limit (never "unset"), as is 201', async () => {
     const owner = person();
     await as("POST", "/watches", owner, { kind: "WATCH_KIND_KEYWORD", keyword: "lego" });
     for (const limit of ["0", "201", "-1"]) {
@@ -124,11 +148,32 @@ describe("watches", () => {
     const word = `zq${Date.now().toString(36)}`;
     const keyword = (await as("POST", "/watches", owner, { kind: "WATCH_KIND_KEYWORD", keyword: word })).body.watch;
     const saved = (await as("POST", "/watches", owner, { kind: "WATCH_KIND_SAVED_SEARCH", query: word })).body.watch;
-    const below = (await as("POST", "/watches", owner, { kind: "WATCH_KIND_PRICE_BELOW", product_id: product, price_below: { minor_units: 1000, currency: "EUR" } })).body.watch;
-    const offer = (await submit(t, web, person(), { title: `Great ${word} deal`, product_id: product, observation: { price: { minor_units: 1500, currency: "EUR" } } })).offer;
-    await as("POST", `/offers/${offer.id}/observations`, person(), { observation: { price: { minor_units: 999, currency: "EUR" } } });
-    await as("POST", `/offers/${offer.id}/observations`, person(), { observation: { price: { minor_units: 999, currency: "USD" } } });
-    const counts = Object.fromEntries((await as("GET", "/watches", owner)).body.watches.watches.map((w: { id: string; notified_count: string }) => [w.id, w.notified_count]));
+    const below = (
+      await as("POST", "/watches", owner, {
+        kind: "WATCH_KIND_PRICE_BELOW",
+        product_id: product,
+        price_below: { minor_units: 1000, currency: "EUR" },
+      })
+    ).body.watch;
+    const offer = (
+      await submit(t, web, person(), {
+        title: `Great ${word} deal`,
+        product_id: product,
+        observation: { price: { minor_units: 1500, currency: "EUR" } },
+      })
+    ).offer;
+    await as("POST", `/offers/${offer.id}/observations`, person(), {
+      observation: { price: { minor_units: 999, currency: "EUR" } },
+    });
+    await as("POST", `/offers/${offer.id}/observations`, person(), {
+      observation: { price: { minor_units: 999, currency: "USD" } },
+    });
+    const counts = Object.fromEntries(
+      (await as("GET", "/watches", owner)).body.watches.watches.map((w: { id: string; notified_count: string }) => [
+        w.id,
+        w.notified_count,
+      ]),
+    );
     expect(counts).toEqual({ [keyword.id]: "3", [saved.id]: "0", [below.id]: "1" });
   });
 });

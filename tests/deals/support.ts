@@ -31,7 +31,13 @@ export function actingFor(t: TestPlatform, token: () => string) {
 }
 
 /** Submits an offer for a person; answers the 201 body. */
-export async function submit(t: TestPlatform, token: string, who: string, body: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+export async function submit(
+  t: TestPlatform,
+  token: string,
+  who: string,
+  body: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+) {
   const answer = await t.http("POST", "/deals/api/v1/offers", {
     token,
     body: { link: `https://shop.example/${who}/${n++}`, title: "Lego castle 10305", ...body },

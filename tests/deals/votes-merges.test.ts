@@ -45,9 +45,15 @@ describe("votes", () => {
       const request = create(VoteRequestSchema, { id: offer.id, value: 1 });
       request.$unknown = [{ no, wireType: WireType.Varint, data: new Uint8Array([5]) }];
       const inMemory = t.client(DealsService, web);
-      const refused = await inMemory.setVote(request, { headers: { "x-pf-subject": headers["x-pf-subject"] } }).catch((error: unknown) => error);
+      const refused = await inMemory
+        .setVote(request, { headers: { "x-pf-subject": headers["x-pf-subject"] } })
+        .catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(ConnectError);
-      expect(problemOf(refused)).toMatchObject({ status: 400, code: "request.invalid", extensions: { field: `#${no}` } });
+      expect(problemOf(refused)).toMatchObject({
+        status: 400,
+        code: "request.invalid",
+        extensions: { field: `#${no}` },
+      });
       // And on the wire: gRPC on the RPC port carries them as bytes the handler never sees.
       const grpc = createClient(DealsService, createGrpcTransport({ baseUrl: t.platform.rpcUrl }));
       await expect(grpc.setVote(request, { headers })).rejects.toMatchObject({ code: Code.InvalidArgument });
@@ -87,7 +93,11 @@ describe("votes", () => {
     const offersOfB = [(await submit(t, web, b)).offer, (await submit(t, web, b)).offer];
     for (const offer of offersOfB) await vote(offer.id, a, 1);
     for (const offer of offersOfA) await vote(offer.id, b, 1);
-    const flags = await t.http("GET", `/deals/api/v1/flags?flag_reason=FLAG_REASON_VOTE_RING&offer_id=${offersOfA[1].id}`, { token: web });
+    const flags = await t.http(
+      "GET",
+      `/deals/api/v1/flags?flag_reason=FLAG_REASON_VOTE_RING&offer_id=${offersOfA[1].id}`,
+      { token: web },
+    );
     expect(flags.status).toBe(200);
     expect(flags.body.flags.flags).toHaveLength(1);
     expect(flags.body.flags.flags[0]).toMatchObject({ reporter: "svc:deals", reason: "FLAG_REASON_VOTE_RING" });
@@ -103,9 +113,14 @@ describe("merge and unmerge", () => {
     await vote(duplicate.id, both, 1);
     await vote(duplicate.id, onlyDup, -1);
     await vote(canonical.id, onlyCanon, 1);
-    await as("POST", `/offers/${duplicate.id}/observations`, person(), { observation: { price: { minor_units: 5, currency: "EUR" } } });
+    await as("POST", `/offers/${duplicate.id}/observations`, person(), {
+      observation: { price: { minor_units: 5, currency: "EUR" } },
+    });
 
-    const merged = await t.http("POST", `/deals/api/v1/offers/${duplicate.id}/merge`, { token: web, body: { into: canonical.id, reason: "same deal" } });
+    const merged = await t.http("POST", `/deals/api/v1/offers/${duplicate.id}/merge`, {
+      token: web,
+      body: { into: canonical.id, reason: "same deal" },
+    });
     expect(merged.status).toBe(200);
     const m = merged.body.merge;
     expect(m).toMatchObject({ action: "merge", offer_id: duplicate.id, canonical_id: canonical.id, actor: "svc:web" });
@@ -118,7 +133,10 @@ describe("merge and unmerge", () => {
 
     const onMerged = await vote(duplicate.id, person(), 1);
     expect(onMerged.body).toMatchObject({ status: 409, code: "offer.not_active", merged_into: canonical.id });
-    const again = await t.http("POST", `/deals/api/v1/offers/${duplicate.id}/merge`, { token: web, body: { into: canonical.id } });
+    const again = await t.http("POST", `/deals/api/v1/offers/${duplicate.id}/merge`, {
+      token: web,
+      body: { into: canonical.id },
+    });
     expect(again.body.code).toBe("offer.merged");
 
     const unmerged = await t.http("POST", `/deals/api/v1/offers/${duplicate.id}/unmerge`, { token: web, body: {} });
@@ -136,7 +154,10 @@ describe("merge and unmerge", () => {
     const duplicate = (await submit(t, web, person())).offer;
     await vote(duplicate.id, owner, 1);
     await vote(duplicate.id, person(), -1);
-    const merged = await t.http("POST", `/deals/api/v1/offers/${duplicate.id}/merge`, { token: web, body: { into: canonical.id } });
+    const merged = await t.http("POST", `/deals/api/v1/offers/${duplicate.id}/merge`, {
+      token: web,
+      body: { into: canonical.id },
+    });
     expect(merged.body.merge.offer_before).toMatchObject({ up: 1, down: 1, voters: 2 });
     expect(merged.body.merge.canonical_after).toMatchObject({ up: 0, down: 1, voters: 1, score: -1 });
     const unmerged = await t.http("POST", `/deals/api/v1/offers/${duplicate.id}/unmerge`, { token: web, body: {} });
@@ -145,13 +166,20 @@ describe("merge and unmerge", () => {
   });
 
   it("refuses merging into itself, into a merged offer, and people who are not stated staff", async () => {
-    const [a, b, c] = [(await submit(t, web, person())).offer, (await submit(t, web, person())).offer, (await submit(t, web, person())).offer];
+    const [a, b, c] = [
+      (await submit(t, web, person())).offer,
+      (await submit(t, web, person())).offer,
+      (await submit(t, web, person())).offer,
+    ];
     const self = await t.http("POST", `/deals/api/v1/offers/${a.id}/merge`, { token: web, body: { into: a.id } });
     expect(self.body).toMatchObject({ status: 400, field: "into" });
     await t.http("POST", `/deals/api/v1/offers/${b.id}/merge`, { token: web, body: { into: a.id } });
     const intoMerged = await t.http("POST", `/deals/api/v1/offers/${c.id}/merge`, { token: web, body: { into: b.id } });
     expect(intoMerged.body.code).toBe("offer.merge_target_merged");
-    const canonicalWithMembers = await t.http("POST", `/deals/api/v1/offers/${a.id}/merge`, { token: web, body: { into: c.id } });
+    const canonicalWithMembers = await t.http("POST", `/deals/api/v1/offers/${a.id}/merge`, {
+      token: web,
+      body: { into: c.id },
+    });
     expect(canonicalWithMembers.body.code).toBe("offer.has_merged");
     const notStaff = await as("POST", `/offers/${c.id}/merge`, person(), { into: a.id });
     expect(notStaff.body).toMatchObject({ status: 403, code: "auth.staff_required" });
@@ -164,7 +192,10 @@ describe("flags", () => {
   it("one open report per person and offer; never changing the offer; moderators read and resolve (audited)", async () => {
     const offer = (await submit(t, web, person())).offer;
     const reporter = person();
-    const flagged = await as("POST", `/offers/${offer.id}/flags`, reporter, { reason: "FLAG_REASON_EXPIRED", note: "ended yesterday" });
+    const flagged = await as("POST", `/offers/${offer.id}/flags`, reporter, {
+      reason: "FLAG_REASON_EXPIRED",
+      note: "ended yesterday",
+    });
     expect(flagged.status).toBe(201);
     expect(flagged.body.flag).toMatchObject({ reporter, reason: "FLAG_REASON_EXPIRED", offer_id: offer.id });
     const twice = await as("POST", `/offers/${offer.id}/flags`, reporter, { reason: "FLAG_REASON_SPAM" });
@@ -182,12 +213,25 @@ describe("flags", () => {
     const noPage = await t.http("GET", `/deals/api/v1/flags?offer_id=${offer.id}&limit=0`, { token: web });
     expect(noPage.body).toMatchObject({ status: 400, code: "request.invalid", field: "limit" });
     expect(open.body.flags.flags.map((f: { id: string }) => f.id)).toEqual([flagged.body.flag.id]);
-    const resolved = await t.http("POST", `/deals/api/v1/flags/${flagged.body.flag.id}/resolve`, { token: web, body: { outcome: "FLAG_OUTCOME_DISMISSED", reason: "still on" } });
-    expect(resolved.body.flag.flag).toMatchObject({ outcome: "FLAG_OUTCOME_DISMISSED", resolved_by: "svc:web", resolution: "still on" });
+    const resolved = await t.http("POST", `/deals/api/v1/flags/${flagged.body.flag.id}/resolve`, {
+      token: web,
+      body: { outcome: "FLAG_OUTCOME_DISMISSED", reason: "still on" },
+    });
+    expect(resolved.body.flag.flag).toMatchObject({
+      outcome: "FLAG_OUTCOME_DISMISSED",
+      resolved_by: "svc:web",
+      resolution: "still on",
+    });
     expect(resolved.body.flag.audit).toMatchObject({ action: "resolve_flag", flag_id: flagged.body.flag.id });
-    const repeat = await t.http("POST", `/deals/api/v1/flags/${flagged.body.flag.id}/resolve`, { token: web, body: { outcome: "FLAG_OUTCOME_ACTIONED" } });
+    const repeat = await t.http("POST", `/deals/api/v1/flags/${flagged.body.flag.id}/resolve`, {
+      token: web,
+      body: { outcome: "FLAG_OUTCOME_ACTIONED" },
+    });
     expect(repeat.body).toMatchObject({ status: 409, code: "flag.resolved" });
-    const noOutcome = await t.http("POST", `/deals/api/v1/flags/${flagged.body.flag.id}/resolve`, { token: web, body: {} });
+    const noOutcome = await t.http("POST", `/deals/api/v1/flags/${flagged.body.flag.id}/resolve`, {
+      token: web,
+      body: {},
+    });
     expect(noOutcome.body).toMatchObject({ status: 400, field: "outcome" });
     const reopened = await as("POST", `/offers/${offer.id}/flags`, reporter, { reason: "FLAG_REASON_OTHER" });
     expect(reopened.status).toBe(201);
@@ -198,7 +242,9 @@ describe("flags", () => {
       const offer = (await submit(t, web, person())).offer;
       const reporter = person();
       const answers = await Promise.all(
-        ["FLAG_REASON_SPAM", "FLAG_REASON_OTHER"].map((reason) => as("POST", `/offers/${offer.id}/flags`, reporter, { reason })),
+        ["FLAG_REASON_SPAM", "FLAG_REASON_OTHER"].map((reason) =>
+          as("POST", `/offers/${offer.id}/flags`, reporter, { reason }),
+        ),
       );
       expect(answers.map((answer) => answer.status).sort()).toEqual([201, 409]);
       const [made, refused] = answers[0].status === 201 ? answers : [answers[1], answers[0]];

@@ -22,7 +22,9 @@ const binding = (rpc: "check" | "watch", path: string): Binding => ({
 
 describe("hooks for bindings the JSON path does not serve", () => {
   it("claims streaming RPCs (served as event streams, sse.test.ts) and leaves unary ones to the JSON handler", () => {
-    expect(BODY_HOOKS.filter((hook) => hook.claims(binding("watch", "/watch"))).map((hook) => hook.name)).toEqual(["server-streaming-events"]);
+    expect(BODY_HOOKS.filter((hook) => hook.claims(binding("watch", "/watch"))).map((hook) => hook.name)).toEqual([
+      "server-streaming-events",
+    ]);
     expect(BODY_HOOKS.some((hook) => hook.claims(binding("check", "/check")))).toBe(false);
   });
 });
@@ -47,4 +49,3 @@ describe("405 answers", () => {
     await app.close();
   });
 });
-

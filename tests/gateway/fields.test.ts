@@ -34,13 +34,23 @@ function refusal(run: () => unknown) {
 
 describe("query parameters to request JSON, by field type", () => {
   it("keeps 64-bit integers as JSON strings and strings as they are", () => {
-    const json = fromQuery(CoinsChangeRequestSchema, { subject: "usr_1", amount: "9007199254740993", idempotency_key: "k1" });
+    const json = fromQuery(CoinsChangeRequestSchema, {
+      subject: "usr_1",
+      amount: "9007199254740993",
+      idempotency_key: "k1",
+    });
     expect(json).toEqual({ subject: "usr_1", amount: "9007199254740993", idempotency_key: "k1" });
-    expect(decode(CoinsChangeRequestSchema, json, registry)).toMatchObject({ amount: 9007199254740993n, idempotencyKey: "k1" });
+    expect(decode(CoinsChangeRequestSchema, json, registry)).toMatchObject({
+      amount: 9007199254740993n,
+      idempotencyKey: "k1",
+    });
   });
 
   it("accepts the proto name and the lowerCamel name, stored under the proto name", () => {
-    expect(fromQuery(ResolveRequestSchema, { local_id: "42", service: "space" })).toEqual({ local_id: "42", service: "space" });
+    expect(fromQuery(ResolveRequestSchema, { local_id: "42", service: "space" })).toEqual({
+      local_id: "42",
+      service: "space",
+    });
     expect(fromQuery(ResolveRequestSchema, { localId: "42" })).toEqual({ local_id: "42" });
   });
 
@@ -61,7 +71,11 @@ describe("query parameters to request JSON, by field type", () => {
       capabilities: ["tips.goal.create", "tips.goal.update"],
       only_services: ["billing"],
     });
-    expect(decode(AccessSchema, json, registry)).toMatchObject({ neverToApps: true, visibility: Visibility.PARTNER, onlyServices: ["billing"] });
+    expect(decode(AccessSchema, json, registry)).toMatchObject({
+      neverToApps: true,
+      visibility: Visibility.PARTNER,
+      onlyServices: ["billing"],
+    });
     expect(fromQuery(AccessSchema, { visibility: "3" })).toEqual({ visibility: 3 });
   });
 
@@ -72,7 +86,11 @@ describe("query parameters to request JSON, by field type", () => {
       role: "STAFF_ROLE_ADMIN",
       updated_at: "2024-05-01T10:00:00Z",
     });
-    expect(json).toEqual({ subject: { id: "usr_1", display: { display_name: "Ada" } }, role: "STAFF_ROLE_ADMIN", updated_at: "2024-05-01T10:00:00Z" });
+    expect(json).toEqual({
+      subject: { id: "usr_1", display: { display_name: "Ada" } },
+      role: "STAFF_ROLE_ADMIN",
+      updated_at: "2024-05-01T10:00:00Z",
+    });
     expect(decode(StaffEntrySchema, json, registry)).toMatchObject({
       subject: { id: "usr_1", display: { displayName: "Ada" } },
       role: StaffRole.ADMIN,
@@ -87,35 +105,65 @@ describe("query parameters to request JSON, by field type", () => {
   });
 
   it("refuses unknown parameters and repeated values of a single field, naming them", () => {
-    expect(refusal(() => fromQuery(ResolveRequestSchema, { subjekt: "usr_1" }))).toMatchObject({ status: 400, code: "request.invalid", field: "subjekt" });
-    expect(refusal(() => fromQuery(ResolveRequestSchema, { "queries.subject": "usr_1" }))).toMatchObject({ field: "queries.subject" });
-    expect(refusal(() => fromQuery(ResolveRequestSchema, { subject: ["a", "b"] }))).toMatchObject({ status: 400, field: "subject" });
+    expect(refusal(() => fromQuery(ResolveRequestSchema, { subjekt: "usr_1" }))).toMatchObject({
+      status: 400,
+      code: "request.invalid",
+      field: "subjekt",
+    });
+    expect(refusal(() => fromQuery(ResolveRequestSchema, { "queries.subject": "usr_1" }))).toMatchObject({
+      field: "queries.subject",
+    });
+    expect(refusal(() => fromQuery(ResolveRequestSchema, { subject: ["a", "b"] }))).toMatchObject({
+      status: 400,
+      field: "subject",
+    });
   });
 
   it("leaves malformed values to fromJson, which is refused naming the field", () => {
-    for (const [name, value] of [["amount", "abc"], ["amount", "1.5"], ["amount", ""]]) {
+    for (const [name, value] of [
+      ["amount", "abc"],
+      ["amount", "1.5"],
+      ["amount", ""],
+    ]) {
       const json = fromQuery(CoinsChangeRequestSchema, { [name]: value });
-      expect(refusal(() => decode(CoinsChangeRequestSchema, json, registry))).toMatchObject({ status: 400, code: "request.invalid", field: name });
+      expect(refusal(() => decode(CoinsChangeRequestSchema, json, registry))).toMatchObject({
+        status: 400,
+        code: "request.invalid",
+        field: name,
+      });
     }
     const flags = fromQuery(AccessSchema, { anonymous: "yes", visibility: "VISIBILITY_NOPE" });
-    expect(refusal(() => decode(AccessSchema, flags, registry))).toMatchObject({ status: 400, code: "request.invalid" });
-    expect(refusal(() => decode(StaffEntrySchema, fromQuery(StaffEntrySchema, { updated_at: "yesterday" }), registry))).toMatchObject({ field: "updated_at" });
+    expect(refusal(() => decode(AccessSchema, flags, registry))).toMatchObject({
+      status: 400,
+      code: "request.invalid",
+    });
+    expect(
+      refusal(() => decode(StaffEntrySchema, fromQuery(StaffEntrySchema, { updated_at: "yesterday" }), registry)),
+    ).toMatchObject({ field: "updated_at" });
   });
 
   it("names nested and list-item fields by their dotted path", () => {
-    expect(refusal(() => decode(StaffEntrySchema, { subject: { display: { handle: 5 } } }, registry))).toMatchObject({ field: "subject.display.handle" });
+    expect(refusal(() => decode(StaffEntrySchema, { subject: { display: { handle: 5 } } }, registry))).toMatchObject({
+      field: "subject.display.handle",
+    });
     expect(refusal(() => decode(StaffEntrySchema, { subject: { nick: "x" } }, registry))).toMatchObject({
       field: "subject.nick",
       detail: "Field subject.nick is not part of this request.",
     });
-    expect(refusal(() => decode(ResolveRequestSchema, { queries: [{ subject: "a" }, { localId: 7 }] }, registry))).toMatchObject({ field: "queries[1].local_id" });
+    expect(
+      refusal(() => decode(ResolveRequestSchema, { queries: [{ subject: "a" }, { localId: 7 }] }, registry)),
+    ).toMatchObject({ field: "queries[1].local_id" });
   });
 });
 
 describe("path variables onto the request JSON", () => {
   it("binds singular scalar fields, nested ones included", () => {
     expect(pathTarget(ModuleWriteRequestSchema, "namespace")).toMatchObject({ path: "namespace", repeated: false });
-    expect(pathTarget(StaffEntrySchema, "subject.display.handle").steps.map((s) => s.name)).toEqual(["subject", "display", "handle"]);
+    expect(pathTarget(StaffEntrySchema, "subject.display.handle").steps.map((s) => s.name)).toEqual([
+      "subject",
+      "display",
+      "handle",
+    ]);
     expect(() => pathTarget(ModuleWriteRequestSchema, "record")).toThrow("cannot be bound");
     expect(() => pathTarget(ResolveRequestSchema, "queries")).toThrow("cannot be bound");
     expect(() => pathTarget(ResolveRequestSchema, "nope")).toThrow("has no field nope");
@@ -132,6 +180,9 @@ describe("path variables onto the request JSON", () => {
     expect(staff).toEqual({ subject: { display: { display_name: "Grace" }, id: "usr_1" } });
 
     const wrong: JsonObject = { subject: "usr_1" };
-    expect(refusal(() => setField(wrong, pathTarget(StaffEntrySchema, "subject.id"), "usr_2"))).toMatchObject({ status: 400, field: "subject.id" });
+    expect(refusal(() => setField(wrong, pathTarget(StaffEntrySchema, "subject.id"), "usr_2"))).toMatchObject({
+      status: 400,
+      field: "subject.id",
+    });
   });
 });

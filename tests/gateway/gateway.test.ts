@@ -32,10 +32,19 @@ const transport = createRouterTransport((router) =>
       record(ctx);
       ctx.responseHeader.set("etag", '"rev-1"');
       ctx.responseHeader.set("location", "/network/internal/coins/entries/ent_1");
-      return create(CoinsBalanceResultSchema, { subject: request.subject, appId: request.appId, balance: request.amount, entryId: request.idempotencyKey });
+      return create(CoinsBalanceResultSchema, {
+        subject: request.subject,
+        appId: request.appId,
+        balance: request.amount,
+        entryId: request.idempotencyKey,
+      });
     },
     debitCoins() {
-      throw problem(409, "insufficient_funds", "The balance is short by 3 coins.", { balance: 2, needed: 5, status: 200 });
+      throw problem(409, "insufficient_funds", "The balance is short by 3 coins.", {
+        balance: 2,
+        needed: 5,
+        status: 200,
+      });
     },
     transferCoins(_request, ctx) {
       ctx.responseHeader.set(STATUS_HEADER, "204");
@@ -47,7 +56,11 @@ const transport = createRouterTransport((router) =>
       return create(BlocksResultSchema, { subject: request.subject, blocked: ["usr_2"] });
     },
     resolveIdentity(request) {
-      return create(ResolveResultSchema, { results: [{ query: { subject: request.subject, service: request.service, localId: request.localId }, found: false }] });
+      return create(ResolveResultSchema, {
+        results: [
+          { query: { subject: request.subject, service: request.service, localId: request.localId }, found: false },
+        ],
+      });
     },
     getModule(request, ctx) {
       if (ctx.requestHeader.get("if-none-match") === '"r1"') {
@@ -59,11 +72,22 @@ const transport = createRouterTransport((router) =>
     putModule(request, ctx) {
       // Declares 200 (first) and 201: a first revision is created.
       if (request.expectedRevision === 0n) answerStatus(ctx, 201);
-      return create(ModuleRecordSchema, { namespace: request.namespace, subject: request.subject, record: request.record, revision: request.expectedRevision + 1n });
+      return create(ModuleRecordSchema, {
+        namespace: request.namespace,
+        subject: request.subject,
+        record: request.record,
+        revision: request.expectedRevision + 1n,
+      });
     },
     pushNotification(request) {
       return create(NotificationPushResultSchema, {
-        notifications: request.recipients.map((recipient) => ({ id: "ntf_1", recipient, kind: request.kind, title: request.title, payload: request.payload })),
+        notifications: request.recipients.map((recipient) => ({
+          id: "ntf_1",
+          recipient,
+          kind: request.kind,
+          title: request.title,
+          payload: request.payload,
+        })),
       });
     },
     getGithubToken() {
@@ -77,7 +101,13 @@ let base: string;
 let ready = true;
 
 beforeAll(async () => {
-  const config = { ...loadConfig({}), corsOrigins: [ORIGIN], bodyLimit: BODY_LIMIT, hostRouting: { "net.example": "network" }, callTimeoutMs: 2000 };
+  const config = {
+    ...loadConfig({}),
+    corsOrigins: [ORIGIN],
+    bodyLimit: BODY_LIMIT,
+    hostRouting: { "net.example": "network" },
+    callTimeoutMs: 2000,
+  };
   gateway = await buildGateway({
     services: [NetworkService],
     transport,
@@ -92,13 +122,23 @@ afterAll(() => gateway?.close());
 
 const call = (path: string, init: RequestInit = {}) => fetch(base + path, init);
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-  call(path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  call(path, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
 
 async function expectProblem(response: Response, status: number, code: string, field?: string) {
   expect(response.status).toBe(status);
   expect(response.headers.get("content-type")).toMatch(/^application\/problem\+json/);
   const body = (await response.json()) as Record<string, unknown>;
-  expect(body).toMatchObject({ status, code, type: expect.any(String), title: expect.any(String), detail: expect.any(String) });
+  expect(body).toMatchObject({
+    status,
+    code,
+    type: expect.any(String),
+    title: expect.any(String),
+    detail: expect.any(String),
+  });
   expect(body.instance).toBe(new URL(response.url).pathname);
   if (field !== undefined) expect(body.field).toBe(field);
   return body;
@@ -106,7 +146,12 @@ async function expectProblem(response: Response, status: number, code: string, f
 
 describe("request mapping", () => {
   it("maps a body `*` route, camel or proto names, and answers in proto names with int64 as strings", async () => {
-    const response = await post("/network/internal/coins/credit", { subject: "usr_1", amount: 5, idempotencyKey: "k1", app_id: "app_1" });
+    const response = await post("/network/internal/coins/credit", {
+      subject: "usr_1",
+      amount: 5,
+      idempotencyKey: "k1",
+      app_id: "app_1",
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/^application\/json/);
     expect(await response.json()).toEqual({ subject: "usr_1", app_id: "app_1", balance: "5", entry_id: "k1" });
@@ -116,9 +161,15 @@ describe("request mapping", () => {
     const module = await call("/network/internal/modules/pf.games/usr%201");
     expect(await module.json()).toMatchObject({ namespace: "pf.games", subject: "usr 1", revision: "1" });
 
-    const push = await post("/network/internal/notifications/tips/received", { recipients: ["usr_1"], title: "hi", payload: { n: 1 } });
+    const push = await post("/network/internal/notifications/tips/received", {
+      recipients: ["usr_1"],
+      title: "hi",
+      payload: { n: 1 },
+    });
     expect(push.status).toBe(201);
-    expect(await push.json()).toMatchObject({ notifications: [{ recipient: "usr_1", kind: "tips/received", title: "hi", payload: { n: 1 } }] });
+    expect(await push.json()).toMatchObject({
+      notifications: [{ recipient: "usr_1", kind: "tips/received", title: "hi", payload: { n: 1 } }],
+    });
   });
 
   it("lets the path win over the body for the same field", async () => {
@@ -127,12 +178,19 @@ describe("request mapping", () => {
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ namespace: "other", record: { level: 3 }, expectedRevision: "4" }),
     });
-    expect(await response.json()).toMatchObject({ namespace: "games", subject: "usr_1", record: { level: 3 }, revision: "5" });
+    expect(await response.json()).toMatchObject({
+      namespace: "games",
+      subject: "usr_1",
+      record: { level: 3 },
+      revision: "5",
+    });
   });
 
   it("maps query parameters in proto or lowerCamel spelling", async () => {
     const response = await call("/network/internal/identity/resolve?service=space&localId=42");
-    expect(await response.json()).toEqual({ results: [{ query: { subject: "", service: "space", local_id: "42" }, found: false }] });
+    expect(await response.json()).toEqual({
+      results: [{ query: { subject: "", service: "space", local_id: "42" }, found: false }],
+    });
   });
 });
 
@@ -197,7 +255,11 @@ describe("headers", () => {
     expect(notModified.status).toBe(304);
     expect(notModified.headers.get("etag")).toBe('"r1"');
     expect(await notModified.text()).toBe("");
-    const noContent = await post("/network/internal/coins/transfer", { from_subject: "usr_1", to_subject: "usr_2", amount: 1 });
+    const noContent = await post("/network/internal/coins/transfer", {
+      from_subject: "usr_1",
+      to_subject: "usr_2",
+      amount: 1,
+    });
     expect(noContent.status).toBe(204);
     expect(await noContent.text()).toBe("");
   });
@@ -205,7 +267,11 @@ describe("headers", () => {
 
 describe("problems", () => {
   it("renders a service's problem with its status, code and flattened extensions", async () => {
-    const body = await expectProblem(await post("/network/internal/coins/debit", { subject: "usr_1", amount: 5 }), 409, "insufficient_funds");
+    const body = await expectProblem(
+      await post("/network/internal/coins/debit", { subject: "usr_1", amount: 5 }),
+      409,
+      "insufficient_funds",
+    );
     expect(body).toMatchObject({ detail: "The balance is short by 3 coins.", balance: 2, needed: 5, status: 409 });
   });
 
@@ -232,7 +298,11 @@ describe("problems", () => {
     ["a wrong type", () => post("/network/internal/coins/credit", { amount: "lots" }), "amount"],
     ["a string field given a number", () => post("/network/internal/coins/credit", { subject: 5 }), "subject"],
     ["an unknown body field", () => post("/network/internal/coins/credit", { amount: 1, price: 3 }), "price"],
-    ["a nested unknown field", () => post("/network/internal/identity/resolve-batch", { queries: [{ subject: "usr_1" }, { nick: "x" }] }), "queries[1].nick"],
+    [
+      "a nested unknown field",
+      () => post("/network/internal/identity/resolve-batch", { queries: [{ subject: "usr_1" }, { nick: "x" }] }),
+      "queries[1].nick",
+    ],
     ["a body that is not an object", () => post("/network/internal/coins/credit", [1, 2]), "body"],
     ["an unknown query parameter", () => call("/network/internal/blocks?subject=usr_1&sort=asc"), "sort"],
     ["a query parameter on a body `*` route", () => post("/network/internal/coins/credit?amount=1", {}), "amount"],
@@ -243,21 +313,40 @@ describe("problems", () => {
   });
 
   it("refuses a JSON body sent to a GET route", async () => {
-    const response = await gateway.app.inject({ method: "GET", url: "/network/internal/blocks?subject=a", headers: { "content-type": "application/json" }, payload: "{}" });
+    const response = await gateway.app.inject({
+      method: "GET",
+      url: "/network/internal/blocks?subject=a",
+      headers: { "content-type": "application/json" },
+      payload: "{}",
+    });
     expect(response.statusCode).toBe(400);
     expect(response.json()).toMatchObject({ code: "request.invalid", field: "body" });
   });
 
   it("answers 413 request.too_large over the body limit and 415 for bodies that are not JSON", async () => {
-    await expectProblem(await post("/network/internal/coins/credit", { reason: "x".repeat(BODY_LIMIT) }), 413, "request.too_large");
-    const text = await call("/network/internal/coins/credit", { method: "POST", headers: { "content-type": "text/plain" }, body: "amount=5" });
+    await expectProblem(
+      await post("/network/internal/coins/credit", { reason: "x".repeat(BODY_LIMIT) }),
+      413,
+      "request.too_large",
+    );
+    const text = await call("/network/internal/coins/credit", {
+      method: "POST",
+      headers: { "content-type": "text/plain" },
+      body: "amount=5",
+    });
     await expectProblem(text, 415, "request.unsupported_media_type");
-    const form = await call("/network/internal/coins/credit", { method: "POST", body: new URLSearchParams({ amount: "5" }) });
+    const form = await call("/network/internal/coins/credit", {
+      method: "POST",
+      body: new URLSearchParams({ amount: "5" }),
+    });
     await expectProblem(form, 415, "request.unsupported_media_type");
   });
 
   it("takes an empty JSON body as an empty message", async () => {
-    const response = await call("/network/internal/coins/credit", { method: "POST", headers: { "content-type": "application/json" } });
+    const response = await call("/network/internal/coins/credit", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+    });
     expect(response.status).toBe(200);
   });
 });
@@ -266,7 +355,9 @@ describe("around the routes", () => {
   it("answers a request Node cannot parse as HTTP with a problem too", async () => {
     const { connect } = await import("node:net");
     const raw = await new Promise<string>((resolve) => {
-      const socket = connect(Number(new URL(base).port), "127.0.0.1", () => socket.write("GET /network/x HTTP/1.1\r\nHost: a\r\nBad Header Line\r\n\r\n"));
+      const socket = connect(Number(new URL(base).port), "127.0.0.1", () =>
+        socket.write("GET /network/x HTTP/1.1\r\nHost: a\r\nBad Header Line\r\n\r\n"),
+      );
       let text = "";
       socket.on("data", (chunk) => (text += chunk));
       socket.on("close", () => resolve(text));
@@ -279,15 +370,31 @@ describe("around the routes", () => {
   it("answers CORS preflights for the configured origins only, and exposes ETag, Location, Retry-After and X-Request-Id", async () => {
     const preflight = await call("/network/internal/coins/credit", {
       method: "OPTIONS",
-      headers: { origin: ORIGIN, "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type, x-pf-subject" },
+      headers: {
+        origin: ORIGIN,
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization, content-type, x-pf-subject",
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get("access-control-allow-origin")).toBe(ORIGIN);
     expect(preflight.headers.get("access-control-allow-methods")).toContain("POST");
     const allowed = preflight.headers.get("access-control-allow-headers")?.toLowerCase().split(", ");
-    expect(allowed).toEqual(expect.arrayContaining(["authorization", "content-type", "idempotency-key", "if-match", "if-none-match", "x-pf-subject"]));
+    expect(allowed).toEqual(
+      expect.arrayContaining([
+        "authorization",
+        "content-type",
+        "idempotency-key",
+        "if-match",
+        "if-none-match",
+        "x-pf-subject",
+      ]),
+    );
 
-    const stranger = await call("/network/internal/coins/credit", { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "POST" } });
+    const stranger = await call("/network/internal/coins/credit", {
+      method: "OPTIONS",
+      headers: { origin: "https://evil.example", "access-control-request-method": "POST" },
+    });
     expect(stranger.headers.get("access-control-allow-origin")).toBeNull();
 
     const actual = await post("/network/internal/coins/credit", { amount: 1 }, { origin: ORIGIN });
@@ -296,10 +403,16 @@ describe("around the routes", () => {
   });
 
   it("serves a routed host's service at the root of that host", async () => {
-    const routed = await gateway.app.inject({ url: "/internal/blocks?subject=usr_1", headers: { host: "net.example:8080" } });
+    const routed = await gateway.app.inject({
+      url: "/internal/blocks?subject=usr_1",
+      headers: { host: "net.example:8080" },
+    });
     expect(routed.statusCode).toBe(200);
     expect(routed.json()).toMatchObject({ subject: "usr_1" });
-    const other = await gateway.app.inject({ url: "/internal/blocks?subject=usr_1", headers: { host: "other.example" } });
+    const other = await gateway.app.inject({
+      url: "/internal/blocks?subject=usr_1",
+      headers: { host: "other.example" },
+    });
     expect(other.statusCode).toBe(404);
     const openapi = await gateway.app.inject({ url: "/openapi.json", headers: { host: "net.example" } });
     expect(openapi.json()).toMatchObject({ info: { title: "pf network" } });
@@ -316,7 +429,10 @@ describe("around the routes", () => {
 
     const whole = (await (await call("/openapi.json")).json()) as { paths: Record<string, unknown> };
     expect(whole.paths).toHaveProperty(["/network/internal/coins/credit"]);
-    const own = (await (await call("/network/openapi.json")).json()) as { servers: unknown; paths: Record<string, unknown> };
+    const own = (await (await call("/network/openapi.json")).json()) as {
+      servers: unknown;
+      paths: Record<string, unknown>;
+    };
     expect(own.servers).toEqual([{ url: "/network" }]);
     expect(own.paths).toHaveProperty(["/internal/coins/credit"]);
   });

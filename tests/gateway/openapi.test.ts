@@ -22,7 +22,12 @@ type Document = {
   openapi: string;
   servers?: { url: string }[];
   paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>>; additionalProperties?: boolean; description?: string }> };
+  components: {
+    schemas: Record<
+      string,
+      { properties: Record<string, Record<string, unknown>>; additionalProperties?: boolean; description?: string }
+    >;
+  };
 };
 
 const bindings = [NetworkService, NetworkAdminService].flatMap(bindingsOf);
@@ -34,14 +39,20 @@ const declared = NetworkService.methods
   .filter((method) => hasOption(method, http))
   .map((method) => {
     const { pattern } = getOption(method, http);
-    return { rpc: method, verb: pattern.case as string, path: (pattern.value as string).replace("{kind=**}", "{kind}") };
+    return {
+      rpc: method,
+      verb: pattern.case as string,
+      path: (pattern.value as string).replace("{kind=**}", "{kind}"),
+    };
   });
 
 describe("OpenAPI from the descriptors", () => {
   it("has one operation per http-bound RPC at its exact method and path, and none for RPCs without a binding", () => {
     expect(service.openapi).toBe("3.1.0");
     expect(service.servers).toEqual([{ url: "/network" }]);
-    const operations = Object.entries(service.paths).flatMap(([path, item]) => Object.entries(item).map(([verb, op]) => ({ path, verb, op })));
+    const operations = Object.entries(service.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(([verb, op]) => ({ path, verb, op })),
+    );
     expect(operations).toHaveLength(declared.length);
     for (const { rpc, verb, path } of declared) {
       expect(service.paths[path]?.[verb]?.operationId, `${verb} ${path}`).toBe(`NetworkService.${rpc.name}`);
@@ -59,7 +70,11 @@ describe("OpenAPI from the descriptors", () => {
       expect(op.security).toEqual([{ bearer: [] }]);
     }
     const github = service.paths["/internal/integrations/github-token"].get;
-    expect(github).toMatchObject({ "x-pf-visibility": "first-party", "x-pf-never-to-apps": true, "x-pf-never-to-mods": true });
+    expect(github).toMatchObject({
+      "x-pf-visibility": "first-party",
+      "x-pf-never-to-apps": true,
+      "x-pf-never-to-mods": true,
+    });
     expect(service.paths["/internal/coins/credit"].post).toMatchObject({ "x-pf-visibility": "internal" });
     expect(service.paths["/internal/coins/credit"].post).not.toHaveProperty("x-pf-never-to-apps");
   });
@@ -71,33 +86,64 @@ describe("OpenAPI from the descriptors", () => {
       ["subject", "path", true],
     ]);
     expect(getModule.requestBody).toBeUndefined();
-    expect(service.paths["/internal/blocks"].get.parameters).toEqual([{ name: "subject", in: "query", schema: { type: "string" } }]);
-    expect(service.paths["/internal/identity/resolve"].get.parameters.map((p) => p.name)).toEqual(["subject", "service", "local_id"]);
+    expect(service.paths["/internal/blocks"].get.parameters).toEqual([
+      { name: "subject", in: "query", schema: { type: "string" } },
+    ]);
+    expect(service.paths["/internal/identity/resolve"].get.parameters.map((p) => p.name)).toEqual([
+      "subject",
+      "service",
+      "local_id",
+    ]);
 
     const push = service.paths["/internal/notifications/{kind}"].post;
     expect(push.parameters).toMatchObject([{ name: "kind", in: "path", required: true }]);
-    expect(push.requestBody?.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/network.notification-push-request@1" });
-    expect(push.responses["201"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/network.notification-push-result@1" });
-    expect(push.responses.default.content["application/problem+json"].schema).toEqual({ $ref: "#/components/schemas/errors.problem@1" });
+    expect(push.requestBody?.content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/network.notification-push-request@1",
+    });
+    expect(push.responses["201"].content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/network.notification-push-result@1",
+    });
+    expect(push.responses.default.content["application/problem+json"].schema).toEqual({
+      $ref: "#/components/schemas/errors.problem@1",
+    });
   });
 
   it("names components by schema id (else the full name) with JSON Schemas of the proto JSON mapping", () => {
     const { schemas } = service.components;
-    for (const id of ["network.coins-change-request@1", "network.coins-balance-result@1", "modules.module-record@1", "identity.resolve-request@1", "errors.problem@1"]) {
+    for (const id of [
+      "network.coins-change-request@1",
+      "network.coins-balance-result@1",
+      "modules.module-record@1",
+      "identity.resolve-request@1",
+      "errors.problem@1",
+    ]) {
       expect(schemas, id).toHaveProperty([id]);
     }
-    expect(schemas["network.coins-change-request@1"].properties.amount).toMatchObject({ type: ["string", "integer"], format: "int64" });
+    expect(schemas["network.coins-change-request@1"].properties.amount).toMatchObject({
+      type: ["string", "integer"],
+      format: "int64",
+    });
     const record = schemas["modules.module-record@1"].properties;
     expect(record.updated_at).toMatchObject({ type: "string", format: "date-time" });
     expect(record.record).toMatchObject({ type: "object", additionalProperties: true });
     const staff = schemas["pf.network.v1.StaffEntry"].properties;
-    expect(staff.role).toMatchObject({ type: "string", enum: ["STAFF_ROLE_UNSPECIFIED", "STAFF_ROLE_OWNER", "STAFF_ROLE_ADMIN", "STAFF_ROLE_GLOBAL_MODERATOR"] });
+    expect(staff.role).toMatchObject({
+      type: "string",
+      enum: ["STAFF_ROLE_UNSPECIFIED", "STAFF_ROLE_OWNER", "STAFF_ROLE_ADMIN", "STAFF_ROLE_GLOBAL_MODERATOR"],
+    });
     expect(staff.capabilities).toMatchObject({ type: "array", items: { type: "string" } });
     expect(staff.subject).toMatchObject({ $ref: "#/components/schemas/pf.v1.SubjectRef" });
-    expect(schemas["identity.resolve-request@1"].properties.queries).toMatchObject({ type: "array", items: { $ref: "#/components/schemas/pf.network.v1.IdentityQuery" } });
+    expect(schemas["identity.resolve-request@1"].properties.queries).toMatchObject({
+      type: "array",
+      items: { $ref: "#/components/schemas/pf.network.v1.IdentityQuery" },
+    });
     // Descriptions are the proto comments, in the spec's words.
-    expect(schemas["network.coins-change-request@1"].properties.amount.description).toBe("Coins, a positive whole number of loyalty units.");
-    expect(schemas["modules.module-record@1"].description).toBe("A subject's record in one namespace, with its revision (modules.module-record@1).");
+    expect(schemas["network.coins-change-request@1"].properties.amount.description).toBe(
+      "Coins, a positive whole number of loyalty units.",
+    );
+    expect(schemas["modules.module-record@1"].description).toBe(
+      "A subject's record in one namespace, with its revision (modules.module-record@1).",
+    );
     const problem = schemas["errors.problem@1"];
     expect(Object.keys(problem.properties)).toEqual(["type", "title", "status", "detail", "instance", "code"]);
     expect(problem.additionalProperties).toBe(true);
@@ -114,24 +160,39 @@ describe("OpenAPI from the descriptors", () => {
     const credit = service.paths["/internal/coins/credit"].post;
     expect(credit.summary).toBe("Coin credit, idempotent by idempotency_key");
     expect(service.paths["/api/v1/staff/moderators"].get.summary).toBe("Staff list");
-    expect(service.paths["/internal/coins/debit"].post.description).toBe("Coin debit; 409 insufficient_funds when the balance is short.");
+    expect(service.paths["/internal/coins/debit"].post.description).toBe(
+      "Coin debit; 409 insufficient_funds when the balance is short.",
+    );
   });
 
   it("documents the success statuses an RPC answers with", () => {
-    expect(Object.keys(service.paths["/internal/notifications/{kind}"].post.responses).sort()).toEqual(["201", "default"]);
-    expect(Object.keys(service.paths["/internal/modules/{namespace}/{subject}"].put.responses).sort()).toEqual(["200", "201", "default"]);
+    expect(Object.keys(service.paths["/internal/notifications/{kind}"].post.responses).sort()).toEqual([
+      "201",
+      "default",
+    ]);
+    expect(Object.keys(service.paths["/internal/modules/{namespace}/{subject}"].put.responses).sort()).toEqual([
+      "200",
+      "201",
+      "default",
+    ]);
     expect(Object.keys(service.paths["/internal/coins/credit"].post.responses).sort()).toEqual(["200", "default"]);
   });
 });
 
 describe("OpenAPI of a server-streaming RPC", () => {
-  const overlays = openApiDocument(bindingsOf(TipsOverlayService), { title: "pf tips", basePath: "/tips" }) as unknown as Document;
+  const overlays = openApiDocument(bindingsOf(TipsOverlayService), {
+    title: "pf tips",
+    basePath: "/tips",
+  }) as unknown as Document;
 
   it("answers text/event-stream, naming each event's data by its message's schema id, and a problem otherwise", () => {
     const stream = overlays.paths["/api/v1/stream"].get;
     expect(Object.keys(stream.responses).sort()).toEqual(["200", "default"]);
     expect(stream.responses["200"].content).toEqual({
-      "text/event-stream": { schema: { type: "string" }, "x-pf-event-data": { $ref: "#/components/schemas/tips.overlay-event@1" } },
+      "text/event-stream": {
+        schema: { type: "string" },
+        "x-pf-event-data": { $ref: "#/components/schemas/tips.overlay-event@1" },
+      },
     });
     expect(overlays.components.schemas["tips.overlay-event@1"].properties).toHaveProperty("alert_removed");
     // Public and anonymous: a bearer token is optional (the overlay token is a query parameter the service checks).
@@ -206,7 +267,7 @@ describe("OpenAPI of every service", () => {
     return found;
   }
 
-  it("marks designed routes with x-pf-designed and never summarises an operation as \"Designed\"", async () => {
+  it('marks designed routes with x-pf-designed and never summarises an operation as "Designed"', async () => {
     const services = await everyService();
     expect(services.length).toBeGreaterThan(6);
     const document = openApiDocument(services.flatMap(bindingsOf), { title: "pf" }) as unknown as Document;

@@ -22,7 +22,10 @@ const transport = createRouterTransport((router) =>
       return create(BlocksResultSchema, { subject: request.subject });
     },
     debitCoins() {
-      throw problem(429, "rate.limited", "Too many requests (network.debit); try again in 42 seconds.", { rule: "network.debit", retry_after_seconds: 42 });
+      throw problem(429, "rate.limited", "Too many requests (network.debit); try again in 42 seconds.", {
+        rule: "network.debit",
+        retry_after_seconds: 42,
+      });
     },
   }),
 );
@@ -74,6 +77,10 @@ describe("429 rate.limited", () => {
     expect(response.status).toBe(429);
     expect(response.headers.get("retry-after")).toBe("42");
     expect(response.headers.get("access-control-expose-headers")).toMatch(/Retry-After/);
-    expect(await response.json()).toMatchObject({ code: "rate.limited", rule: "network.debit", retry_after_seconds: 42 });
+    expect(await response.json()).toMatchObject({
+      code: "rate.limited",
+      rule: "network.debit",
+      retry_after_seconds: 42,
+    });
   });
 });

@@ -11,7 +11,11 @@ import { loadConfig } from "../../services/kit/runtime/config.js";
 import type { Binding } from "../../gateway/bindings.js";
 import { registerBindings } from "../../gateway/routes.js";
 import { parseTemplate } from "../../gateway/template.js";
-import { Health, HealthCheckResponse_ServingStatus, HealthCheckResponseSchema } from "../../gen/grpc/health/v1/health_pb.js";
+import {
+  Health,
+  HealthCheckResponse_ServingStatus,
+  HealthCheckResponseSchema,
+} from "../../gen/grpc/health/v1/health_pb.js";
 import { ServerReflection } from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import { OverlayEventSchema, OverlayKind, TipsOverlayService } from "../../gen/pf/tips/v1/overlays_pb.js";
 import { createLogger } from "../../services/kit/runtime/logger.js";
@@ -25,7 +29,11 @@ import { admitEveryone } from "./support.js";
  * `event` oneof) and the overlay stream's descriptor (both) — served by
  * in-memory implementations, read over real HTTP.
  */
-const binding = (service: typeof Health | typeof TipsOverlayService | typeof ServerReflection, method: Binding["method"], path: string): Binding => ({
+const binding = (
+  service: typeof Health | typeof TipsOverlayService | typeof ServerReflection,
+  method: Binding["method"],
+  path: string,
+): Binding => ({
   key: "t",
   service,
   method,
@@ -67,11 +75,15 @@ const transport = createRouterTransport((router) => {
       if (request.token === "flood") {
         // As many large events as the gateway asks for.
         const name = "x".repeat(256 * 1024);
-        for (seen.flooded = 0; !context.signal.aborted; seen.flooded++) yield create(OverlayEventSchema, { event: { case: "config", value: { id: "ovc_1", name } } });
+        for (seen.flooded = 0; !context.signal.aborted; seen.flooded++)
+          yield create(OverlayEventSchema, { event: { case: "config", value: { id: "ovc_1", name } } });
         return;
       }
       seen.lastEventId = context.requestHeader.get("last-event-id");
-      yield create(OverlayEventSchema, { id: "", event: { case: "config", value: { id: "ovc_1", kind: OverlayKind.ALERTS, revision: 2n } } });
+      yield create(OverlayEventSchema, {
+        id: "",
+        event: { case: "config", value: { id: "ovc_1", kind: OverlayKind.ALERTS, revision: 2n } },
+      });
       yield create(OverlayEventSchema, {
         id: "evt_2",
         occurredAt: timestampFromDate(new Date("2026-11-22T10:00:00Z")),
@@ -112,7 +124,9 @@ describe("server-streaming RPCs as text/event-stream", () => {
   it("are claimed by the event-stream hook; client and bidi streaming stay 501 route.streaming_unsupported", async () => {
     const claimed = (b: Binding) => BODY_HOOKS.filter((hook) => hook.claims(b)).map((hook) => hook.name);
     expect(claimed(binding(Health, Health.method.watch, "/w"))).toEqual(["server-streaming-events"]);
-    expect(claimed(binding(ServerReflection, ServerReflection.method.serverReflectionInfo, "/r"))).toEqual(["streaming-not-served"]);
+    expect(claimed(binding(ServerReflection, ServerReflection.method.serverReflectionInfo, "/r"))).toEqual([
+      "streaming-not-served",
+    ]);
     const answer = await fetch(`${url}/reflect`);
     expect(answer.status).toBe(501);
     expect(await answer.json()).toMatchObject({ code: "route.streaming_unsupported" });
@@ -133,7 +147,10 @@ describe("server-streaming RPCs as text/event-stream", () => {
   it("take id: from the message's `id` field and event: from its `event` oneof; an event without an id has no id: line", async () => {
     const stream = (await openEventStream(`${url}/overlay`)).stream!;
     const first = await stream.next();
-    expect(first).toMatchObject({ event: "config", data: { id: "", config: { id: "ovc_1", kind: "OVERLAY_KIND_ALERTS", revision: "2" } } });
+    expect(first).toMatchObject({
+      event: "config",
+      data: { id: "", config: { id: "ovc_1", kind: "OVERLAY_KIND_ALERTS", revision: "2" } },
+    });
     expect(first?.id).toBeUndefined();
     expect(await stream.next()).toEqual({
       id: "evt_2",
@@ -205,7 +222,9 @@ describe("server-streaming RPCs as text/event-stream", () => {
   });
 
   it("read the RPC only as fast as the client takes the events (a client that stops reading stops the RPC, memory stays bounded)", async () => {
-    const response = await new Promise<IncomingMessage>((resolve, reject) => get(`${url}/overlay?token=flood`, resolve).on("error", reject));
+    const response = await new Promise<IncomingMessage>((resolve, reject) =>
+      get(`${url}/overlay?token=flood`, resolve).on("error", reject),
+    );
     expect(response.statusCode).toBe(200);
     // The client reads nothing: only socket buffers and the body's own can fill.
     response.pause();
@@ -253,7 +272,9 @@ describe("the whole gateway", () => {
       expect(opened.headers.get("access-control-allow-origin")).toBe("https://overlay.example");
       expect(opened.headers.get("access-control-expose-headers")).toContain("X-Request-Id");
       expect(await opened.stream!.next()).toMatchObject({ event: "opened" });
-      const other = await openEventStream(`${base}/tips/api/v1/stream?token=x`, { origin: "https://elsewhere.example" });
+      const other = await openEventStream(`${base}/tips/api/v1/stream?token=x`, {
+        origin: "https://elsewhere.example",
+      });
       expect(other.headers.get("access-control-allow-origin")).toBeNull();
       await other.stream?.close();
     } finally {

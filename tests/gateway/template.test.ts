@@ -12,8 +12,12 @@ describe("path templates", () => {
         { kind: "variable", field: "subject", rest: false },
       ],
     });
-    expect(parseTemplate("/internal/notifications/{kind=**}").variables).toEqual([{ kind: "variable", field: "kind", rest: true }]);
-    expect(parseTemplate("/api/v1/{page.cursor}/items").variables).toEqual([{ kind: "variable", field: "page.cursor", rest: false }]);
+    expect(parseTemplate("/internal/notifications/{kind=**}").variables).toEqual([
+      { kind: "variable", field: "kind", rest: true },
+    ]);
+    expect(parseTemplate("/api/v1/{page.cursor}/items").variables).toEqual([
+      { kind: "variable", field: "page.cursor", rest: false },
+    ]);
     expect(parseTemplate("/s/feed.xml").segments).toEqual([
       { kind: "literal", text: "s" },
       { kind: "literal", text: "feed.xml" },

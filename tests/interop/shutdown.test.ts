@@ -10,15 +10,31 @@ const protoDir = fileURLToPath(new URL("../../proto", import.meta.url));
 describe("stopping the host", () => {
   it("lets a gRPC call being served finish and answer before the connections and the database close", async () => {
     const t = await startTestPlatform({ services: ["network"] });
-    const definition = protoLoader.loadSync("pf/network/v1/network.proto", { includeDirs: [protoDir], longs: String, keepCase: true });
+    const definition = protoLoader.loadSync("pf/network/v1/network.proto", {
+      includeDirs: [protoDir],
+      longs: String,
+      keepCase: true,
+    });
     const loaded = grpc.loadPackageDefinition(definition) as any;
-    const network = new loaded.pf.network.v1.NetworkService(new URL(t.platform.rpcUrl).host, grpc.credentials.createInsecure());
-    const token = await t.token({ kind: "service", svc: "community", caps: ["network.coins.credit"], app_id: "app_stop" });
+    const network = new loaded.pf.network.v1.NetworkService(
+      new URL(t.platform.rpcUrl).host,
+      grpc.credentials.createInsecure(),
+    );
+    const token = await t.token({
+      kind: "service",
+      svc: "community",
+      caps: ["network.coins.credit"],
+      app_id: "app_stop",
+    });
     const metadata = new grpc.Metadata();
     metadata.set("authorization", `Bearer ${token}`);
     const credit = (key: string) =>
       new Promise<{ error: grpc.ServiceError | null; response: any }>((resolve) =>
-        network.CreditCoins({ subject: "usr_stop1", amount: "5", idempotency_key: key }, metadata, (error: grpc.ServiceError | null, response: any) => resolve({ error, response })),
+        network.CreditCoins(
+          { subject: "usr_stop1", amount: "5", idempotency_key: key },
+          metadata,
+          (error: grpc.ServiceError | null, response: any) => resolve({ error, response }),
+        ),
       );
     expect((await credit("k0")).error).toBeNull();
 
@@ -41,8 +57,17 @@ describe("stopping the host", () => {
 describe("stopping the gateway", () => {
   it("answers the request being served and does not wait out keep-alive sockets", async () => {
     const t = await startTestPlatform({ services: ["network"] });
-    const token = await t.token({ kind: "service", svc: "community", caps: ["network.coins.credit"], app_id: "app_gw" });
-    const credit = (key: string) => t.http("POST", "/network/internal/coins/credit", { token, body: { subject: "usr_gw1", amount: 2, idempotency_key: key } });
+    const token = await t.token({
+      kind: "service",
+      svc: "community",
+      caps: ["network.coins.credit"],
+      app_id: "app_gw",
+    });
+    const credit = (key: string) =>
+      t.http("POST", "/network/internal/coins/credit", {
+        token,
+        body: { subject: "usr_gw1", amount: 2, idempotency_key: key },
+      });
     expect((await credit("g0")).status).toBe(200);
     const held = await holdCoinAccount(t.platform.databaseUrl, "app_gw", "usr_gw1");
     const waiting = credit("g1");

@@ -1,20 +1,36 @@
 import { Code, ConnectError, createContextValues, type UnaryRequest } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { callScope, commitWithin, currentCall, currentRequestId, deadlineKey, notAnswered, propagateCall } from "../../services/kit/rpc/call.js";
+import {
+  callScope,
+  commitWithin,
+  currentCall,
+  currentRequestId,
+  deadlineKey,
+  notAnswered,
+  propagateCall,
+} from "../../services/kit/rpc/call.js";
 import { problem } from "../../services/kit/handler/problem.js";
 
 const request = (headers: Record<string, string> = {}) =>
-  ({ header: new Headers(headers), signal: new AbortController().signal, contextValues: createContextValues() }) as unknown as UnaryRequest;
+  ({
+    header: new Headers(headers),
+    signal: new AbortController().signal,
+    contextValues: createContextValues(),
+  }) as unknown as UnaryRequest;
 
 describe("request ids", () => {
   it("cross from a served call into the calls it makes", async () => {
     const outgoing = propagateCall()(async (req) => req.header.get("x-request-id") as never);
-    const served = callScope(10_000)(async () => ({ seen: currentRequestId(), forwarded: await outgoing(request()) }) as never);
+    const served = callScope(10_000)(
+      async () => ({ seen: currentRequestId(), forwarded: await outgoing(request()) }) as never,
+    );
     expect(await served(request({ "x-request-id": "req-42" }))).toEqual({ seen: "req-42", forwarded: "req-42" });
   });
 
   it("are made for a call that arrives without one, and absent outside any call", async () => {
-    const served = callScope(10_000)(async (req) => ({ header: req.header.get("x-request-id"), seen: currentRequestId() }) as never);
+    const served = callScope(10_000)(
+      async (req) => ({ header: req.header.get("x-request-id"), seen: currentRequestId() }) as never,
+    );
     const { header, seen } = (await served(request())) as unknown as { header: string; seen: string };
     expect(header).toMatch(/^[0-9a-f-]{36}$/);
     expect(seen).toBe(header);
@@ -24,20 +40,29 @@ describe("request ids", () => {
 
 describe("calls made from calls, in process", () => {
   const inner = (deadline: number) =>
-    ({ header: new Headers(), signal: new AbortController().signal, contextValues: createContextValues().set(deadlineKey, deadline) }) as unknown as UnaryRequest;
+    ({
+      header: new Headers(),
+      signal: new AbortController().signal,
+      contextValues: createContextValues().set(deadlineKey, deadline),
+    }) as unknown as UnaryRequest;
 
   it("never outlive the call they were made from", async () => {
     const outer = callScope(10_000)(async () => {
       const seen = await callScope(10_000)(async () => currentCall()!.deadline as never)(inner(Date.now() + 60_000));
       return { outer: currentCall()!.deadline, inner: seen } as never;
     });
-    const { outer: outerDeadline, inner: innerDeadline } = (await outer(request())) as unknown as { outer: number; inner: number };
+    const { outer: outerDeadline, inner: innerDeadline } = (await outer(request())) as unknown as {
+      outer: number;
+      inner: number;
+    };
     expect(innerDeadline).toBe(outerDeadline);
   });
 
   it("make the outer call's answer stand once they commit, even if it comes late", async () => {
     const outer = callScope(50)(async () => {
-      await callScope(10_000)(async () => (await commitWithin(async () => "written")) as never)(inner(Date.now() + 10_000));
+      await callScope(10_000)(async () => (await commitWithin(async () => "written")) as never)(
+        inner(Date.now() + 10_000),
+      );
       await new Promise((resolve) => setTimeout(resolve, 120));
       return "answer" as never;
     });
@@ -50,7 +75,14 @@ describe("calls made from calls, in process", () => {
     const outer = callScope(30)(async () => {
       await new Promise((resolve) => setTimeout(resolve, 120));
       after.push(await commitWithin(async () => "written").catch((error: Error) => error.message));
-      after.push(String(await outgoing(request()).then(() => "answered", (error: Error) => error.message)));
+      after.push(
+        String(
+          await outgoing(request()).then(
+            () => "answered",
+            (error: Error) => error.message,
+          ),
+        ),
+      );
       return "late" as never;
     });
     await expect(outer(request())).rejects.toThrow(/deadline/);
@@ -64,16 +96,27 @@ describe("calls made from calls, in process", () => {
 describe("a callee not answering (notAnswered)", () => {
   it("is any failure of the call: unreachable, past the deadline, or a 5xx of billing's (500, 503, 504)", () => {
     for (const error of [
-      new ConnectError("down", Code.Unavailable), new ConnectError("deadline", Code.DeadlineExceeded), new ConnectError("http 500", Code.Unknown),
-      new ConnectError("crash", Code.Internal), new ConnectError("cancelled", Code.Canceled), new ConnectError("no route", Code.Unimplemented),
-      problem(500, "internal", "failed"), problem(503, "billing.unavailable", "busy"), problem(504, "deadline", "database too slow"),
+      new ConnectError("down", Code.Unavailable),
+      new ConnectError("deadline", Code.DeadlineExceeded),
+      new ConnectError("http 500", Code.Unknown),
+      new ConnectError("crash", Code.Internal),
+      new ConnectError("cancelled", Code.Canceled),
+      new ConnectError("no route", Code.Unimplemented),
+      problem(500, "internal", "failed"),
+      problem(503, "billing.unavailable", "busy"),
+      problem(504, "deadline", "database too slow"),
     ]) {
       expect(notAnswered(error), error.message).toBe(true);
     }
   });
 
   it("is not billing's refusals, nor a failure of this service", () => {
-    for (const error of [problem(409, "insufficient_funds", "short"), problem(422, "request.invalid", "tier"), problem(404, "x.not_found", "none"), problem(403, "auth.forbidden", "no")]) {
+    for (const error of [
+      problem(409, "insufficient_funds", "short"),
+      problem(422, "request.invalid", "tier"),
+      problem(404, "x.not_found", "none"),
+      problem(403, "auth.forbidden", "no"),
+    ]) {
       expect(notAnswered(error), error.message).toBe(false);
     }
     expect(notAnswered(new Error("database down"))).toBe(false);

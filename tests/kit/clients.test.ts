@@ -12,7 +12,9 @@ const t = usePlatform({ services: ["network"] });
 describe("typed clients between services", () => {
   it("go over gRPC (HTTP/2) to PF_<SERVICE>_URL when the service runs elsewhere", async () => {
     const token = await t.token({ kind: "service", svc: "tips", caps: ["network.coins.credit"], app_id: "app_remote" });
-    const transports = new Transports(t.platform.transport, new Set(), { network: t.platform.rpcUrl }, [bearer(async () => token)]);
+    const transports = new Transports(t.platform.transport, new Set(), { network: t.platform.rpcUrl }, [
+      bearer(async () => token),
+    ]);
     const network = clientWithDefaults(NetworkService, transports.for("network"), { timeoutMs: 5_000 });
     const answer = await network.creditCoins({ subject: "usr_r1", amount: 3n, idempotencyKey: "r1" });
     expect(answer).toMatchObject({ subject: "usr_r1", appId: "app_remote", balance: 3n });
@@ -26,7 +28,9 @@ describe("typed clients between services", () => {
 
   it("refuse an answer that comes after the call's deadline", async () => {
     const token = await t.token({ kind: "service", svc: "tips", caps: ["identity.subject.resolve"] });
-    const network = clientWithDefaults(NetworkService, t.platform.transport, { headers: { authorization: `Bearer ${token}` } });
+    const network = clientWithDefaults(NetworkService, t.platform.transport, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     // 200 lookups in one database round trip take well over a millisecond.
     const queries = Array.from({ length: 200 }, (_, i) => ({ service: "tips", localId: `l${i}` }));
     await expect(network.resolveIdentityBatch({ queries }, { timeoutMs: 1 })).rejects.toThrow(/deadline/);
@@ -39,11 +43,27 @@ describe("the token command", () => {
     const dataDir = t.platform.contexts.get("network")!.config.dataDir;
     const { stdout } = await promisify(execFile)(
       "npx",
-      ["tsx", "services/kit/auth/token-cli.ts", "--kind", "service", "--svc", "tips", "--caps", "tips.goal.create,billing.transfer.create", "--app-id", "app9"],
+      [
+        "tsx",
+        "services/kit/auth/token-cli.ts",
+        "--kind",
+        "service",
+        "--svc",
+        "tips",
+        "--caps",
+        "tips.goal.create,billing.transfer.create",
+        "--app-id",
+        "app9",
+      ],
       { env: { ...process.env, PF_DATA_DIR: dataDir } },
     );
     const claims = await new TokenVerifier(t.platform.keys).verify(stdout.trim());
-    expect(claims).toMatchObject({ kind: "service", sub: "svc:tips", caps: ["tips.goal.create", "billing.transfer.create"], app_id: "app9" });
+    expect(claims).toMatchObject({
+      kind: "service",
+      sub: "svc:tips",
+      caps: ["tips.goal.create", "billing.transfer.create"],
+      app_id: "app9",
+    });
   });
 });
 
@@ -59,7 +79,11 @@ describe("the injected clock", () => {
     const timed = await startTestPlatform({ services: ["network"], clock });
     try {
       const token = await timed.token({ kind: "service", svc: "space", caps: ["network.notifications.push"] });
-      const push = () => timed.http("POST", "/network/internal/notifications/mention", { token, body: { recipients: ["usr_k1"], title: "t" } });
+      const push = () =>
+        timed.http("POST", "/network/internal/notifications/mention", {
+          token,
+          body: { recipients: ["usr_k1"], title: "t" },
+        });
       expect((await push()).body.notifications[0].created_at).toBe("2030-05-01T12:00:00Z");
       clock.advance(90_000);
       expect((await push()).body.notifications[0].created_at).toBe("2030-05-01T12:01:30Z");

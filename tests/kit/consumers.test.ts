@@ -45,7 +45,9 @@ async function removeDurable(t: TestPlatform, durable: string): Promise<void> {
 
 describe.each([
   { bus: "the in-process bus", env: { NATS_URL: "" } },
-  ...(process.env.NATS_URL || process.env.CI === "true" ? [{ bus: "JetStream", env: {} as Record<string, string> }] : []),
+  ...(process.env.NATS_URL || process.env.CI === "true"
+    ? [{ bus: "JetStream", env: {} as Record<string, string> }]
+    : []),
 ])("durable consumers on $bus", ({ env }) => {
   let t: TestPlatform;
   let push: (title: string) => Promise<void>;
@@ -53,7 +55,10 @@ describe.each([
     t = await startTestPlatform({ services: ["network"], env });
     const token = await t.token({ kind: "service", svc: "space", caps: ["network.notifications.push"] });
     push = async (title) => {
-      const answer = await t.http("POST", "/network/internal/notifications/mention", { token, body: { recipients: ["usr_c1"], title: marker + title } });
+      const answer = await t.http("POST", "/network/internal/notifications/mention", {
+        token,
+        body: { recipients: ["usr_c1"], title: marker + title },
+      });
       expect(answer.status).toBe(201);
     };
   });
@@ -80,7 +85,9 @@ describe.each([
     const handle = inboxHandler(ctx, definition);
     const message = {
       subject: "network.notification.pushed",
-      data: new TextEncoder().encode(JSON.stringify({ notification: { id: "ntf_1", title: `${marker}once`, future_field: 1 } })),
+      data: new TextEncoder().encode(
+        JSON.stringify({ notification: { id: "ntf_1", title: `${marker}once`, future_field: 1 } }),
+      ),
       headers: { "Nats-Msg-Id": `evt_dup_${Date.now()}` },
     };
     await handle(message);

@@ -6,8 +6,16 @@ const t = usePlatform({ services: ["network"], env: { PF_CALL_TIMEOUT_MS: "700" 
 
 describe("a call whose deadline passes", () => {
   it("answers 504 deadline_exceeded and writes nothing, even once what held it is gone", async () => {
-    const token = await t.token({ kind: "service", svc: "community", caps: ["network.coins.credit", "network.coins.debit"], app_id: "app_dl" });
-    const credit = await t.http("POST", "/network/internal/coins/credit", { token, body: { subject: "usr_dl1", amount: 10, idempotency_key: "dl-1" } });
+    const token = await t.token({
+      kind: "service",
+      svc: "community",
+      caps: ["network.coins.credit", "network.coins.debit"],
+      app_id: "app_dl",
+    });
+    const credit = await t.http("POST", "/network/internal/coins/credit", {
+      token,
+      body: { subject: "usr_dl1", amount: 10, idempotency_key: "dl-1" },
+    });
     expect(credit.body.balance).toBe("10");
 
     // Another session holds the account, so the debit waits past its deadline inside its transaction.
@@ -20,9 +28,12 @@ describe("a call whose deadline passes", () => {
 
     // The debit went on once the row was free, and rolled back instead of committing.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const [row] = await t.platform.contexts.get("network")!.orm.em.getConnection().execute<{ balance: string }[]>(
-      `select balance from network.coin_accounts where app_id = 'app_dl' and subject = 'usr_dl1'`,
-    );
+    const [row] = await t.platform.contexts
+      .get("network")!
+      .orm.em.getConnection()
+      .execute<{ balance: string }[]>(
+        `select balance from network.coin_accounts where app_id = 'app_dl' and subject = 'usr_dl1'`,
+      );
     expect(row.balance).toBe("10");
   });
 });

@@ -11,18 +11,26 @@ describe("kit housekeeping", () => {
     const ctx = t.platform.contexts.get("network")!;
     const db = ctx.orm.em.getConnection();
     const at = (iso: string) => new Date(iso);
-    await db.execute(`insert into network.outbox (id, subject, schema_id, payload, sent_at) values
+    await db.execute(
+      `insert into network.outbox (id, subject, schema_id, payload, sent_at) values
       ('evt_old', 'network.x', 'x', '{}', ?), ('evt_recent', 'network.x', 'x', '{}', ?), ('evt_unsent', 'network.x', 'x', '{}', null)`,
-      [at("2030-02-20T00:00:00Z"), at("2030-02-27T00:00:00Z")]);
-    await db.execute(`insert into network.inbox (consumer, event_id, handled_at) values ('c', 'evt_a', ?), ('c', 'evt_b', ?)`,
-      [at("2030-01-15T00:00:00Z"), at("2030-02-15T00:00:00Z")]);
-    await db.execute(`insert into network.idempotency_keys (scope, key, request_hash, response, created_at) values ('s', 'old', 'h', ''::bytea, ?), ('s', 'new', 'h', ''::bytea, ?)`,
-      [at("2030-01-15T00:00:00Z"), at("2030-02-15T00:00:00Z")]);
+      [at("2030-02-20T00:00:00Z"), at("2030-02-27T00:00:00Z")],
+    );
+    await db.execute(
+      `insert into network.inbox (consumer, event_id, handled_at) values ('c', 'evt_a', ?), ('c', 'evt_b', ?)`,
+      [at("2030-01-15T00:00:00Z"), at("2030-02-15T00:00:00Z")],
+    );
+    await db.execute(
+      `insert into network.idempotency_keys (scope, key, request_hash, response, created_at) values ('s', 'old', 'h', ''::bytea, ?), ('s', 'new', 'h', ''::bytea, ?)`,
+      [at("2030-01-15T00:00:00Z"), at("2030-02-15T00:00:00Z")],
+    );
 
     await pruneKitTables(ctx);
 
     const ids = async (sql: string) => (await db.execute<{ id: string }[]>(sql)).map((row) => row.id);
-    expect(await ids(`select id from network.outbox where id in ('evt_old', 'evt_recent', 'evt_unsent') order by id`)).toEqual(["evt_recent", "evt_unsent"]);
+    expect(
+      await ids(`select id from network.outbox where id in ('evt_old', 'evt_recent', 'evt_unsent') order by id`),
+    ).toEqual(["evt_recent", "evt_unsent"]);
     expect(await ids(`select event_id as id from network.inbox where consumer = 'c'`)).toEqual(["evt_b"]);
     expect(await ids(`select key as id from network.idempotency_keys where scope = 's'`)).toEqual(["new"]);
   });

@@ -40,9 +40,14 @@ describe("cursor paging", () => {
 describe("text cursors", () => {
   it("answer the keys a page made from strings, and 400 cursor for any other shape", () => {
     expect(decodeTextCursor("", 2)).toBeUndefined();
-    expect(decodeTextCursor(encodeCursor(["2026-01-01T00:00:00.000Z", "int_1"]), 2)).toEqual(["2026-01-01T00:00:00.000Z", "int_1"]);
+    expect(decodeTextCursor(encodeCursor(["2026-01-01T00:00:00.000Z", "int_1"]), 2)).toEqual([
+      "2026-01-01T00:00:00.000Z",
+      "int_1",
+    ]);
     for (const position of [[{}, "x"], ["x"], ["x", 1], ["x", ""], []]) {
-      expect(() => decodeTextCursor(encodeCursor(position), 2), JSON.stringify(position)).toThrow("cursor is not one this service issued");
+      expect(() => decodeTextCursor(encodeCursor(position), 2), JSON.stringify(position)).toThrow(
+        "cursor is not one this service issued",
+      );
     }
   });
 });

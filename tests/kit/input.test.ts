@@ -14,14 +14,27 @@ describe("unstorable input", () => {
     expect(unstorable({ $typeName: "x", reason: "ok", idempotencyKey: "a\u0000b" }, "")).toBe("idempotency_key");
     expect(unstorable({ record: { nested: ["fine", "\ud800"] } }, "")).toBe("record.nested[1]");
     expect(unstorable({ record: { a: Number.POSITIVE_INFINITY } }, "")).toBe("record.a");
-    expect(unstorable({ $typeName: "x", queries: [{ $typeName: "y", localId: "1" }, { $typeName: "y", localId: "\u0000" }] }, "")).toBe("queries[1].local_id");
+    expect(
+      unstorable(
+        {
+          $typeName: "x",
+          queries: [
+            { $typeName: "y", localId: "1" },
+            { $typeName: "y", localId: "\u0000" },
+          ],
+        },
+        "",
+      ),
+    ).toBe("queries[1].local_id");
     // JSON inside a message (a Struct) keeps its keys as given, and its keys are checked too.
     expect(unstorable({ $typeName: "x", record: { someKey: "\u0000" } }, "")).toBe("record.someKey");
     expect(unstorable({ $typeName: "x", record: { "\ud800": 1 } }, "")).toBe("record.\ud800");
   });
 
   it("passes ordinary text, emoji, bytes and 64-bit integers", () => {
-    expect(unstorable({ title: "Grüße 👋", amount: 5n, data: new Uint8Array([0]), ratio: 0.5, none: null }, "")).toBeUndefined();
+    expect(
+      unstorable({ title: "Grüße 👋", amount: 5n, data: new Uint8Array([0]), ratio: 0.5, none: null }, ""),
+    ).toBeUndefined();
   });
 });
 
@@ -29,8 +42,12 @@ describe("fields the contract does not name", () => {
   it("are found wherever a binary caller put them", () => {
     const unknown = [{ no: 9, wireType: 0, data: new Uint8Array([1]) }];
     expect(unknownField({ $typeName: "x", subject: "usr_a", $unknown: unknown }, "")).toBe("#9");
-    expect(unknownField({ $typeName: "x", amount: { $typeName: "m", currency: "USD", $unknown: unknown } }, "")).toBe("amount.#9");
-    expect(unknownField({ $typeName: "x", lines: [{ $typeName: "l" }, { $typeName: "l", $unknown: unknown }] }, "")).toBe("lines[1].#9");
+    expect(unknownField({ $typeName: "x", amount: { $typeName: "m", currency: "USD", $unknown: unknown } }, "")).toBe(
+      "amount.#9",
+    );
+    expect(
+      unknownField({ $typeName: "x", lines: [{ $typeName: "l" }, { $typeName: "l", $unknown: unknown }] }, ""),
+    ).toBe("lines[1].#9");
     expect(unknownField({ $typeName: "x", subject: "usr_a", $unknown: [] }, "")).toBeUndefined();
   });
 });
@@ -50,7 +67,8 @@ describe("a direct RPC caller sending a field the contract does not name", () =>
 
   it("is refused over Connect JSON on the RPC port", async () => {
     const token = await t.token({ kind: "service", svc: "tips", caps: ["billing.balance.read"] });
-    const call = (body: unknown) => postJson(t.platform.rpcUrl, "/pf.billing.v1.BillingService/GetBalance", token, body);
+    const call = (body: unknown) =>
+      postJson(t.platform.rpcUrl, "/pf.billing.v1.BillingService/GetBalance", token, body);
     expect((await call({ subject: "usr_a1" })).status).toBe(200);
     const refused = await call({ subject: "usr_a1", weight: 2 });
     expect(refused.status).toBe(400);
@@ -62,7 +80,12 @@ describe("a direct RPC caller sending a field the contract does not name", () =>
 function postJson(url: string, path: string, token: string, body: unknown): Promise<{ status: number; body: string }> {
   const session = connectHttp2(url);
   return new Promise((resolve, reject) => {
-    const request = session.request({ ":method": "POST", ":path": path, "content-type": "application/json", authorization: `Bearer ${token}` });
+    const request = session.request({
+      ":method": "POST",
+      ":path": path,
+      "content-type": "application/json",
+      authorization: `Bearer ${token}`,
+    });
     let status = 0;
     let text = "";
     request.on("response", (headers) => (status = Number(headers[":status"])));

@@ -57,7 +57,8 @@ async function overRpc(method: DescMethod, token: string): Promise<string> {
   >;
   try {
     const answer = client[method.localName]({}, { headers: { authorization: `Bearer ${token}` } });
-    if (method.methodKind === "server_streaming") await (answer as AsyncIterable<unknown>)[Symbol.asyncIterator]().next();
+    if (method.methodKind === "server_streaming")
+      await (answer as AsyncIterable<unknown>)[Symbol.asyncIterator]().next();
     else await answer;
     return "200 ";
   } catch (error) {

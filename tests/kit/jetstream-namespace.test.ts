@@ -31,7 +31,10 @@ describeWith(NATS, "the JetStream bus under a namespace", () => {
 
   it("subscribes with wildcards to its own namespace only, handing over the spec's subjects", async () => {
     const [seenA, seenB]: string[][] = [[], []];
-    const stops = [a.subscribe("nsx.*.done", (m) => void seenA.push(m.subject)), b.subscribe(">", (m) => void seenB.push(m.subject))];
+    const stops = [
+      a.subscribe("nsx.*.done", (m) => void seenA.push(m.subject)),
+      b.subscribe(">", (m) => void seenB.push(m.subject)),
+    ];
     await a.ensureStream("nsx");
     await a.publish("nsx.job.done", "evt_w1", data, {});
     await a.publish("nsx.job.started", "evt_w2", data, {});

@@ -44,7 +44,10 @@ describe("leased background jobs", () => {
         await sleep(400);
         runs.push({ instance, start, end: performance.now() });
       });
-    const stops = await Promise.all([job("first")(first.platform.contexts.get("network")!), job("second")(second.platform.contexts.get("network")!)]);
+    const stops = await Promise.all([
+      job("first")(first.platform.contexts.get("network")!),
+      job("second")(second.platform.contexts.get("network")!),
+    ]);
     await sleep(1_000);
     await Promise.all(stops.map((stop) => stop()));
     const ordered = [...runs].sort((a, b) => a.start - b.start);
@@ -54,9 +57,11 @@ describe("leased background jobs", () => {
 
   it("wait out a lease another instance holds until it lapses", async () => {
     const ctx = first.platform.contexts.get("network")!;
-    await ctx.orm.em.getConnection().execute(
-      `insert into network.leases (name, holder, until) values ('expiry', 'crashed-instance', now() + interval '400 milliseconds')`,
-    );
+    await ctx.orm.em
+      .getConnection()
+      .execute(
+        `insert into network.leases (name, holder, until) values ('expiry', 'crashed-instance', now() + interval '400 milliseconds')`,
+      );
     let ran = 0;
     const stop = await leasedJob("expiry", { everyMs: 20 }, async () => void ran++)(ctx);
     await sleep(250);

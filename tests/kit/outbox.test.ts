@@ -17,7 +17,14 @@ describe("the outbox relay on the in-process bus", () => {
     t = await startTestPlatform({ services: ["network"], env: { NATS_URL: "" } });
     const token = await t.token({ kind: "service", svc: "space", caps: ["network.notifications.push"] });
     push = async (title) => {
-      expect((await t.http("POST", "/network/internal/notifications/mention", { token, body: { recipients: ["usr_o1"], title: marker + title } })).status).toBe(201);
+      expect(
+        (
+          await t.http("POST", "/network/internal/notifications/mention", {
+            token,
+            body: { recipients: ["usr_o1"], title: marker + title },
+          })
+        ).status,
+      ).toBe(201);
     };
   });
   afterAll(() => t?.stop());
@@ -28,25 +35,33 @@ describe("the outbox relay on the in-process bus", () => {
     let active = 0;
     let overlapped = false;
     let failures = 0;
-    const stop = await startConsumer(ctx, consumer({
-      name: "order_probe",
-      subject: "network.notification.pushed",
-      event: NotificationPushedSchema,
-      async handle(event) {
-        const title = event.notification!.title.slice(marker.length);
-        overlapped ||= ++active > 1;
-        await new Promise((resolve) => setTimeout(resolve, 5));
-        active--;
-        if (title === "2" && failures++ === 0) throw new Error("projection busy");
-        seen.push(title);
-      },
-    }));
+    const stop = await startConsumer(
+      ctx,
+      consumer({
+        name: "order_probe",
+        subject: "network.notification.pushed",
+        event: NotificationPushedSchema,
+        async handle(event) {
+          const title = event.notification!.title.slice(marker.length);
+          overlapped ||= ++active > 1;
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          active--;
+          if (title === "2" && failures++ === 0) throw new Error("projection busy");
+          seen.push(title);
+        },
+      }),
+    );
     try {
       await push("1");
       // One transaction, so one batch: "3" and "4" are queued behind "2" when it fails.
       await ctx.transaction(async (em) => {
         for (const title of ["2", "3", "4"]) {
-          await recordEvent(em, "network.notification.pushed", NotificationPushedSchema, create(NotificationPushedSchema, { notification: { title: marker + title } }));
+          await recordEvent(
+            em,
+            "network.notification.pushed",
+            NotificationPushedSchema,
+            create(NotificationPushedSchema, { notification: { title: marker + title } }),
+          );
         }
       });
       await until(() => seen.length === 4);
@@ -55,10 +70,14 @@ describe("the outbox relay on the in-process bus", () => {
       expect(seen).toEqual(["1", "2", "3", "4"]);
       // The relay records the send just after the consumer is done with it.
       const row = async () =>
-        (await ctx.orm.em.getConnection().execute<{ attempts: number; sent: boolean }[]>(
-          `select attempts, sent_at is not null as sent from network.outbox where payload like ?`,
-          [`%${marker}2"%`],
-        ))[0];
+        (
+          await ctx.orm.em
+            .getConnection()
+            .execute<{ attempts: number; sent: boolean }[]>(
+              `select attempts, sent_at is not null as sent from network.outbox where payload like ?`,
+              [`%${marker}2"%`],
+            )
+        )[0];
       await until(async () => (await row()).sent);
       expect(await row()).toEqual({ attempts: 1, sent: true });
     } finally {
@@ -87,8 +106,13 @@ describeWith(NATS, "the outbox relay on JetStream", () => {
     const subscription = nc.subscribe(wire("network.poison.*"), { callback: (_e, m) => void received.push(m.subject) });
     await nc.flush();
     // Written past recordEvent's own limit, as an older version might have: bigger than NATS's max_payload.
-    await db.execute(`insert into network.outbox (id, subject, schema_id, payload) values ('evt_0poison', 'network.poison.big', 'x', ?)`, ["x".repeat(2 * 1024 * 1024)]);
-    await db.execute(`insert into network.outbox (id, subject, schema_id, payload) values ('evt_0poisonafter', 'network.poison.after', 'x', '{}')`);
+    await db.execute(
+      `insert into network.outbox (id, subject, schema_id, payload) values ('evt_0poison', 'network.poison.big', 'x', ?)`,
+      ["x".repeat(2 * 1024 * 1024)],
+    );
+    await db.execute(
+      `insert into network.outbox (id, subject, schema_id, payload) values ('evt_0poisonafter', 'network.poison.after', 'x', '{}')`,
+    );
     await until(async () => {
       const rows = await db.execute<{ id: string; sent: boolean; failed: boolean }[]>(
         `select id, sent_at is not null as sent, failed_at is not null as failed from network.outbox where id like 'evt_0poison%' order by id`,
@@ -101,10 +125,15 @@ describeWith(NATS, "the outbox relay on JetStream", () => {
   });
 
   it("keeps the order written with two instances relaying the same outbox", async () => {
-    const other = await startTestPlatform({ services: ["network"], env: { DATABASE_URL: t.platform.databaseUrl, PF_NATS_NAMESPACE: t.events!.namespace } });
+    const other = await startTestPlatform({
+      services: ["network"],
+      env: { DATABASE_URL: t.platform.databaseUrl, PF_NATS_NAMESPACE: t.events!.namespace },
+    });
     try {
       const received: string[] = [];
-      const subscription = nc.subscribe(t.events!.subject("network.ordered.*"), { callback: (_e, m) => void received.push(m.headers?.get("Nats-Msg-Id") ?? "") });
+      const subscription = nc.subscribe(t.events!.subject("network.ordered.*"), {
+        callback: (_e, m) => void received.push(m.headers?.get("Nats-Msg-Id") ?? ""),
+      });
       await nc.flush();
       const ids = Array.from({ length: 300 }, (_, i) => `evt_0order${String(i).padStart(4, "0")}`);
       const db = t.platform.contexts.get("network")!.orm.em.getConnection();

@@ -28,7 +28,10 @@ async function hit(rules: RateRule[], at: Date = clock.now(), holdMs = 0) {
 async function hits(name: string, key: string): Promise<number[]> {
   const rows = await network()
     .orm.em.getConnection()
-    .execute<{ hits: number }[]>(`select hits from network.rate_limits where name = ? and key = ? order by window_start`, [name, key]);
+    .execute<{ hits: number }[]>(
+      `select hits from network.rate_limits where name = ? and key = ? order by window_start`,
+      [name, key],
+    );
   return rows.map((row) => row.hits);
 }
 
@@ -38,11 +41,17 @@ describe("rateLimit", () => {
     expect(await hit([rule])).toBeUndefined();
     expect(await hit([rule])).toBeUndefined();
     const refused = await hit([rule]);
-    expect(refused).toMatchObject({ status: 429, code: "rate.limited", extensions: { rule: "test.window", retry_after_seconds: 30 } });
+    expect(refused).toMatchObject({
+      status: 429,
+      code: "rate.limited",
+      extensions: { rule: "test.window", retry_after_seconds: 30 },
+    });
     // Another key has its own count.
     expect(await hit([{ ...rule, key: "usr_2" }])).toBeUndefined();
     // The window is aligned to the minute: 12:00:59.5 is still in it (1 s left, rounded up), 12:01:00 starts the next.
-    expect(await hit([rule], new Date("2030-03-01T12:00:59.500Z"))).toMatchObject({ extensions: { retry_after_seconds: 1 } });
+    expect(await hit([rule], new Date("2030-03-01T12:00:59.500Z"))).toMatchObject({
+      extensions: { retry_after_seconds: 1 },
+    });
     expect(await hit([rule], new Date("2030-03-01T12:01:00Z"))).toBeUndefined();
     expect(await hits("test.window", "usr_1")).toEqual([2, 1]);
   });
@@ -51,7 +60,8 @@ describe("rateLimit", () => {
     const person = { name: "test.refused.person", key: "usr_1", limit: 1, windowMs: MINUTE };
     const offer = { name: "test.refused.offer", key: "off_1", limit: 10, windowMs: MINUTE };
     expect(await hit([person, offer])).toBeUndefined();
-    for (let i = 0; i < 3; i++) expect(await hit([person, offer])).toMatchObject({ status: 429, extensions: { rule: "test.refused.person" } });
+    for (let i = 0; i < 3; i++)
+      expect(await hit([person, offer])).toMatchObject({ status: 429, extensions: { rule: "test.refused.person" } });
     expect(await hits("test.refused.person", "usr_1")).toEqual([1]);
     expect(await hits("test.refused.offer", "off_1")).toEqual([1]);
   });
@@ -60,7 +70,9 @@ describe("rateLimit", () => {
     const minute = { name: "test.both.minute", key: "usr_1", limit: 1, windowMs: MINUTE };
     const hour = { name: "test.both.hour", key: "usr_1", limit: 1, windowMs: 60 * MINUTE };
     expect(await hit([minute, hour])).toBeUndefined();
-    expect(await hit([minute, hour])).toMatchObject({ extensions: { rule: "test.both.hour", retry_after_seconds: 3570 } });
+    expect(await hit([minute, hour])).toMatchObject({
+      extensions: { rule: "test.both.hour", retry_after_seconds: 3570 },
+    });
   });
 
   it("lets exactly `limit` of many concurrent requests through", async () => {
@@ -72,7 +84,11 @@ describe("rateLimit", () => {
   });
 
   it("refuses a rule that could never count", async () => {
-    await expect(network().transaction((em) => rateLimit(em, [{ name: "test.bad", key: "k", limit: 0, windowMs: MINUTE }], clock.now()))).rejects.toThrow(/positive integers/);
+    await expect(
+      network().transaction((em) =>
+        rateLimit(em, [{ name: "test.bad", key: "k", limit: 0, windowMs: MINUTE }], clock.now()),
+      ),
+    ).rejects.toThrow(/positive integers/);
   });
 
   it("is pruned by housekeeping a day after its window ended", async () => {

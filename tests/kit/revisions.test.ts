@@ -35,5 +35,7 @@ describe("revision checks", () => {
     // A weak If-Match never matches, whatever the body expects.
     [3n, 3n, "never", "revision.conflict"],
     [3n, 3n, "any", "ok"],
-  ] as const)("at %s, body %s, If-Match %s → %s", (current, body, header, code) => expect(codeOf(() => checkRevision(current, body, header))).toBe(code));
+  ] as const)("at %s, body %s, If-Match %s → %s", (current, body, header, code) =>
+    expect(codeOf(() => checkRevision(current, body, header))).toBe(code),
+  );
 });

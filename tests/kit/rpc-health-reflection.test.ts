@@ -19,7 +19,12 @@ const NETWORK = "pf.network.v1.NetworkService";
 // Plain grpc-js clients from the .proto sources: nothing shared with the server's generated code.
 type Ctor = new (address: string, credentials: grpc.ChannelCredentials) => grpc.Client;
 function clientCtor(file: string, path: string[]): Ctor {
-  const definition = protoLoader.loadSync(file, { includeDirs: ["proto"], enums: String, oneofs: true, defaults: true });
+  const definition = protoLoader.loadSync(file, {
+    includeDirs: ["proto"],
+    enums: String,
+    oneofs: true,
+    defaults: true,
+  });
   let node: unknown = grpc.loadPackageDefinition(definition);
   for (const part of path) node = (node as Record<string, unknown>)[part];
   return node as Ctor;
@@ -59,7 +64,12 @@ beforeAll(async () => {
   const address = `127.0.0.1:${(server.address() as AddressInfo).port}`;
   url = `http://${address}`;
   const Health = clientCtor("grpc/health/v1/health.proto", ["grpc", "health", "v1", "Health"]);
-  const Reflection = clientCtor("grpc/reflection/v1/reflection.proto", ["grpc", "reflection", "v1", "ServerReflection"]);
+  const Reflection = clientCtor("grpc/reflection/v1/reflection.proto", [
+    "grpc",
+    "reflection",
+    "v1",
+    "ServerReflection",
+  ]);
   health = new Health(address, grpc.credentials.createInsecure()) as HealthClient;
   reflection = new Reflection(address, grpc.credentials.createInsecure()) as ReflectionClient;
 });
@@ -71,7 +81,9 @@ afterAll(async () => {
 });
 
 function check(service: string): Promise<string> {
-  return new Promise((resolve, reject) => health.Check({ service }, (err, res) => (err ? reject(err) : resolve(res!.status))));
+  return new Promise((resolve, reject) =>
+    health.Check({ service }, (err, res) => (err ? reject(err) : resolve(res!.status))),
+  );
 }
 
 /** One reflection stream carrying every request in order, as grpcurl and buf curl use it. */
@@ -103,7 +115,10 @@ describe("grpc.health.v1.Health", () => {
   });
 
   it("Watch sends the status once and holds the stream until the client cancels", async () => {
-    for (const [service, expected] of [[NETWORK, "SERVING"], ["pf.nope.v1.NopeService", "SERVICE_UNKNOWN"]]) {
+    for (const [service, expected] of [
+      [NETWORK, "SERVING"],
+      ["pf.nope.v1.NopeService", "SERVICE_UNKNOWN"],
+    ]) {
       const call = health.Watch({ service });
       const events: string[] = [];
       call.on("data", (res: { status: string }) => events.push(res.status));
@@ -129,7 +144,13 @@ describe("grpc.reflection.v1.ServerReflection", () => {
     const protos = files(res);
     const names = protos.map((f) => f.name);
     expect(names[0]).toBe("pf/network/v1/network.proto");
-    expect(names).toEqual(expect.arrayContaining(["pf/v1/options.proto", "google/api/annotations.proto", "google/protobuf/descriptor.proto"]));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "pf/v1/options.proto",
+        "google/api/annotations.proto",
+        "google/protobuf/descriptor.proto",
+      ]),
+    );
     expect(new Set(names).size).toBe(names.length);
     // Linking resolves every import and type reference, as grpcurl and buf curl must.
     const byName = new Map(protos.map((f) => [f.name, f]));
@@ -163,7 +184,9 @@ describe("grpc.reflection.v1.ServerReflection", () => {
     );
     expect(files(byNumber)[0].name).toBe("google/api/annotations.proto");
     expect(numbers.allExtensionNumbersResponse!.baseTypeName).toBe("google.protobuf.MethodOptions");
-    expect(numbers.allExtensionNumbersResponse!.extensionNumber).toEqual(expect.arrayContaining([http.number, access.number]));
+    expect(numbers.allExtensionNumbersResponse!.extensionNumber).toEqual(
+      expect.arrayContaining([http.number, access.number]),
+    );
   });
 
   it("answers error_response NOT_FOUND for unknown names and keeps the stream usable", async () => {
@@ -183,7 +206,9 @@ describe("grpc.reflection.v1.ServerReflection", () => {
 
 describe("buf curl (reflection only, no local schema)", () => {
   const bufCurl = (...args: string[]) =>
-    promisify(execFile)("npx", ["buf", "curl", "--protocol", "grpc", "--http2-prior-knowledge", ...args], { timeout: 30_000 });
+    promisify(execFile)("npx", ["buf", "curl", "--protocol", "grpc", "--http2-prior-knowledge", ...args], {
+      timeout: 30_000,
+    });
 
   it("calls Health/Check", async () => {
     for (const args of [[], ["-d", JSON.stringify({ service: NETWORK })]]) {

@@ -1,8 +1,18 @@
 import { create } from "@bufbuild/protobuf";
-import { ConnectError, createClient, createRouterTransport, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
+import {
+  ConnectError,
+  createClient,
+  createRouterTransport,
+  type ConnectRouter,
+  type HandlerContext,
+} from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterEach, describe, expect, it } from "vitest";
-import { Health, HealthCheckResponse_ServingStatus, HealthCheckResponseSchema } from "../../gen/grpc/health/v1/health_pb.js";
+import {
+  Health,
+  HealthCheckResponse_ServingStatus,
+  HealthCheckResponseSchema,
+} from "../../gen/grpc/health/v1/health_pb.js";
 import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
 import { callScope } from "../../services/kit/rpc/call.js";
 import { createLogger } from "../../services/kit/runtime/logger.js";
@@ -82,10 +92,14 @@ describe("a server-streaming handler that crashes after its first message", () =
       },
     });
     const guard = new CallGuard(createLogger("silent"));
-    server = await serveRpc((router) => router.service(Health, impl as never, { interceptors: [guard.interceptor()] }), { port: 0, host: "127.0.0.1", readMaxBytes: 1 << 20 });
+    server = await serveRpc(
+      (router) => router.service(Health, impl as never, { interceptors: [guard.interceptor()] }),
+      { port: 0, host: "127.0.0.1", readMaxBytes: 1 << 20 },
+    );
     const received: unknown[] = [];
     const failure = await (async () => {
-      for await (const message of createClient(Health, createGrpcTransport({ baseUrl: server!.url })).watch({})) received.push(message);
+      for await (const message of createClient(Health, createGrpcTransport({ baseUrl: server!.url })).watch({}))
+        received.push(message);
     })().catch((error: unknown) => ConnectError.from(error));
     expect(received).toHaveLength(1);
     expect(failure).toBeInstanceOf(ConnectError);

@@ -20,10 +20,19 @@ afterAll(() => Promise.all(folders.map((dir) => rm(dir, { recursive: true, force
 describe("platform tokens", () => {
   it("mint EdDSA JWTs that verify with their claims", async () => {
     const keys = await keysIn();
-    const token = await mintToken(keys, { kind: "service", svc: "tips", caps: ["tips.goal.create", "billing.transfer.create"] });
+    const token = await mintToken(keys, {
+      kind: "service",
+      svc: "tips",
+      caps: ["tips.goal.create", "billing.transfer.create"],
+    });
     expect(JSON.parse(Buffer.from(token.split(".")[0], "base64url").toString())).toMatchObject({ alg: "EdDSA" });
     const claims = await new TokenVerifier(keys).verify(token);
-    expect(claims).toMatchObject({ kind: "service", sub: "svc:tips", caps: ["tips.goal.create", "billing.transfer.create"], fp: false });
+    expect(claims).toMatchObject({
+      kind: "service",
+      sub: "svc:tips",
+      caps: ["tips.goal.create", "billing.transfer.create"],
+      fp: false,
+    });
   });
 
   it("refuse a token signed with another key, an expired one, and one whose sub does not fit its kind", async () => {
@@ -31,7 +40,13 @@ describe("platform tokens", () => {
     const verifier = new TokenVerifier(mine);
     await expect(verifier.verify(await mintToken(theirs, { kind: "user", sub: "usr_a1" }))).rejects.toThrow();
     await expect(verifier.verify(await mintToken(mine, { kind: "user", sub: "usr_a1", ttl: -10 }))).rejects.toThrow();
-    const misfit = await new SignJWT({ kind: "user" }).setProtectedHeader({ alg: "EdDSA", kid: mine.kid, typ: "JWT" }).setSubject("svc:tips").setAudience("pf").setIssuedAt().setExpirationTime("1h").sign(mine.signing);
+    const misfit = await new SignJWT({ kind: "user" })
+      .setProtectedHeader({ alg: "EdDSA", kid: mine.kid, typ: "JWT" })
+      .setSubject("svc:tips")
+      .setAudience("pf")
+      .setIssuedAt()
+      .setExpirationTime("1h")
+      .sign(mine.signing);
     await expect(verifier.verify(misfit)).rejects.toThrow(/sub/);
   });
 
@@ -48,9 +63,20 @@ describe("tokens the platform did not mint as it mints them", () => {
   it("are refused without an expiry, or of another type", async () => {
     const keys = await keysIn();
     const verifier = new TokenVerifier(keys);
-    const forever = await new SignJWT({ kind: "service" }).setProtectedHeader({ alg: "EdDSA", kid: keys.kid, typ: "JWT" }).setSubject("svc:tips").setAudience("pf").setIssuedAt().sign(keys.signing);
+    const forever = await new SignJWT({ kind: "service" })
+      .setProtectedHeader({ alg: "EdDSA", kid: keys.kid, typ: "JWT" })
+      .setSubject("svc:tips")
+      .setAudience("pf")
+      .setIssuedAt()
+      .sign(keys.signing);
     await expect(verifier.verify(forever)).rejects.toThrow(/exp/);
-    const other = await new SignJWT({ kind: "service" }).setProtectedHeader({ alg: "EdDSA", kid: keys.kid, typ: "at+jwt" }).setSubject("svc:tips").setAudience("pf").setIssuedAt().setExpirationTime("1h").sign(keys.signing);
+    const other = await new SignJWT({ kind: "service" })
+      .setProtectedHeader({ alg: "EdDSA", kid: keys.kid, typ: "at+jwt" })
+      .setSubject("svc:tips")
+      .setAudience("pf")
+      .setIssuedAt()
+      .setExpirationTime("1h")
+      .sign(keys.signing);
     await expect(verifier.verify(other)).rejects.toThrow(/typ/);
   });
 });

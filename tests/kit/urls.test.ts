@@ -17,10 +17,18 @@ describe("URLs a caller sends", () => {
     expect(requireUrl("image_url", "https://cdn.example/a.png").hostname).toBe("cdn.example");
     expect(refusal(() => requireUrl("image_url", "http://cdn.example/a.png"))).toBe("request.invalid image_url");
     expect(requireUrl("return_url", "http://app.example/back", ["https", "http"]).protocol).toBe("http:");
-    expect(refusal(() => requireUrl("media_url", "ftp://x.example/v", ["https", "http"]))).toBe("request.invalid media_url");
-    expect(refusal(() => requireUrl("media_url", "/relative/path", ["https", "http"]))).toBe("request.invalid media_url");
-    expect(refusal(() => requireUrl("media_url", "javascript:alert(1)", ["https", "http"]))).toBe("request.invalid media_url");
-    expect(refusal(() => requireUrl("image_url", `https://x.example/${"a".repeat(URL_MAX)}`))).toBe("request.invalid image_url");
+    expect(refusal(() => requireUrl("media_url", "ftp://x.example/v", ["https", "http"]))).toBe(
+      "request.invalid media_url",
+    );
+    expect(refusal(() => requireUrl("media_url", "/relative/path", ["https", "http"]))).toBe(
+      "request.invalid media_url",
+    );
+    expect(refusal(() => requireUrl("media_url", "javascript:alert(1)", ["https", "http"]))).toBe(
+      "request.invalid media_url",
+    );
+    expect(refusal(() => requireUrl("image_url", `https://x.example/${"a".repeat(URL_MAX)}`))).toBe(
+      "request.invalid image_url",
+    );
   });
 
   it("may be left out when optional", () => {

@@ -22,9 +22,16 @@ const requests: Record<string, object> = {
 };
 
 /** The problem code a call is answered with, or "ok". */
-async function outcome(rpc: string, claims: TokenClaims | undefined, headers: Record<string, string> = {}): Promise<string> {
+async function outcome(
+  rpc: string,
+  claims: TokenClaims | undefined,
+  headers: Record<string, string> = {},
+): Promise<string> {
   const token = claims ? await t.token(claims) : undefined;
-  const admin = t.client(NetworkAdminService, token) as unknown as Record<string, (request: object, options: object) => Promise<unknown>>;
+  const admin = t.client(NetworkAdminService, token) as unknown as Record<
+    string,
+    (request: object, options: object) => Promise<unknown>
+  >;
   try {
     await admin[rpc](requests[rpc], { headers });
     return "ok";
@@ -46,7 +53,9 @@ describe.each(rpcs)("the designed admin RPC $name", ({ name, method, rule }) => 
   it("is refused without a token, without network.admin, to apps, people and mods", async () => {
     expect(await outcome(name, undefined)).toBe("auth.required");
     expect(await outcome(name, { ...admin, caps: ["network.staff.read"] })).toBe("auth.capability_missing");
-    expect(await outcome(name, { kind: "app", app_id: "a1", fp: true, caps: ["network.admin"] })).toBe("auth.internal_only");
+    expect(await outcome(name, { kind: "app", app_id: "a1", fp: true, caps: ["network.admin"] })).toBe(
+      "auth.internal_only",
+    );
     expect(await outcome(name, { kind: "user", sub: "usr_owner9" })).toBe("auth.internal_only");
     expect(await outcome(name, { ...admin, mod: "mod_1" })).toBe("auth.never_to_mods");
   });

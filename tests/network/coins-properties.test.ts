@@ -10,16 +10,32 @@ type Operation =
 
 const PEOPLE = 4;
 const operation: fc.Arbitrary<Operation> = fc.oneof(
-  fc.record({ kind: fc.constant("credit" as const), who: fc.nat(PEOPLE - 1), amount: fc.integer({ min: 1, max: 50 }), key: fc.nat(20) }),
+  fc.record({
+    kind: fc.constant("credit" as const),
+    who: fc.nat(PEOPLE - 1),
+    amount: fc.integer({ min: 1, max: 50 }),
+    key: fc.nat(20),
+  }),
   fc.record({ kind: fc.constant("debit" as const), who: fc.nat(PEOPLE - 1), amount: fc.integer({ min: 1, max: 60 }) }),
-  fc.record({ kind: fc.constant("transfer" as const), from: fc.nat(PEOPLE - 1), to: fc.nat(PEOPLE - 1), amount: fc.integer({ min: 1, max: 40 }), key: fc.nat(20) }),
+  fc.record({
+    kind: fc.constant("transfer" as const),
+    from: fc.nat(PEOPLE - 1),
+    to: fc.nat(PEOPLE - 1),
+    amount: fc.integer({ min: 1, max: 40 }),
+    key: fc.nat(20),
+  }),
 );
 
 const t = usePlatform({ services: ["network"] });
 let token: string;
 let run = 0;
 beforeAll(async () => {
-  token = await t.token({ kind: "service", svc: "community", caps: ["network.coins.credit", "network.coins.debit", "network.coins.transfer"], app_id: "app_prop" });
+  token = await t.token({
+    kind: "service",
+    svc: "community",
+    caps: ["network.coins.credit", "network.coins.debit", "network.coins.transfer"],
+    app_id: "app_prop",
+  });
 });
 
 describe("the coin ledger under any mix of parallel operations", () => {
@@ -32,20 +48,35 @@ describe("the coin ledger under any mix of parallel operations", () => {
           switch (op.kind) {
             case "credit":
               // Keys repeat on purpose: a repeated key with the same body is a retry, with another body a mismatch.
-              return t.http("POST", "/network/internal/coins/credit", { token, body: { subject: person(op.who), amount: op.amount, idempotency_key: `c${round}-${op.key}` } });
+              return t.http("POST", "/network/internal/coins/credit", {
+                token,
+                body: { subject: person(op.who), amount: op.amount, idempotency_key: `c${round}-${op.key}` },
+              });
             case "debit":
-              return t.http("POST", "/network/internal/coins/debit", { token, body: { subject: person(op.who), amount: op.amount } });
+              return t.http("POST", "/network/internal/coins/debit", {
+                token,
+                body: { subject: person(op.who), amount: op.amount },
+              });
             case "transfer":
               return t.http("POST", "/network/internal/coins/transfer", {
                 token,
-                body: { from_subject: person(op.from), to_subject: person(op.to), amount: op.amount, idempotency_key: `t${round}-${op.key}` },
+                body: {
+                  from_subject: person(op.from),
+                  to_subject: person(op.to),
+                  amount: op.amount,
+                  idempotency_key: `t${round}-${op.key}`,
+                },
               });
           }
         };
         const answers = await Promise.all(operations.map(send));
 
         // Every answer is a success or one of the refusals the spec names: never a 500.
-        const unexpected = answers.filter((a) => a.status !== 200 && !["insufficient_funds", "idempotency.mismatch", "request.invalid"].includes(a.body?.code));
+        const unexpected = answers.filter(
+          (a) =>
+            a.status !== 200 &&
+            !["insufficient_funds", "idempotency.mismatch", "request.invalid"].includes(a.body?.code),
+        );
         expect(unexpected.map((a) => a.body)).toEqual([]);
 
         const db = t.platform.contexts.get("network")!.orm.em.getConnection();
@@ -66,7 +97,10 @@ describe("the coin ledger under any mix of parallel operations", () => {
         operations.forEach((op, i) => {
           if (op.kind === "credit" && answers[i].status === 200) credited.set(`${op.key}`, op.amount);
         });
-        const debited = operations.reduce((sum, op, i) => sum + (op.kind === "debit" && answers[i].status === 200 ? op.amount : 0), 0);
+        const debited = operations.reduce(
+          (sum, op, i) => sum + (op.kind === "debit" && answers[i].status === 200 ? op.amount : 0),
+          0,
+        );
         const total = accounts.reduce((sum, a) => sum + Number(a.balance), 0);
         expect(total).toBe([...credited.values()].reduce((a, b) => a + b, 0) - debited);
 
@@ -76,7 +110,11 @@ describe("the coin ledger under any mix of parallel operations", () => {
           [people],
         );
         expect(Number(creditEntries.n)).toBe(credited.size);
-        const transferKeys = new Set(operations.filter((op, i) => op.kind === "transfer" && answers[i].status === 200).map((op) => (op as { key: number }).key));
+        const transferKeys = new Set(
+          operations
+            .filter((op, i) => op.kind === "transfer" && answers[i].status === 200)
+            .map((op) => (op as { key: number }).key),
+        );
         const transfers = await db.execute<{ entries: string }[]>(
           `select count(*) as entries from network.coin_entries where app_id = 'app_prop' and subject in (?) and transfer_id is not null group by transfer_id`,
           [people],

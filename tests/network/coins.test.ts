@@ -57,7 +57,11 @@ describe("coin credit", () => {
 
   it("takes the key from the Idempotency-Key header too, and needs one", async () => {
     const subject = user();
-    const viaHeader = await t.http("POST", "/network/internal/coins/credit", { token: coins, body: { subject, amount: 2 }, headers: { "idempotency-key": `h-${subject}` } });
+    const viaHeader = await t.http("POST", "/network/internal/coins/credit", {
+      token: coins,
+      body: { subject, amount: 2 },
+      headers: { "idempotency-key": `h-${subject}` },
+    });
     expect(viaHeader.status).toBe(200);
     const missing = await credit({ subject, amount: 2 });
     expect(missing.status).toBe(400);
@@ -79,7 +83,12 @@ describe("coin credit", () => {
       expect(answer.status, JSON.stringify(body)).toBe(400);
       expect(answer.body).toMatchObject({ code: "request.invalid", field });
     }
-    for (const body of ['{"subject":', JSON.stringify({ subject, amount: "many" }), JSON.stringify({ subject, amount: 1.5 }), JSON.stringify({ subject, amount: 1, price: 3 })]) {
+    for (const body of [
+      '{"subject":',
+      JSON.stringify({ subject, amount: "many" }),
+      JSON.stringify({ subject, amount: 1.5 }),
+      JSON.stringify({ subject, amount: 1, price: 3 }),
+    ]) {
       const answer = await credit(body);
       expect(answer.status, body).toBe(400);
       expect(answer.body.code).toBe("request.invalid");
@@ -103,13 +112,27 @@ describe("coin debit", () => {
 
 describe("a token acts only for its own app_id, on every coin route", () => {
   it.each([
-    ["credit", "/network/internal/coins/credit", (who: string) => ({ subject: who, amount: 1, idempotency_key: `x-${who}`, app_id: "app_main" })],
+    [
+      "credit",
+      "/network/internal/coins/credit",
+      (who: string) => ({ subject: who, amount: 1, idempotency_key: `x-${who}`, app_id: "app_main" }),
+    ],
     ["debit", "/network/internal/coins/debit", (who: string) => ({ subject: who, amount: 1, app_id: "app_main" })],
-    ["transfer", "/network/internal/coins/transfer", (who: string) => ({ from_subject: who, to_subject: user(), amount: 1, app_id: "app_main" })],
+    [
+      "transfer",
+      "/network/internal/coins/transfer",
+      (who: string) => ({ from_subject: who, to_subject: user(), amount: 1, app_id: "app_main" }),
+    ],
   ])("%s: 403 coins.app_mismatch for another app, coins.app_required without one", async (_route, path, body) => {
     const who = user();
-    expect((await t.http("POST", path, { token: otherApp, body: body(who) })).body).toMatchObject({ status: 403, code: "coins.app_mismatch" });
-    expect((await t.http("POST", path, { token: noApp, body: body(who) })).body).toMatchObject({ status: 403, code: "coins.app_required" });
+    expect((await t.http("POST", path, { token: otherApp, body: body(who) })).body).toMatchObject({
+      status: 403,
+      code: "coins.app_mismatch",
+    });
+    expect((await t.http("POST", path, { token: noApp, body: body(who) })).body).toMatchObject({
+      status: 403,
+      code: "coins.app_required",
+    });
   });
 });
 
@@ -147,7 +170,11 @@ describe("coin transfer", () => {
     await credit({ subject: from, amount: 10, idempotency_key: `t-${from}` });
     const answer = await transfer({ from_subject: from, to_subject: to, amount: 4, idempotency_key: `tr-${from}` });
     expect(answer.status).toBe(200);
-    expect(answer.body).toMatchObject({ app_id: "app_main", from: { subject: from, balance: "6" }, to: { subject: to, balance: "4" } });
+    expect(answer.body).toMatchObject({
+      app_id: "app_main",
+      from: { subject: from, balance: "6" },
+      to: { subject: to, balance: "4" },
+    });
     expect(answer.body.transfer_id).toMatch(/^cnt_/);
     const retry = await transfer({ from_subject: from, to_subject: to, amount: 4, idempotency_key: `tr-${from}` });
     expect(retry.body).toEqual(answer.body);
@@ -169,7 +196,10 @@ describe("coin transfer", () => {
        from network.coin_accounts a where a.app_id = 'app_main' and a.subject in (?) order by a.subject`,
       [[from, to]],
     );
-    expect(Object.fromEntries(rows.map((r) => [r.subject, [r.balance, r.entries]]))).toEqual({ [from]: ["10", "1"], [to]: ["1000000000000000", "1"] });
+    expect(Object.fromEntries(rows.map((r) => [r.subject, [r.balance, r.entries]]))).toEqual({
+      [from]: ["10", "1"],
+      [to]: ["1000000000000000", "1"],
+    });
   });
 
   it("refuses a transfer to oneself", async () => {
@@ -194,7 +224,9 @@ describe("under concurrency", () => {
 
   it("repeated credits with one key apply once", async () => {
     const subject = user();
-    const answers = await Promise.all(Array.from({ length: 30 }, () => credit({ subject, amount: 5, idempotency_key: `same-${subject}` })));
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () => credit({ subject, amount: 5, idempotency_key: `same-${subject}` })),
+    );
     expect(answers.every((a) => a.status === 200 && a.body.balance === "5")).toBe(true);
     expect(new Set(answers.map((a) => a.body.entry_id)).size).toBe(1);
   });
@@ -208,7 +240,9 @@ describe("under concurrency", () => {
       return transfer({ from_subject: from, to_subject: to, amount: 1 + (i % 17) });
     });
     const answers = await Promise.all(moves);
-    expect(answers.filter((a) => a.status !== 200 && a.body.code !== "insufficient_funds").map((a) => a.body)).toEqual([]);
+    expect(answers.filter((a) => a.status !== 200 && a.body.code !== "insufficient_funds").map((a) => a.body)).toEqual(
+      [],
+    );
     const ctx = t.platform.contexts.get("network")!;
     const rows = await ctx.orm.em.getConnection().execute<{ subject: string; balance: string; entries: string }[]>(
       `select a.subject, a.balance, (select coalesce(sum(delta), 0) from network.coin_entries e where e.app_id = a.app_id and e.subject = a.subject) as entries

@@ -30,7 +30,10 @@ describe("staff list", () => {
       ["usr_adm1", "STAFF_ROLE_ADMIN"],
       ["usr_mod1", "STAFF_ROLE_GLOBAL_MODERATOR"],
     ]);
-    expect(staff[2]).toMatchObject({ capabilities: ["reports.route"], subject: { display: { display_name: "Mo", handle: "mo" } } });
+    expect(staff[2]).toMatchObject({
+      capabilities: ["reports.route"],
+      subject: { display: { display_name: "Mo", handle: "mo" } },
+    });
   });
 
   it("is read by a first-party service acting for a person (X-PF-Subject), as every first-party route is", async () => {
@@ -43,7 +46,9 @@ describe("staff list", () => {
 
   it("is for services, never people or guests (staff capabilities are not theirs to read)", async () => {
     for (const sub of ["usr_any1", "gst_any1"]) {
-      const answer = await t.http("GET", "/network/api/v1/staff/moderators", { token: await t.token({ kind: "user", sub }) });
+      const answer = await t.http("GET", "/network/api/v1/staff/moderators", {
+        token: await t.token({ kind: "user", sub }),
+      });
       expect(answer.body).toMatchObject({ status: 403, code: "auth.people_refused" });
     }
   });
@@ -56,13 +61,25 @@ describe("staff list", () => {
   it("answers races with a clear 409, never a 500", async () => {
     await admin.removeStaff({ subject: "usr_owner1" });
     const candidates = ["usr_race1", "usr_race2", "usr_race3"];
-    const owners = await Promise.allSettled(candidates.map((subject) => admin.setStaff({ subject, role: StaffRole.OWNER })));
+    const owners = await Promise.allSettled(
+      candidates.map((subject) => admin.setStaff({ subject, role: StaffRole.OWNER })),
+    );
     expect(owners.filter((o) => o.status === "fulfilled")).toHaveLength(1);
-    expect(owners.filter((o) => o.status === "rejected").every((o) => /one owner/.test(String((o as PromiseRejectedResult).reason)))).toBe(true);
+    expect(
+      owners
+        .filter((o) => o.status === "rejected")
+        .every((o) => /one owner/.test(String((o as PromiseRejectedResult).reason))),
+    ).toBe(true);
     for (const subject of candidates) await admin.removeStaff({ subject });
     await admin.setStaff({ subject: "usr_owner1", role: StaffRole.OWNER });
-    const links = await Promise.allSettled(["usr_l1", "usr_l2", "usr_l1", "usr_l3"].map((subject) => admin.linkLegacyId({ service: "deals", localId: "race-7", subject })));
-    const winners = links.filter((l) => l.status === "fulfilled") as PromiseFulfilledResult<{ subject?: { id: string } }>[];
+    const links = await Promise.allSettled(
+      ["usr_l1", "usr_l2", "usr_l1", "usr_l3"].map((subject) =>
+        admin.linkLegacyId({ service: "deals", localId: "race-7", subject }),
+      ),
+    );
+    const winners = links.filter((l) => l.status === "fulfilled") as PromiseFulfilledResult<{
+      subject?: { id: string };
+    }>[];
     const losers = links.filter((l) => l.status === "rejected") as PromiseRejectedResult[];
     expect(new Set(winners.map((w) => w.value.subject?.id)).size).toBe(1);
     expect(losers.every((l) => /another subject/.test(String(l.reason)))).toBe(true);
@@ -84,7 +101,10 @@ describe("staff list freshness", () => {
   };
 
   it("is one frozen answer: an in-process caller cannot change it for the others", async () => {
-    const network = t.client(NetworkService, await t.token({ kind: "service", svc: "space", caps: ["network.staff.read"] }));
+    const network = t.client(
+      NetworkService,
+      await t.token({ kind: "service", svc: "space", caps: ["network.staff.read"] }),
+    );
     const first = await network.listStaff({});
     expect(() => first.staff.splice(0)).toThrow(TypeError);
     expect((await network.listStaff({})).staff.length).toBeGreaterThan(0);
@@ -102,7 +122,10 @@ describe("staff list freshness", () => {
 
   // Two instances share events only through NATS (each in-process bus stays in its own platform).
   itWith(NATS, "shows another instance's staff changes once its event arrives", async () => {
-    const other = await startTestPlatform({ services: ["network"], env: { DATABASE_URL: t.platform.databaseUrl, PF_NATS_NAMESPACE: t.events!.namespace } });
+    const other = await startTestPlatform({
+      services: ["network"],
+      env: { DATABASE_URL: t.platform.databaseUrl, PF_NATS_NAMESPACE: t.events!.namespace },
+    });
     try {
       await list(other);
       await admin.setStaff({ subject: "usr_fresh2", role: StaffRole.ADMIN });
@@ -142,7 +165,9 @@ describe("block read", () => {
   });
 
   it("is never answered to a person, not even about themselves (who blocked them stays hidden)", async () => {
-    const own = await t.http("GET", "/network/internal/blocks?subject=usr_b1", { token: await t.token({ kind: "user", sub: "usr_b1" }) });
+    const own = await t.http("GET", "/network/internal/blocks?subject=usr_b1", {
+      token: await t.token({ kind: "user", sub: "usr_b1" }),
+    });
     expect(own.body).toMatchObject({ status: 403, code: "auth.people_refused" });
   });
 });
@@ -151,7 +176,10 @@ describe("identity resolve", () => {
   let token: string;
   beforeAll(async () => {
     token = await t.token({ kind: "service", svc: "tips", caps: ["identity.subject.resolve"] });
-    await admin.upsertSubject({ id: "usr_id1", display: { displayName: "Ida", handle: "ida", avatarUrl: "https://img/ida.png" } });
+    await admin.upsertSubject({
+      id: "usr_id1",
+      display: { displayName: "Ida", handle: "ida", avatarUrl: "https://img/ida.png" },
+    });
     await admin.linkLegacyId({ service: "tips", localId: "4711", subject: "usr_id1" });
   });
 
@@ -166,7 +194,11 @@ describe("identity resolve", () => {
 
   it("maps a legacy service-local id to the same subject", async () => {
     const answer = await t.http("GET", "/network/internal/identity/resolve?service=tips&local_id=4711", { token });
-    expect(answer.body.results[0]).toMatchObject({ found: true, query: { service: "tips", local_id: "4711" }, subject: { id: "usr_id1" } });
+    expect(answer.body.results[0]).toMatchObject({
+      found: true,
+      query: { service: "tips", local_id: "4711" },
+      subject: { id: "usr_id1" },
+    });
   });
 
   it("answers 404 identity.not_found for one unknown id, and found=false in a batch", async () => {
@@ -182,7 +214,9 @@ describe("identity resolve", () => {
   });
 
   it("refuses a legacy id pointed at a second subject (409 identity.legacy_conflict)", async () => {
-    await expect(admin.linkLegacyId({ service: "tips", localId: "4711", subject: "usr_other1" })).rejects.toThrow(/another subject/);
+    await expect(admin.linkLegacyId({ service: "tips", localId: "4711", subject: "usr_other1" })).rejects.toThrow(
+      /another subject/,
+    );
   });
 
   it("refuses malformed queries with 400", async () => {
@@ -193,7 +227,11 @@ describe("identity resolve", () => {
       ["GET", "/network/internal/identity/resolve?subject=usr_a1&service=tips&local_id=1", undefined],
       ["GET", "/network/internal/identity/resolve?service=tips&local_id=1&localId=2", undefined],
       ["POST", "/network/internal/identity/resolve-batch", { queries: [] }],
-      ["POST", "/network/internal/identity/resolve-batch", { queries: Array.from({ length: 201 }, () => ({ subject: "usr_a1" })) }],
+      [
+        "POST",
+        "/network/internal/identity/resolve-batch",
+        { queries: Array.from({ length: 201 }, () => ({ subject: "usr_a1" })) },
+      ],
       ["POST", "/network/internal/identity/resolve-batch", { queries: [{ subject: 5 }] }],
     ] as const) {
       const answer = await t.http(method, path, { token, body });

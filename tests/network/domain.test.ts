@@ -51,7 +51,8 @@ describe("module namespaces", () => {
 
   it("take service-key names only", () => {
     expect(requireNamespace("games.mods")).toBe("games.mods");
-    for (const bad of ["", "Games", "1abc", "a..b", "x".repeat(65)]) expect(() => requireNamespace(bad)).toThrow(/namespace/);
+    for (const bad of ["", "Games", "1abc", "a..b", "x".repeat(65)])
+      expect(() => requireNamespace(bad)).toThrow(/namespace/);
   });
 });
 

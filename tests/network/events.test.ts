@@ -43,13 +43,20 @@ describeWith(NATS, "network events on NATS", () => {
   it("a subscriber receives network.notification.pushed with its id and schema headers", async () => {
     const recipient = `usr_ev${Date.now().toString(36)}`;
     const sub = await subscriber(nc, t.events!.subject("network.notification.pushed"));
-    const answer = await t.http("POST", "/network/internal/notifications/mention", { token, body: { recipients: [recipient], title: "Hi" } });
+    const answer = await t.http("POST", "/network/internal/notifications/mention", {
+      token,
+      body: { recipients: [recipient], title: "Hi" },
+    });
     expect(answer.status).toBe(201);
     await until(() => sub.received.some((m) => m.body.notification.recipient === recipient));
     const event = sub.received.find((m) => m.body.notification.recipient === recipient)!;
     expect(event.headers["Nats-Msg-Id"]).toMatch(/^evt_/);
     expect(event.headers["Pf-Schema"]).toBe("network.notification-pushed@1");
-    expect(event.body.notification).toMatchObject({ id: answer.body.notifications[0].id, kind: "mention", title: "Hi" });
+    expect(event.body.notification).toMatchObject({
+      id: answer.body.notifications[0].id,
+      kind: "mention",
+      title: "Hi",
+    });
     sub.stop();
   });
 
@@ -58,7 +65,10 @@ describeWith(NATS, "network events on NATS", () => {
     await proxy.cut();
     const recipients = Array.from({ length: 3 }, (_, i) => `usr_out${i}x${Date.now().toString(36)}`);
     for (const recipient of recipients) {
-      const answer = await t.http("POST", "/network/internal/notifications/mention", { token, body: { recipients: [recipient], title: "While down" } });
+      const answer = await t.http("POST", "/network/internal/notifications/mention", {
+        token,
+        body: { recipients: [recipient], title: "While down" },
+      });
       expect(answer.status).toBe(201);
     }
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -66,7 +76,9 @@ describeWith(NATS, "network events on NATS", () => {
     await proxy.open();
     await until(() => recipients.every((r) => sub.received.some((m) => m.body.notification.recipient === r)), 30_000);
     // Sent in the order written (a core subscriber may also see a resend that the stream itself drops by Nats-Msg-Id).
-    const arrived = sub.received.filter((m) => recipients.includes(m.body.notification.recipient)).map((m) => m.body.notification.recipient);
+    const arrived = sub.received
+      .filter((m) => recipients.includes(m.body.notification.recipient))
+      .map((m) => m.body.notification.recipient);
     expect([...new Set(arrived)]).toEqual(recipients);
     sub.stop();
   });

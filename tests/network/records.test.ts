@@ -5,7 +5,6 @@ import { usePlatform } from "../support/platform.js";
 
 const t = usePlatform({ services: ["network"], env: { PF_NETWORK_GITHUB_TOKEN: "ghp_from_env" } });
 
-
 describe("module records", () => {
   let space: string;
   let reader: string;
@@ -19,8 +18,18 @@ describe("module records", () => {
     const created = await t.http("PUT", path, { token: space, body: { record: { theme: "dark" } } });
     expect(created.status).toBe(201);
     expect(created.headers.get("etag")).toBe('"1"');
-    expect(created.body).toMatchObject({ namespace: "space.prefs", subject: "usr_m1", revision: "1", record: { theme: "dark" }, written_by: "space" });
-    const updated = await t.http("PUT", path, { token: space, body: { record: { theme: "light" } }, headers: { "if-match": '"1"' } });
+    expect(created.body).toMatchObject({
+      namespace: "space.prefs",
+      subject: "usr_m1",
+      revision: "1",
+      record: { theme: "dark" },
+      written_by: "space",
+    });
+    const updated = await t.http("PUT", path, {
+      token: space,
+      body: { record: { theme: "light" } },
+      headers: { "if-match": '"1"' },
+    });
     expect(updated.status).toBe(200);
     expect(updated.body.revision).toBe("2");
     const read = await t.http("GET", path, { token: reader });
@@ -33,7 +42,11 @@ describe("module records", () => {
     const path = "/network/internal/modules/space.prefs/usr_m6";
     await t.http("PUT", path, { token: space, body: { record: { x: 0 } } });
     await t.http("PUT", path, { token: space, body: { record: { x: 0 } }, headers: { "if-match": '"1"' } });
-    const stale = await t.http("PUT", path, { token: space, body: { record: { x: 1 } }, headers: { "if-match": '"1"' } });
+    const stale = await t.http("PUT", path, {
+      token: space,
+      body: { record: { x: 1 } },
+      headers: { "if-match": '"1"' },
+    });
     expect(stale.status).toBe(412);
     expect(stale.body).toMatchObject({ code: "revision.conflict", revision: "2" });
     const blind = await t.http("PUT", path, { token: space, body: { record: { x: 1 } } });
@@ -44,9 +57,14 @@ describe("module records", () => {
 
   it("compares If-Match strongly: a weak tag never matches, * matches any existing record", async () => {
     const target = "/network/internal/modules/space/usr_m5";
-    expect((await t.http("PUT", target, { token: space, body: { record: { v: 0 } }, headers: { "if-match": "*" } })).status).toBe(412);
+    expect(
+      (await t.http("PUT", target, { token: space, body: { record: { v: 0 } }, headers: { "if-match": "*" } })).status,
+    ).toBe(412);
     expect((await t.http("PUT", target, { token: space, body: { record: { v: 1 } } })).status).toBe(201);
-    expect((await t.http("PUT", target, { token: space, body: { record: { v: 2 } }, headers: { "if-match": 'W/"1"' } })).body).toMatchObject({ status: 412, code: "revision.conflict" });
+    expect(
+      (await t.http("PUT", target, { token: space, body: { record: { v: 2 } }, headers: { "if-match": 'W/"1"' } }))
+        .body,
+    ).toMatchObject({ status: 412, code: "revision.conflict" });
     const any = await t.http("PUT", target, { token: space, body: { record: { v: 3 } }, headers: { "if-match": "*" } });
     expect(any.status).toBe(200);
     expect(any.body.revision).toBe("2");
@@ -56,7 +74,9 @@ describe("module records", () => {
     const target = "/network/internal/modules/space/usr_m2";
     await t.http("PUT", target, { token: space, body: { record: { n: 0 } } });
     const answers = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => t.http("PUT", target, { token: space, body: { record: { n: i } }, headers: { "if-match": "1" } })),
+      Array.from({ length: 8 }, (_, i) =>
+        t.http("PUT", target, { token: space, body: { record: { n: i } }, headers: { "if-match": "1" } }),
+      ),
     );
     expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
     expect(answers.filter((a) => a.status === 412)).toHaveLength(7);
@@ -64,12 +84,21 @@ describe("module records", () => {
 
   it("writes only in a namespace the calling service owns (403 modules.namespace_not_owned)", async () => {
     const blog = await t.token({ kind: "service", svc: "blog", caps: ["network.modules.write"] });
-    const answer = await t.http("PUT", "/network/internal/modules/space.prefs/usr_m3", { token: blog, body: { record: {} } });
+    const answer = await t.http("PUT", "/network/internal/modules/space.prefs/usr_m3", {
+      token: blog,
+      body: { record: {} },
+    });
     expect(answer.status).toBe(403);
     expect(answer.body.code).toBe("modules.namespace_not_owned");
-    const person = await t.http("PUT", "/network/internal/modules/space/usr_m3", { token: await t.token({ kind: "user", sub: "usr_m3" }), body: { record: {} } });
+    const person = await t.http("PUT", "/network/internal/modules/space/usr_m3", {
+      token: await t.token({ kind: "user", sub: "usr_m3" }),
+      body: { record: {} },
+    });
     expect(person.body.code).toBe("auth.people_refused");
-    const app = await t.http("PUT", "/network/internal/modules/space/usr_m3", { token: await t.token({ kind: "app", app_id: "a1", fp: true, caps: ["network.modules.write"], ns: ["space"] }), body: { record: {} } });
+    const app = await t.http("PUT", "/network/internal/modules/space/usr_m3", {
+      token: await t.token({ kind: "app", app_id: "a1", fp: true, caps: ["network.modules.write"], ns: ["space"] }),
+      body: { record: {} },
+    });
     expect(app.body.code).toBe("modules.namespace_not_owned");
   });
 
@@ -80,7 +109,15 @@ describe("module records", () => {
     const refused = await t.http("GET", path, { token: stranger });
     expect(refused.status).toBe(403);
     expect(refused.body.code).toBe("modules.namespace_not_granted");
-    const granted = await t.http("GET", path, { token: await t.token({ kind: "app", app_id: "a1", fp: true, caps: ["network.modules.read"], ns: ["space.prefs"] }) });
+    const granted = await t.http("GET", path, {
+      token: await t.token({
+        kind: "app",
+        app_id: "a1",
+        fp: true,
+        caps: ["network.modules.read"],
+        ns: ["space.prefs"],
+      }),
+    });
     expect(granted.status).toBe(200);
     const own = await t.http("GET", path, { token: await t.token({ kind: "user", sub: "usr_m1" }) });
     expect(own.body).toMatchObject({ status: 403, code: "auth.people_refused" });
@@ -129,7 +166,9 @@ describe("code-hosting token", () => {
     expect(fromAdmin.body).toMatchObject({ token: "ghp_admin_panel", source: "admin" });
 
     const ctx = t.platform.contexts.get("network")!;
-    const [stored] = await ctx.orm.em.getConnection().execute<{ value: string }[]>(`select value from network.settings`);
+    const [stored] = await ctx.orm.em
+      .getConnection()
+      .execute<{ value: string }[]>(`select value from network.settings`);
     expect(stored.value).not.toContain("ghp_admin_panel");
 
     await admin.setGithubToken({ token: "" }, asPerson("usr_boss1"));
@@ -145,16 +184,31 @@ describe("code-hosting token", () => {
 describe("notification push", () => {
   it("stores one notification per network user (201) and is idempotent by key", async () => {
     const token = await t.token({ kind: "service", svc: "space", caps: ["network.notifications.push"] });
-    const body = { recipients: ["usr_n1", "usr_n2"], title: "New reply", body: "Someone replied", link: "/t/1", actor: "usr_n3", payload: { thread: "t1" }, idempotency_key: "reply-t1-1" };
+    const body = {
+      recipients: ["usr_n1", "usr_n2"],
+      title: "New reply",
+      body: "Someone replied",
+      link: "/t/1",
+      actor: "usr_n3",
+      payload: { thread: "t1" },
+      idempotency_key: "reply-t1-1",
+    };
     const answer = await t.http("POST", "/network/internal/notifications/forum/reply", { token, body });
     expect(answer.status).toBe(201);
     expect(answer.body.notifications).toHaveLength(2);
-    expect(answer.body.notifications[0]).toMatchObject({ recipient: "usr_n1", kind: "forum/reply", title: "New reply", payload: { thread: "t1" } });
+    expect(answer.body.notifications[0]).toMatchObject({
+      recipient: "usr_n1",
+      kind: "forum/reply",
+      title: "New reply",
+      payload: { thread: "t1" },
+    });
     expect(answer.body.notifications[0].id).toMatch(/^ntf_/);
     const retry = await t.http("POST", "/network/internal/notifications/forum/reply", { token, body });
     expect(retry.body).toEqual(answer.body);
     const ctx = t.platform.contexts.get("network")!;
-    const [count] = await ctx.orm.em.getConnection().execute<{ n: string }[]>(`select count(*) as n from network.notifications where kind = 'forum/reply'`);
+    const [count] = await ctx.orm.em
+      .getConnection()
+      .execute<{ n: string }[]>(`select count(*) as n from network.notifications where kind = 'forum/reply'`);
     expect(Number(count.n)).toBe(2);
   });
 
@@ -169,7 +223,10 @@ describe("notification push", () => {
       ["mention", { recipients: ["usr_n1"], title: "x", link: "//evil.example/x" }, "link"],
       ["mention", { recipients: ["usr_n1"], title: "x", payload: { blob: "x".repeat(17 * 1024) } }, "payload"],
     ] as const) {
-      const answer = await t.http("POST", `/network/internal/notifications/${encodeURIComponent(kind)}`, { token, body });
+      const answer = await t.http("POST", `/network/internal/notifications/${encodeURIComponent(kind)}`, {
+        token,
+        body,
+      });
       expect(answer.status, field).toBe(400);
       expect(answer.body).toMatchObject({ code: "request.invalid", field });
     }

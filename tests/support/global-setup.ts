@@ -24,7 +24,8 @@ export default async function setup(): Promise<(() => Promise<void>) | void> {
   await adminQuery(url, `create database ${template}`);
   const orms: MikroORM[] = [];
   try {
-    for (const module of modules) orms.push(await openServiceDatabase({ key: module.key, ...module.schema }, withDatabase(url, template), 1));
+    for (const module of modules)
+      orms.push(await openServiceDatabase({ key: module.key, ...module.schema }, withDatabase(url, template), 1));
   } finally {
     await Promise.all(orms.map((orm) => orm.close()));
   }
@@ -36,7 +37,9 @@ async function dropAbandonedTemplates(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ datname: string }>(`select datname from pg_database where datname like '${TEMPLATE_PREFIX}%'`);
+    const { rows } = await client.query<{ datname: string }>(
+      `select datname from pg_database where datname like '${TEMPLATE_PREFIX}%'`,
+    );
     for (const { datname } of rows) {
       const pid = Number(datname.slice(TEMPLATE_PREFIX.length));
       if (Number.isInteger(pid) && !alive(pid)) await client.query(`drop database if exists ${datname} with (force)`);

@@ -30,7 +30,8 @@ export async function deleteNamespaceStreams(url: string, events: TestEvents): P
   try {
     const jsm = await jetstreamManager(nc);
     const prefix = events.stream("");
-    for await (const name of jsm.streams.names()) if (name.startsWith(prefix)) await jsm.streams.delete(name).catch(() => false);
+    for await (const name of jsm.streams.names())
+      if (name.startsWith(prefix)) await jsm.streams.delete(name).catch(() => false);
   } finally {
     await nc.close();
   }

@@ -21,7 +21,11 @@ export interface TestPlatform {
   /** A typed client over the in-memory transport (real handlers and interceptors) with this token. */
   client<S extends DescService>(service: S, token?: string): Client<S>;
   /** A JSON request through the gateway over real HTTP. */
-  http(method: string, path: string, options?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<HttpAnswer>;
+  http(
+    method: string,
+    path: string,
+    options?: { token?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<HttpAnswer>;
   /** This platform's NATS namespace (PF_NATS_NAMESPACE), when NATS_URL is set. */
   events?: TestEvents;
   stop(): Promise<void>;
@@ -31,7 +35,7 @@ export interface HttpAnswer {
   status: number;
   headers: Headers;
   // Test bodies are read field by field.
-   
+
   body: any;
 }
 
@@ -40,7 +44,9 @@ export interface HttpAnswer {
  * migrated template, or an embedded PostgreSQL), NATS when NATS_URL is set,
  * free ports, a throwaway data directory and quiet logs.
  */
-export async function startTestPlatform(options: { env?: Record<string, string>; clock?: Clock; services?: string[] } = {}): Promise<TestPlatform> {
+export async function startTestPlatform(
+  options: { env?: Record<string, string>; clock?: Clock; services?: string[] } = {},
+): Promise<TestPlatform> {
   const dataDir = await mkdtemp(join(tmpdir(), "pf-test-"));
   const server = serverUrl();
   const database = server ? await createTestDatabase(server) : undefined;
@@ -60,7 +66,12 @@ export async function startTestPlatform(options: { env?: Record<string, string>;
     ...(options.services ? { PF_SERVICES: options.services.join(",") } : {}),
     ...options.env,
   });
-  const platform = await startPlatform({ config, modules, clock: options.clock, logger: createLogger(config.logLevel) }).catch(async (error: unknown) => {
+  const platform = await startPlatform({
+    config,
+    modules,
+    clock: options.clock,
+    logger: createLogger(config.logLevel),
+  }).catch(async (error: unknown) => {
     await database?.drop();
     await rm(dataDir, { recursive: true, force: true });
     throw error;
@@ -72,7 +83,11 @@ export async function startTestPlatform(options: { env?: Record<string, string>;
     events,
     token: (claims) => platform.mintToken(claims),
     client(service, token) {
-      return clientWithDefaults(service, platform.transport, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+      return clientWithDefaults(
+        service,
+        platform.transport,
+        token ? { headers: { authorization: `Bearer ${token}` } } : {},
+      );
     },
     async http(method, path, { token, body, headers = {} } = {}) {
       const response = await fetch(gatewayUrl + path, {
@@ -115,4 +130,3 @@ export function usePlatform(options: Parameters<typeof startTestPlatform>[0] = {
     },
   });
 }
-

@@ -3,7 +3,7 @@ export interface SentEvent {
   id?: string;
   event: string;
   // Test bodies are read field by field.
-   
+
   data: any;
 }
 
@@ -93,11 +93,12 @@ export class EventStreamReader {
 }
 
 /** An opened stream, or the problem+json it was refused with. */
-export type Opened = { status: number; headers: Headers; stream?: EventStreamReader; problem?: any };  
+export type Opened = { status: number; headers: Headers; stream?: EventStreamReader; problem?: any };
 
 /** Opens an event stream with fetch: a 200 answer is read as events, any other as its problem. */
 export async function openEventStream(url: string, headers: Record<string, string> = {}): Promise<Opened> {
   const response = await fetch(url, { headers: { accept: "text/event-stream", ...headers } });
-  if (response.status !== 200) return { status: response.status, headers: response.headers, problem: await response.json() };
+  if (response.status !== 200)
+    return { status: response.status, headers: response.headers, problem: await response.json() };
   return { status: 200, headers: response.headers, stream: new EventStreamReader(response) };
 }

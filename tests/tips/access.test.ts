@@ -25,11 +25,23 @@ const calls: Record<string, RouteCall> = {
   getInteraction: { method: "GET", path: "/tips/api/v1/interactions/int_1" },
   hideInteraction: { method: "POST", path: "/tips/api/v1/interactions/int_1/hide", body: { reason: "spam" } },
   restoreInteraction: { method: "POST", path: "/tips/api/v1/interactions/int_1/restore", body: { reason: "ok" } },
-  recordExternal: { method: "POST", path: "/tips/api/v1/interactions/external", body: { creator: "usr_b1", provider: "kofi", provider_ref: "r1", amount: usd(100) } },
-  createMediaRequest: { method: "POST", path: "/tips/api/v1/media-requests", body: { creator: "usr_b1", amount: usd(100), media_url: "https://youtube.com/watch?v=1", media_seconds: 60 } },
+  recordExternal: {
+    method: "POST",
+    path: "/tips/api/v1/interactions/external",
+    body: { creator: "usr_b1", provider: "kofi", provider_ref: "r1", amount: usd(100) },
+  },
+  createMediaRequest: {
+    method: "POST",
+    path: "/tips/api/v1/media-requests",
+    body: { creator: "usr_b1", amount: usd(100), media_url: "https://youtube.com/watch?v=1", media_seconds: 60 },
+  },
   listModerationQueue: { method: "GET", path: "/tips/api/v1/moderation?creator=usr_b1" },
   listModerationLog: { method: "GET", path: "/tips/api/v1/moderation/log?creator=usr_b1" },
-  createPaidMessage: { method: "POST", path: "/tips/api/v1/paid-messages", body: { creator: "usr_b1", amount: usd(100), message: "hi" } },
+  createPaidMessage: {
+    method: "POST",
+    path: "/tips/api/v1/paid-messages",
+    body: { creator: "usr_b1", amount: usd(100), message: "hi" },
+  },
   getProfile: { method: "GET", path: "/tips/api/v1/profiles/usr_b1" },
   updateProfile: { method: "PATCH", path: "/tips/api/v1/profiles/usr_b1", body: { accepting: true } },
   getPublicPage: { method: "GET", path: "/tips/api/v1/public/usr_b1" },
@@ -44,25 +56,34 @@ describe("every TipsService route", () => {
     expect(Object.keys(calls).sort()).toEqual(routes.map((route) => route.name).sort());
   });
 
-  itWithSpec("matches routes.tsv where documented (16 payment, goal, interaction, moderation and profile rows)", "tips", (rows) => {
-    expect(routes).toHaveLength(18);
-    const documented = rows.filter(([, , path]) => !path.startsWith("/api/v1/overlay-"));
-    expect(documented).toHaveLength(16);
-    const bound = routes.map((route) => ({ route, binding: bindingOf(route) }));
-    for (const [, verb, path, caps, visibility] of documented) {
-      expect(bound.map((b) => b.binding), `${verb} ${path}`).toContainEqual({ verb, template: path, caps, visibility });
-    }
-    const listed = (binding: { verb?: string; template: string }) =>
-      documented.some(([, verb, path]) => verb === binding.verb && path === binding.template);
-    const undocumented = bound.filter(({ binding }) => !listed(binding));
-    expect(undocumented.map(({ route }) => route.name).sort()).toEqual(["getPublicPage", "listMediaQueue"]);
-  });
+  itWithSpec(
+    "matches routes.tsv where documented (16 payment, goal, interaction, moderation and profile rows)",
+    "tips",
+    (rows) => {
+      expect(routes).toHaveLength(18);
+      const documented = rows.filter(([, , path]) => !path.startsWith("/api/v1/overlay-"));
+      expect(documented).toHaveLength(16);
+      const bound = routes.map((route) => ({ route, binding: bindingOf(route) }));
+      for (const [, verb, path, caps, visibility] of documented) {
+        expect(
+          bound.map((b) => b.binding),
+          `${verb} ${path}`,
+        ).toContainEqual({ verb, template: path, caps, visibility });
+      }
+      const listed = (binding: { verb?: string; template: string }) =>
+        documented.some(([, verb, path]) => verb === binding.verb && path === binding.template);
+      const undocumented = bound.filter(({ binding }) => !listed(binding));
+      expect(undocumented.map(({ route }) => route.name).sort()).toEqual(["getPublicPage", "listMediaQueue"]);
+    },
+  );
 
   it("marks the public tip page and the media queue designed, each comment describing its route", () => {
-    expect(routes.filter((route) => getOption(route.method, designed)).map((route) => route.name).sort()).toEqual([
-      "getPublicPage",
-      "listMediaQueue",
-    ]);
+    expect(
+      routes
+        .filter((route) => getOption(route.method, designed))
+        .map((route) => route.name)
+        .sort(),
+    ).toEqual(["getPublicPage", "listMediaQueue"]);
     for (const route of routes) {
       expect(protoComments[`${TipsService.typeName}.${route.method.name}`], route.name).toMatch(/^(?!Designed)\S/);
     }

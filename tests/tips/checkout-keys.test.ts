@@ -2,9 +2,7 @@ import { fromBinary, fromJson } from "@bufbuild/protobuf";
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { PaidRequestSchema, PaidResultSchema } from "../../gen/pf/tips/v1/checkouts_pb.js";
-import {
-  Migration20261125100000_tips_checkout_keys as CheckoutKeys,
-} from "../../services/tips/db/migrations/Migration20261125100000_tips_checkout_keys.js";
+import { Migration20261125100000_tips_checkout_keys as CheckoutKeys } from "../../services/tips/db/migrations/Migration20261125100000_tips_checkout_keys.js";
 import { requestHash } from "../../services/kit/handler/idempotency.js";
 import { usePlatform } from "../support/platform.js";
 import { as, fund, newKey, person, setProfile, usd, userToken } from "./support.js";
@@ -24,10 +22,12 @@ describe("a checkout's Idempotency-Key", () => {
     const answer = await supporterCall("POST", "/paid-messages", body, { "idempotency-key": key });
     expect(answer.status).toBe(201);
     const em = t.platform.contexts.get("tips")!.orm.em.fork();
-    const [stored] = await em.getConnection().execute<KeyRow[]>(
-      `select request_hash, response from tips.idempotency_keys where scope = ? and key = ?`,
-      [`checkout:${supporter}`, key],
-    );
+    const [stored] = await em
+      .getConnection()
+      .execute<KeyRow[]>(`select request_hash, response from tips.idempotency_keys where scope = ? and key = ?`, [
+        `checkout:${supporter}`,
+        key,
+      ]);
     const hash = requestHash(PaidRequestSchema, fromJson(PaidRequestSchema, body));
     expect(stored.request_hash).toBe(`paid_message:${hash}`);
     expect(fromBinary(PaidResultSchema, stored.response).checkout?.id).toBe(answer.body.checkout.id);

@@ -7,7 +7,22 @@ import { consumers } from "../../services/tips/consumers/intents.js";
 import type { TipsContext } from "../../services/tips/context.js";
 import { declineCheckout, lockCheckout } from "../../services/tips/db/checkouts.js";
 import { usePlatform } from "../support/platform.js";
-import { as, balanceReader, billingTransactionsFor, deliver, fund, newKey, payAtProvider, person, setProfile, testProvider, TIPS_ENV, tipsRows, usd, userToken } from "./support.js";
+import {
+  as,
+  balanceReader,
+  billingTransactionsFor,
+  deliver,
+  fund,
+  newKey,
+  payAtProvider,
+  person,
+  setProfile,
+  testProvider,
+  TIPS_ENV,
+  tipsRows,
+  usd,
+  userToken,
+} from "./support.js";
 
 const t = usePlatform({ services: ["tips", "billing"], env: TIPS_ENV });
 let balances: Awaited<ReturnType<typeof balanceReader>>;
@@ -26,15 +41,27 @@ async function scene(credit = 1000n) {
   return { creator, supporter, goal, creatorCall, supporterCall: as(t, await userToken(t, supporter)) };
 }
 
-const totalOf = async (call: ReturnType<typeof as>, goalId: string) => (await call("GET", `/goals/${goalId}`)).body.goal.total.minor_units;
+const totalOf = async (call: ReturnType<typeof as>, goalId: string) =>
+  (await call("GET", `/goals/${goalId}`)).body.goal.total.minor_units;
 
 describe("a tip paid from billing credit", () => {
   it("moves the ledger balances, settles in the answer and counts toward its goal", async () => {
     const { creator, supporter, goal, creatorCall, supporterCall } = await scene();
     expect(await totalOf(creatorCall, goal.id)).toBe("0");
-    const answer = await supporterCall("POST", "/checkout", { creator, amount: usd(300), message: "gg", goal_id: goal.id }, { "idempotency-key": newKey() });
+    const answer = await supporterCall(
+      "POST",
+      "/checkout",
+      { creator, amount: usd(300), message: "gg", goal_id: goal.id },
+      { "idempotency-key": newKey() },
+    );
     expect(answer.status).toBe(201);
-    expect(answer.body.checkout).toMatchObject({ kind: "INTERACTION_KIND_TIP", supporter, creator, payment_method: "PAYMENT_METHOD_CREDIT", payment_state: "PAYMENT_STATE_SETTLED" });
+    expect(answer.body.checkout).toMatchObject({
+      kind: "INTERACTION_KIND_TIP",
+      supporter,
+      creator,
+      payment_method: "PAYMENT_METHOD_CREDIT",
+      payment_state: "PAYMENT_STATE_SETTLED",
+    });
     expect(answer.body.checkout.transaction_id).toMatch(/^ltx_/);
     expect(answer.body.interaction).toMatchObject({
       id: answer.body.checkout.id,
@@ -65,7 +92,11 @@ describe("a tip paid from billing credit", () => {
   it("is started by a first-party service for the person it names (X-PF-Subject)", async () => {
     const { creator, supporter } = await scene();
     const web = await t.token({ kind: "service", svc: "web", caps: ["tips.checkout.create"] });
-    const answer = await t.http("POST", "/tips/api/v1/checkout", { token: web, body: { creator, amount: usd(150) }, headers: { "x-pf-subject": supporter, "idempotency-key": newKey() } });
+    const answer = await t.http("POST", "/tips/api/v1/checkout", {
+      token: web,
+      body: { creator, amount: usd(150) },
+      headers: { "x-pf-subject": supporter, "idempotency-key": newKey() },
+    });
     expect(answer.status).toBe(201);
     expect(answer.body.checkout.supporter).toBe(supporter);
     expect(await balances(creator)).toEqual([expect.objectContaining({ creator_payable: "150" })]);
@@ -77,11 +108,18 @@ describe("a tip paid from billing credit", () => {
     const first = await supporterCall("POST", "/checkout", { creator, amount: usd(300) }, { "idempotency-key": key });
     expect(first.body).toMatchObject({ status: 409, code: "tips.payment_declined", reason: "insufficient_funds" });
     const again = await supporterCall("POST", "/checkout", { creator, amount: usd(300) }, { "idempotency-key": key });
-    expect(again.body).toMatchObject({ status: 409, code: "tips.payment_declined", checkout_id: first.body.checkout_id });
+    expect(again.body).toMatchObject({
+      status: 409,
+      code: "tips.payment_declined",
+      checkout_id: first.body.checkout_id,
+    });
     expect(await balances(supporter)).toEqual([expect.objectContaining({ spendable_credit: "100" })]);
     expect(await balances(creator)).toEqual([]);
     const read = await supporterCall("GET", `/interactions/${first.body.checkout_id}`);
-    expect(read.body.interaction).toMatchObject({ payment_state: "PAYMENT_STATE_DECLINED", delivery_state: "DELIVERY_STATE_CANCELED" });
+    expect(read.body.interaction).toMatchObject({
+      payment_state: "PAYMENT_STATE_DECLINED",
+      delivery_state: "DELIVERY_STATE_CANCELED",
+    });
   });
 });
 
@@ -106,7 +144,11 @@ describe("the Idempotency-Key", () => {
   it("sent concurrently yields one tip", async () => {
     const { creator, supporter, supporterCall } = await scene();
     const key = newKey();
-    const answers = await Promise.all(Array.from({ length: 6 }, () => supporterCall("POST", "/checkout", { creator, amount: usd(100) }, { "idempotency-key": key })));
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        supporterCall("POST", "/checkout", { creator, amount: usd(100) }, { "idempotency-key": key }),
+      ),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(6).fill(201));
     expect(new Set(answers.map((a) => a.body.checkout.id)).size).toBe(1);
     expect(await balances(supporter)).toEqual([expect.objectContaining({ spendable_credit: "900" })]);
@@ -136,17 +178,35 @@ describe("a tip paid through a billing checkout intent", () => {
     const answer = await supporterCall(
       "POST",
       "/checkout",
-      { creator, amount: usd(400), goal_id: goal.id, payment_method: "PAYMENT_METHOD_INTENT", return_url: "https://app.example/back" },
+      {
+        creator,
+        amount: usd(400),
+        goal_id: goal.id,
+        payment_method: "PAYMENT_METHOD_INTENT",
+        return_url: "https://app.example/back",
+      },
       { "idempotency-key": newKey() },
     );
     expect(answer.status).toBe(201);
-    expect(answer.body.checkout).toMatchObject({ payment_method: "PAYMENT_METHOD_INTENT", payment_state: "PAYMENT_STATE_PENDING" });
+    expect(answer.body.checkout).toMatchObject({
+      payment_method: "PAYMENT_METHOD_INTENT",
+      payment_state: "PAYMENT_STATE_PENDING",
+    });
     expect(answer.body.checkout.intent_id).toMatch(/^pi_/);
-    expect(answer.body.interaction).toMatchObject({ payment_state: "PAYMENT_STATE_PENDING", delivery_state: "DELIVERY_STATE_PENDING" });
+    expect(answer.body.interaction).toMatchObject({
+      payment_state: "PAYMENT_STATE_PENDING",
+      delivery_state: "DELIVERY_STATE_PENDING",
+    });
     expect(await totalOf(creatorCall, goal.id)).toBe("0");
 
     await payAtProvider(t, answer.body.checkout.checkout_url);
-    await vi.waitFor(async () => expect((await supporterCall("GET", `/interactions/${answer.body.checkout.id}`)).body.interaction.payment_state).toBe("PAYMENT_STATE_SETTLED"), { timeout: 10_000, interval: 100 });
+    await vi.waitFor(
+      async () =>
+        expect(
+          (await supporterCall("GET", `/interactions/${answer.body.checkout.id}`)).body.interaction.payment_state,
+        ).toBe("PAYMENT_STATE_SETTLED"),
+      { timeout: 10_000, interval: 100 },
+    );
     expect(await totalOf(creatorCall, goal.id)).toBe("400");
     expect(await balances(creator)).toEqual([expect.objectContaining({ creator_payable: "400" })]);
     expect(await balances(supporter)).toEqual([]);
@@ -154,13 +214,24 @@ describe("a tip paid through a billing checkout intent", () => {
 
   it("declined by the provider never counts and delivers nothing", async () => {
     const { creator, goal, creatorCall, supporterCall } = await scene(0n);
-    const answer = await supporterCall("POST", "/checkout", { creator, amount: usd(400), goal_id: goal.id, payment_method: "PAYMENT_METHOD_INTENT" }, { "idempotency-key": newKey() });
+    const answer = await supporterCall(
+      "POST",
+      "/checkout",
+      { creator, amount: usd(400), goal_id: goal.id, payment_method: "PAYMENT_METHOD_INTENT" },
+      { "idempotency-key": newKey() },
+    );
     const order = new URL(answer.body.checkout.checkout_url).searchParams.get("order")!;
     await deliver(t, testProvider(t).decline(order, "card_declined"));
-    await vi.waitFor(async () => expect((await supporterCall("GET", `/interactions/${answer.body.checkout.id}`)).body.interaction).toMatchObject({
-      payment_state: "PAYMENT_STATE_DECLINED",
-      delivery_state: "DELIVERY_STATE_CANCELED",
-    }), { timeout: 10_000, interval: 100 });
+    await vi.waitFor(
+      async () =>
+        expect((await supporterCall("GET", `/interactions/${answer.body.checkout.id}`)).body.interaction).toMatchObject(
+          {
+            payment_state: "PAYMENT_STATE_DECLINED",
+            delivery_state: "DELIVERY_STATE_CANCELED",
+          },
+        ),
+      { timeout: 10_000, interval: 100 },
+    );
     expect(await totalOf(creatorCall, goal.id)).toBe("0");
     expect(await balances(creator)).toEqual([]);
   });
@@ -169,34 +240,70 @@ describe("a tip paid through a billing checkout intent", () => {
 describe("billing's intent events", () => {
   it("settle the checkout they reference (the durable consumer's handler), once; other services' intents pass", async () => {
     const { creator, supporterCall } = await scene(0n);
-    const answer = await supporterCall("POST", "/paid-messages", { creator, amount: usd(500), message: "via event", payment_method: "PAYMENT_METHOD_INTENT" }, { "idempotency-key": newKey() });
+    const answer = await supporterCall(
+      "POST",
+      "/paid-messages",
+      { creator, amount: usd(500), message: "via event", payment_method: "PAYMENT_METHOD_INTENT" },
+      { "idempotency-key": newKey() },
+    );
     const { id, intent_id: intentId } = answer.body.checkout;
     const settled = create(IntentChangedSchema, {
-      intent: create(IntentSchema, { id: intentId, status: IntentStatus.SETTLED, reference: { service: "tips", kind: "interaction", id } }),
+      intent: create(IntentSchema, {
+        id: intentId,
+        status: IntentStatus.SETTLED,
+        reference: { service: "tips", kind: "interaction", id },
+      }),
       occurredAt: timestampNow(),
     });
     const handler = consumers.find((c) => c.subject === "billing.intent.settled")!;
     const tips = t.platform.contexts.get("tips") as TipsContext;
-    const foreign = create(IntentChangedSchema, { intent: create(IntentSchema, { id: "pi_other", status: IntentStatus.SETTLED, reference: { service: "vip", kind: "plan", id } }) });
+    const foreign = create(IntentChangedSchema, {
+      intent: create(IntentSchema, {
+        id: "pi_other",
+        status: IntentStatus.SETTLED,
+        reference: { service: "vip", kind: "plan", id },
+      }),
+    });
     await tips.transaction((em) => handler.handle(foreign, em, { id: "e0", subject: handler.subject }, tips));
     expect(await tipsRows(t, "interactions", id)).toBe(0);
     await tips.transaction((em) => handler.handle(settled, em, { id: "e1", subject: handler.subject }, tips));
     await tips.transaction((em) => handler.handle(settled, em, { id: "e2", subject: handler.subject }, tips));
     expect(await tipsRows(t, "interactions", id)).toBe(1);
-    expect((await supporterCall("GET", `/interactions/${id}`)).body.interaction).toMatchObject({ payment_state: "PAYMENT_STATE_SETTLED", intent_id: intentId });
+    expect((await supporterCall("GET", `/interactions/${id}`)).body.interaction).toMatchObject({
+      payment_state: "PAYMENT_STATE_SETTLED",
+      intent_id: intentId,
+    });
   });
 
   it("billing's word wins: a checkout tips took for declined is settled when billing says the money moved", async () => {
     const { creator, goal, creatorCall, supporterCall } = await scene(0n);
-    const answer = await supporterCall("POST", "/checkout", { creator, amount: usd(300), goal_id: goal.id, payment_method: "PAYMENT_METHOD_INTENT" }, { "idempotency-key": newKey() });
+    const answer = await supporterCall(
+      "POST",
+      "/checkout",
+      { creator, amount: usd(300), goal_id: goal.id, payment_method: "PAYMENT_METHOD_INTENT" },
+      { "idempotency-key": newKey() },
+    );
     const { id, intent_id: intentId } = answer.body.checkout;
     const tips = t.platform.contexts.get("tips") as TipsContext;
-    await tips.transaction(async (em) => declineCheckout(em, (await lockCheckout(em, id))!, "billing.unavailable", new Date()));
-    expect((await supporterCall("GET", `/interactions/${id}`)).body.interaction.payment_state).toBe("PAYMENT_STATE_DECLINED");
+    await tips.transaction(async (em) =>
+      declineCheckout(em, (await lockCheckout(em, id))!, "billing.unavailable", new Date()),
+    );
+    expect((await supporterCall("GET", `/interactions/${id}`)).body.interaction.payment_state).toBe(
+      "PAYMENT_STATE_DECLINED",
+    );
     const handler = consumers.find((c) => c.subject === "billing.intent.settled")!;
-    const settled = create(IntentChangedSchema, { intent: create(IntentSchema, { id: intentId, status: IntentStatus.SETTLED, reference: { service: "tips", kind: "interaction", id } }) });
+    const settled = create(IntentChangedSchema, {
+      intent: create(IntentSchema, {
+        id: intentId,
+        status: IntentStatus.SETTLED,
+        reference: { service: "tips", kind: "interaction", id },
+      }),
+    });
     await tips.transaction((em) => handler.handle(settled, em, { id: "e3", subject: handler.subject }, tips));
-    expect((await supporterCall("GET", `/interactions/${id}`)).body.interaction).toMatchObject({ payment_state: "PAYMENT_STATE_SETTLED", delivery_state: "DELIVERY_STATE_DELIVERED" });
+    expect((await supporterCall("GET", `/interactions/${id}`)).body.interaction).toMatchObject({
+      payment_state: "PAYMENT_STATE_SETTLED",
+      delivery_state: "DELIVERY_STATE_DELIVERED",
+    });
     expect(await totalOf(creatorCall, goal.id)).toBe("300");
   });
 });
@@ -204,16 +311,30 @@ describe("billing's intent events", () => {
 describe("a paid message", () => {
   it("has no row before billing settles it; settled, it exists and shows", async () => {
     const { creator, supporterCall, creatorCall } = await scene(0n);
-    const answer = await supporterCall("POST", "/paid-messages", { creator, amount: usd(500), message: "hello stream", payment_method: "PAYMENT_METHOD_INTENT" }, { "idempotency-key": newKey() });
+    const answer = await supporterCall(
+      "POST",
+      "/paid-messages",
+      { creator, amount: usd(500), message: "hello stream", payment_method: "PAYMENT_METHOD_INTENT" },
+      { "idempotency-key": newKey() },
+    );
     expect(answer.status).toBe(201);
-    expect(answer.body.checkout).toMatchObject({ kind: "INTERACTION_KIND_PAID_MESSAGE", payment_state: "PAYMENT_STATE_PENDING" });
+    expect(answer.body.checkout).toMatchObject({
+      kind: "INTERACTION_KIND_PAID_MESSAGE",
+      payment_state: "PAYMENT_STATE_PENDING",
+    });
     expect(answer.body.interaction).toBeUndefined();
     const id = answer.body.checkout.id;
     expect(await tipsRows(t, "interactions", id)).toBe(0);
-    expect((await creatorCall("GET", `/interactions/${id}`)).body).toMatchObject({ status: 404, code: "interaction.not_found" });
+    expect((await creatorCall("GET", `/interactions/${id}`)).body).toMatchObject({
+      status: 404,
+      code: "interaction.not_found",
+    });
 
     await payAtProvider(t, answer.body.checkout.checkout_url);
-    await vi.waitFor(async () => expect(await tipsRows(t, "interactions", id)).toBe(1), { timeout: 10_000, interval: 100 });
+    await vi.waitFor(async () => expect(await tipsRows(t, "interactions", id)).toBe(1), {
+      timeout: 10_000,
+      interval: 100,
+    });
     expect((await creatorCall("GET", `/interactions/${id}`)).body.interaction).toMatchObject({
       kind: "INTERACTION_KIND_PAID_MESSAGE",
       message: "hello stream",
@@ -225,7 +346,12 @@ describe("a paid message", () => {
 
   it("needs its message (400 naming it)", async () => {
     const { creator, supporterCall } = await scene();
-    const answer = await supporterCall("POST", "/paid-messages", { creator, amount: usd(500) }, { "idempotency-key": newKey() });
+    const answer = await supporterCall(
+      "POST",
+      "/paid-messages",
+      { creator, amount: usd(500) },
+      { "idempotency-key": newKey() },
+    );
     expect(answer.body).toMatchObject({ status: 400, field: "message" });
   });
 });
@@ -234,34 +360,105 @@ describe("the creator's profile decides", () => {
   it("refuses a creator without a profile or not accepting (409 tips.not_accepting)", async () => {
     const { creator, supporterCall } = await scene();
     const stranger = person("cre");
-    expect((await supporterCall("POST", "/checkout", { creator: stranger, amount: usd(100) }, { "idempotency-key": newKey() })).body).toMatchObject({ status: 409, code: "tips.not_accepting" });
+    expect(
+      (
+        await supporterCall(
+          "POST",
+          "/checkout",
+          { creator: stranger, amount: usd(100) },
+          { "idempotency-key": newKey() },
+        )
+      ).body,
+    ).toMatchObject({ status: 409, code: "tips.not_accepting" });
     await setProfile(t, creator, { accepting: false });
-    expect((await supporterCall("POST", "/checkout", { creator, amount: usd(100) }, { "idempotency-key": newKey() })).body).toMatchObject({ status: 409, code: "tips.not_accepting" });
+    expect(
+      (await supporterCall("POST", "/checkout", { creator, amount: usd(100) }, { "idempotency-key": newKey() })).body,
+    ).toMatchObject({ status: 409, code: "tips.not_accepting" });
   });
 
   it("refuses an amount under the creator's minimum per kind (422 tips.below_minimum) or in another currency (422)", async () => {
     const { creator, supporter, supporterCall } = await scene();
     await setProfile(t, creator, { minimums: { tip: usd(200), paid_message: usd(500) } });
-    const tip = await supporterCall("POST", "/checkout", { creator, amount: usd(199) }, { "idempotency-key": newKey() });
-    expect(tip.body).toMatchObject({ status: 422, code: "tips.below_minimum", minimum: { minor_units: "200", currency: "USD" } });
-    const message = await supporterCall("POST", "/paid-messages", { creator, amount: usd(300), message: "hi" }, { "idempotency-key": newKey() });
+    const tip = await supporterCall(
+      "POST",
+      "/checkout",
+      { creator, amount: usd(199) },
+      { "idempotency-key": newKey() },
+    );
+    expect(tip.body).toMatchObject({
+      status: 422,
+      code: "tips.below_minimum",
+      minimum: { minor_units: "200", currency: "USD" },
+    });
+    const message = await supporterCall(
+      "POST",
+      "/paid-messages",
+      { creator, amount: usd(300), message: "hi" },
+      { "idempotency-key": newKey() },
+    );
     expect(message.body).toMatchObject({ status: 422, code: "tips.below_minimum" });
-    const euro = await supporterCall("POST", "/checkout", { creator, amount: { minor_units: 500, currency: "EUR" } }, { "idempotency-key": newKey() });
+    const euro = await supporterCall(
+      "POST",
+      "/checkout",
+      { creator, amount: { minor_units: 500, currency: "EUR" } },
+      { "idempotency-key": newKey() },
+    );
     expect(euro.body).toMatchObject({ status: 422, code: "tips.currency_not_accepted" });
-    expect((await supporterCall("POST", "/checkout", { creator, amount: usd(200) }, { "idempotency-key": newKey() })).status).toBe(201);
+    expect(
+      (await supporterCall("POST", "/checkout", { creator, amount: usd(200) }, { "idempotency-key": newKey() })).status,
+    ).toBe(201);
     expect(await balances(supporter)).toEqual([expect.objectContaining({ spendable_credit: "800" })]);
   });
 
   it("refuses a supporter tipping themselves, a bad amount, a private or closed goal", async () => {
     const { creator, supporter, supporterCall, creatorCall } = await scene();
-    expect((await supporterCall("POST", "/checkout", { creator: supporter, amount: usd(100) }, { "idempotency-key": newKey() })).body).toMatchObject({ status: 400, field: "creator" });
-    expect((await supporterCall("POST", "/checkout", { creator, amount: usd(0) }, { "idempotency-key": newKey() })).body).toMatchObject({ status: 400, field: "amount.minor_units" });
-    const hidden = (await creatorCall("POST", "/goals", { title: "secret", target: usd(100), public: false })).body.goal;
-    expect((await supporterCall("POST", "/checkout", { creator, amount: usd(100), goal_id: hidden.id }, { "idempotency-key": newKey() })).body).toMatchObject({ status: 404, code: "goal.not_found" });
+    expect(
+      (
+        await supporterCall(
+          "POST",
+          "/checkout",
+          { creator: supporter, amount: usd(100) },
+          { "idempotency-key": newKey() },
+        )
+      ).body,
+    ).toMatchObject({ status: 400, field: "creator" });
+    expect(
+      (await supporterCall("POST", "/checkout", { creator, amount: usd(0) }, { "idempotency-key": newKey() })).body,
+    ).toMatchObject({ status: 400, field: "amount.minor_units" });
+    const hidden = (await creatorCall("POST", "/goals", { title: "secret", target: usd(100), public: false })).body
+      .goal;
+    expect(
+      (
+        await supporterCall(
+          "POST",
+          "/checkout",
+          { creator, amount: usd(100), goal_id: hidden.id },
+          { "idempotency-key": newKey() },
+        )
+      ).body,
+    ).toMatchObject({ status: 404, code: "goal.not_found" });
     const closed = (await creatorCall("POST", "/goals", { title: "done", target: usd(100) })).body.goal;
     await creatorCall("POST", `/goals/${closed.id}/close`, {});
-    expect((await supporterCall("POST", "/checkout", { creator, amount: usd(100), goal_id: closed.id }, { "idempotency-key": newKey() })).body).toMatchObject({ status: 409, code: "goal.closed" });
-    expect((await supporterCall("POST", "/checkout", { creator, amount: usd(100), price: usd(1) }, { "idempotency-key": newKey() })).body).toMatchObject({ status: 400, code: "request.invalid" });
+    expect(
+      (
+        await supporterCall(
+          "POST",
+          "/checkout",
+          { creator, amount: usd(100), goal_id: closed.id },
+          { "idempotency-key": newKey() },
+        )
+      ).body,
+    ).toMatchObject({ status: 409, code: "goal.closed" });
+    expect(
+      (
+        await supporterCall(
+          "POST",
+          "/checkout",
+          { creator, amount: usd(100), price: usd(1) },
+          { "idempotency-key": newKey() },
+        )
+      ).body,
+    ).toMatchObject({ status: 400, code: "request.invalid" });
   });
 });
 
@@ -283,7 +480,13 @@ describe("a pending credit checkout left by a crash", () => {
       [id, creator, supporter],
     );
     const supporterCall = as(t, await userToken(t, supporter));
-    await vi.waitFor(async () => expect((await supporterCall("GET", `/interactions/${id}`)).body.interaction.payment_state).toBe("PAYMENT_STATE_SETTLED"), { timeout: 10_000, interval: 100 });
+    await vi.waitFor(
+      async () =>
+        expect((await supporterCall("GET", `/interactions/${id}`)).body.interaction.payment_state).toBe(
+          "PAYMENT_STATE_SETTLED",
+        ),
+      { timeout: 10_000, interval: 100 },
+    );
     expect(await balances(creator)).toEqual([expect.objectContaining({ creator_payable: "250" })]);
     expect(await billingTransactionsFor(t, id)).toBe(1);
   });
@@ -306,11 +509,16 @@ describe("the recovery worker", () => {
     // Pending 2 minutes, looked at a minute ago: due now.
     await insert(`int_due${stamp}`, "2 minutes", "1 minute");
     const lookedAt = async (id: string) => {
-      const [row] = await em.getConnection().execute<{ updated_at: string | Date }[]>(`select updated_at from tips.checkouts where id = ?`, [id]);
+      const [row] = await em
+        .getConnection()
+        .execute<{ updated_at: string | Date }[]>(`select updated_at from tips.checkouts where id = ?`, [id]);
       return new Date(row.updated_at).getTime();
     };
     const before = await lookedAt(`int_old${stamp}`);
-    await vi.waitFor(async () => expect(await lookedAt(`int_due${stamp}`)).toBeGreaterThan(Date.now() - 30_000), { timeout: 10_000, interval: 100 });
+    await vi.waitFor(async () => expect(await lookedAt(`int_due${stamp}`)).toBeGreaterThan(Date.now() - 30_000), {
+      timeout: 10_000,
+      interval: 100,
+    });
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(await lookedAt(`int_old${stamp}`)).toBe(before);
   });

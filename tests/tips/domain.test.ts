@@ -40,14 +40,70 @@ describe("the creator's profile rules", () => {
   });
   const media = (url: string, seconds = 30) => requireMedia("media_request", url, seconds);
   it.each([
-    ["a tip at the minimum", () => checkAgainstProfile(profile, "tip", { currency: "USD", amount: 100n }, undefined), "ok"],
-    ["a tip under it", () => checkAgainstProfile(profile, "tip", { currency: "USD", amount: 99n }, undefined), "tips.below_minimum"],
-    ["a paid message without a minimum", () => checkAgainstProfile(profile, "paid_message", { currency: "EUR", amount: 1n }, undefined), "ok"],
-    ["media from a subdomain of an allowed host", () => checkAgainstProfile(profile, "media_request", { currency: "USD", amount: 300n }, media("https://m.youtube.com/x")), "ok"],
-    ["media from a look-alike host", () => checkAgainstProfile(profile, "media_request", { currency: "USD", amount: 300n }, media("https://notyoutube.com/x")), "tips.media_host_not_allowed"],
-    ["media too long", () => checkAgainstProfile(profile, "media_request", { currency: "USD", amount: 300n }, media("https://youtube.com/x", 61)), "tips.media_too_long"],
-    ["media in another currency", () => checkAgainstProfile(profile, "media_request", { currency: "EUR", amount: 300n }, media("https://youtube.com/x")), "tips.currency_not_accepted"],
-    ["no profile", () => checkAgainstProfile(undefined, "tip", { currency: "USD", amount: 100n }, undefined), "tips.not_accepting"],
+    [
+      "a tip at the minimum",
+      () => checkAgainstProfile(profile, "tip", { currency: "USD", amount: 100n }, undefined),
+      "ok",
+    ],
+    [
+      "a tip under it",
+      () => checkAgainstProfile(profile, "tip", { currency: "USD", amount: 99n }, undefined),
+      "tips.below_minimum",
+    ],
+    [
+      "a paid message without a minimum",
+      () => checkAgainstProfile(profile, "paid_message", { currency: "EUR", amount: 1n }, undefined),
+      "ok",
+    ],
+    [
+      "media from a subdomain of an allowed host",
+      () =>
+        checkAgainstProfile(
+          profile,
+          "media_request",
+          { currency: "USD", amount: 300n },
+          media("https://m.youtube.com/x"),
+        ),
+      "ok",
+    ],
+    [
+      "media from a look-alike host",
+      () =>
+        checkAgainstProfile(
+          profile,
+          "media_request",
+          { currency: "USD", amount: 300n },
+          media("https://notyoutube.com/x"),
+        ),
+      "tips.media_host_not_allowed",
+    ],
+    [
+      "media too long",
+      () =>
+        checkAgainstProfile(
+          profile,
+          "media_request",
+          { currency: "USD", amount: 300n },
+          media("https://youtube.com/x", 61),
+        ),
+      "tips.media_too_long",
+    ],
+    [
+      "media in another currency",
+      () =>
+        checkAgainstProfile(
+          profile,
+          "media_request",
+          { currency: "EUR", amount: 300n },
+          media("https://youtube.com/x"),
+        ),
+      "tips.currency_not_accepted",
+    ],
+    [
+      "no profile",
+      () => checkAgainstProfile(undefined, "tip", { currency: "USD", amount: 100n }, undefined),
+      "tips.not_accepting",
+    ],
   ])("%s: %s", (_name, work, code) => expect(codeOf(work)).toBe(code));
 });
 
@@ -73,7 +129,9 @@ describe("billing's answer to a payment", () => {
     [500, false],
     [503, false],
     [504, false],
-  ])("status %i declines the checkout for good: %s", (status, refused) => expect(refusedByBilling(status)).toBe(refused));
+  ])("status %i declines the checkout for good: %s", (status, refused) =>
+    expect(refusedByBilling(status)).toBe(refused),
+  );
 });
 
 describe("moderators", () => {

@@ -16,7 +16,14 @@ describe("external interactions", () => {
   it("are recorded once per (provider, provider_ref): 201 first, 200 duplicate with the first record", async () => {
     const creator = person("cre");
     const ref = `ref-${Date.now()}`;
-    const first = await record({ creator, provider: "kofi", provider_ref: ref, amount: usd(500), message: "thanks", supporter_name: "Ann" });
+    const first = await record({
+      creator,
+      provider: "kofi",
+      provider_ref: ref,
+      amount: usd(500),
+      message: "thanks",
+      supporter_name: "Ann",
+    });
     expect(first.status).toBe(201);
     expect(first.body).toMatchObject({
       duplicate: false,
@@ -39,7 +46,9 @@ describe("external interactions", () => {
     const otherProvider = await record({ creator, provider: "streamlabs", provider_ref: ref, amount: usd(100) });
     expect(otherProvider.status).toBe(201);
     expect(otherProvider.body.interaction.id).not.toBe(first.body.interaction.id);
-    expect((await outboxEvents(t, "tips", first.body.interaction.id)).map((e) => e.subject)).toEqual(["tips.interaction.settled"]);
+    expect((await outboxEvents(t, "tips", first.body.interaction.id)).map((e) => e.subject)).toEqual([
+      "tips.interaction.settled",
+    ]);
   });
 
   it("never touch billing: no transaction, no balance", async () => {
@@ -53,20 +62,43 @@ describe("external interactions", () => {
 
   it("refuse bad input by field, and a goal not of the creator (404)", async () => {
     const creator = person("cre");
-    expect((await record({ creator, provider: "Ko Fi", provider_ref: "r", amount: usd(1) })).body).toMatchObject({ status: 400, field: "provider" });
-    expect((await record({ creator, provider: "kofi", provider_ref: "", amount: usd(1) })).body).toMatchObject({ status: 400, field: "provider_ref" });
-    expect((await record({ creator, provider: "kofi", provider_ref: "r" })).body).toMatchObject({ status: 400, field: "amount" });
-    expect((await record({ creator: "bob", provider: "kofi", provider_ref: "r", amount: usd(1) })).body).toMatchObject({ status: 400, field: "creator" });
-    expect((await record({ creator, provider: "kofi", provider_ref: "r", amount: usd(1), goal_id: "gol_nope" })).body).toMatchObject({ status: 404, code: "goal.not_found" });
+    expect((await record({ creator, provider: "Ko Fi", provider_ref: "r", amount: usd(1) })).body).toMatchObject({
+      status: 400,
+      field: "provider",
+    });
+    expect((await record({ creator, provider: "kofi", provider_ref: "", amount: usd(1) })).body).toMatchObject({
+      status: 400,
+      field: "provider_ref",
+    });
+    expect((await record({ creator, provider: "kofi", provider_ref: "r" })).body).toMatchObject({
+      status: 400,
+      field: "amount",
+    });
+    expect((await record({ creator: "bob", provider: "kofi", provider_ref: "r", amount: usd(1) })).body).toMatchObject({
+      status: 400,
+      field: "creator",
+    });
+    expect(
+      (await record({ creator, provider: "kofi", provider_ref: "r", amount: usd(1), goal_id: "gol_nope" })).body,
+    ).toMatchObject({ status: 404, code: "goal.not_found" });
   });
 
   it("count toward an open goal of the creator, and are refused on a closed one (its history stays as it was)", async () => {
     const creator = person("cre");
     const creatorCall = as(t, await userToken(t, creator));
     const goal = (await creatorCall("POST", "/goals", { title: "Lamp", target: usd(1000) })).body.goal;
-    expect((await record({ creator, provider: "kofi", provider_ref: `open-${goal.id}`, amount: usd(250), goal_id: goal.id })).status).toBe(201);
+    expect(
+      (await record({ creator, provider: "kofi", provider_ref: `open-${goal.id}`, amount: usd(250), goal_id: goal.id }))
+        .status,
+    ).toBe(201);
     expect((await creatorCall("POST", `/goals/${goal.id}/close`)).status).toBe(200);
-    const late = await record({ creator, provider: "kofi", provider_ref: `late-${goal.id}`, amount: usd(250), goal_id: goal.id });
+    const late = await record({
+      creator,
+      provider: "kofi",
+      provider_ref: `late-${goal.id}`,
+      amount: usd(250),
+      goal_id: goal.id,
+    });
     expect(late.body).toMatchObject({ status: 409, code: "goal.closed" });
     expect((await creatorCall("GET", `/goals/${goal.id}`)).body.goal.total.minor_units).toBe("250");
   });

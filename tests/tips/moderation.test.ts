@@ -24,7 +24,12 @@ async function scene() {
   const goal = (await creatorCall("POST", "/goals", { title: "Mic", target: usd(5000) })).body.goal;
   const supporterCall = as(t, await userToken(t, supporter));
   const message = async (text: string) => {
-    const answer = await supporterCall("POST", "/paid-messages", { creator, amount: usd(500), message: text, goal_id: goal.id }, { "idempotency-key": newKey() });
+    const answer = await supporterCall(
+      "POST",
+      "/paid-messages",
+      { creator, amount: usd(500), message: text, goal_id: goal.id },
+      { "idempotency-key": newKey() },
+    );
     expect(answer.status).toBe(201);
     return answer.body.interaction;
   };
@@ -38,11 +43,27 @@ describe("hiding and restoring a paid message", () => {
     const before = [await balances(creator), await balances(supporter)];
     const hidden = await moderate(creator, "POST", `/interactions/${paid.id}/hide`, { reason: "spoiler" });
     expect(hidden.status).toBe(200);
-    expect(hidden.body.interaction).toMatchObject({ id: paid.id, hidden: true, moderation: "MODERATION_STATE_HIDDEN", delivery_state: "DELIVERY_STATE_SUPPRESSED", payment_state: "PAYMENT_STATE_SETTLED" });
-    expect(hidden.body.record).toMatchObject({ interaction_id: paid.id, creator, action: "MODERATION_ACTION_HIDE", actor: creator, relayed_by: "svc:chat", reason: "spoiler" });
+    expect(hidden.body.interaction).toMatchObject({
+      id: paid.id,
+      hidden: true,
+      moderation: "MODERATION_STATE_HIDDEN",
+      delivery_state: "DELIVERY_STATE_SUPPRESSED",
+      payment_state: "PAYMENT_STATE_SETTLED",
+    });
+    expect(hidden.body.record).toMatchObject({
+      interaction_id: paid.id,
+      creator,
+      action: "MODERATION_ACTION_HIDE",
+      actor: creator,
+      relayed_by: "svc:chat",
+      reason: "spoiler",
+    });
     expect([await balances(creator), await balances(supporter)]).toEqual(before);
     expect((await creatorCall("GET", `/goals/${goal.id}`)).body.goal.total.minor_units).toBe("500");
-    expect((await outboxEvents(t, "tips", paid.id)).map((e) => e.subject)).toEqual(["tips.interaction.settled", "tips.interaction.hidden"]);
+    expect((await outboxEvents(t, "tips", paid.id)).map((e) => e.subject)).toEqual([
+      "tips.interaction.settled",
+      "tips.interaction.hidden",
+    ]);
 
     const again = await moderate(creator, "POST", `/interactions/${paid.id}/hide`, { reason: "twice" });
     expect(again.body.record).toBeUndefined();
@@ -54,9 +75,17 @@ describe("hiding and restoring a paid message", () => {
     const paid = await message("hello");
     expect((await moderate(moderator, "POST", `/interactions/${paid.id}/hide`, { reason: "spam" })).status).toBe(200);
     const restored = await moderate(moderator, "POST", `/interactions/${paid.id}/restore`, { reason: "fine" });
-    expect(restored.body.interaction).toMatchObject({ hidden: false, moderation: "MODERATION_STATE_VISIBLE", delivery_state: "DELIVERY_STATE_DELIVERED" });
+    expect(restored.body.interaction).toMatchObject({
+      hidden: false,
+      moderation: "MODERATION_STATE_VISIBLE",
+      delivery_state: "DELIVERY_STATE_DELIVERED",
+    });
     expect(restored.body.record).toMatchObject({ action: "MODERATION_ACTION_RESTORE", actor: moderator });
-    expect((await outboxEvents(t, "tips", paid.id)).map((e) => e.subject)).toEqual(["tips.interaction.settled", "tips.interaction.hidden", "tips.interaction.restored"]);
+    expect((await outboxEvents(t, "tips", paid.id)).map((e) => e.subject)).toEqual([
+      "tips.interaction.settled",
+      "tips.interaction.hidden",
+      "tips.interaction.restored",
+    ]);
     expect((await creatorCall("GET", `/interactions/${paid.id}`)).body.interaction.hidden).toBe(false);
   });
 
@@ -65,20 +94,43 @@ describe("hiding and restoring a paid message", () => {
     const paid = await message("hello");
     const other = await scene();
     for (const stranger of [person("oth"), supporter, other.creator, other.moderator]) {
-      expect((await moderate(stranger, "POST", `/interactions/${paid.id}/hide`, {})).body).toMatchObject({ status: 404, code: "interaction.not_found" });
-      expect((await moderate(stranger, "POST", `/interactions/${paid.id}/restore`, {})).body).toMatchObject({ status: 404, code: "interaction.not_found" });
+      expect((await moderate(stranger, "POST", `/interactions/${paid.id}/hide`, {})).body).toMatchObject({
+        status: 404,
+        code: "interaction.not_found",
+      });
+      expect((await moderate(stranger, "POST", `/interactions/${paid.id}/restore`, {})).body).toMatchObject({
+        status: 404,
+        code: "interaction.not_found",
+      });
     }
     expect((await outboxEvents(t, "tips", paid.id)).map((e) => e.subject)).toEqual(["tips.interaction.settled"]);
-    expect((await moderate(undefined, "POST", `/interactions/${paid.id}/hide`, {})).body).toMatchObject({ status: 403, code: "auth.person_required" });
-    const own = await t.http("POST", `/tips/api/v1/interactions/${paid.id}/hide`, { token: await userToken(t, supporter), body: {} });
+    expect((await moderate(undefined, "POST", `/interactions/${paid.id}/hide`, {})).body).toMatchObject({
+      status: 403,
+      code: "auth.person_required",
+    });
+    const own = await t.http("POST", `/tips/api/v1/interactions/${paid.id}/hide`, {
+      token: await userToken(t, supporter),
+      body: {},
+    });
     expect(own.body).toMatchObject({ status: 403, code: "auth.internal_only" });
   });
 
   it("applies to paid messages only: a tip or an unknown id answers 404", async () => {
     const { creator, supporter } = await scene();
-    const tip = await as(t, await userToken(t, supporter))("POST", "/checkout", { creator, amount: usd(100), message: "tip" }, { "idempotency-key": newKey() });
-    expect((await moderate(creator, "POST", `/interactions/${tip.body.interaction.id}/hide`, {})).body).toMatchObject({ status: 404, code: "interaction.not_found" });
-    expect((await moderate(creator, "POST", "/interactions/int_nope/hide", {})).body).toMatchObject({ status: 404, code: "interaction.not_found" });
+    const tip = await as(t, await userToken(t, supporter))(
+      "POST",
+      "/checkout",
+      { creator, amount: usd(100), message: "tip" },
+      { "idempotency-key": newKey() },
+    );
+    expect((await moderate(creator, "POST", `/interactions/${tip.body.interaction.id}/hide`, {})).body).toMatchObject({
+      status: 404,
+      code: "interaction.not_found",
+    });
+    expect((await moderate(creator, "POST", "/interactions/int_nope/hide", {})).body).toMatchObject({
+      status: 404,
+      code: "interaction.not_found",
+    });
   });
 });
 
@@ -86,7 +138,12 @@ describe("the word filter", () => {
   it("holds a matching paid message at settlement (settled, hidden) until restored; queue and log show it", async () => {
     const { creator, moderator, goal, creatorCall, message } = await scene();
     const held = await message("this has BADWORD in it");
-    expect(held).toMatchObject({ payment_state: "PAYMENT_STATE_SETTLED", hidden: true, moderation: "MODERATION_STATE_HELD", delivery_state: "DELIVERY_STATE_SUPPRESSED" });
+    expect(held).toMatchObject({
+      payment_state: "PAYMENT_STATE_SETTLED",
+      hidden: true,
+      moderation: "MODERATION_STATE_HELD",
+      delivery_state: "DELIVERY_STATE_SUPPRESSED",
+    });
     const clean = await message("badwords are not a whole word match");
     expect(clean.hidden).toBe(false);
     expect((await creatorCall("GET", `/goals/${goal.id}`)).body.goal.total.minor_units).toBe("1000");
@@ -95,11 +152,17 @@ describe("the word filter", () => {
     expect(queue.status).toBe(200);
     expect(queue.body.queue.map((i: { id: string }) => i.id)).toEqual([held.id]);
     const restored = await moderate(creator, "POST", `/interactions/${held.id}/restore`, { reason: "context" });
-    expect(restored.body.interaction).toMatchObject({ hidden: false, moderation: "MODERATION_STATE_VISIBLE", delivery_state: "DELIVERY_STATE_DELIVERED" });
+    expect(restored.body.interaction).toMatchObject({
+      hidden: false,
+      moderation: "MODERATION_STATE_VISIBLE",
+      delivery_state: "DELIVERY_STATE_DELIVERED",
+    });
     expect((await moderate(creator, "GET", `/moderation?creator=${creator}`)).body.queue ?? []).toEqual([]);
 
     const log = await moderate(moderator, "GET", `/moderation/log?creator=${creator}`);
-    expect(log.body.log.map((r: { action: string; actor: string; reason: string }) => [r.action, r.actor, r.reason])).toEqual([
+    expect(
+      log.body.log.map((r: { action: string; actor: string; reason: string }) => [r.action, r.actor, r.reason]),
+    ).toEqual([
       ["MODERATION_ACTION_RESTORE", creator, "context"],
       ["MODERATION_ACTION_HOLD", "word_filter", "word filter"],
     ]);
@@ -115,11 +178,24 @@ describe("the review queue and the moderation log", () => {
     await moderate(creator, "POST", `/interactions/${b.id}/hide`, { reason: "2" });
     const first = await moderate(creator, "GET", `/moderation?creator=${creator}&limit=1`);
     expect(first.body.queue.map((i: { id: string }) => i.id)).toEqual([b.id]);
-    const second = await moderate(creator, "GET", `/moderation?creator=${creator}&limit=1&cursor=${first.body.next_cursor}`);
+    const second = await moderate(
+      creator,
+      "GET",
+      `/moderation?creator=${creator}&limit=1&cursor=${first.body.next_cursor}`,
+    );
     expect(second.body.queue.map((i: { id: string }) => i.id)).toEqual([a.id]);
-    expect((await moderate(person("oth"), "GET", `/moderation?creator=${creator}`)).body).toMatchObject({ status: 403, code: "tips.not_moderator" });
-    expect((await moderate(person("oth"), "GET", `/moderation/log?creator=${creator}`)).body).toMatchObject({ status: 403, code: "tips.not_moderator" });
+    expect((await moderate(person("oth"), "GET", `/moderation?creator=${creator}`)).body).toMatchObject({
+      status: 403,
+      code: "tips.not_moderator",
+    });
+    expect((await moderate(person("oth"), "GET", `/moderation/log?creator=${creator}`)).body).toMatchObject({
+      status: 403,
+      code: "tips.not_moderator",
+    });
     expect((await moderate(creator, "GET", "/moderation")).body).toMatchObject({ status: 400, field: "creator" });
-    expect((await moderate(creator, "GET", `/moderation?creator=${creator}&id=int_1`)).body).toMatchObject({ status: 400, field: "id" });
+    expect((await moderate(creator, "GET", `/moderation?creator=${creator}&id=int_1`)).body).toMatchObject({
+      status: 400,
+      field: "id",
+    });
   });
 });

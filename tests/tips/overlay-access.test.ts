@@ -18,11 +18,19 @@ import { openEventStream } from "../support/sse.js";
 /** One valid call per overlay route; the refusals vary only the caller. */
 const calls: Record<string, RouteCall> = {
   listOverlayConfigs: { method: "GET", path: "/tips/api/v1/overlay-configs" },
-  createOverlayConfig: { method: "POST", path: "/tips/api/v1/overlay-configs", body: { kind: "OVERLAY_KIND_ALERTS", name: "Alerts" } },
+  createOverlayConfig: {
+    method: "POST",
+    path: "/tips/api/v1/overlay-configs",
+    body: { kind: "OVERLAY_KIND_ALERTS", name: "Alerts" },
+  },
   getOverlayConfig: { method: "GET", path: "/tips/api/v1/overlay-configs/ovc_1" },
   updateOverlayConfig: { method: "PATCH", path: "/tips/api/v1/overlay-configs/ovc_1", body: { name: "Renamed" } },
   listOverlayTokens: { method: "GET", path: "/tips/api/v1/overlay-tokens" },
-  createOverlayToken: { method: "POST", path: "/tips/api/v1/overlay-tokens", body: { scopes: ["OVERLAY_SCOPE_ALERTS"] } },
+  createOverlayToken: {
+    method: "POST",
+    path: "/tips/api/v1/overlay-tokens",
+    body: { scopes: ["OVERLAY_SCOPE_ALERTS"] },
+  },
   revokeOverlayToken: { method: "POST", path: "/tips/api/v1/overlay-tokens/ovt_1/revoke" },
   openOverlayStream: { method: "GET", path: "/tips/api/v1/stream?token=ovk_unknown" },
 };
@@ -35,30 +43,47 @@ describe("every overlay route", () => {
     expect(Object.keys(calls).sort()).toEqual(routes.map((route) => route.name).sort());
   });
 
-  itWithSpec("matches routes.tsv where documented (the 7 overlay rows: method, path, capability, visibility)", "tips", (rows) => {
-    expect(routes).toHaveLength(8);
-    const documented = rows.filter(([, , path]) => path.startsWith("/api/v1/overlay-"));
-    expect(documented).toHaveLength(7);
-    const bound = routes.map((route) => ({ route, binding: bindingOf(route) }));
-    for (const [, verb, path, caps, visibility] of documented) {
-      expect(bound.map((b) => b.binding), `${verb} ${path}`).toContainEqual({ verb, template: path, caps, visibility });
-    }
-    const listed = (binding: { verb?: string; template: string }) =>
-      documented.some(([, verb, path]) => verb === binding.verb && path === binding.template);
-    const undocumented = bound.filter(({ binding }) => !listed(binding));
-    expect(undocumented.map(({ binding }) => [binding.verb, binding.template].join(" "))).toEqual(["GET /api/v1/stream"]);
-  });
+  itWithSpec(
+    "matches routes.tsv where documented (the 7 overlay rows: method, path, capability, visibility)",
+    "tips",
+    (rows) => {
+      expect(routes).toHaveLength(8);
+      const documented = rows.filter(([, , path]) => path.startsWith("/api/v1/overlay-"));
+      expect(documented).toHaveLength(7);
+      const bound = routes.map((route) => ({ route, binding: bindingOf(route) }));
+      for (const [, verb, path, caps, visibility] of documented) {
+        expect(
+          bound.map((b) => b.binding),
+          `${verb} ${path}`,
+        ).toContainEqual({ verb, template: path, caps, visibility });
+      }
+      const listed = (binding: { verb?: string; template: string }) =>
+        documented.some(([, verb, path]) => verb === binding.verb && path === binding.template);
+      const undocumented = bound.filter(({ binding }) => !listed(binding));
+      expect(undocumented.map(({ binding }) => [binding.verb, binding.template].join(" "))).toEqual([
+        "GET /api/v1/stream",
+      ]);
+    },
+  );
 
   it("marks the stream designed (pf.v1.designed), each comment describing its route", () => {
     const marked = routes.filter((route) => getOption(route.method, designed));
     expect(marked.map((route) => route.name)).toEqual(["openOverlayStream"]);
     for (const route of routes) {
-      expect(protoComments[`${TipsOverlayService.typeName}.${route.method.name}`], route.name).toMatch(/^(?!Designed)\S/);
+      expect(protoComments[`${TipsOverlayService.typeName}.${route.method.name}`], route.name).toMatch(
+        /^(?!Designed)\S/,
+      );
     }
   });
 
   it("acts for a person: a service token with the capability but no X-PF-Subject is 403 auth.person_required", async () => {
-    for (const name of ["listOverlayConfigs", "createOverlayConfig", "listOverlayTokens", "createOverlayToken", "revokeOverlayToken"]) {
+    for (const name of [
+      "listOverlayConfigs",
+      "createOverlayConfig",
+      "listOverlayTokens",
+      "createOverlayToken",
+      "revokeOverlayToken",
+    ]) {
       const call = calls[name];
       const route = routes.find((r) => r.name === name)!;
       const token = await t.token({ kind: "service", svc: "web", caps: route.rule.capabilities });
@@ -106,7 +131,10 @@ describe("the overlay stream's own refusals (public for enforcement; the service
   it("a config of a kind outside the token's scopes: 403 overlay_token.scope; another creator's config: 404", async () => {
     const creator = creatorId();
     const user = await t.token({ kind: "user", sub: creator });
-    const goals = await t.http("POST", "/tips/api/v1/overlay-configs", { token: user, body: { kind: "OVERLAY_KIND_GOALS", name: "Goal", goals: { goal_id: await createGoal(t, creator) } } });
+    const goals = await t.http("POST", "/tips/api/v1/overlay-configs", {
+      token: user,
+      body: { kind: "OVERLAY_KIND_GOALS", name: "Goal", goals: { goal_id: await createGoal(t, creator) } },
+    });
     const { secret } = await mintOverlayToken(t, creator, ["OVERLAY_SCOPE_ALERTS"]);
     const wrongScope = await openEventStream(streamUrl(t, secret, { config_id: goals.body.config.id }));
     expect(wrongScope.problem).toMatchObject({ status: 403, code: "overlay_token.scope" });

@@ -9,7 +9,14 @@ const path = "/tips/api/v1/overlay-configs";
 const alerts = {
   kind: "OVERLAY_KIND_ALERTS",
   name: "Main alerts",
-  alerts: { min_amount: { minor_units: "500", currency: "USD" }, duration_ms: 5000, sound_url: "https://cdn.example/ding.mp3", sound_volume: 70, text_to_speech: true, template: "{supporter} tipped {amount}" },
+  alerts: {
+    min_amount: { minor_units: "500", currency: "USD" },
+    duration_ms: 5000,
+    sound_url: "https://cdn.example/ding.mp3",
+    sound_volume: 70,
+    text_to_speech: true,
+    template: "{supporter} tipped {amount}",
+  },
 };
 
 async function creatorToken(creator = creatorId()) {
@@ -23,10 +30,19 @@ describe("overlay configs", () => {
     expect(created.status).toBe(201);
     expect(created.headers.get("etag")).toBe('"1"');
     const config = created.body.config;
-    expect(config).toMatchObject({ creator, kind: "OVERLAY_KIND_ALERTS", name: "Main alerts", revision: "1", alerts: alerts.alerts });
+    expect(config).toMatchObject({
+      creator,
+      kind: "OVERLAY_KIND_ALERTS",
+      name: "Main alerts",
+      revision: "1",
+      alerts: alerts.alerts,
+    });
     expect(config.id).toMatch(/^ovc_/);
     const goalId = await createGoal(t, creator);
-    const goals = await t.http("POST", path, { token, body: { kind: "OVERLAY_KIND_GOALS", name: "Goal bar", goals: { goal_id: goalId } } });
+    const goals = await t.http("POST", path, {
+      token,
+      body: { kind: "OVERLAY_KIND_GOALS", name: "Goal bar", goals: { goal_id: goalId } },
+    });
     expect(goals.body.config.goals).toEqual({ goal_id: goalId, style: "GOAL_STYLE_BAR", show_target: false });
     const list = await t.http("GET", path, { token });
     expect(list.body.configs.configs.map((c: { id: string }) => c.id)).toEqual([config.id, goals.body.config.id]);
@@ -45,12 +61,23 @@ describe("overlay configs", () => {
   it("are edited with PATCH: the sections sent replace the stored ones, the revision goes up, each edit is an event", async () => {
     const { token } = await creatorToken();
     const { config } = (await t.http("POST", path, { token, body: alerts })).body;
-    const renamed = await t.http("PATCH", `${path}/${config.id}`, { token, body: { name: "Renamed", expected_revision: "1" } });
+    const renamed = await t.http("PATCH", `${path}/${config.id}`, {
+      token,
+      body: { name: "Renamed", expected_revision: "1" },
+    });
     expect(renamed.status).toBe(200);
     expect(renamed.body.config).toMatchObject({ name: "Renamed", revision: "2", alerts: alerts.alerts });
-    const quieter = await t.http("PATCH", `${path}/${config.id}`, { token, body: { alerts: { sound_volume: 10 } }, headers: { "if-match": '"2"' } });
+    const quieter = await t.http("PATCH", `${path}/${config.id}`, {
+      token,
+      body: { alerts: { sound_volume: 10 } },
+      headers: { "if-match": '"2"' },
+    });
     expect(quieter.headers.get("etag")).toBe('"3"');
-    expect(quieter.body.config).toMatchObject({ name: "Renamed", revision: "3", alerts: { sound_volume: 10, duration_ms: 8000, text_to_speech: false } });
+    expect(quieter.body.config).toMatchObject({
+      name: "Renamed",
+      revision: "3",
+      alerts: { sound_volume: 10, duration_ms: 8000, text_to_speech: false },
+    });
     expect((await outboxEvents(t, "tips", config.id)).length).toBe(3);
   });
 
@@ -58,23 +85,42 @@ describe("overlay configs", () => {
     const { token } = await creatorToken();
     const { config } = (await t.http("POST", path, { token, body: alerts })).body;
     await t.http("PATCH", `${path}/${config.id}`, { token, body: { name: "Second" } });
-    const stale = await t.http("PATCH", `${path}/${config.id}`, { token, body: { name: "Third", expected_revision: "1" } });
+    const stale = await t.http("PATCH", `${path}/${config.id}`, {
+      token,
+      body: { name: "Third", expected_revision: "1" },
+    });
     expect(stale.status).toBe(412);
     expect(stale.body).toMatchObject({ code: "revision.conflict", revision: "2" });
-    const staleHeader = await t.http("PATCH", `${path}/${config.id}`, { token, body: { name: "Third" }, headers: { "if-match": '"1"' } });
+    const staleHeader = await t.http("PATCH", `${path}/${config.id}`, {
+      token,
+      body: { name: "Third" },
+      headers: { "if-match": '"1"' },
+    });
     expect(staleHeader.body.code).toBe("revision.conflict");
     // A current If-Match does not cover a stale body revision: the two must agree.
-    const disagree = await t.http("PATCH", `${path}/${config.id}`, { token, body: { name: "Third", expected_revision: "1" }, headers: { "if-match": '"2"' } });
+    const disagree = await t.http("PATCH", `${path}/${config.id}`, {
+      token,
+      body: { name: "Third", expected_revision: "1" },
+      headers: { "if-match": '"2"' },
+    });
     expect(disagree.body).toMatchObject({ status: 400, code: "request.invalid", field: "expected_revision" });
-    expect((await t.http("GET", `${path}/${config.id}`, { token })).body.config).toMatchObject({ name: "Second", revision: "2" });
+    expect((await t.http("GET", `${path}/${config.id}`, { token })).body.config).toMatchObject({
+      name: "Second",
+      revision: "2",
+    });
   });
 
   it("of another creator answer 404 overlay_config.not_found to reads and edits, and are not listed", async () => {
     const owner = await creatorToken();
     const other = await creatorToken();
     const { config } = (await t.http("POST", path, { token: owner.token, body: alerts })).body;
-    expect((await t.http("GET", `${path}/${config.id}`, { token: other.token })).body).toMatchObject({ status: 404, code: "overlay_config.not_found" });
-    expect((await t.http("PATCH", `${path}/${config.id}`, { token: other.token, body: { name: "Mine" } })).body).toMatchObject({ status: 404, code: "overlay_config.not_found" });
+    expect((await t.http("GET", `${path}/${config.id}`, { token: other.token })).body).toMatchObject({
+      status: 404,
+      code: "overlay_config.not_found",
+    });
+    expect(
+      (await t.http("PATCH", `${path}/${config.id}`, { token: other.token, body: { name: "Mine" } })).body,
+    ).toMatchObject({ status: 404, code: "overlay_config.not_found" });
     expect((await t.http("GET", path, { token: other.token })).body.configs.configs).toEqual([]);
     expect((await t.http("GET", `${path}/ovc_missing`, { token: owner.token })).status).toBe(404);
   });
@@ -82,10 +128,17 @@ describe("overlay configs", () => {
   it("are read and edited by a first-party service acting for the creator (X-PF-Subject)", async () => {
     const { creator, token } = await creatorToken();
     const { config } = (await t.http("POST", path, { token, body: alerts })).body;
-    const service = await t.token({ kind: "service", svc: "web", caps: ["tips.overlay.config.get", "tips.overlay.config.update"] });
+    const service = await t.token({
+      kind: "service",
+      svc: "web",
+      caps: ["tips.overlay.config.get", "tips.overlay.config.update"],
+    });
     const headers = { "x-pf-subject": creator };
     expect((await t.http("GET", `${path}/${config.id}`, { token: service, headers })).body.config.id).toBe(config.id);
-    expect((await t.http("PATCH", `${path}/${config.id}`, { token: service, headers, body: { name: "By service" } })).body.config.name).toBe("By service");
+    expect(
+      (await t.http("PATCH", `${path}/${config.id}`, { token: service, headers, body: { name: "By service" } })).body
+        .config.name,
+    ).toBe("By service");
     const stranger = { "x-pf-subject": creatorId() };
     expect((await t.http("GET", `${path}/${config.id}`, { token: service, headers: stranger })).status).toBe(404);
   });
@@ -116,13 +169,21 @@ describe("overlay configs", () => {
     const { creator, token } = await creatorToken();
     const [mine, theirs] = [await createGoal(t, creator), await createGoal(t, creatorId())];
     for (const goal_id of [theirs, "gol_missing"]) {
-      const created = await t.http("POST", path, { token, body: { kind: "OVERLAY_KIND_GOALS", name: "G", goals: { goal_id } } });
+      const created = await t.http("POST", path, {
+        token,
+        body: { kind: "OVERLAY_KIND_GOALS", name: "G", goals: { goal_id } },
+      });
       expect(created.body).toMatchObject({ status: 404, code: "goal.not_found" });
     }
-    const { config } = (await t.http("POST", path, { token, body: { kind: "OVERLAY_KIND_GOALS", name: "G", goals: { goal_id: mine } } })).body;
+    const { config } = (
+      await t.http("POST", path, { token, body: { kind: "OVERLAY_KIND_GOALS", name: "G", goals: { goal_id: mine } } })
+    ).body;
     const moved = await t.http("PATCH", `${path}/${config.id}`, { token, body: { goals: { goal_id: theirs } } });
     expect(moved.body).toMatchObject({ status: 404, code: "goal.not_found" });
-    expect((await t.http("GET", `${path}/${config.id}`, { token })).body.config).toMatchObject({ revision: "1", goals: { goal_id: mine } });
+    expect((await t.http("GET", `${path}/${config.id}`, { token })).body.config).toMatchObject({
+      revision: "1",
+      goals: { goal_id: mine },
+    });
   });
 
   it("refuse a PATCH that changes the kind, sends the other kind's section, or an empty name (400, nothing changed)", async () => {

@@ -10,28 +10,49 @@ import { requestedScopes, secretHash } from "../../services/tips/domain/overlay-
 describe("overlay rules", () => {
   it("fill alert defaults and keep what was set", () => {
     expect(alertSettings(create(AlertSettingsSchema)).durationMs).toBe(8000);
-    expect(alertSettings(create(AlertSettingsSchema, { durationMs: 60_000, soundVolume: 100 })).durationMs).toBe(60_000);
+    expect(alertSettings(create(AlertSettingsSchema, { durationMs: 60_000, soundVolume: 100 })).durationMs).toBe(
+      60_000,
+    );
     expect(() => alertSettings(create(AlertSettingsSchema, { durationMs: 60_001 }))).toThrow("duration_ms");
     expect(goalSettings(create(GoalSettingsSchema, { goalId: "gol_1" })).style).toBe(GoalStyle.BAR);
   });
 
   it("show an interaction as an alert once paid (settled or external) and while not hidden", () => {
-    const paid = create(InteractionSchema, { id: "int_1", paymentState: PaymentState.SETTLED, transactionId: "txn_secret" });
+    const paid = create(InteractionSchema, {
+      id: "int_1",
+      paymentState: PaymentState.SETTLED,
+      transactionId: "txn_secret",
+    });
     expect(isAlert(paid)).toBe(true);
     expect(isAlert({ ...paid, paymentState: PaymentState.EXTERNAL })).toBe(true);
     expect(isAlert({ ...paid, paymentState: PaymentState.PENDING })).toBe(false);
     expect(isAlert({ ...paid, hidden: true })).toBe(false);
-    expect(JSON.stringify(alertOf(paid), (_k, v) => (typeof v === "bigint" ? String(v) : v))).not.toContain("txn_secret");
+    expect(JSON.stringify(alertOf(paid), (_k, v) => (typeof v === "bigint" ? String(v) : v))).not.toContain(
+      "txn_secret",
+    );
   });
 
   it("read a paid message aloud when the creator's text-to-speech is on and it pays at least the minimum, in its currency", () => {
-    const message = create(InteractionSchema, { kind: InteractionKind.PAID_MESSAGE, message: "hi", amount: { minorUnits: 500n, currency: "USD" } });
-    const on = create(TextToSpeechSchema, { enabled: true, voice: "alto", minimum: { minorUnits: 500n, currency: "USD" } });
+    const message = create(InteractionSchema, {
+      kind: InteractionKind.PAID_MESSAGE,
+      message: "hi",
+      amount: { minorUnits: 500n, currency: "USD" },
+    });
+    const on = create(TextToSpeechSchema, {
+      enabled: true,
+      voice: "alto",
+      minimum: { minorUnits: 500n, currency: "USD" },
+    });
     expect(speaks(on, message)).toBe(true);
     expect(alertOf(message, on)).toMatchObject({ speak: true, voice: "alto" });
     expect(speaks(undefined, message)).toBe(false);
     expect(speaks({ ...on, enabled: false }, message)).toBe(false);
-    expect(speaks({ ...on, minimum: undefined }, { ...message, amount: { minorUnits: 1n, currency: "EUR" } } as typeof message)).toBe(true);
+    expect(
+      speaks({ ...on, minimum: undefined }, {
+        ...message,
+        amount: { minorUnits: 1n, currency: "EUR" },
+      } as typeof message),
+    ).toBe(true);
     expect(speaks(on, { ...message, amount: { minorUnits: 499n, currency: "USD" } } as typeof message)).toBe(false);
     expect(speaks(on, { ...message, amount: { minorUnits: 900n, currency: "EUR" } } as typeof message)).toBe(false);
     expect(speaks(on, { ...message, message: "" })).toBe(false);

@@ -12,7 +12,10 @@ import { creatorId, mintOverlayToken, recordExternalTip, streamUrl } from "./ove
  * client, it still delivers live alerts after the deadline has long passed.
  */
 const CALL_TIMEOUT_MS = 300;
-const t = usePlatform({ services: ["tips"], env: { PF_CALL_TIMEOUT_MS: String(CALL_TIMEOUT_MS), PF_TIPS_OVERLAY_RECHECK_MS: "100" } });
+const t = usePlatform({
+  services: ["tips"],
+  env: { PF_CALL_TIMEOUT_MS: String(CALL_TIMEOUT_MS), PF_TIPS_OVERLAY_RECHECK_MS: "100" },
+});
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const protoDir = fileURLToPath(new URL("../../proto", import.meta.url));
 
@@ -20,9 +23,18 @@ type ServerStream = (request: object, metadata: grpc.Metadata) => grpc.ClientRea
 let overlays: grpc.Client & Record<string, ServerStream>;
 
 beforeAll(() => {
-  const definition = protoLoader.loadSync("pf/tips/v1/overlays.proto", { includeDirs: [protoDir], longs: String, keepCase: true, defaults: true, oneofs: true });
+  const definition = protoLoader.loadSync("pf/tips/v1/overlays.proto", {
+    includeDirs: [protoDir],
+    longs: String,
+    keepCase: true,
+    defaults: true,
+    oneofs: true,
+  });
   const loaded = grpc.loadPackageDefinition(definition) as any;
-  overlays = new loaded.pf.tips.v1.TipsOverlayService(new URL(t.platform.rpcUrl).host, grpc.credentials.createInsecure());
+  overlays = new loaded.pf.tips.v1.TipsOverlayService(
+    new URL(t.platform.rpcUrl).host,
+    grpc.credentials.createInsecure(),
+  );
 });
 afterAll(() => overlays?.close());
 

@@ -21,7 +21,11 @@ async function opened(secret: string, headers: Record<string, string> = {}): Pro
 async function projected(creator: string, count: number): Promise<void> {
   const em = t.platform.contexts.get("tips")!.orm.em;
   for (let i = 0; i < 100; i++) {
-    const [row] = await em.getConnection().execute<{ n: string }[]>(`select count(*) as n from ${qualified(em, "overlay_alerts")} where creator = ?`, [creator]);
+    const [row] = await em
+      .getConnection()
+      .execute<{ n: string }[]>(`select count(*) as n from ${qualified(em, "overlay_alerts")} where creator = ?`, [
+        creator,
+      ]);
     if (Number(row.n) >= count) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -44,12 +48,24 @@ describe("a reconnecting overlay (Last-Event-ID)", () => {
     const missed2 = await recordExternalTip(t, creator, { message: "missed 2" });
     const hidden = await recordExternalTip(t, creator, { message: "hidden" });
     await t.platform.contexts.get("tips")!.transaction((em) =>
-      recordEvent(em, "tips.interaction.hidden", InteractionChangedSchema, create(InteractionChangedSchema, { interaction: create(InteractionSchema, { id: hidden.id, creator, hidden: true }) })),
+      recordEvent(
+        em,
+        "tips.interaction.hidden",
+        InteractionChangedSchema,
+        create(InteractionChangedSchema, {
+          interaction: create(InteractionSchema, { id: hidden.id, creator, hidden: true }),
+        }),
+      ),
     );
     await projected(creator, 4);
     const em = t.platform.contexts.get("tips")!.orm.em;
     for (let i = 0; i < 100; i++) {
-      const [row] = await em.getConnection().execute<{ hidden: boolean }[]>(`select hidden from ${qualified(em, "overlay_alerts")} where interaction_id = ?`, [hidden.id]);
+      const [row] = await em
+        .getConnection()
+        .execute<{ hidden: boolean }[]>(
+          `select hidden from ${qualified(em, "overlay_alerts")} where interaction_id = ?`,
+          [hidden.id],
+        );
       if (row?.hidden) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }

@@ -16,7 +16,11 @@ const t = usePlatform({ services: ["tips"] });
 /** "At once": well under a second on a quiet machine; the margin is for a loaded CI box. */
 const AT_ONCE_MS = 3000;
 
-async function opened(secret: string, query: Record<string, string> = {}, headers: Record<string, string> = {}): Promise<EventStreamReader> {
+async function opened(
+  secret: string,
+  query: Record<string, string> = {},
+  headers: Record<string, string> = {},
+): Promise<EventStreamReader> {
   const answer = await openEventStream(streamUrl(t, secret, query), headers);
   expect(answer.status, JSON.stringify(answer.problem)).toBe(200);
   expect(answer.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
@@ -26,7 +30,12 @@ async function opened(secret: string, query: Record<string, string> = {}, header
 async function creatorWithAlerts() {
   const creator = creatorId();
   const user = await t.token({ kind: "user", sub: creator });
-  const config = (await t.http("POST", "/tips/api/v1/overlay-configs", { token: user, body: { kind: "OVERLAY_KIND_ALERTS", name: "Alerts" } })).body.config;
+  const config = (
+    await t.http("POST", "/tips/api/v1/overlay-configs", {
+      token: user,
+      body: { kind: "OVERLAY_KIND_ALERTS", name: "Alerts" },
+    })
+  ).body.config;
   return { creator, user, config };
 }
 
@@ -35,23 +44,38 @@ describe("an open overlay stream", () => {
     const { creator, user, config } = await creatorWithAlerts();
     const { secret } = await mintOverlayToken(t, creator, ["OVERLAY_SCOPE_ALERTS"]);
     const stream = await opened(secret);
-    expect(await stream.next()).toMatchObject({ event: "opened", data: { opened: { creator, scopes: ["OVERLAY_SCOPE_ALERTS"] } } });
+    expect(await stream.next()).toMatchObject({
+      event: "opened",
+      data: { opened: { creator, scopes: ["OVERLAY_SCOPE_ALERTS"] } },
+    });
     const first = await stream.next();
     expect(first).toMatchObject({ event: "config", data: { config: { id: config.id, revision: "1" } } });
     expect(first?.id).toBeUndefined();
 
     const started = Date.now();
-    const patched = await t.http("PATCH", `/tips/api/v1/overlay-configs/${config.id}`, { token: user, body: { alerts: { sound_volume: 20 } } });
+    const patched = await t.http("PATCH", `/tips/api/v1/overlay-configs/${config.id}`, {
+      token: user,
+      body: { alerts: { sound_volume: 20 } },
+    });
     expect(patched.status).toBe(200);
     const change = await stream.next(AT_ONCE_MS);
     expect(Date.now() - started).toBeLessThan(AT_ONCE_MS);
-    expect(change).toMatchObject({ event: "config", data: { config: { id: config.id, revision: "2", alerts: { sound_volume: 20 } } } });
+    expect(change).toMatchObject({
+      event: "config",
+      data: { config: { id: config.id, revision: "2", alerts: { sound_volume: 20 } } },
+    });
     expect(change?.id).toMatch(/^evt_/);
     expect(change?.data.id).toBe(change?.id);
 
     // A config created later reaches it too.
-    const second = await t.http("POST", "/tips/api/v1/overlay-configs", { token: user, body: { kind: "OVERLAY_KIND_ALERTS", name: "Second" } });
-    expect(await stream.next(AT_ONCE_MS)).toMatchObject({ event: "config", data: { config: { id: second.body.config.id } } });
+    const second = await t.http("POST", "/tips/api/v1/overlay-configs", {
+      token: user,
+      body: { kind: "OVERLAY_KIND_ALERTS", name: "Second" },
+    });
+    expect(await stream.next(AT_ONCE_MS)).toMatchObject({
+      event: "config",
+      data: { config: { id: second.body.config.id } },
+    });
     await stream.close();
   });
 
@@ -64,7 +88,10 @@ describe("an open overlay stream", () => {
     await stream.next();
     const started = Date.now();
     expect((await t.http("POST", `/tips/api/v1/overlay-tokens/${id}/revoke`, { token: user })).status).toBe(200);
-    expect(await stream.next(AT_ONCE_MS)).toMatchObject({ event: "error", data: { status: 401, code: "overlay_token.revoked" } });
+    expect(await stream.next(AT_ONCE_MS)).toMatchObject({
+      event: "error",
+      data: { status: 401, code: "overlay_token.revoked" },
+    });
     await stream.end(AT_ONCE_MS);
     expect(Date.now() - started).toBeLessThan(AT_ONCE_MS);
     const again = await openEventStream(streamUrl(t, secret));
@@ -84,7 +111,14 @@ describe("an open overlay stream", () => {
     const alert = await stream.next(AT_ONCE_MS);
     expect(alert).toMatchObject({
       event: "alert",
-      data: { alert: { interaction_id: interaction.id, kind: "INTERACTION_KIND_EXTERNAL", amount: { minor_units: "1234", currency: "USD" }, message: "great stream" } },
+      data: {
+        alert: {
+          interaction_id: interaction.id,
+          kind: "INTERACTION_KIND_EXTERNAL",
+          amount: { minor_units: "1234", currency: "USD" },
+          message: "great stream",
+        },
+      },
     });
     expect(alert?.id).toMatch(/^evt_/);
     // No payment details reach an overlay.
@@ -93,8 +127,18 @@ describe("an open overlay stream", () => {
     // A hide, as the payments half publishes it (tips.interaction.hidden through the outbox).
     const tips = t.platform.contexts.get("tips")!;
     const hidden = create(InteractionSchema, { id: interaction.id, creator, hidden: true });
-    await tips.transaction((em) => recordEvent(em, "tips.interaction.hidden", InteractionChangedSchema, create(InteractionChangedSchema, { interaction: hidden })));
-    expect(await stream.next(AT_ONCE_MS)).toMatchObject({ event: "alert_removed", data: { alert_removed: { interaction_id: interaction.id } } });
+    await tips.transaction((em) =>
+      recordEvent(
+        em,
+        "tips.interaction.hidden",
+        InteractionChangedSchema,
+        create(InteractionChangedSchema, { interaction: hidden }),
+      ),
+    );
+    expect(await stream.next(AT_ONCE_MS)).toMatchObject({
+      event: "alert_removed",
+      data: { alert_removed: { interaction_id: interaction.id } },
+    });
     await stream.close();
   });
 
@@ -113,45 +157,87 @@ describe("an open overlay stream", () => {
     const tips = t.platform.contexts.get("tips")!;
     const settle = (id: string, minor: bigint) =>
       tips.transaction((em) =>
-        recordEvent(em, "tips.interaction.settled", InteractionChangedSchema, create(InteractionChangedSchema, {
-          interaction: create(InteractionSchema, { id, creator, kind: InteractionKind.PAID_MESSAGE, message: "read me", amount: { minorUnits: minor, currency: "USD" }, paymentState: PaymentState.SETTLED }),
-        })),
+        recordEvent(
+          em,
+          "tips.interaction.settled",
+          InteractionChangedSchema,
+          create(InteractionChangedSchema, {
+            interaction: create(InteractionSchema, {
+              id,
+              creator,
+              kind: InteractionKind.PAID_MESSAGE,
+              message: "read me",
+              amount: { minorUnits: minor, currency: "USD" },
+              paymentState: PaymentState.SETTLED,
+            }),
+          }),
+        ),
       );
     await settle("int_loud1", 600n);
-    expect(await stream.next(AT_ONCE_MS)).toMatchObject({ event: "alert", data: { alert: { interaction_id: "int_loud1", speak: true, voice: "alto" } } });
+    expect(await stream.next(AT_ONCE_MS)).toMatchObject({
+      event: "alert",
+      data: { alert: { interaction_id: "int_loud1", speak: true, voice: "alto" } },
+    });
     await settle("int_quiet1", 100n);
-    expect(await stream.next(AT_ONCE_MS)).toMatchObject({ event: "alert", data: { alert: { interaction_id: "int_quiet1", speak: false, voice: "" } } });
+    expect(await stream.next(AT_ONCE_MS)).toMatchObject({
+      event: "alert",
+      data: { alert: { interaction_id: "int_quiet1", speak: false, voice: "" } },
+    });
     await stream.close();
   });
 
   it("of a goals token shows the goal its config names: progress live, no alerts, and nothing of other creators", async () => {
     const creator = creatorId();
     const user = await t.token({ kind: "user", sub: creator });
-    const goal = await t.http("POST", "/tips/api/v1/goals", { token: user, body: { title: "New mic", target: { minor_units: "10000", currency: "USD" } } });
+    const goal = await t.http("POST", "/tips/api/v1/goals", {
+      token: user,
+      body: { title: "New mic", target: { minor_units: "10000", currency: "USD" } },
+    });
     expect(goal.status, JSON.stringify(goal.body)).toBe(201);
     const goalId = goal.body.goal.id;
-    await t.http("POST", "/tips/api/v1/overlay-configs", { token: user, body: { kind: "OVERLAY_KIND_GOALS", name: "Mic", goals: { goal_id: goalId } } });
-    await t.http("POST", "/tips/api/v1/overlay-configs", { token: user, body: { kind: "OVERLAY_KIND_ALERTS", name: "Alerts" } });
+    await t.http("POST", "/tips/api/v1/overlay-configs", {
+      token: user,
+      body: { kind: "OVERLAY_KIND_GOALS", name: "Mic", goals: { goal_id: goalId } },
+    });
+    await t.http("POST", "/tips/api/v1/overlay-configs", {
+      token: user,
+      body: { kind: "OVERLAY_KIND_ALERTS", name: "Alerts" },
+    });
     const { secret } = await mintOverlayToken(t, creator, ["OVERLAY_SCOPE_GOALS"]);
     const stream = await opened(secret);
-    expect(await stream.next()).toMatchObject({ event: "opened", data: { opened: { scopes: ["OVERLAY_SCOPE_GOALS"] } } });
+    expect(await stream.next()).toMatchObject({
+      event: "opened",
+      data: { opened: { scopes: ["OVERLAY_SCOPE_GOALS"] } },
+    });
     expect(await stream.next()).toMatchObject({ event: "config", data: { config: { kind: "OVERLAY_KIND_GOALS" } } });
     await recordExternalTip(t, creatorId(), { minor: 999 });
     await recordExternalTip(t, creator, { minor: 2500, goalId });
     let progress = await stream.next(AT_ONCE_MS);
     // The goal may also come first from the opening snapshot, when the goal view already had it.
-    while (progress?.event === "goal" && progress.data.goal.total?.minor_units !== "2500") progress = await stream.next(AT_ONCE_MS);
-    expect(progress).toMatchObject({ event: "goal", data: { goal: { goal_id: goalId, title: "New mic", total: { minor_units: "2500" }, target: { minor_units: "10000" } } } });
+    while (progress?.event === "goal" && progress.data.goal.total?.minor_units !== "2500")
+      progress = await stream.next(AT_ONCE_MS);
+    expect(progress).toMatchObject({
+      event: "goal",
+      data: {
+        goal: { goal_id: goalId, title: "New mic", total: { minor_units: "2500" }, target: { minor_units: "10000" } },
+      },
+    });
     await expect(stream.next(500)).rejects.toThrow("no event");
     await stream.close();
   });
 
   it("asked for one config shows only that config", async () => {
     const { creator, user, config } = await creatorWithAlerts();
-    await t.http("POST", "/tips/api/v1/overlay-configs", { token: user, body: { kind: "OVERLAY_KIND_ALERTS", name: "Other" } });
+    await t.http("POST", "/tips/api/v1/overlay-configs", {
+      token: user,
+      body: { kind: "OVERLAY_KIND_ALERTS", name: "Other" },
+    });
     const { secret } = await mintOverlayToken(t, creator, ["OVERLAY_SCOPE_ALERTS", "OVERLAY_SCOPE_GOALS"]);
     const stream = await opened(secret, { config_id: config.id });
-    expect(await stream.next()).toMatchObject({ event: "opened", data: { opened: { scopes: ["OVERLAY_SCOPE_ALERTS"] } } });
+    expect(await stream.next()).toMatchObject({
+      event: "opened",
+      data: { opened: { scopes: ["OVERLAY_SCOPE_ALERTS"] } },
+    });
     expect(await stream.next()).toMatchObject({ event: "config", data: { config: { id: config.id } } });
     await expect(stream.next(500)).rejects.toThrow("no event");
     await stream.close();

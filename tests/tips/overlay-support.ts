@@ -8,7 +8,11 @@ export function creatorId(): string {
 }
 
 /** Mints an overlay token for a creator with the creator's own user token; answers its id and its secret. */
-export async function mintOverlayToken(t: TestPlatform, creator: string, scopes: string[]): Promise<{ id: string; secret: string }> {
+export async function mintOverlayToken(
+  t: TestPlatform,
+  creator: string,
+  scopes: string[],
+): Promise<{ id: string; secret: string }> {
   const token = await t.token({ kind: "user", sub: creator });
   const answer = await t.http("POST", "/tips/api/v1/overlay-tokens", { token, body: { scopes, label: "OBS" } });
   expect(answer.status).toBe(201);
@@ -21,7 +25,11 @@ export function streamUrl(t: TestPlatform, secret: string, query: Record<string,
 }
 
 /** Records an external tip through the payments half's internal route (it publishes tips.interaction.settled); answers the interaction. */
-export async function recordExternalTip(t: TestPlatform, creator: string, options: { minor?: number; message?: string; goalId?: string } = {}) {
+export async function recordExternalTip(
+  t: TestPlatform,
+  creator: string,
+  options: { minor?: number; message?: string; goalId?: string } = {},
+) {
   const token = await t.token({ kind: "service", svc: "streamlabs", caps: ["tips.interaction.record"] });
   const answer = await t.http("POST", "/tips/api/v1/interactions/external", {
     token,
@@ -42,7 +50,10 @@ export async function recordExternalTip(t: TestPlatform, creator: string, option
 /** Creates an open goal of a creator with the creator's own user token; answers its id. */
 export async function createGoal(t: TestPlatform, creator: string): Promise<string> {
   const token = await t.token({ kind: "user", sub: creator });
-  const answer = await t.http("POST", "/tips/api/v1/goals", { token, body: { title: "Goal", target: { minor_units: "1000", currency: "USD" } } });
+  const answer = await t.http("POST", "/tips/api/v1/goals", {
+    token,
+    body: { title: "Goal", target: { minor_units: "1000", currency: "USD" } },
+  });
   expect(answer.status, JSON.stringify(answer.body)).toBe(201);
   return answer.body.goal.id;
 }

@@ -20,12 +20,20 @@ async function storedRows(creator: string): Promise<Record<string, unknown>[]> {
 describe("overlay tokens", () => {
   it("are minted with their scopes; the secret is in the 201 answer only, never listed, and the database keeps only its SHA-256", async () => {
     const { creator, token } = await creatorToken();
-    const minted = await t.http("POST", path, { token, body: { scopes: ["OVERLAY_SCOPE_ALERTS", "OVERLAY_SCOPE_GOALS"], label: "OBS alerts" } });
+    const minted = await t.http("POST", path, {
+      token,
+      body: { scopes: ["OVERLAY_SCOPE_ALERTS", "OVERLAY_SCOPE_GOALS"], label: "OBS alerts" },
+    });
     expect(minted.status).toBe(201);
     expect(minted.headers.get("cache-control")).toBe("no-store");
     const { secret } = minted.body;
     expect(secret).toMatch(/^ovk_[A-Za-z0-9_-]{43}$/);
-    expect(minted.body.token).toMatchObject({ creator, scopes: ["OVERLAY_SCOPE_ALERTS", "OVERLAY_SCOPE_GOALS"], label: "OBS alerts", secret_hint: secret.slice(-4) });
+    expect(minted.body.token).toMatchObject({
+      creator,
+      scopes: ["OVERLAY_SCOPE_ALERTS", "OVERLAY_SCOPE_GOALS"],
+      label: "OBS alerts",
+      secret_hint: secret.slice(-4),
+    });
     expect(minted.body.token.id).toMatch(/^ovt_/);
     expect(minted.body.token).not.toHaveProperty("secret");
 
@@ -59,14 +67,22 @@ describe("overlay tokens", () => {
     expect(again.body.token.revoked_at).toBe(revoked.body.token.revoked_at);
     expect((await outboxEvents(t, "tips", minted.id)).map((e) => e.subject)).toEqual(["tips.overlay_token.revoked"]);
     expect((await t.http("GET", path, { token })).body.tokens.tokens).toEqual([]);
-    expect((await t.http("GET", `${path}?include_revoked=true`, { token })).body.tokens.tokens.map((x: { id: string }) => x.id)).toEqual([minted.id]);
+    expect(
+      (await t.http("GET", `${path}?include_revoked=true`, { token })).body.tokens.tokens.map(
+        (x: { id: string }) => x.id,
+      ),
+    ).toEqual([minted.id]);
   });
 
   it("of another creator answer 404 overlay_token.not_found to a revoke, which changes nothing", async () => {
     const owner = await creatorToken();
     const other = await creatorToken();
-    const minted = (await t.http("POST", path, { token: owner.token, body: { scopes: ["OVERLAY_SCOPE_ALERTS"] } })).body.token;
-    expect((await t.http("POST", `${path}/${minted.id}/revoke`, { token: other.token })).body).toMatchObject({ status: 404, code: "overlay_token.not_found" });
+    const minted = (await t.http("POST", path, { token: owner.token, body: { scopes: ["OVERLAY_SCOPE_ALERTS"] } })).body
+      .token;
+    expect((await t.http("POST", `${path}/${minted.id}/revoke`, { token: other.token })).body).toMatchObject({
+      status: 404,
+      code: "overlay_token.not_found",
+    });
     expect((await t.http("GET", path, { token: other.token })).body.tokens.tokens).toEqual([]);
     expect((await t.http("GET", path, { token: owner.token })).body.tokens.tokens[0].revoked_at).toBeUndefined();
   });
@@ -74,7 +90,8 @@ describe("overlay tokens", () => {
   it("are listed newest first in pages", async () => {
     const { token } = await creatorToken();
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await t.http("POST", path, { token, body: { scopes: ["OVERLAY_SCOPE_ALERTS"] } })).body.token.id);
+    for (let i = 0; i < 3; i++)
+      ids.push((await t.http("POST", path, { token, body: { scopes: ["OVERLAY_SCOPE_ALERTS"] } })).body.token.id);
     const first = await t.http("GET", `${path}?limit=2`, { token });
     expect(first.body.tokens.tokens.map((x: { id: string }) => x.id)).toEqual([ids[2], ids[1]]);
     const second = await t.http("GET", `${path}?limit=2&cursor=${first.body.tokens.next_cursor}`, { token });
@@ -84,7 +101,11 @@ describe("overlay tokens", () => {
   it("can be minted by a first-party service acting for the creator", async () => {
     const creator = creatorId();
     const service = await t.token({ kind: "service", svc: "web", caps: ["tips.overlay.token.create"] });
-    const minted = await t.http("POST", path, { token: service, headers: { "x-pf-subject": creator }, body: { scopes: ["OVERLAY_SCOPE_ALERTS"] } });
+    const minted = await t.http("POST", path, {
+      token: service,
+      headers: { "x-pf-subject": creator },
+      body: { scopes: ["OVERLAY_SCOPE_ALERTS"] },
+    });
     expect(minted.body.token.creator).toBe(creator);
   });
 

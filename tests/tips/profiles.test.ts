@@ -29,45 +29,95 @@ describe("tip profiles", () => {
       moderators: { subjects: ["usr_mod1"] },
       revision: "1",
     });
-    const updated = await call("PATCH", `/profiles/${creator}`, { accepting: false, word_filter: { words: [] }, expected_revision: 1 });
-    expect(updated.body.profile).toMatchObject({ accepting: false, page_enabled: true, minimums: { tip: { minor_units: "100" } }, revision: "2" });
+    const updated = await call("PATCH", `/profiles/${creator}`, {
+      accepting: false,
+      word_filter: { words: [] },
+      expected_revision: 1,
+    });
+    expect(updated.body.profile).toMatchObject({
+      accepting: false,
+      page_enabled: true,
+      minimums: { tip: { minor_units: "100" } },
+      revision: "2",
+    });
     expect(updated.body.profile.word_filter?.words ?? []).toEqual([]);
-    expect((await call("PATCH", `/profiles/${creator}`, { accepting: true, expected_revision: 1 })).body).toMatchObject({ status: 412, code: "revision.conflict" });
-    expect((await call("PATCH", `/profiles/${creator}`, { accepting: true }, { "if-match": '"1"' })).body).toMatchObject({ status: 412, code: "revision.conflict" });
+    expect((await call("PATCH", `/profiles/${creator}`, { accepting: true, expected_revision: 1 })).body).toMatchObject(
+      { status: 412, code: "revision.conflict" },
+    );
+    expect(
+      (await call("PATCH", `/profiles/${creator}`, { accepting: true }, { "if-match": '"1"' })).body,
+    ).toMatchObject({ status: 412, code: "revision.conflict" });
   });
 
   it("are updated by a service acting for the creator (X-PF-Subject); anyone else is refused (403 tips.not_creator)", async () => {
     const creator = person("cre");
     const web = await t.token({ kind: "service", svc: "web", caps: ["tips.profile.update"] });
-    const relayed = await t.http("PATCH", `/tips/api/v1/profiles/${creator}`, { token: web, body: { accepting: true }, headers: { "x-pf-subject": creator } });
+    const relayed = await t.http("PATCH", `/tips/api/v1/profiles/${creator}`, {
+      token: web,
+      body: { accepting: true },
+      headers: { "x-pf-subject": creator },
+    });
     expect(relayed.status).toBe(200);
-    const other = await t.http("PATCH", `/tips/api/v1/profiles/${creator}`, { token: web, body: { accepting: false }, headers: { "x-pf-subject": person("oth") } });
+    const other = await t.http("PATCH", `/tips/api/v1/profiles/${creator}`, {
+      token: web,
+      body: { accepting: false },
+      headers: { "x-pf-subject": person("oth") },
+    });
     expect(other.body).toMatchObject({ status: 403, code: "tips.not_creator" });
-    const someone = await as(t, await userToken(t, person("oth")))("PATCH", `/profiles/${creator}`, { accepting: false });
+    const someone = await as(t, await userToken(t, person("oth")))("PATCH", `/profiles/${creator}`, {
+      accepting: false,
+    });
     expect(someone.body).toMatchObject({ status: 403, code: "tips.not_creator" });
-    const nobody = await t.http("PATCH", `/tips/api/v1/profiles/${creator}`, { token: web, body: { accepting: false } });
+    const nobody = await t.http("PATCH", `/tips/api/v1/profiles/${creator}`, {
+      token: web,
+      body: { accepting: false },
+    });
     expect(nobody.body).toMatchObject({ status: 403, code: "auth.person_required" });
   });
 
   it("refuse bad settings by field", async () => {
     const creator = person("cre");
     const call = as(t, await userToken(t, creator));
-    expect((await call("PATCH", `/profiles/${creator}`, { minimums: { tip: usd(-1) } })).body).toMatchObject({ status: 400, field: "minimums.tip.minor_units" });
-    expect((await call("PATCH", `/profiles/${creator}`, { media_requests: { allowed_hosts: ["not a host"] } })).body).toMatchObject({ status: 400, field: "media_requests.allowed_hosts" });
-    expect((await call("PATCH", `/profiles/${creator}`, { media_requests: { max_seconds: -1 } })).body).toMatchObject({ status: 400, field: "media_requests.max_seconds" });
-    expect((await call("PATCH", `/profiles/${creator}`, { moderators: { subjects: ["bob"] } })).body).toMatchObject({ status: 400, field: "moderators.subjects" });
-    expect((await call("PATCH", `/profiles/${creator}`, { word_filter: { words: [" "] } })).body).toMatchObject({ status: 400, field: "word_filter.words" });
-    expect((await call("PATCH", `/profiles/${creator}`, { revision: 5 })).body).toMatchObject({ status: 400, code: "request.invalid" });
+    expect((await call("PATCH", `/profiles/${creator}`, { minimums: { tip: usd(-1) } })).body).toMatchObject({
+      status: 400,
+      field: "minimums.tip.minor_units",
+    });
+    expect(
+      (await call("PATCH", `/profiles/${creator}`, { media_requests: { allowed_hosts: ["not a host"] } })).body,
+    ).toMatchObject({ status: 400, field: "media_requests.allowed_hosts" });
+    expect((await call("PATCH", `/profiles/${creator}`, { media_requests: { max_seconds: -1 } })).body).toMatchObject({
+      status: 400,
+      field: "media_requests.max_seconds",
+    });
+    expect((await call("PATCH", `/profiles/${creator}`, { moderators: { subjects: ["bob"] } })).body).toMatchObject({
+      status: 400,
+      field: "moderators.subjects",
+    });
+    expect((await call("PATCH", `/profiles/${creator}`, { word_filter: { words: [" "] } })).body).toMatchObject({
+      status: 400,
+      field: "word_filter.words",
+    });
+    expect((await call("PATCH", `/profiles/${creator}`, { revision: 5 })).body).toMatchObject({
+      status: 400,
+      code: "request.invalid",
+    });
   });
 
   it("with the page off: readable by its owner only (others 404); on: others read it without word filter and moderators", async () => {
     const creator = person("cre");
-    await setProfile(t, creator, { page_enabled: false, word_filter: { words: ["x"] }, moderators: { subjects: ["usr_mod1"] } });
+    await setProfile(t, creator, {
+      page_enabled: false,
+      word_filter: { words: ["x"] },
+      moderators: { subjects: ["usr_mod1"] },
+    });
     const owner = await as(t, await userToken(t, creator))("GET", `/profiles/${creator}`);
     expect(owner.body.profile).toMatchObject({ creator, page_enabled: false, word_filter: { words: ["x"] } });
     const other = as(t, await userToken(t, person("oth")));
     expect((await other("GET", `/profiles/${creator}`)).body).toMatchObject({ status: 404, code: "profile.not_found" });
-    expect((await other("GET", `/profiles/${person("none")}`)).body).toMatchObject({ status: 404, code: "profile.not_found" });
+    expect((await other("GET", `/profiles/${person("none")}`)).body).toMatchObject({
+      status: 404,
+      code: "profile.not_found",
+    });
     await setProfile(t, creator, { page_enabled: true });
     const shown = await other("GET", `/profiles/${creator}`);
     expect(shown.body.profile).toMatchObject({ creator, page_enabled: true });
@@ -87,15 +137,27 @@ describe("the public tip page (designed)", () => {
     const closed = (await creatorCall("POST", "/goals", { title: "Closed", target: usd(1000) })).body.goal;
     await creatorCall("POST", `/goals/${closed.id}/close`, {});
     const supporterCall = as(t, await userToken(t, supporter));
-    const shown = await supporterCall("POST", "/paid-messages", { creator, amount: usd(300), message: "visible one", goal_id: open.id }, { "idempotency-key": newKey() });
-    await supporterCall("POST", "/paid-messages", { creator, amount: usd(300), message: "please hideme", goal_id: open.id }, { "idempotency-key": newKey() });
+    const shown = await supporterCall(
+      "POST",
+      "/paid-messages",
+      { creator, amount: usd(300), message: "visible one", goal_id: open.id },
+      { "idempotency-key": newKey() },
+    );
+    await supporterCall(
+      "POST",
+      "/paid-messages",
+      { creator, amount: usd(300), message: "please hideme", goal_id: open.id },
+      { "idempotency-key": newKey() },
+    );
 
     const page = await t.http("GET", `/tips/api/v1/public/${creator}`);
     expect(page.status).toBe(200);
     expect(page.body.profile).toMatchObject({ creator, page_enabled: true, accepting: true });
     expect(page.body.profile.word_filter).toBeUndefined();
     expect(page.body.profile.moderators).toBeUndefined();
-    expect(page.body.goals.map((g: { title: string; total: { minor_units: string } }) => [g.title, g.total.minor_units])).toEqual([["Open", "600"]]);
+    expect(
+      page.body.goals.map((g: { title: string; total: { minor_units: string } }) => [g.title, g.total.minor_units]),
+    ).toEqual([["Open", "600"]]);
     expect(page.body.messages.map((m: { id: string }) => m.id)).toEqual([shown.body.interaction.id]);
     // Anyone reads the page: the payment's details stay with the supporter and the creator.
     expect(shown.body.interaction.transaction_id).toMatch(/^ltx_/);
@@ -105,6 +167,9 @@ describe("the public tip page (designed)", () => {
     expect(page.body.messages[0].payment_method ?? "PAYMENT_METHOD_UNSPECIFIED").toBe("PAYMENT_METHOD_UNSPECIFIED");
 
     await setProfile(t, creator, { page_enabled: false });
-    expect((await t.http("GET", `/tips/api/v1/public/${creator}`)).body).toMatchObject({ status: 404, code: "profile.not_found" });
+    expect((await t.http("GET", `/tips/api/v1/public/${creator}`)).body).toMatchObject({
+      status: 404,
+      code: "profile.not_found",
+    });
   });
 });

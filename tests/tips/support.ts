@@ -38,7 +38,11 @@ export const userToken = (t: TestPlatform, sub: string) => t.token({ kind: "user
 
 /** Creates or updates a creator's profile with the creator's own token; accepting and page on by default. */
 export async function setProfile(t: TestPlatform, creator: string, fields: Record<string, unknown> = {}) {
-  const answer = await as(t, await userToken(t, creator))("PATCH", `/profiles/${creator}`, { page_enabled: true, accepting: true, ...fields });
+  const answer = await as(t, await userToken(t, creator))("PATCH", `/profiles/${creator}`, {
+    page_enabled: true,
+    accepting: true,
+    ...fields,
+  });
   if (answer.status !== 200) throw new Error(`profile: ${JSON.stringify(answer.body)}`);
   return answer.body.profile;
 }
@@ -55,17 +59,21 @@ export async function balanceReader(t: TestPlatform) {
 /** Billing transactions referencing one tips interaction. */
 export async function billingTransactionsFor(t: TestPlatform, interactionId: string): Promise<number> {
   const em = t.platform.contexts.get("billing")!.orm.em.fork();
-  const [row] = await em.getConnection().execute<{ count: string }[]>(
-    `select count(*) as count from billing.transactions where reference_id = ? or reference_id in (select id from billing.intents where reference_id = ?)`,
-    [interactionId, interactionId],
-  );
+  const [row] = await em
+    .getConnection()
+    .execute<{ count: string }[]>(
+      `select count(*) as count from billing.transactions where reference_id = ? or reference_id in (select id from billing.intents where reference_id = ?)`,
+      [interactionId, interactionId],
+    );
   return Number(row.count);
 }
 
 /** Rows of a tips table with one id. */
 export async function tipsRows(t: TestPlatform, table: string, id: string): Promise<number> {
   const em = t.platform.contexts.get("tips")!.orm.em.fork();
-  const [row] = await em.getConnection().execute<{ count: string }[]>(`select count(*) as count from tips.${table} where id = ?`, [id]);
+  const [row] = await em
+    .getConnection()
+    .execute<{ count: string }[]>(`select count(*) as count from tips.${table} where id = ?`, [id]);
   return Number(row.count);
 }
 

@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { Actor, Visibility } from "../../gen/pf/v1/options_pb.js";
 import { VipService } from "../../gen/pf/vip/v1/vip_pb.js";
-import { bindingOf, describeMalformedInput, describeRefusals, itWithSpec, routesOf, type RouteCall } from "../support/access.js";
+import {
+  bindingOf,
+  describeMalformedInput,
+  describeRefusals,
+  itWithSpec,
+  routesOf,
+  type RouteCall,
+} from "../support/access.js";
 import { usePlatform } from "../support/platform.js";
 import { expectStatus, person, serviceToken, userToken } from "./support.js";
 
@@ -9,11 +16,19 @@ const resource = { service: "media", kind: "video", id: "vid_1" };
 
 /** One valid call per membership route; the refusals vary only the caller. */
 const calls: Record<string, RouteCall> = {
-  createCheckout: { method: "POST", path: "/vip/api/v1/checkout", body: { plan_id: "pln_1", paid_via: "PAID_VIA_CREDIT", idempotency_key: "k1" } },
+  createCheckout: {
+    method: "POST",
+    path: "/vip/api/v1/checkout",
+    body: { plan_id: "pln_1", paid_via: "PAID_VIA_CREDIT", idempotency_key: "k1" },
+  },
   getCreator: { method: "GET", path: "/vip/api/v1/creators/usr_c1" },
   listMembers: { method: "GET", path: "/vip/api/v1/creators/usr_c1/members" },
   checkEntitlement: { method: "GET", path: "/vip/api/v1/entitlements/check?subject=usr_a1&creator=usr_c1" },
-  postEntitlementCheck: { method: "POST", path: "/vip/api/v1/entitlements/check", body: { subject: "usr_a1", creator: "usr_c1" } },
+  postEntitlementCheck: {
+    method: "POST",
+    path: "/vip/api/v1/entitlements/check",
+    body: { subject: "usr_a1", creator: "usr_c1" },
+  },
   getMemberships: { method: "GET", path: "/vip/api/v1/memberships/usr_a1" },
   listPerks: { method: "GET", path: "/vip/api/v1/perks" },
   createPerk: { method: "POST", path: "/vip/api/v1/perks", body: { kind: "PERK_KIND_BADGE", name: "Badge" } },
@@ -26,7 +41,11 @@ const calls: Record<string, RouteCall> = {
   publishPlan: { method: "POST", path: "/vip/api/v1/plans/pln_1/publish", body: {} },
   listPlanVersions: { method: "GET", path: "/vip/api/v1/plans/pln_1/versions" },
   listPolicies: { method: "GET", path: "/vip/api/v1/policies" },
-  setPolicy: { method: "POST", path: "/vip/api/v1/policies", body: { creator: "usr_c1", resource, rule: "POLICY_RULE_ANY_MEMBER" } },
+  setPolicy: {
+    method: "POST",
+    path: "/vip/api/v1/policies",
+    body: { creator: "usr_c1", resource, rule: "POLICY_RULE_ANY_MEMBER" },
+  },
   getPolicy: { method: "GET", path: "/vip/api/v1/policies/pol_1" },
   deletePolicy: { method: "DELETE", path: "/vip/api/v1/policies/pol_1" },
   evaluatePolicy: { method: "POST", path: "/vip/api/v1/policies/evaluate", body: { subject: "usr_a1", resource } },
@@ -62,7 +81,9 @@ describe("every membership route", () => {
       expect(answer.status, name).toBeLessThan(500);
     }
     expect(routes.filter((route) => route.rule.anonymous)).toHaveLength(5);
-    expect((await t.http("GET", "/vip/api/v1/plans")).body).toEqual({ plans: { creator: "", plans: [], next_cursor: "" } });
+    expect((await t.http("GET", "/vip/api/v1/plans")).body).toEqual({
+      plans: { creator: "", plans: [], next_cursor: "" },
+    });
   });
 
   it("refuses X-PF-Staff and X-PF-Subject from anonymous callers on public reads (403 auth.header_refused)", async () => {
@@ -78,7 +99,12 @@ describe("declared people and staff", () => {
         expect(rule.actor, name).toBe(Actor.MEMBER);
         continue;
       }
-      const shape = (r: typeof rule) => ({ name: r.name, actor: r.actor, visibility: r.visibility, caps: r.capabilities });
+      const shape = (r: typeof rule) => ({
+        name: r.name,
+        actor: r.actor,
+        visibility: r.visibility,
+        caps: r.capabilities,
+      });
       expect(shape(rule), name).toEqual({ ...shape(rule), name: "staff", actor: Actor.STAFF });
       expect(rule.alternatives.map(shape), name).toEqual([{ ...shape(rule), name: "person", actor: Actor.PERSON }]);
     }
@@ -105,7 +131,11 @@ describe("declared people and staff", () => {
     const body = { plan_id: "pln_1", paid_via: "PAID_VIA_CREDIT", idempotency_key: "k1" };
     expectStatus(await t.http("POST", "/vip/api/v1/checkout", { token: staff, body }), 403, "auth.member_required");
     const headers = { "x-pf-subject": "gst_g1" };
-    expectStatus(await t.http("POST", "/vip/api/v1/checkout", { token: staff, body, headers }), 403, "auth.member_required");
+    expectStatus(
+      await t.http("POST", "/vip/api/v1/checkout", { token: staff, body, headers }),
+      403,
+      "auth.member_required",
+    );
   });
 
   it("person-scoped reads: the person named, or the grant (staff), never another person", async () => {

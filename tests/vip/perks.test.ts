@@ -16,21 +16,45 @@ beforeAll(async () => {
 });
 
 const binding = { service: "media", kind: "emote_set", id: "es_1" };
-const updatePerk = (id: string, token: string, body: unknown) => t.http("PATCH", `/vip/api/v1/perks/${id}`, { token, body });
+const updatePerk = (id: string, token: string, body: unknown) =>
+  t.http("PATCH", `/vip/api/v1/perks/${id}`, { token, body });
 const listed = async (token?: string) =>
   (await t.http("GET", `/vip/api/v1/perks?owner=${creator}`, { token })).body.perks.map((p: { id: string }) => p.id);
 
 describe("perks", () => {
   it("are created with their kind and product bindings, active", async () => {
     const perk = await createPerk(t, mine, { kind: "PERK_KIND_EMOTE", name: "Wave", product_bindings: [binding] });
-    expect(perk).toMatchObject({ owner: creator, kind: "PERK_KIND_EMOTE", name: "Wave", product_bindings: [binding], status: "PERK_STATUS_ACTIVE", revision: "1" });
+    expect(perk).toMatchObject({
+      owner: creator,
+      kind: "PERK_KIND_EMOTE",
+      name: "Wave",
+      product_bindings: [binding],
+      status: "PERK_STATUS_ACTIVE",
+      revision: "1",
+    });
     for (const kind of ["PERK_KIND_BADGE", "PERK_KIND_GATED_CONTENT", "PERK_KIND_ROOM", "PERK_KIND_ROLE"]) {
       expect((await createPerk(t, mine, { kind })).kind).toBe(kind);
     }
-    expect((await t.http("POST", "/vip/api/v1/perks", { token: mine, body: { name: "x" } })).body).toMatchObject({ status: 400, field: "kind" });
-    expect((await t.http("POST", "/vip/api/v1/perks", { token: mine, body: { kind: "PERK_KIND_BADGE", name: "x", product_bindings: [{ service: "media" }] } })).body)
-      .toMatchObject({ status: 400, field: "product_bindings[0].kind" });
-    expectStatus(await t.http("POST", "/vip/api/v1/perks", { token: mine, body: { kind: "PERK_KIND_BADGE", name: "n", owner: "network" } }), 403, "vip.not_owner");
+    expect((await t.http("POST", "/vip/api/v1/perks", { token: mine, body: { name: "x" } })).body).toMatchObject({
+      status: 400,
+      field: "kind",
+    });
+    expect(
+      (
+        await t.http("POST", "/vip/api/v1/perks", {
+          token: mine,
+          body: { kind: "PERK_KIND_BADGE", name: "x", product_bindings: [{ service: "media" }] },
+        })
+      ).body,
+    ).toMatchObject({ status: 400, field: "product_bindings[0].kind" });
+    expectStatus(
+      await t.http("POST", "/vip/api/v1/perks", {
+        token: mine,
+        body: { kind: "PERK_KIND_BADGE", name: "n", owner: "network" },
+      }),
+      403,
+      "vip.not_owner",
+    );
     expect((await createPerk(t, staff, { owner: "network" })).owner).toBe("network");
   });
 
@@ -44,7 +68,9 @@ describe("perks", () => {
     expect(await listed(theirs)).not.toContain(perk.id);
     expect(await listed(mine)).toContain(perk.id);
     expect(await listed(staff)).toContain(perk.id);
-    const onlyRetired = (await t.http("GET", `/vip/api/v1/perks?owner=${creator}&status=PERK_STATUS_RETIRED`, { token: staff })).body.perks;
+    const onlyRetired = (
+      await t.http("GET", `/vip/api/v1/perks?owner=${creator}&status=PERK_STATUS_RETIRED`, { token: staff })
+    ).body.perks;
     expect(onlyRetired.every((p: { status: string }) => p.status === "PERK_STATUS_RETIRED")).toBe(true);
     expect(onlyRetired.map((p: { id: string }) => p.id)).toContain(perk.id);
     const back = expectStatus(await updatePerk(perk.id, mine, { retired: false }), 200).body.perk;
@@ -67,7 +93,15 @@ describe("a published version's perk snapshot", () => {
     const perk = await createPerk(t, mine, { name: "Original", description: "first", product_bindings: [binding] });
     const plan = await createPlan(t, mine, { perk_ids: [perk.id], publish: true });
     const snapshot = plan.current_version.perks;
-    expect(snapshot).toEqual([{ perk_id: perk.id, kind: "PERK_KIND_BADGE", name: "Original", description: "first", product_bindings: [binding] }]);
+    expect(snapshot).toEqual([
+      {
+        perk_id: perk.id,
+        kind: "PERK_KIND_BADGE",
+        name: "Original",
+        description: "first",
+        product_bindings: [binding],
+      },
+    ]);
 
     await updatePerk(perk.id, mine, { name: "Edited", description: "second", product_bindings: { refs: [] } });
     await updatePerk(perk.id, mine, { retired: true });
@@ -78,8 +112,14 @@ describe("a published version's perk snapshot", () => {
     const other = await createPerk(t, mine, { name: "Live" });
     const draft = await createPlan(t, mine, { perk_ids: [other.id] });
     await updatePerk(other.id, mine, { name: "Live, edited" });
-    expect((await t.http("GET", `/vip/api/v1/plans/${draft.id}`, { token: mine })).body.plan.draft_version.perks[0].name).toBe("Live, edited");
+    expect(
+      (await t.http("GET", `/vip/api/v1/plans/${draft.id}`, { token: mine })).body.plan.draft_version.perks[0].name,
+    ).toBe("Live, edited");
     await updatePerk(other.id, mine, { retired: true });
-    expectStatus(await t.http("POST", `/vip/api/v1/plans/${draft.id}/publish`, { token: mine, body: {} }), 409, "perk.retired");
+    expectStatus(
+      await t.http("POST", `/vip/api/v1/plans/${draft.id}/publish`, { token: mine, body: {} }),
+      409,
+      "perk.retired",
+    );
   });
 });

@@ -27,13 +27,22 @@ describe("a draft plan", () => {
   it("is created as a draft with its first version, shown to its owner and the grant only", async () => {
     const plan = await createPlan(t, mine, { description: "All the perks" });
     expect(plan).toMatchObject({ owner: creator, status: "PLAN_STATUS_DRAFT", revision: "1" });
-    expect(plan.draft_version).toMatchObject({ version: "1", state: "VERSION_STATE_DRAFT", name: "Gold", tier: "tier_1", created_by: creator });
+    expect(plan.draft_version).toMatchObject({
+      version: "1",
+      state: "VERSION_STATE_DRAFT",
+      name: "Gold",
+      tier: "tier_1",
+      created_by: creator,
+    });
     expect(plan.current_version).toBeUndefined();
     expectStatus(await read(plan.id), 404, "plan.not_found");
     expectStatus(await read(plan.id, theirs), 404, "plan.not_found");
     expect((await read(plan.id, mine)).body.plan.id).toBe(plan.id);
     expect((await read(plan.id, staff)).body.plan.draft_version.version).toBe("1");
-    const listed = async (token?: string) => (await t.http("GET", `/vip/api/v1/plans?owner=${creator}`, { token })).body.plans.plans.map((p: { id: string }) => p.id);
+    const listed = async (token?: string) =>
+      (await t.http("GET", `/vip/api/v1/plans?owner=${creator}`, { token })).body.plans.plans.map(
+        (p: { id: string }) => p.id,
+      );
     expect(await listed()).not.toContain(plan.id);
     expect(await listed(theirs)).not.toContain(plan.id);
     expect(await listed(mine)).toContain(plan.id);
@@ -55,7 +64,10 @@ describe("a draft plan", () => {
       ["2", "VERSION_STATE_DRAFT"],
       ["1", "VERSION_STATE_DISCARDED"],
     ]);
-    const published = expectStatus(await t.http("POST", `/vip/api/v1/plans/${plan.id}/publish`, { token: mine, body: {} }), 200).body.plan;
+    const published = expectStatus(
+      await t.http("POST", `/vip/api/v1/plans/${plan.id}/publish`, { token: mine, body: {} }),
+      200,
+    ).body.plan;
     expect(published).toMatchObject({ status: "PLAN_STATUS_PUBLISHED", revision: "3" });
     expect(published.current_version).toMatchObject({ version: "2", state: "VERSION_STATE_CURRENT", name: "Gold+" });
     expect(published.current_version.published_at).toBeDefined();
@@ -64,7 +76,10 @@ describe("a draft plan", () => {
     const publicly = (await read(plan.id)).body.plan;
     expect(publicly.versions.map((v: { version: string }) => v.version)).toEqual(["2"]);
     expect((await versions(plan.id)).body.versions.versions.map((v: { version: string }) => v.version)).toEqual(["2"]);
-    expect((await versions(plan.id, mine)).body.versions.versions.map((v: { version: string }) => v.version)).toEqual(["2", "1"]);
+    expect((await versions(plan.id, mine)).body.versions.versions.map((v: { version: string }) => v.version)).toEqual([
+      "2",
+      "1",
+    ]);
   });
 
   it("publishes at once with PATCH publish, and with publish on create", async () => {
@@ -72,7 +87,10 @@ describe("a draft plan", () => {
     const published = expectStatus(await patch(plan.id, mine, { description: "now", publish: true }), 200).body.plan;
     expect(published.current_version).toMatchObject({ version: "2", description: "now" });
     const atOnce = await createPlan(t, mine, { publish: true });
-    expect(atOnce).toMatchObject({ status: "PLAN_STATUS_PUBLISHED", current_version: { version: "1", state: "VERSION_STATE_CURRENT" } });
+    expect(atOnce).toMatchObject({
+      status: "PLAN_STATUS_PUBLISHED",
+      current_version: { version: "1", state: "VERSION_STATE_CURRENT" },
+    });
   });
 });
 
@@ -81,7 +99,12 @@ describe("a published plan", () => {
     const plan = await createPlan(t, mine, { publish: true, description: "first terms" });
     const before = (await read(plan.id)).body.plan.current_version;
     const changed = expectStatus(await patch(plan.id, mine, { tier: "tier_3" }), 200).body.plan;
-    expect(changed.current_version).toMatchObject({ version: "2", state: "VERSION_STATE_CURRENT", tier: "tier_3", description: "first terms" });
+    expect(changed.current_version).toMatchObject({
+      version: "2",
+      state: "VERSION_STATE_CURRENT",
+      tier: "tier_3",
+      description: "first terms",
+    });
     expect(changed.draft_version).toBeUndefined();
     const history = (await versions(plan.id)).body.versions.versions;
     expect(history[1]).toEqual({ ...before, state: "VERSION_STATE_SUPERSEDED" });
@@ -90,7 +113,11 @@ describe("a published plan", () => {
   it("refuses a stale revision (412 revision.conflict), by expected_revision or If-Match", async () => {
     const plan = await createPlan(t, mine, { publish: true });
     expectStatus(await patch(plan.id, mine, { name: "A", expected_revision: 1 }), 200);
-    const stale = expectStatus(await patch(plan.id, mine, { name: "B", expected_revision: 1 }), 412, "revision.conflict");
+    const stale = expectStatus(
+      await patch(plan.id, mine, { name: "B", expected_revision: 1 }),
+      412,
+      "revision.conflict",
+    );
     expect(stale.body.revision).toBe("2");
     expectStatus(await patch(plan.id, mine, { name: "B" }, { "if-match": '"1"' }), 412, "revision.conflict");
     const fresh = expectStatus(await patch(plan.id, mine, { name: "B" }, { "if-match": '"2"' }), 200);
@@ -101,7 +128,11 @@ describe("a published plan", () => {
   it("is managed by its creator only: another creator 403 plan.not_owner, a draft of another 404", async () => {
     const plan = await createPlan(t, mine, { publish: true });
     expectStatus(await patch(plan.id, theirs, { name: "Mine now" }), 403, "plan.not_owner");
-    expectStatus(await t.http("POST", `/vip/api/v1/plans/${plan.id}/archive`, { token: theirs, body: {} }), 403, "plan.not_owner");
+    expectStatus(
+      await t.http("POST", `/vip/api/v1/plans/${plan.id}/archive`, { token: theirs, body: {} }),
+      403,
+      "plan.not_owner",
+    );
     const draft = await createPlan(t, mine);
     expectStatus(await patch(draft.id, theirs, { name: "Mine now" }), 404, "plan.not_found");
     expectStatus(await patch("pln_missing", mine, { name: "x" }), 404, "plan.not_found");
@@ -109,7 +140,10 @@ describe("a published plan", () => {
 
   it("is archived: hidden from the public, shown to the grant, changed no more", async () => {
     const plan = await createPlan(t, mine, { publish: true });
-    const archived = expectStatus(await t.http("POST", `/vip/api/v1/plans/${plan.id}/archive`, { token: mine, body: {} }), 200).body.plan;
+    const archived = expectStatus(
+      await t.http("POST", `/vip/api/v1/plans/${plan.id}/archive`, { token: mine, body: {} }),
+      200,
+    ).body.plan;
     expect(archived).toMatchObject({ status: "PLAN_STATUS_ARCHIVED", current_version: { version: "1" } });
     expect(archived.archived_at).toBeDefined();
     expectStatus(await read(plan.id), 404, "plan.not_found");
@@ -117,11 +151,23 @@ describe("a published plan", () => {
     const page = (await t.http("GET", `/vip/api/v1/creators/${creator}`)).body.plans;
     expect(page.creator).toBe(creator);
     expect(page.plans.map((p: { id: string }) => p.id)).not.toContain(plan.id);
-    expect((await t.http("GET", `/vip/api/v1/creators/${creator}`, { token: staff })).body.plans.plans.map((p: { id: string }) => p.id)).toContain(plan.id);
+    expect(
+      (await t.http("GET", `/vip/api/v1/creators/${creator}`, { token: staff })).body.plans.plans.map(
+        (p: { id: string }) => p.id,
+      ),
+    ).toContain(plan.id);
     expectStatus(await patch(plan.id, mine, { name: "again" }), 409, "plan.archived");
-    expectStatus(await t.http("POST", `/vip/api/v1/plans/${plan.id}/publish`, { token: mine, body: {} }), 409, "plan.archived");
+    expectStatus(
+      await t.http("POST", `/vip/api/v1/plans/${plan.id}/publish`, { token: mine, body: {} }),
+      409,
+      "plan.archived",
+    );
     const draft = await createPlan(t, mine);
-    expectStatus(await t.http("POST", `/vip/api/v1/plans/${draft.id}/archive`, { token: mine, body: {} }), 409, "plan.not_published");
+    expectStatus(
+      await t.http("POST", `/vip/api/v1/plans/${draft.id}/archive`, { token: mine, body: {} }),
+      409,
+      "plan.not_published",
+    );
   });
 });
 
@@ -138,7 +184,9 @@ describe("concurrent writes of one plan", () => {
 
   it("let one PATCH of a revision through and answer the others 412", async () => {
     const plan = await createPlan(t, mine, { publish: true });
-    const answers = await Promise.all(["A", "B", "C"].map((name) => patch(plan.id, mine, { name, expected_revision: 1 })));
+    const answers = await Promise.all(
+      ["A", "B", "C"].map((name) => patch(plan.id, mine, { name, expected_revision: 1 })),
+    );
     expect(answers.map((a) => a.status).sort()).toEqual([200, 412, 412]);
     expect((await versions(plan.id)).body.versions.versions).toHaveLength(2);
   });
@@ -162,34 +210,58 @@ describe("concurrent writes of one plan", () => {
 describe("plan input", () => {
   it("refuses a price (billing prices the tier), bad tiers and names, and empty changes", async () => {
     const price = { minor_units: "100", currency: "USD" };
-    expect((await t.http("POST", "/vip/api/v1/plans", { token: mine, body: { name: "x", price } })).body).toMatchObject({ status: 400, code: "vip.price_refused", field: "price" });
+    expect((await t.http("POST", "/vip/api/v1/plans", { token: mine, body: { name: "x", price } })).body).toMatchObject(
+      { status: 400, code: "vip.price_refused", field: "price" },
+    );
     const plan = await createPlan(t, mine);
     expect((await patch(plan.id, mine, { price })).body).toMatchObject({ status: 400, code: "vip.price_refused" });
-    expect((await t.http("POST", "/vip/api/v1/plans", { token: mine, body: { name: "x", tier: "gold" } })).body).toMatchObject({ status: 400, field: "tier" });
-    expect((await t.http("POST", "/vip/api/v1/plans", { token: mine, body: { name: "" } })).body).toMatchObject({ status: 400, field: "name" });
-    expect((await patch(plan.id, mine, {})).body).toMatchObject({ status: 400, code: "request.invalid", field: "publish" });
-    expect((await t.http("POST", "/vip/api/v1/plans", { token: mine, body: { name: "x", owner: other } })).body).toMatchObject({ status: 403, code: "vip.not_owner" });
+    expect(
+      (await t.http("POST", "/vip/api/v1/plans", { token: mine, body: { name: "x", tier: "gold" } })).body,
+    ).toMatchObject({ status: 400, field: "tier" });
+    expect((await t.http("POST", "/vip/api/v1/plans", { token: mine, body: { name: "" } })).body).toMatchObject({
+      status: 400,
+      field: "name",
+    });
+    expect((await patch(plan.id, mine, {})).body).toMatchObject({
+      status: 400,
+      code: "request.invalid",
+      field: "publish",
+    });
+    expect(
+      (await t.http("POST", "/vip/api/v1/plans", { token: mine, body: { name: "x", owner: other } })).body,
+    ).toMatchObject({ status: 403, code: "vip.not_owner" });
     expect((await t.http("GET", "/vip/api/v1/plans?owner=bob")).body).toMatchObject({ status: 400, field: "owner" });
     expect((await t.http("GET", "/vip/api/v1/creators/bob")).body).toMatchObject({ status: 400, field: "ref" });
     // The create request holds the perks at perk_ids (a PATCH at perks.perk_ids): the refusal names where they were sent.
-    expect((await t.http("POST", "/vip/api/v1/plans", { token: mine, body: { name: "x", perk_ids: ["bad"] } })).body).toMatchObject({ status: 400, field: "perk_ids" });
-    expect((await patch(plan.id, mine, { perks: { perk_ids: ["bad"] } })).body).toMatchObject({ status: 400, field: "perks.perk_ids" });
+    expect(
+      (await t.http("POST", "/vip/api/v1/plans", { token: mine, body: { name: "x", perk_ids: ["bad"] } })).body,
+    ).toMatchObject({ status: 400, field: "perk_ids" });
+    expect((await patch(plan.id, mine, { perks: { perk_ids: ["bad"] } })).body).toMatchObject({
+      status: 400,
+      field: "perks.perk_ids",
+    });
   });
 
   it("refuses another creator's perk or an unknown one (422), and a retired one (409 perk.retired)", async () => {
     const foreign = await createPerk(t, theirs);
-    expect((await t.http("POST", "/vip/api/v1/plans", { token: mine, body: { name: "x", perk_ids: [foreign.id] } })).body)
-      .toMatchObject({ status: 422, field: "perk_ids" });
+    expect(
+      (await t.http("POST", "/vip/api/v1/plans", { token: mine, body: { name: "x", perk_ids: [foreign.id] } })).body,
+    ).toMatchObject({ status: 422, field: "perk_ids" });
     const retired = await createPerk(t, mine);
     await t.http("PATCH", `/vip/api/v1/perks/${retired.id}`, { token: mine, body: { retired: true } });
-    expect((await t.http("POST", "/vip/api/v1/plans", { token: mine, body: { name: "x", perk_ids: [retired.id] } })).body)
-      .toMatchObject({ status: 409, code: "perk.retired" });
+    expect(
+      (await t.http("POST", "/vip/api/v1/plans", { token: mine, body: { name: "x", perk_ids: [retired.id] } })).body,
+    ).toMatchObject({ status: 409, code: "perk.retired" });
   });
 });
 
 describe("network plans", () => {
   it("need staff: a creator is refused, a service acting for nobody or for a stated staff member may", async () => {
-    expectStatus(await t.http("POST", "/vip/api/v1/plans", { token: mine, body: { name: "Net", owner: "network" } }), 403, "vip.not_owner");
+    expectStatus(
+      await t.http("POST", "/vip/api/v1/plans", { token: mine, body: { name: "Net", owner: "network" } }),
+      403,
+      "vip.not_owner",
+    );
     const plan = await createPlan(t, staff, { owner: "network", publish: true });
     expect(plan.owner).toBe("network");
     const acting = await createPlan(t, staff, { owner: "network" });
@@ -203,9 +275,15 @@ describe("plan versions in the database", () => {
   it("are insert-only: an update or delete of a version or publication is refused", async () => {
     const plan = await createPlan(t, mine, { publish: true });
     const connection = t.platform.contexts.get("vip")!.orm.em.getConnection();
-    await expect(connection.execute(`update vip.plan_versions set name = 'x' where plan_id = ?`, [plan.id])).rejects.toThrow(/immutable/);
-    await expect(connection.execute(`delete from vip.plan_versions where plan_id = ?`, [plan.id])).rejects.toThrow(/immutable/);
-    await expect(connection.execute(`update vip.plan_publications set perks = '[]' where plan_id = ?`, [plan.id])).rejects.toThrow(/immutable/);
+    await expect(
+      connection.execute(`update vip.plan_versions set name = 'x' where plan_id = ?`, [plan.id]),
+    ).rejects.toThrow(/immutable/);
+    await expect(connection.execute(`delete from vip.plan_versions where plan_id = ?`, [plan.id])).rejects.toThrow(
+      /immutable/,
+    );
+    await expect(
+      connection.execute(`update vip.plan_publications set perks = '[]' where plan_id = ?`, [plan.id]),
+    ).rejects.toThrow(/immutable/);
   });
 });
 
@@ -229,7 +307,9 @@ describe("list cursors", () => {
   it("a forged cursor is 400 naming cursor on every vip list, never a 500 or the first page", async () => {
     const forged = encodeCursor([1]);
     for (const path of ["/plans", "/perks", `/creators/${person()}`, "/policies"]) {
-      const answer = await t.http("GET", `/vip/api/v1${path}?cursor=${forged}`, { token: await userToken(t, person()) });
+      const answer = await t.http("GET", `/vip/api/v1${path}?cursor=${forged}`, {
+        token: await userToken(t, person()),
+      });
       expect(answer.body, path).toMatchObject({ status: 400, code: "request.invalid", field: "cursor" });
     }
   });

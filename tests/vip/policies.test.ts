@@ -17,14 +17,20 @@ let perk: { id: string };
 const fans: Record<"a" | "b" | "none", string> = { a: "", b: "", none: "" };
 
 const resource = (id: string) => ({ service: "media", kind: "video", id });
-const setPolicy = (body: Record<string, unknown>, token = mine) => t.http("POST", "/vip/api/v1/policies", { token, body });
+const setPolicy = (body: Record<string, unknown>, token = mine) =>
+  t.http("POST", "/vip/api/v1/policies", { token, body });
 const evaluate = (subject: string, id: string) =>
-  t.http("POST", "/vip/api/v1/policies/evaluate", { token: staff, body: { subject, resource: resource(id) } }).then((a) => expectStatus(a, 200).body);
+  t
+    .http("POST", "/vip/api/v1/policies/evaluate", { token: staff, body: { subject, resource: resource(id) } })
+    .then((a) => expectStatus(a, 200).body);
 
 async function join(planId: string) {
   const fan = person("fan");
   await fund(t, fan, 5_000n);
-  const answer = await t.http("POST", "/vip/api/v1/checkout", { token: await userToken(t, fan), body: { plan_id: planId, paid_via: "PAID_VIA_CREDIT", idempotency_key: fan } });
+  const answer = await t.http("POST", "/vip/api/v1/checkout", {
+    token: await userToken(t, fan),
+    body: { plan_id: planId, paid_via: "PAID_VIA_CREDIT", idempotency_key: fan },
+  });
   return { fan, subscription: expectStatus(answer, 201).body.membership.subscription_id as string };
 }
 
@@ -43,29 +49,57 @@ beforeAll(async () => {
 describe("rule kinds", () => {
   it("any member: members of any plan; not a non-member; always the creator", async () => {
     fans.b = (await join(planB.id)).fan;
-    const set = expectStatus(await setPolicy({ resource: resource("any"), rule: "POLICY_RULE_ANY_MEMBER" }), 201).body.policy;
-    expect(set).toMatchObject({ creator, resource: resource("any"), rule: "POLICY_RULE_ANY_MEMBER", always_check_billing: false, set_by: creator });
-    expect(await evaluate(fans.a, "any")).toMatchObject({ allowed: true, reason: "EVALUATE_REASON_MEMBER", policy: { id: set.id } });
+    const set = expectStatus(await setPolicy({ resource: resource("any"), rule: "POLICY_RULE_ANY_MEMBER" }), 201).body
+      .policy;
+    expect(set).toMatchObject({
+      creator,
+      resource: resource("any"),
+      rule: "POLICY_RULE_ANY_MEMBER",
+      always_check_billing: false,
+      set_by: creator,
+    });
+    expect(await evaluate(fans.a, "any")).toMatchObject({
+      allowed: true,
+      reason: "EVALUATE_REASON_MEMBER",
+      policy: { id: set.id },
+    });
     expect(await evaluate(fans.b, "any")).toMatchObject({ allowed: true, reason: "EVALUATE_REASON_MEMBER" });
     expect(await evaluate(fans.none, "any")).toMatchObject({ allowed: false, reason: "EVALUATE_REASON_NOT_MEMBER" });
     expect(await evaluate(creator, "any")).toMatchObject({ allowed: true, reason: "EVALUATE_REASON_OWNER" });
   });
 
   it("members of one plan", async () => {
-    expectStatus(await setPolicy({ resource: resource("plan"), rule: "POLICY_RULE_PLAN_MEMBER", plan_id: planA.id }), 201);
+    expectStatus(
+      await setPolicy({ resource: resource("plan"), rule: "POLICY_RULE_PLAN_MEMBER", plan_id: planA.id }),
+      201,
+    );
     expect(await evaluate(fans.a, "plan")).toMatchObject({ allowed: true, reason: "EVALUATE_REASON_MEMBER" });
     expect(await evaluate(fans.b, "plan")).toMatchObject({ allowed: false, reason: "EVALUATE_REASON_PLAN_MISMATCH" });
   });
 
   it("members whose plan version includes a perk, by the version's snapshot (kept after the perk retires)", async () => {
-    expectStatus(await setPolicy({ resource: resource("perk"), rule: "POLICY_RULE_PERK_HOLDER", perk_id: perk.id }), 201);
+    expectStatus(
+      await setPolicy({ resource: resource("perk"), rule: "POLICY_RULE_PERK_HOLDER", perk_id: perk.id }),
+      201,
+    );
     expect(await evaluate(fans.a, "perk")).toMatchObject({ allowed: true, reason: "EVALUATE_REASON_MEMBER" });
     expect(await evaluate(fans.b, "perk")).toMatchObject({ allowed: false, reason: "EVALUATE_REASON_PERK_MISSING" });
     // Plan B's next version includes the perk: B's earlier member keeps the version they joined (without it), a new member has it.
-    expectStatus(await t.http("PATCH", `/vip/api/v1/plans/${planB.id}`, { token: mine, body: { perks: { perk_ids: [perk.id] } } }), 200);
-    expect(await evaluate(fans.b, "perk")).toMatchObject({ allowed: false, reason: "EVALUATE_REASON_PERK_MISSING", entitlement: { plan_version: "1" } });
+    expectStatus(
+      await t.http("PATCH", `/vip/api/v1/plans/${planB.id}`, { token: mine, body: { perks: { perk_ids: [perk.id] } } }),
+      200,
+    );
+    expect(await evaluate(fans.b, "perk")).toMatchObject({
+      allowed: false,
+      reason: "EVALUATE_REASON_PERK_MISSING",
+      entitlement: { plan_version: "1" },
+    });
     const { fan: joinedV2 } = await join(planB.id);
-    expect(await evaluate(joinedV2, "perk")).toMatchObject({ allowed: true, reason: "EVALUATE_REASON_MEMBER", entitlement: { plan_version: "2" } });
+    expect(await evaluate(joinedV2, "perk")).toMatchObject({
+      allowed: true,
+      reason: "EVALUATE_REASON_MEMBER",
+      entitlement: { plan_version: "2" },
+    });
     await t.http("PATCH", `/vip/api/v1/perks/${perk.id}`, { token: mine, body: { retired: true } });
     expect(await evaluate(fans.a, "perk")).toMatchObject({ allowed: true });
   });
@@ -73,54 +107,118 @@ describe("rule kinds", () => {
   it("always check with billing: a sensitive rule asks billing even when the projection is fresh", async () => {
     const { fan, subscription } = await join(planB.id);
     expectStatus(await setPolicy({ resource: resource("open"), rule: "POLICY_RULE_ANY_MEMBER" }), 201);
-    expectStatus(await setPolicy({ resource: resource("secret"), rule: "POLICY_RULE_ANY_MEMBER", always_check_billing: true }), 201);
+    expectStatus(
+      await setPolicy({ resource: resource("secret"), rule: "POLICY_RULE_ANY_MEMBER", always_check_billing: true }),
+      201,
+    );
     // Billing ends it; its event has not reached this service.
-    await t.platform.contexts.get("billing")!.orm.em.getConnection()
-      .execute(`update billing.subscriptions set status = 'ended', ended_at = ?, valid_until = ? where id = ?`, [clock.now(), clock.now(), subscription]);
+    await t.platform.contexts
+      .get("billing")!
+      .orm.em.getConnection()
+      .execute(`update billing.subscriptions set status = 'ended', ended_at = ?, valid_until = ? where id = ?`, [
+        clock.now(),
+        clock.now(),
+        subscription,
+      ]);
     expect(await evaluate(fan, "open")).toMatchObject({ allowed: true, entitlement: { source: "SOURCE_PROJECTION" } });
-    expect(await evaluate(fan, "secret")).toMatchObject({ allowed: false, reason: "EVALUATE_REASON_NOT_MEMBER", entitlement: { source: "SOURCE_BILLING" } });
+    expect(await evaluate(fan, "secret")).toMatchObject({
+      allowed: false,
+      reason: "EVALUATE_REASON_NOT_MEMBER",
+      entitlement: { source: "SOURCE_BILLING" },
+    });
   });
 });
 
 describe("setting, reading and removing rules", () => {
   it("replaces the rule of a resource (200, same id), reads and lists it, removes it (then the resource is not gated)", async () => {
-    const first = expectStatus(await setPolicy({ resource: resource("r"), rule: "POLICY_RULE_ANY_MEMBER" }), 201).body.policy;
-    const replaced = expectStatus(await setPolicy({ resource: resource("r"), rule: "POLICY_RULE_PLAN_MEMBER", plan_id: planB.id }), 200).body.policy;
+    const first = expectStatus(await setPolicy({ resource: resource("r"), rule: "POLICY_RULE_ANY_MEMBER" }), 201).body
+      .policy;
+    const replaced = expectStatus(
+      await setPolicy({ resource: resource("r"), rule: "POLICY_RULE_PLAN_MEMBER", plan_id: planB.id }),
+      200,
+    ).body.policy;
     expect(replaced).toMatchObject({ id: first.id, rule: "POLICY_RULE_PLAN_MEMBER", plan_id: planB.id });
     expect(await evaluate(fans.a, "r")).toMatchObject({ allowed: false, reason: "EVALUATE_REASON_PLAN_MISMATCH" });
 
-    expect(expectStatus(await t.http("GET", `/vip/api/v1/policies/${first.id}`, { token: mine }), 200).body.policy).toEqual(replaced);
+    expect(
+      expectStatus(await t.http("GET", `/vip/api/v1/policies/${first.id}`, { token: mine }), 200).body.policy,
+    ).toEqual(replaced);
     expectStatus(await t.http("GET", `/vip/api/v1/policies/${first.id}`, { token: staff }), 200);
     expectStatus(await t.http("GET", `/vip/api/v1/policies/${first.id}`, { token: theirs }), 404, "policy.not_found");
     const own = (await t.http("GET", "/vip/api/v1/policies", { token: mine })).body.policies.policies;
     expect(own.map((p: { id: string }) => p.id)).toContain(first.id);
     expect((await t.http("GET", "/vip/api/v1/policies", { token: theirs })).body.policies.policies).toEqual([]);
-    expectStatus(await t.http("GET", `/vip/api/v1/policies?creator=${creator}`, { token: theirs }), 403, "vip.forbidden");
-    const byStaff = (await t.http("GET", `/vip/api/v1/policies?creator=${creator}`, { token: staff })).body.policies.policies;
+    expectStatus(
+      await t.http("GET", `/vip/api/v1/policies?creator=${creator}`, { token: theirs }),
+      403,
+      "vip.forbidden",
+    );
+    const byStaff = (await t.http("GET", `/vip/api/v1/policies?creator=${creator}`, { token: staff })).body.policies
+      .policies;
     expect(byStaff.map((p: { id: string }) => p.id)).toContain(first.id);
 
-    expectStatus(await t.http("DELETE", `/vip/api/v1/policies/${first.id}`, { token: theirs }), 404, "policy.not_found");
-    expect((await t.http("DELETE", `/vip/api/v1/policies/${first.id}?rule=POLICY_RULE_ANY_MEMBER`, { token: mine })).body).toMatchObject({ status: 400, field: "rule" });
-    expect(expectStatus(await t.http("DELETE", `/vip/api/v1/policies/${first.id}`, { token: mine }), 200).body.policy.id).toBe(first.id);
+    expectStatus(
+      await t.http("DELETE", `/vip/api/v1/policies/${first.id}`, { token: theirs }),
+      404,
+      "policy.not_found",
+    );
+    expect(
+      (await t.http("DELETE", `/vip/api/v1/policies/${first.id}?rule=POLICY_RULE_ANY_MEMBER`, { token: mine })).body,
+    ).toMatchObject({ status: 400, field: "rule" });
+    expect(
+      expectStatus(await t.http("DELETE", `/vip/api/v1/policies/${first.id}`, { token: mine }), 200).body.policy.id,
+    ).toBe(first.id);
     expectStatus(await t.http("GET", `/vip/api/v1/policies/${first.id}`, { token: mine }), 404, "policy.not_found");
     expect(await evaluate(fans.none, "r")).toEqual({ allowed: true, reason: "EVALUATE_REASON_NO_POLICY" });
   });
 
   it("refuses another creator's resource (409), foreign plans and perks (422), fields the rule does not use (400)", async () => {
     expectStatus(await setPolicy({ resource: resource("taken"), rule: "POLICY_RULE_ANY_MEMBER" }), 201);
-    expectStatus(await setPolicy({ resource: resource("taken"), rule: "POLICY_RULE_ANY_MEMBER" }, theirs), 409, "policy.resource_taken");
-    expectStatus(await setPolicy({ resource: resource("x"), rule: "POLICY_RULE_ANY_MEMBER", creator }, theirs), 403, "vip.not_owner");
-    expect((await setPolicy({ resource: resource("x"), rule: "POLICY_RULE_PLAN_MEMBER", plan_id: planA.id }, theirs)).body).toMatchObject({ status: 422, field: "plan_id" });
-    expect((await setPolicy({ resource: resource("x"), rule: "POLICY_RULE_PERK_HOLDER", perk_id: "prk_none" })).body).toMatchObject({ status: 422, field: "perk_id" });
-    expect((await setPolicy({ resource: resource("x"), rule: "POLICY_RULE_ANY_MEMBER", plan_id: planA.id })).body).toMatchObject({ status: 400, field: "plan_id" });
-    expect((await setPolicy({ resource: resource("x"), rule: "POLICY_RULE_PLAN_MEMBER" })).body).toMatchObject({ status: 400, field: "plan_id" });
+    expectStatus(
+      await setPolicy({ resource: resource("taken"), rule: "POLICY_RULE_ANY_MEMBER" }, theirs),
+      409,
+      "policy.resource_taken",
+    );
+    expectStatus(
+      await setPolicy({ resource: resource("x"), rule: "POLICY_RULE_ANY_MEMBER", creator }, theirs),
+      403,
+      "vip.not_owner",
+    );
+    expect(
+      (await setPolicy({ resource: resource("x"), rule: "POLICY_RULE_PLAN_MEMBER", plan_id: planA.id }, theirs)).body,
+    ).toMatchObject({ status: 422, field: "plan_id" });
+    expect(
+      (await setPolicy({ resource: resource("x"), rule: "POLICY_RULE_PERK_HOLDER", perk_id: "prk_none" })).body,
+    ).toMatchObject({ status: 422, field: "perk_id" });
+    expect(
+      (await setPolicy({ resource: resource("x"), rule: "POLICY_RULE_ANY_MEMBER", plan_id: planA.id })).body,
+    ).toMatchObject({ status: 400, field: "plan_id" });
+    expect((await setPolicy({ resource: resource("x"), rule: "POLICY_RULE_PLAN_MEMBER" })).body).toMatchObject({
+      status: 400,
+      field: "plan_id",
+    });
     expect((await setPolicy({ resource: resource("x") })).body).toMatchObject({ status: 400, field: "rule" });
-    expect((await setPolicy({ rule: "POLICY_RULE_ANY_MEMBER" })).body).toMatchObject({ status: 400, field: "resource" });
-    expect((await setPolicy({ resource: { service: "media", kind: "video" }, rule: "POLICY_RULE_ANY_MEMBER" })).body).toMatchObject({ status: 400, field: "resource.id" });
+    expect((await setPolicy({ rule: "POLICY_RULE_ANY_MEMBER" })).body).toMatchObject({
+      status: 400,
+      field: "resource",
+    });
+    expect(
+      (await setPolicy({ resource: { service: "media", kind: "video" }, rule: "POLICY_RULE_ANY_MEMBER" })).body,
+    ).toMatchObject({ status: 400, field: "resource.id" });
     // Staff set a creator's rule by naming the creator.
-    expectStatus(await setPolicy({ resource: resource("by-staff"), rule: "POLICY_RULE_ANY_MEMBER", creator }, staff), 201);
+    expectStatus(
+      await setPolicy({ resource: resource("by-staff"), rule: "POLICY_RULE_ANY_MEMBER", creator }, staff),
+      201,
+    );
     // Evaluation: people ask about themselves only.
     const stranger = await userToken(t, person("st"));
-    expectStatus(await t.http("POST", "/vip/api/v1/policies/evaluate", { token: stranger, body: { subject: fans.a, resource: resource("any") } }), 403, "vip.forbidden");
+    expectStatus(
+      await t.http("POST", "/vip/api/v1/policies/evaluate", {
+        token: stranger,
+        body: { subject: fans.a, resource: resource("any") },
+      }),
+      403,
+      "vip.forbidden",
+    );
   });
 });

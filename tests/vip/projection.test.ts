@@ -21,10 +21,24 @@ const at = (days: number) => new Date(clock.now().getTime() + days * DAY);
 let seq = 0;
 
 /** Applies one billing.entitlement.changed as the durable consumer does. */
-async function deliver(fan: string, creator: string, change: string, occurredAt: Date, validUntil: Date, status = SubscriptionStatus.ACTIVE, planId = "pln_1") {
+async function deliver(
+  fan: string,
+  creator: string,
+  change: string,
+  occurredAt: Date,
+  validUntil: Date,
+  status = SubscriptionStatus.ACTIVE,
+  planId = "pln_1",
+) {
   const event = create(EntitlementChangedSchema, {
     subscription: create(SubscriptionSchema, {
-      id: "sub_1", subject: fan, streamer: creator, planId, planVersion: 1n, status, validUntil: timestampFromDate(validUntil),
+      id: "sub_1",
+      subject: fan,
+      streamer: creator,
+      planId,
+      planVersion: 1n,
+      status,
+      validUntil: timestampFromDate(validUntil),
     }),
     change,
     occurredAt: timestampFromDate(occurredAt),
@@ -33,7 +47,10 @@ async function deliver(fan: string, creator: string, change: string, occurredAt:
 }
 
 const projected = (fan: string, creator: string) =>
-  t.http("GET", `/vip/api/v1/entitlements/check?subject=${fan}&creator=${creator}&mode=CHECK_MODE_PROJECTION`, { token: staff })
+  t
+    .http("GET", `/vip/api/v1/entitlements/check?subject=${fan}&creator=${creator}&mode=CHECK_MODE_PROJECTION`, {
+      token: staff,
+    })
     .then((a) => expectStatus(a, 200).body);
 
 describe("the projection of billing's entitlement events", () => {
@@ -41,7 +58,11 @@ describe("the projection of billing's entitlement events", () => {
     const [fan, creator] = [person("fan"), person("cr")];
     await deliver(fan, creator, "renewed", at(0), at(60));
     await deliver(fan, creator, "started", at(-30), at(30));
-    expect(await projected(fan, creator)).toMatchObject({ member: true, status: "ENTITLEMENT_STATUS_MEMBER", valid_until: at(60).toISOString().replace(".000Z", "Z") });
+    expect(await projected(fan, creator)).toMatchObject({
+      member: true,
+      status: "ENTITLEMENT_STATUS_MEMBER",
+      valid_until: at(60).toISOString().replace(".000Z", "Z"),
+    });
   });
 
   it("keeps a cancellation's member until valid_until; an ended one stays ended whatever older event comes after", async () => {
@@ -63,16 +84,32 @@ describe("memberships known only from billing's events", () => {
     await deliver(fan, creator, "started", at(0), at(30), SubscriptionStatus.ACTIVE, plan.id);
     clock.advance(45_000);
     const answer = expectStatus(await t.http("GET", `/vip/api/v1/memberships/${fan}`, { token: staff }), 200).body;
-    expect(answer).toMatchObject({ subject: fan, source: "SOURCE_PROJECTION", billing_unavailable: true, age_seconds: "45" });
+    expect(answer).toMatchObject({
+      subject: fan,
+      source: "SOURCE_PROJECTION",
+      billing_unavailable: true,
+      age_seconds: "45",
+    });
     expect(answer.memberships).toEqual([
       expect.objectContaining({
-        origin: "MEMBERSHIP_ORIGIN_BILLING", creator, plan_id: plan.id, subscription_id: "sub_1", plan_version: expect.objectContaining({ version: "1" }),
+        origin: "MEMBERSHIP_ORIGIN_BILLING",
+        creator,
+        plan_id: plan.id,
+        subscription_id: "sub_1",
+        plan_version: expect.objectContaining({ version: "1" }),
         preferences: { announce: false, notifications: false },
-        entitlement: expect.objectContaining({ member: true, status: "ENTITLEMENT_STATUS_MEMBER", source: "SOURCE_PROJECTION", billing_unavailable: true }),
+        entitlement: expect.objectContaining({
+          member: true,
+          status: "ENTITLEMENT_STATUS_MEMBER",
+          source: "SOURCE_PROJECTION",
+          billing_unavailable: true,
+        }),
       }),
     ]);
     // Once billing ends it, it is no membership any more.
     await deliver(fan, creator, "ended", at(0), at(0), SubscriptionStatus.ENDED, plan.id);
-    expect(expectStatus(await t.http("GET", `/vip/api/v1/memberships/${fan}`, { token: staff }), 200).body.memberships).toEqual([]);
+    expect(
+      expectStatus(await t.http("GET", `/vip/api/v1/memberships/${fan}`, { token: staff }), 200).body.memberships,
+    ).toEqual([]);
   });
 });

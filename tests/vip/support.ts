@@ -18,9 +18,20 @@ export const serviceToken = (t: TestPlatform) =>
     kind: "service",
     svc: "community",
     caps: [
-      "vip.plan.list", "vip.plan.create", "vip.plan.update", "vip.plan.archive", "vip.perk.list", "vip.perk.create", "vip.perk.update",
-      "vip.membership.checkout", "vip.membership.status", "vip.creator.members.list", "vip.entitlement.check",
-      "vip.resource.policy.get", "vip.resource.policy.set", "vip.resource.policy.evaluate",
+      "vip.plan.list",
+      "vip.plan.create",
+      "vip.plan.update",
+      "vip.plan.archive",
+      "vip.perk.list",
+      "vip.perk.create",
+      "vip.perk.update",
+      "vip.membership.checkout",
+      "vip.membership.status",
+      "vip.creator.members.list",
+      "vip.entitlement.check",
+      "vip.resource.policy.get",
+      "vip.resource.policy.set",
+      "vip.resource.policy.evaluate",
     ],
   });
 
@@ -32,7 +43,10 @@ export function expectStatus(answer: HttpAnswer, status: number, code?: string):
 
 /** Creates a perk of the token's person (201). */
 export async function createPerk(t: TestPlatform, token: string, body: Record<string, unknown> = {}) {
-  const answer = await t.http("POST", "/vip/api/v1/perks", { token, body: { kind: "PERK_KIND_BADGE", name: "Gold badge", ...body } });
+  const answer = await t.http("POST", "/vip/api/v1/perks", {
+    token,
+    body: { kind: "PERK_KIND_BADGE", name: "Gold badge", ...body },
+  });
   return expectStatus(answer, 201).body.perk;
 }
 
@@ -43,7 +57,11 @@ export async function createPlan(t: TestPlatform, token: string, body: Record<st
 }
 
 /** Applies one billing.entitlement.changed as the durable consumer does: in vip's transaction, with vip's own context. */
-export function applyEntitlementEvent(t: TestPlatform, event: MessageShape<typeof EntitlementChangedSchema>, id: string) {
+export function applyEntitlementEvent(
+  t: TestPlatform,
+  event: MessageShape<typeof EntitlementChangedSchema>,
+  id: string,
+) {
   const vip = t.platform.contexts.get("vip") as VipContext;
   const meta = { id, subject: entitlementsConsumer.subject };
   return vip.transaction((em) => entitlementsConsumer.handle(event, em, meta, vip));

@@ -12,13 +12,15 @@ const FIELD_OF_KIND = {
 
 /** A subject's balances, one entry per currency (narrowed to `currency` when given); inside the caller's transaction if any. */
 export async function balancesOf(em: EntityManager, subject: string, currency?: string): Promise<CurrencyBalance[]> {
-  const rows = await em.getConnection().execute<{ kind: keyof typeof FIELD_OF_KIND; currency: string; balance: string }[]>(
-    `select kind, currency, balance from ${qualified(em, "accounts")}
+  const rows = await em
+    .getConnection()
+    .execute<{ kind: keyof typeof FIELD_OF_KIND; currency: string; balance: string }[]>(
+      `select kind, currency, balance from ${qualified(em, "accounts")}
      where owner = ?${currency ? " and currency = ?" : ""} order by currency`,
-    currency ? [subject, currency] : [subject],
-    "all",
-    em.getTransactionContext(),
-  );
+      currency ? [subject, currency] : [subject],
+      "all",
+      em.getTransactionContext(),
+    );
   const balances = new Map<string, CurrencyBalance>();
   for (const row of rows) {
     const balance = balances.get(row.currency) ?? create(CurrencyBalanceSchema, { currency: row.currency });

@@ -3,7 +3,13 @@ import { SYSTEM_KINDS } from "../domain/ledger.js";
 import { IMMUTABLE } from "./migrations/Migration20261122100000_billing.js";
 
 /** Ledger rows are insert-only. */
-const immutable = (table: string): TriggerDef => ({ name: `${table}_immutable`, timing: "before", events: ["update", "delete"], forEach: "row", body: IMMUTABLE });
+const immutable = (table: string): TriggerDef => ({
+  name: `${table}_immutable`,
+  timing: "before",
+  events: ["update", "delete"],
+  forEach: "row",
+  body: IMMUTABLE,
+});
 
 /** The system kinds as an SQL list, for the checks and statements that tell them apart from subjects' kinds. */
 export const SYSTEM_KINDS_SQL = SYSTEM_KINDS.map((kind) => `'${kind}'`).join(", ");
@@ -63,7 +69,13 @@ export const Entry = defineEntity({
   triggers: [
     immutable("entries"),
     // Written by the migration (a statement trigger over the inserted rows): every transaction balances per currency.
-    { name: "entries_balanced", timing: "after", events: ["insert"], forEach: "statement", expression: "entries_balanced" },
+    {
+      name: "entries_balanced",
+      timing: "after",
+      events: ["insert"],
+      forEach: "statement",
+      expression: "entries_balanced",
+    },
   ],
   checks: [{ name: "entries_amount_check", expression: "amount <> 0" }],
   indexes: [
@@ -150,7 +162,12 @@ export type IntentRow = InferEntity<typeof IntentRow>;
 export const ProviderEventRow = defineEntity({
   name: "ProviderEventRow",
   tableName: "provider_events",
-  checks: [{ name: "provider_events_status_check", expression: "status in ('pending', 'held', 'applied', 'ignored', 'failed')" }],
+  checks: [
+    {
+      name: "provider_events_status_check",
+      expression: "status in ('pending', 'held', 'applied', 'ignored', 'failed')",
+    },
+  ],
   uniques: [
     { name: "provider_events_once", properties: ["provider", "providerEventId"] },
     { name: "provider_events_by_seq", properties: ["seq"] },

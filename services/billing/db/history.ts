@@ -11,10 +11,23 @@ import { accountKindToProto, transactionKindToProto } from "../domain/ledger.js"
 import { money } from "../domain/money.js";
 
 type TransactionRow = {
-  id: string; kind: string; reason: string; reference_service: string; reference_kind: string; reference_id: string;
-  created_by: string; created_at: Date;
+  id: string;
+  kind: string;
+  reason: string;
+  reference_service: string;
+  reference_kind: string;
+  reference_id: string;
+  created_by: string;
+  created_at: Date;
 };
-type EntryRow = { transaction_id: string; owner: string; kind: string; currency: string; amount: string; balance_after: string };
+type EntryRow = {
+  transaction_id: string;
+  owner: string;
+  kind: string;
+  currency: string;
+  amount: string;
+  balance_after: string;
+};
 
 /**
  * The ids of a page of a subject's transactions, newest first (ids sort by
@@ -76,7 +89,9 @@ export async function loadTransactions(em: EntityManager, ids: string[]): Promis
             }),
           ),
         reason: row.reason,
-        reference: row.reference_service ? { service: row.reference_service, kind: row.reference_kind, id: row.reference_id } : undefined,
+        reference: row.reference_service
+          ? { service: row.reference_service, kind: row.reference_kind, id: row.reference_id }
+          : undefined,
         createdBy: row.created_by,
         createdAt: timestampFromDate(new Date(row.created_at)),
       }),

@@ -19,7 +19,11 @@ interface Act {
 }
 
 /** Records an imported balance, held on the subject's import hold account until a ledger admin releases it. */
-export async function holdImported(em: EntityManager, hold: ImportedBalance & { sourceRef: string }, act: Act): Promise<ImportHoldRow> {
+export async function holdImported(
+  em: EntityManager,
+  hold: ImportedBalance & { sourceRef: string },
+  act: Act,
+): Promise<ImportHoldRow> {
   const id = newId("ih");
   const transaction = await postAdjustment(em, {
     kind: "import_hold",
@@ -64,7 +68,12 @@ export async function releaseImportHold(em: EntityManager, id: string, act: Act)
     createdBy: act.by,
     at: act.at,
   });
-  Object.assign(row, { status: "released", releaseTransactionId: transaction.id, releasedAt: act.at, releasedBy: act.by });
+  Object.assign(row, {
+    status: "released",
+    releaseTransactionId: transaction.id,
+    releasedAt: act.at,
+    releasedBy: act.by,
+  });
   return row;
 }
 

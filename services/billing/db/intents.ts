@@ -49,12 +49,27 @@ export function intentToProto(row: IntentRow): Intent {
 
 function productOf(row: IntentRow): Intent["product"] {
   if (row.product === "credit") {
-    return { case: "credit", value: create(CreditPurchaseSchema, { pack: row.pack, credit: row.pack === "" ? money(row.creditGranted, row.currency) : undefined }) };
+    return {
+      case: "credit",
+      value: create(CreditPurchaseSchema, {
+        pack: row.pack,
+        credit: row.pack === "" ? money(row.creditGranted, row.currency) : undefined,
+      }),
+    };
   }
-  if (row.product === "tip") return { case: "tip", value: create(TipPaymentSchema, { creator: row.streamer, amount: money(row.price, row.currency) }) };
+  if (row.product === "tip")
+    return {
+      case: "tip",
+      value: create(TipPaymentSchema, { creator: row.streamer, amount: money(row.price, row.currency) }),
+    };
   return {
     case: "channelSubscription",
-    value: create(ChannelSubscriptionSchema, { streamer: row.streamer, planId: row.planId, planVersion: row.planVersion, tier: row.tier }),
+    value: create(ChannelSubscriptionSchema, {
+      streamer: row.streamer,
+      planId: row.planId,
+      planVersion: row.planVersion,
+      tier: row.tier,
+    }),
   };
 }
 

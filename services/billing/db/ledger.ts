@@ -3,7 +3,14 @@ import type { EntityRef } from "../../../gen/pf/v1/refs_pb.js";
 import { qualified } from "../../kit/db/orm.js";
 import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
-import { accountKey, balanceAfter, requireBalanced, type AccountKey, type Movement, type TxKind } from "../domain/ledger.js";
+import {
+  accountKey,
+  balanceAfter,
+  requireBalanced,
+  type AccountKey,
+  type Movement,
+  type TxKind,
+} from "../domain/ledger.js";
 
 /** A balanced set of movements to write as one ledger transaction. */
 export interface Posting {
@@ -22,7 +29,15 @@ export interface Posted {
   balances: Map<AccountKey, bigint>;
 }
 
-type Checked = { owner: string; kind: string; currency: string; balance: string; after: string; ok: boolean; frozen: boolean };
+type Checked = {
+  owner: string;
+  kind: string;
+  currency: string;
+  balance: string;
+  after: string;
+  ok: boolean;
+  frozen: boolean;
+};
 
 /**
  * The one way money moves, inside the caller's transaction and in one
@@ -62,29 +77,45 @@ export async function post(em: EntityManager, posting: Posting): Promise<Posted>
 
 function write(em: EntityManager, posting: Posting, transactionId: string): Promise<Checked[]> {
   const { movements, reference } = posting;
-  return em.getConnection().execute<Checked[]>(
-    `select * from ${qualified(em, "post_movements")}(?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb)`,
-    [
-      transactionId, posting.kind, posting.reason ?? "", reference?.service ?? "", reference?.kind ?? "", reference?.id ?? "",
-      posting.createdBy, posting.at,
-      JSON.stringify(movements.map((m) => ({ owner: m.owner, kind: m.kind, currency: m.currency, amount: m.amount.toString() }))),
-    ],
-    "all",
-    em.getTransactionContext(),
-  );
+  return em
+    .getConnection()
+    .execute<Checked[]>(
+      `select * from ${qualified(em, "post_movements")}(?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb)`,
+      [
+        transactionId,
+        posting.kind,
+        posting.reason ?? "",
+        reference?.service ?? "",
+        reference?.kind ?? "",
+        reference?.id ?? "",
+        posting.createdBy,
+        posting.at,
+        JSON.stringify(
+          movements.map((m) => ({ owner: m.owner, kind: m.kind, currency: m.currency, amount: m.amount.toString() })),
+        ),
+      ],
+      "all",
+      em.getTransactionContext(),
+    );
 }
 
 /** Refuses a write while the economy is frozen (for writes that post nothing, or before they call out). */
 export async function requireThawed(em: EntityManager): Promise<void> {
-  const [row] = await em.getConnection().execute<{ frozen: boolean }[]>(
-    `select frozen from ${qualified(em, "economy")} where id = 1`,
-    [],
-    "all",
-    em.getTransactionContext(),
-  );
+  const [row] = await em
+    .getConnection()
+    .execute<{ frozen: boolean }[]>(
+      `select frozen from ${qualified(em, "economy")} where id = 1`,
+      [],
+      "all",
+      em.getTransactionContext(),
+    );
   if (row.frozen) throw economyFrozen();
 }
 
 export function economyFrozen() {
-  return problem(409, "economy.frozen", "The economy is frozen: billing refuses writes until a ledger admin thaws it. Reads are served.");
+  return problem(
+    409,
+    "economy.frozen",
+    "The economy is frozen: billing refuses writes until a ledger admin thaws it. Reads are served.",
+  );
 }

@@ -119,9 +119,8 @@ export function recordOutcome(
   at: Date,
   unlessChangedFrom?: ProviderEventState,
 ) {
-  return em.nativeUpdate(
-    ProviderEventRow,
-    unlessChangedFrom ? { id, status: unlessChangedFrom } : { id },
-    { ...outcome, ...(outcome.status === "applied" && { appliedAt: at }) },
-  );
+  return em.nativeUpdate(ProviderEventRow, unlessChangedFrom ? { id, status: unlessChangedFrom } : { id }, {
+    ...outcome,
+    ...(outcome.status === "applied" && { appliedAt: at }),
+  });
 }

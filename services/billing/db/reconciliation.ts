@@ -103,8 +103,10 @@ const checks = (table: (name: string) => string): Record<Check, string> => ({
 /** Every check in one statement. */
 const findings = (table: (name: string) => string) =>
   Object.entries(checks(table))
-    .map(([check, query]) => `select '${check}' as "check", currency, ref, expected::text, actual::text, detail
-      from (${query}) as found`)
+    .map(
+      ([check, query]) => `select '${check}' as "check", currency, ref, expected::text, actual::text, detail
+      from (${query}) as found`,
+    )
     .join("\nunion all\n");
 
 type FindingRow = { check: Check; currency: string; ref: string; expected: string; actual: string; detail: string };
@@ -132,6 +134,10 @@ export async function runChecks(em: EntityManager): Promise<{ findings: Finding[
   );
   return {
     findings: rows.map((row) => ({ ...row, expected: BigInt(row.expected), actual: BigInt(row.actual) })),
-    checked: { transactions: BigInt(counts.transactions), accounts: BigInt(counts.accounts), payments: BigInt(counts.payments) },
+    checked: {
+      transactions: BigInt(counts.transactions),
+      accounts: BigInt(counts.accounts),
+      payments: BigInt(counts.payments),
+    },
   };
 }

@@ -15,7 +15,12 @@ import { addPaidPeriod } from "./subscriptions.js";
  * adds the paid period of a channel subscription, and publishes
  * billing.intent.settled. A settled intent answers unchanged.
  */
-export async function settleIntent(em: EntityManager, ctx: BillingContext, row: IntentRow, by: string): Promise<Transition> {
+export async function settleIntent(
+  em: EntityManager,
+  ctx: BillingContext,
+  row: IntentRow,
+  by: string,
+): Promise<Transition> {
   const change = transition(row.status as IntentState, "settle");
   if (change.kind !== "move") return change;
   const at = ctx.clock.now();

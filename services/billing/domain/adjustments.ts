@@ -32,10 +32,14 @@ function lineAccount(field: string, line: AdjustmentLine): Pick<Movement, "owner
   const kind = accountKindFromProto(line.kind);
   if (kind === "credit" || kind === "payable") return { owner: requireUser(`${field}.owner`, line.owner), kind };
   if (kind === "adjustments") {
-    if (line.owner !== "") throw invalid(`${field}.owner`, `${field}.owner is empty on the platform's side (ACCOUNT_KIND_ADJUSTMENTS).`);
+    if (line.owner !== "")
+      throw invalid(`${field}.owner`, `${field}.owner is empty on the platform's side (ACCOUNT_KIND_ADJUSTMENTS).`);
     return { owner: PLATFORM, kind };
   }
-  throw invalid(`${field}.kind`, `${field}.kind is ACCOUNT_KIND_CREDIT or ACCOUNT_KIND_PAYABLE (a subject's) or ACCOUNT_KIND_ADJUSTMENTS (the platform's).`);
+  throw invalid(
+    `${field}.kind`,
+    `${field}.kind is ACCOUNT_KIND_CREDIT or ACCOUNT_KIND_PAYABLE (a subject's) or ACCOUNT_KIND_ADJUSTMENTS (the platform's).`,
+  );
 }
 
 /** A signed, non-zero amount: adjustments take money off a balance as well as add it. */
@@ -44,7 +48,10 @@ function signedAmount(field: string, money: Money | undefined): Pick<Movement, "
   const currency = requireCurrency(`${field}.currency`, money.currency);
   const amount = money.minorUnits;
   if (amount === 0n || amount > MAX_MINOR_UNITS || amount < -MAX_MINOR_UNITS) {
-    throw invalid(`${field}.minor_units`, `${field}.minor_units is a non-zero whole number between -${MAX_MINOR_UNITS} and ${MAX_MINOR_UNITS}.`);
+    throw invalid(
+      `${field}.minor_units`,
+      `${field}.minor_units is a non-zero whole number between -${MAX_MINOR_UNITS} and ${MAX_MINOR_UNITS}.`,
+    );
   }
   return { currency, amount };
 }

@@ -8,7 +8,10 @@ export type CashoutStatus = "requested" | "approved" | "denied";
 /** A cashout takes at least the configured minimum (422 cashout.below_minimum, naming it). */
 export function requireMinimum(amount: bigint, currency: string, minimum: bigint): void {
   if (amount < minimum) {
-    throw problem(422, "cashout.below_minimum", `A cashout takes at least ${minimum} minor units.`, { minimum: minimum.toString(), currency });
+    throw problem(422, "cashout.below_minimum", `A cashout takes at least ${minimum} minor units.`, {
+      minimum: minimum.toString(),
+      currency,
+    });
   }
 }
 
@@ -43,9 +46,12 @@ export function decide(cashout: Decidable, decision: Decision, now: Date): "appl
     }
     return "apply";
   }
-  const same = decision.action === "approve"
-    ? cashout.status === "approved" && cashout.payoutReference === decision.payoutReference
-    : cashout.status === "denied" && cashout.reason === decision.reason;
+  const same =
+    decision.action === "approve"
+      ? cashout.status === "approved" && cashout.payoutReference === decision.payoutReference
+      : cashout.status === "denied" && cashout.reason === decision.reason;
   if (same) return "repeat";
-  throw problem(409, "cashout.decided", `The cashout was already ${cashout.status}.`, { cashout_status: cashout.status });
+  throw problem(409, "cashout.decided", `The cashout was already ${cashout.status}.`, {
+    cashout_status: cashout.status,
+  });
 }

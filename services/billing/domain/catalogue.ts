@@ -59,19 +59,33 @@ export interface Price {
 /** The price of a catalogue pack. */
 export function packPrice(catalogue: Catalogue, pack: string): Price {
   const found = catalogue.packs[pack];
-  if (!found) throw problem(422, "billing.unknown_product", `There is no credit pack ${JSON.stringify(pack)} in billing's catalogue.`, { packs: Object.keys(catalogue.packs) });
+  if (!found)
+    throw problem(
+      422,
+      "billing.unknown_product",
+      `There is no credit pack ${JSON.stringify(pack)} in billing's catalogue.`,
+      { packs: Object.keys(catalogue.packs) },
+    );
   return { currency: found.currency, price: found.price, credit: found.credit };
 }
 
 /** The price of an amount of credit: face value, within the currency's bounds. */
 export function creditPrice(catalogue: Catalogue, currency: string, amount: bigint): Price {
   const rate = catalogue.creditRates[currency];
-  if (!rate) throw problem(422, "billing.unknown_product", `Billing sells no credit in ${currency}.`, { currencies: Object.keys(catalogue.creditRates) });
-  if (amount < rate.min || amount > rate.max) {
-    throw problem(422, "billing.amount_out_of_range", `Credit in ${currency} is sold from ${rate.min} to ${rate.max} minor units.`, {
-      min: rate.min.toString(),
-      max: rate.max.toString(),
+  if (!rate)
+    throw problem(422, "billing.unknown_product", `Billing sells no credit in ${currency}.`, {
+      currencies: Object.keys(catalogue.creditRates),
     });
+  if (amount < rate.min || amount > rate.max) {
+    throw problem(
+      422,
+      "billing.amount_out_of_range",
+      `Credit in ${currency} is sold from ${rate.min} to ${rate.max} minor units.`,
+      {
+        min: rate.min.toString(),
+        max: rate.max.toString(),
+      },
+    );
   }
   return { currency, price: amount, credit: amount };
 }
@@ -80,6 +94,12 @@ export function creditPrice(catalogue: Catalogue, currency: string, amount: bigi
 export function tierPrice(catalogue: Catalogue, tier: string): Price & { tier: string } {
   const name = tier || DEFAULT_TIER;
   const found = catalogue.tiers[name];
-  if (!found) throw problem(422, "billing.unknown_tier", `There is no subscription tier ${JSON.stringify(name)} in billing's catalogue.`, { tiers: Object.keys(catalogue.tiers) });
+  if (!found)
+    throw problem(
+      422,
+      "billing.unknown_tier",
+      `There is no subscription tier ${JSON.stringify(name)} in billing's catalogue.`,
+      { tiers: Object.keys(catalogue.tiers) },
+    );
   return { tier: name, currency: found.currency, price: found.price, credit: 0n };
 }

@@ -62,7 +62,8 @@ export function quote(catalogue: Catalogue, subject: string, product: IntentRequ
   switch (product.case) {
     case "credit": {
       const { pack, credit } = product.value;
-      if ((pack === "") === (credit === undefined)) throw invalid("credit", "A credit purchase names a pack or an amount of credit, not both.");
+      if ((pack === "") === (credit === undefined))
+        throw invalid("credit", "A credit purchase names a pack or an amount of credit, not both.");
       if (pack !== "") {
         const priced = packPrice(catalogue, maxLength("credit.pack", pack, 100));
         return { ...NONE, product: "credit", pack, ...priced };
@@ -73,12 +74,25 @@ export function quote(catalogue: Catalogue, subject: string, product: IntentRequ
     case "channelSubscription": {
       const wanted = product.value;
       const streamer = requireChannel("channel_subscription.streamer", wanted.streamer);
-      if (streamer === subject) throw invalid("channel_subscription.streamer", "A subject cannot subscribe to their own channel.");
-      if (wanted.planId === "") throw invalid("channel_subscription.plan_id", "channel_subscription.plan_id is required.");
+      if (streamer === subject)
+        throw invalid("channel_subscription.streamer", "A subject cannot subscribe to their own channel.");
+      if (wanted.planId === "")
+        throw invalid("channel_subscription.plan_id", "channel_subscription.plan_id is required.");
       maxLength("channel_subscription.plan_id", wanted.planId, 100);
-      if (wanted.planVersion < 1n) throw invalid("channel_subscription.plan_version", "channel_subscription.plan_version is 1 or more.");
+      if (wanted.planVersion < 1n)
+        throw invalid("channel_subscription.plan_version", "channel_subscription.plan_version is 1 or more.");
       const { tier, currency, price } = tierPrice(catalogue, maxLength("channel_subscription.tier", wanted.tier, 40));
-      return { ...NONE, product: "channel_subscription", streamer, planId: wanted.planId, planVersion: wanted.planVersion, tier, currency, price, credit: 0n };
+      return {
+        ...NONE,
+        product: "channel_subscription",
+        streamer,
+        planId: wanted.planId,
+        planVersion: wanted.planVersion,
+        tier,
+        currency,
+        price,
+        credit: 0n,
+      };
     }
     case "tip": {
       // A tip is charged at face value, within the bounds of credit bought by amount.
@@ -113,15 +127,24 @@ export interface Purchase {
 export function purchaseMovements(purchase: Purchase, provider: string): Movement[] {
   const { currency, price } = purchase;
   const clearing: Movement = { owner: provider, kind: "provider_clearing", currency, amount: -price };
-  if (purchase.product === "channel_subscription") return [clearing, { ...payeeOf(purchase.streamer), currency, amount: price }];
-  if (purchase.product === "tip") return [clearing, { owner: purchase.streamer, kind: "payable", currency, amount: price }];
-  const movements: Movement[] = [clearing, { owner: purchase.subject, kind: "credit", currency, amount: purchase.creditGranted }];
-  if (purchase.creditGranted !== price) movements.push({ owner: PLATFORM, kind: "adjustments", currency, amount: price - purchase.creditGranted });
+  if (purchase.product === "channel_subscription")
+    return [clearing, { ...payeeOf(purchase.streamer), currency, amount: price }];
+  if (purchase.product === "tip")
+    return [clearing, { owner: purchase.streamer, kind: "payable", currency, amount: price }];
+  const movements: Movement[] = [
+    clearing,
+    { owner: purchase.subject, kind: "credit", currency, amount: purchase.creditGranted },
+  ];
+  if (purchase.creditGranted !== price)
+    movements.push({ owner: PLATFORM, kind: "adjustments", currency, amount: price - purchase.creditGranted });
   return movements;
 }
 
 /** The receipt's fields that do not match the intent it should pay (empty when it pays it). */
-export function receiptMismatches(intent: { appReference: string; currency: string; price: bigint }, receipt: VerifiedReceipt): string[] {
+export function receiptMismatches(
+  intent: { appReference: string; currency: string; price: bigint },
+  receipt: VerifiedReceipt,
+): string[] {
   const mismatches: string[] = [];
   if (intent.appReference === "" || receipt.appReference !== intent.appReference) mismatches.push("app_reference");
   if (receipt.currency !== intent.currency) mismatches.push("currency");

@@ -33,8 +33,16 @@ export function isSystemKind(kind: Kind): kind is SystemKind {
 }
 
 export type TxKind =
-  | "purchase" | "transfer" | "subscription" | "cashout_request" | "cashout_approval"
-  | "cashout_denial" | "recycle" | "adjustment" | "import_hold" | "import_release";
+  | "purchase"
+  | "transfer"
+  | "subscription"
+  | "cashout_request"
+  | "cashout_approval"
+  | "cashout_denial"
+  | "recycle"
+  | "adjustment"
+  | "import_hold"
+  | "import_release";
 
 /** One signed change of one account: positive adds to its balance. */
 export interface Movement {
@@ -65,7 +73,11 @@ export function requireBalanced(movements: Movement[]): void {
     sums.set(movement.currency, (sums.get(movement.currency) ?? 0n) + movement.amount);
   }
   for (const [currency, sum] of sums) {
-    if (sum !== 0n) throw problem(422, "ledger.unbalanced", `The lines do not balance in ${currency}: they sum to ${sum}.`, { currency, sum: sum.toString() });
+    if (sum !== 0n)
+      throw problem(422, "ledger.unbalanced", `The lines do not balance in ${currency}: they sum to ${sum}.`, {
+        currency,
+        sum: sum.toString(),
+      });
   }
 }
 
@@ -88,7 +100,8 @@ export function balanceAfter(movement: Movement, current: bigint): bigint {
         available: current.toString(),
       });
     }
-    if (balance > MAX_MINOR_UNITS) throw problem(409, "billing.balance_limit", `A balance holds at most ${MAX_MINOR_UNITS} minor units.`);
+    if (balance > MAX_MINOR_UNITS)
+      throw problem(409, "billing.balance_limit", `A balance holds at most ${MAX_MINOR_UNITS} minor units.`);
   }
   return balance;
 }

@@ -1,6 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { ImbalanceKind, ImbalanceSchema, ReconciliationSchema, type Reconciliation } from "../../../gen/pf/billing/v1/admin_pb.js";
+import {
+  ImbalanceKind,
+  ImbalanceSchema,
+  ReconciliationSchema,
+  type Reconciliation,
+} from "../../../gen/pf/billing/v1/admin_pb.js";
 
 /** The checks a reconciliation runs, by the imbalance each finds. */
 export const CHECKS = {
@@ -34,7 +39,11 @@ export interface Checked {
 }
 
 /** A run's report: balanced exactly when no check found anything; imbalances by kind, then by what they concern. */
-export function reconciliationReport(run: { id: string; ranAt: Date; ranBy: string }, findings: Finding[], checked: Checked): Reconciliation {
+export function reconciliationReport(
+  run: { id: string; ranAt: Date; ranBy: string },
+  findings: Finding[],
+  checked: Checked,
+): Reconciliation {
   const imbalances = findings
     .map(({ check, ...found }) => create(ImbalanceSchema, { kind: CHECKS[check], ...found }))
     .sort((a, b) => a.kind - b.kind || compare(a.ref, b.ref) || compare(a.currency, b.currency));

@@ -17,7 +17,10 @@ export function balanceHandlers(ctx: BillingContext): BalanceHandlers {
     async getBalance(request) {
       const subject = requireSubject("subject", request.subject);
       const currency = request.currency === "" ? undefined : requireCurrency("currency", request.currency);
-      return create(BalanceReadResultSchema, { subject, balances: await balancesOf(ctx.orm.em.fork(), subject, currency) });
+      return create(BalanceReadResultSchema, {
+        subject,
+        balances: await balancesOf(ctx.orm.em.fork(), subject, currency),
+      });
     },
 
     async listTransactions(request) {

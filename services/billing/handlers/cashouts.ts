@@ -31,7 +31,8 @@ type CashoutHandlers = Pick<
   "listCashouts" | "requestCashout" | "getCashout" | "approveCashout" | "denyCashout" | "recyclePayable"
 >;
 
-const answer = (row: CashoutRow): CashoutResult => create(CashoutResultSchema, { result: { case: "cashout", value: cashoutToProto(row) } });
+const answer = (row: CashoutRow): CashoutResult =>
+  create(CashoutResultSchema, { result: { case: "cashout", value: cashoutToProto(row) } });
 
 const OUTCOME = {
   approve: { status: "approved", kind: "cashout_approval", event: subjects.cashoutApproved },
@@ -56,8 +57,12 @@ export function cashoutHandlers(ctx: BillingContext): CashoutHandlers {
       if (decide(row, decision, at) === "repeat") return answer(row);
       const outcome = OUTCOME[decision.action];
       // Approval pays the escrow out to the platform's payouts; denial reverses it to the creator's payable.
-      const to = decision.action === "approve" ? ({ owner: PLATFORM, kind: "payouts" } as const) : ({ owner: row.subject, kind: "payable" } as const);
-      const note = decision.action === "approve" ? { payoutReference: decision.payoutReference } : { reason: decision.reason };
+      const to =
+        decision.action === "approve"
+          ? ({ owner: PLATFORM, kind: "payouts" } as const)
+          : ({ owner: row.subject, kind: "payable" } as const);
+      const note =
+        decision.action === "approve" ? { payoutReference: decision.payoutReference } : { reason: decision.reason };
       const posted = await post(em, {
         kind: outcome.kind,
         movements: [
@@ -69,7 +74,12 @@ export function cashoutHandlers(ctx: BillingContext): CashoutHandlers {
         createdBy: by,
         at,
       });
-      Object.assign(row, note, { status: outcome.status, decidedBy: by, decidedAt: at, decisionTransactionId: posted.transactionId });
+      Object.assign(row, note, {
+        status: outcome.status,
+        decidedBy: by,
+        decidedAt: at,
+        decisionTransactionId: posted.transactionId,
+      });
       await em.flush();
       await cashoutChanged(em, outcome.event, cashoutToProto(row), at);
       return answer(row);
@@ -125,7 +135,8 @@ export function cashoutHandlers(ctx: BillingContext): CashoutHandlers {
     async listCashouts(request) {
       const subject = request.subject === "" ? undefined : requireUser("subject", request.subject);
       const status = cashoutStatusFromProto(request.status);
-      if (status === undefined && request.status !== 0) throw invalid("status", "status is requested, approved or denied.");
+      if (status === undefined && request.status !== 0)
+        throw invalid("status", "status is requested, approved or denied.");
       const limit = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const where: FilterQuery<CashoutRow> = {
@@ -136,12 +147,16 @@ export function cashoutHandlers(ctx: BillingContext): CashoutHandlers {
       const rows = await ctx.orm.em.fork().find(CashoutRow, where, { orderBy: { id: "desc" }, limit: limit + 1 });
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
       return create(CashoutResultSchema, {
-        result: { case: "cashouts", value: create(CashoutListSchema, { cashouts: items.map(cashoutToProto), nextCursor }) },
+        result: {
+          case: "cashouts",
+          value: create(CashoutListSchema, { cashouts: items.map(cashoutToProto), nextCursor }),
+        },
       });
     },
 
     async approveCashout(request, call) {
-      if (request.payoutReference === "") throw invalid("payout_reference", "payout_reference is required: the provider's reference of the payout.");
+      if (request.payoutReference === "")
+        throw invalid("payout_reference", "payout_reference is required: the provider's reference of the payout.");
       const payoutReference = maxLength("payout_reference", request.payoutReference, 200);
       return decideCashout(request.id, { action: "approve", payoutReference }, principalOf(call).sub);
     },
@@ -168,7 +183,12 @@ export function cashoutHandlers(ctx: BillingContext): CashoutHandlers {
             at: ctx.clock.now(),
           });
           const [balance] = await balancesOf(em, subject, currency);
-          const recycle = create(RecycleSchema, { transactionId: posted.transactionId, subject, amount: money(amount, currency), balance });
+          const recycle = create(RecycleSchema, {
+            transactionId: posted.transactionId,
+            subject,
+            amount: money(amount, currency),
+            balance,
+          });
           return create(CashoutResultSchema, { result: { case: "recycle", value: recycle } });
         }),
       );

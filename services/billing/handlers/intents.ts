@@ -26,7 +26,10 @@ export function intentHandlers(ctx: BillingContext): IntentHandlers {
   return {
     async createIntent(request, call) {
       const principal = principalOf(call);
-      if (request.price !== undefined) throw problem(400, "billing.price_refused", "Billing prices every purchase itself: send no price.", { field: "price" });
+      if (request.price !== undefined)
+        throw problem(400, "billing.price_refused", "Billing prices every purchase itself: send no price.", {
+          field: "price",
+        });
       const subject = requireUser("subject", request.subject);
       const priced = quote(ctx.settings.catalogue, subject, request.product);
       const checkout = request.checkout === CheckoutKind.APP ? "app" : "web";
@@ -98,12 +101,14 @@ export function intentHandlers(ctx: BillingContext): IntentHandlers {
       const intent = await findIntent(em, request.id);
       // A final intent answers as it is: settled once, declined for good.
       if (intent.status === "settled" || intent.status === "declined") return answer(intent);
-      if (intent.checkout === "app") throw notApproved("An app purchase is settled with its store receipt, not captured.");
+      if (intent.checkout === "app")
+        throw notApproved("An app purchase is settled with its store receipt, not captured.");
       await requireThawed(em);
 
       // Asked outside any transaction; what it came to is written in one short transaction.
       const outcome = await ctx.providers.get(intent.provider).captureOrder(intent.providerOrderId);
-      if (outcome.status === "not_approved") throw notApproved("The buyer has not approved this intent's order at the provider yet.");
+      if (outcome.status === "not_approved")
+        throw notApproved("The buyer has not approved this intent's order at the provider yet.");
       return ctx.transaction(async (tx) => {
         const row = await lockIntentById(tx, intent.id);
         if (outcome.status === "declined") await declineIntent(tx, row, outcome.reason, ctx.clock.now());

@@ -47,12 +47,18 @@ export function subscriptionHandlers(ctx: BillingContext): SubscriptionHandlers 
       const subject = requireUser("subject", request.subject);
       const streamer = optionalChannel("streamer", request.streamer);
       const now = ctx.clock.now();
-      const rows = await ctx.orm.em.fork().find(
-        SubscriptionRow,
-        { subject, ...(streamer ? { streamer } : {}), ...current(now) },
-        { orderBy: { id: "desc" } },
-      );
-      return create(EntitlementResultSchema, { subject, entitlements: rows.map(entitlementToProto), checkedAt: timestampFromDate(now) });
+      const rows = await ctx.orm.em
+        .fork()
+        .find(
+          SubscriptionRow,
+          { subject, ...(streamer ? { streamer } : {}), ...current(now) },
+          { orderBy: { id: "desc" } },
+        );
+      return create(EntitlementResultSchema, {
+        subject,
+        entitlements: rows.map(entitlementToProto),
+        checkedAt: timestampFromDate(now),
+      });
     },
 
     async listSubscriptions(request) {
@@ -64,7 +70,10 @@ export function subscriptionHandlers(ctx: BillingContext): SubscriptionHandlers 
       }
       const entitlements = view === SubscriptionView.ENTITLEMENTS;
       if (entitlements && request.includeEnded) {
-        throw invalid("include_ended", "include_ended applies to the subscriptions view: an ended subscription is no entitlement.");
+        throw invalid(
+          "include_ended",
+          "include_ended applies to the subscriptions view: an ended subscription is no entitlement.",
+        );
       }
       const limit = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
@@ -88,7 +97,10 @@ export function subscriptionHandlers(ctx: BillingContext): SubscriptionHandlers 
                 nextCursor,
               }),
             }
-          : { case: "subscriptions", value: create(SubscriptionResultSchema, { subscriptions: items.map(subscriptionToProto), nextCursor }) },
+          : {
+              case: "subscriptions",
+              value: create(SubscriptionResultSchema, { subscriptions: items.map(subscriptionToProto), nextCursor }),
+            },
       });
     },
 
@@ -106,8 +118,16 @@ export function subscriptionHandlers(ctx: BillingContext): SubscriptionHandlers 
         once.run(em, async () => {
           const at = ctx.clock.now();
           const row = await addPaidPeriod(em, {
-            subject, streamer, planId, planVersion: request.planVersion, tier, currency, price,
-            paidVia: "credit", periodMs: ctx.settings.periodMs, at,
+            subject,
+            streamer,
+            planId,
+            planVersion: request.planVersion,
+            tier,
+            currency,
+            price,
+            paidVia: "credit",
+            periodMs: ctx.settings.periodMs,
+            at,
           });
           // Short credit refuses the posting and rolls the period back with it.
           await post(em, {
@@ -135,7 +155,11 @@ export function subscriptionHandlers(ctx: BillingContext): SubscriptionHandlers 
           const at = ctx.clock.now();
           if (outcome === "end") {
             // Ended now, without refund: the rest of the period is no longer an entitlement.
-            Object.assign(row, { status: "ended", endedAt: at, validUntil: new Date(Math.min(row.validUntil.getTime(), at.getTime())) });
+            Object.assign(row, {
+              status: "ended",
+              endedAt: at,
+              validUntil: new Date(Math.min(row.validUntil.getTime(), at.getTime())),
+            });
           } else {
             row.status = "canceled";
           }

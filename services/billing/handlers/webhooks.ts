@@ -25,8 +25,13 @@ export function webhookHandlers(ctx: BillingContext): WebhookHandlers {
       const payload = Buffer.from(request.payload).toString("utf8");
       const stored = await ctx.transaction((em) => storeEvent(em, provider.name, event, payload, ctx.clock.now()));
       // Nothing is lost if this does not happen now: the provider-events worker applies what stays pending.
-      const status = stored.status === "pending" ? ((await applyDelivered(ctx, stored.id))?.status ?? stored.status) : stored.status;
-      return create(ProviderWebhookResultSchema, { eventId: stored.id, status: eventStatusToProto(status), duplicate: stored.duplicate });
+      const status =
+        stored.status === "pending" ? ((await applyDelivered(ctx, stored.id))?.status ?? stored.status) : stored.status;
+      return create(ProviderWebhookResultSchema, {
+        eventId: stored.id,
+        status: eventStatusToProto(status),
+        duplicate: stored.duplicate,
+      });
     },
   };
 }

@@ -13,9 +13,7 @@ export interface ProviderOrder {
 
 /** What a capture of an approved order came to. */
 export type CaptureOutcome =
-  | { status: "captured"; eventId?: string }
-  | { status: "declined"; reason: string }
-  | { status: "not_approved" };
+  { status: "captured"; eventId?: string } | { status: "declined"; reason: string } | { status: "not_approved" };
 
 /** What a provider event says, read from its payload. */
 export interface EventBody {
@@ -47,7 +45,14 @@ export interface PaymentProvider {
    * Opens an order for the price billing set. The same requestId opens no
    * second order (providers take it as their idempotency key).
    */
-  createOrder(order: { intentId: string; currency: string; price: bigint; description: string; returnUrl: string; requestId: string }): Promise<ProviderOrder>;
+  createOrder(order: {
+    intentId: string;
+    currency: string;
+    price: bigint;
+    description: string;
+    returnUrl: string;
+    requestId: string;
+  }): Promise<ProviderOrder>;
   /** Captures an order the buyer approved. */
   captureOrder(orderId: string): Promise<CaptureOutcome>;
   /** Verifies a webhook delivery's signature and reads it; throws 401 webhook.signature_invalid or 400 webhook.payload_invalid. */

@@ -13,7 +13,8 @@ export function createProviders(ctx: ServiceContext, settings: BillingSettings):
     secret: settings.testProviderSecret,
     checkoutUrl: settings.testCheckoutUrl,
     clock: ctx.clock,
-    autoApprove: settings.testProviderAuto === "approve" ? (delivery) => deliverToBilling(ctx, test, delivery) : undefined,
+    autoApprove:
+      settings.testProviderAuto === "approve" ? (delivery) => deliverToBilling(ctx, test, delivery) : undefined,
   });
   const providers = new Map<string, PaymentProvider>([[test.name, test]]);
   return {
@@ -21,7 +22,9 @@ export function createProviders(ctx: ServiceContext, settings: BillingSettings):
     get(name) {
       const found = providers.get(name);
       if (!found) {
-        throw problem(404, "provider.unknown", `Billing has no payment provider ${JSON.stringify(name)}.`, { providers: [...providers.keys()] });
+        throw problem(404, "provider.unknown", `Billing has no payment provider ${JSON.stringify(name)}.`, {
+          providers: [...providers.keys()],
+        });
       }
       return found;
     },
@@ -40,13 +43,19 @@ async function deliverToBilling(ctx: ServiceContext, provider: TestProvider, del
   try {
     for (let attempt = 1; ; attempt++) {
       const answer = await outsideCall(() =>
-        client.receiveProviderWebhook({ provider: provider.name, payload: Buffer.from(delivery.body) }, { headers: { ...delivery.headers } }),
+        client.receiveProviderWebhook(
+          { provider: provider.name, payload: Buffer.from(delivery.body) },
+          { headers: { ...delivery.headers } },
+        ),
       );
       if (answer.status !== ProviderEventStatus.IGNORED || attempt === AUTO_ATTEMPTS) return;
       await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));
       delivery = provider.approve(delivery.orderId);
     }
   } catch (error) {
-    ctx.logger.warn({ err: error, order: delivery.orderId }, "test provider auto mode: the approval webhook was not delivered");
+    ctx.logger.warn(
+      { err: error, order: delivery.orderId },
+      "test provider auto mode: the approval webhook was not delivered",
+    );
   }
 }

@@ -37,7 +37,8 @@ export function verifyDelivery(secret: string, headers: Headers, body: Uint8Arra
   const id = headers.get("webhook-id");
   const timestamp = headers.get("webhook-timestamp");
   const signatures = headers.get("webhook-signature");
-  if (!id || !timestamp || !signatures) throw refuse("The delivery lacks its webhook-id, webhook-timestamp or webhook-signature header.");
+  if (!id || !timestamp || !signatures)
+    throw refuse("The delivery lacks its webhook-id, webhook-timestamp or webhook-signature header.");
   if (!/^\d{1,12}$/.test(timestamp) || Math.abs(Number(timestamp) * 1000 - now.getTime()) > TOLERANCE_MS) {
     throw refuse("The delivery's webhook-timestamp is not within five minutes of now.");
   }

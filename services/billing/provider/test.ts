@@ -2,7 +2,14 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../../kit/runtime/clock.js";
 import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
-import type { CaptureOutcome, EventBody, PaymentProvider, ProviderOrder, VerifiedEvent, VerifiedReceipt } from "./provider.js";
+import type {
+  CaptureOutcome,
+  EventBody,
+  PaymentProvider,
+  ProviderOrder,
+  VerifiedEvent,
+  VerifiedReceipt,
+} from "./provider.js";
 import { signDelivery, verifyDelivery, type SignedHeaders } from "./standard-webhooks.js";
 
 /** A signed webhook delivery the test provider produced; sending it again is a duplicate delivery. */
@@ -55,7 +62,14 @@ export class TestProvider implements PaymentProvider {
     if (!id) {
       id = newId("tord");
       this.byRequest.set(order.requestId, id);
-      this.orders.set(id, { id, currency: order.currency, price: order.price, state: "created", declineReason: "", deliveries: [] });
+      this.orders.set(id, {
+        id,
+        currency: order.currency,
+        price: order.price,
+        state: "created",
+        declineReason: "",
+        deliveries: [],
+      });
       const deliver = this.options.autoApprove;
       if (deliver) setTimeout(() => void deliver(this.approve(id!)), AUTO_APPROVE_AFTER_MS).unref();
     }
@@ -120,13 +134,21 @@ export class TestProvider implements PaymentProvider {
     } catch {
       // answered below
     }
-    throw problem(400, "webhook.payload_invalid", "The delivery's body is not a test-provider event ({type, data: {order_id}}).");
+    throw problem(
+      400,
+      "webhook.payload_invalid",
+      "The delivery's body is not a test-provider event ({type, data: {order_id}}).",
+    );
   }
 
   /** What an app store would sign for a purchase of the intent's app reference. */
   signReceipt(receipt: { appReference: string; currency: string; amount: bigint }): string {
     const body = Buffer.from(
-      JSON.stringify({ app_reference: receipt.appReference, currency: receipt.currency, amount: receipt.amount.toString() }),
+      JSON.stringify({
+        app_reference: receipt.appReference,
+        currency: receipt.currency,
+        amount: receipt.amount.toString(),
+      }),
     ).toString("base64url");
     return `${body}.${this.receiptSignature(body).toString("base64url")}`;
   }
@@ -138,7 +160,11 @@ export class TestProvider implements PaymentProvider {
     const given = Buffer.from(signature, "base64url");
     const expected = this.receiptSignature(body);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid;
-    const read = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as { app_reference: string; currency: string; amount: string };
+    const read = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as {
+      app_reference: string;
+      currency: string;
+      amount: string;
+    };
     return { appReference: read.app_reference, currency: read.currency, amount: BigInt(read.amount) };
   }
 
@@ -149,7 +175,12 @@ export class TestProvider implements PaymentProvider {
   private order(orderId: string): TestOrder {
     const order = this.orders.get(orderId);
     // Orders live in this instance's memory: a restart, or another instance, forgets them.
-    if (!order) throw problem(409, "provider.order_unknown", `The test provider has no order ${orderId}; its orders live in one instance's memory.`);
+    if (!order)
+      throw problem(
+        409,
+        "provider.order_unknown",
+        `The test provider has no order ${orderId}; its orders live in one instance's memory.`,
+      );
     return order;
   }
 
@@ -157,7 +188,13 @@ export class TestProvider implements PaymentProvider {
     const id = newId("tevt");
     const at = this.options.clock.now();
     const body = JSON.stringify({ id, type, created_at: at.toISOString(), data: { order_id: order.id, ...extra } });
-    const delivery = { id, type, orderId: order.id, body, headers: signDelivery(this.options.secret, id, Buffer.from(body), at) };
+    const delivery = {
+      id,
+      type,
+      orderId: order.id,
+      body,
+      headers: signDelivery(this.options.secret, id, Buffer.from(body), at),
+    };
     order.deliveries.push(delivery);
     return delivery;
   }

@@ -77,8 +77,12 @@ async function applyOne(ctx: BillingContext, which: EventClaim): Promise<Applied
     outcome =
       found.code === "economy.frozen"
         ? { status: "held", detail: "" }
-        : { status: "failed", detail: found.status >= 500 ? String((error as Error).message ?? error).slice(0, 500) : found.detail };
-    if (outcome.status === "failed") ctx.logger.warn({ err: error, event: claimed.id }, "provider event failed; an admin may reprocess it");
+        : {
+            status: "failed",
+            detail: found.status >= 500 ? String((error as Error).message ?? error).slice(0, 500) : found.detail,
+          };
+    if (outcome.status === "failed")
+      ctx.logger.warn({ err: error, event: claimed.id }, "provider event failed; an admin may reprocess it");
     const seen = claimed;
     await ctx.transaction((em) => recordOutcome(em, seen.id, outcome, ctx.clock.now(), seen.status));
   }
@@ -96,7 +100,8 @@ async function apply(em: EntityManager, ctx: BillingContext, event: ClaimedEvent
   await requireThawed(em);
   const body = ctx.providers.get(event.provider).readEvent(event.payload);
   const intent = await lockIntent(em, { provider: event.provider, providerOrderId: event.provider_order_id });
-  if (!intent) return { status: "ignored", detail: `No intent has the ${event.provider} order ${event.provider_order_id}.` };
+  if (!intent)
+    return { status: "ignored", detail: `No intent has the ${event.provider} order ${event.provider_order_id}.` };
   const at = ctx.clock.now();
   let change: Transition;
   switch (body.type) {

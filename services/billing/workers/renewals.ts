@@ -57,9 +57,19 @@ export async function sweepRenewals(ctx: BillingContext, by = "svc:billing"): Pr
 }
 
 /** Renews or ends one due subscription, under its row lock. */
-async function settle(em: EntityManager, ctx: BillingContext, row: SubscriptionRow, at: Date, by: string): Promise<keyof SweepCounts> {
+async function settle(
+  em: EntityManager,
+  ctx: BillingContext,
+  row: SubscriptionRow,
+  at: Date,
+  by: string,
+): Promise<keyof SweepCounts> {
   if (dueOutcome(row) === "renew" && (await charge(em, row, at, by))) {
-    Object.assign(row, { validUntil: nextValidUntil(row.validUntil, ctx.settings.periodMs), periods: row.periods + 1, updatedAt: at });
+    Object.assign(row, {
+      validUntil: nextValidUntil(row.validUntil, ctx.settings.periodMs),
+      periods: row.periods + 1,
+      updatedAt: at,
+    });
     await em.flush();
     await entitlementChanged(em, subscriptionToProto(row), "renewed", at);
     return "renewed";

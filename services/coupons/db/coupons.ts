@@ -35,13 +35,15 @@ const NONE: Reports = { days: [], worked: 0, failed: 0 };
 export async function reportsOf(em: EntityManager, couponIds: string[]): Promise<Map<string, Reports>> {
   const found = new Map<string, Reports>();
   if (couponIds.length === 0) return found;
-  const rows = await em.getConnection().execute<{ coupon_id: string; day: string; outcome: "worked" | "failed"; count: string; last_at: Date }[]>(
-    `select coupon_id, day, outcome, count(*) as count, max(created_at) as last_at
+  const rows = await em
+    .getConnection()
+    .execute<{ coupon_id: string; day: string; outcome: "worked" | "failed"; count: string; last_at: Date }[]>(
+      `select coupon_id, day, outcome, count(*) as count, max(created_at) as last_at
        from ${qualified(em, "coupon_reports")} where latest and coupon_id in (?) group by coupon_id, day, outcome`,
-    [couponIds],
-    "all",
-    em.getTransactionContext(),
-  );
+      [couponIds],
+      "all",
+      em.getTransactionContext(),
+    );
   for (const row of rows) {
     const reports = found.get(row.coupon_id) ?? { days: [], worked: 0, failed: 0 };
     const count = Number(row.count);
@@ -61,7 +63,11 @@ export async function reportsOf(em: EntityManager, couponIds: string[]): Promise
 
 /** A code's status now, from its moderation, expiry, reports and the time. */
 export function statusOf(row: CouponRow, reports: Reports | undefined, now: Date) {
-  return couponStatus({ moderation: row.moderation as Moderation, expiresAt: row.expiresAt ?? null }, (reports ?? NONE).days, now);
+  return couponStatus(
+    { moderation: row.moderation as Moderation, expiresAt: row.expiresAt ?? null },
+    (reports ?? NONE).days,
+    now,
+  );
 }
 
 /** A code as every caller sees it: aggregates, never a submitter or a reporter. */

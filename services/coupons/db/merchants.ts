@@ -1,7 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { DomainRuleSchema, MerchantSchema, MerchantStatus, type Merchant } from "../../../gen/pf/coupons/v1/coupons_pb.js";
+import {
+  DomainRuleSchema,
+  MerchantSchema,
+  MerchantStatus,
+  type Merchant,
+} from "../../../gen/pf/coupons/v1/coupons_pb.js";
 import { problem } from "../../kit/handler/problem.js";
 import type { MerchantStatus as Status } from "../domain/transitions.js";
 import { bestRule } from "../domain/rules.js";
@@ -23,12 +28,17 @@ export const MERCHANT_STATUS_FROM_PROTO: Partial<Record<MerchantStatus, Status>>
 export const merchantNotFound = () => problem(404, "coupons.merchant.not_found", "There is no such merchant.");
 
 export function ruleToProto(rule: DomainRuleRow) {
-  return create(DomainRuleSchema, { domain: rule.domain, includeSubdomains: rule.includeSubdomains, pathPrefix: rule.pathPrefix });
+  return create(DomainRuleSchema, {
+    domain: rule.domain,
+    includeSubdomains: rule.includeSubdomains,
+    pathPrefix: rule.pathPrefix,
+  });
 }
 
 /** A merchant with its domain rules (read here unless given). */
 export async function merchantAnswer(em: EntityManager, row: MerchantRow, rules?: DomainRuleRow[]): Promise<Merchant> {
-  const domains = rules ?? (await em.find(DomainRuleRow, { merchantId: row.id }, { orderBy: { domain: "asc", pathPrefix: "asc" } }));
+  const domains =
+    rules ?? (await em.find(DomainRuleRow, { merchantId: row.id }, { orderBy: { domain: "asc", pathPrefix: "asc" } }));
   return create(MerchantSchema, {
     id: row.id,
     name: row.name,

@@ -18,19 +18,32 @@ const MAX_PATH = 200;
  */
 export function normalizeRule(field: string, rule: DomainRule): DomainRule {
   const domain = normalizeHost(rule.domain);
-  if (domain === undefined) throw invalid(`${field}.domain`, `${field}.domain must be a hostname such as shop.example.com.`);
+  if (domain === undefined)
+    throw invalid(`${field}.domain`, `${field}.domain must be a hostname such as shop.example.com.`);
   if (isPublicSuffix(domain)) {
-    throw problem(400, "coupons.domain.public_suffix", `${domain} is a public suffix: a rule must name a domain someone can register, or one below it.`, {
-      field: `${field}.domain`,
-    });
+    throw problem(
+      400,
+      "coupons.domain.public_suffix",
+      `${domain} is a public suffix: a rule must name a domain someone can register, or one below it.`,
+      {
+        field: `${field}.domain`,
+      },
+    );
   }
-  return { domain, includeSubdomains: rule.includeSubdomains, pathPrefix: normalizePath(`${field}.path_prefix`, rule.pathPrefix) };
+  return {
+    domain,
+    includeSubdomains: rule.includeSubdomains,
+    pathPrefix: normalizePath(`${field}.path_prefix`, rule.pathPrefix),
+  };
 }
 
 function normalizePath(field: string, raw: string): string {
   if (raw === "" || raw === "/") return "";
   if (!raw.startsWith("/") || /[?#\s]/.test(raw) || raw.length > MAX_PATH) {
-    throw invalid(field, `${field} must be a path such as /uk, at most ${MAX_PATH} characters, without query or fragment.`);
+    throw invalid(
+      field,
+      `${field} must be a path such as /uk, at most ${MAX_PATH} characters, without query or fragment.`,
+    );
   }
   return raw.replace(/\/+$/, "");
 }

@@ -13,5 +13,7 @@ const NEXT: Record<MerchantStatus, MerchantStatus[]> = {
 export function merchantTransition(from: MerchantStatus, to: MerchantStatus): "same" | "move" {
   if (from === to) return "same";
   if (NEXT[from].includes(to)) return "move";
-  throw problem(409, "coupons.merchant.transition", `A ${from} merchant cannot become ${to}.`, { merchant_status: from });
+  throw problem(409, "coupons.merchant.transition", `A ${from} merchant cannot become ${to}.`, {
+    merchant_status: from,
+  });
 }

@@ -2,7 +2,13 @@ import { create } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { LockMode, UniqueConstraintViolationException, type EntityManager } from "@mikro-orm/postgresql";
-import { CouponStatus, StatusResultSchema, SubmitResultSchema, type CouponsService, type SubmitRequest } from "../../../gen/pf/coupons/v1/coupons_pb.js";
+import {
+  CouponStatus,
+  StatusResultSchema,
+  SubmitResultSchema,
+  type CouponsService,
+  type SubmitRequest,
+} from "../../../gen/pf/coupons/v1/coupons_pb.js";
 import { actingPerson, callerOf, staffActor, type Caller } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
 import { registrableDomain } from "../../kit/handler/public-suffix.js";
@@ -73,7 +79,8 @@ function namedMerchant(request: SubmitRequest): Named {
 /** Text fields of a submission: trimmed, bounded, and a code that is one printable token. */
 function submittedText(request: SubmitRequest) {
   const code = maxLength("code", request.code.trim(), 64);
-  if (code === "" || /[\s\p{C}]/u.test(code)) throw invalid("code", "code is required: the coupon code, without spaces.");
+  if (code === "" || /[\s\p{C}]/u.test(code))
+    throw invalid("code", "code is required: the coupon code, without spaces.");
   return {
     code,
     description: maxLength("description", request.description.trim(), 500),
@@ -111,7 +118,9 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
     if (found) return { merchant: found.merchant, created: false };
     const registrable = registrableDomain(named.host);
     if (registrable === undefined) {
-      throw problem(400, "coupons.domain.public_suffix", `${named.host} is a public suffix, not a merchant's site.`, { field: named.field });
+      throw problem(400, "coupons.domain.public_suffix", `${named.host} is a public suffix, not a merchant's site.`, {
+        field: named.field,
+      });
     }
     // Two submissions for one uncovered site at once: the second waits here for the first's
     // merchant, then finds it (the lock is the one every rule change of this site takes).
@@ -121,8 +130,22 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
     // The registrable domain with its subdomains, unless another merchant holds that rule: then this host alone.
     const taken = await em.count(DomainRuleRow, { domain: registrable, pathPrefix: "" });
     const domain = taken ? named.host : registrable;
-    const merchant = em.create(MerchantRow, { id: newId("mer"), name: domain, host: domain, status: "pending", createdBy: by, createdAt: at, updatedAt: at });
-    em.create(DomainRuleRow, { domain, pathPrefix: "", merchantId: merchant.id, includeSubdomains: !taken, createdAt: at });
+    const merchant = em.create(MerchantRow, {
+      id: newId("mer"),
+      name: domain,
+      host: domain,
+      status: "pending",
+      createdBy: by,
+      createdAt: at,
+      updatedAt: at,
+    });
+    em.create(DomainRuleRow, {
+      domain,
+      pathPrefix: "",
+      merchantId: merchant.id,
+      includeSubdomains: !taken,
+      createdAt: at,
+    });
     return { merchant, created: true };
   };
 
@@ -134,7 +157,12 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
       const submitter = caller.admittedBy === AI_OUTPUT ? aiSubmitter(caller) : actingPerson(call);
       for (const field of ["status", "confidence", "verified"] as const) {
         if (request[field] !== undefined) {
-          throw problem(400, "coupons.field_refused", `${field} is never taken from a submission: a code starts as unknown and its status and confidence follow from reports.`, { field });
+          throw problem(
+            400,
+            "coupons.field_refused",
+            `${field} is never taken from a submission: a code starts as unknown and its status and confidence follow from reports.`,
+            { field },
+          );
         }
       }
       const named = namedMerchant(request);
@@ -142,18 +170,31 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
       const expiresAt = request.expiresAt ? timestampDate(request.expiresAt) : null;
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
-        if (expiresAt !== null && expiresAt <= at) throw invalid("expires_at", "expires_at is in the past: the code has expired already.");
+        if (expiresAt !== null && expiresAt <= at)
+          throw invalid("expires_at", "expires_at is in the past: the code has expired already.");
         await rateLimit(em, [submitRule(submitter)], at);
         const chosen = await merchantFor(em, named, submitter, at);
         const { created } = chosen;
         // A shared lock on an existing merchant, read afresh: an approval running now either sees this code or is seen by it.
-        const merchant = created ? chosen.merchant : await em.findOneOrFail(MerchantRow, { id: chosen.merchant.id }, { lockMode: LockMode.PESSIMISTIC_READ, refresh: true });
-        if (merchant.status === "disabled") throw problem(409, "coupons.merchant.disabled", "This merchant is disabled: it takes no codes.", { merchant_id: merchant.id });
+        const merchant = created
+          ? chosen.merchant
+          : await em.findOneOrFail(
+              MerchantRow,
+              { id: chosen.merchant.id },
+              { lockMode: LockMode.PESSIMISTIC_READ, refresh: true },
+            );
+        if (merchant.status === "disabled")
+          throw problem(409, "coupons.merchant.disabled", "This merchant is disabled: it takes no codes.", {
+            merchant_id: merchant.id,
+          });
         const codeKey = text.code.toUpperCase();
         // One code per merchant: a second submission of it at once waits here, then finds the first.
         await lockCode(em, merchant.id, codeKey);
         const existing = await em.findOne(CouponRow, { merchantId: merchant.id, codeKey });
-        if (existing) throw problem(409, "coupons.code.duplicate", "This merchant has this code already.", { coupon_id: existing.id });
+        if (existing)
+          throw problem(409, "coupons.code.duplicate", "This merchant has this code already.", {
+            coupon_id: existing.id,
+          });
         // A person's code of an approved merchant is published at once; AI output waits for staff, and every code for its merchant's approval.
         const published = !ai && merchant.status === "approved";
         const row = em.create(CouponRow, {
@@ -180,7 +221,13 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
         const coupon = await couponAnswer(em, row, at);
         await codeSubmitted(em, coupon, { heldForReview: ai, published }, at);
         if (published) await codePublished(em, coupon, at);
-        return create(SubmitResultSchema, { coupon, merchant: merchantMessage, merchantCreated: created, heldForReview: ai, published });
+        return create(SubmitResultSchema, {
+          coupon,
+          merchant: merchantMessage,
+          merchantCreated: created,
+          heldForReview: ai,
+          published,
+        });
       });
     },
 
@@ -188,10 +235,16 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
       // Staff only (ACTOR_STAFF): enforcement refused anyone else before the request was read.
       const by = staffActor(call);
       if (request.status === CouponStatus.REPORTED_WORKING || request.status === CouponStatus.REPORTED_FAILED) {
-        throw problem(400, "coupons.status.refused", "reported_working and reported_failed follow from reports and time: nobody sets them.", { field: "status" });
+        throw problem(
+          400,
+          "coupons.status.refused",
+          "reported_working and reported_failed follow from reports and time: nobody sets them.",
+          { field: "status" },
+        );
       }
       const moderation = MODERATION[request.status as keyof typeof MODERATION];
-      if (moderation === undefined) throw invalid("status", "status is COUPON_STATUS_DISABLED, COUPON_STATUS_EXPIRED or COUPON_STATUS_ACTIVE.");
+      if (moderation === undefined)
+        throw invalid("status", "status is COUPON_STATUS_DISABLED, COUPON_STATUS_EXPIRED or COUPON_STATUS_ACTIVE.");
       const reason = maxLength("reason", request.reason.trim(), 500);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
@@ -212,7 +265,8 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
         });
         await em.flush();
         const coupon = await couponAnswer(em, row, at);
-        if (coupon.status !== STATUS_TO_PROTO[before]) await codeStatusChanged(em, coupon, { previous: STATUS_TO_PROTO[before], reason, changedBy: by }, at);
+        if (coupon.status !== STATUS_TO_PROTO[before])
+          await codeStatusChanged(em, coupon, { previous: STATUS_TO_PROTO[before], reason, changedBy: by }, at);
         if (publish) await codePublished(em, coupon, at);
         return create(StatusResultSchema, { coupon });
       });

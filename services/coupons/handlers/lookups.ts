@@ -18,7 +18,10 @@ import type { CouponsContext } from "../context.js";
 import { normalizeHost } from "../domain/hosts.js";
 import { anonymousLookupRule, lookupRule } from "../settings.js";
 
-type LookupHandlers = Pick<ServiceImpl<typeof CouponsService>, "getCoupon" | "getMerchant" | "listMerchantCoupons" | "resolveMerchant">;
+type LookupHandlers = Pick<
+  ServiceImpl<typeof CouponsService>,
+  "getCoupon" | "getMerchant" | "listMerchantCoupons" | "resolveMerchant"
+>;
 
 export const codeNotFound = () => problem(404, "coupons.code.not_found", "There is no such coupon code.");
 
@@ -33,7 +36,10 @@ export function lookupHandlers(ctx: CouponsContext): LookupHandlers {
     const principal = principalOf(call);
     if (principal.kind === "service") return;
     // Addresses are counted by keyed hash: the limiter's table never holds one.
-    const rule = principal.kind === "anonymous" ? anonymousLookupRule(ctx.clientKeys.of(call.requestHeader)) : lookupRule(principal.sub);
+    const rule =
+      principal.kind === "anonymous"
+        ? anonymousLookupRule(ctx.clientKeys.of(call.requestHeader))
+        : lookupRule(principal.sub);
     await ctx.transaction((em) => rateLimit(em, [rule], ctx.clock.now()));
   };
 
@@ -47,15 +53,23 @@ export function lookupHandlers(ctx: CouponsContext): LookupHandlers {
     async getCoupon(request, call) {
       await limit(call);
       const em = ctx.orm.em.fork();
-      const row = await em.findOne(CouponRow, { id: request.id, publishedAt: { $ne: null }, moderation: { $ne: "disabled" } });
+      const row = await em.findOne(CouponRow, {
+        id: request.id,
+        publishedAt: { $ne: null },
+        moderation: { $ne: "disabled" },
+      });
       if (!row || !(await em.count(MerchantRow, { id: row.merchantId, status: "approved" }))) throw codeNotFound();
-      return create(LookupResultSchema, { result: { case: "coupon", value: await couponAnswer(em, row, ctx.clock.now()) } });
+      return create(LookupResultSchema, {
+        result: { case: "coupon", value: await couponAnswer(em, row, ctx.clock.now()) },
+      });
     },
 
     async getMerchant(request, call) {
       await limit(call);
       const merchant = await approvedMerchant(request.id);
-      return create(LookupResultSchema, { result: { case: "merchant", value: await merchantAnswer(ctx.orm.em.fork(), merchant) } });
+      return create(LookupResultSchema, {
+        result: { case: "merchant", value: await merchantAnswer(ctx.orm.em.fork(), merchant) },
+      });
     },
 
     async listMerchantCoupons(request, call) {
@@ -78,9 +92,14 @@ export function lookupHandlers(ctx: CouponsContext): LookupHandlers {
         { orderBy: { id: "desc" }, limit: limitRows + 1 },
       );
       const { items, nextCursor } = page(rows, limitRows, (row) => [row.id]);
-      const reports = await reportsOf(em, items.map((row) => row.id));
+      const reports = await reportsOf(
+        em,
+        items.map((row) => row.id),
+      );
       const coupons = items.map((row) => couponToProto(row, reports.get(row.id), now));
-      return create(LookupResultSchema, { result: { case: "coupons", value: create(CouponListSchema, { merchantId: merchant.id, coupons, nextCursor }) } });
+      return create(LookupResultSchema, {
+        result: { case: "coupons", value: create(CouponListSchema, { merchantId: merchant.id, coupons, nextCursor }) },
+      });
     },
 
     async resolveMerchant(request, call) {

@@ -1,7 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { LockMode, UniqueConstraintViolationException, type EntityManager } from "@mikro-orm/postgresql";
-import { MerchantManageResultSchema, MerchantStatus, type CouponsService, type MerchantManageRequest } from "../../../gen/pf/coupons/v1/coupons_pb.js";
+import {
+  MerchantManageResultSchema,
+  MerchantStatus,
+  type CouponsService,
+  type MerchantManageRequest,
+} from "../../../gen/pf/coupons/v1/coupons_pb.js";
 import { staffActor } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
 import { isPublicSuffix, registrableDomain } from "../../kit/handler/public-suffix.js";
@@ -10,14 +15,22 @@ import type { ServiceContext } from "../../kit/runtime/module.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { couponToProto, reportsOf } from "../db/coupons.js";
 import { CouponRow, DomainRuleRow, MerchantRow } from "../db/entities.js";
-import { MERCHANT_STATUS_FROM_PROTO, MERCHANT_STATUS_TO_PROTO, merchantAnswer, merchantNotFound } from "../db/merchants.js";
+import {
+  MERCHANT_STATUS_FROM_PROTO,
+  MERCHANT_STATUS_TO_PROTO,
+  merchantAnswer,
+  merchantNotFound,
+} from "../db/merchants.js";
 import { lockSite } from "../db/locks.js";
 import { normalizeHost } from "../domain/hosts.js";
 import { normalizeRule, type DomainRule } from "../domain/rules.js";
 import { merchantTransition, type MerchantStatus as Status } from "../domain/transitions.js";
 import { codePublished, merchantChanged, subjects } from "../events.js";
 
-type MerchantHandlers = Pick<ServiceImpl<typeof CouponsService>, "createMerchant" | "updateMerchantDomains" | "updateMerchantStatus">;
+type MerchantHandlers = Pick<
+  ServiceImpl<typeof CouponsService>,
+  "createMerchant" | "updateMerchantDomains" | "updateMerchantStatus"
+>;
 
 const key = (rule: DomainRule) => `${rule.domain}${rule.pathPrefix}`;
 
@@ -38,15 +51,25 @@ async function addRules(em: EntityManager, merchantId: string, rules: DomainRule
   const sites = [...new Set(rules.map((rule) => registrableDomain(rule.domain) ?? rule.domain))].sort();
   for (const site of sites) await lockSite(em, site);
   for (const rule of rules) {
-    const held = await em.findOne(DomainRuleRow, { domain: rule.domain, pathPrefix: rule.pathPrefix }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const held = await em.findOne(
+      DomainRuleRow,
+      { domain: rule.domain, pathPrefix: rule.pathPrefix },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
     if (held && held.merchantId !== merchantId) {
-      throw problem(409, "coupons.domain.taken", `Another merchant holds the rule ${key(rule)}.`, { domain: rule.domain, path_prefix: rule.pathPrefix, merchant_id: held.merchantId });
+      throw problem(409, "coupons.domain.taken", `Another merchant holds the rule ${key(rule)}.`, {
+        domain: rule.domain,
+        path_prefix: rule.pathPrefix,
+        merchant_id: held.merchantId,
+      });
     }
     if (held) held.includeSubdomains = rule.includeSubdomains;
     else em.create(DomainRuleRow, { ...rule, merchantId, createdAt: at });
   }
   await em.flush().catch((error: unknown) => {
-    throw error instanceof UniqueConstraintViolationException ? problem(409, "coupons.domain.taken", "Another merchant just took one of these rules.") : error;
+    throw error instanceof UniqueConstraintViolationException
+      ? problem(409, "coupons.domain.taken", "Another merchant just took one of these rules.")
+      : error;
   });
 }
 
@@ -67,17 +90,31 @@ export function merchantHandlers(ctx: ServiceContext): MerchantHandlers {
     async createMerchant(request, call) {
       const by = staffActor(call);
       const host = normalizeHost(request.host);
-      if (host === undefined) throw invalid("host", "host is required: the merchant's main hostname, such as shop.example.com.");
-      if (isPublicSuffix(host)) throw problem(400, "coupons.domain.public_suffix", `${host} is a public suffix, not a merchant's site.`, { field: "host" });
-      if (request.removeDomains.length > 0) throw invalid("remove_domains", "remove_domains belongs to the domains route.");
+      if (host === undefined)
+        throw invalid("host", "host is required: the merchant's main hostname, such as shop.example.com.");
+      if (isPublicSuffix(host))
+        throw problem(400, "coupons.domain.public_suffix", `${host} is a public suffix, not a merchant's site.`, {
+          field: "host",
+        });
+      if (request.removeDomains.length > 0)
+        throw invalid("remove_domains", "remove_domains belongs to the domains route.");
       const status = createStatus(request);
       const name = maxLength("name", request.name.trim(), 200) || host;
       const rules = rulesOf("domains", request.domains);
       // The main host covers its subdomains unless a rule for it says otherwise.
-      if (!rules.some((rule) => rule.domain === host && rule.pathPrefix === "")) rules.unshift({ domain: host, includeSubdomains: true, pathPrefix: "" });
+      if (!rules.some((rule) => rule.domain === host && rule.pathPrefix === ""))
+        rules.unshift({ domain: host, includeSubdomains: true, pathPrefix: "" });
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
-        const merchant = em.create(MerchantRow, { id: newId("mer"), name, host, status, createdBy: by, createdAt: at, updatedAt: at });
+        const merchant = em.create(MerchantRow, {
+          id: newId("mer"),
+          name,
+          host,
+          status,
+          createdBy: by,
+          createdAt: at,
+          updatedAt: at,
+        });
         await addRules(em, merchant.id, rules, at);
         const answered = await answer(em, merchant);
         await merchantChanged(em, subjects.merchantCreated, answered.merchant!, { changedBy: by }, at);
@@ -89,13 +126,21 @@ export function merchantHandlers(ctx: ServiceContext): MerchantHandlers {
       const by = staffActor(call);
       const adding = rulesOf("domains", request.domains);
       const removing = rulesOf("remove_domains", request.removeDomains);
-      if (adding.length + removing.length === 0) throw invalid("domains", "Name rules to add (domains) or to remove (remove_domains).");
+      if (adding.length + removing.length === 0)
+        throw invalid("domains", "Name rules to add (domains) or to remove (remove_domains).");
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const merchant = await locked(em, request.id);
         for (const [i, rule] of removing.entries()) {
-          const removed = await em.nativeDelete(DomainRuleRow, { domain: rule.domain, pathPrefix: rule.pathPrefix, merchantId: merchant.id });
-          if (removed === 0) throw problem(404, "coupons.domain.not_found", `This merchant has no rule ${key(rule)}.`, { field: `remove_domains[${i}]` });
+          const removed = await em.nativeDelete(DomainRuleRow, {
+            domain: rule.domain,
+            pathPrefix: rule.pathPrefix,
+            merchantId: merchant.id,
+          });
+          if (removed === 0)
+            throw problem(404, "coupons.domain.not_found", `This merchant has no rule ${key(rule)}.`, {
+              field: `remove_domains[${i}]`,
+            });
         }
         await addRules(em, merchant.id, adding, at);
         merchant.updatedAt = at;
@@ -108,7 +153,8 @@ export function merchantHandlers(ctx: ServiceContext): MerchantHandlers {
     async updateMerchantStatus(request, call) {
       const by = staffActor(call);
       const to = MERCHANT_STATUS_FROM_PROTO[request.status];
-      if (to !== "approved" && to !== "disabled") throw invalid("status", "status is MERCHANT_STATUS_APPROVED or MERCHANT_STATUS_DISABLED.");
+      if (to !== "approved" && to !== "disabled")
+        throw invalid("status", "status is MERCHANT_STATUS_APPROVED or MERCHANT_STATUS_DISABLED.");
       const reason = maxLength("reason", request.reason.trim(), 500);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
@@ -117,15 +163,27 @@ export function merchantHandlers(ctx: ServiceContext): MerchantHandlers {
         if (merchantTransition(from, to) === "same") return answer(em, merchant);
         Object.assign(merchant, { status: to, updatedAt: at });
         // Approval publishes the codes people submitted (and staff reviewed) while the merchant waited.
-        const waiting = to === "approved" ? await em.find(CouponRow, { merchantId: merchant.id, publishedAt: null, heldForReview: false }) : [];
+        const waiting =
+          to === "approved"
+            ? await em.find(CouponRow, { merchantId: merchant.id, publishedAt: null, heldForReview: false })
+            : [];
         for (const row of waiting) Object.assign(row, { publishedAt: at, updatedAt: at });
         await em.flush();
-        const reports = await reportsOf(em, waiting.map((row) => row.id));
+        const reports = await reportsOf(
+          em,
+          waiting.map((row) => row.id),
+        );
         // Only codes that enter active results are announced: not one staff disabled or expired, nor one past its end.
         const entering = waiting.filter((row) => row.moderation === "" && (!row.expiresAt || row.expiresAt > at));
         for (const row of entering) await codePublished(em, couponToProto(row, reports.get(row.id), at), at);
         const answered = await answer(em, merchant, waiting.length);
-        await merchantChanged(em, subjects.merchantStatusChanged, answered.merchant!, { previous: MERCHANT_STATUS_TO_PROTO[from], reason, changedBy: by }, at);
+        await merchantChanged(
+          em,
+          subjects.merchantStatusChanged,
+          answered.merchant!,
+          { previous: MERCHANT_STATUS_TO_PROTO[from], reason, changedBy: by },
+          at,
+        );
         return answered;
       });
     },

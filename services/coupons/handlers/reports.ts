@@ -17,7 +17,12 @@ import { codeNotFound } from "./lookups.js";
 const OUTCOMES = { [ReportOutcome.WORKED]: "worked", [ReportOutcome.FAILED]: "failed" } as const;
 
 const duplicate = (day: string) =>
-  problem(409, "coupons.report.duplicate", `This person already reported this code on ${day} (UTC); the next report may be made the day after.`, { day });
+  problem(
+    409,
+    "coupons.report.duplicate",
+    `This person already reported this code on ${day} (UTC); the next report may be made the day after.`,
+    { day },
+  );
 
 /**
  * Worked/failed reports by people: one per person, code and UTC day; each
@@ -27,7 +32,11 @@ export function reportHandlers(ctx: ServiceContext): Pick<ServiceImpl<typeof Cou
   return {
     async reportCoupon(request, call) {
       if (principalOf(call).origin === "ai") {
-        throw problem(403, "coupons.report.ai_refused", "Reports are made by people: AI output (X-PF-Origin: ai) is refused.");
+        throw problem(
+          403,
+          "coupons.report.ai_refused",
+          "Reports are made by people: AI output (X-PF-Origin: ai) is refused.",
+        );
       }
       // A network user (ACTOR_MEMBER): guests and callers acting for nobody never get here.
       const reporter = actingPerson(call);
@@ -38,19 +47,38 @@ export function reportHandlers(ctx: ServiceContext): Pick<ServiceImpl<typeof Cou
         const day = utcDay(at);
         await rateLimit(em, [reportRule(reporter)], at);
         // The code's lock orders its reports, so each person keeps one latest report.
-        const row = await em.findOne(CouponRow, { id: request.id, publishedAt: { $ne: null }, moderation: { $ne: "disabled" } }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        const row = await em.findOne(
+          CouponRow,
+          { id: request.id, publishedAt: { $ne: null }, moderation: { $ne: "disabled" } },
+          { lockMode: LockMode.PESSIMISTIC_WRITE },
+        );
         if (!row || !(await em.count(MerchantRow, { id: row.merchantId, status: "approved" }))) throw codeNotFound();
         const before = statusOf(row, (await reportsOf(em, [row.id])).get(row.id), at).status;
-        if (before === "expired") throw problem(409, "coupons.code.expired", "This code has expired: it takes no more reports.");
+        if (before === "expired")
+          throw problem(409, "coupons.code.expired", "This code has expired: it takes no more reports.");
         if (await em.count(ReportRow, { couponId: row.id, reporter, day })) throw duplicate(day);
         await em.nativeUpdate(ReportRow, { couponId: row.id, reporter, latest: true }, { latest: false });
-        em.create(ReportRow, { id: newId("crp"), couponId: row.id, reporter, outcome, day, latest: true, createdAt: at });
+        em.create(ReportRow, {
+          id: newId("crp"),
+          couponId: row.id,
+          reporter,
+          outcome,
+          day,
+          latest: true,
+          createdAt: at,
+        });
         await em.flush().catch((error: unknown) => {
           throw error instanceof UniqueConstraintViolationException ? duplicate(day) : error;
         });
         const coupon = await couponAnswer(em, row, at);
         await codeReported(em, coupon, request.outcome, at);
-        if (coupon.status !== STATUS_TO_PROTO[before]) await codeStatusChanged(em, coupon, { previous: STATUS_TO_PROTO[before], reason: "report", changedBy: "" }, at);
+        if (coupon.status !== STATUS_TO_PROTO[before])
+          await codeStatusChanged(
+            em,
+            coupon,
+            { previous: STATUS_TO_PROTO[before], reason: "report", changedBy: "" },
+            at,
+          );
         return create(ReportResultSchema, { coupon, day });
       });
     },

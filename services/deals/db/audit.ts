@@ -10,7 +10,15 @@ export type AuditAction = "disable" | "enable" | "review" | "resolve_flag" | "ex
 /** Writes one entry of the moderation audit in the caller's transaction. */
 export async function audit(
   em: EntityManager,
-  entry: { action: AuditAction; offerId: string; flagId?: string; actor: string; reason: string; details?: Record<string, unknown>; at: Date },
+  entry: {
+    action: AuditAction;
+    offerId: string;
+    flagId?: string;
+    actor: string;
+    reason: string;
+    details?: Record<string, unknown>;
+    at: Date;
+  },
 ): Promise<AuditEntry> {
   const row = em.create(AuditRow, {
     id: newId("mod"),

@@ -43,9 +43,18 @@ export const ObservationRow = defineEntity({
   tableName: "observations",
   checks: [
     { name: "observations_condition_check", expression: "condition in ('new', 'used', 'refurbished')" },
-    { name: "observations_availability_check", expression: "availability in ('in_stock', 'out_of_stock', 'preorder', 'limited')" },
-    { name: "observations_price_check", expression: "(price_minor is null) = (price_currency is null) and price_minor >= 0" },
-    { name: "observations_shipping_check", expression: "(shipping_minor is null) = (shipping_currency is null) and shipping_minor >= 0" },
+    {
+      name: "observations_availability_check",
+      expression: "availability in ('in_stock', 'out_of_stock', 'preorder', 'limited')",
+    },
+    {
+      name: "observations_price_check",
+      expression: "(price_minor is null) = (price_currency is null) and price_minor >= 0",
+    },
+    {
+      name: "observations_shipping_check",
+      expression: "(shipping_minor is null) = (shipping_currency is null) and shipping_minor >= 0",
+    },
   ],
   indexes: [{ name: "observations_by_offer", properties: ["offerId", "id"] }],
   properties: {
@@ -89,7 +98,10 @@ export const FlagRow = defineEntity({
   name: "FlagRow",
   tableName: "flags",
   checks: [
-    { name: "flags_reason_check", expression: "reason in ('expired', 'price_wrong', 'duplicate', 'spam', 'other', 'vote_ring')" },
+    {
+      name: "flags_reason_check",
+      expression: "reason in ('expired', 'price_wrong', 'duplicate', 'spam', 'other', 'vote_ring')",
+    },
     { name: "flags_outcome_check", expression: "outcome in ('dismissed', 'actioned')" },
   ],
   uniques: [{ name: "flags_one_open", properties: ["offerId", "reporter"], where: "resolved_at is null" }],
@@ -209,4 +221,15 @@ export const WatchMatchRow = defineEntity({
 });
 export type WatchMatchRow = InferEntity<typeof WatchMatchRow>;
 
-export const entities = [OfferRow, ObservationRow, VoteRow, FlagRow, AuditRow, ReviewRow, ProductRow, ProductAliasRow, WatchRow, WatchMatchRow];
+export const entities = [
+  OfferRow,
+  ObservationRow,
+  VoteRow,
+  FlagRow,
+  AuditRow,
+  ReviewRow,
+  ProductRow,
+  ProductAliasRow,
+  WatchRow,
+  WatchMatchRow,
+];

@@ -18,7 +18,8 @@ export type FlagReasonName = keyof typeof FLAG_REASONS;
 
 export const FLAG_OUTCOMES = { dismissed: FlagOutcome.DISMISSED, actioned: FlagOutcome.ACTIONED } as const;
 
-export const reasonName = (reason: FlagReason) => (Object.keys(FLAG_REASONS) as FlagReasonName[]).find((name) => FLAG_REASONS[name] === reason);
+export const reasonName = (reason: FlagReason) =>
+  (Object.keys(FLAG_REASONS) as FlagReasonName[]).find((name) => FLAG_REASONS[name] === reason);
 
 export function flagToProto(row: FlagRow): Flag {
   return create(FlagSchema, {

@@ -8,8 +8,13 @@ import { observedAt, requirePrice, type Price } from "../domain/observations.js"
 import { keywordWords, watchMatches, type WatchKind } from "../domain/watches.js";
 
 type WatchCandidate = {
-  id: string; owner: string; kind: string; keyword: string;
-  product_id: string | null; price_below_minor: string | null; price_below_currency: string | null;
+  id: string;
+  owner: string;
+  kind: string;
+  keyword: string;
+  product_id: string | null;
+  price_below_minor: string | null;
+  price_below_currency: string | null;
 };
 import { watchesMatched } from "../events.js";
 import { AVAILABILITIES, CONDITIONS, offerToProto, observationToProto } from "./offers.js";
@@ -37,14 +42,25 @@ export function observedFacts(input: ObservationInput | undefined, statedByServi
     price: input?.price ? requirePrice("observation.price", input.price) : null,
     shipping: input?.shipping ? requirePrice("observation.shipping", input.shipping) : null,
     condition: nameOf(CONDITIONS, input?.condition ?? Condition.UNSPECIFIED, "observation.condition") as string | null,
-    availability: nameOf(AVAILABILITIES, input?.availability ?? Availability.UNSPECIFIED, "observation.availability") as string | null,
+    availability: nameOf(
+      AVAILABILITIES,
+      input?.availability ?? Availability.UNSPECIFIED,
+      "observation.availability",
+    ) as string | null,
     observedAt: observedAt(input?.observedAt ? timestampDate(input.observedAt) : undefined, statedByService, now),
   };
 }
 
 /** Whether an update carries an observation: any of its fields sent. */
 export function hasObservation(input: ObservationInput | undefined): boolean {
-  return input !== undefined && (input.price !== undefined || input.shipping !== undefined || input.condition !== 0 || input.availability !== 0 || input.observedAt !== undefined);
+  return (
+    input !== undefined &&
+    (input.price !== undefined ||
+      input.shipping !== undefined ||
+      input.condition !== 0 ||
+      input.availability !== 0 ||
+      input.observedAt !== undefined)
+  );
 }
 
 /**
@@ -54,7 +70,13 @@ export function hasObservation(input: ObservationInput | undefined): boolean {
  * written to the outbox only when that row is new, so a watch notifies at most
  * once per observation whatever retries or relay restarts happen.
  */
-export async function recordObservation(em: EntityManager, offer: OfferRow, facts: ObservedFacts, observer: string, at: Date): Promise<ObservationRow> {
+export async function recordObservation(
+  em: EntityManager,
+  offer: OfferRow,
+  facts: ObservedFacts,
+  observer: string,
+  at: Date,
+): Promise<ObservationRow> {
   const row = em.create(ObservationRow, {
     id: newId("obs"),
     offerId: offer.id,
@@ -79,7 +101,13 @@ export async function recordObservation(em: EntityManager, offer: OfferRow, fact
  * inserted `on conflict do nothing` and only a new pair writes
  * deals.watch.matched to the outbox. Answers the watches notified now.
  */
-export async function notifyWatches(em: EntityManager, offer: OfferRow, row: ObservationRow, price: Price | null, at: Date): Promise<string[]> {
+export async function notifyWatches(
+  em: EntityManager,
+  offer: OfferRow,
+  row: ObservationRow,
+  price: Price | null,
+  at: Date,
+): Promise<string[]> {
   // Only watches that can match: the offer's product's, or keyword ones whose every word it mentions (a GIN index).
   const offerWords = keywordWords(`${offer.title} ${offer.description}`).join(" ");
   const rows = await em.getConnection().execute<WatchCandidate[]>(
@@ -107,7 +135,10 @@ export async function notifyWatches(em: EntityManager, offer: OfferRow, row: Obs
         kind: watch.kind as WatchKind,
         keyword: watch.keyword,
         productId: watch.productId ?? null,
-        priceBelow: watch.priceBelowMinor != null && watch.priceBelowCurrency ? { minor: BigInt(watch.priceBelowMinor), currency: watch.priceBelowCurrency } : null,
+        priceBelow:
+          watch.priceBelowMinor != null && watch.priceBelowCurrency
+            ? { minor: BigInt(watch.priceBelowMinor), currency: watch.priceBelowCurrency }
+            : null,
       },
       observed,
     ),
@@ -119,14 +150,28 @@ export async function notifyWatches(em: EntityManager, offer: OfferRow, row: Obs
   const observation = observationToProto(row);
   // One statement each, however many watches match: the pairs already notified are skipped.
   const fresh = new Set(
-    (await connection.execute<{ watch_id: string }[]>(
-      `insert into ${qualified(em, "watch_matches")} (watch_id, observation_id, offer_id, matched_at)
+    (
+      await connection.execute<{ watch_id: string }[]>(
+        `insert into ${qualified(em, "watch_matches")} (watch_id, observation_id, offer_id, matched_at)
        values ${matched.map(() => "(?, ?, ?, ?)").join(", ")} on conflict do nothing returning watch_id`,
-      matched.flatMap((watch) => [watch.id, row.id, offer.id, at]), "all", tx,
-    )).map((inserted) => inserted.watch_id),
+        matched.flatMap((watch) => [watch.id, row.id, offer.id, at]),
+        "all",
+        tx,
+      )
+    ).map((inserted) => inserted.watch_id),
   );
   const notified = matched.filter((watch) => fresh.has(watch.id));
   if (notified.length === 0) return [];
-  await watchesMatched(em, notified.map((watch) => ({ watchId: watch.id, owner: watch.owner, kind: watch.kind as WatchKind, offer: offerProto, observation, at })));
+  await watchesMatched(
+    em,
+    notified.map((watch) => ({
+      watchId: watch.id,
+      owner: watch.owner,
+      kind: watch.kind as WatchKind,
+      offer: offerProto,
+      observation,
+      at,
+    })),
+  );
   return notified.map((watch) => watch.id);
 }

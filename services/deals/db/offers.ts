@@ -31,7 +31,10 @@ export async function offerById(em: EntityManager, id: string, lock = false): Pr
 export function requireActive(row: OfferRow, now: Date): void {
   const status = offerStatus(row, now);
   if (status !== "active") {
-    throw problem(409, "offer.not_active", `The offer is ${status}.`, { offer_status: status, ...(row.mergedInto ? { merged_into: row.mergedInto } : {}) });
+    throw problem(409, "offer.not_active", `The offer is ${status}.`, {
+      offer_status: status,
+      ...(row.mergedInto ? { merged_into: row.mergedInto } : {}),
+    });
   }
 }
 
@@ -51,16 +54,32 @@ export async function tallyOf(em: EntityManager, row: OfferRow, group: string[])
   // No votes on one's own offer: a submitter's vote on a duplicate merged into their offer does not count for it.
   const votes = await connection.execute<{ voter: string; value: number; weight: number; created_at: Date }[]>(
     `select voter, value, weight, created_at from ${qualified(em, "votes")} where offer_id in (${marks(group)}) and removed_at is null and voter <> ?`,
-    [...group, row.submittedBy], "all", tx,
+    [...group, row.submittedBy],
+    "all",
+    tx,
   );
   const [{ count }] = await connection.execute<{ count: string }[]>(
-    `select count(*) as count from ${qualified(em, "observations")} where offer_id in (${marks(group)})`, group, "all", tx,
+    `select count(*) as count from ${qualified(em, "observations")} where offer_id in (${marks(group)})`,
+    group,
+    "all",
+    tx,
   );
-  const votesTally = tallyVotes(votes.map((v) => ({ voter: v.voter, value: v.value, weight: Number(v.weight), at: new Date(v.created_at) })));
-  return create(TallySchema, { ...votesTally, hotness: hotness(votesTally.score, row.createdAt), observations: Number(count) });
+  const votesTally = tallyVotes(
+    votes.map((v) => ({ voter: v.voter, value: v.value, weight: Number(v.weight), at: new Date(v.created_at) })),
+  );
+  return create(TallySchema, {
+    ...votesTally,
+    hotness: hotness(votesTally.score, row.createdAt),
+    observations: Number(count),
+  });
 }
 
-const STATUS = { active: OfferStatus.ACTIVE, expired: OfferStatus.EXPIRED, disabled: OfferStatus.DISABLED, merged: OfferStatus.MERGED } as const;
+const STATUS = {
+  active: OfferStatus.ACTIVE,
+  expired: OfferStatus.EXPIRED,
+  disabled: OfferStatus.DISABLED,
+  merged: OfferStatus.MERGED,
+} as const;
 export const CONDITIONS = { new: Condition.NEW, used: Condition.USED, refurbished: Condition.REFURBISHED } as const;
 export const AVAILABILITIES = {
   in_stock: Availability.IN_STOCK,
@@ -69,7 +88,8 @@ export const AVAILABILITIES = {
   limited: Availability.LIMITED,
 } as const;
 
-const money = (minor: bigint | null | undefined, currency: string | null | undefined) => (minor == null || !currency ? undefined : { minorUnits: BigInt(minor), currency });
+const money = (minor: bigint | null | undefined, currency: string | null | undefined) =>
+  minor == null || !currency ? undefined : { minorUnits: BigInt(minor), currency };
 
 export function observationToProto(row: ObservationRow): Observation {
   return create(ObservationSchema, {
@@ -79,7 +99,9 @@ export function observationToProto(row: ObservationRow): Observation {
     price: money(row.priceMinor, row.priceCurrency),
     shipping: money(row.shippingMinor, row.shippingCurrency),
     condition: row.condition ? CONDITIONS[row.condition as keyof typeof CONDITIONS] : Condition.UNSPECIFIED,
-    availability: row.availability ? AVAILABILITIES[row.availability as keyof typeof AVAILABILITIES] : Availability.UNSPECIFIED,
+    availability: row.availability
+      ? AVAILABILITIES[row.availability as keyof typeof AVAILABILITIES]
+      : Availability.UNSPECIFIED,
     observedAt: timestampFromDate(row.observedAt),
     recordedAt: timestampFromDate(row.recordedAt),
   });
@@ -89,7 +111,11 @@ export function observationToProto(row: ObservationRow): Observation {
 export async function offerToProto(em: EntityManager, row: OfferRow, now: Date): Promise<Offer> {
   const expiredAt = expiredAtOf(row, now);
   const group = await groupOf(em, row);
-  const latest = await em.findOne(ObservationRow, { offerId: { $in: group } }, { orderBy: { observedAt: "desc", id: "desc" } });
+  const latest = await em.findOne(
+    ObservationRow,
+    { offerId: { $in: group } },
+    { orderBy: { observedAt: "desc", id: "desc" } },
+  );
   return create(OfferSchema, {
     id: row.id,
     link: row.link,

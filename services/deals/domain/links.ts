@@ -11,7 +11,9 @@ const TRACKING = /^(utm_.*|fbclid|gclid|mc_cid|mc_eid|ref|ref_src)$/i;
 export function linkKey(field: string, link: string): string {
   const url = requireUrl(field, link, ["http", "https"]);
   const host = url.hostname.toLowerCase().replace(/^www\./, "");
-  const params = [...url.searchParams].filter(([name]) => !TRACKING.test(name)).sort(([a, x], [b, y]) => (a === b ? x.localeCompare(y) : a.localeCompare(b)));
+  const params = [...url.searchParams]
+    .filter(([name]) => !TRACKING.test(name))
+    .sort(([a, x], [b, y]) => (a === b ? x.localeCompare(y) : a.localeCompare(b)));
   const query = params.length ? `?${new URLSearchParams(params).toString()}` : "";
   const path = url.pathname.replace(/\/+$/, "");
   const port = url.port ? `:${url.port}` : "";

@@ -20,7 +20,11 @@ export function requirePrice(field: string, money: { minorUnits: bigint; currenc
  */
 export function observedAt(stated: Date | undefined, statedByService: boolean, now: Date): Date {
   if (stated === undefined) return now;
-  if (!statedByService) throw invalid("observation.observed_at", "Only services state observed_at; a person's observation is made when recorded.");
+  if (!statedByService)
+    throw invalid(
+      "observation.observed_at",
+      "Only services state observed_at; a person's observation is made when recorded.",
+    );
   if (stated > now) throw invalid("observation.observed_at", "observed_at is never in the future.");
   return stated;
 }

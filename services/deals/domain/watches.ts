@@ -18,7 +18,10 @@ export interface ObservedOffer {
 
 /** The words of a keyword, lower-cased; a watch needs all of them. */
 export function keywordWords(keyword: string): string[] {
-  return keyword.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((word) => word !== "");
+  return keyword
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((word) => word !== "");
 }
 
 function mentions(keyword: string, offer: ObservedOffer): boolean {
@@ -43,7 +46,13 @@ export function watchMatches(watch: WatchRule, offer: ObservedOffer): boolean {
     case "price_below": {
       const scoped = watch.productId !== null ? watch.productId === offer.productId : mentions(watch.keyword, offer);
       const below = watch.priceBelow;
-      return scoped && below !== null && offer.price !== null && offer.price.currency === below.currency && offer.price.minor < below.minor;
+      return (
+        scoped &&
+        below !== null &&
+        offer.price !== null &&
+        offer.price.currency === below.currency &&
+        offer.price.minor < below.minor
+      );
     }
   }
 }

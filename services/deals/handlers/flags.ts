@@ -40,7 +40,10 @@ export function flagHandlers(ctx: DealsContext): FlagHandlers {
       }
       const note = maxLength("note", request.note, 1000);
       const duplicate = (open: FlagRow) => {
-        const flag = toJson(FlagSchema, flagToProto(open), { useProtoFieldName: true, alwaysEmitImplicit: true }) as JsonObject;
+        const flag = toJson(FlagSchema, flagToProto(open), {
+          useProtoFieldName: true,
+          alwaysEmitImplicit: true,
+        }) as JsonObject;
         return problem(409, "flag.duplicate", "You already have an open report on this offer.", { flag });
       };
       try {
@@ -57,7 +60,9 @@ export function flagHandlers(ctx: DealsContext): FlagHandlers {
       } catch (error) {
         // Whatever got past the lock, flags_one_open keeps one open report: the loser answers as any duplicate.
         if (!(error instanceof UniqueConstraintViolationException)) throw error;
-        const open = await ctx.orm.em.fork().findOne(FlagRow, { offerId: request.id, reporter: person, resolvedAt: null });
+        const open = await ctx.orm.em
+          .fork()
+          .findOne(FlagRow, { offerId: request.id, reporter: person, resolvedAt: null });
         if (!open) throw error;
         throw duplicate(open);
       }
@@ -65,15 +70,23 @@ export function flagHandlers(ctx: DealsContext): FlagHandlers {
 
     async listFlags(request) {
       if (request.id !== "" || request.reason !== "" || request.outcome !== FlagOutcome.UNSPECIFIED) {
-        throw invalid(request.id !== "" ? "id" : request.reason !== "" ? "reason" : "outcome", "Filter flags by state, flag_reason and offer_id.");
+        throw invalid(
+          request.id !== "" ? "id" : request.reason !== "" ? "reason" : "outcome",
+          "Filter flags by state, flag_reason and offer_id.",
+        );
       }
       const reason = request.flagReason === FlagReason.UNSPECIFIED ? undefined : reasonName(request.flagReason);
-      if (request.flagReason !== FlagReason.UNSPECIFIED && reason === undefined) throw invalid("flag_reason", "flag_reason is not a flag reason");
+      if (request.flagReason !== FlagReason.UNSPECIFIED && reason === undefined)
+        throw invalid("flag_reason", "flag_reason is not a flag reason");
       const limit = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const state = request.state === FlagState.UNSPECIFIED ? FlagState.OPEN : request.state;
       const where: FilterQuery<FlagRow> = {
-        ...(state === FlagState.OPEN ? { resolvedAt: null } : state === FlagState.RESOLVED ? { resolvedAt: { $ne: null } } : {}),
+        ...(state === FlagState.OPEN
+          ? { resolvedAt: null }
+          : state === FlagState.RESOLVED
+            ? { resolvedAt: { $ne: null } }
+            : {}),
         ...(reason ? { reason } : {}),
         ...(request.offerId ? { offerId: request.offerId } : {}),
         ...(before !== undefined ? { id: { $lt: before } } : {}),
@@ -86,17 +99,31 @@ export function flagHandlers(ctx: DealsContext): FlagHandlers {
 
     async resolveFlag(request, call) {
       const actor = staffActor(call);
-      const outcome = request.outcome === FlagOutcome.DISMISSED ? "dismissed" : request.outcome === FlagOutcome.ACTIONED ? "actioned" : undefined;
+      const outcome =
+        request.outcome === FlagOutcome.DISMISSED
+          ? "dismissed"
+          : request.outcome === FlagOutcome.ACTIONED
+            ? "actioned"
+            : undefined;
       if (!outcome) throw invalid("outcome", "outcome is FLAG_OUTCOME_DISMISSED or FLAG_OUTCOME_ACTIONED");
       const reason = maxLength("reason", request.reason, 500);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const row = await em.findOne(FlagRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
         if (!row) throw problem(404, "flag.not_found", "There is no such flag.");
-        if (row.resolvedAt !== null) throw problem(409, "flag.resolved", "The flag is already resolved.", { outcome: row.outcome ?? "" });
+        if (row.resolvedAt !== null)
+          throw problem(409, "flag.resolved", "The flag is already resolved.", { outcome: row.outcome ?? "" });
         Object.assign(row, { resolvedAt: at, resolvedBy: actor, outcome, resolution: reason });
         await em.flush();
-        const entry = await audit(em, { action: "resolve_flag", offerId: row.offerId, flagId: row.id, actor, reason, details: { outcome }, at });
+        const entry = await audit(em, {
+          action: "resolve_flag",
+          offerId: row.offerId,
+          flagId: row.id,
+          actor,
+          reason,
+          details: { outcome },
+          at,
+        });
         const value = create(ResolvedFlagSchema, { flag: flagToProto(row), audit: entry });
         return create(ModerationResultSchema, { result: { case: "flag", value } });
       });

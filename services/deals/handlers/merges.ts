@@ -22,7 +22,11 @@ const json = (tally: Tally) => toJson(TallySchema, tally, { useProtoFieldName: t
 
 /** Both offers locked in id order (two merges crossing never deadlock); 404 when either is missing. */
 async function lockPair(em: EntityManager, a: string, b: string): Promise<[OfferRow, OfferRow]> {
-  const rows = await em.find(OfferRow, { id: { $in: [a, b] } }, { lockMode: LockMode.PESSIMISTIC_WRITE, orderBy: { id: "asc" } });
+  const rows = await em.find(
+    OfferRow,
+    { id: { $in: [a, b] } },
+    { lockMode: LockMode.PESSIMISTIC_WRITE, orderBy: { id: "asc" } },
+  );
   const first = rows.find((row) => row.id === a);
   const second = rows.find((row) => row.id === b);
   if (!first || !second) throw offerNotFound();
@@ -37,7 +41,13 @@ async function lockPair(em: EntityManager, a: string, b: string): Promise<[Offer
  * Each is audited with both offers' tallies before and after.
  */
 export function mergeHandlers(ctx: DealsContext): MergeHandlers {
-  const change = (id: string, actor: string, reason: string, action: "merge" | "unmerge", intoOf: (row: OfferRow) => string) =>
+  const change = (
+    id: string,
+    actor: string,
+    reason: string,
+    action: "merge" | "unmerge",
+    intoOf: (row: OfferRow) => string,
+  ) =>
     ctx.transaction(async (em) => {
       const at = ctx.clock.now();
       const found = await em.findOne(OfferRow, { id });
@@ -45,12 +55,19 @@ export function mergeHandlers(ctx: DealsContext): MergeHandlers {
       const into = intoOf(found);
       const [offer, canonical] = await lockPair(em, id, into);
       if (action === "merge") {
-        if (offer.mergedInto) throw problem(409, "offer.merged", "The offer is already merged.", { merged_into: offer.mergedInto });
+        if (offer.mergedInto)
+          throw problem(409, "offer.merged", "The offer is already merged.", { merged_into: offer.mergedInto });
         if (canonical.mergedInto) {
-          throw problem(409, "offer.merge_target_merged", "Merge into the canonical offer of that group.", { merged_into: canonical.mergedInto });
+          throw problem(409, "offer.merge_target_merged", "Merge into the canonical offer of that group.", {
+            merged_into: canonical.mergedInto,
+          });
         }
         if ((await groupOf(em, offer)).length > 1) {
-          throw problem(409, "offer.has_merged", "Offers are merged into this one: unmerge them first (nothing is ever re-pointed).");
+          throw problem(
+            409,
+            "offer.has_merged",
+            "Offers are merged into this one: unmerge them first (nothing is ever re-pointed).",
+          );
         }
       } else if (offer.mergedInto !== into) {
         throw problem(409, "offer.not_merged", "The offer is not merged.");
@@ -84,7 +101,10 @@ export function mergeHandlers(ctx: DealsContext): MergeHandlers {
         canonicalAfter: after.canonical,
         actor,
       });
-      return create(OfferResultSchema, { offer: await offerToProto(em, action === "merge" ? canonical : offer, at), merge });
+      return create(OfferResultSchema, {
+        offer: await offerToProto(em, action === "merge" ? canonical : offer, at),
+        merge,
+      });
     });
 
   return {

@@ -60,7 +60,11 @@ export function moderationHandlers(ctx: DealsContext): ModerationHandlers {
       moderate(request, call, async (em, row, actor, reason, at) => {
         // A review is a person's: recorded for usr_ subjects only, never for a service or a guest.
         if (!actor.startsWith("usr_")) {
-          throw problem(403, "deals.review_person_required", "A review is recorded for a person (a usr_ subject in X-PF-Subject, stated staff) only.");
+          throw problem(
+            403,
+            "deals.review_person_required",
+            "A review is recorded for a person (a usr_ subject in X-PF-Subject, stated staff) only.",
+          );
         }
         em.create(ReviewRow, { id: newId("rev"), offerId: row.id, reviewer: actor, note: reason, createdAt: at });
         Object.assign(row, { reviewedBy: actor, reviewedAt: at, noindex: false, updatedAt: at });

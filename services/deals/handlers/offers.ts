@@ -25,7 +25,10 @@ import {
   requireTitle,
 } from "../domain/offers.js";
 
-type OfferHandlers = Pick<ServiceImpl<typeof DealsService>, "submitOffer" | "updateOffer" | "recordObservation" | "expireOffer">;
+type OfferHandlers = Pick<
+  ServiceImpl<typeof DealsService>,
+  "submitOffer" | "updateOffer" | "recordObservation" | "expireOffer"
+>;
 
 /** 400 unless the product exists. */
 async function requireProduct(em: EntityManager, field: string, id: string): Promise<string> {
@@ -36,7 +39,10 @@ async function requireProduct(em: EntityManager, field: string, id: string): Pro
 /** 409 offer.duplicate carrying the existing offer. */
 async function duplicate(em: EntityManager, key: string, now: Date) {
   const existing = await em.findOneOrFail(OfferRow, { linkKey: key });
-  const offer = toJson(OfferSchema, await offerToProto(em, existing, now), { useProtoFieldName: true, alwaysEmitImplicit: true }) as JsonObject;
+  const offer = toJson(OfferSchema, await offerToProto(em, existing, now), {
+    useProtoFieldName: true,
+    alwaysEmitImplicit: true,
+  }) as JsonObject;
   return problem(409, "offer.duplicate", "This link was already posted.", { offer });
 }
 
@@ -44,13 +50,16 @@ const EDITS = ["title", "description", "category", "expires_at", "product_id"] a
 
 /** The offer fields an update edits (the submitter's own), by their names in the request. */
 function editsOf(request: OfferUpdateRequest): (typeof EDITS)[number][] {
-  return EDITS.filter((field) => ({
-    title: request.title !== undefined,
-    description: request.description !== undefined,
-    category: request.category !== undefined,
-    expires_at: request.expiresAt !== undefined,
-    product_id: request.productId !== undefined,
-  })[field]);
+  return EDITS.filter(
+    (field) =>
+      ({
+        title: request.title !== undefined,
+        description: request.description !== undefined,
+        category: request.category !== undefined,
+        expires_at: request.expiresAt !== undefined,
+        product_id: request.productId !== undefined,
+      })[field],
+  );
 }
 
 /** Offers: submit (with the first observation), edits by the submitter, new observations, expiry. */
@@ -60,15 +69,20 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
     const principal = principalOf(call);
     const person = actingPerson(call);
     const edits = editsOf(request);
-    if (!allowEdits && edits.length > 0) throw invalid(edits[0], `${edits[0]} is an offer field: edit it with PATCH /offers/{id}`);
+    if (!allowEdits && edits.length > 0)
+      throw invalid(edits[0], `${edits[0]} is an offer field: edit it with PATCH /offers/{id}`);
     const observing = !allowEdits || hasObservation(request.observation);
-    if (edits.length === 0 && !observing) throw invalid("observation", "Nothing to update: send offer fields or an observation.");
+    if (edits.length === 0 && !observing)
+      throw invalid("observation", "Nothing to update: send offer fields or an observation.");
     const now = ctx.clock.now();
     const facts = observing ? observedFacts(request.observation, principal.kind === "service", now) : undefined;
     const title = request.title !== undefined ? requireTitle("title", request.title) : undefined;
-    const description = request.description !== undefined ? requireDescription("description", request.description) : undefined;
+    const description =
+      request.description !== undefined ? requireDescription("description", request.description) : undefined;
     const category = request.category !== undefined ? requireCategory("category", request.category) : undefined;
-    const expiresAt = request.expiresAt ? requireStatedExpiry("expires_at", timestampDate(request.expiresAt), now) : undefined;
+    const expiresAt = request.expiresAt
+      ? requireStatedExpiry("expires_at", timestampDate(request.expiresAt), now)
+      : undefined;
     const scope = `offer.${allowEdits ? "update" : "observe"}:${principal.sub}:${person}`;
     const idempotency = idempotencyOf(call, request, { scope });
     return ctx.transaction((em) =>
@@ -76,12 +90,20 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
         const at = ctx.clock.now();
         const row = await offerById(em, request.id, true);
         if (edits.length > 0) {
-          if (row.submittedBy !== person) throw problem(403, "offer.not_submitter", "Only the person who submitted the offer edits it.");
+          if (row.submittedBy !== person)
+            throw problem(403, "offer.not_submitter", "Only the person who submitted the offer edits it.");
           // Past its stated end the offer has expired, worker or not: an edit of expires_at never revives it.
-          if (!row.expiredAt && row.expiresAt && row.expiresAt <= at) Object.assign(row, { expiredAt: row.expiresAt, expiredBy: EXPIRY });
+          if (!row.expiredAt && row.expiresAt && row.expiresAt <= at)
+            Object.assign(row, { expiredAt: row.expiresAt, expiredBy: EXPIRY });
           const status = offerStatus(row, at);
-          if (status === "merged" || status === "disabled") throw problem(409, "offer.not_active", `The offer is ${status}.`, { offer_status: status });
-          const productId = request.productId === undefined ? undefined : request.productId === "" ? null : await requireProduct(em, "product_id", request.productId);
+          if (status === "merged" || status === "disabled")
+            throw problem(409, "offer.not_active", `The offer is ${status}.`, { offer_status: status });
+          const productId =
+            request.productId === undefined
+              ? undefined
+              : request.productId === ""
+                ? null
+                : await requireProduct(em, "product_id", request.productId);
           Object.assign(row, {
             ...(title !== undefined ? { title } : {}),
             ...(description !== undefined ? { description } : {}),
@@ -113,7 +135,9 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
       const description = requireDescription("description", request.description);
       const category = requireCategory("category", request.category);
       const now = ctx.clock.now();
-      const expiresAt = request.expiresAt ? requireStatedExpiry("expires_at", timestampDate(request.expiresAt), now) : null;
+      const expiresAt = request.expiresAt
+        ? requireStatedExpiry("expires_at", timestampDate(request.expiresAt), now)
+        : null;
       const facts = observedFacts(request.observation, principal.kind === "service", now);
       const idempotency = idempotencyOf(call, request, { scope: `offer.submit:${principal.sub}:${person}` });
       maxLength("product_id", request.productId, 100);
@@ -123,7 +147,8 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
             const at = ctx.clock.now();
             await rateLimit(em, [{ name: "deals.submit.person", key: person, ...ctx.settings.submitPerPerson }], at);
             if (await em.findOne(OfferRow, { linkKey: key }, { fields: ["id"] })) throw await duplicate(em, key, at);
-            const productId = request.productId === "" ? null : await requireProduct(em, "product_id", request.productId);
+            const productId =
+              request.productId === "" ? null : await requireProduct(em, "product_id", request.productId);
             const ai = principal.origin === "ai";
             const row = em.create(OfferRow, {
               id: newId("off"),
@@ -148,12 +173,16 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
             });
             await em.flush();
             const observation = await recordObservation(em, row, facts, person, at);
-            return create(OfferResultSchema, { offer: await offerToProto(em, row, at), observation: observationToProto(observation) });
+            return create(OfferResultSchema, {
+              offer: await offerToProto(em, row, at),
+              observation: observationToProto(observation),
+            });
           }),
         );
       } catch (error) {
         // Two submits of one link at once: the loser answers as any later duplicate does.
-        if (error instanceof UniqueConstraintViolationException) throw await duplicate(ctx.orm.em.fork(), key, ctx.clock.now());
+        if (error instanceof UniqueConstraintViolationException)
+          throw await duplicate(ctx.orm.em.fork(), key, ctx.clock.now());
         throw error;
       }
     },
@@ -170,13 +199,16 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const row = await offerById(em, request.id, true);
-        if (!moderator && row.submittedBy !== person) throw problem(403, "offer.not_submitter", "Only the submitter or a moderator expires an offer.");
+        if (!moderator && row.submittedBy !== person)
+          throw problem(403, "offer.not_submitter", "Only the submitter or a moderator expires an offer.");
         const status = offerStatus(row, at);
         if (status === "expired") return create(OfferResultSchema, { offer: await offerToProto(em, row, at) });
-        if (status !== "active") throw problem(409, "offer.not_active", `The offer is ${status}.`, { offer_status: status });
+        if (status !== "active")
+          throw problem(409, "offer.not_active", `The offer is ${status}.`, { offer_status: status });
         Object.assign(row, { expiredAt: at, expiredBy: person, updatedAt: at });
         await em.flush();
-        if (moderator && row.submittedBy !== moderator) await audit(em, { action: "expire", offerId: row.id, actor: moderator, reason, at });
+        if (moderator && row.submittedBy !== moderator)
+          await audit(em, { action: "expire", offerId: row.id, actor: moderator, reason, at });
         return create(OfferResultSchema, { offer: await offerToProto(em, row, at) });
       });
     },

@@ -22,25 +22,35 @@ const aliasProto = (row: { kind: string; value: string; productId: string }) => 
 export function productHandlers(ctx: DealsContext): ProductHandlers {
   return {
     async resolveProduct(request) {
-      const sent: Alias[] = ALIAS_KINDS.filter((kind) => request[kind] !== "").map((kind) => ({ kind, value: normaliseAlias(kind, request[kind]) }));
+      const sent: Alias[] = ALIAS_KINDS.filter((kind) => request[kind] !== "").map((kind) => ({
+        kind,
+        value: normaliseAlias(kind, request[kind]),
+      }));
       if (sent.length === 0) throw invalid("gtin", "Send at least one alias: gtin, mpn, sku, name or url.");
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         await lockAliases(em, sent);
         const known = await em.find(ProductAliasRow, { $or: sent.map(({ kind, value }) => ({ kind, value })) });
-        const strongest = ALIAS_KINDS.map((kind) => known.find((row) => row.kind === kind)).find((row) => row !== undefined);
+        const strongest = ALIAS_KINDS.map((kind) => known.find((row) => row.kind === kind)).find(
+          (row) => row !== undefined,
+        );
         let productId = strongest?.productId;
         let created = false;
         if (productId === undefined) {
-          if (request.create === false) throw problem(404, "product.not_found", "No product has these aliases (and create is false).");
+          if (request.create === false)
+            throw problem(404, "product.not_found", "No product has these aliases (and create is false).");
           productId = newId("prd");
           em.create(ProductRow, { id: productId, name: request.name.trim() || sent[0].value, createdAt: at });
           await em.flush();
           created = true;
         }
-        const unknown = sent.filter(({ kind, value }) => !known.some((row) => row.kind === kind && row.value === value));
+        const unknown = sent.filter(
+          ({ kind, value }) => !known.some((row) => row.kind === kind && row.value === value),
+        );
         const lost = await attachAliases(em, productId, unknown, at);
-        const raced = lost.length ? await em.find(ProductAliasRow, { $or: lost.map(({ kind, value }) => ({ kind, value })) }) : [];
+        const raced = lost.length
+          ? await em.find(ProductAliasRow, { $or: lost.map(({ kind, value }) => ({ kind, value })) })
+          : [];
         const conflicts = [...known, ...raced].filter((row) => row.productId !== productId);
         const product = await em.findOneOrFail(ProductRow, { id: productId });
         const aliases = await em.find(ProductAliasRow, { productId }, { orderBy: { kind: "asc", value: "asc" } });

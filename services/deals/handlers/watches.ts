@@ -30,7 +30,10 @@ const watchToProto = (row: WatchRow, notified: Notified = { count: 0n }) =>
     kind: WATCH_KINDS[row.kind as Kind],
     keyword: row.keyword,
     productId: row.productId ?? "",
-    priceBelow: row.priceBelowMinor != null && row.priceBelowCurrency ? { minorUnits: BigInt(row.priceBelowMinor), currency: row.priceBelowCurrency } : undefined,
+    priceBelow:
+      row.priceBelowMinor != null && row.priceBelowCurrency
+        ? { minorUnits: BigInt(row.priceBelowMinor), currency: row.priceBelowCurrency }
+        : undefined,
     query: row.query,
     notifiedCount: notified.count,
     lastNotifiedAt: notified.last ? timestampFromDate(notified.last) : undefined,
@@ -47,11 +50,18 @@ const FIELDS: Record<Kind, (keyof WatchRequest)[]> = {
 const FIELD_NAMES = { keyword: "keyword", productId: "product_id", priceBelow: "price_below", query: "query" } as const;
 
 function kindOf(request: WatchRequest): Kind {
-  const kind = (Object.keys(WATCH_KINDS) as Kind[]).find((name) => WATCH_KINDS[name] === request.kind && request.kind !== WatchKind.UNSPECIFIED);
-  if (!kind) throw invalid("kind", "kind is WATCH_KIND_KEYWORD, WATCH_KIND_PRODUCT, WATCH_KIND_PRICE_BELOW or WATCH_KIND_SAVED_SEARCH");
+  const kind = (Object.keys(WATCH_KINDS) as Kind[]).find(
+    (name) => WATCH_KINDS[name] === request.kind && request.kind !== WatchKind.UNSPECIFIED,
+  );
+  if (!kind)
+    throw invalid(
+      "kind",
+      "kind is WATCH_KIND_KEYWORD, WATCH_KIND_PRODUCT, WATCH_KIND_PRICE_BELOW or WATCH_KIND_SAVED_SEARCH",
+    );
   for (const field of Object.keys(FIELD_NAMES) as (keyof typeof FIELD_NAMES)[]) {
     const sent = field === "priceBelow" ? request.priceBelow !== undefined : request[field] !== "";
-    if (sent && !FIELDS[kind].includes(field)) throw invalid(FIELD_NAMES[field], `${FIELD_NAMES[field]} is not used by a ${kind} watch`);
+    if (sent && !FIELDS[kind].includes(field))
+      throw invalid(FIELD_NAMES[field], `${FIELD_NAMES[field]} is not used by a ${kind} watch`);
   }
   return kind;
 }
@@ -76,9 +86,14 @@ export function watchHandlers(ctx: DealsContext): WatchHandlers {
         { orderBy: { id: "desc" }, limit: limit + 1 },
       );
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
-      const notified = await notifiedOf(em, items.map((row) => row.id));
+      const notified = await notifiedOf(
+        em,
+        items.map((row) => row.id),
+      );
       const watches = items.map((row) => watchToProto(row, notified.get(row.id)));
-      return create(WatchResultSchema, { result: { case: "watches", value: create(WatchListSchema, { watches, nextCursor }) } });
+      return create(WatchResultSchema, {
+        result: { case: "watches", value: create(WatchListSchema, { watches, nextCursor }) },
+      });
     },
 
     async createWatch(request, call) {
@@ -86,11 +101,17 @@ export function watchHandlers(ctx: DealsContext): WatchHandlers {
       const kind = kindOf(request);
       const keyword = maxLength("keyword", request.keyword.trim(), 200);
       const query = maxLength("query", request.query.trim(), 500);
-      if (kind === "keyword" && keywordWords(keyword).length === 0) throw invalid("keyword", "keyword needs at least one word");
-      if (kind === "product" && request.productId === "") throw invalid("product_id", "product_id is required for a product watch");
+      if (kind === "keyword" && keywordWords(keyword).length === 0)
+        throw invalid("keyword", "keyword needs at least one word");
+      if (kind === "product" && request.productId === "")
+        throw invalid("product_id", "product_id is required for a product watch");
       if (kind === "saved_search" && query === "") throw invalid("query", "query is required for a saved search");
-      const priceBelow = kind === "price_below" ? requirePrice("price_below", request.priceBelow ?? { minorUnits: 0n, currency: "" }) : null;
-      if (priceBelow && priceBelow.minor <= 0n) throw invalid("price_below.minor_units", "price_below must be above zero");
+      const priceBelow =
+        kind === "price_below"
+          ? requirePrice("price_below", request.priceBelow ?? { minorUnits: 0n, currency: "" })
+          : null;
+      if (priceBelow && priceBelow.minor <= 0n)
+        throw invalid("price_below.minor_units", "price_below must be above zero");
       if (kind === "price_below" && (request.productId === "") === (keywordWords(keyword).length === 0)) {
         throw invalid("product_id", "A price-below watch names either a product_id or a keyword");
       }

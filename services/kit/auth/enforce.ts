@@ -1,6 +1,12 @@
 import { getOption, type DescMethod } from "@bufbuild/protobuf";
 import type { Interceptor } from "@connectrpc/connect";
-import { Actor, type Access, access as accessOption, token_audience, Visibility } from "../../../gen/pf/v1/options_pb.js";
+import {
+  Actor,
+  type Access,
+  access as accessOption,
+  token_audience,
+  Visibility,
+} from "../../../gen/pf/v1/options_pb.js";
 import { problem } from "../handler/problem.js";
 import { ANONYMOUS, type Caller, callerKey, type Principal, personOf, staffActorOf } from "./principal.js";
 import { AUDIENCE, type TokenVerifier, type VerifiedToken } from "./tokens.js";
@@ -76,7 +82,11 @@ function verifiedToken(verifier: TokenVerifier, authorization: string | null): B
   return verifier.verify(raw).then(
     (claims) => ({ raw, claims }),
     () => {
-      throw problem(401, "auth.invalid", "The bearer token is not valid: bad signature, expired, or not a platform token.");
+      throw problem(
+        401,
+        "auth.invalid",
+        "The bearer token is not valid: bad signature, expired, or not a platform token.",
+      );
     },
   );
 }
@@ -84,7 +94,9 @@ function verifiedToken(verifier: TokenVerifier, authorization: string | null): B
 function admitCaller(route: RouteAccess, token: Bearer | undefined, header: Headers): Caller {
   if (token === undefined) {
     // Anonymous use is declared per rule: public reads, and first-party routes the spec opens to anonymous callers.
-    const open = route.rules.find((rule) => rule.anonymous && (rule.visibility === Visibility.PUBLIC || rule.visibility === Visibility.FIRST_PARTY));
+    const open = route.rules.find(
+      (rule) => rule.anonymous && (rule.visibility === Visibility.PUBLIC || rule.visibility === Visibility.FIRST_PARTY),
+    );
     if (!open) throw problem(401, "auth.required", "This route needs a bearer token.");
     refuseHeaders(header, "anonymous");
     return { principal: ANONYMOUS, admittedBy: open.name };
@@ -112,16 +124,30 @@ function admitByRule(rule: Access, principal: Principal, header: Headers): Calle
   const caller: Caller = { principal: acting, admittedBy: rule.name, person };
   switch (rule.actor) {
     case Actor.PERSON:
-      if (!person) throw problem(403, "auth.person_required", "This call acts for a person: use a user token, or a service token with X-PF-Subject.");
+      if (!person)
+        throw problem(
+          403,
+          "auth.person_required",
+          "This call acts for a person: use a user token, or a service token with X-PF-Subject.",
+        );
       return caller;
     case Actor.MEMBER:
-      if (!person?.startsWith("usr_")) throw problem(403, "auth.member_required", "This call acts for a network user (usr_): guests and callers acting for nobody cannot.");
+      if (!person?.startsWith("usr_"))
+        throw problem(
+          403,
+          "auth.member_required",
+          "This call acts for a network user (usr_): guests and callers acting for nobody cannot.",
+        );
       return caller;
     case Actor.STAFF:
     case Actor.PLATFORM_STAFF: {
       const staff = staffActorOf(acting, rule.actor === Actor.STAFF);
       if (!staff) {
-        throw problem(403, "auth.staff_required", "Staff only: a service acting for nobody, or for a person it vouches as staff (X-PF-Staff: 1).");
+        throw problem(
+          403,
+          "auth.staff_required",
+          "Staff only: a service acting for nobody, or for a person it vouches as staff (X-PF-Staff: 1).",
+        );
       }
       return { ...caller, staff };
     }
@@ -133,18 +159,21 @@ function admitByRule(rule: Access, principal: Principal, header: Headers): Calle
 /** Refuses a token this rule does not let in. */
 function admitToken(rule: Access, principal: Principal): void {
   const deny = (code: string, detail: string) => problem(403, code, detail);
-  if (rule.visibility === Visibility.UNSPECIFIED) throw deny("auth.no_access_rule", "This RPC declares no access rule.");
+  if (rule.visibility === Visibility.UNSPECIFIED)
+    throw deny("auth.no_access_rule", "This RPC declares no access rule.");
   // Internal is "service-to-service only; never granted to apps or mods".
   if (principal.mod !== undefined && (rule.neverToMods || rule.visibility === Visibility.INTERNAL)) {
     throw deny("auth.never_to_mods", "This route is never granted to mods.");
   }
   switch (principal.kind) {
     case "user":
-      if (rule.visibility === Visibility.INTERNAL) throw deny("auth.internal_only", "This route is internal: service tokens only.");
+      if (rule.visibility === Visibility.INTERNAL)
+        throw deny("auth.internal_only", "This route is internal: service tokens only.");
       if (rule.noPeople) throw deny("auth.people_refused", "This route is for services and apps, not user tokens.");
       break;
     case "app":
-      if (rule.visibility === Visibility.INTERNAL) throw deny("auth.internal_only", "This route is internal: service tokens only.");
+      if (rule.visibility === Visibility.INTERNAL)
+        throw deny("auth.internal_only", "This route is internal: service tokens only.");
       if (rule.neverToApps) throw deny("auth.never_to_apps", "This route is never granted to apps.");
       if (rule.visibility === Visibility.FIRST_PARTY && !principal.fp) {
         throw deny("auth.first_party_only", "This route is for first-party apps only.");
@@ -209,7 +238,8 @@ function actsForPeople(rule: Access): boolean {
 }
 
 function withHeaders(rule: Access, principal: Principal, header: Headers): Principal {
-  if (principal.kind !== "service") refuseHeaders(header, principal.kind, rule.originFromApps && principal.kind === "app");
+  if (principal.kind !== "service")
+    refuseHeaders(header, principal.kind, rule.originFromApps && principal.kind === "app");
   const subject = header.get(SUBJECT_HEADER);
   const staff = header.get(STAFF_HEADER);
   const origin = header.get(ORIGIN_HEADER);
@@ -217,15 +247,21 @@ function withHeaders(rule: Access, principal: Principal, header: Headers): Princ
   let actingSubject: string | undefined;
   if (subject !== null) {
     if (!actsForPeople(rule)) {
-      throw problem(400, "auth.acting_subject_refused", "This route does not act for a person: X-PF-Subject is refused.");
+      throw problem(
+        400,
+        "auth.acting_subject_refused",
+        "This route does not act for a person: X-PF-Subject is refused.",
+      );
     }
     if (!/^(usr|gst)_[0-9a-z]+$/i.test(subject)) {
       throw problem(400, "request.invalid", "X-PF-Subject must be a usr_ or gst_ subject.", { field: "X-PF-Subject" });
     }
     actingSubject = subject;
   }
-  if (staff !== null && staff !== "1") throw problem(400, "request.invalid", "X-PF-Staff takes only the value 1.", { field: "X-PF-Staff" });
-  if (origin !== null && origin !== "ai") throw problem(400, "request.invalid", "X-PF-Origin takes only the value ai.", { field: "X-PF-Origin" });
+  if (staff !== null && staff !== "1")
+    throw problem(400, "request.invalid", "X-PF-Staff takes only the value 1.", { field: "X-PF-Staff" });
+  if (origin !== null && origin !== "ai")
+    throw problem(400, "request.invalid", "X-PF-Origin takes only the value ai.", { field: "X-PF-Origin" });
   return { ...principal, actingSubject, staff: staff === "1", origin: origin === "ai" ? "ai" : undefined };
 }
 

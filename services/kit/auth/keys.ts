@@ -1,4 +1,13 @@
-import { createLocalJWKSet, exportJWK, generateKeyPair, importJWK, importPKCS8, type JWK, type JWTVerifyGetKey, type CryptoKey } from "jose";
+import {
+  createLocalJWKSet,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  importPKCS8,
+  type JWK,
+  type JWTVerifyGetKey,
+  type CryptoKey,
+} from "jose";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Config } from "../runtime/config.js";

@@ -63,14 +63,16 @@ export function principalOf(call: HandlerContext): Principal {
  */
 export function actingPerson(call: HandlerContext): string {
   const { person } = callerOf(call);
-  if (person === undefined) throw new Error(`${call.method.name} reads the acting person but its access rule does not require one`);
+  if (person === undefined)
+    throw new Error(`${call.method.name} reads the acting person but its access rule does not require one`);
   return person;
 }
 
 /** The staff actor (ACTOR_STAFF, ACTOR_PLATFORM_STAFF), as `actingPerson`. */
 export function staffActor(call: HandlerContext): string {
   const { staff } = callerOf(call);
-  if (staff === undefined) throw new Error(`${call.method.name} reads the staff actor but its access rule does not require staff`);
+  if (staff === undefined)
+    throw new Error(`${call.method.name} reads the staff actor but its access rule does not require staff`);
   return staff;
 }
 
@@ -92,4 +94,3 @@ export function staffActorOf(principal: Principal, apps = true): string | undefi
   if (principal.actingSubject !== undefined) return principal.staff ? principal.actingSubject : undefined;
   return principal.sub;
 }
-

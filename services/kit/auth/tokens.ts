@@ -76,7 +76,10 @@ export interface VerifiedToken {
 export class TokenVerifier {
   private readonly verified = new Map<string, VerifiedToken>();
 
-  constructor(private readonly keys: PlatformKeys, private readonly maxCached = 10_000) {}
+  constructor(
+    private readonly keys: PlatformKeys,
+    private readonly maxCached = 10_000,
+  ) {}
 
   /** The token's claims if it was verified before and has not expired since. */
   cached(token: string, nowSeconds = Date.now() / 1000): VerifiedToken | undefined {
@@ -107,7 +110,8 @@ function readClaims(payload: Record<string, unknown>): VerifiedToken {
   if (typeof sub !== "string") throw new Error("sub claim missing");
   const prefixes = { user: /^(usr|gst)_[0-9a-z]+$/i, app: /^app:.+$/, service: /^svc:[a-z]+$/ };
   if (!prefixes[kind].test(sub)) throw new Error(`sub does not fit a ${kind} token`);
-  const strings = (value: unknown) => (Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : []);
+  const strings = (value: unknown) =>
+    Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
   const text = (value: unknown) => (typeof value === "string" ? value : undefined);
   return {
     kind,

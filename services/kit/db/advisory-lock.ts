@@ -7,5 +7,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
  * lock has nothing to lock.
  */
 export async function advisoryLock(em: EntityManager, name: string): Promise<void> {
-  await em.getConnection().execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [name], "run", em.getTransactionContext());
+  await em
+    .getConnection()
+    .execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [name], "run", em.getTransactionContext());
 }

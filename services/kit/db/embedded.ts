@@ -14,7 +14,10 @@ export interface EmbeddedPostgres {
  * local port. PGlite is one session: the socket server holds other connections'
  * queries while one is inside a transaction, so callers must keep transactions short.
  */
-export async function startEmbeddedPostgres(dataDir: string | undefined, maxConnections: number): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(
+  dataDir: string | undefined,
+  maxConnections: number,
+): Promise<EmbeddedPostgres> {
   if (dataDir) await mkdir(dataDir, { recursive: true });
   const db = await PGlite.create(dataDir ? { dataDir } : {});
   const port = await freePort();
@@ -35,7 +38,9 @@ function freePort(): Promise<number> {
     probe.once("error", reject);
     probe.listen(0, "127.0.0.1", () => {
       const address = probe.address();
-      probe.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+      probe.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
     });
   });
 }

@@ -16,4 +16,7 @@ class KitRateLimits extends Migration {
   }
 }
 
-export const kitRateLimitsMigration: MigrationObject = { name: "Migration00000000000001_kit_rate_limits", class: KitRateLimits };
+export const kitRateLimitsMigration: MigrationObject = {
+  name: "Migration00000000000001_kit_rate_limits",
+  class: KitRateLimits,
+};

@@ -11,7 +11,7 @@ export interface ServiceSchema {
   /** The Postgres schema: the service key. */
   key: string;
   // MikroORM's own signature takes entity schemas of any shape.
-   
+
   entities: EntitySchema<any, any>[];
   /** Committed migrations, oldest first; the kit's tables come before them. */
   migrations: MigrationObject[];

@@ -9,7 +9,11 @@ const RETRYABLE = new Set(["40001", "40P01"]);
  * deadlocks. Its COMMIT runs only if the call's deadline has not passed, so a
  * caller told "deadline exceeded" finds nothing written.
  */
-export async function inTransaction<T>(orm: MikroORM, work: (em: EntityManager) => Promise<T>, attempts = 5): Promise<T> {
+export async function inTransaction<T>(
+  orm: MikroORM,
+  work: (em: EntityManager) => Promise<T>,
+  attempts = 5,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const em = orm.em.fork();
     await em.begin();

@@ -15,7 +15,12 @@ export interface EventBus {
    * A durable consumer: every event on `subject` from `from` on, redelivered
    * until `handler` resolves (at least once; the kit's inbox makes the effect once).
    */
-  consume(subject: string, durable: string, from: "all" | "new", handler: (message: BusMessage) => Promise<void>): Promise<() => Promise<void>>;
+  consume(
+    subject: string,
+    durable: string,
+    from: "all" | "new",
+    handler: (message: BusMessage) => Promise<void>,
+  ): Promise<() => Promise<void>>;
   /** Subscribes to a subject pattern (`*` one token, `>` the rest); nothing is redelivered. */
   subscribe(pattern: string, handler: (message: BusMessage) => void | Promise<void>): () => void;
   /** True when events can leave the process now. */

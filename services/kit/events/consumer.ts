@@ -39,7 +39,10 @@ export function consumer<C extends ConsumerHost, Desc extends DescMessage>(defin
  * id) and the consumer's own writes commit together, so a redelivery after a
  * crash or a lost ack finds the row and does nothing.
  */
-export function inboxHandler<C extends ConsumerHost>(ctx: C, definition: Consumer<C>): (message: BusMessage) => Promise<void> {
+export function inboxHandler<C extends ConsumerHost>(
+  ctx: C,
+  definition: Consumer<C>,
+): (message: BusMessage) => Promise<void> {
   const decoder = new TextDecoder();
   return async (message) => {
     const id = message.headers["Nats-Msg-Id"];
@@ -47,12 +50,14 @@ export function inboxHandler<C extends ConsumerHost>(ctx: C, definition: Consume
     // Newer producers may add fields this consumer does not know yet.
     const event = fromJsonString(definition.event, decoder.decode(message.data), { ignoreUnknownFields: true });
     await ctx.transaction(async (em) => {
-      const fresh = await em.getConnection().execute(
-        `insert into ${qualified(em, "inbox")} (consumer, event_id) values (?, ?) on conflict do nothing returning event_id`,
-        [definition.name, id],
-        "all",
-        em.getTransactionContext(),
-      );
+      const fresh = await em
+        .getConnection()
+        .execute(
+          `insert into ${qualified(em, "inbox")} (consumer, event_id) values (?, ?) on conflict do nothing returning event_id`,
+          [definition.name, id],
+          "all",
+          em.getTransactionContext(),
+        );
       if (fresh.length > 0) await definition.handle(event, em, { id, subject: message.subject }, ctx);
     });
   };
@@ -60,5 +65,10 @@ export function inboxHandler<C extends ConsumerHost>(ctx: C, definition: Consume
 
 /** Starts a durable consumer; answers how to stop it. */
 export function startConsumer<C extends ConsumerHost>(ctx: C, definition: Consumer<C>): Promise<() => Promise<void>> {
-  return ctx.bus.consume(definition.subject, `${ctx.key}_${definition.name}`, definition.from ?? "all", inboxHandler(ctx, definition));
+  return ctx.bus.consume(
+    definition.subject,
+    `${ctx.key}_${definition.name}`,
+    definition.from ?? "all",
+    inboxHandler(ctx, definition),
+  );
 }

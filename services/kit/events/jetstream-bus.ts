@@ -17,7 +17,11 @@ export class JetStreamBus implements EventBus {
   private readonly js: JetStreamClient;
   private isConnected = true;
 
-  private constructor(private readonly nc: NatsConnection, private readonly logger: Logger, private readonly namespace?: string) {
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly logger: Logger,
+    private readonly namespace?: string,
+  ) {
     this.js = jetstream(nc, { timeout: 5_000 });
     void this.watchStatus();
   }
@@ -49,12 +53,19 @@ export class JetStreamBus implements EventBus {
     try {
       await jsm.streams.info(name);
     } catch {
-      await jsm.streams.add({ name, subjects: [`${this.wire(prefix)}.>`], duplicate_window: DUPLICATE_WINDOW_NS, max_age: RETENTION_NS }).catch(async (error: unknown) => {
-        // Another instance created it first.
-        await jsm.streams.info(name).catch(() => {
-          throw error;
+      await jsm.streams
+        .add({
+          name,
+          subjects: [`${this.wire(prefix)}.>`],
+          duplicate_window: DUPLICATE_WINDOW_NS,
+          max_age: RETENTION_NS,
+        })
+        .catch(async (error: unknown) => {
+          // Another instance created it first.
+          await jsm.streams.info(name).catch(() => {
+            throw error;
+          });
         });
-      });
     }
   }
 
@@ -64,7 +75,12 @@ export class JetStreamBus implements EventBus {
     await this.js.publish(this.wire(subject), data, { msgID: id, headers: h, timeout: 5_000 });
   }
 
-  async consume(subject: string, durable: string, from: "all" | "new", handler: (message: BusMessage) => Promise<void>) {
+  async consume(
+    subject: string,
+    durable: string,
+    from: "all" | "new",
+    handler: (message: BusMessage) => Promise<void>,
+  ) {
     const prefix = subject.split(".")[0];
     await this.ensureStream(prefix);
     const stream = streamName(prefix, this.namespace);
@@ -90,7 +106,10 @@ export class JetStreamBus implements EventBus {
           await handler({ subject: this.spec(message.subject), data: message.data, headers });
           message.ack();
         } catch (error) {
-          this.logger.warn({ err: error, subject: message.subject, durable }, "consumer failed; the event will be redelivered");
+          this.logger.warn(
+            { err: error, subject: message.subject, durable },
+            "consumer failed; the event will be redelivered",
+          );
           message.nak(Math.min(30_000, 250 * 2 ** Math.min(message.info.deliveryCount, 7)));
         }
       }

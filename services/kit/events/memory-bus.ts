@@ -42,9 +42,11 @@ export class InProcessBus implements EventBus {
         throw error;
       });
     });
-    own.last = delivery.catch(() => undefined).finally(() => {
-      if (--own.queued === 0) own.failedAhead = false;
-    });
+    own.last = delivery
+      .catch(() => undefined)
+      .finally(() => {
+        if (--own.queued === 0) own.failedAhead = false;
+      });
     return delivery;
   }
 
@@ -65,7 +67,12 @@ export class InProcessBus implements EventBus {
     if (this.delivered.size > MAX_REMEMBERED) this.delivered.delete(this.delivered.values().next().value as string);
   }
 
-  async consume(subject: string, _durable: string, _from: "all" | "new", handler: (message: BusMessage) => Promise<void>) {
+  async consume(
+    subject: string,
+    _durable: string,
+    _from: "all" | "new",
+    handler: (message: BusMessage) => Promise<void>,
+  ) {
     const subscriber = { pattern: subject, handler, redeliver: true };
     this.subscribers.add(subscriber);
     return async () => void this.subscribers.delete(subscriber);

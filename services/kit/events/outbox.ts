@@ -49,12 +49,14 @@ export async function recordEvents<Desc extends DescMessage>(
     }
     return [newId("evt"), subject, schemaId, payload];
   });
-  await em.getConnection().execute(
-    `insert into ${qualified(em, "outbox")} (id, subject, schema_id, payload) values ${rows.map(() => "(?, ?, ?, ?)").join(", ")}`,
-    rows.flat(),
-    "run",
-    em.getTransactionContext(),
-  );
+  await em
+    .getConnection()
+    .execute(
+      `insert into ${qualified(em, "outbox")} (id, subject, schema_id, payload) values ${rows.map(() => "(?, ?, ?, ?)").join(", ")}`,
+      rows.flat(),
+      "run",
+      em.getTransactionContext(),
+    );
   return rows.map(([id]) => id);
 }
 
@@ -161,7 +163,13 @@ export class OutboxRelay {
 
   private async releaseLease(): Promise<void> {
     this.leaseRenewedAt = undefined;
-    await this.orm.em.getConnection().execute(`update ${this.leases} set until = now() where name = ? and holder = ?`, [RELAY_LEASE, this.holder], "run");
+    await this.orm.em
+      .getConnection()
+      .execute(
+        `update ${this.leases} set until = now() where name = ? and holder = ?`,
+        [RELAY_LEASE, this.holder],
+        "run",
+      );
   }
 
   /** Publishes the next batch in order; true when it all went and more may wait. */

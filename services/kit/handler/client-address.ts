@@ -21,7 +21,10 @@ export class ClientKeys {
   of(header: Headers): string {
     const ip = clientIpOf(header);
     if (ip === "") return "";
-    return createHmac("sha256", this.key).update(isIPv6(ip) ? ipv6Block(ip) : ip).digest("base64url").slice(0, 22);
+    return createHmac("sha256", this.key)
+      .update(isIPv6(ip) ? ipv6Block(ip) : ip)
+      .digest("base64url")
+      .slice(0, 22);
   }
 }
 
@@ -31,5 +34,10 @@ export function ipv6Block(ip: string): string {
   const headGroups = head === "" ? [] : head.split(":");
   const tailGroups = ip.includes("::") ? (tail === "" ? [] : tail.split(":")) : [];
   const groups = [...headGroups, ...Array(8 - headGroups.length - tailGroups.length).fill("0"), ...tailGroups];
-  return groups.slice(0, 4).map((group) => group.padStart(4, "0").toLowerCase()).join(":") + "::/64";
+  return (
+    groups
+      .slice(0, 4)
+      .map((group) => group.padStart(4, "0").toLowerCase())
+      .join(":") + "::/64"
+  );
 }

@@ -64,14 +64,17 @@ export async function storedAnswer<Desc extends DescMessage>(
   key: { scope: string; key: string; hash: string },
   response: Desc,
 ): Promise<MessageShape<Desc> | undefined> {
-  const [first] = await em.getConnection().execute<{ request_hash: string; response: Buffer }[]>(
-    `select request_hash, response from ${qualified(em, "idempotency_keys")} where scope = ? and key = ?`,
-    [key.scope, key.key],
-    "all",
-    em.getTransactionContext(),
-  );
+  const [first] = await em
+    .getConnection()
+    .execute<{ request_hash: string; response: Buffer }[]>(
+      `select request_hash, response from ${qualified(em, "idempotency_keys")} where scope = ? and key = ?`,
+      [key.scope, key.key],
+      "all",
+      em.getTransactionContext(),
+    );
   if (!first) return undefined;
-  if (first.request_hash !== key.hash) throw problem(409, "idempotency.mismatch", "This idempotency key was used with a different request.");
+  if (first.request_hash !== key.hash)
+    throw problem(409, "idempotency.mismatch", "This idempotency key was used with a different request.");
   return fromBinary(response, first.response);
 }
 
@@ -100,23 +103,32 @@ export function idempotencyOf(
 ): Idempotency {
   const input = call.method.input;
   const output = call.method.output;
-  const bodyKey = "idempotencyKey" in request && typeof request.idempotencyKey === "string" ? request.idempotencyKey : "";
+  const bodyKey =
+    "idempotencyKey" in request && typeof request.idempotencyKey === "string" ? request.idempotencyKey : "";
   const key = idempotencyKeyOf(bodyKey, call);
   if (options.required && key === "") {
-    throw invalid("idempotency_key", "This write needs an idempotency_key (or an Idempotency-Key header), so a retry never applies it twice.");
+    throw invalid(
+      "idempotency_key",
+      "This write needs an idempotency_key (or an Idempotency-Key header), so a retry never applies it twice.",
+    );
   }
   let hash: string | undefined;
   const identity = () => {
     if (hash === undefined) {
       const keyless = clone(input, request as MessageShape<typeof input>) as Message & { idempotencyKey?: string };
       if (bodyKey !== "") keyless.idempotencyKey = "";
-      hash = (options.hashWith === undefined ? "" : `${options.hashWith}:`) + requestHash(input, keyless as MessageShape<typeof input>);
+      hash =
+        (options.hashWith === undefined ? "" : `${options.hashWith}:`) +
+        requestHash(input, keyless as MessageShape<typeof input>);
     }
     return { scope: options.scope, key, hash };
   };
   return {
     key,
-    run: (em, work) => (key === "" ? work() : idempotent(em, identity(), output, work as () => Promise<MessageShape<typeof output>>)) as Promise<never>,
+    run: (em, work) =>
+      (key === ""
+        ? work()
+        : idempotent(em, identity(), output, work as () => Promise<MessageShape<typeof output>>)) as Promise<never>,
     stored: async (em) => (key === "" ? undefined : ((await storedAnswer(em, identity(), output)) as never)),
   };
 }

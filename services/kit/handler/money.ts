@@ -10,7 +10,8 @@ const CURRENCY = /^[A-Z]{3}$/;
 
 /** An ISO 4217 code as billing stores it. */
 export function requireCurrency(field: string, currency: string): string {
-  if (!CURRENCY.test(currency)) throw invalid(field, `${field} must be an ISO 4217 code of three upper-case letters (USD).`);
+  if (!CURRENCY.test(currency))
+    throw invalid(field, `${field} must be an ISO 4217 code of three upper-case letters (USD).`);
   return currency;
 }
 

@@ -25,7 +25,11 @@ export function ifMatchOf(call: HandlerContext): bigint | "any" | "never" | unde
  * The optimistic check of an edit: the revision the writer read, from the body
  * or If-Match (both must agree when both are sent); none means no check.
  */
-export function checkRevision(current: bigint, fromBody: bigint | undefined, fromHeader: bigint | "any" | "never" | undefined): void {
+export function checkRevision(
+  current: bigint,
+  fromBody: bigint | undefined,
+  fromHeader: bigint | "any" | "never" | undefined,
+): void {
   if (fromBody !== undefined && typeof fromHeader === "bigint" && fromBody !== fromHeader) {
     throw invalid("expected_revision", "expected_revision and If-Match disagree.");
   }
@@ -33,6 +37,8 @@ export function checkRevision(current: bigint, fromBody: bigint | undefined, fro
   const expected = fromHeader === "never" ? "never" : (fromBody ?? fromHeader);
   if (expected === undefined || expected === "any") return;
   if (expected === "never" || expected !== current) {
-    throw problem(412, "revision.conflict", `The record is at revision ${current}: read it again and retry.`, { revision: current.toString() });
+    throw problem(412, "revision.conflict", `The record is at revision ${current}: read it again and retry.`, {
+      revision: current.toString(),
+    });
   }
 }

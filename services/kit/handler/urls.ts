@@ -10,7 +10,8 @@ export const URL_MAX = 2000;
 export function requireUrl(field: string, value: string, schemes: readonly UrlScheme[] = ["https"]): URL {
   maxLength(field, value, URL_MAX);
   const url = URL.canParse(value) ? new URL(value) : undefined;
-  if (!url || !schemes.some((scheme) => url.protocol === `${scheme}:`)) throw invalid(field, `${field} must be an absolute ${schemes.join(" or ")} URL.`);
+  if (!url || !schemes.some((scheme) => url.protocol === `${scheme}:`))
+    throw invalid(field, `${field} must be an absolute ${schemes.join(" or ")} URL.`);
   return url;
 }
 

@@ -46,7 +46,11 @@ export class Transports {
 }
 
 /** A typed client whose calls take these options (a deadline, headers) unless the caller gives its own. */
-export function clientWithDefaults<S extends DescService>(service: S, transport: Transport, defaults: CallOptions): Client<S> {
+export function clientWithDefaults<S extends DescService>(
+  service: S,
+  transport: Transport,
+  defaults: CallOptions,
+): Client<S> {
   const client = createClient(service, transport);
   return new Proxy(client, {
     get(target, property) {

@@ -43,7 +43,8 @@ export class CallGuard {
   private answerOf(error: unknown, rpc: string): ConnectError {
     if (error instanceof ConnectError) return error;
     // The transaction's statement timeout, set to the call's deadline.
-    if ((error as { code?: unknown }).code === "57014") return new ConnectError("the call's deadline passed", Code.DeadlineExceeded);
+    if ((error as { code?: unknown }).code === "57014")
+      return new ConnectError("the call's deadline passed", Code.DeadlineExceeded);
     if (isDatabaseUnavailable(error)) {
       this.logger.warn({ err: error, rpc }, "database unreachable");
       return problem(503, "dependency.unavailable", "The database is unreachable; try again shortly.");

@@ -11,9 +11,17 @@ export function inputGuard(): Interceptor {
   return (next) => (req) => {
     if (!req.stream) {
       const field = unstorable(req.message, "");
-      if (field !== undefined) throw invalid(field || "body", `Field ${field || "body"} holds text or a number that cannot be stored (NUL, a lone surrogate, or not finite).`);
+      if (field !== undefined)
+        throw invalid(
+          field || "body",
+          `Field ${field || "body"} holds text or a number that cannot be stored (NUL, a lone surrogate, or not finite).`,
+        );
       const unknown = unknownField(req.message, "");
-      if (unknown !== undefined) throw invalid(unknown, `Field ${unknown} is not part of this request: fields the contract does not name are refused, never dropped.`);
+      if (unknown !== undefined)
+        throw invalid(
+          unknown,
+          `Field ${unknown} is not part of this request: fields the contract does not name are refused, never dropped.`,
+        );
     }
     return next(req);
   };
@@ -38,7 +46,10 @@ export function unknownField(value: unknown, path: string): string | undefined {
   if (unknown && unknown.length > 0) return `${path === "" ? "" : `${path}.`}#${unknown[0].no}`;
   for (const key in value) {
     if (key === "$typeName" || key === "$unknown") continue;
-    const found = unknownField((value as Record<string, unknown>)[key], path === "" ? snake(key) : `${path}.${snake(key)}`);
+    const found = unknownField(
+      (value as Record<string, unknown>)[key],
+      path === "" ? snake(key) : `${path}.${snake(key)}`,
+    );
     if (found !== undefined) return found;
   }
   return undefined;
@@ -48,7 +59,10 @@ export function unknownField(value: unknown, path: string): string | undefined {
 export function unstorable(value: unknown, path: string): string | undefined {
   const trail = find(value);
   if (trail === undefined) return undefined;
-  return trail.reduce<string>((at, step) => (typeof step === "number" ? `${at}[${step}]` : at === "" ? step : `${at}.${step}`), path);
+  return trail.reduce<string>(
+    (at, step) => (typeof step === "number" ? `${at}[${step}]` : at === "" ? step : `${at}.${step}`),
+    path,
+  );
 }
 
 /** The steps to the first unstorable value, built only on the way back out from one. */

@@ -34,7 +34,8 @@ export class LocalServices {
   add({ service, impl }: Implementation, interceptors: Interceptor[]): void {
     for (const method of service.methods) {
       const handler = (impl as Record<string, UnaryHandler | undefined>)[method.localName];
-      if (method.methodKind === "unary" && handler) this.methods.set(method, { handler: handler.bind(impl), interceptors });
+      if (method.methodKind === "unary" && handler)
+        this.methods.set(method, { handler: handler.bind(impl), interceptors });
     }
   }
 
@@ -47,9 +48,13 @@ export class LocalServices {
       let chain = chains.get(method);
       if (!chain) {
         const local = this.methods.get(method);
-        if (!local) throw new ConnectError(`${method.parent.typeName}/${method.name} is not hosted here`, Code.Unimplemented);
+        if (!local)
+          throw new ConnectError(`${method.parent.typeName}/${method.name} is not hosted here`, Code.Unimplemented);
         const interceptors = [...clientInterceptors, ...local.interceptors];
-        chain = interceptors.reduceRight<Next>((next, interceptor) => interceptor(next), invoke(local.handler) as Next) as Call;
+        chain = interceptors.reduceRight<Next>(
+          (next, interceptor) => interceptor(next),
+          invoke(local.handler) as Next,
+        ) as Call;
         chains.set(method, chain);
       }
       return chain;

@@ -1,4 +1,11 @@
-import { createRegistry, toBinary, type DescFile, type DescService, type MessageInitShape, type Registry } from "@bufbuild/protobuf";
+import {
+  createRegistry,
+  toBinary,
+  type DescFile,
+  type DescService,
+  type MessageInitShape,
+  type Registry,
+} from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { Health } from "../../../gen/grpc/health/v1/health_pb.js";
@@ -43,7 +50,8 @@ export function reflectionRoutes(router: ConnectRouter, services: DescService[])
       case "allExtensionNumbersOfType": {
         if (!registry.getMessage(value)) return error(NOT_FOUND, `type "${value}" not found`);
         const numbers: number[] = [];
-        for (const desc of registry) if (desc.kind === "extension" && desc.extendee.typeName === value) numbers.push(desc.number);
+        for (const desc of registry)
+          if (desc.kind === "extension" && desc.extendee.typeName === value) numbers.push(desc.number);
         return { case: "allExtensionNumbersResponse", value: { baseTypeName: value, extensionNumber: numbers } };
       }
       default:
@@ -53,7 +61,8 @@ export function reflectionRoutes(router: ConnectRouter, services: DescService[])
 
   router.service(ServerReflection, {
     async *serverReflectionInfo(requests) {
-      for await (const req of requests) yield { validHost: req.host, originalRequest: req, messageResponse: answer(req) };
+      for await (const req of requests)
+        yield { validHost: req.host, originalRequest: req, messageResponse: answer(req) };
     },
   });
 }

@@ -19,9 +19,14 @@ export interface RpcServer {
  * larger than `readMaxBytes` (after decompression) is refused before any
  * handler or token check runs.
  */
-export async function serveRpc(routes: (router: ConnectRouter) => void, options: { port: number; host: string; readMaxBytes: number }): Promise<RpcServer> {
+export async function serveRpc(
+  routes: (router: ConnectRouter) => void,
+  options: { port: number; host: string; readMaxBytes: number },
+): Promise<RpcServer> {
   const { port, host } = options;
-  const server = http2.createServer(connectNodeAdapter({ routes, readMaxBytes: options.readMaxBytes, jsonOptions: { ignoreUnknownFields: false } }));
+  const server = http2.createServer(
+    connectNodeAdapter({ routes, readMaxBytes: options.readMaxBytes, jsonOptions: { ignoreUnknownFields: false } }),
+  );
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
   // Open sessions (clients' pooled connections, health watches) would hold server.close() forever.
   const sessions = new Set<http2.ServerHttp2Session>();

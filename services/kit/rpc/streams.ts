@@ -12,7 +12,10 @@ type StreamHandler = (request: unknown, context: HandlerContext) => AsyncIterabl
  * when its call's signal aborts; one busy at that moment returns at its next
  * `yield`.
  */
-export function streamsEndOnCancel<S extends DescService>(service: S, impl: Partial<ServiceImpl<S>>): Partial<ServiceImpl<S>> {
+export function streamsEndOnCancel<S extends DescService>(
+  service: S,
+  impl: Partial<ServiceImpl<S>>,
+): Partial<ServiceImpl<S>> {
   const streaming = service.methods.filter((method) => method.methodKind === "server_streaming");
   if (streaming.length === 0) return impl;
   // Its other handlers are found through it (an impl may keep them on its prototype).

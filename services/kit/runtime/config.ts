@@ -48,7 +48,10 @@ export interface Config {
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const list = (value: string | undefined) =>
-    (value ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
+    (value ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== "");
   const serviceUrls: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
     const match = /^PF_([A-Z]+)_URL$/.exec(name);
@@ -85,7 +88,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
 function namespace(value: string | undefined): string | undefined {
   if (value === undefined || value === "") return undefined;
-  if (!/^[a-z0-9_-]{1,32}$/.test(value)) throw new Error(`PF_NATS_NAMESPACE: expected 1 to 32 of a-z 0-9 _ -, got ${JSON.stringify(value)}`);
+  if (!/^[a-z0-9_-]{1,32}$/.test(value))
+    throw new Error(`PF_NATS_NAMESPACE: expected 1 to 32 of a-z 0-9 _ -, got ${JSON.stringify(value)}`);
   return value;
 }
 

@@ -20,11 +20,21 @@ export async function pruneKitTables(ctx: ServiceContext): Promise<void> {
   const now = ctx.clock.now();
   const before = (days: number) => new Date(now.getTime() - days * 86_400_000);
   const em = ctx.orm.em;
-  await connection.execute(`delete from ${qualified(em, "outbox")} where sent_at < ?`, [before(RETENTION.sentEventsDays)]);
+  await connection.execute(`delete from ${qualified(em, "outbox")} where sent_at < ?`, [
+    before(RETENTION.sentEventsDays),
+  ]);
   await connection.execute(`delete from ${qualified(em, "inbox")} where handled_at < ?`, [before(RETENTION.inboxDays)]);
-  await connection.execute(`delete from ${qualified(em, "idempotency_keys")} where created_at < ?`, [before(RETENTION.idempotencyDays)]);
-  await connection.execute(`delete from ${qualified(em, "rate_limits")} where ends_at < ?`, [before(RETENTION.rateWindowsDays)]);
+  await connection.execute(`delete from ${qualified(em, "idempotency_keys")} where created_at < ?`, [
+    before(RETENTION.idempotencyDays),
+  ]);
+  await connection.execute(`delete from ${qualified(em, "rate_limits")} where ends_at < ?`, [
+    before(RETENTION.rateWindowsDays),
+  ]);
 }
 
 /** Runs hourly (first a minute or two after start) on one instance of each service; the host starts it for every module. */
-export const housekeeping = leasedJob("kit.housekeeping", { everyMs: 3_600_000, firstAfterMs: 60_000 + Math.random() * 60_000 }, pruneKitTables);
+export const housekeeping = leasedJob(
+  "kit.housekeeping",
+  { everyMs: 3_600_000, firstAfterMs: 60_000 + Math.random() * 60_000 },
+  pruneKitTables,
+);

@@ -39,7 +39,11 @@ export function leasedJob<C extends ServiceContext>(
       // A run longer than the lease keeps it: renewed every third of the lease while it runs.
       const renewal = setInterval(() => {
         void connection
-          .execute(`update ${table} set until = now() + ? * interval '1 millisecond' where name = ? and holder = ?`, [leaseMs, name, holder])
+          .execute(`update ${table} set until = now() + ? * interval '1 millisecond' where name = ? and holder = ?`, [
+            leaseMs,
+            name,
+            holder,
+          ])
           .catch(() => undefined);
       }, leaseMs / 3);
       try {
@@ -51,7 +55,9 @@ export function leasedJob<C extends ServiceContext>(
     };
     const tick = () => {
       running ??= pass()
-        .catch((error: unknown) => ctx.logger.error({ err: error, job: name }, "leased job failed; the next pass tries again"))
+        .catch((error: unknown) =>
+          ctx.logger.error({ err: error, job: name }, "leased job failed; the next pass tries again"),
+        )
         .finally(() => (running = undefined));
     };
     const timer = setInterval(tick, options.everyMs);

@@ -41,5 +41,7 @@ export async function secretKey(config: Config, name: string, file: string): Pro
   const path = join(config.dataDir, "keys", file);
   await mkdir(join(config.dataDir, "keys"), { recursive: true });
   await writeFile(path, randomBytes(32).toString("base64"), { mode: 0o600, flag: "wx" }).catch(() => undefined);
-  return createHash("sha256").update(await readFile(path, "utf8")).digest();
+  return createHash("sha256")
+    .update(await readFile(path, "utf8"))
+    .digest();
 }

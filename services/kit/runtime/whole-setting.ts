@@ -3,6 +3,7 @@ export function wholeSetting(env: Record<string, string | undefined>, name: stri
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be a whole number of at least ${min}, got ${JSON.stringify(raw)}`);
+  if (!Number.isInteger(value) || value < min)
+    throw new Error(`${name} must be a whole number of at least ${min}, got ${JSON.stringify(raw)}`);
   return value;
 }

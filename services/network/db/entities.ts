@@ -140,4 +140,14 @@ export const Setting = defineEntity({
 });
 export type Setting = InferEntity<typeof Setting>;
 
-export const entities = [Subject, LegacyId, StaffMember, Block, CoinAccount, CoinEntry, ModuleRecord, Notification, Setting];
+export const entities = [
+  Subject,
+  LegacyId,
+  StaffMember,
+  Block,
+  CoinAccount,
+  CoinEntry,
+  ModuleRecord,
+  Notification,
+  Setting,
+];

@@ -11,7 +11,12 @@ export interface Applied {
 }
 
 /** Locks the accounts (creating empty ones) in the order given, inside the caller's transaction. */
-export async function lockAccounts(em: EntityManager, appId: string, subjects: string[], at: Date): Promise<Map<string, bigint>> {
+export async function lockAccounts(
+  em: EntityManager,
+  appId: string,
+  subjects: string[],
+  at: Date,
+): Promise<Map<string, bigint>> {
   const connection = em.getConnection();
   const tx = em.getTransactionContext();
   const accounts = qualified(em, "coin_accounts");
@@ -41,15 +46,25 @@ export async function lockAccounts(em: EntityManager, appId: string, subjects: s
  */
 export async function applyChange(
   em: EntityManager,
-  change: { appId: string; subject: string; delta: bigint; current: bigint; reason: string; transferId?: string; at: Date },
+  change: {
+    appId: string;
+    subject: string;
+    delta: bigint;
+    current: bigint;
+    reason: string;
+    transferId?: string;
+    at: Date;
+  },
 ): Promise<Applied> {
   const balance = balanceAfter(change.subject, change.current, change.delta);
-  await em.getConnection().execute(
-    `update ${qualified(em, "coin_accounts")} set balance = ?, updated_at = ? where app_id = ? and subject = ?`,
-    [balance.toString(), change.at, change.appId, change.subject],
-    "run",
-    em.getTransactionContext(),
-  );
+  await em
+    .getConnection()
+    .execute(
+      `update ${qualified(em, "coin_accounts")} set balance = ?, updated_at = ? where app_id = ? and subject = ?`,
+      [balance.toString(), change.at, change.appId, change.subject],
+      "run",
+      em.getTransactionContext(),
+    );
   const entryId = newId("cne");
   await em.insert(CoinEntry, {
     id: entryId,

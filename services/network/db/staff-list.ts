@@ -44,7 +44,10 @@ export class StaffList {
   private async load(): Promise<StaffListResult> {
     const em = this.ctx.orm.em.fork();
     const members = await em.find(StaffMember, {});
-    const refs = await subjectRefs(em, members.map((m) => m.subject));
+    const refs = await subjectRefs(
+      em,
+      members.map((m) => m.subject),
+    );
     const staff = members
       .map((m) => ({ role: roleOf(m.role), subject: m.subject, capabilities: m.capabilities, updatedAt: m.updatedAt }))
       .sort(byRank)

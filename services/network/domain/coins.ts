@@ -6,7 +6,8 @@ export const MAX_COINS = 1_000_000_000_000_000n;
 
 /** Coins move in positive whole units up to MAX_COINS; anything else is refused. */
 export function requireAmount(field: string, amount: bigint): bigint {
-  if (amount <= 0n || amount > MAX_COINS) throw invalid(field, `${field} must be a whole number of coins from 1 to ${MAX_COINS}`);
+  if (amount <= 0n || amount > MAX_COINS)
+    throw invalid(field, `${field} must be a whole number of coins from 1 to ${MAX_COINS}`);
   return amount;
 }
 
@@ -14,9 +15,13 @@ export function requireAmount(field: string, amount: bigint): bigint {
 export function balanceAfter(subject: string, current: bigint, delta: bigint): bigint {
   const balance = current + delta;
   if (balance < 0n) {
-    throw problem(409, "insufficient_funds", "The coin balance is short of the amount.", { subject, balance: current.toString() });
+    throw problem(409, "insufficient_funds", "The coin balance is short of the amount.", {
+      subject,
+      balance: current.toString(),
+    });
   }
-  if (balance > MAX_COINS) throw problem(409, "coins.balance_limit", `A coin balance holds at most ${MAX_COINS}.`, { subject });
+  if (balance > MAX_COINS)
+    throw problem(409, "coins.balance_limit", `A coin balance holds at most ${MAX_COINS}.`, { subject });
   return balance;
 }
 

@@ -33,25 +33,40 @@ export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAd
         const at = ctx.clock.now();
         if (role === "owner") {
           const owner = await em.findOne(StaffMember, { role: "owner" });
-          if (owner && owner.subject !== subject) throw problem(409, "staff.owner_exists", "The network has one owner; change the current owner's role first.");
+          if (owner && owner.subject !== subject)
+            throw problem(
+              409,
+              "staff.owner_exists",
+              "The network has one owner; change the current owner's role first.",
+            );
         }
-        const saved = await em.upsert(StaffMember, { subject, role, capabilities: [...new Set(request.capabilities)], updatedAt: at }).catch((error: unknown) => {
-          // Two owners set at once: the one-owner index refuses the second.
-          throw error instanceof UniqueConstraintViolationException ? problem(409, "staff.owner_exists", "The network has one owner; change the current owner's role first.") : error;
-        });
+        const saved = await em
+          .upsert(StaffMember, { subject, role, capabilities: [...new Set(request.capabilities)], updatedAt: at })
+          .catch((error: unknown) => {
+            // Two owners set at once: the one-owner index refuses the second.
+            throw error instanceof UniqueConstraintViolationException
+              ? problem(409, "staff.owner_exists", "The network has one owner; change the current owner's role first.")
+              : error;
+          });
         await relationChanged(em, subjects.staffChanged, { subject, other: "", present: true, at });
         return saved;
       });
       staffList.forget();
       const refs = await subjectRefs(ctx.orm.em.fork(), [subject]);
-      return create(StaffEntrySchema, { subject: refs.get(subject), role: request.role, capabilities: member.capabilities, updatedAt: timestampFromDate(member.updatedAt) });
+      return create(StaffEntrySchema, {
+        subject: refs.get(subject),
+        role: request.role,
+        capabilities: member.capabilities,
+        updatedAt: timestampFromDate(member.updatedAt),
+      });
     },
 
     async removeStaff(request) {
       const subject = requireUser("subject", request.subject);
       const removed = await ctx.transaction(async (em) => {
         const count = await em.nativeDelete(StaffMember, { subject });
-        if (count > 0) await relationChanged(em, subjects.staffChanged, { subject, other: "", present: false, at: ctx.clock.now() });
+        if (count > 0)
+          await relationChanged(em, subjects.staffChanged, { subject, other: "", present: false, at: ctx.clock.now() });
         return count > 0;
       });
       staffList.forget();
@@ -73,7 +88,13 @@ export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAd
       const [blocker, blocked] = blockPair(request.blocker, request.blocked);
       return ctx.transaction(async (em) => {
         const count = await em.nativeDelete(Block, { blocker, blocked });
-        if (count > 0) await relationChanged(em, subjects.blockChanged, { subject: blocker, other: blocked, present: false, at: ctx.clock.now() });
+        if (count > 0)
+          await relationChanged(em, subjects.blockChanged, {
+            subject: blocker,
+            other: blocked,
+            present: false,
+            at: ctx.clock.now(),
+          });
         return blocksOf(em, blocker);
       });
     },
@@ -86,7 +107,13 @@ export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAd
       maxLength("display.avatar_url", display?.avatarUrl ?? "", 2000);
       const ref = await ctx.transaction(async (em) => {
         const at = ctx.clock.now();
-        const row = await em.upsert(Subject, { id, displayName: display?.displayName ?? "", handle: display?.handle ?? "", avatarUrl: display?.avatarUrl ?? "", updatedAt: at });
+        const row = await em.upsert(Subject, {
+          id,
+          displayName: display?.displayName ?? "",
+          handle: display?.handle ?? "",
+          avatarUrl: display?.avatarUrl ?? "",
+          updatedAt: at,
+        });
         const saved = toRef(id, row);
         await subjectChanged(em, saved, at);
         return saved;
@@ -97,37 +124,55 @@ export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAd
 
     async linkLegacyId(request) {
       if (!/^[a-z]+$/.test(request.service)) throw invalid("service", "service must be a service key");
-      if (request.localId === "" || request.localId.length > 200) throw invalid("local_id", "local_id must be 1 to 200 characters");
+      if (request.localId === "" || request.localId.length > 200)
+        throw invalid("local_id", "local_id must be 1 to 200 characters");
       const subject = requireSubject("subject", request.subject);
       await ctx.transaction(async (em) => {
         const existing = await em.findOne(LegacyId, { service: request.service, localId: request.localId });
         if (existing && existing.subject !== subject) {
-          throw problem(409, "identity.legacy_conflict", "That legacy id already resolves to another subject.", { subject: existing.subject });
+          throw problem(409, "identity.legacy_conflict", "That legacy id already resolves to another subject.", {
+            subject: existing.subject,
+          });
         }
         if (existing) return;
         // A concurrent link of the same id: the first one stays, and this one answers against it.
         const link = { service: request.service, localId: request.localId, subject };
         if (!(await insertLegacyId(em, link, ctx.clock.now()))) {
-          const winner = await em.findOneOrFail(LegacyId, { service: request.service, localId: request.localId }, { refresh: true });
-          if (winner.subject !== subject) throw problem(409, "identity.legacy_conflict", "That legacy id already resolves to another subject.", { subject: winner.subject });
+          const winner = await em.findOneOrFail(
+            LegacyId,
+            { service: request.service, localId: request.localId },
+            { refresh: true },
+          );
+          if (winner.subject !== subject)
+            throw problem(409, "identity.legacy_conflict", "That legacy id already resolves to another subject.", {
+              subject: winner.subject,
+            });
         }
       });
       const refs = await subjectRefs(ctx.orm.em.fork(), [subject]);
-      return create(ResolutionSchema, { query: { service: request.service, localId: request.localId }, found: true, subject: refs.get(subject) });
+      return create(ResolutionSchema, {
+        query: { service: request.service, localId: request.localId },
+        found: true,
+        subject: refs.get(subject),
+      });
     },
 
     async setGithubToken(request, call) {
       // "The owner sets it": the admin panel calls for the owner, named in X-PF-Subject (ACTOR_PERSON).
       const person = actingPerson(call);
       const owner = await ctx.orm.em.fork().findOne(StaffMember, { subject: person, role: "owner" });
-      if (!owner) throw problem(403, "integration.github.owner_only", "Only the network owner sets the code-hosting token.");
+      if (!owner)
+        throw problem(403, "integration.github.owner_only", "Only the network owner sets the code-hosting token.");
       const at = ctx.clock.now();
       await ctx.transaction(async (em) => {
         if (request.token === "") await em.nativeDelete(Setting, { name: GITHUB_TOKEN_SETTING });
         else await em.upsert(Setting, { name: GITHUB_TOKEN_SETTING, value: sealer.seal(request.token), updatedAt: at });
       });
-      if (request.token !== "") return create(SetGithubTokenResponseSchema, { source: "admin", updatedAt: timestampFromDate(at) });
-      return create(SetGithubTokenResponseSchema, { source: ctx.config.env[GITHUB_TOKEN_ENV] ? "environment" : "none" });
+      if (request.token !== "")
+        return create(SetGithubTokenResponseSchema, { source: "admin", updatedAt: timestampFromDate(at) });
+      return create(SetGithubTokenResponseSchema, {
+        source: ctx.config.env[GITHUB_TOKEN_ENV] ? "environment" : "none",
+      });
     },
   };
 }
@@ -138,4 +183,3 @@ function blockPair(blocker: string, blocked: string): [string, string] {
   if (blocker === blocked) throw invalid("blocked", "A person cannot block themselves.");
   return [blocker, blocked];
 }
-

@@ -18,11 +18,18 @@ import { requireSubject } from "../../kit/handler/subjects.js";
 const MAX_BATCH = 200;
 
 /** Identity resolve: a subject, or a legacy service-local id, to its canonical SubjectRef. */
-export function identityHandlers(ctx: ServiceContext): Pick<ServiceImpl<typeof NetworkService>, "resolveIdentity" | "resolveIdentityBatch"> {
+export function identityHandlers(
+  ctx: ServiceContext,
+): Pick<ServiceImpl<typeof NetworkService>, "resolveIdentity" | "resolveIdentityBatch"> {
   return {
     async resolveIdentity(request) {
-      if (request.queries.length > 0) throw invalid("queries", "The GET route resolves one subject; use resolve-batch for many.");
-      const query = create(IdentityQuerySchema, { subject: request.subject, service: request.service, localId: request.localId });
+      if (request.queries.length > 0)
+        throw invalid("queries", "The GET route resolves one subject; use resolve-batch for many.");
+      const query = create(IdentityQuerySchema, {
+        subject: request.subject,
+        service: request.service,
+        localId: request.localId,
+      });
       const [resolution] = await resolve(ctx.orm.em.fork(), [checked(query, "")]);
       if (!resolution.found) throw problem(404, "identity.not_found", "Nothing is known by that id.");
       return create(ResolveResultSchema, { results: [resolution] });
@@ -44,7 +51,8 @@ export function identityHandlers(ctx: ServiceContext): Pick<ServiceImpl<typeof N
 /** A query names a subject, or a service and its local id, never both. */
 function checked(query: IdentityQuery, prefix: string): IdentityQuery {
   if (query.subject !== "") {
-    if (query.service !== "" || query.localId !== "") throw invalid(`${prefix}subject`, "Give a subject, or a service and local_id, not both.");
+    if (query.service !== "" || query.localId !== "")
+      throw invalid(`${prefix}subject`, "Give a subject, or a service and local_id, not both.");
     requireSubject(`${prefix}subject`, query.subject);
   } else if (query.service === "" || query.localId === "") {
     throw invalid(`${prefix}local_id`, "Give a subject, or a service and local_id.");
@@ -54,10 +62,16 @@ function checked(query: IdentityQuery, prefix: string): IdentityQuery {
 
 async function resolve(em: EntityManager, queries: IdentityQuery[]): Promise<Resolution[]> {
   const legacy = queries.filter((q) => q.subject === "");
-  const links = legacy.length === 0 ? [] : await em.find(LegacyId, { $or: legacy.map((q) => ({ service: q.service, localId: q.localId })) });
+  const links =
+    legacy.length === 0
+      ? []
+      : await em.find(LegacyId, { $or: legacy.map((q) => ({ service: q.service, localId: q.localId })) });
   const linked = new Map(links.map((link) => [`${link.service}\u0000${link.localId}`, link.subject]));
   const ids = queries.map((q) => q.subject || linked.get(`${q.service}\u0000${q.localId}`) || "");
-  const refs = await subjectRefs(em, ids.filter((id) => id !== ""));
+  const refs = await subjectRefs(
+    em,
+    ids.filter((id) => id !== ""),
+  );
   return queries.map((query, i) => {
     const ref = ids[i] ? refs.get(ids[i]) : undefined;
     // A subject id is known once it has a stored display; a legacy id once it is linked.

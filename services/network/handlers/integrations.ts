@@ -16,7 +16,12 @@ const SCOPE = "public_repo:read";
 export async function githubToken(ctx: NetworkContext, em: EntityManager) {
   const setting = await em.findOne(Setting, { name: GITHUB_TOKEN_SETTING });
   if (setting) {
-    return create(GithubTokenResultSchema, { token: ctx.sealer.open(setting.value), source: "admin", scope: SCOPE, updatedAt: timestampFromDate(setting.updatedAt) });
+    return create(GithubTokenResultSchema, {
+      token: ctx.sealer.open(setting.value),
+      source: "admin",
+      scope: SCOPE,
+      updatedAt: timestampFromDate(setting.updatedAt),
+    });
   }
   const fromEnv = ctx.config.env[GITHUB_TOKEN_ENV];
   if (fromEnv) return create(GithubTokenResultSchema, { token: fromEnv, source: "environment", scope: SCOPE });
@@ -28,7 +33,8 @@ export function integrationHandlers(ctx: NetworkContext): Pick<ServiceImpl<typeo
   return {
     async getGithubToken(_request, call) {
       const token = await githubToken(ctx, ctx.orm.em.fork());
-      if (!token) throw problem(404, "integration.github.not_configured", "The owner has not set a code-hosting token.");
+      if (!token)
+        throw problem(404, "integration.github.not_configured", "The owner has not set a code-hosting token.");
       call.responseHeader.set("cache-control", "no-store");
       return token;
     },

@@ -16,13 +16,19 @@ import { moduleWritten } from "../events.js";
 const MAX_RECORD_BYTES = 64 * 1024;
 
 /** Module records per subject and namespace, each write guarded by its revision. */
-export function moduleHandlers(ctx: ServiceContext): Pick<ServiceImpl<typeof NetworkService>, "getModule" | "putModule"> {
+export function moduleHandlers(
+  ctx: ServiceContext,
+): Pick<ServiceImpl<typeof NetworkService>, "getModule" | "putModule"> {
   return {
     async getModule(request, call) {
       const namespace = requireNamespace(request.namespace);
       const subject = requireSubject("subject", request.subject);
       if (!mayRead(principalOf(call), namespace)) {
-        throw problem(403, "modules.namespace_not_granted", `The namespace ${namespace} is not granted to this caller.`);
+        throw problem(
+          403,
+          "modules.namespace_not_granted",
+          `The namespace ${namespace} is not granted to this caller.`,
+        );
       }
       const row = await ctx.orm.em.fork().findOne(ModuleRecord, { namespace, subject });
       if (!row) throw problem(404, "modules.not_found", "No module record for this subject in this namespace.");
@@ -45,7 +51,11 @@ export function moduleHandlers(ctx: ServiceContext): Pick<ServiceImpl<typeof Net
       const row = await ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const writtenBy = principal.service!;
-        const current = await em.findOne(ModuleRecord, { namespace, subject }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        const current = await em.findOne(
+          ModuleRecord,
+          { namespace, subject },
+          { lockMode: LockMode.PESSIMISTIC_WRITE },
+        );
         // `*` matches whatever exists; a weak tag matches nothing.
         const expected = given === "any" ? (current?.revision ?? -1n) : given === "never" ? -1n : given;
         let written: ModuleRecord;
@@ -58,7 +68,9 @@ export function moduleHandlers(ctx: ServiceContext): Pick<ServiceImpl<typeof Net
           });
         } else {
           if (expected === undefined) {
-            throw problem(428, "revision.required", "The record exists: send If-Match with its revision.", { revision: current.revision.toString() });
+            throw problem(428, "revision.required", "The record exists: send If-Match with its revision.", {
+              revision: current.revision.toString(),
+            });
           }
           if (expected !== current.revision) throw conflict(current.revision);
           written = em.assign(current, { revision: current.revision + 1n, record, writtenBy, updatedAt: at });
@@ -74,7 +86,9 @@ export function moduleHandlers(ctx: ServiceContext): Pick<ServiceImpl<typeof Net
 }
 
 function conflict(current: bigint) {
-  return problem(412, "revision.conflict", "The record changed since that revision was read.", { revision: current.toString() });
+  return problem(412, "revision.conflict", "The record changed since that revision was read.", {
+    revision: current.toString(),
+  });
 }
 
 function answer(row: ModuleRecord, call: HandlerContext) {

@@ -21,15 +21,22 @@ const MAX_PAYLOAD_BYTES = 16 * 1024;
 const KIND = /^[a-z0-9_-]+(\/[a-z0-9_-]+)*$/;
 
 /** Notification push: stores one notification per network user and publishes network.notification.pushed for each. */
-export function notificationHandlers(ctx: ServiceContext): Pick<ServiceImpl<typeof NetworkService>, "pushNotification"> {
+export function notificationHandlers(
+  ctx: ServiceContext,
+): Pick<ServiceImpl<typeof NetworkService>, "pushNotification"> {
   return {
     async pushNotification(request, call) {
-      if (!KIND.test(request.kind) || request.kind.length > 100) throw invalid("kind", "The path after /internal/notifications/ names the kind: lowercase words separated by /.");
+      if (!KIND.test(request.kind) || request.kind.length > 100)
+        throw invalid(
+          "kind",
+          "The path after /internal/notifications/ names the kind: lowercase words separated by /.",
+        );
       if (request.recipients.length === 0 || request.recipients.length > MAX_RECIPIENTS) {
         throw invalid("recipients", `recipients must hold 1 to ${MAX_RECIPIENTS} network users`);
       }
       request.recipients.forEach((recipient, i) => requireUser(`recipients[${i}]`, recipient));
-      if (request.title === "" && request.body === "") throw invalid("title", "A notification needs a title or a body.");
+      if (request.title === "" && request.body === "")
+        throw invalid("title", "A notification needs a title or a body.");
       if (request.actor !== "") requireUser("actor", request.actor);
       maxLength("title", request.title, 200);
       maxLength("body", request.body, 4000);
@@ -60,9 +67,21 @@ export function notificationHandlers(ctx: ServiceContext): Pick<ServiceImpl<type
               createdAt: timestampFromDate(at),
             }),
           );
-          await em.insertMany(Notification, notifications.map((n) => ({
-            id: n.id, recipient: n.recipient, kind: n.kind, title: n.title, body: n.body, link: n.link, actor: n.actor, payload, pushedBy, createdAt: at,
-          })));
+          await em.insertMany(
+            Notification,
+            notifications.map((n) => ({
+              id: n.id,
+              recipient: n.recipient,
+              kind: n.kind,
+              title: n.title,
+              body: n.body,
+              link: n.link,
+              actor: n.actor,
+              payload,
+              pushedBy,
+              createdAt: at,
+            })),
+          );
           for (const notification of notifications) await notificationPushed(em, notification);
           return create(NotificationPushResultSchema, { notifications });
         }),

@@ -19,16 +19,22 @@ function intentOutcome(name: string, subject: string) {
     async handle({ intent, occurredAt }, em, _meta, ctx: TipsContext) {
       if (!intent) return;
       const byReference = intent.reference?.service === "tips" ? intent.reference.id : undefined;
-      const found = byReference ? { id: byReference } : await em.findOne(CheckoutRow, { intentId: intent.id }, { fields: ["id"] });
+      const found = byReference
+        ? { id: byReference }
+        : await em.findOne(CheckoutRow, { intentId: intent.id }, { fields: ["id"] });
       if (!found) return;
       const row = await lockCheckout(em, found.id);
       if (!row) return;
       // Settled when billing settled it.
       const at = occurredAt ? timestampDate(occurredAt) : ctx.clock.now();
       if (intent.status === IntentStatus.SETTLED) await settleCheckout(em, row, { intentId: intent.id }, at);
-      else if (intent.status === IntentStatus.DECLINED) await declineCheckout(em, row, intent.declineReason || "declined", at);
+      else if (intent.status === IntentStatus.DECLINED)
+        await declineCheckout(em, row, intent.declineReason || "declined", at);
     },
   });
 }
 
-export const consumers = [intentOutcome("intent_settled", "billing.intent.settled"), intentOutcome("intent_declined", "billing.intent.declined")];
+export const consumers = [
+  intentOutcome("intent_settled", "billing.intent.settled"),
+  intentOutcome("intent_declined", "billing.intent.declined"),
+];

@@ -53,9 +53,21 @@ export function lockCheckout(em: EntityManager, id: string): Promise<CheckoutRow
  * refusal billing answered after all committed) is settled when billing says
  * the money moved.
  */
-export async function settleCheckout(em: EntityManager, row: CheckoutRow, billing: { transactionId?: string; intentId?: string }, at: Date): Promise<void> {
+export async function settleCheckout(
+  em: EntityManager,
+  row: CheckoutRow,
+  billing: { transactionId?: string; intentId?: string },
+  at: Date,
+): Promise<void> {
   if (row.paymentState === "settled") return;
-  Object.assign(row, { paymentState: "settled", declineReason: "", settledAt: at, updatedAt: at, transactionId: billing.transactionId || row.transactionId, intentId: billing.intentId || row.intentId });
+  Object.assign(row, {
+    paymentState: "settled",
+    declineReason: "",
+    settledAt: at,
+    updatedAt: at,
+    transactionId: billing.transactionId || row.transactionId,
+    intentId: billing.intentId || row.intentId,
+  });
   let interaction = await em.findOne(InteractionRow, { id: row.id });
   let moderation: Moderation = "visible";
   if (!interaction) {
@@ -66,7 +78,16 @@ export async function settleCheckout(em: EntityManager, row: CheckoutRow, billin
       moderation,
     });
     if (moderation === "held") {
-      em.create(ModerationRow, { id: newId("mod"), interactionId: row.id, creator: row.creator, action: "hold", actor: WORD_FILTER, relayedBy: "", reason: "word filter", createdAt: at });
+      em.create(ModerationRow, {
+        id: newId("mod"),
+        interactionId: row.id,
+        creator: row.creator,
+        action: "hold",
+        actor: WORD_FILTER,
+        relayedBy: "",
+        reason: "word filter",
+        createdAt: at,
+      });
     }
   }
   Object.assign(interaction, {

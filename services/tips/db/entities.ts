@@ -1,6 +1,9 @@
 import { defineEntity, p, type InferEntity } from "@mikro-orm/postgresql";
 
-const currency = (table: string, column = "currency") => ({ name: `${table}_${column}_check`, expression: `${column} ~ '^[A-Z]{3}$'` });
+const currency = (table: string, column = "currency") => ({
+  name: `${table}_${column}_check`,
+  expression: `${column} ~ '^[A-Z]{3}$'`,
+});
 
 /** A creator's tip profile: the switches as columns, the rest (minimums, TTS, media, word filter, moderators) as one document. */
 export const ProfileRow = defineEntity({
@@ -97,10 +100,19 @@ export const InteractionRow = defineEntity({
     currency("interactions"),
     { name: "interactions_kind_check", expression: "kind in ('tip', 'paid_message', 'media_request', 'external')" },
     { name: "interactions_method_check", expression: "method in ('credit', 'intent', 'external')" },
-    { name: "interactions_payment_state_check", expression: "payment_state in ('pending', 'settled', 'declined', 'external')" },
-    { name: "interactions_delivery_state_check", expression: "delivery_state in ('pending', 'queued', 'delivered', 'suppressed', 'canceled')" },
+    {
+      name: "interactions_payment_state_check",
+      expression: "payment_state in ('pending', 'settled', 'declined', 'external')",
+    },
+    {
+      name: "interactions_delivery_state_check",
+      expression: "delivery_state in ('pending', 'queued', 'delivered', 'suppressed', 'canceled')",
+    },
     { name: "interactions_moderation_check", expression: "moderation in ('visible', 'hidden', 'held')" },
-    { name: "interactions_external_check", expression: "(kind = 'external') = (provider is not null and provider_ref is not null)" },
+    {
+      name: "interactions_external_check",
+      expression: "(kind = 'external') = (provider is not null and provider_ref is not null)",
+    },
     { name: "interactions_amount_check", expression: "amount > 0" },
   ],
   uniques: [{ name: "interactions_external_once", properties: ["provider", "providerRef"] }],

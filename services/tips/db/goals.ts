@@ -54,7 +54,10 @@ export function goalToProto(row: GoalRow, tally: Tally = { total: 0n, count: 0 }
 
 /** Goals as read now, with their totals. */
 export async function goalsToProto(em: EntityManager, rows: GoalRow[]): Promise<Goal[]> {
-  const found = await tallies(em, rows.map((row) => row.id));
+  const found = await tallies(
+    em,
+    rows.map((row) => row.id),
+  );
   return rows.map((row) => goalToProto(row, found.get(row.id)));
 }
 
@@ -64,7 +67,8 @@ export function goalNotFound() {
 
 /** A goal its creator works on; 404 to anyone else, as if missing (private goals stay unseen). */
 export async function findOwnGoal(em: EntityManager, id: string, creator: string, lock = false): Promise<GoalRow> {
-  const row = id === "" ? null : await em.findOne(GoalRow, { id }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
+  const row =
+    id === "" ? null : await em.findOne(GoalRow, { id }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
   if (!row || row.creator !== creator) throw goalNotFound();
   return row;
 }

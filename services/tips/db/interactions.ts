@@ -45,7 +45,11 @@ const MODERATION: Record<Moderation, ModerationState> = {
   hidden: ModerationState.HIDDEN,
   held: ModerationState.HELD,
 };
-const METHODS: Record<string, PaymentMethod> = { credit: PaymentMethod.CREDIT, intent: PaymentMethod.INTENT, external: PaymentMethod.EXTERNAL };
+const METHODS: Record<string, PaymentMethod> = {
+  credit: PaymentMethod.CREDIT,
+  intent: PaymentMethod.INTENT,
+  external: PaymentMethod.EXTERNAL,
+};
 
 const time = (at: Date | null | undefined) => (at ? timestampFromDate(at) : undefined);
 

@@ -3,12 +3,14 @@ import { qualified } from "../../kit/db/orm.js";
 
 /** Keeps a hidden interaction's alert from resumed streams, in the caller's transaction. */
 export async function hideAlert(em: EntityManager, interactionId: string): Promise<void> {
-  await em.getConnection().execute(
-    `update ${qualified(em, "overlay_alerts")} set hidden = true where interaction_id = ?`,
-    [interactionId],
-    "run",
-    em.getTransactionContext(),
-  );
+  await em
+    .getConnection()
+    .execute(
+      `update ${qualified(em, "overlay_alerts")} set hidden = true where interaction_id = ?`,
+      [interactionId],
+      "run",
+      em.getTransactionContext(),
+    );
 }
 
 /** Records an alert as shown by one event (settled or restored): resumed streams replay it after that event's id. */

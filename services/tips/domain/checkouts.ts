@@ -42,7 +42,8 @@ export function requireMedia(kind: PaidKind, url: string, seconds: number): Medi
     return undefined;
   }
   requireUrl("media_url", url, ["https", "http"]);
-  if (!Number.isInteger(seconds) || seconds < 1) throw invalid("media_seconds", "media_seconds is the media's length: 1 or more.");
+  if (!Number.isInteger(seconds) || seconds < 1)
+    throw invalid("media_seconds", "media_seconds is the media's length: 1 or more.");
   return { url, seconds };
 }
 
@@ -62,29 +63,51 @@ function minimumOf(profile: Profile, kind: PaidKind): Money | undefined {
  * for a media request the creator's media settings (enabled, allowed host,
  * maximum length). Tips never price: the amount is the supporter's.
  */
-export function checkAgainstProfile(profile: Profile | undefined, kind: PaidKind, amount: Amount, media: Media | undefined): void {
-  if (!profile || !profile.accepting) throw problem(409, "tips.not_accepting", "This creator does not accept tips now.");
+export function checkAgainstProfile(
+  profile: Profile | undefined,
+  kind: PaidKind,
+  amount: Amount,
+  media: Media | undefined,
+): void {
+  if (!profile || !profile.accepting)
+    throw problem(409, "tips.not_accepting", "This creator does not accept tips now.");
   if (kind === "media_request") {
     const settings = profile.mediaRequests;
     if (!settings?.enabled) throw problem(409, "tips.media_requests_off", "This creator does not take media requests.");
     const host = hostOf(media!.url);
     if (!settings.allowedHosts.some((allowed) => host === allowed || host.endsWith(`.${allowed}`))) {
-      throw problem(422, "tips.media_host_not_allowed", `This creator takes no media from ${host}.`, { field: "media_url", allowed_hosts: settings.allowedHosts });
+      throw problem(422, "tips.media_host_not_allowed", `This creator takes no media from ${host}.`, {
+        field: "media_url",
+        allowed_hosts: settings.allowedHosts,
+      });
     }
     if (settings.maxSeconds > 0 && media!.seconds > settings.maxSeconds) {
-      throw problem(422, "tips.media_too_long", `This creator takes media of at most ${settings.maxSeconds} seconds.`, { field: "media_seconds", max_seconds: settings.maxSeconds });
+      throw problem(422, "tips.media_too_long", `This creator takes media of at most ${settings.maxSeconds} seconds.`, {
+        field: "media_seconds",
+        max_seconds: settings.maxSeconds,
+      });
     }
   }
   const minimum = minimumOf(profile, kind);
   if (minimum) {
     if (minimum.currency !== amount.currency) {
-      throw problem(422, "tips.currency_not_accepted", `This creator takes ${kind.replace("_", " ")}s in ${minimum.currency}.`, { field: "amount.currency", currency: minimum.currency });
+      throw problem(
+        422,
+        "tips.currency_not_accepted",
+        `This creator takes ${kind.replace("_", " ")}s in ${minimum.currency}.`,
+        { field: "amount.currency", currency: minimum.currency },
+      );
     }
     if (amount.amount < minimum.minorUnits) {
-      throw problem(422, "tips.below_minimum", `The creator's minimum is ${minimum.minorUnits} ${minimum.currency} minor units.`, {
-        field: "amount.minor_units",
-        minimum: { minor_units: minimum.minorUnits.toString(), currency: minimum.currency },
-      });
+      throw problem(
+        422,
+        "tips.below_minimum",
+        `The creator's minimum is ${minimum.minorUnits} ${minimum.currency} minor units.`,
+        {
+          field: "amount.minor_units",
+          minimum: { minor_units: minimum.minorUnits.toString(), currency: minimum.currency },
+        },
+      );
     }
   }
 }

@@ -22,4 +22,3 @@ export function requireImageUrl(url: string): string {
 export function requireOpen(goal: { closedAt?: Date | null }): void {
   if (goal.closedAt) throw problem(409, "goal.closed", "This goal is closed: it keeps its history and takes no edits.");
 }
-

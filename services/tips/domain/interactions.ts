@@ -7,5 +7,10 @@ import { InteractionSchema, PaymentMethod, type Interaction } from "../../../gen
  * transaction, how it was paid), which are the supporter's and creator's.
  */
 export function publicMessage(interaction: Interaction): Interaction {
-  return create(InteractionSchema, { ...interaction, intentId: "", transactionId: "", paymentMethod: PaymentMethod.UNSPECIFIED });
+  return create(InteractionSchema, {
+    ...interaction,
+    intentId: "",
+    transactionId: "",
+    paymentMethod: PaymentMethod.UNSPECIFIED,
+  });
 }

@@ -41,7 +41,8 @@ export function alertSettings(given: AlertSettings): AlertSettings {
   const duration = given.durationMs === 0 ? DEFAULT_DURATION_MS : given.durationMs;
   if (duration < 1000 || duration > 60_000) throw invalid("alerts.duration_ms", "alerts.duration_ms is 1000 to 60000");
   optionalUrl("alerts.sound_url", given.soundUrl);
-  if (given.soundVolume < 0 || given.soundVolume > 100) throw invalid("alerts.sound_volume", "alerts.sound_volume is 0 to 100");
+  if (given.soundVolume < 0 || given.soundVolume > 100)
+    throw invalid("alerts.sound_volume", "alerts.sound_volume is 0 to 100");
   maxLength("alerts.template", given.template, 200);
   return create(AlertSettingsSchema, { ...given, durationMs: duration });
 }
@@ -49,11 +50,17 @@ export function alertSettings(given: AlertSettings): AlertSettings {
 /** The goal settings as stored: a goal id is required, the style defaults to a bar. */
 export function goalSettings(given: GoalSettings): GoalSettings {
   if (!/^gol_[0-9a-z]{1,64}$/.test(given.goalId)) throw invalid("goals.goal_id", "goals.goal_id names a goal (gol_…)");
-  return create(GoalSettingsSchema, { ...given, style: given.style === GoalStyle.UNSPECIFIED ? GoalStyle.BAR : given.style });
+  return create(GoalSettingsSchema, {
+    ...given,
+    style: given.style === GoalStyle.UNSPECIFIED ? GoalStyle.BAR : given.style,
+  });
 }
 
 /** The section a request may carry for a kind; the other kind's section is refused, never dropped. */
-export function sectionOf(kind: OverlayKindName, request: OverlayConfigRequest): AlertSettings | GoalSettings | undefined {
+export function sectionOf(
+  kind: OverlayKindName,
+  request: OverlayConfigRequest,
+): AlertSettings | GoalSettings | undefined {
   if (kind === "alerts") {
     if (request.goals) throw invalid("goals", "goals settings belong to a goals config");
     return request.alerts && alertSettings(request.alerts);

@@ -34,7 +34,9 @@ export function isAlert(interaction: Interaction): boolean {
 export function speaks(tts: TextToSpeech | undefined, interaction: Interaction): boolean {
   if (!tts?.enabled || interaction.kind !== InteractionKind.PAID_MESSAGE || interaction.message === "") return false;
   if (!tts.minimum) return true;
-  return interaction.amount?.currency === tts.minimum.currency && interaction.amount.minorUnits >= tts.minimum.minorUnits;
+  return (
+    interaction.amount?.currency === tts.minimum.currency && interaction.amount.minorUnits >= tts.minimum.minorUnits
+  );
 }
 
 /** What an overlay shows of an interaction (no payment details), and whether the creator's text-to-speech reads it. */
@@ -54,10 +56,20 @@ export function alertOf(interaction: Interaction, tts?: TextToSpeech): OverlayAl
 }
 
 export function goalOf(goal: Goal): OverlayGoal {
-  return create(OverlayGoalSchema, { goalId: goal.id, title: goal.title, target: goal.target, total: goal.total, closed: goal.closed });
+  return create(OverlayGoalSchema, {
+    goalId: goal.id,
+    title: goal.title,
+    target: goal.target,
+    total: goal.total,
+    closed: goal.closed,
+  });
 }
 
 /** Which configs a stream shows: those of the token's scopes, or just the one it asked for. */
-export function showsConfig(scopes: ReadonlySet<OverlayKindName>, onlyConfig: string, config: { id: string; kind: OverlayKindName }): boolean {
+export function showsConfig(
+  scopes: ReadonlySet<OverlayKindName>,
+  onlyConfig: string,
+  config: { id: string; kind: OverlayKindName },
+): boolean {
   return scopes.has(config.kind) && (onlyConfig === "" || onlyConfig === config.id);
 }

@@ -19,7 +19,8 @@ export function requestedScopes(scopes: OverlayScope[]): Set<OverlayKindName> {
     else if (scope === OverlayScope.GOALS) names.add("goals");
     else throw invalid(`scopes[${index}]`, "each scope is OVERLAY_SCOPE_ALERTS or OVERLAY_SCOPE_GOALS");
   }
-  if (names.size === 0) throw invalid("scopes", "scopes names at least one of OVERLAY_SCOPE_ALERTS, OVERLAY_SCOPE_GOALS");
+  if (names.size === 0)
+    throw invalid("scopes", "scopes names at least one of OVERLAY_SCOPE_ALERTS, OVERLAY_SCOPE_GOALS");
   return names;
 }
 

@@ -56,11 +56,17 @@ export function validSettings(update: ProfileSettings, creator: string): Profile
   }
   if (update.mediaRequests) {
     const media = update.mediaRequests;
-    if (media.allowedHosts.length > 50) throw invalid("media_requests.allowed_hosts", "media_requests.allowed_hosts holds at most 50 hosts.");
+    if (media.allowedHosts.length > 50)
+      throw invalid("media_requests.allowed_hosts", "media_requests.allowed_hosts holds at most 50 hosts.");
     const hosts = [...new Set(media.allowedHosts.map((host) => host.trim().toLowerCase()))];
-    for (const host of hosts) if (!HOST.test(host)) throw invalid("media_requests.allowed_hosts", `${JSON.stringify(host)} is not a host name (youtube.com).`);
+    for (const host of hosts)
+      if (!HOST.test(host))
+        throw invalid("media_requests.allowed_hosts", `${JSON.stringify(host)} is not a host name (youtube.com).`);
     if (media.maxSeconds < 0 || media.maxSeconds > MAX_MEDIA_SECONDS) {
-      throw invalid("media_requests.max_seconds", `media_requests.max_seconds is 0 (no limit) to ${MAX_MEDIA_SECONDS}.`);
+      throw invalid(
+        "media_requests.max_seconds",
+        `media_requests.max_seconds is 0 (no limit) to ${MAX_MEDIA_SECONDS}.`,
+      );
     }
     out.mediaRequests = create(MediaRequestSettingsSchema, {
       enabled: media.enabled,
@@ -83,7 +89,8 @@ export function validSettings(update: ProfileSettings, creator: string): Profile
     if (subjects.length > 100) throw invalid("moderators.subjects", "moderators.subjects holds at most 100 people.");
     for (const subject of subjects) {
       requireUser("moderators.subjects", subject);
-      if (subject === creator) throw invalid("moderators.subjects", "The creator moderates already; list other people.");
+      if (subject === creator)
+        throw invalid("moderators.subjects", "The creator moderates already; list other people.");
     }
     out.moderators = create(ModeratorsSchema, { subjects });
   }

@@ -23,7 +23,10 @@ import { checkAgainstProfile, requireMedia, requireMessage, type Amount, type Pa
 import { requireOpen } from "../domain/goals.js";
 import { pay } from "../payments.js";
 
-type CheckoutHandlers = Pick<ServiceImpl<typeof TipsService>, "createCheckout" | "createPaidMessage" | "createMediaRequest">;
+type CheckoutHandlers = Pick<
+  ServiceImpl<typeof TipsService>,
+  "createCheckout" | "createPaidMessage" | "createMediaRequest"
+>;
 
 /** Tips, paid messages and media requests: one checkout each, paid through billing. */
 export function checkoutHandlers(ctx: TipsContext): CheckoutHandlers {
@@ -113,7 +116,10 @@ async function startCheckout(
 /** The checkout and its interaction, when it has one. */
 async function answer(ctx: TipsContext, row: CheckoutRow): Promise<PaidResult> {
   const interaction = await ctx.orm.em.fork().findOne(InteractionRow, { id: row.id });
-  return create(PaidResultSchema, { checkout: checkoutToProto(row), interaction: interaction ? interactionToProto(interaction) : undefined });
+  return create(PaidResultSchema, {
+    checkout: checkoutToProto(row),
+    interaction: interaction ? interactionToProto(interaction) : undefined,
+  });
 }
 
 function methodOf(request: PaidRequest): "credit" | "intent" {
@@ -141,6 +147,9 @@ async function requireGoalFor(em: EntityManager, id: string, creator: string, am
   if (!goal || goal.creator !== creator || !goal.public) throw goalNotFound();
   requireOpen(goal);
   if (goal.currency !== amount.currency) {
-    throw problem(422, "tips.goal_currency_mismatch", `This goal counts ${goal.currency}.`, { field: "amount.currency", currency: goal.currency });
+    throw problem(422, "tips.goal_currency_mismatch", `This goal counts ${goal.currency}.`, {
+      field: "amount.currency",
+      currency: goal.currency,
+    });
   }
 }

@@ -58,7 +58,9 @@ export function goalHandlers(ctx: TipsContext): GoalHandlers {
     async getGoal(request, call) {
       const creator = actingPerson(call);
       // The read takes the goal's id only: edit fields belong to PATCH.
-      for (const field of EDITS) if (request[field] !== undefined) throw invalid(FIELD[field], `${FIELD[field]} is an edit: send it with PATCH.`);
+      for (const field of EDITS)
+        if (request[field] !== undefined)
+          throw invalid(FIELD[field], `${FIELD[field]} is an edit: send it with PATCH.`);
       const em = ctx.orm.em.fork();
       const row = await findOwnGoal(em, request.id, creator);
       const [goal] = await goalsToProto(em, [row]);
@@ -81,7 +83,8 @@ export function goalHandlers(ctx: TipsContext): GoalHandlers {
         const row = await findOwnGoal(em, request.id, creator, true);
         requireOpen(row);
         checkRevision(row.revision, request.expectedRevision, ifMatch);
-        if (target && target.currency !== row.currency) throw invalid("target.currency", `This goal counts ${row.currency}: its target stays in it.`);
+        if (target && target.currency !== row.currency)
+          throw invalid("target.currency", `This goal counts ${row.currency}: its target stays in it.`);
         const at = ctx.clock.now();
         Object.assign(row, {
           title: title ?? row.title,

@@ -27,10 +27,17 @@ import type { InteractionKind } from "../domain/checkouts.js";
 import { requireOpen } from "../domain/goals.js";
 import { interactionChanged, subjects } from "../events.js";
 
-type InteractionHandlers = Pick<ServiceImpl<typeof TipsService>, "listInteractions" | "getInteraction" | "recordExternal" | "listMediaQueue">;
+type InteractionHandlers = Pick<
+  ServiceImpl<typeof TipsService>,
+  "listInteractions" | "getInteraction" | "recordExternal" | "listMediaQueue"
+>;
 
 const PROVIDER = /^[a-z0-9_.-]{1,64}$/;
-const ROLES = new Set<InteractionRole>([InteractionRole.UNSPECIFIED, InteractionRole.CREATOR, InteractionRole.SUPPORTER]);
+const ROLES = new Set<InteractionRole>([
+  InteractionRole.UNSPECIFIED,
+  InteractionRole.CREATOR,
+  InteractionRole.SUPPORTER,
+]);
 
 /** Interaction history (creator and supporter sides), external tips and the media queue. */
 export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
@@ -39,7 +46,8 @@ export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
       const person = actingPerson(call);
       const limit = pageLimit(request.limit);
       const after = decodeTextCursor(request.cursor, 1);
-      if (!ROLES.has(request.role)) throw invalid("role", "role is INTERACTION_ROLE_CREATOR or INTERACTION_ROLE_SUPPORTER (or none for both).");
+      if (!ROLES.has(request.role))
+        throw invalid("role", "role is INTERACTION_ROLE_CREATOR or INTERACTION_ROLE_SUPPORTER (or none for both).");
       const sides: FilterQuery<InteractionRow>[] = [];
       if (request.role !== InteractionRole.SUPPORTER) sides.push({ creator: person });
       if (request.role !== InteractionRole.CREATOR) sides.push({ supporter: person });
@@ -57,14 +65,19 @@ export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
 
     async getInteraction(request, call) {
       const person = actingPerson(call);
-      return create(InteractionResultSchema, { interaction: interactionToProto(await findOwnInteraction(ctx.orm.em.fork(), request.id, person)) });
+      return create(InteractionResultSchema, {
+        interaction: interactionToProto(await findOwnInteraction(ctx.orm.em.fork(), request.id, person)),
+      });
     },
 
     async recordExternal(request, call) {
       const external = validExternal(request);
       return ctx.transaction(async (em) => {
         await advisoryLock(em, `tips.external:${external.provider}:${external.providerRef}`);
-        const first = await em.findOne(InteractionRow, { provider: external.provider, providerRef: external.providerRef });
+        const first = await em.findOne(InteractionRow, {
+          provider: external.provider,
+          providerRef: external.providerRef,
+        });
         if (first) {
           answerStatus(call, 200);
           return create(ExternalResultSchema, { interaction: interactionToProto(first), duplicate: true });
@@ -74,7 +87,10 @@ export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
           if (!goal || goal.creator !== external.creator) throw goalNotFound();
           // A closed goal keeps its history: nothing counts toward it after it closed (a provider's late report names no goal).
           requireOpen(goal);
-          if (goal.currency !== external.currency) throw problem(422, "tips.goal_currency_mismatch", `This goal counts ${goal.currency}.`, { field: "amount.currency" });
+          if (goal.currency !== external.currency)
+            throw problem(422, "tips.goal_currency_mismatch", `This goal counts ${goal.currency}.`, {
+              field: "amount.currency",
+            });
         }
         const at = ctx.clock.now();
         // Never platform money: no billing call, no liability; settled as the provider reported it.
@@ -106,13 +122,19 @@ export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
       const creator = actingPerson(call);
       const limit = pageLimit(request.limit);
       const after = decodeTextCursor(request.cursor, 2);
-      const where: FilterQuery<InteractionRow> = { creator, kind: "media_request" satisfies InteractionKind, deliveryState: "queued" };
+      const where: FilterQuery<InteractionRow> = {
+        creator,
+        kind: "media_request" satisfies InteractionKind,
+        deliveryState: "queued",
+      };
       if (after) {
         const at = new Date(after[0]);
         if (Number.isNaN(at.getTime())) throw invalid("cursor", "cursor is not one this service issued");
         where.$or = [{ settledAt: { $gt: at } }, { settledAt: at, id: { $gt: after[1] } }];
       }
-      const rows = await ctx.orm.em.fork().find(InteractionRow, where, { orderBy: { settledAt: "asc", id: "asc" }, limit: limit + 1 });
+      const rows = await ctx.orm.em
+        .fork()
+        .find(InteractionRow, where, { orderBy: { settledAt: "asc", id: "asc" }, limit: limit + 1 });
       const { items, nextCursor } = page(rows, limit, (row) => [row.settledAt!.toISOString(), row.id]);
       return create(MediaQueueResultSchema, { requests: items.map(interactionToProto), nextCursor });
     },

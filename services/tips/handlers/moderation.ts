@@ -23,9 +23,16 @@ import { deliveryOnSettle, type InteractionKind } from "../domain/checkouts.js";
 import { mayModerate } from "../domain/profiles.js";
 import { interactionChanged, subjects } from "../events.js";
 
-type ModerationHandlers = Pick<ServiceImpl<typeof TipsService>, "hideInteraction" | "restoreInteraction" | "listModerationQueue" | "listModerationLog">;
+type ModerationHandlers = Pick<
+  ServiceImpl<typeof TipsService>,
+  "hideInteraction" | "restoreInteraction" | "listModerationQueue" | "listModerationLog"
+>;
 
-const ACTIONS: Record<string, ModerationAction> = { hide: ModerationAction.HIDE, restore: ModerationAction.RESTORE, hold: ModerationAction.HOLD };
+const ACTIONS: Record<string, ModerationAction> = {
+  hide: ModerationAction.HIDE,
+  restore: ModerationAction.RESTORE,
+  hold: ModerationAction.HOLD,
+};
 
 export function recordToProto(row: ModerationRow) {
   return create(ModerationRecordSchema, {
@@ -52,9 +59,13 @@ export function moderationHandlers(ctx: TipsContext): ModerationHandlers {
     noListFields(request);
     const reason = maxLength("reason", request.reason, 500);
     return ctx.transaction(async (em) => {
-      const row = request.id === "" ? null : await em.findOne(InteractionRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      const row =
+        request.id === ""
+          ? null
+          : await em.findOne(InteractionRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
       // Someone who may not moderate it learns nothing of it, as if missing (like an interaction read).
-      if (!row || row.kind !== "paid_message" || !mayModerate(await loadProfile(em, row.creator), row.creator, actor)) throw interactionNotFound();
+      if (!row || row.kind !== "paid_message" || !mayModerate(await loadProfile(em, row.creator), row.creator, actor))
+        throw interactionNotFound();
       const wanted = action === "hide" ? "hidden" : "visible";
       if (row.moderation === wanted) return create(ModerationResultSchema, { interaction: interactionToProto(row) });
       const at = ctx.clock.now();
@@ -73,7 +84,12 @@ export function moderationHandlers(ctx: TipsContext): ModerationHandlers {
       });
       await em.flush();
       const interaction = interactionToProto(row);
-      await interactionChanged(em, action === "hide" ? subjects.interactionHidden : subjects.interactionRestored, interaction, at);
+      await interactionChanged(
+        em,
+        action === "hide" ? subjects.interactionHidden : subjects.interactionRestored,
+        interaction,
+        at,
+      );
       return create(ModerationResultSchema, { interaction, record: recordToProto(record) });
     });
   };
@@ -84,7 +100,11 @@ export function moderationHandlers(ctx: TipsContext): ModerationHandlers {
 
     async listModerationQueue(request, call) {
       const { creator, limit, after } = await listing(ctx, request, call);
-      const where: FilterQuery<InteractionRow> = { creator, kind: "paid_message", moderation: { $in: ["hidden", "held"] } };
+      const where: FilterQuery<InteractionRow> = {
+        creator,
+        kind: "paid_message",
+        moderation: { $in: ["hidden", "held"] },
+      };
       if (after) where.id = { $lt: after[0] };
       const rows = await ctx.orm.em.fork().find(InteractionRow, where, { orderBy: { id: "desc" }, limit: limit + 1 });
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
@@ -120,6 +140,10 @@ function noListFields(request: ModerationRequest) {
 
 async function requireModerator(em: EntityManager, creator: string, actor: string) {
   if (!mayModerate(await loadProfile(em, creator), creator, actor)) {
-    throw problem(403, "tips.not_moderator", "Only the creator or one of the creator's moderators moderates these paid messages.");
+    throw problem(
+      403,
+      "tips.not_moderator",
+      "Only the creator or one of the creator's moderators moderates these paid messages.",
+    );
   }
 }

@@ -34,7 +34,10 @@ import {
 } from "../domain/overlay-configs.js";
 import { configChanged } from "../events.js";
 
-type ConfigHandlers = Pick<ServiceImpl<typeof TipsOverlayService>, "listOverlayConfigs" | "createOverlayConfig" | "getOverlayConfig" | "updateOverlayConfig">;
+type ConfigHandlers = Pick<
+  ServiceImpl<typeof TipsOverlayService>,
+  "listOverlayConfigs" | "createOverlayConfig" | "getOverlayConfig" | "updateOverlayConfig"
+>;
 
 const JSON_OPTIONS = { useProtoFieldName: true } as const;
 
@@ -76,8 +79,12 @@ export function overlayConfigHandlers(ctx: TipsContext): ConfigHandlers {
   return {
     async listOverlayConfigs(_request, call) {
       const creator = actingPerson(call);
-      const rows = await ctx.orm.em.fork().find(OverlayConfigRow, { creator }, { orderBy: { id: "asc" }, limit: MAX_CONFIGS });
-      return create(OverlayConfigResultSchema, { result: { case: "configs", value: create(OverlayConfigListSchema, { configs: rows.map(configToProto) }) } });
+      const rows = await ctx.orm.em
+        .fork()
+        .find(OverlayConfigRow, { creator }, { orderBy: { id: "asc" }, limit: MAX_CONFIGS });
+      return create(OverlayConfigResultSchema, {
+        result: { case: "configs", value: create(OverlayConfigListSchema, { configs: rows.map(configToProto) }) },
+      });
     },
 
     async createOverlayConfig(request, call) {
@@ -96,7 +103,16 @@ export function overlayConfigHandlers(ctx: TipsContext): ConfigHandlers {
         }
         await requireOwnGoal(em, kind, section, creator);
         const at = ctx.clock.now();
-        const created = em.create(OverlayConfigRow, { id: newId("ovc"), creator, kind, name, settings, revision: 1n, createdAt: at, updatedAt: at });
+        const created = em.create(OverlayConfigRow, {
+          id: newId("ovc"),
+          creator,
+          kind,
+          name,
+          settings,
+          revision: 1n,
+          createdAt: at,
+          updatedAt: at,
+        });
         await em.flush();
         await configChanged(em, configToProto(created), at);
         return created;
@@ -117,7 +133,11 @@ export function overlayConfigHandlers(ctx: TipsContext): ConfigHandlers {
       const ifMatch = ifMatchOf(call);
       const name = request.name === undefined ? undefined : configName(request.name);
       const row = await ctx.transaction(async (em) => {
-        const current = await em.findOne(OverlayConfigRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        const current = await em.findOne(
+          OverlayConfigRow,
+          { id: request.id },
+          { lockMode: LockMode.PESSIMISTIC_WRITE },
+        );
         if (!current || current.creator !== creator) throw notFound();
         checkRevision(current.revision, request.expectedRevision, ifMatch);
         const kind = current.kind as OverlayKindName;
@@ -140,7 +160,12 @@ export function overlayConfigHandlers(ctx: TipsContext): ConfigHandlers {
 }
 
 /** A goals config shows one of its creator's own goals: another's, or none, is 404 goal.not_found as a missing one. */
-async function requireOwnGoal(em: EntityManager, kind: OverlayKindName, section: AlertSettings | GoalSettings, creator: string): Promise<void> {
+async function requireOwnGoal(
+  em: EntityManager,
+  kind: OverlayKindName,
+  section: AlertSettings | GoalSettings,
+  creator: string,
+): Promise<void> {
   if (kind !== "goals") return;
   const goal = await em.findOne(GoalRow, { id: (section as GoalSettings).goalId }, { fields: ["creator"] });
   if (!goal || goal.creator !== creator) throw goalNotFound();

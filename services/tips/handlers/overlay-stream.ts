@@ -35,11 +35,21 @@ import { EventQueue } from "../live/queue.js";
 type StreamHandlers = Pick<ServiceImpl<typeof TipsOverlayService>, "openOverlayStream">;
 type Case = NonNullable<OverlayEvent["event"]["case"]>;
 
-function event<C extends Case>(id: string, occurredAt: Timestamp | undefined, kind: C, value: Extract<OverlayEvent["event"], { case: C }>["value"]): OverlayEvent {
-  return create(OverlayEventSchema, { id, occurredAt: occurredAt ?? timestampNow(), event: { case: kind, value } as OverlayEvent["event"] });
+function event<C extends Case>(
+  id: string,
+  occurredAt: Timestamp | undefined,
+  kind: C,
+  value: Extract<OverlayEvent["event"], { case: C }>["value"],
+): OverlayEvent {
+  return create(OverlayEventSchema, {
+    id,
+    occurredAt: occurredAt ?? timestampNow(),
+    event: { case: kind, value } as OverlayEvent["event"],
+  });
 }
 
-const invalidToken = () => problem(401, "overlay_token.invalid", "The overlay token is unknown or revoked; mint a new one.");
+const invalidToken = () =>
+  problem(401, "overlay_token.invalid", "The overlay token is unknown or revoked; mint a new one.");
 const revoked = () => problem(401, "overlay_token.revoked", "The overlay token was revoked; this stream ends.");
 
 /** Queued by an open stream's timer: read the token again. */
@@ -51,7 +61,8 @@ async function isRevoked(em: EntityManager, tokenId: string): Promise<boolean> {
 
 /** The token a stream presents, by the hash of its secret; unknown and revoked tokens are one 401. */
 async function tokenOf(em: EntityManager, secret: string): Promise<OverlayTokenRow> {
-  if (secret === "") throw problem(401, "overlay_token.invalid", "An overlay stream needs its overlay token (?token=…).");
+  if (secret === "")
+    throw problem(401, "overlay_token.invalid", "An overlay stream needs its overlay token (?token=…).");
   const row = await em.findOne(OverlayTokenRow, { secretHash: secretHash(secret) });
   if (!row || row.revokedAt) throw invalidToken();
   return row;
@@ -59,12 +70,17 @@ async function tokenOf(em: EntityManager, secret: string): Promise<OverlayTokenR
 
 /** What the stream shows: the token's scopes, narrowed to one config's kind when it asks for one. */
 async function scopesOf(em: EntityManager, token: OverlayTokenRow, configId: string): Promise<Set<OverlayKindName>> {
-  const scopes = new Set<OverlayKindName>([...(token.scopeAlerts ? ["alerts" as const] : []), ...(token.scopeGoals ? ["goals" as const] : [])]);
+  const scopes = new Set<OverlayKindName>([
+    ...(token.scopeAlerts ? ["alerts" as const] : []),
+    ...(token.scopeGoals ? ["goals" as const] : []),
+  ]);
   if (configId === "") return scopes;
   const config = await em.findOne(OverlayConfigRow, { id: configId });
-  if (!config || config.creator !== token.creator) throw problem(404, "overlay_config.not_found", "There is no such overlay config.");
+  if (!config || config.creator !== token.creator)
+    throw problem(404, "overlay_config.not_found", "There is no such overlay config.");
   const kind = config.kind as OverlayKindName;
-  if (!scopes.has(kind)) throw problem(403, "overlay_token.scope", `This overlay token does not open ${kind} overlays.`);
+  if (!scopes.has(kind))
+    throw problem(403, "overlay_token.scope", `This overlay token does not open ${kind} overlays.`);
   return new Set([kind]);
 }
 
@@ -92,7 +108,15 @@ export function overlayStreamHandlers(ctx: TipsContext, hub: OverlayHub): Stream
           .map(configToProto);
         const shown = new Map(configs.map((config) => [config.id, config]));
         // Always a first event, so the answer's headers go out at once, even for a creator with nothing to show yet.
-        yield event("", undefined, "opened", create(OverlayStreamOpenedSchema, { creator: token.creator, scopes: [...scopes].map((kind) => SCOPES[kind]) }));
+        yield event(
+          "",
+          undefined,
+          "opened",
+          create(OverlayStreamOpenedSchema, {
+            creator: token.creator,
+            scopes: [...scopes].map((kind) => SCOPES[kind]),
+          }),
+        );
         for (const config of configs) yield event("", undefined, "config", config);
         const sentGoals = new Set<string>();
         for (const goal of await goalsOf(em, token.creator, goalIdsOf(shown), sentGoals)) yield goal;
@@ -112,7 +136,8 @@ export function overlayStreamHandlers(ctx: TipsContext, hub: OverlayHub): Stream
             continue;
           }
           if (live.kind === "config") {
-            if (!showsConfig(scopes, request.configId, { id: live.config.id, kind: kindName(live.config.kind) })) continue;
+            if (!showsConfig(scopes, request.configId, { id: live.config.id, kind: kindName(live.config.kind) }))
+              continue;
             shown.set(live.config.id, live.config);
             yield event(live.id, live.occurredAt, "config", live.config);
             // A goal overlay switched to another goal shows its progress at once.
@@ -126,7 +151,13 @@ export function overlayStreamHandlers(ctx: TipsContext, hub: OverlayHub): Stream
             continue;
           }
           if (!scopes.has("alerts")) continue;
-          if (live.kind === "hidden") yield event(live.id, live.occurredAt, "alertRemoved", create(OverlayAlertRemovedSchema, { interactionId: live.interaction.id }));
+          if (live.kind === "hidden")
+            yield event(
+              live.id,
+              live.occurredAt,
+              "alertRemoved",
+              create(OverlayAlertRemovedSchema, { interactionId: live.interaction.id }),
+            );
           else if (isAlert(live.interaction)) {
             const tts = (await loadProfile(ctx.orm.em.fork(), token.creator))?.textToSpeech;
             yield event(live.id, live.occurredAt, "alert", alertOf(live.interaction, tts));
@@ -148,7 +179,12 @@ function goalIdsOf(shown: Map<string, OverlayConfig>): Set<string> {
  * Progress of the shown goals not sent yet, as the overlays' goal view last
  * heard it; the creator's own goals only (a config may name any goal id).
  */
-async function goalsOf(em: EntityManager, creator: string, goalIds: Set<string>, sent: Set<string>): Promise<OverlayEvent[]> {
+async function goalsOf(
+  em: EntityManager,
+  creator: string,
+  goalIds: Set<string>,
+  sent: Set<string>,
+): Promise<OverlayEvent[]> {
   const wanted = [...goalIds].filter((id) => !sent.has(id));
   if (wanted.length === 0) return [];
   const rows = await em.find(OverlayGoalRow, { creator, goalId: { $in: wanted } });
@@ -173,5 +209,7 @@ async function resumedAlerts(
     { creator, hidden: false, eventId: { $gt: after }, shownAt: { $gte: since } },
     { orderBy: { eventId: "asc" }, limit: RESUME_LIMIT },
   );
-  return rows.map((row) => event(row.eventId, undefined, "alert", fromJson(OverlayAlertSchema, row.alert as JsonObject)));
+  return rows.map((row) =>
+    event(row.eventId, undefined, "alert", fromJson(OverlayAlertSchema, row.alert as JsonObject)),
+  );
 }

@@ -21,7 +21,10 @@ import { OverlayTokenRow } from "../db/overlay-entities.js";
 import { requestedScopes, scopesOf, SECRET_PREFIX, secretHash } from "../domain/overlay-tokens.js";
 import { tokenRevoked } from "../events.js";
 
-type TokenHandlers = Pick<ServiceImpl<typeof TipsOverlayService>, "listOverlayTokens" | "createOverlayToken" | "revokeOverlayToken">;
+type TokenHandlers = Pick<
+  ServiceImpl<typeof TipsOverlayService>,
+  "listOverlayTokens" | "createOverlayToken" | "revokeOverlayToken"
+>;
 
 export function tokenToProto(row: OverlayTokenRow): OverlayToken {
   return create(OverlayTokenSchema, {
@@ -60,12 +63,19 @@ export function overlayTokenHandlers(ctx: TipsContext): TokenHandlers {
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const rows = await ctx.orm.em.fork().find(
         OverlayTokenRow,
-        { creator, ...(request.includeRevoked ? {} : { revokedAt: null }), ...(before ? { id: { $lt: before } } : {}) },
+        {
+          creator,
+          ...(request.includeRevoked ? {} : { revokedAt: null }),
+          ...(before ? { id: { $lt: before } } : {}),
+        },
         { orderBy: { id: "desc" }, limit: limit + 1 },
       );
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
       return create(OverlayTokenResultSchema, {
-        result: { case: "tokens", value: create(OverlayTokenListSchema, { tokens: items.map(tokenToProto), nextCursor }) },
+        result: {
+          case: "tokens",
+          value: create(OverlayTokenListSchema, { tokens: items.map(tokenToProto), nextCursor }),
+        },
       });
     },
 
@@ -102,7 +112,8 @@ export function overlayTokenHandlers(ctx: TipsContext): TokenHandlers {
       const creator = actingPerson(call);
       const row = await ctx.transaction(async (em) => {
         const token = await em.findOne(OverlayTokenRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-        if (!token || token.creator !== creator) throw problem(404, "overlay_token.not_found", "There is no such overlay token.");
+        if (!token || token.creator !== creator)
+          throw problem(404, "overlay_token.not_found", "There is no such overlay token.");
         if (token.revokedAt) return token;
         const at = ctx.clock.now();
         token.revokedAt = at;

@@ -84,7 +84,11 @@ export function profileHandlers(ctx: TipsContext): ProfileHandlers {
       const em = ctx.orm.em.fork();
       const row = await em.findOne(ProfileRow, { creator });
       if (!row || !row.pageEnabled) throw profileNotFound();
-      const goals = await em.find(GoalRow, { creator, public: true, closedAt: null }, { orderBy: { position: "asc", id: "asc" } });
+      const goals = await em.find(
+        GoalRow,
+        { creator, public: true, closedAt: null },
+        { orderBy: { position: "asc", id: "asc" } },
+      );
       const messages = await em.find(
         InteractionRow,
         { creator, kind: "paid_message", paymentState: "settled", moderation: "visible" },

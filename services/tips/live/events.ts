@@ -50,7 +50,15 @@ export function decodeLive(message: BusMessage): LiveEvent | undefined {
     case subjects.interactionHidden:
     case subjects.interactionRestored: {
       const { interaction, occurredAt } = read(InteractionChangedSchema, message);
-      return interaction && { id, creator: interaction.creator, occurredAt, kind: INTERACTION_KINDS[message.subject], interaction };
+      return (
+        interaction && {
+          id,
+          creator: interaction.creator,
+          occurredAt,
+          kind: INTERACTION_KINDS[message.subject],
+          interaction,
+        }
+      );
     }
   }
   return undefined;

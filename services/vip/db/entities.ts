@@ -2,7 +2,13 @@ import { defineEntity, p, type InferEntity, type TriggerDef } from "@mikro-orm/p
 import { IMMUTABLE } from "./migrations/Migration20261124000000_vip.js";
 
 /** Plan versions and their publications are insert-only: a trigger refuses updates and deletes. */
-const immutable = (table: string): TriggerDef => ({ name: `${table}_immutable`, timing: "before", events: ["update", "delete"], forEach: "row", body: IMMUTABLE });
+const immutable = (table: string): TriggerDef => ({
+  name: `${table}_immutable`,
+  timing: "before",
+  events: ["update", "delete"],
+  forEach: "row",
+  body: IMMUTABLE,
+});
 
 /** A plan: its status and the pointers to its current and draft versions (the terms live in plan_versions). */
 export const PlanRow = defineEntity({

@@ -25,7 +25,13 @@ export function perkToProto(row: PerkRow): Perk {
 
 /** A perk's fields as a published version keeps them. */
 export function snapshotOf(row: PerkRow): SnapshotPerk {
-  return { id: row.id, kind: row.kind, name: row.name, description: row.description, productBindings: row.productBindings };
+  return {
+    id: row.id,
+    kind: row.kind,
+    name: row.name,
+    description: row.description,
+    productBindings: row.productBindings,
+  };
 }
 
 export function versionPerkToProto(perk: SnapshotPerk): VersionPerk {
@@ -50,9 +56,17 @@ export async function perksForPlan(em: EntityManager, owner: string, ids: string
   return ids.map((id) => {
     const row = byId.get(id);
     if (!row || (row.owner !== owner && row.owner !== NETWORK)) {
-      throw problem(422, "request.invalid", `${field} names ${id}, which is no perk of the plan's owner or the network`, { field });
+      throw problem(
+        422,
+        "request.invalid",
+        `${field} names ${id}, which is no perk of the plan's owner or the network`,
+        { field },
+      );
     }
-    if (row.status === "retired") throw problem(409, "perk.retired", `The perk ${id} is retired: it goes into no new plan version.`, { perk_id: id });
+    if (row.status === "retired")
+      throw problem(409, "perk.retired", `The perk ${id} is retired: it goes into no new plan version.`, {
+        perk_id: id,
+      });
     return row;
   });
 }

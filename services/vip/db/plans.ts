@@ -1,7 +1,13 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { PlanSchema, PlanVersionSchema, VersionState, type Plan, type PlanVersion } from "../../../gen/pf/vip/v1/plans_pb.js";
+import {
+  PlanSchema,
+  PlanVersionSchema,
+  VersionState,
+  type Plan,
+  type PlanVersion,
+} from "../../../gen/pf/vip/v1/plans_pb.js";
 import { PLAN_STATUS, versionState, type Status, type Terms } from "../domain/plans.js";
 import { PerkRow, PlanRow, PlanVersionRow, PublicationRow } from "./entities.js";
 import { perksForPlan, snapshotOf, versionPerkToProto } from "./perks.js";
@@ -17,11 +23,19 @@ export interface PlanView {
 /** Loads what answers need: every version with `history`, else the current and draft ones. */
 export async function loadPlans(em: EntityManager, rows: PlanRow[], history: boolean): Promise<PlanView[]> {
   if (rows.length === 0) return [];
-  const pairs = rows.flatMap((row) => [row.currentVersion, row.draftVersion].flatMap((version) => (version == null ? [] : [{ planId: row.id, version }])));
+  const pairs = rows.flatMap((row) =>
+    [row.currentVersion, row.draftVersion].flatMap((version) => (version == null ? [] : [{ planId: row.id, version }])),
+  );
   const wanted = history ? { planId: { $in: rows.map((row) => row.id) } } : { $or: pairs };
-  const versions = !history && pairs.length === 0 ? [] : await em.find(PlanVersionRow, wanted, { orderBy: { version: "desc" } });
-  const publications = versions.length === 0 ? [] : await em.find(PublicationRow, { $or: versions.map((v) => ({ planId: v.planId, version: v.version })) });
-  const unpublished = versions.filter((v) => !publications.some((p) => p.planId === v.planId && p.version === v.version));
+  const versions =
+    !history && pairs.length === 0 ? [] : await em.find(PlanVersionRow, wanted, { orderBy: { version: "desc" } });
+  const publications =
+    versions.length === 0
+      ? []
+      : await em.find(PublicationRow, { $or: versions.map((v) => ({ planId: v.planId, version: v.version })) });
+  const unpublished = versions.filter(
+    (v) => !publications.some((p) => p.planId === v.planId && p.version === v.version),
+  );
   const perkIds = [...new Set(unpublished.flatMap((v) => v.perkIds))];
   const perks = perkIds.length === 0 ? [] : await em.find(PerkRow, { id: { $in: perkIds } });
   const perkMap = new Map(perks.map((perk) => [perk.id, perk]));
@@ -58,14 +72,17 @@ export function versionToProto(view: PlanView, version: PlanVersionRow): PlanVer
 export function planToProto(view: PlanView, seesAll: boolean, history: boolean): Plan {
   const { row } = view;
   const all = view.versions.map((version) => versionToProto(view, version));
-  const find = (version: number | null | undefined) => all.find((v) => version != null && v.version === BigInt(version));
+  const find = (version: number | null | undefined) =>
+    all.find((v) => version != null && v.version === BigInt(version));
   return create(PlanSchema, {
     id: row.id,
     owner: row.owner,
     status: PLAN_STATUS[row.status as Status],
     currentVersion: find(row.currentVersion),
     draftVersion: seesAll ? find(row.draftVersion) : undefined,
-    versions: history ? all.filter((v) => seesAll || v.state === VersionState.CURRENT || v.state === VersionState.SUPERSEDED) : [],
+    versions: history
+      ? all.filter((v) => seesAll || v.state === VersionState.CURRENT || v.state === VersionState.SUPERSEDED)
+      : [],
     revision: BigInt(row.revision),
     createdAt: timestampFromDate(row.createdAt),
     updatedAt: timestampFromDate(row.updatedAt),
@@ -75,18 +92,48 @@ export function planToProto(view: PlanView, seesAll: boolean, history: boolean):
 }
 
 /** Writes the next version of a plan (insert-only) and makes it the draft; the caller publishes it when it goes live at once. */
-export async function addVersion(em: EntityManager, plan: PlanRow, terms: Terms, by: string, at: Date, perksField: string): Promise<PlanVersionRow> {
+export async function addVersion(
+  em: EntityManager,
+  plan: PlanRow,
+  terms: Terms,
+  by: string,
+  at: Date,
+  perksField: string,
+): Promise<PlanVersionRow> {
   await perksForPlan(em, plan.owner, terms.perkIds, perksField);
-  const version = em.create(PlanVersionRow, { planId: plan.id, version: plan.latestVersion + 1, ...terms, createdBy: by, createdAt: at });
+  const version = em.create(PlanVersionRow, {
+    planId: plan.id,
+    version: plan.latestVersion + 1,
+    ...terms,
+    createdBy: by,
+    createdAt: at,
+  });
   Object.assign(plan, { latestVersion: version.version, draftVersion: version.version });
   return version;
 }
 
 /** Publishes the draft version: its perks are snapshotted as they are now; it becomes the version new members join under. */
-export async function publishDraft(em: EntityManager, plan: PlanRow, draft: PlanVersionRow, by: string, at: Date): Promise<void> {
+export async function publishDraft(
+  em: EntityManager,
+  plan: PlanRow,
+  draft: PlanVersionRow,
+  by: string,
+  at: Date,
+): Promise<void> {
   const perks = await perksForPlan(em, plan.owner, draft.perkIds, "perks.perk_ids");
-  em.create(PublicationRow, { planId: plan.id, version: draft.version, perks: perks.map(snapshotOf), publishedBy: by, publishedAt: at });
-  Object.assign(plan, { status: "published", currentVersion: draft.version, draftVersion: null, publishedAt: plan.publishedAt ?? at });
+  em.create(PublicationRow, {
+    planId: plan.id,
+    version: draft.version,
+    perks: perks.map(snapshotOf),
+    publishedBy: by,
+    publishedAt: at,
+  });
+  Object.assign(plan, {
+    status: "published",
+    currentVersion: draft.version,
+    draftVersion: null,
+    publishedAt: plan.publishedAt ?? at,
+  });
 }
 
 /** The terms of a version row. */
@@ -95,12 +142,17 @@ export function termsOf(version: PlanVersionRow): Terms {
 }
 
 /** The proto of each (plan, version) asked for, with its publication's perk snapshot; keyed `plan:version`. */
-export async function versionsOf(em: EntityManager, pairs: { planId: string; version: number }[]): Promise<Map<string, PlanVersion>> {
+export async function versionsOf(
+  em: EntityManager,
+  pairs: { planId: string; version: number }[],
+): Promise<Map<string, PlanVersion>> {
   const found = new Map<string, PlanVersion>();
   if (pairs.length === 0) return found;
   const plans = await em.find(PlanRow, { id: { $in: [...new Set(pairs.map((pair) => pair.planId))] } });
   const versions = await em.find(PlanVersionRow, { $or: pairs.map(({ planId, version }) => ({ planId, version })) });
-  const publications = await em.find(PublicationRow, { $or: pairs.map(({ planId, version }) => ({ planId, version })) });
+  const publications = await em.find(PublicationRow, {
+    $or: pairs.map(({ planId, version }) => ({ planId, version })),
+  });
   for (const plan of plans) {
     const view: PlanView = {
       row: plan,
@@ -108,7 +160,8 @@ export async function versionsOf(em: EntityManager, pairs: { planId: string; ver
       publications: new Map(publications.filter((p) => p.planId === plan.id).map((p) => [p.version, p])),
       perks: new Map(),
     };
-    for (const version of versions.filter((v) => v.planId === plan.id)) found.set(`${plan.id}:${version.version}`, versionToProto(view, version));
+    for (const version of versions.filter((v) => v.planId === plan.id))
+      found.set(`${plan.id}:${version.version}`, versionToProto(view, version));
   }
   return found;
 }

@@ -1,8 +1,19 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
-import { SubscriptionStatus, type Entitlement, type EntitlementResult, type Subscription } from "../../../gen/pf/billing/v1/subscriptions_pb.js";
-import { CheckMode, EntitlementCheckResultSchema, EntitlementStatus, Source, type EntitlementCheckResult } from "../../../gen/pf/vip/v1/memberships_pb.js";
+import {
+  SubscriptionStatus,
+  type Entitlement,
+  type EntitlementResult,
+  type Subscription,
+} from "../../../gen/pf/billing/v1/subscriptions_pb.js";
+import {
+  CheckMode,
+  EntitlementCheckResultSchema,
+  EntitlementStatus,
+  Source,
+  type EntitlementCheckResult,
+} from "../../../gen/pf/vip/v1/memberships_pb.js";
 import { qualified } from "../../kit/db/orm.js";
 import type { VipContext } from "../context.js";
 import { notAnswered } from "../../kit/rpc/call.js";
@@ -20,7 +31,10 @@ const factOf = (row: EntitlementRow): Fact => ({
   refreshedAt: row.refreshedAt,
 });
 
-export async function readFacts(em: EntityManager, where: { subject?: string; streamer?: string }): Promise<Map<string, Fact>> {
+export async function readFacts(
+  em: EntityManager,
+  where: { subject?: string; streamer?: string },
+): Promise<Map<string, Fact>> {
   const rows = await em.find(EntitlementRow, where);
   return new Map(rows.map((row) => [`${row.subject}:${row.streamer}`, factOf(row)]));
 }
@@ -34,7 +48,17 @@ export async function storeFact(em: EntityManager, subject: string, streamer: st
        plan_version = excluded.plan_version, status = excluded.status, valid_until = excluded.valid_until,
        observed_at = excluded.observed_at, refreshed_at = excluded.refreshed_at
      where e.observed_at <= excluded.observed_at`,
-    [subject, streamer, fact.subscriptionId, fact.planId, fact.planVersion, fact.status, fact.validUntil, fact.observedAt, fact.refreshedAt],
+    [
+      subject,
+      streamer,
+      fact.subscriptionId,
+      fact.planId,
+      fact.planVersion,
+      fact.status,
+      fact.validUntil,
+      fact.observedAt,
+      fact.refreshedAt,
+    ],
     "run",
     em.getTransactionContext(),
   );
@@ -71,7 +95,11 @@ export const billingEntitlementOf = (e: Entitlement): BillingEntitlement => ({
  * merges the answer into the projection, in a short transaction after the
  * call. Undefined when billing does not answer; its refusals are relayed.
  */
-export async function refreshFromBilling(ctx: VipContext, subject: string, streamer: string): Promise<Map<string, Fact> | undefined> {
+export async function refreshFromBilling(
+  ctx: VipContext,
+  subject: string,
+  streamer: string,
+): Promise<Map<string, Fact> | undefined> {
   let answer: EntitlementResult;
   try {
     answer = await ctx.billing.getEntitlements({ subject, streamer }, { timeoutMs: ctx.settings.billingReadTimeoutMs });
@@ -81,7 +109,11 @@ export async function refreshFromBilling(ctx: VipContext, subject: string, strea
   }
   const checkedAt = answer.checkedAt ? timestampDate(answer.checkedAt) : ctx.clock.now();
   return ctx.transaction(async (em) => {
-    const rows = await em.find(EntitlementRow, { subject, ...(streamer ? { streamer } : {}) }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const rows = await em.find(
+      EntitlementRow,
+      { subject, ...(streamer ? { streamer } : {}) },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
     const known = new Map(rows.map((row) => [row.streamer, factOf(row)]));
     const current = new Map(answer.entitlements.map((e) => [e.streamer, billingEntitlementOf(e)]));
     const streamers = new Set([...known.keys(), ...current.keys(), ...(streamer ? [streamer] : [])]);
@@ -101,11 +133,21 @@ export async function refreshFromBilling(ctx: VipContext, subject: string, strea
  * when the projection is stale. Billing unreachable: auto answers from the
  * projection; authoritative answers unknown (never authorizes).
  */
-export async function entitlementFor(ctx: VipContext, subject: string, creator: string, mode: CheckMode): Promise<{ result: EntitlementCheckResult; fact?: Fact }> {
+export async function entitlementFor(
+  ctx: VipContext,
+  subject: string,
+  creator: string,
+  mode: CheckMode,
+): Promise<{ result: EntitlementCheckResult; fact?: Fact }> {
   const now = ctx.clock.now();
   const key = `${subject}:${creator}`;
-  let fact = subject.startsWith("usr_") ? (await readFacts(ctx.orm.em.fork(), { subject, streamer: creator })).get(key) : undefined;
-  const ask = subject.startsWith("usr_") && (mode === CheckMode.AUTHORITATIVE || (mode !== CheckMode.PROJECTION && isStale(fact, now, ctx.settings.projectionTtlMs)));
+  let fact = subject.startsWith("usr_")
+    ? (await readFacts(ctx.orm.em.fork(), { subject, streamer: creator })).get(key)
+    : undefined;
+  const ask =
+    subject.startsWith("usr_") &&
+    (mode === CheckMode.AUTHORITATIVE ||
+      (mode !== CheckMode.PROJECTION && isStale(fact, now, ctx.settings.projectionTtlMs)));
   let source = Source.PROJECTION;
   let billingUnavailable = false;
   if (ask) {
@@ -116,7 +158,13 @@ export async function entitlementFor(ctx: VipContext, subject: string, creator: 
     } else {
       billingUnavailable = true;
       if (mode === CheckMode.AUTHORITATIVE) {
-        const result = create(EntitlementCheckResultSchema, { subject, creator, member: false, status: EntitlementStatus.UNKNOWN, billingUnavailable });
+        const result = create(EntitlementCheckResultSchema, {
+          subject,
+          creator,
+          member: false,
+          status: EntitlementStatus.UNKNOWN,
+          billingUnavailable,
+        });
         return { result };
       }
     }
@@ -124,7 +172,15 @@ export async function entitlementFor(ctx: VipContext, subject: string, creator: 
   return { result: resultOf(subject, creator, fact, now, ctx.settings.graceMs, source, billingUnavailable), fact };
 }
 
-export function resultOf(subject: string, creator: string, fact: Fact | undefined, now: Date, graceMs: number, source: Source, billingUnavailable = false) {
+export function resultOf(
+  subject: string,
+  creator: string,
+  fact: Fact | undefined,
+  now: Date,
+  graceMs: number,
+  source: Source,
+  billingUnavailable = false,
+) {
   const answer = answerOf(fact, now, graceMs, billingUnavailable);
   return create(EntitlementCheckResultSchema, {
     subject,

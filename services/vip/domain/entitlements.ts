@@ -61,10 +61,15 @@ export interface BillingEntitlement {
  * (the event has not arrived yet). No current entitlement after valid_until:
  * the end stays known, so grace and unknown still apply.
  */
-export function factFromBilling(previous: Fact | undefined, current: BillingEntitlement | undefined, checkedAt: Date): Fact {
+export function factFromBilling(
+  previous: Fact | undefined,
+  current: BillingEntitlement | undefined,
+  checkedAt: Date,
+): Fact {
   const at = { observedAt: checkedAt, refreshedAt: checkedAt };
   if (current) return { ...current, status: "active", ...at };
   if (!previous) return { subscriptionId: "", planId: "", planVersion: 0, status: "none", validUntil: null, ...at };
-  if (previous.validUntil && previous.validUntil > checkedAt) return { ...previous, status: "ended", validUntil: checkedAt, ...at };
+  if (previous.validUntil && previous.validUntil > checkedAt)
+    return { ...previous, status: "ended", validUntil: checkedAt, ...at };
   return { ...previous, status: previous.status === "ended" ? "ended" : "none", ...at };
 }

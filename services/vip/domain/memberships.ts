@@ -31,7 +31,12 @@ export const NO_PREFERENCES: Preferences = { announce: false, notifications: fal
  * checkout for the channel; else the latest checkout. Checkouts come newest
  * first (by id), billing's after them by subscription, newest first.
  */
-export function membershipsOf<C extends Checkout>(checkouts: C[], facts: Map<string, Fact>, now: Date, graceMs: number): Chosen<C>[] {
+export function membershipsOf<C extends Checkout>(
+  checkouts: C[],
+  facts: Map<string, Fact>,
+  now: Date,
+  graceMs: number,
+): Chosen<C>[] {
   const newest = [...checkouts].sort((a, b) => (a.id < b.id ? 1 : -1));
   const creators = new Set([...newest.map((c) => c.creator), ...facts.keys()]);
   const chosen: Chosen<C>[] = [];
@@ -40,7 +45,8 @@ export function membershipsOf<C extends Checkout>(checkouts: C[], facts: Map<str
     const own = newest.filter((c) => c.creator === creator);
     const named = fact ? own.find((c) => c.planId === fact.planId && c.planVersion === fact.planVersion) : undefined;
     if (named) chosen.push({ origin: "checkout", creator, checkout: named, fact });
-    else if (fact?.subscriptionId && answerOf(fact, now, graceMs).member) chosen.push({ origin: "billing", creator, fact, preferences: own[0]?.preferences ?? NO_PREFERENCES });
+    else if (fact?.subscriptionId && answerOf(fact, now, graceMs).member)
+      chosen.push({ origin: "billing", creator, fact, preferences: own[0]?.preferences ?? NO_PREFERENCES });
     else if (own[0]) chosen.push({ origin: "checkout", creator, checkout: own[0], fact });
   }
   const key = (c: Chosen<C>) => (c.origin === "checkout" ? `1${c.checkout.id}` : `0${c.fact.subscriptionId}`);

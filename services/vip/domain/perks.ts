@@ -16,7 +16,11 @@ export const PERK_STATUS = { active: PerkStatus.ACTIVE, retired: PerkStatus.RETI
 
 export function kindOf(field: string, kind: PerkKind): Kind {
   const found = (Object.keys(PERK_KINDS) as Kind[]).find((name) => PERK_KINDS[name] === kind);
-  if (!found) throw invalid(field, `${field} is PERK_KIND_BADGE, PERK_KIND_EMOTE, PERK_KIND_GATED_CONTENT, PERK_KIND_ROOM or PERK_KIND_ROLE`);
+  if (!found)
+    throw invalid(
+      field,
+      `${field} is PERK_KIND_BADGE, PERK_KIND_EMOTE, PERK_KIND_GATED_CONTENT, PERK_KIND_ROOM or PERK_KIND_ROLE`,
+    );
   return found;
 }
 
@@ -29,8 +33,10 @@ export function requireBindings(field: string, refs: EntityRef[]): { service: st
   const seen = new Set<string>();
   return refs.map((ref, index) => {
     if (!TOKEN.test(ref.service)) throw invalid(`${field}[${index}].service`, "service is a service key");
-    if (!TOKEN.test(ref.kind)) throw invalid(`${field}[${index}].kind`, "kind is the product's kind within its service");
-    if (ref.id === "" || ref.id.length > 100) throw invalid(`${field}[${index}].id`, "id is the product's id (1–100 characters)");
+    if (!TOKEN.test(ref.kind))
+      throw invalid(`${field}[${index}].kind`, "kind is the product's kind within its service");
+    if (ref.id === "" || ref.id.length > 100)
+      throw invalid(`${field}[${index}].id`, "id is the product's id (1–100 characters)");
     const key = `${ref.service}/${ref.kind}/${ref.id}`;
     if (seen.has(key)) throw invalid(`${field}[${index}]`, `${field} names a product twice`);
     seen.add(key);

@@ -31,7 +31,8 @@ const MAX_PERKS = 50;
 /** Billing's catalogue tiers are named tier_1, tier_2…; "" is tier_1. Billing refuses a tier it does not sell (422 at checkout). */
 export function requireTier(field: string, value: string): string {
   if (value === "") return "tier_1";
-  if (!/^tier_[1-9][0-9]?$/.test(value)) throw invalid(field, `${field} is one of billing's catalogue tiers (tier_1, tier_2…)`);
+  if (!/^tier_[1-9][0-9]?$/.test(value))
+    throw invalid(field, `${field} is one of billing's catalogue tiers (tier_1, tier_2…)`);
   return value;
 }
 
@@ -52,7 +53,10 @@ export function requirePerkIds(field: string, ids: string[]): string[] {
 export function termsFrom(base: Terms | undefined, changes: Changes, perksField = "perks.perk_ids"): Terms {
   return {
     name: changes.name !== undefined ? requireName("name", changes.name) : (base?.name ?? ""),
-    description: changes.description !== undefined ? maxLength("description", changes.description.trim(), 2000) : (base?.description ?? ""),
+    description:
+      changes.description !== undefined
+        ? maxLength("description", changes.description.trim(), 2000)
+        : (base?.description ?? ""),
     tier: changes.tier !== undefined ? requireTier("tier", changes.tier) : (base?.tier ?? "tier_1"),
     perkIds: changes.perkIds !== undefined ? requirePerkIds(perksField, changes.perkIds) : (base?.perkIds ?? []),
   };
@@ -63,7 +67,11 @@ export function hasChanges(changes: Changes): boolean {
 }
 
 /** Where a version stands: the draft, the current one, an earlier published one, or a draft replaced unpublished. */
-export function versionState(plan: { currentVersion?: number | null; draftVersion?: number | null }, version: number, published: boolean): VersionState {
+export function versionState(
+  plan: { currentVersion?: number | null; draftVersion?: number | null },
+  version: number,
+  published: boolean,
+): VersionState {
   if (plan.draftVersion === version) return VersionState.DRAFT;
   if (plan.currentVersion === version) return VersionState.CURRENT;
   return published ? VersionState.SUPERSEDED : VersionState.DISCARDED;

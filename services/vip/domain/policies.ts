@@ -24,8 +24,9 @@ export function evaluate(
   if (subject === policy.creator) return { allowed: true, reason: EvaluateReason.OWNER };
   if (answer.status === EntitlementStatus.UNKNOWN) return { allowed: false, reason: EvaluateReason.UNKNOWN };
   if (!answer.member) return { allowed: false, reason: EvaluateReason.NOT_MEMBER };
-  if (policy.rule === "plan_member" && held?.planId !== policy.planId) return { allowed: false, reason: EvaluateReason.PLAN_MISMATCH };
-  if (policy.rule === "perk_holder" && !held?.perkIds.includes(policy.perkId ?? "")) return { allowed: false, reason: EvaluateReason.PERK_MISSING };
+  if (policy.rule === "plan_member" && held?.planId !== policy.planId)
+    return { allowed: false, reason: EvaluateReason.PLAN_MISMATCH };
+  if (policy.rule === "perk_holder" && !held?.perkIds.includes(policy.perkId ?? ""))
+    return { allowed: false, reason: EvaluateReason.PERK_MISSING };
   return { allowed: true, reason: EvaluateReason.MEMBER };
 }
-

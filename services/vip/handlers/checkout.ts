@@ -42,11 +42,14 @@ export function checkoutHandlers(ctx: VipContext): CheckoutHandlers {
       refusePrice(request.price);
       // A member (usr_), as the route declares (ACTOR_MEMBER): guests are refused before this.
       const member = actingPerson(call);
-      if (request.paidVia !== PaidVia.INTENT && request.paidVia !== PaidVia.CREDIT) throw invalid("paid_via", "paid_via is PAID_VIA_INTENT or PAID_VIA_CREDIT");
+      if (request.paidVia !== PaidVia.INTENT && request.paidVia !== PaidVia.CREDIT)
+        throw invalid("paid_via", "paid_via is PAID_VIA_INTENT or PAID_VIA_CREDIT");
       if (request.planId === "") throw invalid("plan_id", "plan_id is required");
-      if (request.planVersion < 0n) throw invalid("plan_version", "plan_version is the version shown (from 1), or absent for the current one");
+      if (request.planVersion < 0n)
+        throw invalid("plan_version", "plan_version is the version shown (from 1), or absent for the current one");
       const returnUrl = maxLength("return_url", request.returnUrl, 2000);
-      if (returnUrl !== "" && request.paidVia !== PaidVia.INTENT) throw invalid("return_url", "return_url applies to intent checkouts only");
+      if (returnUrl !== "" && request.paidVia !== PaidVia.INTENT)
+        throw invalid("return_url", "return_url applies to intent checkouts only");
       // A key is required, so a retry never pays twice.
       const idempotency = idempotencyOf(call, request, { scope: `checkout:${member}`, required: true });
 
@@ -57,11 +60,17 @@ export function checkoutHandlers(ctx: VipContext): CheckoutHandlers {
 
       const plan = await em.findOne(PlanRow, { id: request.planId });
       if (!plan || plan.status === "draft") throw problem(404, "plan.not_found", "There is no such published plan.");
-      if (plan.status === "archived") throw problem(409, "plan.archived", "The plan is archived: it takes no new members.");
+      if (plan.status === "archived")
+        throw problem(409, "plan.archived", "The plan is archived: it takes no new members.");
       if (plan.owner === member) throw problem(409, "checkout.own_plan", "A creator does not join their own plan.");
       const version = plan.currentVersion!;
       if (request.planVersion !== 0n && request.planVersion !== BigInt(version)) {
-        throw problem(409, "plan.version_changed", "The plan has a newer version than the one shown: show it and try again.", { current_version: String(version) });
+        throw problem(
+          409,
+          "plan.version_changed",
+          "The plan has a newer version than the one shown: show it and try again.",
+          { current_version: String(version) },
+        );
       }
       const terms = await em.findOneOrFail(PlanVersionRow, { planId: plan.id, version });
       // Billing keeps keys to 255 characters: a digest of the member and their key.
@@ -73,11 +82,19 @@ export function checkoutHandlers(ctx: VipContext): CheckoutHandlers {
       try {
         if (request.paidVia === PaidVia.INTENT) {
           const { intent } = await ctx.billing.createIntent({
-            subject: member, product: { case: "channelSubscription", value: product }, checkout: CheckoutKind.WEB, returnUrl, idempotencyKey: billingKey,
+            subject: member,
+            product: { case: "channelSubscription", value: product },
+            checkout: CheckoutKind.WEB,
+            returnUrl,
+            idempotencyKey: billingKey,
           });
           paid = { intentId: intent!.id, checkoutUrl: intent!.checkoutUrl, price: intent!.price };
         } else {
-          const { subscription } = await ctx.billing.createSubscription({ subject: member, ...product, idempotencyKey: billingKey });
+          const { subscription } = await ctx.billing.createSubscription({
+            subject: member,
+            ...product,
+            idempotencyKey: billingKey,
+          });
           paid = { subscription, price: subscription!.price };
         }
       } catch (error) {
@@ -87,11 +104,21 @@ export function checkoutHandlers(ctx: VipContext): CheckoutHandlers {
       return ctx.transaction((tx) =>
         idempotency.run(tx, async () => {
           const at = ctx.clock.now();
-          const preferences = { announce: request.preferences?.announce ?? false, notifications: request.preferences?.notifications ?? false };
+          const preferences = {
+            announce: request.preferences?.announce ?? false,
+            notifications: request.preferences?.notifications ?? false,
+          };
           const row = tx.create(MembershipRow, {
-            id: newId("mbr"), member, creator: plan.owner, planId: plan.id, planVersion: version, preferences,
-            paidVia: request.paidVia === PaidVia.INTENT ? "intent" : "credit", intentId: paid.intentId ?? null,
-            subscriptionId: paid.subscription?.id ?? null, createdAt: at,
+            id: newId("mbr"),
+            member,
+            creator: plan.owner,
+            planId: plan.id,
+            planVersion: version,
+            preferences,
+            paidVia: request.paidVia === PaidVia.INTENT ? "intent" : "credit",
+            intentId: paid.intentId ?? null,
+            subscriptionId: paid.subscription?.id ?? null,
+            createdAt: at,
           });
           await tx.flush();
           // Paid from credit, billing's answer is the freshest fact; an intent is paid later, so the projection answers.
@@ -101,9 +128,23 @@ export function checkoutHandlers(ctx: VipContext): CheckoutHandlers {
           if (paid.subscription && fact) await storeFact(tx, member, plan.owner, fact);
           const joined = (await versionsOf(tx, [{ planId: plan.id, version }])).get(`${plan.id}:${version}`);
           const membership = create(MembershipSchema, {
-            id: row.id, member, creator: plan.owner, planId: plan.id, planVersion: joined, preferences: create(MembershipPreferencesSchema, preferences),
-            paidVia: request.paidVia, intentId: row.intentId ?? "", subscriptionId: row.subscriptionId ?? "",
-            entitlement: resultOf(member, plan.owner, fact, at, ctx.settings.graceMs, paid.subscription ? Source.BILLING : Source.PROJECTION),
+            id: row.id,
+            member,
+            creator: plan.owner,
+            planId: plan.id,
+            planVersion: joined,
+            preferences: create(MembershipPreferencesSchema, preferences),
+            paidVia: request.paidVia,
+            intentId: row.intentId ?? "",
+            subscriptionId: row.subscriptionId ?? "",
+            entitlement: resultOf(
+              member,
+              plan.owner,
+              fact,
+              at,
+              ctx.settings.graceMs,
+              paid.subscription ? Source.BILLING : Source.PROJECTION,
+            ),
             createdAt: timestampFromDate(at),
           });
           await membershipCheckedOut(tx, membership, at);

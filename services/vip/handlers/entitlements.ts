@@ -15,7 +15,8 @@ export function entitlementHandlers(ctx: VipContext): EntitlementHandlers {
   async function check(request: EntitlementCheckRequest, caller: Caller) {
     const subject = requireSubject("subject", request.subject);
     const creator = requireOwner("creator", request.creator);
-    if (!(request.mode in CheckMode)) throw invalid("mode", "mode is CHECK_MODE_PROJECTION, CHECK_MODE_AUTO or CHECK_MODE_AUTHORITATIVE");
+    if (!(request.mode in CheckMode))
+      throw invalid("mode", "mode is CHECK_MODE_PROJECTION, CHECK_MODE_AUTO or CHECK_MODE_AUTHORITATIVE");
     requireSelfOrGrant(caller, [subject, creator], "the subject or the creator");
     return (await entitlementFor(ctx, subject, creator, request.mode)).result;
   }

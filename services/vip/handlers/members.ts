@@ -1,7 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { SubscriptionView, type Entitlement, type SubscriptionsAnswer } from "../../../gen/pf/billing/v1/subscriptions_pb.js";
+import {
+  SubscriptionView,
+  type Entitlement,
+  type SubscriptionsAnswer,
+} from "../../../gen/pf/billing/v1/subscriptions_pb.js";
 import { MemberSchema, MembersResultSchema, Source } from "../../../gen/pf/vip/v1/memberships_pb.js";
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
 import { callerOf } from "../../kit/auth/principal.js";
@@ -17,7 +21,8 @@ import { relayBilling } from "../domain/billing.js";
 type MemberHandlers = Pick<ServiceImpl<typeof VipService>, "listMembers">;
 
 /** How old a projected answer is, in whole seconds. */
-export const ageSeconds = (now: Date, asOf: Date) => BigInt(Math.max(0, Math.floor((now.getTime() - asOf.getTime()) / 1000)));
+export const ageSeconds = (now: Date, asOf: Date) =>
+  BigInt(Math.max(0, Math.floor((now.getTime() - asOf.getTime()) / 1000)));
 
 /** A creator's members: billing's subscriptions, or the projection (labelled as such) when billing does not answer. */
 export function memberHandlers(ctx: VipContext): MemberHandlers {
@@ -27,7 +32,8 @@ export function memberHandlers(ctx: VipContext): MemberHandlers {
       requireSelfOrGrant(callerOf(call), [creator], "the creator");
       const limit = pageLimit(request.limit);
       const [from, position] = decodeCursor(request.cursor) ?? ["billing", ""];
-      if ((from !== "billing" && from !== "projection") || typeof position !== "string") throw invalid("cursor", "cursor is not one this service issued");
+      if ((from !== "billing" && from !== "projection") || typeof position !== "string")
+        throw invalid("cursor", "cursor is not one this service issued");
       if (from === "billing") {
         let answer: SubscriptionsAnswer | undefined;
         try {
@@ -38,17 +44,31 @@ export function memberHandlers(ctx: VipContext): MemberHandlers {
         } catch (error) {
           if (!notAnswered(error)) relayBilling(error);
           // A page of billing's cannot be continued from the projection.
-          if (position !== "") throw problem(503, "billing.unavailable", "Billing did not answer; this page continues billing's list: start again.");
+          if (position !== "")
+            throw problem(
+              503,
+              "billing.unavailable",
+              "Billing did not answer; this page continues billing's list: start again.",
+            );
         }
         if (answer) {
           const result = answer.answer.case === "entitlements" ? answer.answer.value : undefined;
-          await project(result?.entitlements ?? [], result?.checkedAt ? timestampDate(result.checkedAt) : ctx.clock.now());
+          await project(
+            result?.entitlements ?? [],
+            result?.checkedAt ? timestampDate(result.checkedAt) : ctx.clock.now(),
+          );
           return create(MembersResultSchema, {
             creator,
             source: Source.BILLING,
             asOf: result?.checkedAt,
             members: (result?.entitlements ?? []).map((e) =>
-              create(MemberSchema, { subject: e.subject, planId: e.planId, planVersion: e.planVersion, subscriptionId: e.subscriptionId, validUntil: e.validUntil }),
+              create(MemberSchema, {
+                subject: e.subject,
+                planId: e.planId,
+                planVersion: e.planVersion,
+                subscriptionId: e.subscriptionId,
+                validUntil: e.validUntil,
+              }),
             ),
             nextCursor: result?.nextCursor ? encodeCursor(["billing", result.nextCursor]) : "",
           });
@@ -63,7 +83,12 @@ export function memberHandlers(ctx: VipContext): MemberHandlers {
     if (entitlements.length === 0) return;
     await ctx.transaction(async (em) => {
       for (const e of entitlements) {
-        await storeFact(em, e.subject, e.streamer, { ...billingEntitlementOf(e), status: "active", observedAt: checkedAt, refreshedAt: checkedAt });
+        await storeFact(em, e.subject, e.streamer, {
+          ...billingEntitlementOf(e),
+          status: "active",
+          observedAt: checkedAt,
+          refreshedAt: checkedAt,
+        });
       }
     });
   }
@@ -74,11 +99,20 @@ export function memberHandlers(ctx: VipContext): MemberHandlers {
     const now = ctx.clock.now();
     const rows = await em.find(
       EntitlementRow,
-      { streamer: creator, status: { $ne: "ended" }, validUntil: { $gt: now }, ...(after ? { subject: { $gt: after } } : {}) },
+      {
+        streamer: creator,
+        status: { $ne: "ended" },
+        validUntil: { $gt: now },
+        ...(after ? { subject: { $gt: after } } : {}),
+      },
       { orderBy: { subject: "asc" }, limit: limit + 1 },
     );
     const { items, nextCursor } = page(rows, limit, (row) => ["projection", row.subject]);
-    const [latest] = await em.find(EntitlementRow, { streamer: creator }, { orderBy: { refreshedAt: "desc" }, limit: 1 });
+    const [latest] = await em.find(
+      EntitlementRow,
+      { streamer: creator },
+      { orderBy: { refreshedAt: "desc" }, limit: 1 },
+    );
     const asOf = latest?.refreshedAt ?? now;
     return create(MembersResultSchema, {
       creator,
@@ -87,7 +121,10 @@ export function memberHandlers(ctx: VipContext): MemberHandlers {
       ageSeconds: ageSeconds(now, asOf),
       members: items.map((row) =>
         create(MemberSchema, {
-          subject: row.subject, planId: row.planId, planVersion: BigInt(row.planVersion), subscriptionId: row.subscriptionId,
+          subject: row.subject,
+          planId: row.planId,
+          planVersion: BigInt(row.planVersion),
+          subscriptionId: row.subscriptionId,
           validUntil: row.validUntil ? timestampFromDate(row.validUntil) : undefined,
         }),
       ),

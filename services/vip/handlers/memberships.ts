@@ -38,36 +38,65 @@ export function membershipHandlers(ctx: VipContext): MembershipHandlers {
       const source = asked ? Source.BILLING : Source.PROJECTION;
       const byCreator = new Map<string, Fact>([...facts].map(([key, fact]) => [key.slice(subject.length + 1), fact]));
       // Billing's answer time, or when the projection last learned of this subject.
-      const asOf = [...facts.values()].reduce<Date | undefined>((latest, fact) => (latest && latest > fact.refreshedAt ? latest : fact.refreshedAt), undefined) ?? now;
+      const asOf =
+        [...facts.values()].reduce<Date | undefined>(
+          (latest, fact) => (latest && latest > fact.refreshedAt ? latest : fact.refreshedAt),
+          undefined,
+        ) ?? now;
       const chosen = membershipsOf(rows, byCreator, now, ctx.settings.graceMs);
 
-      const joined = chosen.map((c) => (c.origin === "checkout" ? { planId: c.checkout.planId, version: c.checkout.planVersion } : { planId: c.fact.planId, version: c.fact.planVersion }));
+      const joined = chosen.map((c) =>
+        c.origin === "checkout"
+          ? { planId: c.checkout.planId, version: c.checkout.planVersion }
+          : { planId: c.fact.planId, version: c.fact.planVersion },
+      );
       const versions = await versionsOf(em, joined);
       // Billing takes any plan id: its plan is joined only when it is this channel's.
       const billingPlans = chosen.flatMap((c) => (c.origin === "billing" ? [c.fact.planId] : []));
-      const owners = new Map(billingPlans.length === 0 ? [] : (await em.find(PlanRow, { id: { $in: billingPlans } })).map((plan) => [plan.id, plan.owner]));
+      const owners = new Map(
+        billingPlans.length === 0
+          ? []
+          : (await em.find(PlanRow, { id: { $in: billingPlans } })).map((plan) => [plan.id, plan.owner]),
+      );
 
       const memberships = chosen.map((c, index) => {
         const entitlement = resultOf(subject, c.creator, c.fact, now, ctx.settings.graceMs, source, !asked);
         const planVersion = versions.get(`${joined[index].planId}:${joined[index].version}`);
         if (c.origin === "billing") {
           return create(MembershipSchema, {
-            member: subject, creator: c.creator, planId: c.fact.planId, planVersion: owners.get(c.fact.planId) === c.creator ? planVersion : undefined,
-            preferences: create(MembershipPreferencesSchema, c.preferences), subscriptionId: c.fact.subscriptionId, entitlement, origin: MembershipOrigin.BILLING,
+            member: subject,
+            creator: c.creator,
+            planId: c.fact.planId,
+            planVersion: owners.get(c.fact.planId) === c.creator ? planVersion : undefined,
+            preferences: create(MembershipPreferencesSchema, c.preferences),
+            subscriptionId: c.fact.subscriptionId,
+            entitlement,
+            origin: MembershipOrigin.BILLING,
           });
         }
         const row = c.checkout;
         return create(MembershipSchema, {
-          id: row.id, member: row.member, creator: row.creator, planId: row.planId, planVersion,
+          id: row.id,
+          member: row.member,
+          creator: row.creator,
+          planId: row.planId,
+          planVersion,
           preferences: create(MembershipPreferencesSchema, row.preferences),
           paidVia: row.paidVia === "intent" ? PaidVia.INTENT : PaidVia.CREDIT,
           intentId: row.intentId ?? "",
           subscriptionId: row.subscriptionId ?? c.fact?.subscriptionId ?? "",
-          entitlement, createdAt: timestampFromDate(row.createdAt), origin: MembershipOrigin.CHECKOUT,
+          entitlement,
+          createdAt: timestampFromDate(row.createdAt),
+          origin: MembershipOrigin.CHECKOUT,
         });
       });
       return create(MembershipStatusResultSchema, {
-        subject, memberships, source, asOf: timestampFromDate(asOf), ageSeconds: asked ? 0n : ageSeconds(now, asOf), billingUnavailable: !asked,
+        subject,
+        memberships,
+        source,
+        asOf: timestampFromDate(asOf),
+        ageSeconds: asked ? 0n : ageSeconds(now, asOf),
+        billingUnavailable: !asked,
       });
     },
   };

@@ -31,8 +31,14 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
     async listPerks(request, call) {
       const owner = ownerFilter("owner", request.owner);
       const kind = request.kind === PerkKind.UNSPECIFIED ? undefined : kindOf("kind", request.kind);
-      if (![PerkStatus.UNSPECIFIED, PerkStatus.ACTIVE, PerkStatus.RETIRED].includes(request.status)) throw invalid("status", "status is a PERK_STATUS_ value");
-      const status = request.status === PerkStatus.UNSPECIFIED ? undefined : request.status === PerkStatus.ACTIVE ? "active" : "retired";
+      if (![PerkStatus.UNSPECIFIED, PerkStatus.ACTIVE, PerkStatus.RETIRED].includes(request.status))
+        throw invalid("status", "status is a PERK_STATUS_ value");
+      const status =
+        request.status === PerkStatus.UNSPECIFIED
+          ? undefined
+          : request.status === PerkStatus.ACTIVE
+            ? "active"
+            : "retired";
       const size = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const rows = await ctx.orm.em.fork().find(
@@ -61,8 +67,17 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const row = em.create(PerkRow, {
-          id: newId("prk"), owner, kind, name, description, productBindings, status: "active", revision: 1n,
-          createdAt: at, updatedAt: at, retiredAt: null,
+          id: newId("prk"),
+          owner,
+          kind,
+          name,
+          description,
+          productBindings,
+          status: "active",
+          revision: 1n,
+          createdAt: at,
+          updatedAt: at,
+          retiredAt: null,
         });
         await em.flush();
         return create(PerkResultSchema, { perk: perkToProto(row) });
@@ -73,21 +88,37 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
       const caller = callerOf(call);
       const changes = {
         name: request.name === undefined ? undefined : requireName("name", request.name),
-        description: request.description === undefined ? undefined : maxLength("description", request.description.trim(), 2000),
-        productBindings: request.productBindings === undefined ? undefined : requireBindings("product_bindings.refs", request.productBindings.refs),
+        description:
+          request.description === undefined ? undefined : maxLength("description", request.description.trim(), 2000),
+        productBindings:
+          request.productBindings === undefined
+            ? undefined
+            : requireBindings("product_bindings.refs", request.productBindings.refs),
       };
       if (Object.values(changes).every((value) => value === undefined) && request.retired === undefined) {
         throw invalid("name", "Send a change: name, description, product_bindings or retired.");
       }
-      const [fromBody, ifMatch] = [request.expectedRevision > 0n ? request.expectedRevision : undefined, ifMatchOf(call)];
+      const [fromBody, ifMatch] = [
+        request.expectedRevision > 0n ? request.expectedRevision : undefined,
+        ifMatchOf(call),
+      ];
       return ctx.transaction(async (em) => {
         const row = await em.findOne(PerkRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-        if (!row || (row.status !== "active" && !seesAllOf(viewerOf(caller), row.owner))) throw problem(404, "perk.not_found", "There is no such perk.");
-        if (!managerOf(caller, row.owner)) throw problem(403, "perk.not_owner", "Only the perk's creator (or staff, for a network perk) manages it.");
+        if (!row || (row.status !== "active" && !seesAllOf(viewerOf(caller), row.owner)))
+          throw problem(404, "perk.not_found", "There is no such perk.");
+        if (!managerOf(caller, row.owner))
+          throw problem(403, "perk.not_owner", "Only the perk's creator (or staff, for a network perk) manages it.");
         checkRevision(BigInt(row.revision), fromBody, ifMatch);
         const at = ctx.clock.now();
-        for (const [field, value] of Object.entries(changes)) if (value !== undefined) Object.assign(row, { [field]: value });
-        if (request.retired !== undefined) Object.assign(row, request.retired ? { status: "retired", retiredAt: row.retiredAt ?? at } : { status: "active", retiredAt: null });
+        for (const [field, value] of Object.entries(changes))
+          if (value !== undefined) Object.assign(row, { [field]: value });
+        if (request.retired !== undefined)
+          Object.assign(
+            row,
+            request.retired
+              ? { status: "retired", retiredAt: row.retiredAt ?? at }
+              : { status: "active", retiredAt: null },
+          );
         Object.assign(row, { revision: BigInt(row.revision) + 1n, updatedAt: at });
         await em.flush();
         call.responseHeader.set("etag", `"${row.revision}"`);

@@ -1,7 +1,13 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { FilterQuery } from "@mikro-orm/postgresql";
-import { PlanListResultSchema, PlanListSchema, PlanStatus, PlanVersionListSchema, VersionState } from "../../../gen/pf/vip/v1/plans_pb.js";
+import {
+  PlanListResultSchema,
+  PlanListSchema,
+  PlanStatus,
+  PlanVersionListSchema,
+  VersionState,
+} from "../../../gen/pf/vip/v1/plans_pb.js";
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
 import { callerOf } from "../../kit/auth/principal.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
@@ -12,9 +18,15 @@ import { loadPlans, planToProto, versionToProto } from "../db/plans.js";
 import { publicViewerOf, requireOwner, seesAllOf, type Viewer } from "../domain/access.js";
 import { PLAN_STATUS, type Status } from "../domain/plans.js";
 
-type PlanReadHandlers = Pick<ServiceImpl<typeof VipService>, "listPlans" | "getCreator" | "getPlan" | "listPlanVersions">;
+type PlanReadHandlers = Pick<
+  ServiceImpl<typeof VipService>,
+  "listPlans" | "getCreator" | "getPlan" | "listPlanVersions"
+>;
 
-const STATUS_NAMES = Object.fromEntries(Object.entries(PLAN_STATUS).map(([name, value]) => [value, name])) as Record<PlanStatus, Status>;
+const STATUS_NAMES = Object.fromEntries(Object.entries(PLAN_STATUS).map(([name, value]) => [value, name])) as Record<
+  PlanStatus,
+  Status
+>;
 
 /** An owner filter: a creator (usr_) or the network; "" for any. */
 export function ownerFilter(field: string, owner: string): string | undefined {
@@ -30,8 +42,15 @@ function visibleTo({ grant, person }: Viewer): FilterQuery<PlanRow> {
 
 /** Plan reads: public for published plans; the grant (and the owner, for theirs) adds drafts and archived plans. */
 export function planReadHandlers(ctx: VipContext): PlanReadHandlers {
-  async function list(viewer: Viewer, owner: string | undefined, status: PlanStatus, limit: number | undefined, cursor: string) {
-    if (status !== PlanStatus.UNSPECIFIED && !(status in STATUS_NAMES)) throw invalid("status", "status is a PLAN_STATUS_ value");
+  async function list(
+    viewer: Viewer,
+    owner: string | undefined,
+    status: PlanStatus,
+    limit: number | undefined,
+    cursor: string,
+  ) {
+    if (status !== PlanStatus.UNSPECIFIED && !(status in STATUS_NAMES))
+      throw invalid("status", "status is a PLAN_STATUS_ value");
     const size = pageLimit(limit);
     const before = decodeTextCursor(cursor, 1)?.[0];
     const em = ctx.orm.em.fork();
@@ -56,7 +75,8 @@ export function planReadHandlers(ctx: VipContext): PlanReadHandlers {
   async function visiblePlan(viewer: Viewer, id: string) {
     const em = ctx.orm.em.fork();
     const row = await em.findOne(PlanRow, { id });
-    if (!row || (row.status !== "published" && !seesAllOf(viewer, row.owner))) throw problem(404, "plan.not_found", "There is no such plan.");
+    if (!row || (row.status !== "published" && !seesAllOf(viewer, row.owner)))
+      throw problem(404, "plan.not_found", "There is no such plan.");
     const [view] = await loadPlans(em, [row], true);
     return { view, seesAll: seesAllOf(viewer, row.owner) };
   }
@@ -64,14 +84,30 @@ export function planReadHandlers(ctx: VipContext): PlanReadHandlers {
   return {
     async listPlans(request, call) {
       const owner = ownerFilter("owner", request.owner);
-      const { plans, nextCursor } = await list(publicViewerOf(callerOf(call)), owner, request.status, request.limit, request.cursor);
-      return create(PlanListResultSchema, { result: { case: "plans", value: create(PlanListSchema, { plans, nextCursor }) } });
+      const { plans, nextCursor } = await list(
+        publicViewerOf(callerOf(call)),
+        owner,
+        request.status,
+        request.limit,
+        request.cursor,
+      );
+      return create(PlanListResultSchema, {
+        result: { case: "plans", value: create(PlanListSchema, { plans, nextCursor }) },
+      });
     },
 
     async getCreator(request, call) {
       const creator = requireOwner("ref", request.ref);
-      const { plans, nextCursor } = await list(publicViewerOf(callerOf(call)), creator, PlanStatus.UNSPECIFIED, request.limit, request.cursor);
-      return create(PlanListResultSchema, { result: { case: "plans", value: create(PlanListSchema, { creator, plans, nextCursor }) } });
+      const { plans, nextCursor } = await list(
+        publicViewerOf(callerOf(call)),
+        creator,
+        PlanStatus.UNSPECIFIED,
+        request.limit,
+        request.cursor,
+      );
+      return create(PlanListResultSchema, {
+        result: { case: "plans", value: create(PlanListSchema, { creator, plans, nextCursor }) },
+      });
     },
 
     async getPlan(request, call) {
@@ -90,7 +126,15 @@ export function planReadHandlers(ctx: VipContext): PlanReadHandlers {
         .filter((v) => typeof before !== "number" || v.version < BigInt(before));
       const { items, nextCursor } = page(versions, size, (v) => [Number(v.version)]);
       return create(PlanListResultSchema, {
-        result: { case: "versions", value: create(PlanVersionListSchema, { planId: view.row.id, status: PLAN_STATUS[view.row.status as Status], versions: items, nextCursor }) },
+        result: {
+          case: "versions",
+          value: create(PlanVersionListSchema, {
+            planId: view.row.id,
+            status: PLAN_STATUS[view.row.status as Status],
+            versions: items,
+            nextCursor,
+          }),
+        },
       });
     },
   };

@@ -19,7 +19,10 @@ type PlanHandlers = Pick<ServiceImpl<typeof VipService>, "createPlan" | "updateP
 
 /** Billing prices every plan from its tier: a price sent is refused, never ignored. */
 export function refusePrice(price: Money | undefined): void {
-  if (price !== undefined) throw problem(400, "vip.price_refused", "Billing prices the plan from its tier: send no price.", { field: "price" });
+  if (price !== undefined)
+    throw problem(400, "vip.price_refused", "Billing prices the plan from its tier: send no price.", {
+      field: "price",
+    });
 }
 
 /**
@@ -27,11 +30,17 @@ export function refusePrice(price: Money | undefined): void {
  * exist or the caller may not see it, 403 plan.not_owner when the caller sees
  * it but manages it not (another creator's published plan; network plans without staff).
  */
-export async function managedPlan(em: EntityManager, caller: Caller, id: string): Promise<{ plan: PlanRow; actor: string }> {
+export async function managedPlan(
+  em: EntityManager,
+  caller: Caller,
+  id: string,
+): Promise<{ plan: PlanRow; actor: string }> {
   const plan = await em.findOne(PlanRow, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-  if (!plan || (plan.status !== "published" && !seesAllOf(viewerOf(caller), plan.owner))) throw problem(404, "plan.not_found", "There is no such plan.");
+  if (!plan || (plan.status !== "published" && !seesAllOf(viewerOf(caller), plan.owner)))
+    throw problem(404, "plan.not_found", "There is no such plan.");
   const actor = managerOf(caller, plan.owner);
-  if (!actor) throw problem(403, "plan.not_owner", "Only the plan's creator (or staff, for a network plan) manages it.");
+  if (!actor)
+    throw problem(403, "plan.not_owner", "Only the plan's creator (or staff, for a network plan) manages it.");
   return { plan, actor };
 }
 
@@ -43,7 +52,12 @@ export function planHandlers(ctx: VipContext): PlanHandlers {
     const [view] = await loadPlans(em, [plan], true);
     return create(PlanResultSchema, { plan: planToProto(view, true, true) });
   };
-  const announce = async (em: EntityManager, plan: PlanRow, subject: typeof subjects.planPublished | typeof subjects.planArchived, at: Date) => {
+  const announce = async (
+    em: EntityManager,
+    plan: PlanRow,
+    subject: typeof subjects.planPublished | typeof subjects.planArchived,
+    at: Date,
+  ) => {
     const [view] = await loadPlans(em, [plan], false);
     await planChanged(em, subject, planToProto(view, false, false), at);
   };
@@ -51,15 +65,22 @@ export function planHandlers(ctx: VipContext): PlanHandlers {
   async function change(request: PlanUpdateRequest, call: HandlerContext, publish: boolean) {
     const caller = callerOf(call);
     refusePrice(request.price);
-    const changes: Changes = { name: request.name, description: request.description, tier: request.tier, perkIds: request.perks?.perkIds };
-    if (!hasChanges(changes) && !publish) throw invalid("publish", "Send a change (name, description, tier, perks) or publish.");
+    const changes: Changes = {
+      name: request.name,
+      description: request.description,
+      tier: request.tier,
+      perkIds: request.perks?.perkIds,
+    };
+    if (!hasChanges(changes) && !publish)
+      throw invalid("publish", "Send a change (name, description, tier, perks) or publish.");
     const [fromBody, ifMatch] = [request.expectedRevision > 0n ? request.expectedRevision : undefined, ifMatchOf(call)];
     return ctx.transaction(async (em) => {
       const { plan, actor } = await managedPlan(em, caller, request.id);
       checkRevision(BigInt(plan.revision), fromBody, ifMatch);
       if (plan.status === "archived") throw problem(409, "plan.archived", "The plan is archived: it changes no more.");
       const at = ctx.clock.now();
-      const draftOf = (version: number | null | undefined) => (version == null ? null : em.findOneOrFail(PlanVersionRow, { planId: plan.id, version }));
+      const draftOf = (version: number | null | undefined) =>
+        version == null ? null : em.findOneOrFail(PlanVersionRow, { planId: plan.id, version });
       let draft = await draftOf(plan.draftVersion);
       if (hasChanges(changes)) {
         const base = draft ?? (await draftOf(plan.currentVersion))!;
@@ -81,12 +102,25 @@ export function planHandlers(ctx: VipContext): PlanHandlers {
       refusePrice(request.price);
       const owner = ownerForCreate(caller, request.owner);
       const actor = managerOf(caller, owner)!;
-      const terms = termsFrom(undefined, { name: request.name, description: request.description, tier: request.tier, perkIds: request.perkIds }, "perk_ids");
+      const terms = termsFrom(
+        undefined,
+        { name: request.name, description: request.description, tier: request.tier, perkIds: request.perkIds },
+        "perk_ids",
+      );
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const plan = em.create(PlanRow, {
-          id: newId("pln"), owner, status: "draft", currentVersion: null, draftVersion: null, latestVersion: 0,
-          revision: 1n, createdAt: at, updatedAt: at, publishedAt: null, archivedAt: null,
+          id: newId("pln"),
+          owner,
+          status: "draft",
+          currentVersion: null,
+          draftVersion: null,
+          latestVersion: 0,
+          revision: 1n,
+          createdAt: at,
+          updatedAt: at,
+          publishedAt: null,
+          archivedAt: null,
         });
         const version = await addVersion(em, plan, terms, actor, at, "perk_ids");
         if (request.publish) await publishDraft(em, plan, version, actor, at);
@@ -105,14 +139,27 @@ export function planHandlers(ctx: VipContext): PlanHandlers {
 
     async archivePlan(request, call) {
       const caller = callerOf(call);
-      const [fromBody, ifMatch] = [request.expectedRevision > 0n ? request.expectedRevision : undefined, ifMatchOf(call)];
+      const [fromBody, ifMatch] = [
+        request.expectedRevision > 0n ? request.expectedRevision : undefined,
+        ifMatchOf(call),
+      ];
       return ctx.transaction(async (em) => {
         const { plan } = await managedPlan(em, caller, request.id);
         checkRevision(BigInt(plan.revision), fromBody, ifMatch);
-        if (plan.status === "draft") throw problem(409, "plan.not_published", "Only a published plan is archived; a draft has no members to keep.");
+        if (plan.status === "draft")
+          throw problem(
+            409,
+            "plan.not_published",
+            "Only a published plan is archived; a draft has no members to keep.",
+          );
         if (plan.status === "published") {
           const at = ctx.clock.now();
-          Object.assign(plan, { status: "archived", archivedAt: at, updatedAt: at, revision: BigInt(plan.revision) + 1n });
+          Object.assign(plan, {
+            status: "archived",
+            archivedAt: at,
+            updatedAt: at,
+            revision: BigInt(plan.revision) + 1n,
+          });
           await em.flush();
           await announce(em, plan, subjects.planArchived, at);
         }

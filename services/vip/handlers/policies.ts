@@ -27,7 +27,10 @@ import { entitlementFor } from "../db/projection.js";
 import { NETWORK, requireOwner, requireSelfOrGrant, viewerOf, type Viewer } from "../domain/access.js";
 import { evaluate, type Rule } from "../domain/policies.js";
 
-type PolicyHandlers = Pick<ServiceImpl<typeof VipService>, "listPolicies" | "setPolicy" | "getPolicy" | "deletePolicy" | "evaluatePolicy">;
+type PolicyHandlers = Pick<
+  ServiceImpl<typeof VipService>,
+  "listPolicies" | "setPolicy" | "getPolicy" | "deletePolicy" | "evaluatePolicy"
+>;
 
 const RULES: Record<Rule, PolicyRule> = {
   any_member: PolicyRule.ANY_MEMBER,
@@ -66,7 +69,8 @@ function managesPolicies({ grant, person }: Viewer, creator: string): boolean {
 
 function ruleOf(request: PolicySetRequest): Rule {
   const rule = (Object.keys(RULES) as Rule[]).find((name) => RULES[name] === request.rule);
-  if (!rule) throw invalid("rule", "rule is POLICY_RULE_ANY_MEMBER, POLICY_RULE_PLAN_MEMBER or POLICY_RULE_PERK_HOLDER");
+  if (!rule)
+    throw invalid("rule", "rule is POLICY_RULE_ANY_MEMBER, POLICY_RULE_PLAN_MEMBER or POLICY_RULE_PERK_HOLDER");
   if (rule === "plan_member" && request.planId === "") throw invalid("plan_id", "A plan rule names its plan_id");
   if (rule !== "plan_member" && request.planId !== "") throw invalid("plan_id", "plan_id belongs to a plan rule only");
   if (rule === "perk_holder" && request.perkId === "") throw invalid("perk_id", "A perk rule names its perk_id");
@@ -88,14 +92,16 @@ async function checkTarget(em: EntityManager, creator: string, rule: Rule, reque
 /** Resource policies: one rule per resource, set and removed by its creator (staff for the network's); evaluation never lets unknown through. */
 export function policyHandlers(ctx: VipContext): PolicyHandlers {
   const notFound = () => problem(404, "policy.not_found", "There is no such policy.");
-  const answer = (row: PolicyRow) => create(PolicyResultSchema, { result: { case: "policy", value: policyToProto(row) } });
+  const answer = (row: PolicyRow) =>
+    create(PolicyResultSchema, { result: { case: "policy", value: policyToProto(row) } });
 
   return {
     async listPolicies(request, call) {
       const creator = request.creator === "" ? undefined : requireOwner("creator", request.creator);
       // The grant lists any creator's (all without a filter); a person their own.
       const owner = viewerOf(callerOf(call)).grant ? creator : actingPerson(call);
-      if (creator !== undefined && creator !== owner) throw problem(403, "vip.forbidden", "People list their own policies only.");
+      if (creator !== undefined && creator !== owner)
+        throw problem(403, "vip.forbidden", "People list their own policies only.");
       const limit = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const rows = await ctx.orm.em.fork().find(
@@ -108,16 +114,23 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
         { orderBy: { id: "desc" }, limit: limit + 1 },
       );
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
-      return create(PolicyResultSchema, { result: { case: "policies", value: create(PolicyListSchema, { policies: items.map(policyToProto), nextCursor }) } });
+      return create(PolicyResultSchema, {
+        result: {
+          case: "policies",
+          value: create(PolicyListSchema, { policies: items.map(policyToProto), nextCursor }),
+        },
+      });
     },
 
     async setPolicy(request, call) {
       const caller = callerOf(call);
       if (request.id !== "") throw invalid("id", "id is given by the service; a rule is replaced by its resource");
       const creator = request.creator === "" ? caller.person : requireOwner("creator", request.creator);
-      if (creator !== NETWORK && !creator?.startsWith("usr_")) throw invalid("creator", "creator is the creator (usr_) whose members the rule admits, or network");
+      if (creator !== NETWORK && !creator?.startsWith("usr_"))
+        throw invalid("creator", "creator is the creator (usr_) whose members the rule admits, or network");
       // The network's rules are staff's, as its plans are: the grant manages them, no person is the network.
-      if (!managesPolicies(viewerOf(caller), creator)) throw problem(403, "vip.not_owner", "Creators set rules for their own resources only.");
+      if (!managesPolicies(viewerOf(caller), creator))
+        throw problem(403, "vip.not_owner", "Creators set rules for their own resources only.");
       const resource = requireResource("resource", request.resource);
       const rule = ruleOf(request);
       const setBy = caller.person ?? caller.principal.sub;
@@ -125,12 +138,32 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
         await checkTarget(em, creator, rule, request);
         await advisoryLock(em, `vip.policy:${resource.service}/${resource.kind}/${resource.id}`);
         const at = ctx.clock.now();
-        const existing = await em.findOne(PolicyRow, { resourceService: resource.service, resourceKind: resource.kind, resourceId: resource.id });
-        if (existing && existing.creator !== creator) throw problem(409, "policy.resource_taken", "Another creator's rule gates this resource.");
-        const fields = { rule, planId: request.planId || null, perkId: request.perkId || null, alwaysCheckBilling: request.alwaysCheckBilling, setBy, updatedAt: at };
+        const existing = await em.findOne(PolicyRow, {
+          resourceService: resource.service,
+          resourceKind: resource.kind,
+          resourceId: resource.id,
+        });
+        if (existing && existing.creator !== creator)
+          throw problem(409, "policy.resource_taken", "Another creator's rule gates this resource.");
+        const fields = {
+          rule,
+          planId: request.planId || null,
+          perkId: request.perkId || null,
+          alwaysCheckBilling: request.alwaysCheckBilling,
+          setBy,
+          updatedAt: at,
+        };
         const written = existing
           ? Object.assign(existing, fields)
-          : em.create(PolicyRow, { id: newId("pol"), creator, resourceService: resource.service, resourceKind: resource.kind, resourceId: resource.id, createdAt: at, ...fields });
+          : em.create(PolicyRow, {
+              id: newId("pol"),
+              creator,
+              resourceService: resource.service,
+              resourceKind: resource.kind,
+              resourceId: resource.id,
+              createdAt: at,
+              ...fields,
+            });
         await em.flush();
         return { row: written, created: !existing };
       });
@@ -145,8 +178,16 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
     },
 
     async deletePolicy(request, call) {
-      const sent = ([["creator", request.creator !== ""], ["resource", request.resource !== undefined], ["rule", request.rule !== PolicyRule.UNSPECIFIED],
-        ["plan_id", request.planId !== ""], ["perk_id", request.perkId !== ""], ["always_check_billing", request.alwaysCheckBilling]] as const).find(([, given]) => given);
+      const sent = (
+        [
+          ["creator", request.creator !== ""],
+          ["resource", request.resource !== undefined],
+          ["rule", request.rule !== PolicyRule.UNSPECIFIED],
+          ["plan_id", request.planId !== ""],
+          ["perk_id", request.perkId !== ""],
+          ["always_check_billing", request.alwaysCheckBilling],
+        ] as const
+      ).find(([, given]) => given);
       if (sent) throw invalid(sent[0], `${sent[0]} is not used by a removal: the policy is named by its id`);
       return ctx.transaction(async (em) => {
         const row = await em.findOne(PolicyRow, { id: request.id });
@@ -161,15 +202,35 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
       const subject = requireSubject("subject", request.subject);
       const resource = requireResource("resource", request.resource);
       const em = ctx.orm.em.fork();
-      const policy = await em.findOne(PolicyRow, { resourceService: resource.service, resourceKind: resource.kind, resourceId: resource.id });
+      const policy = await em.findOne(PolicyRow, {
+        resourceService: resource.service,
+        resourceKind: resource.kind,
+        resourceId: resource.id,
+      });
       requireSelfOrGrant(callerOf(call), [subject, ...(policy ? [policy.creator] : [])], "the subject or the creator");
       if (!policy) return create(PolicyEvaluateResultSchema, { allowed: true, reason: EvaluateReason.NO_POLICY });
       const mode = policy.alwaysCheckBilling ? CheckMode.AUTHORITATIVE : CheckMode.AUTO;
-      const { result, fact } = subject === policy.creator ? { result: undefined, fact: undefined } : await entitlementFor(ctx, subject, policy.creator, mode);
-      const publication = fact && fact.planId ? await em.findOne(PublicationRow, { planId: fact.planId, version: fact.planVersion }) : null;
+      const { result, fact } =
+        subject === policy.creator
+          ? { result: undefined, fact: undefined }
+          : await entitlementFor(ctx, subject, policy.creator, mode);
+      const publication =
+        fact && fact.planId
+          ? await em.findOne(PublicationRow, { planId: fact.planId, version: fact.planVersion })
+          : null;
       const held = fact ? { planId: fact.planId, perkIds: publication?.perks.map((perk) => perk.id) ?? [] } : undefined;
       const verdict = result
-        ? evaluate({ creator: policy.creator, rule: policy.rule as Rule, planId: policy.planId ?? null, perkId: policy.perkId ?? null }, subject, { status: result.status, member: result.member }, held)
+        ? evaluate(
+            {
+              creator: policy.creator,
+              rule: policy.rule as Rule,
+              planId: policy.planId ?? null,
+              perkId: policy.perkId ?? null,
+            },
+            subject,
+            { status: result.status, member: result.member },
+            held,
+          )
         : { allowed: true, reason: EvaluateReason.OWNER };
       return create(PolicyEvaluateResultSchema, { ...verdict, policy: policyToProto(policy), entitlement: result });
     },

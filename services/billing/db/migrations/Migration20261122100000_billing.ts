@@ -53,8 +53,12 @@ export class Migration20261122100000_billing extends Migration {
       referencing new table as new_entries for each statement execute function entries_entries_balanced_fn()`);
     // Function names follow MikroORM's {table}_{trigger}_fn, so the entities declare these triggers.
     for (const table of ["entries", "transactions"]) {
-      this.addSql(`create function ${table}_${table}_immutable_fn() returns trigger as $$ begin ${IMMUTABLE} end; $$ language plpgsql`);
-      this.addSql(`create trigger ${table}_immutable before update or delete on ${table} for each row execute function ${table}_${table}_immutable_fn()`);
+      this.addSql(
+        `create function ${table}_${table}_immutable_fn() returns trigger as $$ begin ${IMMUTABLE} end; $$ language plpgsql`,
+      );
+      this.addSql(
+        `create trigger ${table}_immutable before update or delete on ${table} for each row execute function ${table}_${table}_immutable_fn()`,
+      );
     }
 
     // The one write path of money (db/ledger.ts calls it): a function, so each connection plans its statement once.
@@ -193,7 +197,9 @@ export class Migration20261122100000_billing extends Migration {
       updated_at timestamptz not null
     )`);
     // One current subscription per subscriber and channel; ended ones stay as history.
-    this.addSql(`create unique index subscriptions_one_current on subscriptions (subject, streamer) where status <> 'ended'`);
+    this.addSql(
+      `create unique index subscriptions_one_current on subscriptions (subject, streamer) where status <> 'ended'`,
+    );
     this.addSql(`create index subscriptions_due on subscriptions (valid_until) where status <> 'ended'`);
     this.addSql(`create index subscriptions_by_streamer on subscriptions (streamer, id)`);
 

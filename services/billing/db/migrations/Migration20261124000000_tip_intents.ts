@@ -4,6 +4,8 @@ import { Migration } from "@mikro-orm/migrations";
 export class Migration20261124000000_tip_intents extends Migration {
   override up(): void {
     this.addSql(`alter table intents drop constraint intents_product_check`);
-    this.addSql(`alter table intents add constraint intents_product_check check (product in ('credit', 'channel_subscription', 'tip'))`);
+    this.addSql(
+      `alter table intents add constraint intents_product_check check (product in ('credit', 'channel_subscription', 'tip'))`,
+    );
   }
 }

@@ -13,7 +13,9 @@ export class Migration20261125000000_network_revenue extends Migration {
     this.addSql(`alter table accounts add constraint accounts_kind_check
       check (kind in ('credit', 'payable', 'pending_payout', 'import_hold', ${SYSTEM_KINDS}))`);
     this.addSql(`alter table accounts drop constraint accounts_balance_check`);
-    this.addSql(`alter table accounts add constraint accounts_balance_check check (balance >= 0 or kind in (${SYSTEM_KINDS}))`);
+    this.addSql(
+      `alter table accounts add constraint accounts_balance_check check (balance >= 0 or kind in (${SYSTEM_KINDS}))`,
+    );
     // As in Migration20261122100000_billing, with the new list of system kinds.
     this.addSql(`create or replace function post_movements(
         p_transaction text, p_kind text, p_reason text, p_reference_service text, p_reference_kind text, p_reference_id text,

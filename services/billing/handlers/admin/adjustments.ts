@@ -22,7 +22,9 @@ export function adjustmentHandlers(ctx: BillingContext): AdjustmentHandlers {
       if (request.lines.length > 0 && request.importHold) {
         throw invalid("import_hold", "An adjustment has either lines or an import_hold, not both.");
       }
-      const change = request.importHold ? { hold: requireImportHold(request.importHold) } : { movements: adjustmentMovements(request.lines) };
+      const change = request.importHold
+        ? { hold: requireImportHold(request.importHold) }
+        : { movements: adjustmentMovements(request.lines) };
       const once = idempotencyOf(call, request, { scope: `adjustment:${principal.sub}`, required: true });
       return ctx.transaction((em) =>
         once.run(em, async () => {
@@ -31,7 +33,13 @@ export function adjustmentHandlers(ctx: BillingContext): AdjustmentHandlers {
             const row = await holdImported(em, change.hold, act);
             return create(AdminResultSchema, { result: { case: "importHold", value: importHoldToProto(row) } });
           }
-          const adjustment = await postAdjustment(em, { kind: "adjustment", movements: change.movements, reason, createdBy: act.by, at: act.at });
+          const adjustment = await postAdjustment(em, {
+            kind: "adjustment",
+            movements: change.movements,
+            reason,
+            createdBy: act.by,
+            at: act.at,
+          });
           return create(AdminResultSchema, { result: { case: "adjustment", value: adjustment } });
         }),
       );

@@ -2,7 +2,12 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
-import { AdminResultSchema, EconomySchema, type BillingAdminService, type Economy } from "../../../../gen/pf/billing/v1/admin_pb.js";
+import {
+  AdminResultSchema,
+  EconomySchema,
+  type BillingAdminService,
+  type Economy,
+} from "../../../../gen/pf/billing/v1/admin_pb.js";
 import { principalOf } from "../../../kit/auth/principal.js";
 import { invalid } from "../../../kit/handler/problem.js";
 import type { BillingContext } from "../../context.js";
@@ -27,7 +32,8 @@ export function freezeHandlers(ctx: BillingContext): FreezeHandlers {
     },
 
     async setFreeze(request, call) {
-      if (request.frozen === undefined) throw invalid("frozen", "frozen is required: true freezes the economy, false thaws it.");
+      if (request.frozen === undefined)
+        throw invalid("frozen", "frozen is required: true freezes the economy, false thaws it.");
       const frozen = request.frozen;
       const reason = requireReason(request.reason);
       const principal = principalOf(call);
@@ -43,7 +49,9 @@ export function freezeHandlers(ctx: BillingContext): FreezeHandlers {
       });
       if (thawed) {
         // The webhooks held while frozen are applied now, in order; the thaw stands even if that fails (a worker retries).
-        await applyProviderEvents(ctx).catch((error: unknown) => ctx.logger.error({ err: error }, "applying the provider events held while frozen failed"));
+        await applyProviderEvents(ctx).catch((error: unknown) =>
+          ctx.logger.error({ err: error }, "applying the provider events held while frozen failed"),
+        );
       }
       return result(economy);
     },

@@ -1,6 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AdminResultSchema, ImportHoldListSchema, type BillingAdminService } from "../../../../gen/pf/billing/v1/admin_pb.js";
+import {
+  AdminResultSchema,
+  ImportHoldListSchema,
+  type BillingAdminService,
+} from "../../../../gen/pf/billing/v1/admin_pb.js";
 import { principalOf } from "../../../kit/auth/principal.js";
 import { maxLength } from "../../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../../kit/handler/paging.js";
@@ -17,7 +21,8 @@ const STATUSES = new Set(["held", "released"]);
 export function importHoldHandlers(ctx: BillingContext): ImportHoldHandlers {
   return {
     async listImportHolds(request) {
-      if (request.status !== "" && !STATUSES.has(request.status)) throw invalid("status", "status is held or released.");
+      if (request.status !== "" && !STATUSES.has(request.status))
+        throw invalid("status", "status is held or released.");
       const limit = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       // Ids sort by creation time, so the id is the page's position.
@@ -31,14 +36,19 @@ export function importHoldHandlers(ctx: BillingContext): ImportHoldHandlers {
       );
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
       return create(AdminResultSchema, {
-        result: { case: "importHolds", value: create(ImportHoldListSchema, { importHolds: items.map(importHoldToProto), nextCursor }) },
+        result: {
+          case: "importHolds",
+          value: create(ImportHoldListSchema, { importHolds: items.map(importHoldToProto), nextCursor }),
+        },
       });
     },
 
     async releaseImportHold(request, call) {
       const principal = principalOf(call);
       const reason = maxLength("reason", request.reason, 500);
-      const row = await ctx.transaction((em) => releaseImportHold(em, request.id, { reason, by: principal.sub, at: ctx.clock.now() }));
+      const row = await ctx.transaction((em) =>
+        releaseImportHold(em, request.id, { reason, by: principal.sub, at: ctx.clock.now() }),
+      );
       return create(AdminResultSchema, { result: { case: "importHold", value: importHoldToProto(row) } });
     },
   };

@@ -1,7 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { FilterQuery } from "@mikro-orm/postgresql";
-import { AdminResultSchema, ProviderEventListSchema, type BillingAdminService } from "../../../../gen/pf/billing/v1/admin_pb.js";
+import {
+  AdminResultSchema,
+  ProviderEventListSchema,
+  type BillingAdminService,
+} from "../../../../gen/pf/billing/v1/admin_pb.js";
 import { decodeTextCursor, page, pageLimit } from "../../../kit/handler/paging.js";
 import { invalid, problem } from "../../../kit/handler/problem.js";
 import type { BillingContext } from "../../context.js";
@@ -9,7 +13,10 @@ import { ProviderEventRow } from "../../db/entities.js";
 import { EVENT_STATES, providerEventToProto, type ProviderEventState } from "../../db/provider-events.js";
 import { reapply } from "../../workers/provider-events.js";
 
-type ProviderEventHandlers = Pick<ServiceImpl<typeof BillingAdminService>, "listProviderEvents" | "reprocessProviderEvent">;
+type ProviderEventHandlers = Pick<
+  ServiceImpl<typeof BillingAdminService>,
+  "listProviderEvents" | "reprocessProviderEvent"
+>;
 
 /** Stored provider events for the ledger admin: the list, newest first, and reprocessing. */
 export function providerEventHandlers(ctx: BillingContext): ProviderEventHandlers {
@@ -20,20 +27,27 @@ export function providerEventHandlers(ctx: BillingContext): ProviderEventHandler
       }
       const limit = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
-      if (before !== undefined && !/^\d+$/.test(before)) throw invalid("cursor", "cursor is not one this service issued");
+      if (before !== undefined && !/^\d+$/.test(before))
+        throw invalid("cursor", "cursor is not one this service issued");
       const where: FilterQuery<ProviderEventRow> = {
         ...(request.status !== "" && { status: request.status }),
         ...(before !== undefined && { seq: { $lt: BigInt(before) } }),
       };
-      const rows = await ctx.orm.em.fork().find(ProviderEventRow, where, { orderBy: { seq: "desc" }, limit: limit + 1 });
+      const rows = await ctx.orm.em
+        .fork()
+        .find(ProviderEventRow, where, { orderBy: { seq: "desc" }, limit: limit + 1 });
       const { items, nextCursor } = page(rows, limit, (row) => [row.seq.toString()]);
       return create(AdminResultSchema, {
-        result: { case: "providerEvents", value: create(ProviderEventListSchema, { providerEvents: items.map(providerEventToProto), nextCursor }) },
+        result: {
+          case: "providerEvents",
+          value: create(ProviderEventListSchema, { providerEvents: items.map(providerEventToProto), nextCursor }),
+        },
       });
     },
 
     async reprocessProviderEvent(request) {
-      if (!(await reapply(ctx, request.id))) throw problem(404, "provider_event.not_found", "There is no such provider event.");
+      if (!(await reapply(ctx, request.id)))
+        throw problem(404, "provider_event.not_found", "There is no such provider event.");
       const row = await ctx.orm.em.fork().findOneOrFail(ProviderEventRow, { id: request.id });
       return create(AdminResultSchema, { result: { case: "providerEvent", value: providerEventToProto(row) } });
     },

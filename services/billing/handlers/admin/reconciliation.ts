@@ -1,6 +1,11 @@
 import { create, fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AdminResultSchema, ReconciliationSchema, type BillingAdminService, type Reconciliation } from "../../../../gen/pf/billing/v1/admin_pb.js";
+import {
+  AdminResultSchema,
+  ReconciliationSchema,
+  type BillingAdminService,
+  type Reconciliation,
+} from "../../../../gen/pf/billing/v1/admin_pb.js";
 import { principalOf } from "../../../kit/auth/principal.js";
 import { newId } from "../../../kit/handler/ids.js";
 import { problem } from "../../../kit/handler/problem.js";
@@ -17,7 +22,8 @@ type ReconciliationHandlers = Pick<ServiceImpl<typeof BillingAdminService>, "run
  * while the economy is frozen, when it is needed most.
  */
 export function reconciliationHandlers(ctx: BillingContext): ReconciliationHandlers {
-  const result = (reconciliation: Reconciliation) => create(AdminResultSchema, { result: { case: "reconciliation", value: reconciliation } });
+  const result = (reconciliation: Reconciliation) =>
+    create(AdminResultSchema, { result: { case: "reconciliation", value: reconciliation } });
   return {
     async runReconciliation(_request, call) {
       const principal = principalOf(call);
@@ -25,7 +31,11 @@ export function reconciliationHandlers(ctx: BillingContext): ReconciliationHandl
         const { findings, checked } = await runChecks(em);
         const run = { id: newId("rec"), ranAt: ctx.clock.now(), ranBy: principal.sub };
         const report = reconciliationReport(run, findings, checked);
-        em.create(ReconciliationRow, { ...run, balanced: report.balanced, report: toJson(ReconciliationSchema, report) });
+        em.create(ReconciliationRow, {
+          ...run,
+          balanced: report.balanced,
+          report: toJson(ReconciliationSchema, report),
+        });
         return report;
       });
       return result(reconciliation);

@@ -26,14 +26,20 @@ export function settleHandlers(ctx: BillingContext): SettleHandlers {
       const receipt = ctx.providers.get(intent.provider).verifyReceipt(request.receipt);
       const mismatches = receiptMismatches(intent, receipt);
       if (mismatches.length > 0) {
-        throw problem(422, "receipt.mismatch", `The receipt does not pay this intent: its ${mismatches.join(", ")} differ.`, { fields: mismatches });
+        throw problem(
+          422,
+          "receipt.mismatch",
+          `The receipt does not pay this intent: its ${mismatches.join(", ")} differ.`,
+          { fields: mismatches },
+        );
       }
       return ctx.transaction((em) =>
         once.run(em, async () => {
           await requireThawed(em);
           const row = await lockIntentById(em, intent.id);
           const change = await settleIntent(em, ctx, row, by);
-          if (change.kind === "stale") throw problem(409, "intent.declined", `The intent cannot be settled: ${change.detail}`);
+          if (change.kind === "stale")
+            throw problem(409, "intent.declined", `The intent cannot be settled: ${change.detail}`);
           return create(AdminResultSchema, { result: { case: "intent", value: intentToProto(row) } });
         }),
       );

@@ -1,7 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AdminResultSchema, SweepReportSchema, type BillingAdminService } from "../../../../gen/pf/billing/v1/admin_pb.js";
+import {
+  AdminResultSchema,
+  SweepReportSchema,
+  type BillingAdminService,
+} from "../../../../gen/pf/billing/v1/admin_pb.js";
 import { principalOf } from "../../../kit/auth/principal.js";
 import type { BillingContext } from "../../context.js";
 import { requireThawed } from "../../db/ledger.js";
@@ -16,7 +20,14 @@ export function sweepHandlers(ctx: BillingContext): Pick<ServiceImpl<typeof Bill
       const ranAt = ctx.clock.now();
       const { renewed, ended } = await sweepRenewals(ctx, principalOf(call).sub);
       return create(AdminResultSchema, {
-        result: { case: "sweep", value: create(SweepReportSchema, { ranAt: timestampFromDate(ranAt), renewed: BigInt(renewed), ended: BigInt(ended) }) },
+        result: {
+          case: "sweep",
+          value: create(SweepReportSchema, {
+            ranAt: timestampFromDate(ranAt),
+            renewed: BigInt(renewed),
+            ended: BigInt(ended),
+          }),
+        },
       });
     },
   };

@@ -26,7 +26,9 @@ export class Migration20261123000000_deals extends Migration {
     )`);
     this.addSql(`alter table offers add constraint offers_one_per_link unique (link_key)`);
     this.addSql(`create index offers_by_canonical on offers (merged_into)`);
-    this.addSql(`create index offers_stated_end on offers (expires_at) where expired_at is null and expires_at is not null`);
+    this.addSql(
+      `create index offers_stated_end on offers (expires_at) where expired_at is null and expires_at is not null`,
+    );
     this.addSql(`create table observations (
       id text primary key,
       offer_id text not null,

@@ -97,7 +97,9 @@ export class Migration20261124100000_tips extends Migration {
     this.addSql(`alter table interactions add constraint interactions_external_once unique (provider, provider_ref)`);
     this.addSql(`create index interactions_by_creator on interactions (creator, id)`);
     this.addSql(`create index interactions_by_supporter on interactions (supporter, id)`);
-    this.addSql(`create index interactions_by_goal on interactions (goal_id) where payment_state in ('settled', 'external')`);
+    this.addSql(
+      `create index interactions_by_goal on interactions (goal_id) where payment_state in ('settled', 'external')`,
+    );
     this.addSql(`create table moderation_records (
       id text primary key,
       interaction_id text not null,

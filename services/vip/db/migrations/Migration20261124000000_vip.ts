@@ -46,8 +46,12 @@ export class Migration20261124000000_vip extends Migration {
     )`);
     // Function names follow MikroORM's {table}_{trigger}_fn, so the entities declare these triggers.
     for (const table of ["plan_versions", "plan_publications"]) {
-      this.addSql(`create function ${table}_${table}_immutable_fn() returns trigger as $$ begin ${IMMUTABLE} end; $$ language plpgsql`);
-      this.addSql(`create trigger ${table}_immutable before update or delete on ${table} for each row execute function ${table}_${table}_immutable_fn()`);
+      this.addSql(
+        `create function ${table}_${table}_immutable_fn() returns trigger as $$ begin ${IMMUTABLE} end; $$ language plpgsql`,
+      );
+      this.addSql(
+        `create trigger ${table}_immutable before update or delete on ${table} for each row execute function ${table}_${table}_immutable_fn()`,
+      );
     }
     this.addSql(`create table perks (
       id text primary key,
@@ -109,7 +113,9 @@ export class Migration20261124000000_vip extends Migration {
       updated_at timestamptz not null,
       constraint policies_rule_check check (rule in ('any_member', 'plan_member', 'perk_holder'))
     )`);
-    this.addSql(`alter table policies add constraint policies_one_per_resource unique (resource_service, resource_kind, resource_id)`);
+    this.addSql(
+      `alter table policies add constraint policies_one_per_resource unique (resource_service, resource_kind, resource_id)`,
+    );
     this.addSql(`create index policies_by_creator on policies (creator, id)`);
   }
 }
