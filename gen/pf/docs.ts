@@ -34,6 +34,7 @@ export const protoComments: Readonly<Record<string, string>> = {
   "pf.v1.Actor.ACTOR_MEMBER": "A network user (usr_), not a guest; 403 auth.member_required otherwise.",
   "pf.v1.Actor.ACTOR_STAFF": "Staff: a service or app acting for nobody (its token holds the route's capability), or a service acting for a person it vouches as staff (X-PF-Staff: 1); 403 auth.staff_required otherwise.",
   "pf.v1.Actor.ACTOR_PLATFORM_STAFF": "Platform staff: as ACTOR_STAFF, but never an app.",
+  "pf.v1.Actor.ACTOR_AI_OUTPUT": "AI output: a service (or an app, where origin_from_apps) acting for nobody that marks what it sends X-PF-Origin: ai; 403 auth.ai_origin_required otherwise. Usually an alternative to a person rule.",
   "pf.v1.Cors": "How browsers may call a route (CORS).",
   "pf.v1.Cors.CORS_UNSPECIFIED": "The platform's origins (PF_CORS_ORIGINS) only.",
   "pf.v1.Cors.CORS_OPEN": "Any origin (`*`), where the spec opens the route to every browser.",

@@ -74,14 +74,7 @@ describe("every coupons route", () => {
   });
 });
 
-// Submit's second rule admits AI output (X-PF-Origin: ai) from a service acting for nobody. pf.v1.access cannot
-// require that header, so the matrix would expect every caller acting for nobody let through where the service
-// refuses them (403 auth.member_required): submit's refusals are listed below instead.
-describeRefusals(
-  t,
-  routes.filter((route) => route.name !== "submitCoupon"),
-  calls,
-);
+describeRefusals(t, routes, calls);
 describeMalformedInput(t, routes, calls);
 
 describe("submit is for a network user, or AI output from a service acting for nobody", () => {

@@ -371,6 +371,15 @@ describe("declared actors: whom a call acts for", () => {
     expect(await call(rule(Actor.PLATFORM_STAFF), user)).toEqual({ status: 403, code: "auth.staff_required" });
   });
 
+  it("ACTOR_AI_OUTPUT: a service acting for nobody that marks what it sends X-PF-Origin: ai", async () => {
+    const ai = { "x-pf-origin": "ai" };
+    const refused = { status: 403, code: "auth.ai_origin_required" };
+    expect((await call(rule(Actor.AI_OUTPUT), service("tips", ["a"]), ai)).caller?.principal.origin).toBe("ai");
+    expect(await call(rule(Actor.AI_OUTPUT), service("tips", ["a"]))).toEqual(refused);
+    expect(await call(rule(Actor.AI_OUTPUT), service("tips", ["a"]), { ...ai, ...person })).toEqual(refused);
+    expect(await call(rule(Actor.AI_OUTPUT), user)).toEqual(refused);
+  });
+
   it("refuses an actor's caller only after its token: a caller without the capability hears that first", async () => {
     expect(await call(rule(Actor.STAFF), service("tips", ["b"]))).toEqual({
       status: 403,

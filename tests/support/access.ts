@@ -171,6 +171,8 @@ export function refusalByRule(
       return vouched || claims.kind === "app" ? undefined : "auth.staff_required";
     case Actor.PLATFORM_STAFF:
       return vouched ? undefined : "auth.staff_required";
+    case Actor.AI_OUTPUT:
+      return person === undefined && headers["x-pf-origin"] === "ai" ? undefined : "auth.ai_origin_required";
     default:
       return undefined;
   }

@@ -9,7 +9,7 @@ import {
   type CouponsService,
   type SubmitRequest,
 } from "../../../gen/pf/coupons/v1/coupons_pb.js";
-import { actingPerson, callerOf, staffActor, type Caller } from "../../kit/auth/principal.js";
+import { actingPerson, callerOf, staffActor } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
 import { registrableDomain } from "../../kit/handler/public-suffix.js";
 import { maxLength } from "../../kit/handler/text.js";
@@ -37,20 +37,6 @@ const MODERATION = {
 
 /** The SubmitCoupon rule that admits AI output from a service acting for nobody (coupons.proto). */
 const AI_OUTPUT = "ai_output";
-
-/**
- * Who submits a call the ai_output rule let in: the service itself, sending AI
- * output (X-PF-Origin: ai) for nobody; the submission is counted against it.
- * The rule cannot require the origin, so anyone else it lets in is refused as
- * the main rule (ACTOR_MEMBER) refused them.
- */
-function aiSubmitter(caller: Caller): string {
-  if (caller.principal.origin !== "ai" || caller.person !== undefined) {
-    const detail = "This call acts for a network user (usr_), or sends AI output (X-PF-Origin: ai) for nobody.";
-    throw problem(403, "auth.member_required", detail);
-  }
-  return caller.principal.sub;
-}
 
 /** Which site a submission names: a merchant id, or a host with the page path when a URL was given. */
 type Named = { merchantId: string } | { host: string; path: string | undefined; field: "host" | "url" };
@@ -154,7 +140,7 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
       // Who submits is settled before what: a caller refused learns nothing about the request.
       const caller = callerOf(call);
       const ai = caller.principal.origin === "ai";
-      const submitter = caller.admittedBy === AI_OUTPUT ? aiSubmitter(caller) : actingPerson(call);
+      const submitter = caller.admittedBy === AI_OUTPUT ? caller.principal.sub : actingPerson(call);
       for (const field of ["status", "confidence", "verified"] as const) {
         if (request[field] !== undefined) {
           throw problem(

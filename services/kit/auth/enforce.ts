@@ -151,6 +151,15 @@ function admitByRule(rule: Access, principal: Principal, header: Headers): Calle
       }
       return { ...caller, staff };
     }
+    case Actor.AI_OUTPUT:
+      if (person !== undefined || acting.origin !== "ai") {
+        throw problem(
+          403,
+          "auth.ai_origin_required",
+          "This rule admits AI output only: sent for nobody, marked X-PF-Origin: ai.",
+        );
+      }
+      return caller;
     default:
       return caller;
   }
