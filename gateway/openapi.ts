@@ -1,14 +1,8 @@
 import { getOption, toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { ProblemSchema } from "../gen/pf/v1/problem_pb.js";
 import { STATUS_CODES } from "node:http";
-import {
-  type Access,
-  AccessSchema,
-  designed,
-  success_statuses as successStatuses,
-  Visibility,
-} from "../gen/pf/v1/options_pb.js";
-import { routeAccessOf, type RouteAccess } from "../services/kit/auth/enforce.js";
+import { type Access, AccessSchema, designed, success_statuses as successStatuses } from "../gen/pf/v1/options_pb.js";
+import { admitsAnonymous, routeAccessOf, type RouteAccess } from "../services/kit/auth/enforce.js";
 import { rpcName, type Binding } from "./bindings.js";
 import { takesRawBytes } from "./bodies.js";
 import { corsOpen } from "./cors.js";
@@ -94,10 +88,6 @@ function operation(binding: Binding, components: SchemaComponents, problem: Json
 }
 
 /** Whether a rule admits callers without a token, as enforcement reads it: public or first-party, with `anonymous`. */
-function admitsAnonymous(rule: Access): boolean {
-  return rule.anonymous && (rule.visibility === Visibility.PUBLIC || rule.visibility === Visibility.FIRST_PARTY);
-}
-
 /** The statuses a success answers with (200 unless the RPC says otherwise); 204 and 304 carry no body. */
 function successResponses(statuses: readonly number[], output: JsonObject): JsonObject {
   const responses: JsonObject = {};

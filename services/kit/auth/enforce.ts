@@ -91,12 +91,15 @@ function verifiedToken(verifier: TokenVerifier, authorization: string | null): B
   );
 }
 
+/** Whether a rule lets callers without a token in: public routes, and first-party routes the spec opens to them. */
+export function admitsAnonymous(rule: Access): boolean {
+  return rule.anonymous && (rule.visibility === Visibility.PUBLIC || rule.visibility === Visibility.FIRST_PARTY);
+}
+
 function admitCaller(route: RouteAccess, token: Bearer | undefined, header: Headers): Caller {
   if (token === undefined) {
     // Anonymous use is declared per rule: public reads, and first-party routes the spec opens to anonymous callers.
-    const open = route.rules.find(
-      (rule) => rule.anonymous && (rule.visibility === Visibility.PUBLIC || rule.visibility === Visibility.FIRST_PARTY),
-    );
+    const open = route.rules.find(admitsAnonymous);
     if (!open) throw problem(401, "auth.required", "This route needs a bearer token.");
     refuseHeaders(header, "anonymous");
     return { principal: ANONYMOUS, admittedBy: open.name };

@@ -94,7 +94,8 @@ export interface Idempotency {
  * request is hashed with the key left out (plus `hashWith`, what else makes
  * two requests the same, such as the calling app); answers are stored as the
  * method's output. `scope` keeps callers' keys apart (`transfer:svc:tips`).
- * `required` refuses a call without a key (400 naming idempotency_key).
+ * `required` refuses a call without a key (400 naming `idempotency_key`, or
+ * the Idempotency-Key header where the contract has no such field).
  */
 export function idempotencyOf(
   call: HandlerContext,
@@ -107,10 +108,11 @@ export function idempotencyOf(
     "idempotencyKey" in request && typeof request.idempotencyKey === "string" ? request.idempotencyKey : "";
   const key = idempotencyKeyOf(bodyKey, call);
   if (options.required && key === "") {
-    throw invalid(
-      "idempotency_key",
-      "This write needs an idempotency_key (or an Idempotency-Key header), so a retry never applies it twice.",
-    );
+    // A contract without an idempotency_key field takes the key as a header only: the refusal names that.
+    const field = input.fields.some((each) => each.localName === "idempotencyKey")
+      ? "idempotency_key"
+      : "Idempotency-Key";
+    throw invalid(field, `This write needs an ${field}, so a retry never applies it twice.`);
   }
   let hash: string | undefined;
   const identity = () => {

@@ -52,11 +52,7 @@ async function startCheckout(
   call: HandlerContext,
 ): Promise<PaidResult> {
   const supporter = actingPerson(call);
-  const idempotency = idempotencyOf(call, request, { scope: `checkout:${supporter}`, hashWith: kind });
-  // The key is a header here (the request has no idempotency_key field): the refusal names the header.
-  if (idempotency.key === "") {
-    throw invalid("Idempotency-Key", "A payment needs an Idempotency-Key header, so a retry never pays twice.");
-  }
+  const idempotency = idempotencyOf(call, request, { scope: `checkout:${supporter}`, hashWith: kind, required: true });
   const creator = requireUser("creator", request.creator);
   if (creator === supporter) throw invalid("creator", "A supporter cannot pay themselves.");
   const amount = requireAmount("amount", request.amount);
