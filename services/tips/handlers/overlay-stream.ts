@@ -138,6 +138,9 @@ export function overlayStreamHandlers(ctx: TipsContext, hub: OverlayHub): Stream
           if (live.kind === "config") {
             if (!showsConfig(scopes, request.configId, { id: live.config.id, kind: kindName(live.config.kind) }))
               continue;
+            // A change the opening snapshot already showed (its event arrived after the stream opened) is not news.
+            const before = shown.get(live.config.id);
+            if (before && before.revision >= live.config.revision) continue;
             shown.set(live.config.id, live.config);
             yield event(live.id, live.occurredAt, "config", live.config);
             // A goal overlay switched to another goal shows its progress at once.
