@@ -66,8 +66,7 @@ export interface ServiceModule<C extends ServiceContext = ServiceContext> {
   consumers?: Consumer<NoInfer<C>>[];
 }
 
-/** A module of any context, as the host and the registry hold them. */
-// biome-ignore lint/suspicious/noExplicitAny: the host only passes each module its own context back.
+/** A module of any context, as the host and the registry hold them (the host passes each module its own context back). */
 export type AnyServiceModule = ServiceModule<any>;
 
 /** Declares a service module, its context type checked against handlers, workers and consumers. */
