@@ -1,7 +1,6 @@
 import { createRegistry, type DescFile, type DescService } from "@bufbuild/protobuf";
 import type { Transport } from "@connectrpc/connect";
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
-import { randomUUID } from "node:crypto";
 import { STATUS_CODES } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Config } from "../services/kit/runtime/config.js";
@@ -9,8 +8,8 @@ import type { Logger } from "../services/kit/runtime/logger.js";
 import { problemMessage, problemType } from "../services/kit/handler/problem.js";
 import { bindingsOf, type Binding } from "./bindings.js";
 import { registerCors } from "./cors.js";
-import { REQUEST_ID_HEADER } from "./headers.js";
-import { openApiDocument } from "./openapi.js";
+import { REQUEST_ID_HEADER, requestIdOf } from "./headers.js";
+import { openApiDocument, publiclyDocumented, type DocumentScope } from "./openapi.js";
 import { instanceOf, problemOfFastify, sendFailure, sendProblem } from "./problems.js";
 import type { Admitting } from "./route-context.js";
 import { RouteTable } from "./route-table.js";
@@ -46,8 +45,9 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
     // failures are logged with the request id, and services log their calls.
     logger: false,
     bodyLimit: config.bodyLimit,
-    requestIdHeader: REQUEST_ID_HEADER,
-    genReqId: () => randomUUID(),
+    // Not Fastify's own reading of the header, which takes any value as sent.
+    requestIdHeader: false,
+    genReqId: requestIdOf,
     routerOptions: { maxParamLength: 1024 },
     // Malformed URLs fail before routing (and before the onRequest hook); they are problems too.
     frameworkErrors: (error, request, reply) => {
@@ -118,7 +118,7 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
     const ready = Object.values(checks).every(Boolean);
     return sendJson(reply, ready ? 200 : 503, { status: ready ? "ok" : "unavailable", checks });
   });
-  serveOpenApi(app, bindings, config.hostRouting);
+  serveOpenApi(app, bindings, { hostRouting: config.hostRouting, admission: options.admission, logger });
 
   const openStreams = new Set<AbortController>();
   // Event streams never end on their own: a closing gateway ends them, or they would hold it for the whole grace.
@@ -165,18 +165,39 @@ function jsonBodiesOnly(app: FastifyInstance): void {
   });
 }
 
-/** `/openapi.json` of everything, and `/<key>/openapi.json` of one service (also at the root of its routed hosts). */
-function serveOpenApi(app: FastifyInstance, bindings: readonly Binding[], hostRouting: Record<string, string>): void {
-  const whole = JSON.stringify(openApiDocument(bindings, { title: "pf platform" }));
-  app.get("/openapi.json", (_request, reply) => reply.type("application/json").send(whole));
+/**
+ * `/openapi.json` of everything, and `/<key>/openapi.json` of one service (also at the root of its routed hosts):
+ * each whole to callers with a service token, else only its public and first-party routes.
+ */
+function serveOpenApi(
+  app: FastifyInstance,
+  bindings: readonly Binding[],
+  context: { hostRouting: Record<string, string>; admission: Admitting; logger: Logger },
+): void {
+  const serve = (documented: readonly Binding[], scope: DocumentScope) => {
+    const whole = JSON.stringify(openApiDocument(documented, scope));
+    const open = JSON.stringify(openApiDocument(documented.filter(publiclyDocumented), scope));
+    return (request: FastifyRequest, reply: FastifyReply) => {
+      context.admission.discoversInternals(request.headers.authorization ?? null).then(
+        (internals) => {
+          // Appended: CORS may have said Vary: Origin already.
+          const vary = reply.getHeader("vary");
+          reply.header("vary", vary ? `${String(vary)}, Authorization` : "Authorization");
+          reply.type("application/json").send(internals ? whole : open);
+        },
+        (error: unknown) => sendFailure(request, reply, error, context.logger),
+      );
+    };
+  };
+  app.get("/openapi.json", serve(bindings, { title: "pf platform" }));
   for (const key of new Set(bindings.map((binding) => binding.key))) {
     const own = bindings.filter((binding) => binding.key === key);
-    const text = JSON.stringify(openApiDocument(own, { title: `pf ${key}`, basePath: `/${key}` }));
-    for (const point of mountPoints(key, hostRouting)) {
+    const handler = serve(own, { title: `pf ${key}`, basePath: `/${key}` });
+    for (const point of mountPoints(key, context.hostRouting)) {
       app.route({
         method: "GET",
         url: `${point.prefix}/openapi.json`,
-        handler: (_request, reply) => reply.type("application/json").send(text),
+        handler,
         ...(point.constraints && { constraints: point.constraints }),
       });
     }

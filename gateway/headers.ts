@@ -1,4 +1,6 @@
 import type { FastifyRequest } from "fastify";
+import { acceptedRequestId } from "../services/kit/rpc/call.js";
+import type { IncomingMessage } from "node:http";
 import { CLIENT_IP_HEADER } from "../services/kit/handler/rate-limit.js";
 
 /**
@@ -21,6 +23,13 @@ const FORWARDED = new Set([
 export const COPIED_RESPONSE_HEADERS = ["etag", "location", "cache-control"] as const;
 
 export const REQUEST_ID_HEADER = "x-request-id";
+
+/** A request id the client may choose: a short token-like value, since it is echoed, logged and forwarded. */
+/** The client's `x-request-id` when it is a bounded token-like value, else a new one (the kit's rule). */
+export function requestIdOf(request: IncomingMessage): string {
+  const sent = request.headers[REQUEST_ID_HEADER];
+  return acceptedRequestId(typeof sent === "string" ? sent : undefined);
+}
 
 /**
  * The headers of the RPC call: the forwarded ones, the request id (generated

@@ -1,7 +1,13 @@
 import { getOption, toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { ProblemSchema } from "../gen/pf/v1/problem_pb.js";
 import { STATUS_CODES } from "node:http";
-import { type Access, AccessSchema, designed, success_statuses as successStatuses } from "../gen/pf/v1/options_pb.js";
+import {
+  type Access,
+  AccessSchema,
+  designed,
+  success_statuses as successStatuses,
+  Visibility,
+} from "../gen/pf/v1/options_pb.js";
 import { admitsAnonymous, routeAccessOf, type RouteAccess } from "../services/kit/auth/enforce.js";
 import { rpcName, type Binding } from "./bindings.js";
 import { takesRawBytes } from "./bodies.js";
@@ -41,6 +47,17 @@ export function openApiDocument(bindings: readonly Binding[], scope: DocumentSco
       securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } },
     },
   };
+}
+
+/**
+ * Whether a route is in the public document (served to callers without a
+ * service token): one some rule opens to the public or to first-party callers.
+ * Internal and partner routes are documented only to services.
+ */
+export function publiclyDocumented(binding: Binding): boolean {
+  return routeAccessOf(binding.method).rules.some(
+    (rule) => rule.visibility === Visibility.PUBLIC || rule.visibility === Visibility.FIRST_PARTY,
+  );
 }
 
 function operation(binding: Binding, components: SchemaComponents, problem: JsonObject): JsonObject {

@@ -3,8 +3,11 @@ import type { Transport } from "@connectrpc/connect";
 import type { Admission } from "../services/kit/auth/enforce.js";
 import type { Logger } from "../services/kit/runtime/logger.js";
 
-/** What admits a request: the services' enforcement (tests of the mapping alone may admit everyone). */
-export type Admitting = Pick<Admission, "admit">;
+/**
+ * What admits a request, and tells who may read the whole OpenAPI document:
+ * the services' enforcement (tests of the mapping alone may admit everyone).
+ */
+export type Admitting = Pick<Admission, "admit" | "discoversInternals">;
 
 /** What a binding's route calls through, fixed at build time. */
 export interface RouteContext {

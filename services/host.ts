@@ -101,6 +101,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       reflectionRoutes(
         router,
         implementations.map((i) => i.service),
+        admission,
       );
     };
     const localKeys = new Set(modules.map((m) => m.key));

@@ -3,8 +3,10 @@ import { startPlatform } from "./host.js";
 import { createLogger } from "./kit/runtime/logger.js";
 import { modules } from "./registry.js";
 
-// `npm start` runs the whole payment flow on its own: the test-mode provider plays the buyer and approves (unless set otherwise).
-const config = loadConfig({ PF_BILLING_TEST_PROVIDER_AUTO: "approve", ...process.env });
+// `npm start` outside production chooses the test-mode provider, which plays the buyer and approves (unless set
+// otherwise), so the whole payment flow runs on its own; billing warns loudly at start that it is on.
+const local = { PF_BILLING_TEST_PROVIDER: "on", PF_BILLING_TEST_PROVIDER_AUTO: "approve" };
+const config = loadConfig(loadConfig().production ? process.env : { ...local, ...process.env });
 const logger = createLogger(config.logLevel);
 const platform = await startPlatform({ config, modules, logger });
 logger.info(

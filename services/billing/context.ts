@@ -9,7 +9,7 @@ export interface BillingContext extends ServiceContext {
   providers: ProviderRegistry;
 }
 
-export function billingContext(base: ServiceContext): BillingContext {
+export async function billingContext(base: ServiceContext): Promise<BillingContext> {
   const settings = billingSettings(base.config);
-  return { ...base, settings, providers: createProviders(base, settings) };
+  return { ...base, settings, providers: await createProviders(base, settings) };
 }

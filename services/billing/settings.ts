@@ -14,8 +14,11 @@ export interface BillingSettings {
   sweepEveryMs: number;
   /** The payment provider intents use when they name none (PF_BILLING_PROVIDER, default test). */
   defaultProvider: string;
-  /** The test-mode provider's signing secret (PF_BILLING_TEST_PROVIDER_SECRET). */
-  testProviderSecret: string;
+  /**
+   * PF_BILLING_TEST_PROVIDER=on: the operator chose the test-mode provider, which
+   * settles whatever its own webhooks say (refused in production); unset or `off`, it is not there.
+   */
+  testProvider: boolean;
   /** Where test-mode checkout URLs point (PF_BILLING_TEST_CHECKOUT_URL). */
   testCheckoutUrl: string;
   /**
@@ -42,13 +45,19 @@ export function billingSettings(config: Config): BillingSettings {
       );
     return raw as T;
   };
+  const testProvider = choice("PF_BILLING_TEST_PROVIDER", ["", "on", "off"] as const) === "on";
+  if (testProvider && config.production) {
+    throw new Error(
+      "PF_BILLING_TEST_PROVIDER=on is refused with PF_ENV=production: test-mode payments settle without money.",
+    );
+  }
   return {
     cashoutMinimum: BigInt(whole("PF_BILLING_CASHOUT_MINIMUM", 1000)),
     escrowMs: whole("PF_BILLING_ESCROW_HOURS", 168) * HOUR,
     periodMs: whole("PF_BILLING_PERIOD_DAYS", 30) * DAY,
     sweepEveryMs: whole("PF_BILLING_SWEEP_EVERY_MS", 60_000),
     defaultProvider: env.PF_BILLING_PROVIDER || "test",
-    testProviderSecret: env.PF_BILLING_TEST_PROVIDER_SECRET || "whsec_pf_test_mode_only",
+    testProvider,
     // Test mode serves no checkout page: the buyer is played by tests, or by auto mode.
     testCheckoutUrl: env.PF_BILLING_TEST_CHECKOUT_URL || "https://checkout.test-provider.invalid/pay",
     testProviderAuto: choice("PF_BILLING_TEST_PROVIDER_AUTO", ["", "approve"] as const),

@@ -3,6 +3,7 @@ import { couponsContext } from "./context.js";
 import { defineService, implement } from "../kit/runtime/module.js";
 import { entities } from "./db/entities.js";
 import { Migration20261123000000_coupons } from "./db/migrations/Migration20261123000000_coupons.js";
+import { Migration20261126000000_coupon_codes } from "./db/migrations/Migration20261126000000_coupon_codes.js";
 import { couponHandlers } from "./handlers/coupons.js";
 import { lookupHandlers } from "./handlers/lookups.js";
 import { merchantHandlers } from "./handlers/merchants.js";
@@ -13,7 +14,10 @@ export const coupons = defineService({
   key: "coupons",
   schema: {
     entities,
-    migrations: [{ name: "Migration20261123000000_coupons", class: Migration20261123000000_coupons }],
+    migrations: [
+      { name: "Migration20261123000000_coupons", class: Migration20261123000000_coupons },
+      { name: "Migration20261126000000_coupon_codes", class: Migration20261126000000_coupon_codes },
+    ],
   },
   context: couponsContext,
   implementations(ctx) {

@@ -1,9 +1,14 @@
 import type { Delivery, TestProvider } from "../../services/billing/provider/test.js";
+import { secretKey } from "../../services/kit/runtime/sealer.js";
 import type { HttpAnswer, TestPlatform } from "../support/platform.js";
 import { billingOf } from "./support.js";
 
 /** The instance's test-mode provider, which tests drive as the buyer and the provider would. */
 export const testProvider = (t: TestPlatform) => billingOf(t).providers.get("test") as TestProvider;
+
+/** The secret this installation's test-mode provider signs with: made on first start under <data>/keys/. */
+export const installationSecret = (t: TestPlatform) =>
+  secretKey(billingOf(t).config, "PF_BILLING_TEST_PROVIDER_SECRET", "billing-test-provider.key");
 
 /** Sends a provider's signed webhook delivery to billing over real HTTP, as the provider would (no token). */
 export function deliver(

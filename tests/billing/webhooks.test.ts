@@ -3,7 +3,7 @@ import { applyProviderEvents } from "../../services/billing/workers/provider-eve
 import { signDelivery } from "../../services/billing/provider/standard-webhooks.js";
 import { usePlatform } from "../support/platform.js";
 import { setFrozen } from "./checks.js";
-import { deliver, orderOf, packPurchase, testProvider } from "./payments.js";
+import { deliver, installationSecret, orderOf, packPurchase, testProvider } from "./payments.js";
 import { billingOf, person } from "./support.js";
 
 const t = usePlatform({ services: ["billing"] });
@@ -67,7 +67,7 @@ describe("webhook signatures", () => {
 
   it("refuses a signed body that is not a provider event (400 webhook.payload_invalid)", async () => {
     const body = JSON.stringify({ hello: "world" });
-    const headers = signDelivery(billingOf(t).settings.testProviderSecret, "tevt_odd", Buffer.from(body), new Date());
+    const headers = signDelivery(await installationSecret(t), "tevt_odd", Buffer.from(body), new Date());
     const answer = await t.http("POST", "/billing/api/v1/webhooks/test", { body, headers: { ...headers } });
     expect(answer.body).toMatchObject({ status: 400, code: "webhook.payload_invalid" });
   });

@@ -274,11 +274,10 @@ describe("submissions at once", () => {
       submit({ host: site, code: "SAME" }, { "x-pf-subject": "usr_twin2" }),
     ]);
     expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
-    const stored = answers.find((a) => a.status === 201)!.body.coupon.id;
-    expect(answers.find((a) => a.status === 409)!.body).toMatchObject({
-      code: "coupons.code.duplicate",
-      coupon_id: stored,
-    });
+    const conflict = answers.find((a) => a.status === 409)!.body;
+    expect(conflict).toMatchObject({ code: "coupons.code.duplicate" });
+    // The stored code waits for its pending merchant: lookups hide it, so the conflict does not name it.
+    expect(conflict.coupon_id).toBeUndefined();
   });
 });
 

@@ -107,6 +107,38 @@ describe("submit", () => {
     }
   });
 
+  it("refuses links to hosts that are not public, or with a user name or password (400 naming link), and stores none", async () => {
+    const user = await t.token({ kind: "user", sub: person() });
+    for (const link of [
+      "http://127.0.0.1/a",
+      "http://2130706433/a",
+      "http://0x7f.1/a",
+      "http://localhost:8080/a",
+      "http://admin.localhost/a",
+      "http://intranet/a",
+      "http://169.254.169.254/latest/meta-data",
+      "http://10.1.2.3/a",
+      "http://192.168.1.1/a",
+      "http://0.0.0.0/a",
+      "http://[::1]/a",
+      "http://[::ffff:127.0.0.1]/a",
+      "http://[fe80::1]/a",
+      "http://[fd00::1]/a",
+      "http://224.0.0.1/a",
+      "https://user:pass@shop.example/a",
+      "https://user@shop.example/a",
+    ]) {
+      const answer = await t.http("POST", "/deals/api/v1/offers", { token: user, body: { link, title: "T" } });
+      expect(answer.status, link).toBe(400);
+      expect(answer.body).toMatchObject({ code: "request.invalid", field: "link" });
+    }
+    const fine = await t.http("POST", "/deals/api/v1/offers", {
+      token: user,
+      body: { link: "http://93.184.216.34/public-address", title: "T" },
+    });
+    expect(fine.status).toBe(201);
+  });
+
   it("a service without X-PF-Subject acts for nobody (403 auth.person_required)", async () => {
     const answer = await t.http("POST", "/deals/api/v1/offers", {
       token: web,

@@ -224,6 +224,22 @@ describe("headers", () => {
     expect(seen.get("x-request-id")).toBe(id);
   });
 
+  it("takes a client's request id only when it is short and token-like, else makes a new one", async () => {
+    for (const sent of ["a".repeat(128), "trace:01.ab_C-9"]) {
+      const response = await gateway.app.inject({ url: "/healthz", headers: { "x-request-id": sent } });
+      expect(response.headers["x-request-id"]).toBe(sent);
+    }
+    for (const sent of ["a".repeat(8192), "a".repeat(129), "caf\u00e9", "two words", "a\u0000b", ""]) {
+      const response = await gateway.app.inject({
+        url: "/network/internal/blocks?subject=usr_1",
+        headers: { "x-request-id": sent },
+      });
+      const id = response.headers["x-request-id"];
+      expect(id, JSON.stringify(sent.slice(0, 20))).toMatch(/^[0-9a-f-]{36}$/);
+      expect(seen.get("x-request-id")).toBe(id);
+    }
+  });
+
   it("maps etag and location back", async () => {
     const response = await post("/network/internal/coins/credit", { subject: "usr_1", amount: 1 });
     expect(response.headers.get("etag")).toBe('"rev-1"');

@@ -10,7 +10,10 @@ import { mintToken, TokenVerifier, type TokenClaims } from "../../services/kit/a
 import { loadConfig } from "../../services/kit/runtime/config.js";
 
 /** Admits every request: for tests of the gateway's mapping, whose in-memory services enforce nothing either. */
-export const admitEveryone: Admitting = { admit: () => ({ principal: ANONYMOUS, admittedBy: "" }) };
+export const admitEveryone: Admitting = {
+  admit: () => ({ principal: ANONYMOUS, admittedBy: "" }),
+  discoversInternals: async () => true,
+};
 
 /** The platform's enforcement over a key pair made for the test (nothing written to disk), and tokens it takes. */
 export async function testEnforcement(): Promise<{

@@ -36,6 +36,15 @@ describe("request ids", () => {
     expect(seen).toBe(header);
     expect(currentRequestId()).toBeUndefined();
   });
+
+  it("replace one that is not a bounded token-like value (RPC callers as well as the gateway's)", async () => {
+    const served = callScope(10_000)(async () => currentRequestId() as never);
+    for (const sent of ["x".repeat(129), "r\u00e9q", "a b", "x".repeat(8192)]) {
+      const seen = (await served(request({ "x-request-id": sent }))) as unknown as string;
+      expect(seen).toMatch(/^[0-9a-f-]{36}$/);
+    }
+    expect(await served(request({ "x-request-id": "x".repeat(128) }))).toBe("x".repeat(128));
+  });
 });
 
 describe("calls made from calls, in process", () => {

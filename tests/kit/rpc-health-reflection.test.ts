@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { http } from "../../gen/google/api/annotations_pb.js";
 import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
 import { access } from "../../gen/pf/v1/options_pb.js";
+import { testEnforcement } from "../gateway/support.js";
 import { healthRoutes } from "../../services/kit/rpc/health.js";
 import { reflectionRoutes } from "../../services/kit/rpc/reflection.js";
 
@@ -43,20 +44,24 @@ interface ReflectionResponse {
   errorResponse?: { errorCode: number; errorMessage: string };
 }
 interface ReflectionClient extends grpc.Client {
-  ServerReflectionInfo(): grpc.ClientDuplexStream<Record<string, unknown>, ReflectionResponse>;
+  ServerReflectionInfo(metadata: grpc.Metadata): grpc.ClientDuplexStream<Record<string, unknown>, ReflectionResponse>;
 }
 
 let server: http2.Http2Server;
 let url: string;
 let health: HealthClient;
 let reflection: ReflectionClient;
+/** Reflection answers service tokens only. */
+let serviceToken: string;
 
 beforeAll(async () => {
+  const { admission, token } = await testEnforcement();
+  serviceToken = await token({ kind: "service", svc: "tools" });
   server = http2.createServer(
     connectNodeAdapter({
       routes: (router) => {
         healthRoutes(router, [NetworkService]);
-        reflectionRoutes(router, [NetworkService]);
+        reflectionRoutes(router, [NetworkService], admission);
       },
     }),
   );
@@ -89,7 +94,9 @@ function check(service: string): Promise<string> {
 /** One reflection stream carrying every request in order, as grpcurl and buf curl use it. */
 function reflect(...requests: Record<string, unknown>[]): Promise<ReflectionResponse[]> {
   return new Promise((resolve, reject) => {
-    const call = reflection.ServerReflectionInfo();
+    const metadata = new grpc.Metadata();
+    metadata.set("authorization", `Bearer ${serviceToken}`);
+    const call = reflection.ServerReflectionInfo(metadata);
     const responses: ReflectionResponse[] = [];
     call.on("data", (res: ReflectionResponse) => responses.push(res));
     call.on("error", reject);
@@ -205,8 +212,10 @@ describe("grpc.reflection.v1.ServerReflection", () => {
 });
 
 describe("buf curl (reflection only, no local schema)", () => {
+  // Reflection answers service tokens only; buf curl sends -H with reflection requests only when told.
+  const auth = () => ["-H", `authorization: Bearer ${serviceToken}`, "--reflect-header", "*"];
   const bufCurl = (...args: string[]) =>
-    promisify(execFile)("npx", ["buf", "curl", "--protocol", "grpc", "--http2-prior-knowledge", ...args], {
+    promisify(execFile)("npx", ["buf", "curl", "--protocol", "grpc", "--http2-prior-knowledge", ...auth(), ...args], {
       timeout: 30_000,
     });
 

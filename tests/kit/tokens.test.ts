@@ -42,6 +42,7 @@ describe("platform tokens", () => {
     await expect(verifier.verify(await mintToken(mine, { kind: "user", sub: "usr_a1", ttl: -10 }))).rejects.toThrow();
     const misfit = await new SignJWT({ kind: "user" })
       .setProtectedHeader({ alg: "EdDSA", kid: mine.kid, typ: "JWT" })
+      .setIssuer("pf")
       .setSubject("svc:tips")
       .setAudience("pf")
       .setIssuedAt()
@@ -65,6 +66,7 @@ describe("tokens the platform did not mint as it mints them", () => {
     const verifier = new TokenVerifier(keys);
     const forever = await new SignJWT({ kind: "service" })
       .setProtectedHeader({ alg: "EdDSA", kid: keys.kid, typ: "JWT" })
+      .setIssuer("pf")
       .setSubject("svc:tips")
       .setAudience("pf")
       .setIssuedAt()
@@ -72,6 +74,7 @@ describe("tokens the platform did not mint as it mints them", () => {
     await expect(verifier.verify(forever)).rejects.toThrow(/exp/);
     const other = await new SignJWT({ kind: "service" })
       .setProtectedHeader({ alg: "EdDSA", kid: keys.kid, typ: "at+jwt" })
+      .setIssuer("pf")
       .setSubject("svc:tips")
       .setAudience("pf")
       .setIssuedAt()

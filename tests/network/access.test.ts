@@ -65,7 +65,8 @@ describeMalformedInput(t, routes, calls, { app_id: "app1" });
 
 describe("the OpenAPI document", () => {
   it("lists every network route with its capability and visibility", async () => {
-    const answer = await t.http("GET", "/openapi.json");
+    // The whole document, internal routes included, is for service tokens.
+    const answer = await t.http("GET", "/openapi.json", { token: await t.token({ kind: "service", svc: "tools" }) });
     expect(answer.status).toBe(200);
     const operations = Object.entries(
       answer.body.paths as Record<string, Record<string, { "x-pf-capabilities": string[]; "x-pf-visibility": string }>>,

@@ -60,6 +60,8 @@ export async function startTestPlatform(
     PF_DATA_DIR: dataDir,
     PF_DB_POOL: "4",
     LOG_LEVEL: process.env.LOG_LEVEL ?? "silent",
+    // Tests drive payments through the test-mode provider, which is off unless chosen.
+    PF_BILLING_TEST_PROVIDER: "on",
     ...(database ? { DATABASE_URL: database.url } : {}),
     ...(process.env.NATS_URL ? { NATS_URL: process.env.NATS_URL } : {}),
     ...(events ? { PF_NATS_NAMESPACE: events.namespace } : {}),

@@ -1,11 +1,10 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual, type BinaryLike } from "node:crypto";
 import { problem } from "../../kit/handler/problem.js";
 
 /**
  * The Standard Webhooks signature scheme (standardwebhooks.com), which
  * providers sign their deliveries with: `webhook-signature` holds
  * space-separated `v1,<base64 HMAC-SHA256(secret, id.timestamp.body)>`.
- * The secret's text is the HMAC key.
  */
 
 /** How far a delivery's timestamp may be from billing's clock, either way (replays of old deliveries are refused). */
@@ -17,12 +16,12 @@ export interface SignedHeaders {
   "webhook-signature": string;
 }
 
-function signature(secret: string, id: string, timestamp: string, body: Uint8Array): Buffer {
+function signature(secret: BinaryLike, id: string, timestamp: string, body: Uint8Array): Buffer {
   return createHmac("sha256", secret).update(`${id}.${timestamp}.`).update(body).digest();
 }
 
 /** The headers of a delivery of `body` with message id `id`, signed at `at`. */
-export function signDelivery(secret: string, id: string, body: Uint8Array, at: Date): SignedHeaders {
+export function signDelivery(secret: BinaryLike, id: string, body: Uint8Array, at: Date): SignedHeaders {
   const timestamp = Math.floor(at.getTime() / 1000).toString();
   return {
     "webhook-id": id,
@@ -32,7 +31,7 @@ export function signDelivery(secret: string, id: string, body: Uint8Array, at: D
 }
 
 /** The message id of a delivery whose signature checks out at `now`; else 401 webhook.signature_invalid. */
-export function verifyDelivery(secret: string, headers: Headers, body: Uint8Array, now: Date): string {
+export function verifyDelivery(secret: BinaryLike, headers: Headers, body: Uint8Array, now: Date): string {
   const refuse = (detail: string) => problem(401, "webhook.signature_invalid", detail);
   const id = headers.get("webhook-id");
   const timestamp = headers.get("webhook-timestamp");

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual, type BinaryLike } from "node:crypto";
 import type { Clock } from "../../kit/runtime/clock.js";
 import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
@@ -32,8 +32,12 @@ interface TestOrder {
   deliveries: Delivery[];
 }
 
+/** The test-mode provider's name: its webhooks arrive at `/webhooks/test`. */
+export const TEST_PROVIDER = "test";
+
 export interface TestProviderOptions {
-  secret: string;
+  /** Signs its webhooks and receipts; the installation's own, never one the source knows. */
+  secret: BinaryLike;
   checkoutUrl: string;
   clock: Clock;
   /** Auto mode: approves each new order itself and hands the order.approved delivery to this. */
@@ -51,7 +55,7 @@ const AUTO_APPROVE_AFTER_MS = 500;
  * tests send, re-send or reorder. App store receipts are signed with the same secret.
  */
 export class TestProvider implements PaymentProvider {
-  readonly name = "test";
+  readonly name = TEST_PROVIDER;
   private readonly orders = new Map<string, TestOrder>();
   private readonly byRequest = new Map<string, string>();
 

@@ -50,7 +50,7 @@ export const CouponRow = defineEntity({
     id: p.text().primary(),
     merchantId: p.text(),
     code: p.text(),
-    /** The code compared case-insensitively: one code per merchant. */
+    /** The code compared (NFKC, upper case: domain/codes.ts): one code per merchant. */
     codeKey: p.text(),
     description: p.text(),
     restrictions: p.text(),

@@ -21,6 +21,7 @@ import { couponAnswer, reportsOf, STATUS_TO_PROTO, statusOf } from "../db/coupon
 import { CouponRow, DomainRuleRow, MerchantRow } from "../db/entities.js";
 import { lockCode, lockSite } from "../db/locks.js";
 import { merchantAnswer, merchantCovering, merchantNotFound } from "../db/merchants.js";
+import { codeKeyOf, lookedUp, normalizedCode } from "../domain/codes.js";
 import { normalizeHost } from "../domain/hosts.js";
 import { codePublished, codeStatusChanged, codeSubmitted, merchantChanged, subjects } from "../events.js";
 import { submitRule } from "../settings.js";
@@ -62,9 +63,9 @@ function namedMerchant(request: SubmitRequest): Named {
   }
 }
 
-/** Text fields of a submission: trimmed, bounded, and a code that is one printable token. */
+/** Text fields of a submission: trimmed, bounded, and a code that is one printable token (NFKC: domain/codes.ts). */
 function submittedText(request: SubmitRequest) {
-  const code = maxLength("code", request.code.trim(), 64);
+  const code = maxLength("code", normalizedCode(request.code).trim(), 64);
   if (code === "" || /[\s\p{C}]/u.test(code))
     throw invalid("code", "code is required: the coupon code, without spaces.");
   return {
@@ -173,14 +174,18 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
           throw problem(409, "coupons.merchant.disabled", "This merchant is disabled: it takes no codes.", {
             merchant_id: merchant.id,
           });
-        const codeKey = text.code.toUpperCase();
+        const codeKey = codeKeyOf(text.code);
         // One code per merchant: a second submission of it at once waits here, then finds the first.
         await lockCode(em, merchant.id, codeKey);
         const existing = await em.findOne(CouponRow, { merchantId: merchant.id, codeKey });
+        // The code's id only when lookups show it: a held, unpublished or disabled code is never named.
         if (existing)
-          throw problem(409, "coupons.code.duplicate", "This merchant has this code already.", {
-            coupon_id: existing.id,
-          });
+          throw problem(
+            409,
+            "coupons.code.duplicate",
+            "This merchant has this code already.",
+            lookedUp(existing, merchant.status) ? { coupon_id: existing.id } : undefined,
+          );
         // A person's code of an approved merchant is published at once; AI output waits for staff, and every code for its merchant's approval.
         const published = !ai && merchant.status === "approved";
         const row = em.create(CouponRow, {

@@ -15,6 +15,7 @@ import { CouponRow, MerchantRow } from "../db/entities.js";
 import { merchantAnswer, merchantCovering, merchantNotFound, ruleToProto } from "../db/merchants.js";
 import { registrableDomain } from "../../kit/handler/public-suffix.js";
 import type { CouponsContext } from "../context.js";
+import { lookedUp } from "../domain/codes.js";
 import { normalizeHost } from "../domain/hosts.js";
 import { anonymousLookupRule, lookupRule } from "../settings.js";
 
@@ -53,12 +54,9 @@ export function lookupHandlers(ctx: CouponsContext): LookupHandlers {
     async getCoupon(request, call) {
       await limit(call);
       const em = ctx.orm.em.fork();
-      const row = await em.findOne(CouponRow, {
-        id: request.id,
-        publishedAt: { $ne: null },
-        moderation: { $ne: "disabled" },
-      });
-      if (!row || !(await em.count(MerchantRow, { id: row.merchantId, status: "approved" }))) throw codeNotFound();
+      const row = await em.findOne(CouponRow, { id: request.id });
+      const merchant = row && (await em.findOne(MerchantRow, { id: row.merchantId }));
+      if (!row || !merchant || !lookedUp(row, merchant.status)) throw codeNotFound();
       return create(LookupResultSchema, {
         result: { case: "coupon", value: await couponAnswer(em, row, ctx.clock.now()) },
       });

@@ -60,6 +60,19 @@ export class Admission {
     return admitCaller(route, found, header);
   }
 
+  /**
+   * Whether a caller may discover what is internal (the whole OpenAPI
+   * document, RPC reflection): a valid service token for the platform
+   * audience without a `mod` claim, as internal routes take. No token
+   * answers false; a token that is not valid is refused as everywhere (401).
+   */
+  async discoversInternals(authorization: string | null): Promise<boolean> {
+    const token = await verifiedToken(this.verifier, authorization);
+    if (token === undefined) return false;
+    const { kind, mod, aud } = token.claims;
+    return kind === "service" && mod === undefined && aud.includes(AUDIENCE);
+  }
+
   /** The interceptor that admits every call and leaves its Caller in the context values. */
   interceptor(): Interceptor {
     return (next) => async (req) => {

@@ -3,7 +3,9 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "../runtime/config.js";
 import { loadKeys } from "./keys.js";
-import { mintToken, type TokenKind } from "./tokens.js";
+import { MAX_LIFETIME_SECONDS, mintToken, type TokenKind } from "./tokens.js";
+
+const hours = (kind: TokenKind) => MAX_LIFETIME_SECONDS[kind] / 3600;
 
 const USAGE = `Prints a platform token signed with the platform key (PF_JWT_PRIVATE_KEY, or the dev key under PF_DATA_DIR).
 
@@ -16,7 +18,9 @@ usage: npm run -s token -- --kind user|app|service [options]
   --fp              a first-party app
   --project-id p    --env production|sandbox    --ns a,b    --mod m
   --aud a           the audience (default pf; a service may take only its own)
-  --ttl seconds     lifetime (default 3600)
+  --ttl seconds     lifetime (default 3600; at most ${hours("user")} h for user, ${hours("service")} h for service,
+                    ${hours("app") / 24} days for app tokens)
+Combinations the platform would refuse (a --sub that does not fit the kind, a longer --ttl) are refused here.
   --help            this text`;
 
 function fail(message: string): never {

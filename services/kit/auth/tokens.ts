@@ -5,7 +5,41 @@ import type { PlatformKeys } from "./keys.js";
 /** The platform's token audience; a service may declare its own (`pf.v1.token_audience`). */
 export const AUDIENCE = "pf";
 
+/** The issuer the platform mints tokens as (`iss`); the verifier takes no other. */
+export const ISSUER = "pf";
+
 export type TokenKind = "user" | "app" | "service";
+
+const HOUR = 3600;
+
+/**
+ * The longest a token of each kind may live (`exp` − `iat`), at minting and
+ * at verification: people and services a day (services re-mint theirs hourly),
+ * apps 30 days (their tokens are configured by hand).
+ */
+export const MAX_LIFETIME_SECONDS: Readonly<Record<TokenKind, number>> = {
+  user: 24 * HOUR,
+  app: 30 * 24 * HOUR,
+  service: 24 * HOUR,
+};
+
+/** The subject each kind of token names. */
+const SUBJECTS: Readonly<Record<TokenKind, RegExp>> = {
+  user: /^(usr|gst)_[0-9a-z]+$/i,
+  app: /^app:.+$/,
+  service: /^svc:[a-z]+$/,
+};
+
+/**
+ * Why the verifier refuses a token of this kind, subject and lifetime, or
+ * undefined: minting (and so the token command) refuses the same.
+ */
+export function tokenFault(kind: TokenKind, sub: string, lifetimeSeconds: number): string | undefined {
+  if (!SUBJECTS[kind].test(sub)) return `sub ${JSON.stringify(sub)} does not fit a ${kind} token`;
+  const max = MAX_LIFETIME_SECONDS[kind];
+  if (lifetimeSeconds > max) return `a ${kind} token lives at most ${max} seconds`;
+  return undefined;
+}
 
 /** What a caller asks to be put in a token (see ARCHITECTURE "Principals and enforcement"). */
 export interface TokenClaims {
@@ -23,16 +57,19 @@ export interface TokenClaims {
   mod?: string;
   /** The audience (default the platform's, `pf`); a service that declares its own takes only tokens for it. */
   aud?: string;
-  /** Lifetime in seconds (default one hour). */
+  /** Lifetime in seconds (default one hour; at most MAX_LIFETIME_SECONDS of its kind). */
   ttl?: number;
 }
 
 export async function mintToken(keys: PlatformKeys, claims: TokenClaims): Promise<string> {
   const sub = claims.sub ?? defaultSubject(claims);
   const { ttl = 3600, sub: _sub, svc: _svc, aud = AUDIENCE, ...rest } = claims;
+  const fault = tokenFault(claims.kind, sub, ttl);
+  if (fault) throw new Error(`${fault}: the platform would refuse it`);
   const payload = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined));
   return new SignJWT(payload)
     .setProtectedHeader({ alg: "EdDSA", kid: keys.kid, typ: "JWT" })
+    .setIssuer(ISSUER)
     .setSubject(sub)
     .setAudience(aud)
     .setIssuedAt()
@@ -69,6 +106,9 @@ export interface VerifiedToken {
   exp: number;
 }
 
+/** How far the clocks of the platform's instances may disagree: a token's iat may be this far ahead. */
+const CLOCK_SKEW_SECONDS = 60;
+
 /**
  * Verifies EdDSA tokens, remembering each verified token until it expires so a
  * hot caller pays for the signature check once.
@@ -93,6 +133,7 @@ export class TokenVerifier {
     const { payload } = await jwtVerify(token, this.keys.verifying, {
       algorithms: ["EdDSA"],
       typ: "JWT",
+      issuer: ISSUER,
       // A token without an expiry would never expire.
       requiredClaims: ["exp", "iat", "sub", "aud"],
     });
@@ -108,8 +149,11 @@ function readClaims(payload: Record<string, unknown>): VerifiedToken {
   const sub = payload.sub;
   if (kind !== "user" && kind !== "app" && kind !== "service") throw new Error("kind claim missing");
   if (typeof sub !== "string") throw new Error("sub claim missing");
-  const prefixes = { user: /^(usr|gst)_[0-9a-z]+$/i, app: /^app:.+$/, service: /^svc:[a-z]+$/ };
-  if (!prefixes[kind].test(sub)) throw new Error(`sub does not fit a ${kind} token`);
+  // jose checked both are numbers; an iat in the future would stretch the lifetime past its cap.
+  const [iat, exp] = [payload.iat, payload.exp] as number[];
+  if (iat > Date.now() / 1000 + CLOCK_SKEW_SECONDS) throw new Error("iat is in the future");
+  const fault = tokenFault(kind, sub, exp - iat);
+  if (fault) throw new Error(fault);
   const strings = (value: unknown) =>
     Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
   const text = (value: unknown) => (typeof value === "string" ? value : undefined);
@@ -124,6 +168,6 @@ function readClaims(payload: Record<string, unknown>): VerifiedToken {
     ns: strings(payload.ns),
     mod: text(payload.mod),
     aud: typeof payload.aud === "string" ? [payload.aud] : strings(payload.aud),
-    exp: typeof payload.exp === "number" ? payload.exp : 0,
+    exp,
   };
 }

@@ -4,6 +4,12 @@ import { randomUUID } from "node:crypto";
 import { problemOf } from "../handler/problem.js";
 
 const REQUEST_ID = "x-request-id";
+const TOKEN_LIKE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** A request id a client sent, when it is a bounded token-like value (kept in logs and answers); else a new one. */
+export function acceptedRequestId(sent: string | null | undefined): string {
+  return typeof sent === "string" && TOKEN_LIKE_ID.test(sent) ? sent : randomUUID();
+}
 
 /**
  * The call being served: its request id (on every log line, carried into the
@@ -50,11 +56,8 @@ export function currentRequestId(): string | undefined {
  */
 export function callScope(defaultTimeoutMs: number): Interceptor {
   return (next) => (req) => {
-    let requestId = req.header.get(REQUEST_ID);
-    if (!requestId) {
-      requestId = randomUUID();
-      req.header.set(REQUEST_ID, requestId);
-    }
+    const requestId = acceptedRequestId(req.header.get(REQUEST_ID));
+    req.header.set(REQUEST_ID, requestId);
     const parent = scope.getStore();
     const own = req.contextValues.get(deadlineKey) ?? deadlineOfHeaders(req.header) ?? Date.now() + defaultTimeoutMs;
     const deadline = parent ? Math.min(own, parent.deadline) : own;

@@ -7,7 +7,8 @@ import {
   type Registry,
 } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
-import type { ConnectRouter } from "@connectrpc/connect";
+import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
+import type { Admission } from "../auth/enforce.js";
 import { Health } from "../../../gen/grpc/health/v1/health_pb.js";
 import {
   ServerReflection,
@@ -24,9 +25,16 @@ const NOT_FOUND = 5;
 /**
  * grpc.reflection.v1 over the hosted services' own descriptors, so `buf curl`
  * and `grpcurl` need no local schema. Every file answer carries the whole import
- * closure, since clients must link a file against its dependencies.
+ * closure, since clients must link a file against its dependencies. It lists
+ * internal and admin services, so it answers only callers that may discover
+ * them: service tokens (`grpcurl -H` sends its headers with reflection too;
+ * `buf curl` needs `--reflect-header '*'`).
  */
-export function reflectionRoutes(router: ConnectRouter, services: DescService[]): void {
+export function reflectionRoutes(
+  router: ConnectRouter,
+  services: DescService[],
+  admission: Pick<Admission, "discoversInternals">,
+): void {
   const exposed = [...services, Health, ServerReflection];
   const files = new Map<string, DescFile>();
   for (const service of exposed) collect(service.file, files);
@@ -60,7 +68,14 @@ export function reflectionRoutes(router: ConnectRouter, services: DescService[])
   };
 
   router.service(ServerReflection, {
-    async *serverReflectionInfo(requests) {
+    async *serverReflectionInfo(requests, context) {
+      const authorization = context.requestHeader.get("authorization");
+      // undefined: a token that is not valid.
+      const allowed = await admission.discoversInternals(authorization).catch(() => undefined);
+      if (!allowed) {
+        const code = allowed === false && authorization ? Code.PermissionDenied : Code.Unauthenticated;
+        throw new ConnectError("Reflection answers valid service tokens only.", code);
+      }
       for await (const req of requests)
         yield { validHost: req.host, originalRequest: req, messageResponse: answer(req) };
     },

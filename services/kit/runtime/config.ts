@@ -42,6 +42,11 @@ export interface Config {
   bodyLimit: number;
   /** Deadline of calls between services in ms (PF_CALL_TIMEOUT_MS, default 10000). */
   callTimeoutMs: number;
+  /**
+   * A production deployment (PF_ENV=production; unset or `development` is not):
+   * settings only fit for local use (test-mode payments) refuse to start there.
+   */
+  production: boolean;
   /** The raw environment, for a service's own documented settings. */
   env: Record<string, string | undefined>;
 }
@@ -82,8 +87,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     corsOrigins: list(env.PF_CORS_ORIGINS),
     bodyLimit: integer(env.PF_BODY_LIMIT, 1024 * 1024),
     callTimeoutMs: integer(env.PF_CALL_TIMEOUT_MS, 10_000),
+    production: production(env.PF_ENV),
     env,
   };
+}
+
+function production(value: string | undefined): boolean {
+  // A misspelt environment must not quietly run as development.
+  if (value !== undefined && !["", "development", "production"].includes(value))
+    throw new Error(`PF_ENV: expected production or development, got ${JSON.stringify(value)}`);
+  return value === "production";
 }
 
 function namespace(value: string | undefined): string | undefined {
