@@ -1,7 +1,7 @@
 import type { Delivery, TestProvider } from "../../services/billing/provider/test.js";
 import { secretKey } from "../../services/kit/runtime/sealer.js";
 import type { HttpAnswer, TestPlatform } from "../support/platform.js";
-import { billingOf } from "./support.js";
+import { billingOf, person } from "./support.js";
 
 /** The instance's test-mode provider, which tests drive as the buyer and the provider would. */
 export const testProvider = (t: TestPlatform) => billingOf(t).providers.get("test") as TestProvider;
@@ -27,3 +27,27 @@ export const packPurchase = (subject: string, pack = "credits_500") => ({ subjec
 
 /** The intent's order at the test provider. */
 export const orderOf = (answer: HttpAnswer): string => answer.body.intent.provider_order_id;
+
+/**
+ * A credit purchase as the paying service sees it, with tokens for `token`
+ * (billing.intent.create) and `reader` (billing.balance.read): a new pack
+ * intent, an intent's status, a subject's spendable credit.
+ */
+export function purchases(t: TestPlatform, tokens: { token: () => string; reader: () => string }) {
+  return {
+    async newIntent(buyer = person()) {
+      const answer = await t.http("POST", "/billing/api/v1/intents", {
+        token: tokens.token(),
+        body: packPurchase(buyer),
+      });
+      return { id: answer.body.intent.id as string, order: orderOf(answer), buyer };
+    },
+    async statusOf(id: string): Promise<string> {
+      return (await t.http("GET", `/billing/api/v1/intents/${id}`, { token: tokens.token() })).body.intent.status;
+    },
+    async creditOf(subject: string): Promise<string> {
+      const answer = await t.http("GET", `/billing/api/v1/balances/${subject}`, { token: tokens.reader() });
+      return answer.body.balances[0]?.spendable_credit ?? "0";
+    },
+  };
+}

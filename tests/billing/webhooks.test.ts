@@ -3,7 +3,7 @@ import { applyProviderEvents } from "../../services/billing/workers/provider-eve
 import { signDelivery } from "../../services/billing/provider/standard-webhooks.js";
 import { usePlatform } from "../support/platform.js";
 import { setFrozen } from "./checks.js";
-import { deliver, installationSecret, orderOf, packPurchase, testProvider } from "./payments.js";
+import { deliver, installationSecret, packPurchase, purchases, testProvider } from "./payments.js";
 import { billingOf, person } from "./support.js";
 
 const t = usePlatform({ services: ["billing"] });
@@ -15,15 +15,7 @@ beforeAll(async () => {
   reader = await t.token({ kind: "service", svc: "tips", caps: ["billing.balance.read"] });
 });
 
-const newIntent = async (buyer = person()) => {
-  const answer = await t.http("POST", "/billing/api/v1/intents", { token: tips, body: packPurchase(buyer) });
-  return { id: answer.body.intent.id as string, order: orderOf(answer), buyer };
-};
-const statusOf = async (id: string) =>
-  (await t.http("GET", `/billing/api/v1/intents/${id}`, { token: tips })).body.intent.status;
-const creditOf = async (subject: string) =>
-  (await t.http("GET", `/billing/api/v1/balances/${subject}`, { token: reader })).body.balances[0]?.spendable_credit ??
-  "0";
+const { newIntent, statusOf, creditOf } = purchases(t, { token: () => tips, reader: () => reader });
 
 describe("webhook signatures", () => {
   it("are the only credential: a signed delivery without a token is taken", async () => {

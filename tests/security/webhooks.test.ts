@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signDelivery } from "../../services/billing/provider/standard-webhooks.js";
 import { loadConfig } from "../../services/kit/runtime/config.js";
-import { deliver, installationSecret, orderOf, packPurchase, testProvider } from "../billing/payments.js";
+import { deliver, installationSecret, packPurchase, purchases, testProvider } from "../billing/payments.js";
 import { person } from "../billing/support.js";
 import { startTestPlatform, usePlatform, type TestPlatform } from "../support/platform.js";
 
@@ -29,15 +29,7 @@ beforeAll(async () => {
   reader = await t.token({ kind: "service", svc: "tips", caps: ["billing.balance.read"] });
 });
 
-const newIntent = async (buyer = person()) => {
-  const answer = await t.http("POST", "/billing/api/v1/intents", { token: tips, body: packPurchase(buyer) });
-  return { id: answer.body.intent.id as string, order: orderOf(answer), buyer };
-};
-const statusOf = async (id: string) =>
-  (await t.http("GET", `/billing/api/v1/intents/${id}`, { token: tips })).body.intent.status;
-const creditOf = async (subject: string) =>
-  (await t.http("GET", `/billing/api/v1/balances/${subject}`, { token: reader })).body.balances[0]?.spendable_credit ??
-  "0";
+const { newIntent, statusOf, creditOf } = purchases(t, { token: () => tips, reader: () => reader });
 
 describe("the test provider's webhook secret, where none is configured", () => {
   it("is made for this installation under <data>/keys/, readable by its owner only", async () => {
