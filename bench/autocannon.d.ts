@@ -9,6 +9,8 @@ declare module "autocannon" {
       /** Seconds. */
       duration?: number;
       headers?: Record<string, string>;
+      method?: string;
+      body?: string;
     }
     interface Result {
       /** Seconds, to the hundredth. */

@@ -5,17 +5,24 @@ import { percentile, type ChildMessage, type LoadSettings, type LoadTarget } fro
 process.once("message", (message: { target: LoadTarget; settings: LoadSettings }) => void measure(message));
 
 async function measure({ target, settings }: { target: LoadTarget; settings: LoadSettings }) {
-  const base = { url: target.url, headers: target.headers, connections: settings.connections };
+  const base = {
+    url: target.url,
+    headers: target.headers,
+    method: target.method ?? "GET",
+    body: target.body,
+    connections: target.connections ?? settings.connections,
+  };
+  const expected = (status: number) => (target.status ? status === target.status : status >= 200 && status < 300);
   await autocannon({ ...base, duration: settings.warmup });
 
   // autocannon's own percentiles are whole milliseconds; keep the exact times instead.
   const latencies: number[] = [];
-  let non2xx = 0;
+  let unexpected = 0;
   process.send!({ kind: "measuring" } satisfies ChildMessage);
   const run = autocannon({ ...base, duration: settings.duration });
   run.on("response", (_client: unknown, status: number, _bytes: number, ms: number) => {
-    if (status >= 200 && status < 300) latencies.push(ms);
-    else non2xx++;
+    if (expected(status)) latencies.push(ms);
+    else unexpected++;
   });
   const result = await run;
   const sorted = Float64Array.from(latencies).sort();
@@ -26,7 +33,7 @@ async function measure({ target, settings }: { target: LoadTarget; settings: Loa
       rps: sorted.length / result.duration,
       p50: percentile(sorted, 0.5),
       p99: percentile(sorted, 0.99),
-      failures: non2xx + result.errors + result.timeouts,
+      failures: unexpected + (target.hangsUp ? 0 : result.errors) + result.timeouts,
     },
   };
   process.send!(message, () => process.exit(0));

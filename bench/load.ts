@@ -12,16 +12,25 @@ export interface LoadSettings {
 export interface LoadTarget {
   url: string;
   headers?: Record<string, string>;
+  /** A request other than a plain GET (the abusive bodies of `abuse`). */
+  method?: "POST";
+  body?: string;
+  /** The status every answer must have (else a 2xx). */
+  status?: number;
+  /** The server closes the connection while the body is still being sent: socket errors are expected. */
+  hangsUp?: boolean;
+  /** Connections of this target, when not the settings' own. */
+  connections?: number;
 }
 
-/** One target's figures: 2xx answers per second and their latency in ms. */
+/** One target's figures: expected answers per second and their latency in ms. */
 export interface LoadResult {
   label: string;
   requests: number;
   rps: number;
   p50: number;
   p99: number;
-  /** Non-2xx answers, socket errors and timeouts: any one makes the run a failure. */
+  /** Unexpected answers (non-2xx unless the target says), socket errors and timeouts: any one makes the run a failure. */
   failures: number;
   /**
    * CPU time of this (the server's) process per answer while measured, in µs:

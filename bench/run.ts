@@ -1,3 +1,4 @@
+import { healthUnderAbuse } from "./abuse.js";
 import { eventDelivery } from "./events.js";
 import { gatewayDatabaseRead, gatewayRead } from "./gateway-read.js";
 import { ledgerTransfers } from "./ledger.js";
@@ -5,7 +6,14 @@ import { watchEvents } from "./watch-events.js";
 import { formatTable, loadSettings, type Benchmark, type LoadResult } from "./load.js";
 
 // Every benchmark, in order; `npm run bench -- NAME…` runs only those named.
-const benchmarks: Benchmark[] = [gatewayRead, gatewayDatabaseRead, eventDelivery, ledgerTransfers, watchEvents];
+const benchmarks: Benchmark[] = [
+  gatewayRead,
+  gatewayDatabaseRead,
+  healthUnderAbuse,
+  eventDelivery,
+  ledgerTransfers,
+  watchEvents,
+];
 
 const settings = loadSettings();
 const wanted = process.argv.slice(2);

@@ -1,5 +1,6 @@
 import type { DescMethod } from "@bufbuild/protobuf";
 import type { onRequestHookHandler } from "fastify";
+import { leaveBodyUnread } from "./connection.js";
 import { forwardedHeaders } from "./headers.js";
 import { sendFailure } from "./problems.js";
 import type { RouteContext } from "./route-context.js";
@@ -16,7 +17,7 @@ export function admissionHook(method: DescMethod, context: RouteContext): onRequ
   const { admission, logger } = context;
   return (request, reply, done) => {
     const refuse = (error: unknown) => {
-      sendFailure(request, reply, error, logger);
+      sendFailure(request, leaveBodyUnread(request, reply), error, logger);
     };
     try {
       const admitted = admission.admit(method, new Headers(forwardedHeaders(request)));

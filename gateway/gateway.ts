@@ -5,10 +5,12 @@ import { STATUS_CODES } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Config } from "../services/kit/runtime/config.js";
 import type { Logger } from "../services/kit/runtime/logger.js";
-import { problemMessage, problemType } from "../services/kit/handler/problem.js";
+import { invalid, problemMessage, problemType } from "../services/kit/handler/problem.js";
 import { bindingsOf, type Binding } from "./bindings.js";
+import { bodyDeadline, leaveBodyUnread } from "./connection.js";
 import { registerCors } from "./cors.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "./headers.js";
+import { jsonShapeFault } from "./json-shape.js";
 import { openApiDocument, publiclyDocumented, type DocumentScope } from "./openapi.js";
 import { instanceOf, problemOfFastify, sendFailure, sendProblem } from "./problems.js";
 import type { Admitting } from "./route-context.js";
@@ -56,13 +58,14 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
     // Requests Node cannot even parse (bad header lines, oversized headers) get a problem too.
     clientErrorHandler: (error, socket) => {
       if (!socket.writable) return socket.destroy();
-      const status = (error as { code?: string }).code === "HPE_HEADER_OVERFLOW" ? 431 : 400;
+      const code = (error as { code?: string }).code;
+      const status = code === "HPE_HEADER_OVERFLOW" ? 431 : code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400;
       const title = STATUS_CODES[status] ?? "";
       const body = JSON.stringify({
         type: problemType("request.invalid"),
         title,
         status,
-        detail: "The request could not be read as HTTP.",
+        detail: status === 408 ? "The request did not arrive in time." : "The request could not be read as HTTP.",
         instance: "",
         code: "request.invalid",
       });
@@ -86,28 +89,33 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
     done();
   });
   app.setErrorHandler(answerFastifyError);
-  // A path some binding answers to another method is 405.
-  app.setNotFoundHandler((request, reply) => {
+  // A path no binding answers (404), or answers for another method (405), is answered before any body is read.
+  const answerUnrouted = (request: FastifyRequest, reply: FastifyReply) => {
     const path = instanceOf(request);
     const allow = routes.allowed(request.headers.host ?? "", path);
-    if (allow.length > 0) {
-      const methods = allow.join(", ");
+    if (allow.length === 0)
       return sendProblem(
-        reply.header("allow", methods),
-        problemMessage(
-          405,
-          "route.method_not_allowed",
-          `${request.method} is not allowed on this path; it answers ${methods}.`,
-        ),
+        reply,
+        problemMessage(404, "route.not_found", `No route answers ${request.method} ${path}.`),
         path,
       );
-    }
+    const methods = allow.join(", ");
     return sendProblem(
-      reply,
-      problemMessage(404, "route.not_found", `No route answers ${request.method} ${path}.`),
+      reply.header("allow", methods),
+      problemMessage(
+        405,
+        "route.method_not_allowed",
+        `${request.method} is not allowed on this path; it answers ${methods}.`,
+      ),
       path,
     );
+  };
+  app.addHook("onRequest", bodyDeadline(config.bodyTimeoutMs));
+  app.addHook("onRequest", (request, reply, done) => {
+    if (!request.is404) return done();
+    answerUnrouted(request, leaveBodyUnread(request, reply));
   });
+  app.setNotFoundHandler(answerUnrouted);
 
   app.get("/healthz", (_request, reply) => sendJson(reply, 200, { status: "ok" }));
   app.get("/readyz", async (_request, reply) => {
@@ -155,13 +163,16 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
 /**
  * Bodies are JSON (Fastify's parser, safe against prototype poisoning) or
  * nothing: other media types answer 415, and an empty JSON body is no body.
+ * A body too wide or too deep (json-shape.ts) is refused before it is parsed.
  */
 function jsonBodiesOnly(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser("error", "error");
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
-    if (body === "") done(null, undefined);
-    else void parseJson(request, body as string, done);
+    if (body === "") return done(null, undefined);
+    const fault = jsonShapeFault(body as string);
+    if (fault) return done(invalid("body", fault) as unknown as Error);
+    void parseJson(request, body as string, done);
   });
 }
 

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from "fastify";
 import { acceptedRequestId } from "../services/kit/rpc/call.js";
 import type { IncomingMessage } from "node:http";
+import { plainAddress } from "../services/kit/handler/client-address.js";
 import { CLIENT_IP_HEADER } from "../services/kit/handler/rate-limit.js";
 
 /**
@@ -24,7 +25,6 @@ export const COPIED_RESPONSE_HEADERS = ["etag", "location", "cache-control"] as 
 
 export const REQUEST_ID_HEADER = "x-request-id";
 
-/** A request id the client may choose: a short token-like value, since it is echoed, logged and forwarded. */
 /** The client's `x-request-id` when it is a bounded token-like value, else a new one (the kit's rule). */
 export function requestIdOf(request: IncomingMessage): string {
   const sent = request.headers[REQUEST_ID_HEADER];
@@ -45,11 +45,6 @@ export function forwardedHeaders(request: FastifyRequest): Record<string, string
     if (value !== undefined) header[name] = Array.isArray(value) ? value.join(", ") : value;
   }
   // Set last: nothing the client sends can stand in for its address.
-  header[CLIENT_IP_HEADER] = clientIp(request.ip);
+  header[CLIENT_IP_HEADER] = plainAddress(request.ip);
   return header;
-}
-
-/** An IPv4 client of a dual-stack listener as plain IPv4 (`::ffff:203.0.113.7` → `203.0.113.7`), so one client has one key. */
-function clientIp(ip: string): string {
-  return /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(ip) ? ip.slice(7) : ip;
 }

@@ -75,6 +75,8 @@ export function sendFailure(
  * Anything else it reports is a 500 without internals.
  */
 export function problemOfFastify(error: FastifyError, bodyLimit: number): Problem {
+  // A parser's own refusal (a body too wide) is already a problem.
+  if (error instanceof ConnectError) return problemOf(error);
   switch (error.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return problemMessage(413, "request.too_large", `The body is larger than the limit of ${bodyLimit} bytes.`);

@@ -148,7 +148,13 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     // Stops run last-first: the servers below stop taking calls, the calls being served finish
     // and answer, then the remaining connections close, and only then the databases.
     const transport = localTransport([]);
-    const rpc = await serveRpc(routes, { port: config.rpcPort, host: config.bind, readMaxBytes: config.bodyLimit });
+    const rpc = await serveRpc(routes, {
+      port: config.rpcPort,
+      host: config.bind,
+      readMaxBytes: config.bodyLimit,
+      bodyTimeoutMs: config.bodyTimeoutMs,
+      admitting: { services: implementations.map((i) => i.service), admission },
+    });
     stops.push(() => rpc.close());
     stops.push(() => guard.drained(config.callTimeoutMs));
     stops.push(() => rpc.stopAccepting());

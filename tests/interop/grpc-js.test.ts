@@ -54,13 +54,16 @@ describe("a plain @grpc/grpc-js client over HTTP/2", () => {
     expect(response).toMatchObject({ subject: "usr_grpc1", app_id: "app_grpc", balance: "12" });
   });
 
-  it("is refused a message over the body limit before any token check", async () => {
-    const { error } = await call("CreditCoins", {
-      subject: "usr_grpc1",
-      amount: "1",
-      idempotency_key: "x".repeat(2 * 1024 * 1024),
+  it("is refused a message over the body limit, and without a token before its body is read", async () => {
+    const oversize = { subject: "usr_grpc1", amount: "1", idempotency_key: "x".repeat(2 * 1024 * 1024) };
+    expect((await call("CreditCoins", oversize)).error?.code).toBe(grpc.status.UNAUTHENTICATED);
+    const token = await t.token({
+      kind: "service",
+      svc: "community",
+      caps: ["network.coins.credit"],
+      app_id: "app_grpc",
     });
-    expect(error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect((await call("CreditCoins", oversize, token)).error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
   });
 
   it("gets gRPC status codes for refusals", async () => {

@@ -73,7 +73,7 @@ describe("a server-streaming handler whose client went away", () => {
 
   it("runs its finally over gRPC on the RPC port", async () => {
     const { state, routes } = watched();
-    server = await serveRpc(routes, { port: 0, host: "127.0.0.1", readMaxBytes: 1 << 20 });
+    server = await serveRpc(routes, { port: 0, host: "127.0.0.1", readMaxBytes: 1 << 20, bodyTimeoutMs: 30_000 });
     await takeOneThenCancel(createClient(Health, createGrpcTransport({ baseUrl: server.url })));
     await until(() => state.aborted, 2_000);
     expect(state.aborted).toBe(true);
@@ -94,7 +94,7 @@ describe("a server-streaming handler that crashes after its first message", () =
     const guard = new CallGuard(createLogger("silent"));
     server = await serveRpc(
       (router) => router.service(Health, impl as never, { interceptors: [guard.interceptor()] }),
-      { port: 0, host: "127.0.0.1", readMaxBytes: 1 << 20 },
+      { port: 0, host: "127.0.0.1", readMaxBytes: 1 << 20, bodyTimeoutMs: 30_000 },
     );
     const received: unknown[] = [];
     const failure = await (async () => {

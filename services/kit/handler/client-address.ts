@@ -17,7 +17,7 @@ export class ClientKeys {
     return new ClientKeys(await secretKey(config, "PF_IP_HASH_KEY", "ip-hash.key"));
   }
 
-  /** The calling client's key; "" for calls that did not come through the gateway. */
+  /** The calling client's key: by the address the gateway or the RPC port saw; "" for calls between services in process. */
   of(header: Headers): string {
     const ip = clientIpOf(header);
     if (ip === "") return "";
@@ -26,6 +26,11 @@ export class ClientKeys {
       .digest("base64url")
       .slice(0, 22);
   }
+}
+
+/** An IPv4 client of a dual-stack listener as plain IPv4 (`::ffff:203.0.113.7` → `203.0.113.7`), so one client has one key. */
+export function plainAddress(ip: string): string {
+  return /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(ip) ? ip.slice(7) : ip;
 }
 
 /** The /64 of an IPv6 address: its first four groups, written out in full. */

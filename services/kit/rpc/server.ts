@@ -2,6 +2,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
+import { frontDoor, type FrontDoorOptions } from "./front-door.js";
 
 const CLOSE_GRACE_MS = 2_000;
 
@@ -15,18 +16,22 @@ export interface RpcServer {
 }
 
 /**
- * The RPC port: gRPC, gRPC-Web and Connect on HTTP/2 cleartext. A message
- * larger than `readMaxBytes` (after decompression) is refused before any
- * handler or token check runs.
+ * The RPC port: gRPC, gRPC-Web and Connect on HTTP/2 cleartext. Every call
+ * passes the front door first (the peer's address, admission before the body
+ * is read, a bounded time to send it); a message larger than `readMaxBytes`
+ * (after decompression) is refused before any handler runs.
  */
 export async function serveRpc(
   routes: (router: ConnectRouter) => void,
-  options: { port: number; host: string; readMaxBytes: number },
+  options: { port: number; host: string; readMaxBytes: number } & FrontDoorOptions,
 ): Promise<RpcServer> {
   const { port, host } = options;
-  const server = http2.createServer(
-    connectNodeAdapter({ routes, readMaxBytes: options.readMaxBytes, jsonOptions: { ignoreUnknownFields: false } }),
-  );
+  const connect = connectNodeAdapter({
+    routes,
+    readMaxBytes: options.readMaxBytes,
+    jsonOptions: { ignoreUnknownFields: false },
+  });
+  const server = http2.createServer(frontDoor(connect, options));
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
   // Open sessions (clients' pooled connections, health watches) would hold server.close() forever.
   const sessions = new Set<http2.ServerHttp2Session>();

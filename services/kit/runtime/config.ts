@@ -42,6 +42,8 @@ export interface Config {
   bodyLimit: number;
   /** Deadline of calls between services in ms (PF_CALL_TIMEOUT_MS, default 10000). */
   callTimeoutMs: number;
+  /** How long a caller may take to send a request (headers and body) on either port. */
+  bodyTimeoutMs: number;
   /**
    * A production deployment (PF_ENV=production; unset or `development` is not):
    * settings only fit for local use (test-mode payments) refuse to start there.
@@ -87,6 +89,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     corsOrigins: list(env.PF_CORS_ORIGINS),
     bodyLimit: integer(env.PF_BODY_LIMIT, 1024 * 1024),
     callTimeoutMs: integer(env.PF_CALL_TIMEOUT_MS, 10_000),
+    bodyTimeoutMs: integer(env.PF_BODY_TIMEOUT_MS, 30_000),
     production: production(env.PF_ENV),
     env,
   };

@@ -1,0 +1,109 @@
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
+import { ConnectError } from "@connectrpc/connect";
+import { codeToHttpStatus, errorToJson, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { constants, type Http2ServerRequest, type Http2ServerResponse } from "node:http2";
+import type { Admission } from "../auth/enforce.js";
+import { plainAddress } from "../handler/client-address.js";
+import { CLIENT_IP_HEADER } from "../handler/rate-limit.js";
+
+type NodeHandler = (request: Http2ServerRequest, response: Http2ServerResponse) => void;
+
+export interface FrontDoorOptions {
+  /** How long a caller may take to send the request of a unary or server-streaming call. */
+  bodyTimeoutMs: number;
+  /** The pf services the port serves, whose RPCs are admitted here first, and their enforcement. */
+  admitting?: { services: readonly DescService[]; admission: Admission };
+}
+
+/**
+ * The RPC port's first look at a call, before Connect reads a byte of its body:
+ *
+ * - The client's address is the socket's peer. `pf-client-ip` is honoured only
+ *   from the gateway, which calls the services of its own process in memory and
+ *   never through this port, so whatever a caller sends here is replaced.
+ * - The call is admitted as its interceptor will admit it (token, rules); a
+ *   refusal is answered at once in the caller's protocol, so an anonymous
+ *   caller's 1 MB body is never read, let alone decoded.
+ * - A request that is one message must arrive within `bodyTimeoutMs`: a body
+ *   sent a byte a second is not waited for.
+ */
+export function frontDoor(connect: NodeHandler, options: FrontDoorOptions): NodeHandler {
+  const methods = new Map<string, DescMethod>();
+  for (const service of options.admitting?.services ?? [])
+    for (const method of service.methods) methods.set(`/${service.typeName}/${method.name}`, method);
+
+  return (request, response) => {
+    request.headers[CLIENT_IP_HEADER] = plainAddress(request.socket.remoteAddress ?? "");
+    const method = methods.get(pathOf(request.url));
+    if (!method || !options.admitting) return connect(request, response);
+    if (method.methodKind === "unary" || method.methodKind === "server_streaming")
+      bound(request, options.bodyTimeoutMs);
+    let admitted;
+    try {
+      admitted = options.admitting.admission.admit(method, headersOf(request));
+    } catch (error) {
+      return refuse(request, response, ConnectError.from(error));
+    }
+    if (!(admitted instanceof Promise)) return connect(request, response);
+    admitted.then(
+      () => connect(request, response),
+      (error: unknown) => refuse(request, response, ConnectError.from(error)),
+    );
+  };
+}
+
+function pathOf(url: string): string {
+  const query = url.indexOf("?");
+  return query === -1 ? url : url.slice(0, query);
+}
+
+function headersOf(request: Http2ServerRequest): Headers {
+  const header = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (name.startsWith(":") || value === undefined) continue;
+    header.set(name, Array.isArray(value) ? value.join(", ") : value);
+  }
+  return header;
+}
+
+/** Cancels the stream when its request has not fully arrived in time. */
+function bound(request: Http2ServerRequest, timeoutMs: number): void {
+  const timer = setTimeout(() => {
+    if (!request.stream.destroyed) request.stream.close(constants.NGHTTP2_CANCEL);
+  }, timeoutMs);
+  timer.unref();
+  const clear = () => clearTimeout(timer);
+  request.once("end", clear);
+  request.stream.once("close", clear);
+}
+
+/**
+ * The refusal in the caller's protocol, as Connect would write it: gRPC and
+ * gRPC-Web as a trailers-only answer, a Connect stream as its end message, a
+ * Connect unary call as its JSON error with the matching HTTP status. The body
+ * is left unread; the stream ends with the answer.
+ */
+function refuse(request: Http2ServerRequest, response: Http2ServerResponse, error: ConnectError): void {
+  const contentType = String(request.headers["content-type"] ?? "");
+  if (response.stream.destroyed) return;
+  if (contentType.startsWith("application/grpc")) {
+    const header: Record<string, string> = { ":status": "200", "content-type": contentType };
+    setTrailerStatus(new Headers(), error).forEach((value, name) => (header[name] = value));
+    response.stream.respond(header, { endStream: true });
+    return;
+  }
+  if (contentType.startsWith("application/connect+")) {
+    const end = new TextEncoder().encode(JSON.stringify({ error: errorToJson(error, undefined) }));
+    const envelope = new Uint8Array(5 + end.length);
+    envelope[0] = 0b10; // the end-of-stream flag
+    new DataView(envelope.buffer).setUint32(1, end.length);
+    envelope.set(end, 5);
+    response.stream.respond({ ":status": "200", "content-type": contentType });
+    response.stream.end(envelope);
+    return;
+  }
+  const body = errorToJsonBytes(error, undefined);
+  response.stream.respond({ ":status": String(codeToHttpStatus(error.code)), "content-type": "application/json" });
+  response.stream.end(body);
+}
