@@ -1,12 +1,14 @@
+import { generateKeyPairSync } from "node:crypto";
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signDelivery } from "../../services/billing/provider/standard-webhooks.js";
-import { loadConfig } from "../../services/kit/runtime/config.js";
+import { loadConfig, PRODUCTION_SETTINGS } from "../../services/kit/runtime/config.js";
 import { deliver, installationSecret, packPurchase, purchases, testProvider } from "../billing/payments.js";
 import { person } from "../billing/support.js";
 import { startTestPlatform, usePlatform, type TestPlatform } from "../support/platform.js";
+import { itWith, need } from "../support/skips.js";
 
 // Issue 11, High 1: the test provider's secret was this constant from the source, and the provider was on by default.
 const SOURCE_SECRET = "whsec_pf_test_mode_only";
@@ -21,6 +23,20 @@ const webhook = (t: TestPlatform, delivery: { body: string; headers: Record<stri
   t.http("POST", "/billing/api/v1/webhooks/test", delivery);
 
 const t = usePlatform({ services: ["billing"] });
+
+const servers = need(
+  Boolean(process.env.DATABASE_URL && process.env.NATS_URL),
+  "DATABASE_URL or NATS_URL is unset: production takes neither the embedded database nor the in-process bus",
+);
+
+/** Every setting production must give, with values fit for a test. */
+const productionSettings: Record<string, string> = {
+  DATABASE_URL: "postgres://db.invalid:5432/pf",
+  NATS_URL: "nats://nats.invalid:4222",
+  PF_JWT_PRIVATE_KEY: generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+  PF_SEAL_KEY: "seal-key-of-this-test",
+  PF_IP_HASH_KEY: "ip-hash-key-of-this-test",
+};
 let tips: string;
 let reader: string;
 
@@ -102,15 +118,24 @@ describe("choosing the test provider", () => {
     }
   });
 
-  it("refuses to start in production (PF_ENV=production) with test-mode payments", async () => {
-    await expect(startTestPlatform({ services: ["billing"], env: { PF_ENV: "production" } })).rejects.toThrow(
+  // The test platform gives the database and NATS of the machine; the keys are given here.
+  itWith(servers, "refuses to start in production (PF_ENV=production) with test-mode payments", async () => {
+    const { DATABASE_URL: _database, NATS_URL: _nats, ...keys } = productionSettings;
+    await expect(startTestPlatform({ services: ["billing"], env: { ...keys, PF_ENV: "production" } })).rejects.toThrow(
       /PF_BILLING_TEST_PROVIDER=on is refused with PF_ENV=production/,
     );
   });
 
   it("refuses an environment name it does not know rather than run it as development", () => {
     expect(() => loadConfig({ PF_ENV: "prod" })).toThrow(/PF_ENV/);
-    expect(loadConfig({ PF_ENV: "production" }).production).toBe(true);
+    expect(loadConfig({ ...productionSettings, PF_ENV: "production" }).production).toBe(true);
     expect(loadConfig({}).production).toBe(false);
+  });
+
+  it("refuses production without each setting it must not make up for itself", () => {
+    for (const name of PRODUCTION_SETTINGS) {
+      const { [name]: _left, ...rest } = productionSettings;
+      expect(() => loadConfig({ ...rest, PF_ENV: "production" })).toThrow(new RegExp(`needs ${name} set`));
+    }
   });
 });

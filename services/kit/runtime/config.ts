@@ -90,16 +90,28 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     bodyLimit: integer(env.PF_BODY_LIMIT, 1024 * 1024),
     callTimeoutMs: integer(env.PF_CALL_TIMEOUT_MS, 10_000),
     bodyTimeoutMs: integer(env.PF_BODY_TIMEOUT_MS, 30_000),
-    production: production(env.PF_ENV),
+    production: production(env),
     env,
   };
 }
 
-function production(value: string | undefined): boolean {
+/**
+ * What production must set: nothing there may fall back to what is made up
+ * for local use (the embedded database, the in-process bus, keys made on first
+ * start under the data directory, which instances would not share).
+ */
+export const PRODUCTION_SETTINGS = ["DATABASE_URL", "NATS_URL", "PF_JWT_PRIVATE_KEY", "PF_SEAL_KEY", "PF_IP_HASH_KEY"];
+
+function production(env: NodeJS.ProcessEnv): boolean {
+  const value = env.PF_ENV;
   // A misspelt environment must not quietly run as development.
   if (value !== undefined && !["", "development", "production"].includes(value))
     throw new Error(`PF_ENV: expected production or development, got ${JSON.stringify(value)}`);
-  return value === "production";
+  if (value !== "production") return false;
+  const missing = PRODUCTION_SETTINGS.filter((name) => !env[name]);
+  if (missing.length > 0)
+    throw new Error(`PF_ENV=production needs ${missing.join(", ")} set (README, "In production").`);
+  return true;
 }
 
 function namespace(value: string | undefined): string | undefined {
