@@ -9,6 +9,7 @@ import {
   Visibility,
 } from "../gen/pf/v1/options_pb.js";
 import { admitsAnonymous, routeAccessOf, type RouteAccess } from "../services/kit/auth/enforce.js";
+import { routeFieldsOf } from "../services/kit/rpc/input.js";
 import { rpcName, type Binding } from "./bindings.js";
 import { takesRawBytes } from "./bodies.js";
 import { corsOpen } from "./cors.js";
@@ -70,8 +71,10 @@ function operation(binding: Binding, components: SchemaComponents, problem: Json
     schema: components.field(target.field),
     ...(binding.template.variables[index].rest && { description: "The rest of the path; may contain slashes." }),
   }));
-  // Both spellings of a query parameter lead to one target: document it once, by its proto name.
+  // Both spellings of a query parameter lead to one target: document it once, by its proto name; only those the route reads.
+  const reads = routeFieldsOf(method);
   for (const target of new Set(fields.query.values())) {
+    if (reads && !reads.has(target.steps[0].name)) continue;
     parameters.push({ name: target.path, in: "query", schema: components.field(target.field) });
   }
   const input = binding.bodyField ? components.field(binding.bodyField) : components.message(method.input);
@@ -101,6 +104,8 @@ function operation(binding: Binding, components: SchemaComponents, problem: Json
     ...accessMembers(access),
     "x-pf-cors": corsOpen(binding) ? "open" : "platform",
     ...(getOption(method, designed) && { "x-pf-designed": true }),
+    // A request schema shared by several routes: the fields this one reads (the others are refused).
+    ...(reads && { "x-pf-request-fields": [...reads] }),
   };
 }
 

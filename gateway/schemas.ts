@@ -9,6 +9,7 @@ import {
 import { isWrapperDesc } from "@bufbuild/protobuf/wkt";
 import { protoComments } from "../gen/pf/docs.js";
 import { schema as schemaId } from "../gen/pf/v1/options_pb.js";
+import { idRuleOf } from "../services/kit/rpc/input.js";
 
 /**
  * The proto comment of a pf element (by full name) as an OpenAPI summary and
@@ -76,13 +77,13 @@ export class SchemaComponents {
   field(field: DescField): JsonObject {
     switch (field.fieldKind) {
       case "scalar":
-        return scalarSchema(field.scalar);
+        return { ...scalarSchema(field.scalar), ...idShape(field) };
       case "enum":
         return enumSchema(field.enum);
       case "message":
         return this.message(field.message);
       case "list":
-        return { type: "array", items: this.element(field) };
+        return { type: "array", items: { ...this.element(field), ...idShape(field) } };
       case "map":
         return { type: "object", additionalProperties: this.element(field) };
     }
@@ -95,6 +96,12 @@ export class SchemaComponents {
     if (kind === "message") return this.message(field.message!);
     return scalarSchema(field.scalar!);
   }
+}
+
+/** The shape of an id the platform made (id_prefix), which the input guard holds requests to. */
+function idShape(field: DescField): JsonObject {
+  const rule = idRuleOf(field);
+  return rule?.pattern ? { pattern: rule.pattern.source, maxLength: rule.maxLength } : {};
 }
 
 function enumSchema(descEnum: DescEnum): JsonObject {

@@ -19,12 +19,16 @@ export interface DealsSettings {
   votePerOffer: Rate;
   /** Flags per person (PF_DEALS_FLAGS_PER_HOUR, default 10 an hour). */
   flagPerPerson: Rate;
+  /** Observations recorded by offer updates per person (PF_DEALS_OBSERVATIONS_PER_HOUR, default 60 an hour). */
+  observePerPerson: Rate;
   /** Up-votes each way between two people that make a vote ring (PF_DEALS_VOTE_RING_THRESHOLD, default 3). */
   voteRingThreshold: number;
   /** How far back vote-ring detection looks (PF_DEALS_VOTE_RING_DAYS, default 7). */
   voteRingWindowMs: number;
   /** How often offers past their stated end are expired (PF_DEALS_EXPIRY_EVERY_MS, default 60000). */
   expiryEveryMs: number;
+  /** Watches and saved searches one person keeps at once (PF_DEALS_WATCHES_PER_PERSON, default 200). */
+  watchesPerPerson: number;
 }
 
 const MINUTE = 60_000;
@@ -39,8 +43,10 @@ export function dealsSettings(config: Config): DealsSettings {
     votePerIp: { limit: whole("PF_DEALS_VOTES_PER_IP_MINUTE", 60), windowMs: MINUTE },
     votePerOffer: { limit: whole("PF_DEALS_VOTES_PER_OFFER_MINUTE", 300), windowMs: MINUTE },
     flagPerPerson: { limit: whole("PF_DEALS_FLAGS_PER_HOUR", 10), windowMs: HOUR },
+    observePerPerson: { limit: whole("PF_DEALS_OBSERVATIONS_PER_HOUR", 60), windowMs: HOUR },
     voteRingThreshold: whole("PF_DEALS_VOTE_RING_THRESHOLD", 3),
     voteRingWindowMs: whole("PF_DEALS_VOTE_RING_DAYS", 7) * 24 * HOUR,
     expiryEveryMs: whole("PF_DEALS_EXPIRY_EVERY_MS", 60_000),
+    watchesPerPerson: whole("PF_DEALS_WATCHES_PER_PERSON", 200),
   };
 }

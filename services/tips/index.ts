@@ -1,4 +1,5 @@
 import { TipsOverlayService } from "../../gen/pf/tips/v1/overlays_pb.js";
+import { TipsOwnerService } from "../../gen/pf/tips/v1/owners_pb.js";
 import { TipsService } from "../../gen/pf/tips/v1/tips_pb.js";
 import { defineService, implement } from "../kit/runtime/module.js";
 import { consumers } from "./consumers/intents.js";
@@ -14,6 +15,7 @@ import { interactionHandlers } from "./handlers/interactions.js";
 import { moderationHandlers } from "./handlers/moderation.js";
 import { overlayConsumers } from "./consumers/overlay-alerts.js";
 import { overlayHandlers } from "./handlers/overlay-service.js";
+import { ownerHandlers } from "./handlers/owners.js";
 import { profileHandlers } from "./handlers/profiles.js";
 import { recovery } from "./workers/recovery.js";
 
@@ -44,6 +46,7 @@ export const tips = defineService({
         ...profileHandlers(ctx),
       }),
       implement(TipsOverlayService, overlayHandlers(ctx)),
+      implement(TipsOwnerService, ownerHandlers(ctx)),
     ];
   },
   holds: ["billing.transfer.create", "billing.intent.create"],

@@ -38,7 +38,8 @@ export const vip = defineService({
       }),
     ];
   },
-  // Its token's capabilities at billing: checkout (intents, subscriptions from credit) and entitlement reads.
-  holds: ["billing.intent.create", "billing.subscription.manage", "billing.entitlement.check"],
+  // Its token's capabilities: at billing checkout (intents, subscriptions from credit) and entitlement reads; at
+  // tips who owns a goal or profile a rule gates.
+  holds: ["billing.intent.create", "billing.subscription.manage", "billing.entitlement.check", "tips.owner.resolve"],
   consumers: [entitlementsConsumer],
 });

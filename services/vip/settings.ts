@@ -9,6 +9,10 @@ export interface VipSettings {
   graceMs: number;
   /** Deadline of billing reads (members list, memberships, entitlement checks) before falling back (PF_VIP_BILLING_TIMEOUT_MS, default 2000). */
   billingReadTimeoutMs: number;
+  /** Plans not archived (drafts and published) one owner keeps at once (PF_VIP_PLANS_PER_OWNER, default 50). */
+  plansPerOwner: number;
+  /** Active perks one owner keeps at once (PF_VIP_PERKS_PER_OWNER, default 200). */
+  perksPerOwner: number;
 }
 
 export function vipSettings(config: Config): VipSettings {
@@ -17,5 +21,7 @@ export function vipSettings(config: Config): VipSettings {
     projectionTtlMs: whole("PF_VIP_PROJECTION_TTL_SECONDS", 60) * 1000,
     graceMs: whole("PF_VIP_ENTITLEMENT_GRACE_SECONDS", 86_400) * 1000,
     billingReadTimeoutMs: whole("PF_VIP_BILLING_TIMEOUT_MS", 2000, 1),
+    plansPerOwner: whole("PF_VIP_PLANS_PER_OWNER", 50, 1),
+    perksPerOwner: whole("PF_VIP_PERKS_PER_OWNER", 200, 1),
   };
 }

@@ -7,6 +7,7 @@ import { http } from "../../gen/google/api/annotations_pb.js";
 import { NetworkAdminService } from "../../gen/pf/network/v1/admin_pb.js";
 import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
 import { TipsOverlayService } from "../../gen/pf/tips/v1/overlays_pb.js";
+import { VipService } from "../../gen/pf/vip/v1/vip_pb.js";
 import { access, AccessSchema, Actor, Cors, designed, token_audience, Visibility } from "../../gen/pf/v1/options_pb.js";
 import { withAccess, withService } from "./support.js";
 
@@ -77,6 +78,32 @@ describe("OpenAPI from the descriptors", () => {
     });
     expect(service.paths["/internal/coins/credit"].post).toMatchObject({ "x-pf-visibility": "internal" });
     expect(service.paths["/internal/coins/credit"].post).not.toHaveProperty("x-pf-never-to-apps");
+  });
+
+  it("documents the fields a route of a shared request schema reads, and the shape of the ids the platform made", () => {
+    const plans = openApiDocument(bindingsOf(VipService), { title: "pf vip", basePath: "/vip" }) as unknown as Document;
+    const getPlan = plans.paths["/api/v1/plans/{id}"].get;
+    expect(getPlan["x-pf-request-fields"]).toEqual(["id"]);
+    // The schema's other field (archive's expected_revision) is not offered as a query parameter.
+    expect(getPlan.parameters).toEqual([
+      {
+        name: "id",
+        in: "path",
+        required: true,
+        schema: { type: "string", pattern: "^pln_[0-9a-z]{1,64}$", maxLength: 68 },
+      },
+    ]);
+    expect(plans.paths["/api/v1/plans"].get["x-pf-request-fields"]).toBeUndefined();
+    const update = plans.components.schemas["vip.plan-update-request@1"].properties;
+    expect(update.perks).toEqual({
+      $ref: "#/components/schemas/pf.vip.v1.PerkSelection",
+      description: expect.any(String),
+    });
+    expect(plans.components.schemas["pf.vip.v1.PerkSelection"].properties.perk_ids.items).toEqual({
+      type: "string",
+      pattern: "^prk_[0-9a-z]{1,64}$",
+      maxLength: 68,
+    });
   });
 
   it("documents path parameters, query parameters and bodies from the input message", () => {

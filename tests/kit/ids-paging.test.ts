@@ -1,10 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { newId } from "../../services/kit/handler/ids.js";
+import { idPattern, newId } from "../../services/kit/handler/ids.js";
 import { decodeCursor, decodeTextCursor, encodeCursor, page, pageLimit } from "../../services/kit/handler/paging.js";
 
 describe("prefixed time-sortable ids", () => {
   it("carry the prefix and a 26-character ULID body", () => {
     expect(newId("off")).toMatch(/^off_[0-9a-hjkmnp-tv-z]{26}$/);
+  });
+
+  it("are what the input guard admits for their prefix (id_prefix), and another prefix's are not", () => {
+    for (const prefix of ["pln", "co", "tevt"]) expect(newId(prefix)).toMatch(idPattern(prefix));
+    expect(newId("prk")).not.toMatch(idPattern("pln"));
+    expect("usr_a1").toMatch(idPattern("usr", "gst"));
+    expect("gst_a1").toMatch(idPattern("usr", "gst"));
   });
 
   it("sort by creation time, also within one millisecond", () => {

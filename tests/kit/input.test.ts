@@ -1,12 +1,18 @@
-import { create } from "@bufbuild/protobuf";
+import { create, fromJson, type DescMethod, type JsonObject } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
-import { Code, createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { connect as connectHttp2 } from "node:http2";
 import { describe, expect, it } from "vitest";
+import { BillingAdminService } from "../../gen/pf/billing/v1/admin_pb.js";
 import { BillingService } from "../../gen/pf/billing/v1/billing_pb.js";
 import { GetBalanceRequestSchema } from "../../gen/pf/billing/v1/ledger_pb.js";
-import { unknownField, unstorable } from "../../services/kit/rpc/input.js";
+import { CouponsService } from "../../gen/pf/coupons/v1/coupons_pb.js";
+import { DealsService } from "../../gen/pf/deals/v1/deals_pb.js";
+import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
+import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
+import { VipService } from "../../gen/pf/vip/v1/vip_pb.js";
+import { checkInput, idRuleOf, routeFieldsOf, unknownField, unstorable } from "../../services/kit/rpc/input.js";
 import { usePlatform } from "../support/platform.js";
 
 describe("unstorable input", () => {
@@ -49,6 +55,83 @@ describe("fields the contract does not name", () => {
       unknownField({ $typeName: "x", lines: [{ $typeName: "l" }, { $typeName: "l", $unknown: unknown }] }, ""),
     ).toBe("lines[1].#9");
     expect(unknownField({ $typeName: "x", subject: "usr_a", $unknown: [] }, "")).toBeUndefined();
+  });
+});
+
+/** The field the input guard names refusing a request (given as proto JSON), or undefined when it takes it. */
+function refusedField(method: DescMethod, json: JsonObject): string | undefined {
+  try {
+    checkInput(method, fromJson(method.input, json));
+    return undefined;
+  } catch (error) {
+    const [problem] = ConnectError.from(error).findDetails(ProblemSchema);
+    expect(problem).toMatchObject({ status: 400, code: "request.invalid" });
+    return problem.extensions?.field as string;
+  }
+}
+
+describe("ids in a request", () => {
+  const { getPlan, updatePlan, createPerk } = VipService.method;
+  const made = "pln_01jd7x3k9m2q4r6s8t0v1w3y5z";
+
+  it("with an id_prefix: the prefix, `_` and 1 to 64 lowercase letters or digits, or 400 naming the field", () => {
+    for (const id of [made, "pln_1", `pln_${"a".repeat(64)}`])
+      expect(refusedField(getPlan, { id }), id).toBeUndefined();
+    for (const id of [
+      "pln_",
+      `pln_${"a".repeat(65)}`,
+      "prk_01jd",
+      "pln_01JD",
+      "pln-01jd",
+      "pln_01jd\u00e9",
+      "x".repeat(1e6),
+    ])
+      expect(refusedField(getPlan, { id }), id.slice(0, 20)).toBe("id");
+  });
+
+  it("nested and repeated ones are named where they were sent", () => {
+    expect(refusedField(updatePlan, { id: made, perks: { perk_ids: ["prk_1", "bad"] } })).toBe("perks.perk_ids[1]");
+    expect(
+      refusedField(BillingService.method.createIntent, {
+        channel_subscription: { streamer: "usr_a", plan_id: "nope" },
+      }),
+    ).toBe("channel_subscription.plan_id");
+    const ref = (id: string) => ({ product_bindings: [{ service: "deals", kind: "offer", id }] });
+    expect(refusedField(createPerk, ref("x".repeat(128)))).toBeUndefined();
+    expect(refusedField(createPerk, ref("x".repeat(129)))).toBe("product_bindings[0].id");
+  });
+
+  it("without one, an `id`, `…_id` or `…_ids` field (ids others make) holds at most 128 characters", () => {
+    const { creditCoins } = NetworkService.method;
+    expect(refusedField(creditCoins, { app_id: "a".repeat(128) })).toBeUndefined();
+    expect(refusedField(creditCoins, { app_id: "a".repeat(129) })).toBe("app_id");
+    expect(idRuleOf(creditCoins.input.field.subject)).toBeUndefined();
+    expect(idRuleOf(getPlan.input.field.id)).toMatchObject({ prefix: "pln", maxLength: 68 });
+  });
+
+  it('an optional id cleared with "" is no id', () => {
+    expect(refusedField(DealsService.method.updateOffer, { id: "off_1", product_id: "" })).toBeUndefined();
+  });
+});
+
+describe("a request schema several routes share", () => {
+  const { updateMerchantStatus, updateMerchantDomains, createMerchant, getCoupon } = CouponsService.method;
+
+  it("refuses a field of another route, naming it (400)", () => {
+    const rule = { domain: "shop.example" };
+    expect(refusedField(updateMerchantStatus, { id: "mer_1", status: "MERCHANT_STATUS_APPROVED" })).toBeUndefined();
+    expect(refusedField(updateMerchantStatus, { id: "mer_1", domains: [rule] })).toBe("domains");
+    expect(refusedField(updateMerchantDomains, { id: "mer_1", domains: [rule] })).toBeUndefined();
+    expect(refusedField(updateMerchantDomains, { id: "mer_1", status: "MERCHANT_STATUS_DISABLED" })).toBe("status");
+    expect(refusedField(createMerchant, { host: "shop.example", id: "mer_1" })).toBe("id");
+    expect(refusedField(BillingService.method.createIntent, { id: "pi_1", subject: "usr_a" })).toBe("id");
+  });
+
+  it("a route that reads no field refuses every one; a route whose schema is its own reads all", () => {
+    expect(routeFieldsOf(BillingAdminService.method.getFreeze)).toEqual(new Set());
+    expect(refusedField(BillingAdminService.method.getFreeze, { status: "held" })).toBe("status");
+    expect(refusedField(BillingAdminService.method.getFreeze, {})).toBeUndefined();
+    expect(routeFieldsOf(getCoupon)).toBeUndefined();
   });
 });
 

@@ -12,7 +12,8 @@ import {
 import { usePlatform } from "../support/platform.js";
 import { expectStatus, person, serviceToken, userToken } from "./support.js";
 
-const resource = { service: "media", kind: "video", id: "vid_1" };
+// A resource vip holds itself (a plan), so setting its rule asks no other service.
+const resource = { service: "vip", kind: "plan", id: "pln_1" };
 
 /** One valid call per membership route; the refusals vary only the caller. */
 const calls: Record<string, RouteCall> = {

@@ -4,7 +4,7 @@ import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { fund } from "../billing/support.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
-import { createPlan, expectStatus, person, serviceToken, userToken } from "./support.js";
+import { createPerk, createPlan, expectStatus, person, serviceToken, userToken } from "./support.js";
 
 // Billing in a process of its own, reached over gRPC through a proxy the test cuts: billing really stops answering.
 const clock = new ManualClock(new Date("2026-05-01T00:00:00Z"));
@@ -69,8 +69,9 @@ describe("when billing does not answer", () => {
     expect(up).toMatchObject({ source: "SOURCE_BILLING", age_seconds: "0" });
     expect(subjects(up)).toEqual([fan, direct].sort());
 
-    const sensitive = { service: "media", kind: "video", id: "vid_s" };
-    const ordinary = { service: "media", kind: "video", id: "vid_o" };
+    // The creator's own plan and perk, which vip holds: gating them asks no other service.
+    const sensitive = { service: "vip", kind: "plan", id: plan.id };
+    const ordinary = { service: "vip", kind: "perk", id: (await createPerk(t, mine)).id };
     expectStatus(
       await t.http("POST", "/vip/api/v1/policies", {
         token: mine,

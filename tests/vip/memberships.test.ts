@@ -457,7 +457,7 @@ describe("past valid_until", () => {
   it("a member is in grace, then unknown past grace (never authorizing), and a policy evaluation refuses", async () => {
     const plan = await createPlan(t, mine, { publish: true });
     const { fan } = await memberFromCredit(plan.id);
-    const resource = { service: "media", kind: "video", id: `vid_${fan}` };
+    const resource = { service: "vip", kind: "plan", id: plan.id };
     expectStatus(
       await t.http("POST", "/vip/api/v1/policies", { token: mine, body: { resource, rule: "POLICY_RULE_ANY_MEMBER" } }),
       201,

@@ -96,7 +96,15 @@ describe("a network plan", () => {
     const mine = await userToken(t, creator);
     const creatorsPlan = await createPlan(t, mine, { publish: true });
     const creatorsPerk = await createPerk(t, mine);
-    const resource = (id: string) => ({ service: "media", kind: "video", id: `net-${id}-${plain}` });
+    // The network's resources the rules gate: its plans and perks, which vip holds.
+    const lounge = await createPerk(t, staff, { owner: "network", kind: "PERK_KIND_ROOM", name: "Network stage" });
+    const gated: Record<string, { service: string; kind: string; id: string }> = {
+      plan: { service: "vip", kind: "plan", id: plan.id },
+      perk: { service: "vip", kind: "perk", id: perk.id },
+      any: { service: "vip", kind: "plan", id: withPerk.id },
+      x: { service: "vip", kind: "perk", id: lounge.id },
+    };
+    const resource = (name: string) => gated[name];
     const set = (body: Record<string, unknown>, token = staff) =>
       t.http("POST", "/vip/api/v1/policies", { token, body: { creator: "network", ...body } });
 
@@ -137,8 +145,13 @@ describe("a network plan", () => {
         token: mine,
         body: { resource: resource("any"), rule: "POLICY_RULE_ANY_MEMBER" },
       }),
-      409,
-      "policy.resource_taken",
+      403,
+      "vip.not_owner",
+    );
+    expectStatus(
+      await set({ resource: { service: "vip", kind: "plan", id: creatorsPlan.id }, rule: "POLICY_RULE_ANY_MEMBER" }),
+      403,
+      "vip.not_owner",
     );
     // A network rule names network plans and perks only.
     expect(

@@ -235,10 +235,10 @@ describe("plan input", () => {
     // The create request holds the perks at perk_ids (a PATCH at perks.perk_ids): the refusal names where they were sent.
     expect(
       (await t.http("POST", "/vip/api/v1/plans", { token: mine, body: { name: "x", perk_ids: ["bad"] } })).body,
-    ).toMatchObject({ status: 400, field: "perk_ids" });
+    ).toMatchObject({ status: 400, field: "perk_ids[0]" });
     expect((await patch(plan.id, mine, { perks: { perk_ids: ["bad"] } })).body).toMatchObject({
       status: 400,
-      field: "perks.perk_ids",
+      field: "perks.perk_ids[0]",
     });
   });
 

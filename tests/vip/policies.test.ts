@@ -2,10 +2,15 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { fund } from "../billing/support.js";
 import { usePlatform } from "../support/platform.js";
-import { createPerk, createPlan, expectStatus, person, serviceToken, userToken } from "./support.js";
+import { createPerk, createPlan, expectStatus, goalResource, person, serviceToken, userToken } from "./support.js";
 
 const clock = new ManualClock(new Date("2026-04-01T00:00:00Z"));
-const t = usePlatform({ services: ["vip", "billing"], clock, env: { PF_BILLING_SWEEP_EVERY_MS: "2000000000" } });
+// Tips holds the goals the rules gate: vip confirms each goal's owner with it.
+const t = usePlatform({
+  services: ["vip", "billing", "tips"],
+  clock,
+  env: { PF_BILLING_SWEEP_EVERY_MS: "2000000000" },
+});
 
 let creator: string;
 let mine: string;
@@ -16,7 +21,10 @@ let planB: { id: string };
 let perk: { id: string };
 const fans: Record<"a" | "b" | "none", string> = { a: "", b: "", none: "" };
 
-const resource = (id: string) => ({ service: "media", kind: "video", id });
+type Resource = { service: string; kind: string; id: string };
+/** The creator's resources the rules gate, by name: tips goals, and one of the creator's vip plans. */
+const gated: Record<string, Resource> = {};
+const resource = (name: string) => gated[name];
 const setPolicy = (body: Record<string, unknown>, token = mine) =>
   t.http("POST", "/vip/api/v1/policies", { token, body });
 const evaluate = (subject: string, id: string) =>
@@ -42,6 +50,9 @@ beforeAll(async () => {
   perk = await createPerk(t, mine, { kind: "PERK_KIND_ROOM", name: "Backstage" });
   planA = await createPlan(t, mine, { name: "A", perk_ids: [perk.id], publish: true });
   planB = await createPlan(t, mine, { name: "B", publish: true });
+  for (const name of ["any", "plan", "perk", "open", "secret", "taken", "x", "by-staff"])
+    gated[name] = await goalResource(t, mine);
+  gated.r = { service: "vip", kind: "plan", id: planB.id };
   fans.a = (await join(planA.id)).fan;
   fans.none = person("none");
 });
@@ -172,20 +183,23 @@ describe("setting, reading and removing rules", () => {
     expect(await evaluate(fans.none, "r")).toEqual({ allowed: true, reason: "EVALUATE_REASON_NO_POLICY" });
   });
 
-  it("refuses another creator's resource (409), foreign plans and perks (422), fields the rule does not use (400)", async () => {
+  it("refuses another creator's resource (403), foreign plans and perks (422), fields the rule does not use (400)", async () => {
     expectStatus(await setPolicy({ resource: resource("taken"), rule: "POLICY_RULE_ANY_MEMBER" }), 201);
     expectStatus(
       await setPolicy({ resource: resource("taken"), rule: "POLICY_RULE_ANY_MEMBER" }, theirs),
-      409,
-      "policy.resource_taken",
+      403,
+      "vip.not_owner",
     );
+    expect(await evaluate(creator, "taken")).toMatchObject({ allowed: true, reason: "EVALUATE_REASON_OWNER" });
     expectStatus(
       await setPolicy({ resource: resource("x"), rule: "POLICY_RULE_ANY_MEMBER", creator }, theirs),
       403,
       "vip.not_owner",
     );
+    // On their own goal, the other creator still names no plan of theirs.
+    const ownGoal = await goalResource(t, theirs);
     expect(
-      (await setPolicy({ resource: resource("x"), rule: "POLICY_RULE_PLAN_MEMBER", plan_id: planA.id }, theirs)).body,
+      (await setPolicy({ resource: ownGoal, rule: "POLICY_RULE_PLAN_MEMBER", plan_id: planA.id }, theirs)).body,
     ).toMatchObject({ status: 422, field: "plan_id" });
     expect(
       (await setPolicy({ resource: resource("x"), rule: "POLICY_RULE_PERK_HOLDER", perk_id: "prk_none" })).body,
@@ -203,7 +217,7 @@ describe("setting, reading and removing rules", () => {
       field: "resource",
     });
     expect(
-      (await setPolicy({ resource: { service: "media", kind: "video" }, rule: "POLICY_RULE_ANY_MEMBER" })).body,
+      (await setPolicy({ resource: { service: "tips", kind: "goal" }, rule: "POLICY_RULE_ANY_MEMBER" })).body,
     ).toMatchObject({ status: 400, field: "resource.id" });
     // Staff set a creator's rule by naming the creator.
     expectStatus(

@@ -56,6 +56,15 @@ export async function createPlan(t: TestPlatform, token: string, body: Record<st
   return expectStatus(answer, 201).body.plan;
 }
 
+/** A new goal of the token's person at tips (201), as the resource a rule gates (tips must run beside vip). */
+export async function goalResource(t: TestPlatform, token: string) {
+  const answer = await t.http("POST", "/tips/api/v1/goals", {
+    token,
+    body: { title: "Mic", target: { minor_units: 1000, currency: "USD" } },
+  });
+  return { service: "tips", kind: "goal", id: expectStatus(answer, 201).body.goal.id as string };
+}
+
 /** Applies one billing.entitlement.changed as the durable consumer does: in vip's transaction, with vip's own context. */
 export function applyEntitlementEvent(
   t: TestPlatform,

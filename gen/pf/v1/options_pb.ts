@@ -7,7 +7,7 @@
 
 import type { GenEnum, GenExtension, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, extDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { MessageOptions, MethodOptions, ServiceOptions } from "@bufbuild/protobuf/wkt";
+import type { FieldOptions, MessageOptions, MethodOptions, ServiceOptions } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/v1/options.proto.
  */
 export const file_pf_v1_options: GenFile = /*@__PURE__*/
-  fileDesc("ChNwZi92MS9vcHRpb25zLnByb3RvEgVwZi52MSKxAwoGQWNjZXNzEhQKDGNhcGFiaWxpdGllcxgBIAMoCRIlCgp2aXNpYmlsaXR5GAIgASgOMhEucGYudjEuVmlzaWJpbGl0eRIVCg1uZXZlcl90b19hcHBzGAMgASgIEhUKDW5ldmVyX3RvX21vZHMYBCABKAgSFQoNb25seV9zZXJ2aWNlcxgFIAMoCRIWCg5hY3Rpbmdfc3ViamVjdBgGIAEoCBIRCglhbm9ueW1vdXMYByABKAgSGAoQb3JpZ2luX2Zyb21fYXBwcxgIIAEoCBISCgpyYXRlX2xpbWl0GAkgASgJEhgKEGFsbF9jYXBhYmlsaXRpZXMYCiADKAkSEQoJbm9fcGVvcGxlGAsgASgIEhYKDnNlcGFyYXRlX2dyYW50GAwgASgIEhsKBWFjdG9yGA0gASgOMgwucGYudjEuQWN0b3ISHAoUY2FwYWJpbGl0eV91bmNoZWNrZWQYDiABKAgSGQoEY29ycxgPIAEoDjILLnBmLnYxLkNvcnMSDAoEbmFtZRgQIAEoCRIjCgxhbHRlcm5hdGl2ZXMYESADKAsyDS5wZi52MS5BY2Nlc3MqjAEKClZpc2liaWxpdHkSGgoWVklTSUJJTElUWV9VTlNQRUNJRklFRBAAEhUKEVZJU0lCSUxJVFlfUFVCTElDEAESGgoWVklTSUJJTElUWV9GSVJTVF9QQVJUWRACEhcKE1ZJU0lCSUxJVFlfSU5URVJOQUwQAxIWChJWSVNJQklMSVRZX1BBUlRORVIQBCqCAQoFQWN0b3ISFQoRQUNUT1JfVU5TUEVDSUZJRUQQABIQCgxBQ1RPUl9QRVJTT04QARIQCgxBQ1RPUl9NRU1CRVIQAhIPCgtBQ1RPUl9TVEFGRhADEhgKFEFDVE9SX1BMQVRGT1JNX1NUQUZGEAQSEwoPQUNUT1JfQUlfT1VUUFVUEAUqKwoEQ29ycxIUChBDT1JTX1VOU1BFQ0lGSUVEEAASDQoJQ09SU19PUEVOEAE6RwoGYWNjZXNzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY0YYDIAEoCzINLnBmLnYxLkFjY2Vzc1IGYWNjZXNzOksKEHN1Y2Nlc3Nfc3RhdHVzZXMSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjUhgMgAygFUg9zdWNjZXNzU3RhdHVzZXM6PAoIZGVzaWduZWQSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjVhgMgASgIUghkZXNpZ25lZDo5CgZzY2hlbWESHy5nb29nbGUucHJvdG9idWYuTWVzc2FnZU9wdGlvbnMY0oYDIAEoCVIGc2NoZW1hOkIKC3NlcnZpY2Vfa2V5Eh8uZ29vZ2xlLnByb3RvYnVmLlNlcnZpY2VPcHRpb25zGNOGAyABKAlSCnNlcnZpY2VLZXk6SAoOdG9rZW5fYXVkaWVuY2USHy5nb29nbGUucHJvdG9idWYuU2VydmljZU9wdGlvbnMY1oYDIAEoCVINdG9rZW5BdWRpZW5jZWIGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("ChNwZi92MS9vcHRpb25zLnByb3RvEgVwZi52MSKxAwoGQWNjZXNzEhQKDGNhcGFiaWxpdGllcxgBIAMoCRIlCgp2aXNpYmlsaXR5GAIgASgOMhEucGYudjEuVmlzaWJpbGl0eRIVCg1uZXZlcl90b19hcHBzGAMgASgIEhUKDW5ldmVyX3RvX21vZHMYBCABKAgSFQoNb25seV9zZXJ2aWNlcxgFIAMoCRIWCg5hY3Rpbmdfc3ViamVjdBgGIAEoCBIRCglhbm9ueW1vdXMYByABKAgSGAoQb3JpZ2luX2Zyb21fYXBwcxgIIAEoCBISCgpyYXRlX2xpbWl0GAkgASgJEhgKEGFsbF9jYXBhYmlsaXRpZXMYCiADKAkSEQoJbm9fcGVvcGxlGAsgASgIEhYKDnNlcGFyYXRlX2dyYW50GAwgASgIEhsKBWFjdG9yGA0gASgOMgwucGYudjEuQWN0b3ISHAoUY2FwYWJpbGl0eV91bmNoZWNrZWQYDiABKAgSGQoEY29ycxgPIAEoDjILLnBmLnYxLkNvcnMSDAoEbmFtZRgQIAEoCRIjCgxhbHRlcm5hdGl2ZXMYESADKAsyDS5wZi52MS5BY2Nlc3MiHgoNUmVxdWVzdEZpZWxkcxINCgVuYW1lcxgBIAMoCSqMAQoKVmlzaWJpbGl0eRIaChZWSVNJQklMSVRZX1VOU1BFQ0lGSUVEEAASFQoRVklTSUJJTElUWV9QVUJMSUMQARIaChZWSVNJQklMSVRZX0ZJUlNUX1BBUlRZEAISFwoTVklTSUJJTElUWV9JTlRFUk5BTBADEhYKElZJU0lCSUxJVFlfUEFSVE5FUhAEKoIBCgVBY3RvchIVChFBQ1RPUl9VTlNQRUNJRklFRBAAEhAKDEFDVE9SX1BFUlNPThABEhAKDEFDVE9SX01FTUJFUhACEg8KC0FDVE9SX1NUQUZGEAMSGAoUQUNUT1JfUExBVEZPUk1fU1RBRkYQBBITCg9BQ1RPUl9BSV9PVVRQVVQQBSorCgRDb3JzEhQKEENPUlNfVU5TUEVDSUZJRUQQABINCglDT1JTX09QRU4QATpHCgZhY2Nlc3MSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjRhgMgASgLMg0ucGYudjEuQWNjZXNzUgZhY2Nlc3M6SwoQc3VjY2Vzc19zdGF0dXNlcxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNSGAyADKAVSD3N1Y2Nlc3NTdGF0dXNlczo8CghkZXNpZ25lZBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNWGAyABKAhSCGRlc2lnbmVkOjkKBnNjaGVtYRIfLmdvb2dsZS5wcm90b2J1Zi5NZXNzYWdlT3B0aW9ucxjShgMgASgJUgZzY2hlbWE6QgoLc2VydmljZV9rZXkSHy5nb29nbGUucHJvdG9idWYuU2VydmljZU9wdGlvbnMY04YDIAEoCVIKc2VydmljZUtleTpICg50b2tlbl9hdWRpZW5jZRIfLmdvb2dsZS5wcm90b2J1Zi5TZXJ2aWNlT3B0aW9ucxjWhgMgASgJUg10b2tlbkF1ZGllbmNlOjwKCWlkX3ByZWZpeBIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMY2IYDIAEoCVIIaWRQcmVmaXg6XQoOcmVxdWVzdF9maWVsZHMSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjZhgMgASgLMhQucGYudjEuUmVxdWVzdEZpZWxkc1INcmVxdWVzdEZpZWxkc2IGcHJvdG8z", [file_google_protobuf_descriptor]);
 
 /**
  * Access rule of one RPC.
@@ -156,6 +156,27 @@ export type Access = Message<"pf.v1.Access"> & {
  */
 export const AccessSchema: GenMessage<Access> = /*@__PURE__*/
   messageDesc(file_pf_v1_options, 0);
+
+/**
+ * The fields of its request one route reads (request_fields).
+ *
+ * @generated from message pf.v1.RequestFields
+ */
+export type RequestFields = Message<"pf.v1.RequestFields"> & {
+  /**
+   * Field names of the request message; none: the route reads no field.
+   *
+   * @generated from field: repeated string names = 1;
+   */
+  names: string[];
+};
+
+/**
+ * Describes the message pf.v1.RequestFields.
+ * Use `create(RequestFieldsSchema)` to create a new message.
+ */
+export const RequestFieldsSchema: GenMessage<RequestFields> = /*@__PURE__*/
+  messageDesc(file_pf_v1_options, 1);
 
 /**
  * Who a route is for, as the spec's Visibility column says.
@@ -342,4 +363,27 @@ export const service_key: GenExtension<ServiceOptions, string> = /*@__PURE__*/
  */
 export const token_audience: GenExtension<ServiceOptions, string> = /*@__PURE__*/
   extDesc(file_pf_v1_options, 5);
+
+/**
+ * The field holds an id the platform made with this prefix (`pln` for
+ * pln_…): the kit refuses (400 request.invalid naming the field) a value
+ * that is not the prefix, `_` and 1 to 64 lowercase letters or digits,
+ * before any handler runs. Id fields without it (ids others make) are
+ * bounded to 128 characters.
+ *
+ * @generated from extension: string id_prefix = 50008;
+ */
+export const id_prefix: GenExtension<FieldOptions, string> = /*@__PURE__*/
+  extDesc(file_pf_v1_options, 6);
+
+/**
+ * The fields of the request this route reads, when its request message is
+ * shared with other routes: any other field set is refused (400
+ * request.invalid naming it), never ignored. Every RPC whose request
+ * message another RPC also takes declares it.
+ *
+ * @generated from extension: pf.v1.RequestFields request_fields = 50009;
+ */
+export const request_fields: GenExtension<MethodOptions, RequestFields> = /*@__PURE__*/
+  extDesc(file_pf_v1_options, 7);
 

@@ -11,7 +11,6 @@ import {
 } from "../../../gen/pf/billing/v1/subscriptions_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
 import { idempotencyOf } from "../../kit/handler/idempotency.js";
-import { maxLength } from "../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { requireUser } from "../../kit/handler/subjects.js";
@@ -110,7 +109,6 @@ export function subscriptionHandlers(ctx: BillingContext): SubscriptionHandlers 
       const streamer = requireChannel("streamer", request.streamer);
       if (streamer === subject) throw invalid("streamer", "A subscriber subscribes to another person's channel.");
       if (request.planId === "") throw invalid("plan_id", "plan_id is required: the membership plan subscribed to.");
-      const planId = maxLength("plan_id", request.planId, 100);
       if (request.planVersion < 1n) throw invalid("plan_version", "plan_version is a published version, from 1.");
       const { tier, currency, price } = tierPrice(ctx.settings.catalogue, request.tier);
       const once = idempotencyOf(call, request, { scope: `subscription:${principal.sub}`, required: true });
@@ -120,7 +118,7 @@ export function subscriptionHandlers(ctx: BillingContext): SubscriptionHandlers 
           const row = await addPaidPeriod(em, {
             subject,
             streamer,
-            planId,
+            planId: request.planId,
             planVersion: request.planVersion,
             tier,
             currency,

@@ -96,8 +96,6 @@ export function merchantHandlers(ctx: ServiceContext): MerchantHandlers {
         throw problem(400, "coupons.domain.public_suffix", `${host} is a public suffix, not a merchant's site.`, {
           field: "host",
         });
-      if (request.removeDomains.length > 0)
-        throw invalid("remove_domains", "remove_domains belongs to the domains route.");
       const status = createStatus(request);
       const name = maxLength("name", request.name.trim(), 200) || host;
       const rules = rulesOf("domains", request.domains);

@@ -69,12 +69,6 @@ export function flagHandlers(ctx: DealsContext): FlagHandlers {
     },
 
     async listFlags(request) {
-      if (request.id !== "" || request.reason !== "" || request.outcome !== FlagOutcome.UNSPECIFIED) {
-        throw invalid(
-          request.id !== "" ? "id" : request.reason !== "" ? "reason" : "outcome",
-          "Filter flags by state, flag_reason and offer_id.",
-        );
-      }
       const reason = request.flagReason === FlagReason.UNSPECIFIED ? undefined : reasonName(request.flagReason);
       if (request.flagReason !== FlagReason.UNSPECIFIED && reason === undefined)
         throw invalid("flag_reason", "flag_reason is not a flag reason");

@@ -118,7 +118,6 @@ export function mergeHandlers(ctx: DealsContext): MergeHandlers {
 
     async unmergeOffer(request, call) {
       const actor = staffActor(call);
-      if (request.into !== "") throw invalid("into", "into is for merges only");
       const reason = maxLength("reason", request.reason, 500);
       return change(request.id, actor, reason, "unmerge", (row) => {
         if (!row.mergedInto) throw problem(409, "offer.not_merged", "The offer is not merged.");

@@ -69,8 +69,6 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
     const principal = principalOf(call);
     const person = actingPerson(call);
     const edits = editsOf(request);
-    if (!allowEdits && edits.length > 0)
-      throw invalid(edits[0], `${edits[0]} is an offer field: edit it with PATCH /offers/{id}`);
     const observing = !allowEdits || hasObservation(request.observation);
     if (edits.length === 0 && !observing)
       throw invalid("observation", "Nothing to update: send offer fields or an observation.");
@@ -119,6 +117,12 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
         let observation;
         if (facts) {
           requireActive(row, at);
+          // Insert-only history on anyone's offer, each matched against every watch: bounded by a rate, as submits are.
+          await rateLimit(
+            em,
+            [{ name: "deals.observation.person", key: person, ...ctx.settings.observePerPerson }],
+            at,
+          );
           observation = observationToProto(await recordObservation(em, row, facts, person, at));
         }
         return create(OfferResultSchema, { offer: await offerToProto(em, row, at), observation });
@@ -140,7 +144,6 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
         : null;
       const facts = observedFacts(request.observation, principal.kind === "service", now);
       const idempotency = idempotencyOf(call, request, { scope: `offer.submit:${principal.sub}:${person}` });
-      maxLength("product_id", request.productId, 100);
       try {
         return await ctx.transaction((em) =>
           idempotency.run(em, async () => {
@@ -195,7 +198,6 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
       const moderator = callerOf(call).admittedBy === "moderate" ? staffActor(call) : undefined;
       const person = moderator ?? actingPerson(call);
       const reason = maxLength("reason", request.reason, 500);
-      if (request.into !== "") throw invalid("into", "into is for merges only");
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const row = await offerById(em, request.id, true);

@@ -10,6 +10,7 @@ import {
   WatchSchema,
 } from "../../../gen/pf/deals/v1/watches_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
+import { requireBelowCap } from "../../kit/handler/caps.js";
 import { newId } from "../../kit/handler/ids.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
@@ -115,10 +116,23 @@ export function watchHandlers(ctx: DealsContext): WatchHandlers {
       if (kind === "price_below" && (request.productId === "") === (keywordWords(keyword).length === 0)) {
         throw invalid("product_id", "A price-below watch names either a product_id or a keyword");
       }
+      const limit = ctx.settings.watchesPerPerson;
       return ctx.transaction(async (em) => {
         if (request.productId !== "" && !(await em.findOne(ProductRow, { id: request.productId }))) {
           throw invalid("product_id", "product_id names no product (resolve it first)");
         }
+        // Saved searches count too: each is a row kept for its owner. A deleted watch is gone and frees its room.
+        await requireBelowCap(
+          em,
+          {
+            name: "deals.watches",
+            owner,
+            limit,
+            code: "watch.limit",
+            detail: `A person keeps at most ${limit} watches and saved searches; delete one to make room.`,
+          },
+          () => em.count(WatchRow, { owner }),
+        );
         const row = em.create(WatchRow, {
           id: newId("wch"),
           owner,

@@ -3,6 +3,23 @@ import { randomBytes } from "node:crypto";
 // Crockford base32, as ULID uses: ids sort by creation time as plain strings.
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
 
+/**
+ * What follows an id's prefix and `_`: newId writes 26 characters; fixed ids
+ * (tests, seeds) and subjects from tokens are any 1 to 64 lowercase letters
+ * or digits.
+ */
+export const ID_BODY_MAX = 64;
+const ID_BODY = `[0-9a-z]{1,${ID_BODY_MAX}}`;
+
+/** The longest id a request may carry that another system made (provider, app, EntityRef ids). */
+export const FOREIGN_ID_MAX = 128;
+
+/** The ids made with one of these prefixes: `idPattern("usr", "gst")` matches `usr_…` and `gst_…`. */
+export function idPattern(...prefixes: string[]): RegExp {
+  const prefix = prefixes.length === 1 ? prefixes[0] : `(?:${prefixes.join("|")})`;
+  return new RegExp(`^${prefix}_${ID_BODY}$`);
+}
+
 let lastMs = -1;
 let lastRandom: Uint8Array = new Uint8Array(10);
 

@@ -1,7 +1,9 @@
+import { idPattern } from "./ids.js";
 import { invalid } from "./problem.js";
 
-const PERSON = /^usr_[0-9a-z]{1,64}$/;
-const SUBJECT = /^(usr|gst)_[0-9a-z]{1,64}$/;
+// Subjects come from tokens, not newId, but have the shape of the platform's ids.
+const PERSON = idPattern("usr");
+const SUBJECT = idPattern("usr", "gst");
 
 /** A network user (usr_…), or 400 naming the field. */
 export function requireUser(field: string, value: string): string {

@@ -124,8 +124,7 @@ export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAd
 
     async linkLegacyId(request) {
       if (!/^[a-z]+$/.test(request.service)) throw invalid("service", "service must be a service key");
-      if (request.localId === "" || request.localId.length > 200)
-        throw invalid("local_id", "local_id must be 1 to 200 characters");
+      if (request.localId === "") throw invalid("local_id", "local_id is the id the service gave the subject");
       const subject = requireSubject("subject", request.subject);
       await ctx.transaction(async (em) => {
         const existing = await em.findOne(LegacyId, { service: request.service, localId: request.localId });

@@ -23,8 +23,6 @@ export function identityHandlers(
 ): Pick<ServiceImpl<typeof NetworkService>, "resolveIdentity" | "resolveIdentityBatch"> {
   return {
     async resolveIdentity(request) {
-      if (request.queries.length > 0)
-        throw invalid("queries", "The GET route resolves one subject; use resolve-batch for many.");
       const query = create(IdentityQuerySchema, {
         subject: request.subject,
         service: request.service,
@@ -36,9 +34,6 @@ export function identityHandlers(
     },
 
     async resolveIdentityBatch(request) {
-      if (request.subject || request.service || request.localId) {
-        throw invalid("subject", "The batch route takes its queries in `queries`.");
-      }
       if (request.queries.length === 0 || request.queries.length > MAX_BATCH) {
         throw invalid("queries", `queries must hold 1 to ${MAX_BATCH} entries`);
       }

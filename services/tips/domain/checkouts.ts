@@ -34,13 +34,9 @@ export function requireMessage(kind: PaidKind, message: string): string {
   return text;
 }
 
-/** The media of a media request: an absolute http(s) URL and a positive length; none on other kinds. */
+/** A media request's media: an absolute http(s) URL and a positive length (other kinds' routes refuse media). */
 export function requireMedia(kind: PaidKind, url: string, seconds: number): Media | undefined {
-  if (kind !== "media_request") {
-    if (url !== "") throw invalid("media_url", "media_url belongs to media requests only.");
-    if (seconds !== 0) throw invalid("media_seconds", "media_seconds belongs to media requests only.");
-    return undefined;
-  }
+  if (kind !== "media_request") return undefined;
   requireUrl("media_url", url, ["https", "http"]);
   if (!Number.isInteger(seconds) || seconds < 1)
     throw invalid("media_seconds", "media_seconds is the media's length: 1 or more.");

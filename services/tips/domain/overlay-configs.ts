@@ -49,7 +49,7 @@ export function alertSettings(given: AlertSettings): AlertSettings {
 
 /** The goal settings as stored: a goal id is required, the style defaults to a bar. */
 export function goalSettings(given: GoalSettings): GoalSettings {
-  if (!/^gol_[0-9a-z]{1,64}$/.test(given.goalId)) throw invalid("goals.goal_id", "goals.goal_id names a goal (gol_…)");
+  if (given.goalId === "") throw invalid("goals.goal_id", "goals.goal_id names the goal the overlay shows");
   return create(GoalSettingsSchema, {
     ...given,
     style: given.style === GoalStyle.UNSPECIFIED ? GoalStyle.BAR : given.style,

@@ -7,7 +7,6 @@ import type { TipsService } from "../../../gen/pf/tips/v1/tips_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
 import { advisoryLock } from "../../kit/db/advisory-lock.js";
 import { idempotencyOf } from "../../kit/handler/idempotency.js";
-import { maxLength } from "../../kit/handler/text.js";
 import { requireAmount } from "../../kit/handler/money.js";
 import { newId } from "../../kit/handler/ids.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
@@ -60,7 +59,7 @@ async function startCheckout(
   const media = requireMedia(kind, request.mediaUrl, request.mediaSeconds);
   const method = methodOf(request);
   const returnUrl = requireReturnUrl(method, request.returnUrl);
-  const goalId = maxLength("goal_id", request.goalId, 100);
+  const goalId = request.goalId;
 
   const id = await ctx.transaction(async (em) => {
     // One request per supporter and key at a time: a concurrent duplicate waits here, then resumes the first.

@@ -3,6 +3,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { GoalResultSchema } from "../../../gen/pf/tips/v1/goals_pb.js";
 import type { TipsService } from "../../../gen/pf/tips/v1/tips_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
+import { requireBelowCap } from "../../kit/handler/caps.js";
 import { newId } from "../../kit/handler/ids.js";
 import { requireAmount } from "../../kit/handler/money.js";
 import { invalid } from "../../kit/handler/problem.js";
@@ -15,16 +16,6 @@ import { requireDescription, requireImageUrl, requireOpen, requireTitle } from "
 
 type GoalHandlers = Pick<ServiceImpl<typeof TipsService>, "createGoal" | "getGoal" | "updateGoal" | "closeGoal">;
 
-const EDITS = ["title", "target", "description", "imageUrl", "order", "expectedRevision"] as const;
-const FIELD: Record<(typeof EDITS)[number], string> = {
-  title: "title",
-  target: "target",
-  description: "description",
-  imageUrl: "image_url",
-  order: "order",
-  expectedRevision: "expected_revision",
-};
-
 /** Goals of the acting creator: create, read with contributions, edit with revision checks, close. */
 export function goalHandlers(ctx: TipsContext): GoalHandlers {
   return {
@@ -34,7 +25,20 @@ export function goalHandlers(ctx: TipsContext): GoalHandlers {
       const target = requireAmount("target", request.target);
       const description = requireDescription(request.description);
       const imageUrl = requireImageUrl(request.imageUrl);
+      const limit = ctx.settings.goalsPerCreator;
       return ctx.transaction(async (em) => {
+        // Closed goals keep their history and take no room: only open ones count.
+        await requireBelowCap(
+          em,
+          {
+            name: "tips.goals",
+            owner: creator,
+            limit,
+            code: "goal.limit",
+            detail: `A creator keeps at most ${limit} open goals; close one to make room.`,
+          },
+          () => em.count(GoalRow, { creator, closedAt: null }),
+        );
         const at = ctx.clock.now();
         const row = em.create(GoalRow, {
           id: newId("gol"),
@@ -57,10 +61,6 @@ export function goalHandlers(ctx: TipsContext): GoalHandlers {
 
     async getGoal(request, call) {
       const creator = actingPerson(call);
-      // The read takes the goal's id only: edit fields belong to PATCH.
-      for (const field of EDITS)
-        if (request[field] !== undefined)
-          throw invalid(FIELD[field], `${FIELD[field]} is an edit: send it with PATCH.`);
       const em = ctx.orm.em.fork();
       const row = await findOwnGoal(em, request.id, creator);
       const [goal] = await goalsToProto(em, [row]);

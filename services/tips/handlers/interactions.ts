@@ -157,6 +157,6 @@ function validExternal(request: ExternalRequest) {
     message: maxLength("message", request.message, 500),
     supporterName: maxLength("supporter_name", request.supporterName, 100),
     supporter,
-    goalId: maxLength("goal_id", request.goalId, 100),
+    goalId: request.goalId,
   };
 }

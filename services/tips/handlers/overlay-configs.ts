@@ -8,16 +8,15 @@ import {
   OverlayConfigListSchema,
   OverlayConfigResultSchema,
   OverlayConfigSchema,
-  OverlayKind,
   type AlertSettings,
   type GoalSettings,
   type OverlayConfig,
   type TipsOverlayService,
 } from "../../../gen/pf/tips/v1/overlays_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
-import { advisoryLock } from "../../kit/db/advisory-lock.js";
+import { requireBelowCap } from "../../kit/handler/caps.js";
 import { newId } from "../../kit/handler/ids.js";
-import { invalid, problem } from "../../kit/handler/problem.js";
+import { problem } from "../../kit/handler/problem.js";
 import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
 import type { TipsContext } from "../context.js";
 import { GoalRow } from "../db/entities.js";
@@ -89,18 +88,22 @@ export function overlayConfigHandlers(ctx: TipsContext): ConfigHandlers {
 
     async createOverlayConfig(request, call) {
       const creator = actingPerson(call);
-      if (request.id !== "") throw invalid("id", "id is given by the service");
-      if (request.expectedRevision !== undefined) throw invalid("expected_revision", "expected_revision is for edits");
       const kind = kindName(request.kind);
       const name = configName(request.name ?? "");
       const section = sectionOf(kind, request) ?? defaultSection(kind);
       const settings = settingsJson(kind, section);
       const row = await ctx.transaction(async (em) => {
-        // Counted under the creator's lock, so two concurrent creates cannot pass the limit together.
-        await advisoryLock(em, `tips.overlay_configs.${creator}`);
-        if ((await em.count(OverlayConfigRow, { creator })) >= MAX_CONFIGS) {
-          throw problem(409, "overlay_config.limit", `A creator keeps at most ${MAX_CONFIGS} overlay configs.`);
-        }
+        await requireBelowCap(
+          em,
+          {
+            name: "tips.overlay_configs",
+            owner: creator,
+            limit: MAX_CONFIGS,
+            code: "overlay_config.limit",
+            detail: `A creator keeps at most ${MAX_CONFIGS} overlay configs; edit one instead.`,
+          },
+          () => em.count(OverlayConfigRow, { creator }),
+        );
         await requireOwnGoal(em, kind, section, creator);
         const at = ctx.clock.now();
         const created = em.create(OverlayConfigRow, {
@@ -129,7 +132,6 @@ export function overlayConfigHandlers(ctx: TipsContext): ConfigHandlers {
 
     async updateOverlayConfig(request, call) {
       const creator = actingPerson(call);
-      if (request.kind !== OverlayKind.UNSPECIFIED) throw invalid("kind", "kind is fixed at creation");
       const ifMatch = ifMatchOf(call);
       const name = request.name === undefined ? undefined : configName(request.name);
       const row = await ctx.transaction(async (em) => {

@@ -13,6 +13,7 @@ import {
   type TipsOverlayService,
 } from "../../../gen/pf/tips/v1/overlays_pb.js";
 import { problem } from "../../kit/handler/problem.js";
+import type { StreamSlots } from "../../kit/rpc/stream-slots.js";
 import type { TipsContext } from "../context.js";
 import { loadProfile } from "../db/profiles.js";
 import { OverlayAlertRow, OverlayConfigRow, OverlayGoalRow, OverlayTokenRow } from "../db/overlay-entities.js";
@@ -86,15 +87,27 @@ async function scopesOf(em: EntityManager, token: OverlayTokenRow, configId: str
 
 /**
  * The overlay stream: the token is checked first (401/403 before
- * any event); the live feed is listened to before the first reads, so nothing
+ * any event), then the stream takes its slots (429 when its token or its
+ * client's address has as many streams open on this instance as allowed);
+ * the live feed is listened to before the first reads, so nothing
  * between them is lost; then the opening snapshot (configs and the goals they
  * show, without ids), the resumed alerts, and the live events in order.
  */
-export function overlayStreamHandlers(ctx: TipsContext, hub: OverlayHub): StreamHandlers {
+export function overlayStreamHandlers(ctx: TipsContext, hub: OverlayHub, slots: StreamSlots): StreamHandlers {
   return {
     async *openOverlayStream(request, call) {
       const token = await tokenOf(ctx.orm.em.fork(), request.token);
       const scopes = await scopesOf(ctx.orm.em.fork(), token, request.configId);
+      // Freed in the finally below, however the stream ends (the client gone included).
+      const release = slots.take([
+        { name: "tips.stream.token", key: token.id, limit: ctx.settings.streamsPerToken },
+        // "" (not through the gateway) counts by token only.
+        {
+          name: "tips.stream.address",
+          key: ctx.clientKeys.of(call.requestHeader),
+          limit: ctx.settings.streamsPerAddress,
+        },
+      ]);
       const queue = new EventQueue<LiveEvent | typeof RECHECK>(call.signal);
       const stop = hub.listen(token.creator, (live) => queue.push(live));
       // The live feed is not durable: should the revocation's event be missed, the token is read again now and then.
@@ -169,6 +182,7 @@ export function overlayStreamHandlers(ctx: TipsContext, hub: OverlayHub): Stream
       } finally {
         clearInterval(recheck);
         stop();
+        release();
       }
     },
   };

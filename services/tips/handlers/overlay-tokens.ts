@@ -8,14 +8,14 @@ import {
   OverlayTokenResultSchema,
   OverlayTokenSchema,
   type OverlayToken,
-  type OverlayTokenRequest,
   type TipsOverlayService,
 } from "../../../gen/pf/tips/v1/overlays_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
+import { requireBelowCap } from "../../kit/handler/caps.js";
 import { newId } from "../../kit/handler/ids.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
-import { invalid, problem } from "../../kit/handler/problem.js";
+import { problem } from "../../kit/handler/problem.js";
 import type { TipsContext } from "../context.js";
 import { OverlayTokenRow } from "../db/overlay-entities.js";
 import { requestedScopes, scopesOf, SECRET_PREFIX, secretHash } from "../domain/overlay-tokens.js";
@@ -38,13 +38,6 @@ export function tokenToProto(row: OverlayTokenRow): OverlayToken {
   });
 }
 
-/** The shared request schema carries both routes' fields: the other route's are refused, never ignored. */
-function refuseFields(request: OverlayTokenRequest, fields: { name: string; sent: boolean }[]) {
-  const sent = fields.find((field) => field.sent);
-  if (sent) throw invalid(sent.name, `${sent.name} is not part of this route`);
-  return request;
-}
-
 /**
  * Overlay tokens of the acting creator: minted with scopes, the secret
  * answered once and only its SHA-256 kept; listed without secrets; revoked
@@ -55,10 +48,6 @@ export function overlayTokenHandlers(ctx: TipsContext): TokenHandlers {
   return {
     async listOverlayTokens(request, call) {
       const creator = actingPerson(call);
-      refuseFields(request, [
-        { name: "scopes", sent: request.scopes.length > 0 },
-        { name: "label", sent: request.label !== "" },
-      ]);
       const limit = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const rows = await ctx.orm.em.fork().find(
@@ -81,16 +70,24 @@ export function overlayTokenHandlers(ctx: TipsContext): TokenHandlers {
 
     async createOverlayToken(request, call) {
       const creator = actingPerson(call);
-      refuseFields(request, [
-        { name: "limit", sent: request.limit !== undefined },
-        { name: "cursor", sent: request.cursor !== "" },
-        { name: "include_revoked", sent: request.includeRevoked },
-      ]);
       const scopes = requestedScopes(request.scopes);
       const label = maxLength("label", request.label.trim(), 80);
       const secret = SECRET_PREFIX + randomBytes(32).toString("base64url");
       call.responseHeader.set("cache-control", "no-store");
+      const limit = ctx.settings.overlayTokensPerCreator;
       const row = await ctx.transaction(async (em) => {
+        // A revoked token opens nothing and takes no room.
+        await requireBelowCap(
+          em,
+          {
+            name: "tips.overlay_tokens",
+            owner: creator,
+            limit,
+            code: "overlay_token.limit",
+            detail: `A creator keeps at most ${limit} live overlay tokens; revoke one to make room.`,
+          },
+          () => em.count(OverlayTokenRow, { creator, revokedAt: null }),
+        );
         const minted = em.create(OverlayTokenRow, {
           id: newId("ovt"),
           creator,

@@ -1,8 +1,6 @@
-import { notAnswered } from "../../kit/rpc/call.js";
-import { problem } from "../../kit/handler/problem.js";
+import { relayFailure } from "./calls.js";
 
-/** A billing failure as this service answers it: billing's problems as billing stated them, no answer (the kit's notAnswered) as 503. */
+/** A billing failure as this service answers it: billing's problems as billing stated them, no answer as 503 billing.unavailable. */
 export function relayBilling(error: unknown): never {
-  if (notAnswered(error)) throw problem(503, "billing.unavailable", "Billing did not answer; try again later.");
-  throw error;
+  relayFailure("billing", error);
 }

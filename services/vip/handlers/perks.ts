@@ -3,7 +3,9 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { LockMode, type FilterQuery } from "@mikro-orm/postgresql";
 import { PerkKind, PerkListResultSchema, PerkResultSchema, PerkStatus } from "../../../gen/pf/vip/v1/plans_pb.js";
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
+import type { EntityManager } from "@mikro-orm/postgresql";
 import { callerOf } from "../../kit/auth/principal.js";
+import { requireBelowCap } from "../../kit/handler/caps.js";
 import { newId } from "../../kit/handler/ids.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
@@ -27,6 +29,22 @@ function visibleTo({ grant, person }: Viewer): FilterQuery<PerkRow> {
 
 /** Perks of creators and of the network: public while active; edits never reach published versions' snapshots. */
 export function perkHandlers(ctx: VipContext): PerkHandlers {
+  /** Room for one more active perk of the owner (a new one, or a retired one made active again). */
+  const requireRoom = (em: EntityManager, owner: string) => {
+    const limit = ctx.settings.perksPerOwner;
+    return requireBelowCap(
+      em,
+      {
+        name: "vip.perks",
+        owner,
+        limit,
+        code: "perk.limit",
+        detail: `An owner keeps at most ${limit} active perks; retire one to make room.`,
+      },
+      () => em.count(PerkRow, { owner, status: "active" }),
+    );
+  };
+
   return {
     async listPerks(request, call) {
       const owner = ownerFilter("owner", request.owner);
@@ -65,6 +83,7 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
       const description = maxLength("description", request.description.trim(), 2000);
       const productBindings = requireBindings("product_bindings", request.productBindings);
       return ctx.transaction(async (em) => {
+        await requireRoom(em, owner);
         const at = ctx.clock.now();
         const row = em.create(PerkRow, {
           id: newId("prk"),
@@ -109,6 +128,7 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
         if (!managerOf(caller, row.owner))
           throw problem(403, "perk.not_owner", "Only the perk's creator (or staff, for a network perk) manages it.");
         checkRevision(BigInt(row.revision), fromBody, ifMatch);
+        if (request.retired === false && row.status === "retired") await requireRoom(em, row.owner);
         const at = ctx.clock.now();
         for (const [field, value] of Object.entries(changes))
           if (value !== undefined) Object.assign(row, { [field]: value });

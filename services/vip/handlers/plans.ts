@@ -5,6 +5,7 @@ import { PlanResultSchema, type PlanUpdateRequest } from "../../../gen/pf/vip/v1
 import type { Money } from "../../../gen/pf/v1/money_pb.js";
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
 import { type Caller, callerOf } from "../../kit/auth/principal.js";
+import { requireBelowCap } from "../../kit/handler/caps.js";
 import { newId } from "../../kit/handler/ids.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { VipContext } from "../context.js";
@@ -107,7 +108,20 @@ export function planHandlers(ctx: VipContext): PlanHandlers {
         { name: request.name, description: request.description, tier: request.tier, perkIds: request.perkIds },
         "perk_ids",
       );
+      const limit = ctx.settings.plansPerOwner;
       return ctx.transaction(async (em) => {
+        // An archived plan sells no more and takes no room; a draft is archived once published.
+        await requireBelowCap(
+          em,
+          {
+            name: "vip.plans",
+            owner,
+            limit,
+            code: "plan.limit",
+            detail: `An owner keeps at most ${limit} plans that are not archived; archive one to make room (a draft is published first).`,
+          },
+          () => em.count(PlanRow, { owner, status: { $ne: "archived" } }),
+        );
         const at = ctx.clock.now();
         const plan = em.create(PlanRow, {
           id: newId("pln"),
@@ -132,10 +146,7 @@ export function planHandlers(ctx: VipContext): PlanHandlers {
 
     updatePlan: (request, call) => change(request, call, request.publish),
 
-    async publishPlan(request, call) {
-      if (request.publish) throw invalid("publish", "This route publishes: publish is implied.");
-      return change(request, call, true);
-    },
+    publishPlan: (request, call) => change(request, call, true),
 
     async archivePlan(request, call) {
       const caller = callerOf(call);

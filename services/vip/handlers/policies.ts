@@ -58,7 +58,7 @@ export function requireResource(field: string, ref: EntityRef | undefined): Enti
   if (!ref) throw invalid(field, `${field} is required`);
   if (!TOKEN.test(ref.service)) throw invalid(`${field}.service`, "service is the owning service's key");
   if (!TOKEN.test(ref.kind)) throw invalid(`${field}.kind`, "kind is the object's kind within its service");
-  if (ref.id === "" || ref.id.length > 200) throw invalid(`${field}.id`, "id is the object's id (1–200 characters)");
+  if (ref.id === "") throw invalid(`${field}.id`, "id is the object's id");
   return ref;
 }
 
@@ -89,9 +89,32 @@ async function checkTarget(em: EntityManager, creator: string, rule: Rule, reque
   }
 }
 
+/**
+ * The resource's owner, confirmed with the service holding it (outside any
+ * transaction): 422 naming the field when no service by that key has
+ * resources to gate, or it holds no such object.
+ */
+async function ownerOf(ctx: VipContext, resource: EntityRef): Promise<string> {
+  const resolve = ctx.owners.get(resource.service);
+  if (!resolve) {
+    const gated = [...ctx.owners.keys()].join(", ");
+    throw problem(422, "request.invalid", `resource.service names no service whose resources can be gated (${gated})`, {
+      field: "resource.service",
+    });
+  }
+  const owner = await resolve(resource.kind, resource.id);
+  if (owner === "") {
+    throw problem(422, "request.invalid", `resource.id names no ${resource.kind} of ${resource.service}`, {
+      field: "resource.id",
+    });
+  }
+  return owner;
+}
+
 /** Resource policies: one rule per resource, set and removed by its creator (staff for the network's); evaluation never lets unknown through. */
 export function policyHandlers(ctx: VipContext): PolicyHandlers {
   const notFound = () => problem(404, "policy.not_found", "There is no such policy.");
+  const notOwner = () => problem(403, "vip.not_owner", "Creators set rules for their own resources only.");
   const answer = (row: PolicyRow) =>
     create(PolicyResultSchema, { result: { case: "policy", value: policyToProto(row) } });
 
@@ -124,27 +147,30 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
 
     async setPolicy(request, call) {
       const caller = callerOf(call);
-      if (request.id !== "") throw invalid("id", "id is given by the service; a rule is replaced by its resource");
       const creator = request.creator === "" ? caller.person : requireOwner("creator", request.creator);
       if (creator !== NETWORK && !creator?.startsWith("usr_"))
         throw invalid("creator", "creator is the creator (usr_) whose members the rule admits, or network");
       // The network's rules are staff's, as its plans are: the grant manages them, no person is the network.
-      if (!managesPolicies(viewerOf(caller), creator))
-        throw problem(403, "vip.not_owner", "Creators set rules for their own resources only.");
+      if (!managesPolicies(viewerOf(caller), creator)) throw notOwner();
       const resource = requireResource("resource", request.resource);
       const rule = ruleOf(request);
+      // Writing a rule never makes anyone the owner: the service holding the resource says who is, staff included.
+      if ((await ownerOf(ctx, resource)) !== creator) throw notOwner();
       const setBy = caller.person ?? caller.principal.sub;
       const { row, created } = await ctx.transaction(async (em) => {
         await checkTarget(em, creator, rule, request);
         await advisoryLock(em, `vip.policy:${resource.service}/${resource.kind}/${resource.id}`);
         const at = ctx.clock.now();
-        const existing = await em.findOne(PolicyRow, {
+        let existing = await em.findOne(PolicyRow, {
           resourceService: resource.service,
           resourceKind: resource.kind,
           resourceId: resource.id,
         });
-        if (existing && existing.creator !== creator)
-          throw problem(409, "policy.resource_taken", "Another creator's rule gates this resource.");
+        // Another creator's rule here predates the owner check (or the resource changed hands): the owner's replaces it.
+        if (existing && existing.creator !== creator) {
+          await em.remove(existing).flush();
+          existing = null;
+        }
         const fields = {
           rule,
           planId: request.planId || null,
@@ -178,17 +204,6 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
     },
 
     async deletePolicy(request, call) {
-      const sent = (
-        [
-          ["creator", request.creator !== ""],
-          ["resource", request.resource !== undefined],
-          ["rule", request.rule !== PolicyRule.UNSPECIFIED],
-          ["plan_id", request.planId !== ""],
-          ["perk_id", request.perkId !== ""],
-          ["always_check_billing", request.alwaysCheckBilling],
-        ] as const
-      ).find(([, given]) => given);
-      if (sent) throw invalid(sent[0], `${sent[0]} is not used by a removal: the policy is named by its id`);
       return ctx.transaction(async (em) => {
         const row = await em.findOne(PolicyRow, { id: request.id });
         if (!row || !managesPolicies(viewerOf(callerOf(call)), row.creator)) throw notFound();

@@ -1,0 +1,13 @@
+import { problem } from "../../kit/handler/problem.js";
+import { notAnswered } from "../../kit/rpc/call.js";
+
+/**
+ * A failed call to another service as this service answers it: the callee's
+ * problems as it stated them, no answer (the kit's notAnswered) as 503
+ * `<service>.unavailable`.
+ */
+export function relayFailure(service: string, error: unknown): never {
+  if (notAnswered(error))
+    throw problem(503, `${service}.unavailable`, `The ${service} service did not answer; try again later.`);
+  throw error;
+}
