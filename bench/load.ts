@@ -92,7 +92,8 @@ export function runLoad(label: string, target: LoadTarget, settings: LoadSetting
       resolve({ label, ...figures, cpuPerRequest: figures.requests > 0 ? (user + system) / figures.requests : NaN });
     });
     child.once("error", reject);
-    child.once("exit", (code) =>
+    // "close", not "exit": it follows the IPC channel's last message, which "exit" may overtake.
+    child.once("close", (code) =>
       reject(new Error(`the load generator for ${label} exited with ${String(code)} before reporting`)),
     );
     child.send({ target, settings });
