@@ -29,6 +29,8 @@ export interface GatewayOptions {
   logger: Logger;
   /** Reachability of what the process depends on, for /readyz. */
   readiness(): Promise<Record<string, boolean>>;
+  /** What must hold for the process to be worth keeping, for /healthz; unset: it always is. */
+  liveness?(): Promise<Record<string, boolean>>;
 }
 
 export interface Gateway {
@@ -117,7 +119,14 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
   });
   app.setNotFoundHandler(answerUnrouted);
 
-  app.get("/healthz", (_request, reply) => sendJson(reply, 200, { status: "ok" }));
+  app.get("/healthz", async (_request, reply) => {
+    const checks = await (options.liveness?.() ?? Promise.resolve({})).catch((error: unknown) => {
+      logger.error({ err: error }, "liveness check failed");
+      return { liveness: false };
+    });
+    const live = Object.values(checks).every(Boolean);
+    return sendJson(reply, live ? 200 : 503, live ? { status: "ok" } : { status: "unavailable", checks });
+  });
   app.get("/readyz", async (_request, reply) => {
     const checks = await options.readiness().catch((error: unknown) => {
       logger.error({ err: error }, "readiness check failed");

@@ -5,11 +5,13 @@ import { buildGateway } from "../gateway/gateway.js";
 import { Admission } from "./kit/auth/enforce.js";
 import { loadKeys, type PlatformKeys } from "./kit/auth/keys.js";
 import { mintToken, TokenVerifier, type TokenClaims } from "./kit/auth/tokens.js";
-import { bearer, clientWithDefaults, keyOf, Transports } from "./kit/rpc/clients.js";
+import { bearer, clientWithDefaults, keyOf, routedTransport, Transports } from "./kit/rpc/clients.js";
+import { ClientKeys } from "./kit/handler/client-address.js";
+import { vouchClientAddress } from "./kit/rpc/front-door.js";
 import { systemClock, type Clock } from "./kit/runtime/clock.js";
 import type { Config } from "./kit/runtime/config.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./kit/db/embedded.js";
-import { openServiceDatabase, type MikroORM } from "./kit/db/orm.js";
+import { openServiceDatabase, poolWedged, type MikroORM } from "./kit/db/orm.js";
 import type { EventBus } from "./kit/events/bus.js";
 import { JetStreamBus } from "./kit/events/jetstream-bus.js";
 import { InProcessBus } from "./kit/events/memory-bus.js";
@@ -46,7 +48,7 @@ export interface Platform {
   /** The in-memory transport the gateway uses (through every interceptor). */
   transport: Transport;
   mintToken(claims: TokenClaims): Promise<string>;
-  /** Reachability of the database and NATS, as /readyz reports it. */
+  /** Reachability of the database and NATS, as /readyz reports it; a check not answered within 2 s is false. */
   readiness(): Promise<Record<string, boolean>>;
   stop(): Promise<void>;
 }
@@ -115,7 +117,12 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     const orms: MikroORM[] = [];
     const relays: OutboxRelay[] = [];
     for (const module of modules) {
-      const orm = await openServiceDatabase({ key: module.key, ...module.schema }, databaseUrl, config.dbPoolSize);
+      const orm = await openServiceDatabase(
+        { key: module.key, ...module.schema },
+        databaseUrl,
+        config.dbPoolSize,
+        config.dbAcquireTimeoutMs,
+      );
       orms.push(orm);
       stops.push(() => orm.close());
       await bus.ensureStream(module.key);
@@ -131,7 +138,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       // The service's context is built once here; its handlers, workers and consumers share it.
       const ctx = await module.context(serviceContext({ module, config, logger, clock, orm, bus, relay, transports }));
       contexts.set(module.key, ctx);
-      for (const implementation of module.implementations(ctx)) {
+      for (const implementation of servedAsDeclared(module, module.implementations(ctx))) {
         implementations.push(implementation);
         local.add(implementation, serverInterceptors);
       }
@@ -148,11 +155,13 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     // Stops run last-first: the servers below stop taking calls, the calls being served finish
     // and answer, then the remaining connections close, and only then the databases.
     const transport = localTransport([]);
+    const clientKeys = await ClientKeys.load(config);
     const rpc = await serveRpc(routes, {
       port: config.rpcPort,
       host: config.bind,
       readMaxBytes: config.bodyLimit,
       bodyTimeoutMs: config.bodyTimeoutMs,
+      clientKeys,
       admitting: { services: implementations.map((i) => i.service), admission },
     });
     stops.push(() => rpc.close());
@@ -160,14 +169,34 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     stops.push(() => rpc.stopAccepting());
 
     const readiness = async () => {
-      const database = await Promise.all(orms.map((orm) => orm.isConnected()));
-      return { database: database.every(Boolean), nats: bus.connected() };
+      const database = Promise.all(orms.map((orm) => orm.isConnected())).then((each) => each.every(Boolean));
+      return { database: await answeredWithin(READINESS_DEADLINE_MS, database), nats: bus.connected() };
+    };
+    // A service is live unless its pool is wedged (a call holds a connection at most until its deadline).
+    const liveness = async () => {
+      const services = [...contexts].map(async ([key, ctx]) => [
+        key,
+        !(await poolWedged(ctx.orm, 2 * config.callTimeoutMs)),
+      ]);
+      return Object.fromEntries(await Promise.all(services)) as Record<string, boolean>;
     };
 
     let gatewayUrl: string | undefined;
     if (config.gateway) {
-      const services: DescService[] = implementations.map((i) => i.service);
-      const gateway = await buildGateway({ services, transport, admission, config, logger, readiness });
+      // Its own process's services in memory; the others' over gRPC where their URL is set, the client's address vouched for.
+      const remote = options.modules.filter((m) => !localKeys.has(m.key) && config.serviceUrls[m.key]);
+      const services: DescService[] = [...implementations.map((i) => i.service), ...remote.flatMap((m) => m.protos)];
+      const gateway = await buildGateway({
+        services,
+        transport: routedTransport(
+          new Transports(transport, localKeys, config.serviceUrls, [vouchClientAddress(clientKeys)]),
+        ),
+        admission,
+        config,
+        logger,
+        readiness,
+        liveness,
+      });
       gatewayUrl = await gateway.listen({ port: config.httpPort, host: config.bind });
       stops.push(() => gateway.close());
     }
@@ -189,6 +218,20 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     await stopAll(stops);
     throw error;
   }
+}
+
+/** The implementations of a module, which must be exactly the proto services it declares (`protos`). */
+function servedAsDeclared(module: AnyServiceModule, built: Implementation[]): Implementation[] {
+  const names = (services: readonly DescService[]) =>
+    services
+      .map((s) => s.typeName)
+      .sort()
+      .join(", ");
+  const declared = names(module.protos);
+  const implemented = names(built.map((i) => i.service));
+  if (declared !== implemented)
+    throw new Error(`${module.key} declares protos ${declared} but implements ${implemented}`);
+  return built;
 }
 
 /** Everything a service's handlers and workers use, built once. */
@@ -230,6 +273,16 @@ function serviceToken(keys: PlatformKeys, module: AnyServiceModule): () => Promi
     }
     return current.token;
   };
+}
+
+/** How long /readyz waits for a check: a database that cannot hand out a connection is not ready. */
+const READINESS_DEADLINE_MS = 2_000;
+
+/** The check's answer, or false when it has not answered within `ms`. */
+function answeredWithin(ms: number, check: Promise<boolean>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  return Promise.race([check.catch(() => false), late]).finally(() => clearTimeout(timer));
 }
 
 function lazy<T>(make: () => T): () => T {

@@ -6,6 +6,7 @@ import { entities } from "./db/entities.js";
 import { Migration20261122100000_billing } from "./db/migrations/Migration20261122100000_billing.js";
 import { Migration20261124000000_tip_intents } from "./db/migrations/Migration20261124000000_tip_intents.js";
 import { Migration20261125000000_network_revenue } from "./db/migrations/Migration20261125000000_network_revenue.js";
+import { Migration20261127000000_test_provider_orders } from "./db/migrations/Migration20261127000000_test_provider_orders.js";
 import { adjustmentHandlers } from "./handlers/admin/adjustments.js";
 import { freezeHandlers } from "./handlers/admin/freeze.js";
 import { importHoldHandlers } from "./handlers/admin/import-holds.js";
@@ -31,9 +32,11 @@ export const billing = defineService({
       { name: "Migration20261122100000_billing", class: Migration20261122100000_billing },
       { name: "Migration20261124000000_tip_intents", class: Migration20261124000000_tip_intents },
       { name: "Migration20261125000000_network_revenue", class: Migration20261125000000_network_revenue },
+      { name: "Migration20261127000000_test_provider_orders", class: Migration20261127000000_test_provider_orders },
     ],
   },
   context: billingContext,
+  protos: [BillingService, BillingAdminService],
   implementations(ctx) {
     return [
       implement(BillingService, {

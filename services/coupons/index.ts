@@ -20,6 +20,7 @@ export const coupons = defineService({
     ],
   },
   context: couponsContext,
+  protos: [CouponsService],
   implementations(ctx) {
     return [
       implement(CouponsService, {

@@ -20,6 +20,7 @@ export const deals = defineService({
     migrations: [{ name: "Migration20261123000000_deals", class: Migration20261123000000_deals }],
   },
   context: dealsContext,
+  protos: [DealsService],
   implementations(ctx) {
     return [
       implement(DealsService, {

@@ -21,6 +21,7 @@ export const network = defineService({
     migrations: [{ name: "Migration20261122000000_network", class: Migration20261122000000_network }],
   },
   context: networkContext,
+  protos: [NetworkService, NetworkAdminService],
   implementations(ctx) {
     return [
       implement(NetworkService, {

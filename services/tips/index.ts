@@ -36,6 +36,7 @@ export const tips = defineService({
     ],
   },
   context: tipsContext,
+  protos: [TipsService, TipsOverlayService, TipsOwnerService],
   implementations(ctx) {
     return [
       implement(TipsService, {

@@ -1,13 +1,15 @@
 import { create } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
+import { ConnectError } from "@connectrpc/connect";
 import { CheckoutKind, IntentStatus, TipPaymentSchema, type Intent } from "../../gen/pf/billing/v1/intents_pb.js";
+import type { Transfer } from "../../gen/pf/billing/v1/ledger_pb.js";
 import { EntityRefSchema } from "../../gen/pf/v1/refs_pb.js";
 import { money } from "../kit/handler/money.js";
 import { problemOf } from "../kit/handler/problem.js";
+import { callerRefused, notAnswered } from "../kit/rpc/call.js";
 import type { TipsContext } from "./context.js";
 import { declineCheckout, lockCheckout, settleCheckout } from "./db/checkouts.js";
 import { CheckoutRow } from "./db/entities.js";
-import { refusedByBilling } from "./domain/checkouts.js";
 
 const REASONS: Record<string, string> = { tip: "tip", paid_message: "paid message", media_request: "media request" };
 
@@ -24,16 +26,18 @@ export const billingKeyOf = (id: string) => `tips:${id}`;
  * Takes a pending checkout's payment to billing, outside any transaction, and
  * records the outcome in a short one: credit payments settle from the
  * transfer's answer; intent payments keep the intent (billing.intent.settled
- * or .declined settles them later). A refusal by billing (a 4xx: too little
- * credit, frozen economy, amount out of range) declines the checkout for
- * good; a failure to reach billing (or a rate limit, a timeout, a refusal of
- * tips' own token) leaves it pending for a retry. Answers
- * the checkout as it is now.
+ * or .declined settles them later). Only a refusal billing itself raised (its
+ * problem: too little credit, frozen economy, amount out of range) declines
+ * the checkout for good; a call billing did not answer (the kit's
+ * notAnswered: a reset, a timeout, a cancellation, tips' own token refused)
+ * may have moved the money, so it leaves the checkout pending for a retry with
+ * the same billing key. Answers the checkout as it is now.
  */
 export async function pay(ctx: TipsContext, id: string): Promise<CheckoutRow> {
   const row = await ctx.orm.em.fork().findOneOrFail(CheckoutRow, { id });
   if (row.paymentState !== "pending" || (row.method === "intent" && row.intentId)) return row;
   const amount = money(row.amount, row.currency);
+  let answer: { transfer: Transfer } | { intent: Intent };
   try {
     if (row.method === "credit") {
       const { transfer } = await ctx.billing.createTransfer({
@@ -44,22 +48,37 @@ export async function pay(ctx: TipsContext, id: string): Promise<CheckoutRow> {
         reason: REASONS[row.kind],
         reference: referenceOf(id),
       });
-      return await record(ctx, id, (em, locked, at) => settleCheckout(em, locked, { transactionId: transfer!.id }, at));
+      answer = { transfer: transfer! };
+    } else {
+      const { intent } = await ctx.billing.createIntent({
+        subject: row.supporter,
+        product: { case: "tip", value: create(TipPaymentSchema, { creator: row.creator, amount }) },
+        checkout: CheckoutKind.WEB,
+        returnUrl: row.returnUrl,
+        idempotencyKey: billingKeyOf(id),
+        reference: referenceOf(id),
+      });
+      answer = { intent: intent! };
     }
-    const { intent } = await ctx.billing.createIntent({
-      subject: row.supporter,
-      product: { case: "tip", value: create(TipPaymentSchema, { creator: row.creator, amount }) },
-      checkout: CheckoutKind.WEB,
-      returnUrl: row.returnUrl,
-      idempotencyKey: billingKeyOf(id),
-      reference: referenceOf(id),
-    });
-    return await applyIntent(ctx, id, intent!);
   } catch (error) {
-    const found = problemOf(error);
-    if (!refusedByBilling(found.status)) throw error;
-    return record(ctx, id, (em, locked, at) => declineCheckout(em, locked, found.code, at));
+    if (notAnswered(error)) {
+      const log = { err: error, checkout: id };
+      if (callerRefused(error)) ctx.logger.error(log, "billing refused tips' own token; the checkout stays pending");
+      else ctx.logger.warn(log, "billing did not answer; the checkout stays pending");
+      return row;
+    }
+    if (!(error instanceof ConnectError)) throw error;
+    const { code } = problemOf(error);
+    return record(ctx, id, (em, locked, at) => declineCheckout(em, locked, code, at));
   }
+  if ("intent" in answer) return applyIntent(ctx, id, answer.intent);
+  const transactionId = answer.transfer.id;
+  return record(ctx, id, (em, locked, at) => settleCheckout(em, locked, { transactionId }, at));
+}
+
+/** Whether billing has not answered a checkout's payment yet: its outcome is unknown until a retry asks again. */
+export function awaitingBilling(row: CheckoutRow): boolean {
+  return row.paymentState === "pending" && (row.method === "credit" || !row.intentId);
 }
 
 /** Records what billing says of a checkout's intent: its id and checkout URL, and its final state once it has one. */

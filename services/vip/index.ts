@@ -24,6 +24,7 @@ export const vip = defineService({
     migrations: [{ name: "Migration20261124000000_vip", class: Migration20261124000000_vip }],
   },
   context: vipContext,
+  protos: [VipService],
   implementations(ctx) {
     return [
       implement(VipService, {

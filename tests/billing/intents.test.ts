@@ -158,7 +158,7 @@ describe("the web checkout", () => {
     expect((await capture(id)).body).toMatchObject({ status: 409, code: "intent.not_approved" });
 
     const provider = testProvider(t);
-    const approved = await deliver(t, provider.approve(orderOf(created)));
+    const approved = await deliver(t, await provider.approve(orderOf(created)));
     expect(approved.body).toMatchObject({ status: "PROVIDER_EVENT_STATUS_APPLIED", duplicate: false });
     expect((await getIntent(id)).body.intent.status).toBe("INTENT_STATUS_APPROVED");
 
@@ -199,7 +199,7 @@ describe("the web checkout", () => {
   it("books the difference of a bonus pack to the platform's adjustments account", async () => {
     const buyer = person();
     const created = await createIntent(packPurchase(buyer, "bonus_1000"));
-    testProvider(t).approve(orderOf(created));
+    await testProvider(t).approve(orderOf(created));
     const captured = await capture(created.body.intent.id);
     expect(captured.body.intent).toMatchObject({
       status: "INTENT_STATUS_SETTLED",
@@ -232,8 +232,8 @@ describe("the web checkout", () => {
     const created = await createIntent(packPurchase(person()));
     const id = created.body.intent.id;
     const provider = testProvider(t);
-    provider.approve(orderOf(created));
-    provider.decline(orderOf(created), "card_declined");
+    await provider.approve(orderOf(created));
+    await provider.decline(orderOf(created), "card_declined");
     const answer = await capture(id);
     expect(answer.body.intent).toMatchObject({
       status: "INTENT_STATUS_DECLINED",
@@ -255,7 +255,7 @@ describe("the web checkout", () => {
       price: { minorUnits: 999n, currency: "USD" },
       creditGranted: { minorUnits: 0n },
     });
-    testProvider(t).approve(created.intent!.providerOrderId);
+    await testProvider(t).approve(created.intent!.providerOrderId);
     const settled = await client.captureIntent({ id: created.intent!.id });
     expect(settled.intent?.status).toBe(IntentStatus.SETTLED);
     expect(settled.intent?.subscriptionId).toMatch(/^sub_/);

@@ -191,8 +191,10 @@ async function purchase(subject: string, credit: number, idempotencyKey: string)
       { provider: "test", payload: Buffer.from(delivery.body) },
       { headers: { ...delivery.headers } },
     );
-  const approved = provider.approve(providerOrderId);
+  const approved = await provider.approve(providerOrderId);
   await Promise.all([webhook(approved), billing.captureIntent({ id }), billing.captureIntent({ id })]);
-  const captured = provider.deliveries(providerOrderId).find((delivery) => delivery.type === "payment.captured")!;
+  const captured = (await provider.deliveries(providerOrderId)).find(
+    (delivery) => delivery.type === "payment.captured",
+  )!;
   await Promise.all([webhook(captured), webhook(captured)]);
 }

@@ -95,13 +95,13 @@ describe("the network's own channel", () => {
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const provider = testProvider(t);
     const order = orderOf(created);
-    provider.approve(order);
+    await provider.approve(order);
     await provider.captureOrder(order);
     expect(
       (
         await deliver(
           t,
-          provider.deliveries(order).find((d) => d.type === "payment.captured")!,
+          (await provider.deliveries(order)).find((d) => d.type === "payment.captured")!,
         )
       ).body.status,
     ).toBe("PROVIDER_EVENT_STATUS_APPLIED");

@@ -32,10 +32,10 @@ describe("listing provider events", () => {
     const provider = testProvider(t);
     const a = await newIntent();
     const b = await newIntent();
-    const approvedA = (await deliver(t, provider.approve(a.order))).body.event_id;
-    const approvedB = (await deliver(t, provider.approve(b.order))).body.event_id;
+    const approvedA = (await deliver(t, await provider.approve(a.order))).body.event_id;
+    const approvedB = (await deliver(t, await provider.approve(b.order))).body.event_id;
     const { orderId } = await provider.createOrder({ currency: "USD", price: 100n, requestId: "stray" });
-    const stray = (await deliver(t, provider.approve(orderId))).body.event_id;
+    const stray = (await deliver(t, await provider.approve(orderId))).body.event_id;
 
     const all = await list();
     expect(all.status).toBe(200);
@@ -78,7 +78,7 @@ describe("reprocessing a provider event", () => {
 
   it("applies a failed event again", async () => {
     const { id, order } = await newIntent();
-    const delivery = testProvider(t).approve(order);
+    const delivery = await testProvider(t).approve(order);
     // As left by an application that failed (a lost connection, a bug since fixed).
     await execute(
       `insert into billing.provider_events (id, provider, provider_event_id, type, provider_order_id, payload, status, detail, received_at)
@@ -98,11 +98,11 @@ describe("reprocessing a provider event", () => {
   it("does not redo what an applied event did: the intent settles once", async () => {
     const { id, order } = await newIntent();
     const provider = testProvider(t);
-    provider.approve(order);
+    await provider.approve(order);
     await provider.captureOrder(order);
     const captured = await deliver(
       t,
-      provider.deliveries(order).find((d) => d.type === "payment.captured")!,
+      (await provider.deliveries(order)).find((d) => d.type === "payment.captured")!,
     );
     const before = (await t.http("GET", `/billing/api/v1/intents/${id}`, { token: tips })).body.intent;
     const answer = await reprocess(captured.body.event_id);
@@ -130,7 +130,7 @@ describe("reprocessing a provider event", () => {
 describe("the provider-events worker", () => {
   it("applies what an apply after the commit left pending", async () => {
     const { id, order } = await newIntent();
-    const delivery = testProvider(t).approve(order);
+    const delivery = await testProvider(t).approve(order);
     // Stored, and the process stopped before applying it.
     await execute(
       `insert into billing.provider_events (id, provider, provider_event_id, type, provider_order_id, payload, status, received_at)

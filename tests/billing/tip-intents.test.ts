@@ -37,9 +37,9 @@ describe("a tip intent (product tip)", () => {
     });
     const id = created.body.intent.id;
     const provider = testProvider(t);
-    provider.approve(orderOf(created));
+    await provider.approve(orderOf(created));
     await provider.captureOrder(orderOf(created));
-    const captured = provider.deliveries(orderOf(created)).find((d) => d.type === "payment.captured")!;
+    const captured = (await provider.deliveries(orderOf(created))).find((d) => d.type === "payment.captured")!;
     expect((await deliver(t, captured)).body.status).toBe("PROVIDER_EVENT_STATUS_APPLIED");
 
     const settled = await t.http("GET", `/billing/api/v1/intents/${id}`, { token: tips });
@@ -84,7 +84,7 @@ describe("a tip intent (product tip)", () => {
   it("a declined tip intent books nothing", async () => {
     const [buyer, creator] = [person("sup"), person("cre")];
     const created = await createIntent({ subject: buyer, tip: { creator, amount: usd(500) } });
-    expect((await deliver(t, testProvider(t).decline(orderOf(created), "card_declined"))).body.status).toBe(
+    expect((await deliver(t, await testProvider(t).decline(orderOf(created), "card_declined"))).body.status).toBe(
       "PROVIDER_EVENT_STATUS_APPLIED",
     );
     expect(await balanceOf(creator)).toBeUndefined();

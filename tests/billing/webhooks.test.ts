@@ -20,7 +20,7 @@ const { newIntent, statusOf, creditOf } = purchases(t, { token: () => tips, read
 describe("webhook signatures", () => {
   it("are the only credential: a signed delivery without a token is taken", async () => {
     const { order } = await newIntent();
-    const answer = await deliver(t, testProvider(t).approve(order));
+    const answer = await deliver(t, await testProvider(t).approve(order));
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({ status: "PROVIDER_EVENT_STATUS_APPLIED", duplicate: false });
     expect(answer.body.event_id).toMatch(/^pev_/);
@@ -29,7 +29,7 @@ describe("webhook signatures", () => {
   it("refuses a tampered body, a wrong or missing signature and an old timestamp (401 webhook.signature_invalid)", async () => {
     const { id, order } = await newIntent();
     const provider = testProvider(t);
-    const delivery = provider.approve(order);
+    const delivery = await provider.approve(order);
     const tampered = { ...delivery, body: delivery.body.replace("order.approved", "order.declined") };
     const other = signDelivery("whsec_someone_else", delivery.id, Buffer.from(delivery.body), new Date());
     const old = provider.resign(delivery, new Date(Date.now() - 6 * 60_000));
@@ -47,7 +47,7 @@ describe("webhook signatures", () => {
 
   it("takes the raw bytes whatever the content type, and answers 404 provider.unknown for a provider billing lacks", async () => {
     const { order } = await newIntent();
-    const delivery = testProvider(t).approve(order);
+    const delivery = await testProvider(t).approve(order);
     const plain = await deliver(t, delivery, { "content-type": "text/plain; charset=utf-8" });
     expect(plain.body.status).toBe("PROVIDER_EVENT_STATUS_APPLIED");
     const unknown = await t.http("POST", "/billing/api/v1/webhooks/nope", {
@@ -69,9 +69,9 @@ describe("applying provider events", () => {
   it("applies a duplicate delivery once", async () => {
     const { id, order, buyer } = await newIntent();
     const provider = testProvider(t);
-    provider.approve(order);
+    await provider.approve(order);
     await provider.captureOrder(order);
-    const captured = provider.deliveries(order).find((d) => d.type === "payment.captured")!;
+    const captured = (await provider.deliveries(order)).find((d) => d.type === "payment.captured")!;
     const first = await deliver(t, captured);
     const again = await deliver(t, provider.resign(captured, new Date()));
     expect(first.body).toMatchObject({ status: "PROVIDER_EVENT_STATUS_APPLIED", duplicate: false });
@@ -91,9 +91,9 @@ describe("applying provider events", () => {
   it("settles on a capture that arrives before the approval, and ignores the stale approval", async () => {
     const { id, order, buyer } = await newIntent();
     const provider = testProvider(t);
-    const approval = provider.approve(order);
+    const approval = await provider.approve(order);
     await provider.captureOrder(order);
-    const captured = provider.deliveries(order).find((d) => d.type === "payment.captured")!;
+    const captured = (await provider.deliveries(order)).find((d) => d.type === "payment.captured")!;
     expect((await deliver(t, captured)).body.status).toBe("PROVIDER_EVENT_STATUS_APPLIED");
     expect(await statusOf(id)).toBe("INTENT_STATUS_SETTLED");
     expect((await deliver(t, approval)).body.status).toBe("PROVIDER_EVENT_STATUS_IGNORED");
@@ -104,7 +104,7 @@ describe("applying provider events", () => {
   it("declines on order.declined, and ignores a decline of a settled intent", async () => {
     const declined = await newIntent();
     const provider = testProvider(t);
-    expect((await deliver(t, provider.decline(declined.order, "fraud_suspected"))).body.status).toBe(
+    expect((await deliver(t, await provider.decline(declined.order, "fraud_suspected"))).body.status).toBe(
       "PROVIDER_EVENT_STATUS_APPLIED",
     );
     const read = (await t.http("GET", `/billing/api/v1/intents/${declined.id}`, { token: tips })).body.intent;
@@ -116,9 +116,9 @@ describe("applying provider events", () => {
     ).toBe("INTENT_STATUS_DECLINED");
 
     const settled = await newIntent();
-    provider.approve(settled.order);
+    await provider.approve(settled.order);
     await t.http("POST", `/billing/api/v1/intents/${settled.id}/capture`, { token: tips, body: {} });
-    expect((await deliver(t, provider.decline(settled.order, "late"))).body.status).toBe(
+    expect((await deliver(t, await provider.decline(settled.order, "late"))).body.status).toBe(
       "PROVIDER_EVENT_STATUS_IGNORED",
     );
     expect(await statusOf(settled.id)).toBe("INTENT_STATUS_SETTLED");
@@ -127,7 +127,7 @@ describe("applying provider events", () => {
   it("ignores an event for an order billing does not know", async () => {
     const provider = testProvider(t);
     const { orderId } = await provider.createOrder({ currency: "USD", price: 100n, requestId: "no-intent" });
-    expect((await deliver(t, provider.approve(orderId))).body).toMatchObject({
+    expect((await deliver(t, await provider.approve(orderId))).body).toMatchObject({
       status: "PROVIDER_EVENT_STATUS_IGNORED",
       duplicate: false,
     });
@@ -138,11 +138,11 @@ describe("applying provider events", () => {
     const provider = testProvider(t);
     await setFrozen(t, true);
     try {
-      const approval = await deliver(t, provider.approve(order));
+      const approval = await deliver(t, await provider.approve(order));
       await provider.captureOrder(order);
       const capture = await deliver(
         t,
-        provider.deliveries(order).find((d) => d.type === "payment.captured")!,
+        (await provider.deliveries(order)).find((d) => d.type === "payment.captured")!,
       );
       expect([approval.body.status, capture.body.status]).toEqual([
         "PROVIDER_EVENT_STATUS_HELD",
@@ -172,11 +172,11 @@ describe("applying provider events", () => {
     await setFrozen(t, true);
     try {
       for (const { order } of intents) {
-        provider.approve(order);
+        await provider.approve(order);
         await provider.captureOrder(order);
         await deliver(
           t,
-          provider.deliveries(order).find((d) => d.type === "payment.captured")!,
+          (await provider.deliveries(order)).find((d) => d.type === "payment.captured")!,
         );
       }
     } finally {

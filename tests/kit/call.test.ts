@@ -6,6 +6,7 @@ import {
   currentCall,
   currentRequestId,
   deadlineKey,
+  callerRefused,
   notAnswered,
   propagateCall,
 } from "../../services/kit/rpc/call.js";
@@ -103,30 +104,49 @@ describe("calls made from calls, in process", () => {
 });
 
 describe("a callee not answering (notAnswered)", () => {
-  it("is any failure of the call: unreachable, past the deadline, or a 5xx of billing's (500, 503, 504)", () => {
+  it("is any error without the callee's own problem: a reset (Aborted), a cancellation, Unknown, a timeout, unreachable", () => {
     for (const error of [
+      new ConnectError("read ECONNRESET", Code.Aborted),
       new ConnectError("down", Code.Unavailable),
       new ConnectError("deadline", Code.DeadlineExceeded),
       new ConnectError("http 500", Code.Unknown),
       new ConnectError("crash", Code.Internal),
       new ConnectError("cancelled", Code.Canceled),
       new ConnectError("no route", Code.Unimplemented),
-      problem(500, "internal", "failed"),
-      problem(503, "billing.unavailable", "busy"),
-      problem(504, "deadline", "database too slow"),
+      new ConnectError("forbidden", Code.PermissionDenied),
     ]) {
       expect(notAnswered(error), error.message).toBe(true);
     }
   });
 
-  it("is not billing's refusals, nor a failure of this service", () => {
+  it("is the callee's 5xx, and its problems that say nothing of the request: the caller's own token refused, a timeout, a rate limit, a cancellation", () => {
+    for (const error of [
+      problem(500, "internal", "failed"),
+      problem(503, "billing.unavailable", "busy"),
+      problem(504, "deadline", "database too slow"),
+      problem(401, "auth.invalid", "another signing key"),
+      problem(403, "auth.capability_missing", "no"),
+      problem(408, "timeout", "slow"),
+      problem(429, "rate.limited", "later"),
+      problem(499, "canceled", "gone"),
+    ]) {
+      expect(notAnswered(error), error.message).toBe(true);
+    }
+    expect(callerRefused(problem(401, "auth.invalid", "key"))).toBe(true);
+    expect(callerRefused(problem(403, "auth.capability_missing", "no"))).toBe(true);
+    expect(callerRefused(new ConnectError("reset", Code.Aborted))).toBe(false);
+  });
+
+  it("is not the callee's own refusals (its problem), nor a failure of this service", () => {
     for (const error of [
       problem(409, "insufficient_funds", "short"),
+      problem(409, "economy.frozen", "frozen"),
       problem(422, "request.invalid", "tier"),
+      problem(400, "request.invalid", "amount"),
       problem(404, "x.not_found", "none"),
-      problem(403, "auth.forbidden", "no"),
     ]) {
       expect(notAnswered(error), error.message).toBe(false);
+      expect(callerRefused(error), error.message).toBe(false);
     }
     expect(notAnswered(new Error("database down"))).toBe(false);
   });

@@ -3,6 +3,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { beforeAll, describe, expect, it } from "vitest";
 import { CouponsService } from "../../gen/pf/coupons/v1/coupons_pb.js";
 import { DealsService } from "../../gen/pf/deals/v1/deals_pb.js";
+import type { CouponsContext } from "../../services/coupons/context.js";
 import { LIMITS } from "../../services/coupons/settings.js";
 import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { ALL_DEALS, person, submit } from "../deals/support.js";
@@ -24,7 +25,7 @@ const overRpc = () => createGrpcTransport({ baseUrl: t.platform.rpcUrl });
 const refusal = (error: unknown) => ConnectError.from(error);
 
 describe("pf-client-ip sent to the RPC port", () => {
-  it("is ignored: anonymous lookups are counted by the socket's peer, however the header varies", async () => {
+  it("is ignored unless a gateway vouches for it: anonymous lookups are counted by the socket's peer", async () => {
     const coupons = createClient(CouponsService, overRpc());
     const lookup = (n: number) =>
       coupons.getCoupon({ id: "cpn_0000000000000000000000000" }, { headers: { "pf-client-ip": `198.51.100.${n}` } });
@@ -34,6 +35,16 @@ describe("pf-client-ip sent to the RPC port", () => {
     }
     const over = await lookup(250).catch(refusal);
     expect(over).toMatchObject({ code: Code.ResourceExhausted });
+
+    // A gateway of another process vouches for its client's address: that address is counted, not the peer's.
+    const keys = (t.platform.contexts.get("coupons") as CouponsContext).clientKeys;
+    const vouched = (proof: string) =>
+      coupons.getCoupon(
+        { id: "cpn_0000000000000000000000000" },
+        { headers: { "pf-client-ip": "192.0.2.44", "pf-client-ip-proof": proof } },
+      );
+    expect(await vouched(keys.proofOf("192.0.2.44")).catch(refusal)).toMatchObject({ code: Code.NotFound });
+    expect(await vouched(keys.proofOf("192.0.2.45")).catch(refusal)).toMatchObject({ code: Code.ResourceExhausted });
   });
 
   it("is not needed for a limit: votes over RPC without it are counted per peer address", async () => {

@@ -85,7 +85,7 @@ describe("the test provider's webhook secret, where none is configured", () => {
       try {
         const provider = testProvider(first);
         const { orderId } = await provider.createOrder({ currency: "USD", price: 100n, requestId: "restart" });
-        delivery = provider.approve(orderId);
+        delivery = await provider.approve(orderId);
       } finally {
         await first.stop();
       }

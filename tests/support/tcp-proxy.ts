@@ -1,10 +1,15 @@
 import { createServer, connect, type Server, type Socket } from "node:net";
 
-/** A TCP proxy a test can cut and restore, to make a real server unreachable for a while. */
+/**
+ * A TCP proxy a test can cut and restore, to make a real server unreachable
+ * for a while, or let a request through and reset before its answer.
+ */
 export class TcpProxy {
   private server?: Server;
   private readonly sockets = new Set<Socket>();
   port = 0;
+  /** While set, the client's bytes still reach the server, but what the server sends back is dropped. */
+  holdAnswers = false;
 
   constructor(
     private readonly targetHost: string,
@@ -19,11 +24,20 @@ export class TcpProxy {
         socket.on("close", () => this.sockets.delete(socket));
         socket.on("error", () => socket.destroy());
       }
-      client.pipe(upstream).pipe(client);
+      client.pipe(upstream);
+      upstream.on("data", (chunk: Buffer) => {
+        if (!this.holdAnswers && !client.destroyed) client.write(chunk);
+      });
+      upstream.on("end", () => client.end());
     });
     await new Promise<void>((resolve) => this.server!.listen(this.port, "127.0.0.1", resolve));
     const address = this.server.address();
     if (typeof address === "object" && address) this.port = address.port;
+  }
+
+  /** Resets every open connection (TCP RST, as a middlebox would); new ones are still accepted. */
+  reset(): void {
+    for (const socket of this.sockets) socket.resetAndDestroy();
   }
 
   /** Drops every connection and stops listening. */

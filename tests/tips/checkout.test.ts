@@ -221,7 +221,7 @@ describe("a tip paid through a billing checkout intent", () => {
       { "idempotency-key": newKey() },
     );
     const order = new URL(answer.body.checkout.checkout_url).searchParams.get("order")!;
-    await deliver(t, testProvider(t).decline(order, "card_declined"));
+    await deliver(t, await testProvider(t).decline(order, "card_declined"));
     await vi.waitFor(
       async () =>
         expect((await supporterCall("GET", `/interactions/${answer.body.checkout.id}`)).body.interaction).toMatchObject(

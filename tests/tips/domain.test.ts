@@ -1,12 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ProfileSchema, WordFilterSchema } from "../../gen/pf/tips/v1/profiles_pb.js";
-import {
-  checkAgainstProfile,
-  deliveryOnSettle,
-  refusedByBilling,
-  requireMedia,
-} from "../../services/tips/domain/checkouts.js";
+import { checkAgainstProfile, deliveryOnSettle, requireMedia } from "../../services/tips/domain/checkouts.js";
 import { matchesWordFilter, mayModerate } from "../../services/tips/domain/profiles.js";
 
 const usd = (minorUnits: bigint) => ({ minorUnits, currency: "USD" });
@@ -113,25 +108,6 @@ describe("delivery on settlement", () => {
     expect(deliveryOnSettle("tip", "visible")).toBe("delivered");
     expect(deliveryOnSettle("paid_message", "held")).toBe("suppressed");
   });
-});
-
-describe("billing's answer to a payment", () => {
-  it.each([
-    [409, true], // insufficient_funds, economy.frozen
-    [422, true], // amount out of billing's range
-    [400, true],
-    [404, true],
-    [429, false], // rate limited: ask again later
-    [408, false],
-    [499, false],
-    [401, false], // tips' own token: not the supporter's refusal
-    [403, false],
-    [500, false],
-    [503, false],
-    [504, false],
-  ])("status %i declines the checkout for good: %s", (status, refused) =>
-    expect(refusedByBilling(status)).toBe(refused),
-  );
 });
 
 describe("moderators", () => {

@@ -170,11 +170,11 @@ describe("media requests", () => {
 
     const order = new URL(waiting.body.checkout.checkout_url).searchParams.get("order")!;
     const provider = testProvider(t);
-    provider.approve(order);
+    await provider.approve(order);
     await provider.captureOrder(order);
     await deliver(
       t,
-      provider.deliveries(order).find((d) => d.type === "payment.captured")!,
+      (await provider.deliveries(order)).find((d) => d.type === "payment.captured")!,
     );
     await expect
       .poll(async () => (await creatorCall("GET", "/queue")).body.requests.map((r: { id: string }) => r.id), {

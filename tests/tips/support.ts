@@ -81,8 +81,8 @@ export async function tipsRows(t: TestPlatform, table: string, id: string): Prom
 export async function payAtProvider(t: TestPlatform, checkoutUrl: string): Promise<void> {
   const order = new URL(checkoutUrl).searchParams.get("order")!;
   const provider = testProvider(t);
-  provider.approve(order);
+  await provider.approve(order);
   await provider.captureOrder(order);
-  const captured = provider.deliveries(order).find((d) => d.type === "payment.captured")!;
+  const captured = (await provider.deliveries(order)).find((d) => d.type === "payment.captured")!;
   expect((await deliver(t, captured)).body.status).toBe("PROVIDER_EVENT_STATUS_APPLIED");
 }

@@ -216,13 +216,13 @@ describe("checkout through a payment intent", () => {
 
     const order = new URL(answer.body.checkout_url).searchParams.get("order")!;
     const provider = testProvider(t);
-    provider.approve(order);
+    await provider.approve(order);
     await provider.captureOrder(order);
     expect(
       (
         await deliver(
           t,
-          provider.deliveries(order).find((d) => d.type === "payment.captured")!,
+          (await provider.deliveries(order)).find((d) => d.type === "payment.captured")!,
         )
       ).body.status,
     ).toBe("PROVIDER_EVENT_STATUS_APPLIED");

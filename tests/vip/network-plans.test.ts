@@ -204,13 +204,13 @@ describe("a network plan", () => {
     expect(answer.membership).toMatchObject({ creator: "network", paid_via: "PAID_VIA_INTENT" });
     const order = new URL(answer.checkout_url).searchParams.get("order")!;
     const provider = testProvider(t);
-    provider.approve(order);
+    await provider.approve(order);
     await provider.captureOrder(order);
     expect(
       (
         await deliver(
           t,
-          provider.deliveries(order).find((d) => d.type === "payment.captured")!,
+          (await provider.deliveries(order)).find((d) => d.type === "payment.captured")!,
         )
       ).body.status,
     ).toBe("PROVIDER_EVENT_STATUS_APPLIED");

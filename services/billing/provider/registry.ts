@@ -6,7 +6,7 @@ import { secretKey } from "../../kit/runtime/sealer.js";
 import { problem } from "../../kit/handler/problem.js";
 import type { BillingSettings } from "../settings.js";
 import type { PaymentProvider, ProviderRegistry } from "./provider.js";
-import { TEST_PROVIDER, TestProvider, type Delivery } from "./test.js";
+import { TEST_PROVIDER, TestProvider } from "./test.js";
 
 /**
  * The providers of one billing instance: the test-mode provider, the only one
@@ -42,8 +42,9 @@ async function testProvider(ctx: ServiceContext, settings: BillingSettings): Pro
     secret: await secretKey(ctx.config, "PF_BILLING_TEST_PROVIDER_SECRET", "billing-test-provider.key"),
     checkoutUrl: settings.testCheckoutUrl,
     clock: ctx.clock,
+    transaction: (work) => ctx.transaction(work),
     autoApprove:
-      settings.testProviderAuto === "approve" ? (delivery) => deliverToBilling(ctx, test, delivery) : undefined,
+      settings.testProviderAuto === "approve" ? (orderId) => approveToBilling(ctx, test, orderId) : undefined,
   });
   return test;
 }
@@ -51,14 +52,15 @@ async function testProvider(ctx: ServiceContext, settings: BillingSettings): Pro
 const AUTO_ATTEMPTS = 3;
 
 /**
- * Auto mode's delivery: through billing's own webhook RPC, signed like any
- * other. An approval that arrives before billing wrote its intent is ignored
+ * Auto mode's approval and its delivery: through billing's own webhook RPC,
+ * signed like any other. An approval that arrives before billing wrote its intent is ignored
  * (unknown order), so the provider approves again, as a new event, a little later.
  */
-async function deliverToBilling(ctx: ServiceContext, provider: TestProvider, delivery: Delivery): Promise<void> {
+async function approveToBilling(ctx: ServiceContext, provider: TestProvider, orderId: string): Promise<void> {
   const client = ctx.client(BillingService);
   try {
     for (let attempt = 1; ; attempt++) {
+      const delivery = await provider.approve(orderId);
       const answer = await outsideCall(() =>
         client.receiveProviderWebhook(
           { provider: provider.name, payload: Buffer.from(delivery.body) },
@@ -67,12 +69,8 @@ async function deliverToBilling(ctx: ServiceContext, provider: TestProvider, del
       );
       if (answer.status !== ProviderEventStatus.IGNORED || attempt === AUTO_ATTEMPTS) return;
       await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));
-      delivery = provider.approve(delivery.orderId);
     }
   } catch (error) {
-    ctx.logger.warn(
-      { err: error, order: delivery.orderId },
-      "test provider auto mode: the approval webhook was not delivered",
-    );
+    ctx.logger.warn({ err: error, order: orderId }, "test provider auto mode: the approval webhook was not delivered");
   }
 }

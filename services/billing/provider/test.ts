@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual, type BinaryLike } from "node:crypto";
+import type { EntityManager } from "@mikro-orm/postgresql";
 import type { Clock } from "../../kit/runtime/clock.js";
 import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
@@ -11,6 +12,15 @@ import type {
   VerifiedReceipt,
 } from "./provider.js";
 import { signDelivery, verifyDelivery, type SignedHeaders } from "./standard-webhooks.js";
+import {
+  insertTestDelivery,
+  lockTestOrder,
+  openTestOrder,
+  setTestOrderState,
+  testDeliveries,
+  type TestDeliveryRow,
+  type TestOrderRow,
+} from "../db/test-provider.js";
 
 /** A signed webhook delivery the test provider produced; sending it again is a duplicate delivery. */
 export interface Delivery {
@@ -23,15 +33,6 @@ export interface Delivery {
   headers: SignedHeaders;
 }
 
-interface TestOrder {
-  id: string;
-  currency: string;
-  price: bigint;
-  state: "created" | "approved" | "declined" | "captured";
-  declineReason: string;
-  deliveries: Delivery[];
-}
-
 /** The test-mode provider's name: its webhooks arrive at `/webhooks/test`. */
 export const TEST_PROVIDER = "test";
 
@@ -40,8 +41,10 @@ export interface TestProviderOptions {
   secret: BinaryLike;
   checkoutUrl: string;
   clock: Clock;
-  /** Auto mode: approves each new order itself and hands the order.approved delivery to this. */
-  autoApprove?: (delivery: Delivery) => Promise<void>;
+  /** Billing's transactions: its orders live in billing's schema, shared by every instance. */
+  transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T>;
+  /** Auto mode: approves each new order (by its id) and delivers the order.approved webhook itself. */
+  autoApprove?: (orderId: string) => Promise<void>;
 }
 
 /** How long auto mode waits before approving: billing writes its intent after the order opens. */
@@ -49,73 +52,70 @@ const AUTO_APPROVE_AFTER_MS = 500;
 
 /**
  * The built-in test-mode provider. It behaves like a real one: orders live
- * in its memory, the buyer approves or declines them (`approve`, `decline`,
+ * in billing's database (every instance knows them, a restart forgets none), the buyer approves or declines them (`approve`, `decline`,
  * driven by tests), billing captures approved ones, and every change yields
  * a signed webhook delivery (Standard Webhooks) with its own event id, which
  * tests send, re-send or reorder. App store receipts are signed with the same secret.
  */
 export class TestProvider implements PaymentProvider {
   readonly name = TEST_PROVIDER;
-  private readonly orders = new Map<string, TestOrder>();
-  private readonly byRequest = new Map<string, string>();
 
   constructor(private readonly options: TestProviderOptions) {}
 
   async createOrder(order: { currency: string; price: bigint; requestId: string }): Promise<ProviderOrder> {
-    let id = this.byRequest.get(order.requestId);
-    if (!id) {
-      id = newId("tord");
-      this.byRequest.set(order.requestId, id);
-      this.orders.set(id, {
-        id,
-        currency: order.currency,
-        price: order.price,
-        state: "created",
-        declineReason: "",
-        deliveries: [],
-      });
-      const deliver = this.options.autoApprove;
-      if (deliver) setTimeout(() => void deliver(this.approve(id!)), AUTO_APPROVE_AFTER_MS).unref();
-    }
+    const { id, opened } = await this.options.transaction((em) =>
+      openTestOrder(em, { ...order, id: newId("tord"), at: this.options.clock.now() }),
+    );
+    const deliver = this.options.autoApprove;
+    if (opened && deliver) setTimeout(() => void deliver(id), AUTO_APPROVE_AFTER_MS).unref();
     return { orderId: id, checkoutUrl: `${this.options.checkoutUrl}?order=${id}` };
   }
 
   /** The buyer approves the order: answers the order.approved delivery. */
-  approve(orderId: string): Delivery {
-    const order = this.order(orderId);
-    if (order.state === "created") order.state = "approved";
-    return this.produce(order, "order.approved");
+  approve(orderId: string): Promise<Delivery> {
+    return this.options.transaction(async (em) => {
+      const order = await this.order(em, orderId);
+      if (order.state === "created") await setTestOrderState(em, { ...order, state: "approved" });
+      return this.produce(em, order, "order.approved");
+    });
   }
 
   /** The provider declines the order: answers the order.declined delivery. */
-  decline(orderId: string, reason: string): Delivery {
-    const order = this.order(orderId);
-    if (order.state === "created" || order.state === "approved") {
-      order.state = "declined";
-      order.declineReason = reason;
-    }
-    return this.produce(order, "order.declined", { reason });
+  decline(orderId: string, reason: string): Promise<Delivery> {
+    return this.options.transaction(async (em) => {
+      const order = await this.order(em, orderId);
+      if (order.state === "created" || order.state === "approved")
+        await setTestOrderState(em, { ...order, state: "declined", declineReason: reason });
+      return this.produce(em, order, "order.declined", { reason });
+    });
   }
 
-  async captureOrder(orderId: string): Promise<CaptureOutcome> {
-    const order = this.order(orderId);
-    switch (order.state) {
-      case "created":
-        return { status: "not_approved" };
-      case "declined":
-        return { status: "declined", reason: order.declineReason };
-      case "approved":
-        order.state = "captured";
-        return { status: "captured", eventId: this.produce(order, "payment.captured").id };
-      case "captured":
-        // A capture asked again answers the first one, as real providers do.
-        return { status: "captured", eventId: order.deliveries.find((d) => d.type === "payment.captured")?.id };
-    }
+  captureOrder(orderId: string): Promise<CaptureOutcome> {
+    return this.options.transaction(async (em): Promise<CaptureOutcome> => {
+      const order = await this.order(em, orderId);
+      switch (order.state) {
+        case "created":
+          return { status: "not_approved" };
+        case "declined":
+          return { status: "declined", reason: order.declineReason };
+        case "approved":
+          await setTestOrderState(em, { ...order, state: "captured" });
+          return { status: "captured", eventId: (await this.produce(em, order, "payment.captured")).id };
+        case "captured": {
+          // A capture asked again answers the first one, as real providers do.
+          const first = (await testDeliveries(em, orderId)).find((d) => d.type === "payment.captured");
+          return { status: "captured", eventId: first?.id };
+        }
+      }
+    });
   }
 
   /** Every delivery produced for an order, oldest first. */
-  deliveries(orderId: string): Delivery[] {
-    return [...this.order(orderId).deliveries];
+  deliveries(orderId: string): Promise<Delivery[]> {
+    return this.options.transaction(async (em) => {
+      await this.order(em, orderId);
+      return (await testDeliveries(em, orderId)).map((row) => this.signed(row));
+    });
   }
 
   /** A delivery signed again at `at`: a retry of the same event (same id, new timestamp). */
@@ -176,30 +176,34 @@ export class TestProvider implements PaymentProvider {
     return createHmac("sha256", this.options.secret).update(`receipt.${body}`).digest();
   }
 
-  private order(orderId: string): TestOrder {
-    const order = this.orders.get(orderId);
-    // Orders live in this instance's memory: a restart, or another instance, forgets them.
-    if (!order)
-      throw problem(
-        409,
-        "provider.order_unknown",
-        `The test provider has no order ${orderId}; its orders live in one instance's memory.`,
-      );
+  private async order(em: EntityManager, orderId: string): Promise<TestOrderRow> {
+    const order = await lockTestOrder(em, orderId);
+    if (!order) throw problem(409, "provider.order_unknown", `The test provider has no order ${orderId}.`);
     return order;
   }
 
-  private produce(order: TestOrder, type: Delivery["type"], extra: Record<string, string> = {}): Delivery {
+  private async produce(
+    em: EntityManager,
+    order: TestOrderRow,
+    type: Delivery["type"],
+    extra: Record<string, string> = {},
+  ): Promise<Delivery> {
     const id = newId("tevt");
     const at = this.options.clock.now();
     const body = JSON.stringify({ id, type, created_at: at.toISOString(), data: { order_id: order.id, ...extra } });
-    const delivery = {
-      id,
-      type,
-      orderId: order.id,
-      body,
-      headers: signDelivery(this.options.secret, id, Buffer.from(body), at),
+    const row = { id, type, orderId: order.id, body, signedAt: at };
+    await insertTestDelivery(em, row);
+    return this.signed(row);
+  }
+
+  /** A stored delivery with its signature, as first sent. */
+  private signed(row: TestDeliveryRow): Delivery {
+    return {
+      id: row.id,
+      type: row.type as Delivery["type"],
+      orderId: row.orderId,
+      body: row.body,
+      headers: signDelivery(this.options.secret, row.id, Buffer.from(row.body), row.signedAt),
     };
-    order.deliveries.push(delivery);
-    return delivery;
   }
 }

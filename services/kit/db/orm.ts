@@ -1,8 +1,10 @@
 import { MikroORM, type EntitySchema, type Options } from "@mikro-orm/postgresql";
+import type { Pool, PoolClient } from "pg";
 import { Migrator } from "@mikro-orm/migrations";
 import type { MigrationObject } from "@mikro-orm/core";
 import { kitMigration } from "./kit-migration.js";
 import { kitRateLimitsMigration } from "./kit-rate-limits-migration.js";
+import { withMigrationLock } from "./migration-lock.js";
 
 export { MikroORM };
 
@@ -17,13 +19,23 @@ export interface ServiceSchema {
   migrations: MigrationObject[];
 }
 
-export function ormOptions(schema: ServiceSchema, url: string, poolSize: number): Options {
+/** How long a caller waits for a free connection by default (PF_DB_ACQUIRE_TIMEOUT_MS). */
+const ACQUIRE_TIMEOUT_MS = 5_000;
+
+export function ormOptions(
+  schema: ServiceSchema,
+  url: string,
+  poolSize: number,
+  acquireTimeoutMs = ACQUIRE_TIMEOUT_MS,
+): Options {
   return {
     clientUrl: url,
     schema: schema.key,
     entities: schema.entities,
     extensions: [Migrator],
     pool: { min: 0, max: poolSize },
+    // pg's pool bounds both the wait for a free connection and the opening of a new one by it.
+    driverOptions: { connectionTimeoutMillis: acquireTimeoutMs, onPoolCreated: watchPool },
     migrations: {
       schema: schema.key,
       tableName: "mikro_orm_migrations",
@@ -45,10 +57,59 @@ export function qualified(em: { config: { get(key: "schema"): string | undefined
   return `"${String(em.config.get("schema"))}".${table}`;
 }
 
+/** When each pool last handed out or took back a connection. */
+const progress = new WeakMap<Pool, number>();
+
+/**
+ * A connection the server closed while checked out goes back to the pool
+ * (which discards it) at once. Kysely gives a transaction's connection back
+ * only once its COMMIT or ROLLBACK succeeds, which never happens on a
+ * terminated connection: without this, every terminated backend would hold
+ * a pool slot for good. The holder's own later release becomes a no-op.
+ */
+function watchPool(pool: Pool): void {
+  const checkedOut = new WeakSet<PoolClient>();
+  progress.set(pool, Date.now());
+  pool.on("connect", (client) => {
+    client.once("end", () => {
+      if (!checkedOut.has(client)) return;
+      const release = client.release.bind(client);
+      client.release = () => undefined;
+      release(new Error("the database closed the connection"));
+    });
+  });
+  pool.on("acquire", (client) => {
+    checkedOut.add(client);
+    progress.set(pool, Date.now());
+  });
+  pool.on("release", (_error, client) => {
+    checkedOut.delete(client);
+    progress.set(pool, Date.now());
+  });
+}
+
+/**
+ * Whether the pool is wedged: every connection checked out and none handed
+ * out or taken back for `afterMs`. Calls never hold one that long (their
+ * statements end at the call's deadline), so only a leak gets there.
+ */
+export async function poolWedged(orm: MikroORM, afterMs: number): Promise<boolean> {
+  const pool = await orm.em.getConnection().getNativeClient();
+  const max = pool.options.max ?? 0;
+  return pool.totalCount >= max && pool.idleCount === 0 && Date.now() - (progress.get(pool) ?? 0) > afterMs;
+}
+
 /** Opens the service's ORM and brings its schema up to the newest committed migration. */
-export async function openServiceDatabase(schema: ServiceSchema, url: string, poolSize: number): Promise<MikroORM> {
-  const orm = await MikroORM.init(ormOptions(schema, url, poolSize));
-  await orm.em.getConnection().execute(`create schema if not exists "${schema.key}"`);
-  await orm.migrator.up();
+export async function openServiceDatabase(
+  schema: ServiceSchema,
+  url: string,
+  poolSize: number,
+  acquireTimeoutMs = ACQUIRE_TIMEOUT_MS,
+): Promise<MikroORM> {
+  const orm = await MikroORM.init(ormOptions(schema, url, poolSize, acquireTimeoutMs));
+  await withMigrationLock(url, schema.key, async () => {
+    await orm.em.getConnection().execute(`create schema if not exists "${schema.key}"`);
+    await orm.migrator.up();
+  });
   return orm;
 }

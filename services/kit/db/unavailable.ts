@@ -23,5 +23,9 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (error instanceof ConnectionException) return true;
   const { code, message } = error as { code?: unknown; message?: unknown };
   if (typeof code === "string" && UNREACHABLE.has(code)) return true;
-  return typeof message === "string" && /connection terminated|Connection ended/i.test(message);
+  // pg's own messages: a dropped connection, a query on one, no free connection within PF_DB_ACQUIRE_TIMEOUT_MS.
+  return (
+    typeof message === "string" &&
+    /connection terminated|Connection ended|not queryable|timeout exceeded when trying to connect/i.test(message)
+  );
 }

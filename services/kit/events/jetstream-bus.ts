@@ -1,5 +1,6 @@
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
 import { connect, headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../runtime/logger.js";
 import type { BusMessage, EventBus } from "./bus.js";
 
@@ -7,6 +8,15 @@ import type { BusMessage, EventBus } from "./bus.js";
 const DUPLICATE_WINDOW_NS = 120 * 1e9;
 /** Events are kept a week: long enough for a consumer that was down to catch up. */
 const RETENTION_NS = 7 * 24 * 3600 * 1e9;
+/**
+ * An event delivered and neither acked nor reported in progress within this
+ * is delivered again: a crashed consumer's events come back within seconds.
+ */
+export const CONSUMER_ACK_WAIT_MS = 5_000;
+/** A running handler reports it is still at work this often, well inside the ack wait. */
+const CONSUMER_WORKING_EVERY_MS = 2_000;
+/** Events pulled at once, and unacked at most, per durable consumer: a backlog drains without a round trip per event. */
+const CONSUMER_BATCH = 64;
 
 /**
  * Events on NATS JetStream: one stream per service prefix, resends dropped by
@@ -84,40 +94,66 @@ export class JetStreamBus implements EventBus {
     const prefix = subject.split(".")[0];
     await this.ensureStream(prefix);
     const stream = streamName(prefix, this.namespace);
-    const jsm = await jetstreamManager(this.nc, { timeout: 5_000 });
-    await jsm.consumers.info(stream, durable).catch(() =>
-      jsm.consumers.add(stream, {
-        durable_name: durable,
-        filter_subject: this.wire(subject),
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: from === "all" ? DeliverPolicy.All : DeliverPolicy.New,
-        ack_wait: 30_000_000_000,
-        // One event at a time, so a redelivered event is applied before the ones after it.
-        max_ack_pending: 1,
-      }),
-    );
+    await this.ensureConsumer(stream, durable, subject, from);
     const consumer = await this.js.consumers.get(stream, durable);
-    const messages = await consumer.consume({ max_messages: 64 });
+    const messages = await consumer.consume({ max_messages: CONSUMER_BATCH });
+    const stopping = new AbortController();
     const done = (async () => {
       for await (const message of messages) {
+        if (stopping.signal.aborted) break;
         const headers: Record<string, string> = {};
         for (const [name, values] of message.headers ?? []) headers[name] = values[0];
+        // A handler longer than the ack wait is not redelivered while it runs.
+        const heartbeat = setInterval(() => quietly(() => message.working()), CONSUMER_WORKING_EVERY_MS);
         try {
-          await handler({ subject: this.spec(message.subject), data: message.data, headers });
-          message.ack();
-        } catch (error) {
-          this.logger.warn(
-            { err: error, subject: message.subject, durable },
-            "consumer failed; the event will be redelivered",
-          );
-          message.nak(Math.min(30_000, 250 * 2 ** Math.min(message.info.deliveryCount, 7)));
+          // A failure is tried again here, not nak'd: the events pulled after it wait, so order is kept.
+          for (let attempt = 1; !stopping.signal.aborted; attempt++) {
+            try {
+              await handler({ subject: this.spec(message.subject), data: message.data, headers });
+              quietly(() => message.ack());
+              break;
+            } catch (error) {
+              this.logger.warn(
+                { err: error, subject: message.subject, durable, attempt },
+                "consumer failed; the event is tried again after a pause",
+              );
+              // Stopped mid-pause: left unacked, it is redelivered after the ack wait.
+              await sleep(Math.min(30_000, 250 * 2 ** Math.min(attempt - 1, 7)), undefined, {
+                signal: stopping.signal,
+              }).catch(() => undefined);
+            }
+          }
+        } finally {
+          clearInterval(heartbeat);
         }
       }
     })();
     return async () => {
+      stopping.abort();
       await messages.close();
       await done;
     };
+  }
+
+  /** Creates the durable consumer, or brings one made under older settings up to the current ack wait and batch. */
+  private async ensureConsumer(stream: string, durable: string, subject: string, from: "all" | "new"): Promise<void> {
+    const jsm = await jetstreamManager(this.nc, { timeout: 5_000 });
+    const wanted = { ack_wait: CONSUMER_ACK_WAIT_MS * 1e6, max_ack_pending: CONSUMER_BATCH };
+    const info = await jsm.consumers.info(stream, durable).catch(() => undefined);
+    if (!info) {
+      await jsm.consumers
+        .add(stream, {
+          durable_name: durable,
+          filter_subject: this.wire(subject),
+          ack_policy: AckPolicy.Explicit,
+          deliver_policy: from === "all" ? DeliverPolicy.All : DeliverPolicy.New,
+          ...wanted,
+        })
+        // Another instance created it first.
+        .catch((error: unknown) => jsm.consumers.info(stream, durable).catch(() => Promise.reject(error)));
+    } else if (info.config.ack_wait !== wanted.ack_wait || info.config.max_ack_pending !== wanted.max_ack_pending) {
+      await jsm.consumers.update(stream, durable, wanted);
+    }
   }
 
   subscribe(pattern: string, handler: (message: BusMessage) => void | Promise<void>): () => void {
@@ -154,4 +190,13 @@ export class JetStreamBus implements EventBus {
 /** One stream per service prefix: `network.>` is kept in PF_NETWORK (PF_<NAMESPACE>_NETWORK under a namespace). */
 export function streamName(prefix: string, namespace?: string): string {
   return namespace ? `PF_${namespace.toUpperCase()}_${prefix.toUpperCase()}` : `PF_${prefix.toUpperCase()}`;
+}
+
+/** An ack or heartbeat on a connection already closed (the instance stopping) changes nothing: the event comes back. */
+function quietly(send: () => void): void {
+  try {
+    send();
+  } catch {
+    // Left unacked, it is redelivered after the ack wait.
+  }
 }

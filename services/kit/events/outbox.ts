@@ -69,8 +69,14 @@ interface OutboxRow {
   waiting: boolean;
 }
 
-/** How long a relay holds the service's relay lease without renewing it (a crashed holder's lapses). */
-const RELAY_LEASE_MS = 30_000;
+/**
+ * How long the service's relay lease lasts unrenewed: a crashed holder's
+ * lapses within this, and another instance relays. Short, so events do not
+ * stall after a crash; the holder renews it every RELAY_LEASE_RENEW_MS, on a
+ * timer of its own, so a slow publish (up to 5 s) does not lose it.
+ */
+export const RELAY_LEASE_MS = 5_000;
+const RELAY_LEASE_RENEW_MS = 1_500;
 const BATCH = 500;
 
 /**
@@ -83,6 +89,8 @@ const BATCH = 500;
  */
 export class OutboxRelay {
   private timer?: NodeJS.Timeout;
+  private renewal?: NodeJS.Timeout;
+  private renewing?: Promise<boolean>;
   private running?: Promise<void>;
   private again = false;
   private stopped = false;
@@ -107,6 +115,10 @@ export class OutboxRelay {
 
   start(): void {
     this.timer = setInterval(() => this.wake(), this.intervalMs);
+    // Renewed even while a pass is busy publishing; a pass also renews it between batches.
+    this.renewal = setInterval(() => {
+      if (this.leaseRenewedAt !== undefined) this.renewing = this.leaseHeld().catch(() => false);
+    }, RELAY_LEASE_RENEW_MS);
     this.wake();
   }
 
@@ -129,7 +141,9 @@ export class OutboxRelay {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    await this.running;
+    clearInterval(this.renewal);
+    // A renewal landing after the release would hold the lease for a stopped instance.
+    await Promise.all([this.running, this.renewing]);
     if (this.leaseRenewedAt !== undefined) await this.releaseLease().catch(() => undefined);
   }
 
@@ -147,9 +161,9 @@ export class OutboxRelay {
     }
   }
 
-  /** Whether this instance holds the service's relay lease, renewing it when a third of it has passed. */
+  /** Whether this instance holds the service's relay lease, renewing it every RELAY_LEASE_RENEW_MS. */
   private async leaseHeld(): Promise<boolean> {
-    if (this.leaseRenewedAt !== undefined && Date.now() - this.leaseRenewedAt < RELAY_LEASE_MS / 3) return true;
+    if (this.leaseRenewedAt !== undefined && Date.now() - this.leaseRenewedAt < RELAY_LEASE_RENEW_MS) return true;
     const taken = await this.orm.em.getConnection().execute(
       `insert into ${this.leases} (name, holder, until) values (?, ?, now() + ? * interval '1 millisecond')
        on conflict (name) do update set holder = excluded.holder, until = excluded.until

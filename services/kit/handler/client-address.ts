@@ -1,4 +1,4 @@
-import { createHmac } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import { isIPv6 } from "node:net";
 import type { Config } from "../runtime/config.js";
 import { clientIpOf } from "./rate-limit.js";
@@ -15,6 +15,22 @@ export class ClientKeys {
 
   static async load(config: Config): Promise<ClientKeys> {
     return new ClientKeys(await secretKey(config, "PF_IP_HASH_KEY", "ip-hash.key"));
+  }
+
+  /**
+   * What a gateway sends beside `pf-client-ip` when it calls another process's
+   * RPC port (CLIENT_IP_PROOF_HEADER): a keyed hash of the address, which only
+   * the platform's processes (sharing PF_IP_HASH_KEY) can make.
+   */
+  proofOf(ip: string): string {
+    return createHmac("sha256", this.key).update(`client-ip-proof\n${ip}`).digest("base64url");
+  }
+
+  /** Whether a proof is this address's. */
+  vouches(ip: string, proof: string): boolean {
+    const expected = Buffer.from(this.proofOf(ip));
+    const given = Buffer.from(proof);
+    return given.length === expected.length && timingSafeEqual(given, expected);
   }
 
   /** The calling client's key: by the address the gateway or the RPC port saw; "" for calls between services in process. */

@@ -15,6 +15,9 @@ export interface RateRule {
 /** The request header the gateway sets to the client's address on every call it makes. */
 export const CLIENT_IP_HEADER = "pf-client-ip";
 
+/** Beside it, from a gateway calling another process's RPC port: the address's proof (`ClientKeys.proofOf`). */
+export const CLIENT_IP_PROOF_HEADER = "pf-client-ip-proof";
+
 /**
  * Counts one hit for each rule, inside the caller's transaction, in fixed
  * windows aligned to `windowMs` (from the epoch, by `at`). A rule already at

@@ -1,7 +1,7 @@
 import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
-import { problemOf } from "../handler/problem.js";
+import { ProblemSchema } from "../../../gen/pf/v1/problem_pb.js";
 
 const REQUEST_ID = "x-request-id";
 const TOKEN_LIKE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -171,12 +171,30 @@ class Deadlines {
 const deadlines = new Deadlines();
 
 /**
- * A failed call to another service that it did not answer: unreachable, past
- * the deadline, cancelled, or a 5xx of its own (500, 503, its own 504). Its
- * 4xx are answers (refusals of the request) to relay or act on. Anything not
- * a ConnectError is a failure of this service, not of the callee.
+ * Statuses of a callee's problem that say nothing of the request itself: the
+ * caller's own credentials refused (401, 403: a configuration to fix), a
+ * timeout (408), a rate limit (429), a cancelled call (499).
+ */
+const NOT_A_DECISION = new Set([401, 403, 408, 429, 499]);
+
+/**
+ * A failed call to another service that it did not answer: only a problem the
+ * callee raised itself (a pf.v1.Problem detail) is its decision, so any error
+ * without one (a connection reset the transport reports as Aborted, a
+ * cancellation, Unknown, a timeout, unreachable) was not answered, nor was a
+ * 5xx or a refusal of the caller's own credentials or rate. What the callee
+ * did may be unknown: retry with the same idempotency key, never report a
+ * refusal. Anything not a ConnectError is a failure of this service, not of the callee.
  */
 export function notAnswered(error: unknown): boolean {
   if (!(error instanceof ConnectError)) return false;
-  return error.code === Code.Canceled || problemOf(error).status >= 500;
+  const [found] = error.findDetails(ProblemSchema);
+  return !found || found.status >= 500 || NOT_A_DECISION.has(found.status);
+}
+
+/** The caller's own credentials refused by the callee: a configuration to fix, logged loudly. */
+export function callerRefused(error: unknown): boolean {
+  if (!(error instanceof ConnectError)) return false;
+  const [found] = error.findDetails(ProblemSchema);
+  return found?.status === 401 || found?.status === 403;
 }

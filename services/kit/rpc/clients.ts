@@ -69,3 +69,11 @@ function withDefaults(defaults: CallOptions, options: CallOptions | undefined): 
   new Headers(options.headers).forEach((value, name) => headers.set(name, value));
   return { ...defaults, ...options, headers };
 }
+
+/** One transport for the services of every process: each call goes by its service's key (`Transports.for`). */
+export function routedTransport(transports: Transports): Transport {
+  return {
+    unary: (method, ...rest) => transports.for(keyOf(method.parent)).unary(method, ...rest),
+    stream: (method, ...rest) => transports.for(keyOf(method.parent)).stream(method, ...rest),
+  };
+}

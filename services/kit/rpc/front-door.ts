@@ -1,17 +1,19 @@
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
-import { ConnectError } from "@connectrpc/connect";
+import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import { codeToHttpStatus, errorToJson, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { constants, type Http2ServerRequest, type Http2ServerResponse } from "node:http2";
 import type { Admission } from "../auth/enforce.js";
-import { plainAddress } from "../handler/client-address.js";
-import { CLIENT_IP_HEADER } from "../handler/rate-limit.js";
+import { plainAddress, type ClientKeys } from "../handler/client-address.js";
+import { CLIENT_IP_HEADER, CLIENT_IP_PROOF_HEADER } from "../handler/rate-limit.js";
 
 type NodeHandler = (request: Http2ServerRequest, response: Http2ServerResponse) => void;
 
 export interface FrontDoorOptions {
   /** How long a caller may take to send the request of a unary or server-streaming call. */
   bodyTimeoutMs: number;
+  /** The keys a gateway in another process proves its client's address with (`vouchClientAddress`). */
+  clientKeys?: ClientKeys;
   /** The pf services the port serves, whose RPCs are admitted here first, and their enforcement. */
   admitting?: { services: readonly DescService[]; admission: Admission };
 }
@@ -19,9 +21,9 @@ export interface FrontDoorOptions {
 /**
  * The RPC port's first look at a call, before Connect reads a byte of its body:
  *
- * - The client's address is the socket's peer. `pf-client-ip` is honoured only
- *   from the gateway, which calls the services of its own process in memory and
- *   never through this port, so whatever a caller sends here is replaced.
+ * - The client's address is the socket's peer, unless a gateway of another
+ *   process forwards its client's address with that address's proof (only the
+ *   platform's processes can make one): `pf-client-ip` from anyone else is replaced.
  * - The call is admitted as its interceptor will admit it (token, rules); a
  *   refusal is answered at once in the caller's protocol, so an anonymous
  *   caller's 1 MB body is never read, let alone decoded.
@@ -34,7 +36,7 @@ export function frontDoor(connect: NodeHandler, options: FrontDoorOptions): Node
     for (const method of service.methods) methods.set(`/${service.typeName}/${method.name}`, method);
 
   return (request, response) => {
-    request.headers[CLIENT_IP_HEADER] = plainAddress(request.socket.remoteAddress ?? "");
+    request.headers[CLIENT_IP_HEADER] = clientAddressOf(request, options.clientKeys);
     const method = methods.get(pathOf(request.url));
     if (!method || !options.admitting) return connect(request, response);
     if (method.methodKind === "unary" || method.methodKind === "server_streaming")
@@ -50,6 +52,24 @@ export function frontDoor(connect: NodeHandler, options: FrontDoorOptions): Node
       () => connect(request, response),
       (error: unknown) => refuse(request, response, ConnectError.from(error)),
     );
+  };
+}
+
+/** The address a gateway vouched for, else the socket's peer; the proof goes no further. */
+function clientAddressOf(request: Http2ServerRequest, keys: ClientKeys | undefined): string {
+  const sent = request.headers[CLIENT_IP_HEADER];
+  const proof = request.headers[CLIENT_IP_PROOF_HEADER];
+  delete request.headers[CLIENT_IP_PROOF_HEADER];
+  if (keys && typeof sent === "string" && typeof proof === "string" && keys.vouches(sent, proof)) return sent;
+  return plainAddress(request.socket.remoteAddress ?? "");
+}
+
+/** A gateway's calls to another process's RPC port: the client address it forwards goes with its proof. */
+export function vouchClientAddress(keys: ClientKeys): Interceptor {
+  return (next) => (req) => {
+    const ip = req.header.get(CLIENT_IP_HEADER);
+    if (ip) req.header.set(CLIENT_IP_PROOF_HEADER, keys.proofOf(ip));
+    return next(req);
   };
 }
 

@@ -14,6 +14,8 @@ export interface Config {
   databaseUrl?: string;
   /** Connections per service pool (PF_DB_POOL, default 4). */
   dbPoolSize: number;
+  /** How long a call waits for a free database connection before it is answered 503 (PF_DB_ACQUIRE_TIMEOUT_MS, default 5000). */
+  dbAcquireTimeoutMs: number;
   /** NATS with JetStream; unset keeps events in process (NATS_URL). */
   natsUrl?: string;
   /**
@@ -77,6 +79,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: resolve(env.PF_DATA_DIR ?? ".data"),
     databaseUrl: env.DATABASE_URL || undefined,
     dbPoolSize: integer(env.PF_DB_POOL, 4),
+    dbAcquireTimeoutMs: integer(env.PF_DB_ACQUIRE_TIMEOUT_MS, 5_000),
     natsUrl: env.NATS_URL || undefined,
     natsNamespace: namespace(env.PF_NATS_NAMESPACE),
     services: services.length > 0 ? services : undefined,

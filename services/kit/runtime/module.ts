@@ -56,6 +56,12 @@ export interface ServiceModule<C extends ServiceContext = ServiceContext> {
   schema: Omit<ServiceSchema, "key">;
   /** The service's own context: its settings and clients added to the platform's part. */
   context(base: ServiceContext): C | Promise<C>;
+  /**
+   * The proto services it serves, known without building it: a gateway routes
+   * their JSON routes to the process that runs the service (PF_<SERVICE>_URL).
+   * `implementations` implements exactly these (the host checks at start).
+   */
+  protos: readonly DescService[];
   /** The proto services it implements. */
   implementations(ctx: NoInfer<C>): Implementation[];
   /** Capabilities its own token holds for calls to other services. */

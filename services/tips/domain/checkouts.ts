@@ -108,19 +108,6 @@ export function checkAgainstProfile(
   }
 }
 
-/**
- * Statuses of billing's answer that say nothing of the payment itself: tips'
- * own credentials (401, 403: a configuration to fix), a timeout (408), a
- * cancelled call (499), a rate limit (429). The checkout stays pending and a
- * retry or the recovery worker asks again.
- */
-const NOT_A_REFUSAL = new Set([401, 403, 408, 429, 499]);
-
-/** Whether billing's answer refuses a payment for good (too little credit, frozen economy, amount out of range). */
-export function refusedByBilling(status: number): boolean {
-  return status >= 400 && status < 500 && !NOT_A_REFUSAL.has(status);
-}
-
 /** The delivery state an interaction takes when its payment settles. */
 export function deliveryOnSettle(kind: InteractionKind, moderation: Moderation): DeliveryState {
   if (moderation !== "visible") return "suppressed";

@@ -10,6 +10,7 @@ import { idempotencyOf } from "../../kit/handler/idempotency.js";
 import { requireAmount } from "../../kit/handler/money.js";
 import { newId } from "../../kit/handler/ids.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
+import { answerStatus } from "../../kit/handler/status.js";
 import { requireUser } from "../../kit/handler/subjects.js";
 import { optionalUrl } from "../../kit/handler/urls.js";
 import type { TipsContext } from "../context.js";
@@ -20,7 +21,7 @@ import { checkoutToProto, interactionToProto } from "../db/interactions.js";
 import { loadProfile } from "../db/profiles.js";
 import { checkAgainstProfile, requireMedia, requireMessage, type Amount, type PaidKind } from "../domain/checkouts.js";
 import { requireOpen } from "../domain/goals.js";
-import { pay } from "../payments.js";
+import { awaitingBilling, pay } from "../payments.js";
 
 type CheckoutHandlers = Pick<
   ServiceImpl<typeof TipsService>,
@@ -42,7 +43,8 @@ export function checkoutHandlers(ctx: TipsContext): CheckoutHandlers {
  * keeps the checkout's id (the kit's idempotency keys, the request hashed with
  * its kind): a retry resumes the same checkout and answers it as it is now (a
  * declined one answers its refusal again); another request under the key is
- * refused.
+ * refused. While billing has not answered (the kit's notAnswered) the checkout
+ * stays pending and answers 202: a retry asks billing again with the same key.
  */
 async function startCheckout(
   ctx: TipsContext,
@@ -105,7 +107,13 @@ async function startCheckout(
       checkout_id: row.id,
     });
   }
-  return answer(ctx, row);
+  const result = await answer(ctx, row);
+  if (awaitingBilling(row)) {
+    // The money may have moved: never a final-looking refusal, and the same key settles it.
+    answerStatus(call, 202);
+    result.detail = "Billing has not answered yet; retry with the same Idempotency-Key to learn the outcome.";
+  }
+  return result;
 }
 
 /** The checkout and its interaction, when it has one. */

@@ -3,8 +3,9 @@ import { notAnswered } from "../../kit/rpc/call.js";
 
 /**
  * A failed call to another service as this service answers it: the callee's
- * problems as it stated them, no answer (the kit's notAnswered) as 503
- * `<service>.unavailable`.
+ * own refusals as it stated them; no answer (the kit's notAnswered: no problem
+ * of the callee's, a 5xx, this service's own token refused) as 503
+ * `<service>.unavailable`, never a refusal the callee may not have made.
  */
 export function relayFailure(service: string, error: unknown): never {
   if (notAnswered(error))
