@@ -22,6 +22,7 @@ import { transferHandlers } from "./handlers/transfers.js";
 import { webhookHandlers } from "./handlers/webhooks.js";
 import { providerEvents } from "./workers/provider-events.js";
 import { renewals } from "./workers/renewals.js";
+import { testProviderAuto } from "./workers/test-provider-auto.js";
 
 /** The billing service (spec part 1): the platform's only holder of money. */
 export const billing = defineService({
@@ -58,5 +59,5 @@ export const billing = defineService({
       }),
     ];
   },
-  workers: [renewals, providerEvents],
+  workers: [renewals, providerEvents, testProviderAuto],
 });

@@ -17,10 +17,10 @@ describeWith(DATABASE_SERVER, "the test-mode provider's orders", () => {
   let dataDir: string;
   const running: TestPlatform[] = [];
 
-  const start = async () => {
+  const start = async (env: Record<string, string> = {}) => {
     const platform = await startTestPlatform({
       services: ["billing"],
-      env: { DATABASE_URL: database.url, PF_DATA_DIR: dataDir },
+      env: { DATABASE_URL: database.url, PF_DATA_DIR: dataDir, ...env },
     });
     running.push(platform);
     return platform;
@@ -68,5 +68,22 @@ describeWith(DATABASE_SERVER, "the test-mode provider's orders", () => {
     const after = await start();
     const approval = await testProvider(after).approve(order);
     expect((await deliver(after, approval)).body).toMatchObject({ status: "PROVIDER_EVENT_STATUS_APPLIED" });
+  });
+
+  itWith(DATABASE_SERVER, "are approved in auto mode even when the instance that opened them stops first", async () => {
+    const auto = { PF_BILLING_TEST_PROVIDER_AUTO: "approve" };
+    for (const platform of [...running]) await stop(platform);
+    const opener = await start(auto);
+    const tips = await opener.token({ kind: "service", svc: "tips", caps: ["billing.intent.create"] });
+    const { id } = await purchases(opener, { token: () => tips, reader: () => tips }).newIntent();
+    // Gone before its approval was due (half a second after the order opened).
+    await stop(opener);
+    const after = await start(auto);
+    await expect
+      .poll(
+        async () => (await after.http("GET", `/billing/api/v1/intents/${id}`, { token: tips })).body.intent.status,
+        { timeout: 8000, interval: 100 },
+      )
+      .toBe("INTENT_STATUS_APPROVED");
   });
 });

@@ -25,14 +25,14 @@ export interface TestDeliveryRow {
  */
 export async function openTestOrder(
   em: EntityManager,
-  order: { id: string; requestId: string; currency: string; price: bigint; at: Date },
+  order: { id: string; requestId: string; currency: string; price: bigint; at: Date; approveAfter: Date | null },
 ): Promise<{ id: string; opened: boolean }> {
   const table = qualified(em, "test_provider_orders");
   const connection = em.getConnection();
   const [inserted] = await connection.execute<{ id: string }[]>(
-    `insert into ${table} (id, request_id, currency, price, created_at) values (?, ?, ?, ?, ?)
+    `insert into ${table} (id, request_id, currency, price, created_at, approve_after) values (?, ?, ?, ?, ?, ?)
      on conflict (request_id) do nothing returning id`,
-    [order.id, order.requestId, order.currency, order.price.toString(), order.at],
+    [order.id, order.requestId, order.currency, order.price.toString(), order.at, order.approveAfter],
     "all",
     em.getTransactionContext(),
   );
@@ -101,4 +101,50 @@ export async function testDeliveries(em: EntityManager, orderId: string): Promis
     body: r.body,
     signedAt: new Date(r.signed_at),
   }));
+}
+
+/** An order auto mode is due to approve, and how often it tried before. */
+export interface DueApproval {
+  id: string;
+  attempts: number;
+}
+
+/**
+ * Takes the orders whose automatic approval is due at `at` (oldest first):
+ * each is moved past `until` in the same statement, so an instance that
+ * crashes holding them leaves them due again then.
+ */
+export async function takeDueApprovals(
+  em: EntityManager,
+  at: Date,
+  until: Date,
+  limit: number,
+): Promise<DueApproval[]> {
+  const table = qualified(em, "test_provider_orders");
+  return em.getConnection().execute<DueApproval[]>(
+    `update ${table} set approve_after = ? where id in (
+       select id from ${table} where approve_after <= ? order by approve_after limit ? for update skip locked
+     ) returning id, approve_attempts as attempts`,
+    [until, at, limit],
+    "all",
+    em.getTransactionContext(),
+  );
+}
+
+/** The next automatic approval of an order (null: none), and the attempts made. */
+export async function scheduleApproval(
+  em: EntityManager,
+  id: string,
+  after: Date | null,
+  attempts: number,
+): Promise<void> {
+  const table = qualified(em, "test_provider_orders");
+  await em
+    .getConnection()
+    .execute(
+      `update ${table} set approve_after = ?, approve_attempts = ? where id = ?`,
+      [after, attempts, id],
+      "run",
+      em.getTransactionContext(),
+    );
 }

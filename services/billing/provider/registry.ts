@@ -1,6 +1,3 @@
-import { BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
-import { ProviderEventStatus } from "../../../gen/pf/billing/v1/intents_pb.js";
-import { outsideCall } from "../../kit/rpc/call.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import { secretKey } from "../../kit/runtime/sealer.js";
 import { problem } from "../../kit/handler/problem.js";
@@ -37,40 +34,12 @@ async function testProvider(ctx: ServiceContext, settings: BillingSettings): Pro
     "TEST-MODE PAYMENTS ARE ON (PF_BILLING_TEST_PROVIDER=on): the test provider settles payments nobody made. " +
       "Never use it where money is real.",
   );
-  const test: TestProvider = new TestProvider({
+  return new TestProvider({
     // Unset, a secret made for this installation and kept under <data>/keys/, like the signing key.
     secret: await secretKey(ctx.config, "PF_BILLING_TEST_PROVIDER_SECRET", "billing-test-provider.key"),
     checkoutUrl: settings.testCheckoutUrl,
     clock: ctx.clock,
     transaction: (work) => ctx.transaction(work),
-    autoApprove:
-      settings.testProviderAuto === "approve" ? (orderId) => approveToBilling(ctx, test, orderId) : undefined,
+    auto: settings.testProviderAuto === "approve",
   });
-  return test;
-}
-
-const AUTO_ATTEMPTS = 3;
-
-/**
- * Auto mode's approval and its delivery: through billing's own webhook RPC,
- * signed like any other. An approval that arrives before billing wrote its intent is ignored
- * (unknown order), so the provider approves again, as a new event, a little later.
- */
-async function approveToBilling(ctx: ServiceContext, provider: TestProvider, orderId: string): Promise<void> {
-  const client = ctx.client(BillingService);
-  try {
-    for (let attempt = 1; ; attempt++) {
-      const delivery = await provider.approve(orderId);
-      const answer = await outsideCall(() =>
-        client.receiveProviderWebhook(
-          { provider: provider.name, payload: Buffer.from(delivery.body) },
-          { headers: { ...delivery.headers } },
-        ),
-      );
-      if (answer.status !== ProviderEventStatus.IGNORED || attempt === AUTO_ATTEMPTS) return;
-      await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));
-    }
-  } catch (error) {
-    ctx.logger.warn({ err: error, order: orderId }, "test provider auto mode: the approval webhook was not delivered");
-  }
 }

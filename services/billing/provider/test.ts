@@ -43,8 +43,12 @@ export interface TestProviderOptions {
   clock: Clock;
   /** Billing's transactions: its orders live in billing's schema, shared by every instance. */
   transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T>;
-  /** Auto mode: approves each new order (by its id) and delivers the order.approved webhook itself. */
-  autoApprove?: (orderId: string) => Promise<void>;
+  /**
+   * Auto mode: each new order is due to be approved by the provider itself a
+   * moment after it opens (the `testProviderAuto` worker approves it and
+   * delivers the order.approved webhook), kept in the order's row so no crash loses it.
+   */
+  auto: boolean;
 }
 
 /** How long auto mode waits before approving: billing writes its intent after the order opens. */
@@ -63,11 +67,11 @@ export class TestProvider implements PaymentProvider {
   constructor(private readonly options: TestProviderOptions) {}
 
   async createOrder(order: { currency: string; price: bigint; requestId: string }): Promise<ProviderOrder> {
-    const { id, opened } = await this.options.transaction((em) =>
-      openTestOrder(em, { ...order, id: newId("tord"), at: this.options.clock.now() }),
+    const at = this.options.clock.now();
+    const approveAfter = this.options.auto ? new Date(at.getTime() + AUTO_APPROVE_AFTER_MS) : null;
+    const { id } = await this.options.transaction((em) =>
+      openTestOrder(em, { ...order, id: newId("tord"), at, approveAfter }),
     );
-    const deliver = this.options.autoApprove;
-    if (opened && deliver) setTimeout(() => void deliver(id), AUTO_APPROVE_AFTER_MS).unref();
     return { orderId: id, checkoutUrl: `${this.options.checkoutUrl}?order=${id}` };
   }
 
