@@ -1,4 +1,4 @@
-import type { DescMethod, DescService } from "@bufbuild/protobuf";
+import type { DescMethod } from "@bufbuild/protobuf";
 import { ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -6,7 +6,15 @@ import { bindingsOf } from "../../gateway/bindings.js";
 import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
 import { Visibility } from "../../gen/pf/v1/options_pb.js";
 import { modules } from "../../services/registry.js";
-import { capabilitiesOf, expectedRefusal, routesOf, serviceClaims, statusOf, type Route } from "../support/access.js";
+import {
+  capabilitiesOf,
+  expectedRefusal,
+  routesOf,
+  serviceClaims,
+  statusOf,
+  type Route,
+  servicesOf,
+} from "../support/access.js";
 import { usePlatform } from "../support/platform.js";
 
 /**
@@ -23,12 +31,6 @@ let rpc: Transport;
 beforeAll(() => {
   rpc = createConnectTransport({ baseUrl: t.platform.rpcUrl, httpVersion: "2" });
 });
-
-/** The proto services a module serves, as the host registered them. */
-function servicesOf(key: string): DescService[] {
-  const module = modules.find((m) => m.key === key)!;
-  return module.implementations(t.platform.contexts.get(key)).map((implementation) => implementation.service);
-}
 
 const internal = (route: Route) => route.rules.some((rule) => rule.visibility === Visibility.INTERNAL);
 

@@ -6,7 +6,6 @@ import {
   type DescField,
   type DescMessage,
   type DescMethod,
-  type DescService,
   type JsonObject,
   type JsonValue,
 } from "@bufbuild/protobuf";
@@ -18,7 +17,7 @@ import { requestFields } from "../../gateway/request.js";
 import { id_prefix as idPrefix, request_fields as requestFieldsOption } from "../../gen/pf/v1/options_pb.js";
 import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
 import { modules } from "../../services/registry.js";
-import { admittedCaller, routesOf, type Caller, type Route } from "../support/access.js";
+import { admittedCaller, routesOf, type Caller, type Route, servicesOf } from "../support/access.js";
 import { usePlatform } from "../support/platform.js";
 import { backend, merchant, staff } from "../coupons/support.js";
 
@@ -37,12 +36,6 @@ let rpc: Transport;
 beforeAll(() => {
   rpc = createConnectTransport({ baseUrl: t.platform.rpcUrl, httpVersion: "2" });
 });
-
-/** The proto services a module serves, as the host registered them. */
-function servicesOf(key: string): DescService[] {
-  const module = modules.find((m) => m.key === key)!;
-  return module.implementations(t.platform.contexts.get(key)).map((implementation) => implementation.service);
-}
 
 const allMethods = () => modules.flatMap((module) => servicesOf(module.key).flatMap((service) => service.methods));
 const rpcName = (method: DescMethod) => `${method.parent.name}.${method.name}`;

@@ -7,6 +7,7 @@ import { http as httpOption } from "../../gen/google/api/annotations_pb.js";
 import { Actor, Visibility, type Access } from "../../gen/pf/v1/options_pb.js";
 import { routeAccessOf } from "../../services/kit/auth/enforce.js";
 import { AUDIENCE, type TokenClaims } from "../../services/kit/auth/tokens.js";
+import { modules } from "../../services/registry.js";
 import type { TestPlatform } from "./platform.js";
 import { itWith, need } from "./skips.js";
 
@@ -356,4 +357,11 @@ export function describeMalformedInput(
       expect(answer.body.detail).toContain("bogus");
     });
   });
+}
+
+/** The proto services a module serves (its declared `protos`, which the host checks against its implementations). */
+export function servicesOf(key: string): readonly DescService[] {
+  const module = modules.find((m) => m.key === key);
+  if (!module) throw new Error(`no service module ${key}`);
+  return module.protos;
 }
