@@ -3,6 +3,7 @@ import { NetworkService } from "../gen/pf/network/v1/network_pb.js";
 import { clientWithDefaults } from "../services/kit/rpc/clients.js";
 import { percentile, type Benchmark, type LoadResult, type LoadSettings } from "./load.js";
 import { startBenchPlatform } from "./platform.js";
+import { Arrivals, countInStream, streamEnd } from "./event-count.js";
 
 /** Writers pushing notifications at once (BENCH_EVENT_WRITERS): each commit wakes the relay. */
 const WRITERS = Number(process.env.BENCH_EVENT_WRITERS || 20);
@@ -11,7 +12,8 @@ const WRITERS = Number(process.env.BENCH_EVENT_WRITERS || 20);
  * Event latency from commit to a NATS subscriber, and the relay's throughput:
  * notifications pushed in process (no HTTP in the way) for the measured
  * duration, each timed from its RPC's answer (after the commit) to its arrival
- * at a plain NATS subscriber.
+ * at a plain NATS subscriber, matched by its title. Afterwards the stream is
+ * read: every committed event must be there exactly once.
  */
 export const eventDelivery: Benchmark = {
   name: "event delivery",
@@ -30,16 +32,15 @@ export const eventDelivery: Benchmark = {
         headers: { authorization: `Bearer ${token}` },
       });
       const run = `b${Date.now().toString(36)}`;
+      // Each event is known by its title, unique to the run; its commit time is the writer's answer.
       const committed = new Map<string, number>();
-      const latencies: number[] = [];
+      const arrivals = new Arrivals();
       const subscription = nc.subscribe("network.notification.pushed", {
-        callback: (_error, message) => {
-          const title: string = message.json<{ notification: { title: string } }>().notification.title;
-          const at = committed.get(title);
-          if (at !== undefined) latencies.push(performance.now() - at);
-        },
+        callback: (_error, message) =>
+          arrivals.arrived(message.json<{ notification: { title: string } }>().notification.title),
       });
       await nc.flush();
+      const after = await streamEnd(nc, "network");
 
       let sequence = 0;
       let stop = false;
@@ -58,28 +59,32 @@ export const eventDelivery: Benchmark = {
       await Promise.all(writers);
       // Everything committed must arrive; wait for the relay to drain.
       const drainBy = performance.now() + 30_000;
-      while (latencies.length < committed.size && performance.now() < drainBy)
+      while (!arrivals.all(committed) && performance.now() < drainBy)
         await new Promise((resolve) => setTimeout(resolve, 20));
       const elapsed = (performance.now() - started) / 1000;
       const { user, system } = process.cpuUsage(cpu);
       subscription.unsubscribe();
+      const stream = await countInStream(nc, "network", "network.notification.pushed", after, committed.keys(), (m) =>
+        String(m.json<{ notification: { title: string } }>().notification.title),
+      );
 
-      // An event can arrive before its writer records the commit time: those are not timed, but counted.
-      const sorted = Float64Array.from(latencies).sort();
+      const { sorted, early, notSeen } = arrivals.latencies(committed);
       const row: LoadResult = {
         label: `commit → subscriber (${bench.database})`,
         requests: committed.size,
         rps: committed.size / elapsed,
         p50: percentile(sorted, 0.5),
         p99: percentile(sorted, 0.99),
-        failures: committed.size - latencies.length,
+        failures: notSeen + stream.missing + stream.duplicated,
         cpuPerRequest: (user + system) / committed.size,
       };
       return {
         rows: [row],
         notes: [
           `${committed.size} events from ${WRITERS} writers: ${row.rps.toFixed(0)} events/s committed and relayed, ` +
-            `latency p50 ${row.p50.toFixed(2)} ms, p99 ${row.p99.toFixed(2)} ms; ${row.failures} not seen by the subscriber`,
+            `latency p50 ${row.p50.toFixed(2)} ms, p99 ${row.p99.toFixed(2)} ms (${early} arrived before their writer's answer: 0 ms); ` +
+            `${notSeen} not seen by the subscriber (${arrivals.again} seen twice); ` +
+            `the stream holds ${stream.missing} missing, ${stream.duplicated} more than once`,
         ],
       };
     } finally {

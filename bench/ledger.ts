@@ -47,6 +47,7 @@ export const ledgerTransfers: Benchmark = {
       }
       const measured = ledger.figures();
       const breaks = await ledger.breaks();
+      const perCommit = await ledger.transfersPerCommit();
       const referenceRow: LoadResult = {
         label: "pgbench TPC-B-like (scale 1)",
         requests: reference.transactions,
@@ -62,7 +63,8 @@ export const ledgerTransfers: Benchmark = {
         notes: [
           `${CLIENTS} clients each, ${ROUNDS} alternating rounds: ledger ${measured.rps.toFixed(0)} transfers/s vs pgbench TPC-B ` +
             `${referenceRow.rps.toFixed(0)} tps: ratio ${ratio.toFixed(2)} (goal ≥ 0.6); ${ledger.refused()} refused for short credit, ` +
-            `invariant breaks found by reconciliation: ${breaks}`,
+            `invariant breaks found by reconciliation: ${breaks}; ${perCommit.toFixed(1)} transfers per commit ` +
+            `(PF_BILLING_BATCH=${process.env.PF_BILLING_BATCH ?? "default"})`,
         ],
       };
     } finally {
@@ -170,6 +172,16 @@ async function ledgerPlatform() {
     async breaks(): Promise<number> {
       const report = await admin.runReconciliation({});
       return report.result.case === "reconciliation" ? report.result.value.imbalances.length : -1;
+    },
+    /** How many transfers one database transaction posted, on average (rows written together share their xmin). */
+    async transfersPerCommit(): Promise<number> {
+      const [row] = await bench.platform.contexts
+        .get("billing")!
+        .orm.em.getConnection()
+        .execute<{ transfers: string; commits: string }[]>(
+          `select count(*) as transfers, count(distinct xmin::text) as commits from billing.transactions where kind = 'transfer'`,
+        );
+      return Number(row.transfers) / Number(row.commits);
     },
     stop: () => bench.stop(),
   };

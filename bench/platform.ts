@@ -7,7 +7,8 @@ import { startPlatform, type Platform } from "../services/host.js";
 import { createLogger } from "../services/kit/runtime/logger.js";
 import { modules } from "../services/registry.js";
 
-const DATABASE = "pf_bench";
+/** Per process: two benches at once on one server would otherwise drop each other's database. */
+const DATABASE = `pf_bench_${process.pid}`;
 
 export interface BenchPlatform {
   platform: Platform;
@@ -19,7 +20,7 @@ export interface BenchPlatform {
 
 /**
  * The whole platform in this process on free ports. With DATABASE_URL it runs
- * on a fresh `pf_bench` database of that server, otherwise on the embedded PGlite.
+ * on a fresh `pf_bench_<pid>` database of that server, otherwise on the embedded PGlite.
  */
 export async function startBenchPlatform(env: Record<string, string> = {}): Promise<BenchPlatform> {
   const server = process.env.DATABASE_URL || undefined;
@@ -29,6 +30,7 @@ export async function startBenchPlatform(env: Record<string, string> = {}): Prom
     ...process.env,
     PF_HTTP_PORT: "0",
     PF_RPC_PORT: "0",
+    PF_METRICS_PORT: "0",
     PF_DATA_DIR: dataDir,
     LOG_LEVEL: "warn",
     DATABASE_URL: databaseUrl,

@@ -11,11 +11,14 @@ import { bodyDeadline, leaveBodyUnread } from "./connection.js";
 import { registerCors } from "./cors.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "./headers.js";
 import { jsonShapeFault } from "./json-shape.js";
+import { registerDocs } from "./docs.js";
 import { openApiDocument, publiclyDocumented, type DocumentScope } from "./openapi.js";
 import { instanceOf, problemOfFastify, sendFailure, sendProblem } from "./problems.js";
 import type { Admitting } from "./route-context.js";
 import { RouteTable } from "./route-table.js";
 import { mountPoints, registerBindings } from "./routes.js";
+import { traceRequests } from "./tracing.js";
+import { tracingOn } from "../services/kit/runtime/tracing.js";
 
 export interface GatewayOptions {
   /** Proto services to expose, each with its pf.v1.service_key option. */
@@ -90,6 +93,7 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
     reply.header(REQUEST_ID_HEADER, request.id);
     done();
   });
+  if (tracingOn()) traceRequests(app);
   app.setErrorHandler(answerFastifyError);
   // A path no binding answers (404), or answers for another method (405), is answered before any body is read.
   const answerUnrouted = (request: FastifyRequest, reply: FastifyReply) => {
@@ -136,6 +140,7 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
     return sendJson(reply, ready ? 200 : 503, { status: ready ? "ok" : "unavailable", checks });
   });
   serveOpenApi(app, bindings, { hostRouting: config.hostRouting, admission: options.admission, logger });
+  registerDocs(app);
 
   const openStreams = new Set<AbortController>();
   // Event streams never end on their own: a closing gateway ends them, or they would hold it for the whole grace.
@@ -195,18 +200,26 @@ function serveOpenApi(
   context: { hostRouting: Record<string, string>; admission: Admitting; logger: Logger },
 ): void {
   const serve = (documented: readonly Binding[], scope: DocumentScope) => {
-    const whole = JSON.stringify(openApiDocument(documented, scope));
-    const open = JSON.stringify(openApiDocument(documented.filter(publiclyDocumented), scope));
+    // Made at the first request, not at start: they take a good part of a start's CPU (bench/README.md).
+    let whole: string | undefined;
+    let open: string | undefined;
     return (request: FastifyRequest, reply: FastifyReply) => {
-      context.admission.discoversInternals(request.headers.authorization ?? null).then(
-        (internals) => {
-          // Appended: CORS may have said Vary: Origin already.
-          const vary = reply.getHeader("vary");
-          reply.header("vary", vary ? `${String(vary)}, Authorization` : "Authorization");
-          reply.type("application/json").send(internals ? whole : open);
-        },
-        (error: unknown) => sendFailure(request, reply, error, context.logger),
-      );
+      context.admission
+        .discoversInternals(request.headers.authorization ?? null)
+        .then((internals) =>
+          internals
+            ? (whole ??= JSON.stringify(openApiDocument(documented, scope)))
+            : (open ??= JSON.stringify(openApiDocument(documented.filter(publiclyDocumented), scope))),
+        )
+        .then(
+          (document) => {
+            // Appended: CORS may have said Vary: Origin already.
+            const vary = reply.getHeader("vary");
+            reply.header("vary", vary ? `${String(vary)}, Authorization` : "Authorization");
+            reply.type("application/json").send(document);
+          },
+          (error: unknown) => sendFailure(request, reply, error, context.logger),
+        );
     };
   };
   app.get("/openapi.json", serve(bindings, { title: "pf platform" }));

@@ -3,6 +3,7 @@ import { acceptedRequestId } from "../services/kit/rpc/call.js";
 import type { IncomingMessage } from "node:http";
 import { plainAddress } from "../services/kit/handler/client-address.js";
 import { CLIENT_IP_HEADER } from "../services/kit/handler/rate-limit.js";
+import { requestTraceparent } from "./tracing.js";
 
 /**
  * Request headers the spec gives meaning to, forwarded to the RPC (besides
@@ -44,6 +45,9 @@ export function forwardedHeaders(request: FastifyRequest): Record<string, string
     const value = incoming[name];
     if (value !== undefined) header[name] = Array.isArray(value) ? value.join(", ") : value;
   }
+  // The gateway's span, never the client's own header: the RPC's span is its child.
+  const traceparent = requestTraceparent(request);
+  if (traceparent) header.traceparent = traceparent;
   // Set last: nothing the client sends can stand in for its address.
   header[CLIENT_IP_HEADER] = plainAddress(request.ip);
   return header;

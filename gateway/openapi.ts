@@ -1,4 +1,5 @@
-import { getOption, toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { getOption, toJson, type DescService, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { protoComments } from "../gen/pf/docs.js";
 import { ProblemSchema } from "../gen/pf/v1/problem_pb.js";
 import { STATUS_CODES } from "node:http";
 import {
@@ -13,6 +14,7 @@ import { routeFieldsOf } from "../services/kit/rpc/input.js";
 import { rpcName, type Binding } from "./bindings.js";
 import { takesRawBytes } from "./bodies.js";
 import { corsOpen } from "./cors.js";
+import { problemResponses, routeProblems } from "./openapi-problems.js";
 import { PROBLEM_CONTENT_TYPE } from "./problems.js";
 import { EVENT_STREAM_CONTENT_TYPE } from "./sse.js";
 import { requestFields } from "./request.js";
@@ -26,8 +28,9 @@ export interface DocumentScope {
 }
 
 /**
- * OpenAPI 3.1 of the bindings: one operation per binding, components named by
- * schema id, and the access of each RPC as x-pf-* members.
+ * OpenAPI 3.1 of the bindings: one tag per service key, one operation per
+ * binding, components named by schema id, the access of each RPC as x-pf-*
+ * members and the problems it answers as responses.
  */
 export function openApiDocument(bindings: readonly Binding[], scope: DocumentScope): JsonObject {
   const components = new SchemaComponents();
@@ -42,12 +45,30 @@ export function openApiDocument(bindings: readonly Binding[], scope: DocumentSco
     openapi: "3.1.0",
     info: { title: scope.title, version: "v1" },
     ...(scope.basePath !== undefined && { servers: [{ url: scope.basePath }] }),
+    tags: serviceTags(bindings),
     paths,
     components: {
       schemas: components.schemas,
       securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } },
     },
   };
+}
+
+/**
+ * One tag per service key, in the bindings' order, described by the proto
+ * comments of its services that have a route in the document (an internal
+ * service's comment stays out of the public document).
+ */
+function serviceTags(bindings: readonly Binding[]): JsonObject[] {
+  const services = new Map<string, Set<DescService>>();
+  for (const { key, service } of bindings) services.set(key, (services.get(key) ?? new Set()).add(service));
+  return [...services].map(([key, described]) => {
+    const comments = [...described].flatMap((service) => {
+      const comment = protoComments[service.typeName];
+      return comment ? [`**${service.name}**: ${comment}`] : [];
+    });
+    return { name: key, ...(comments.length > 0 && { description: comments.join("\n\n") }) };
+  });
 }
 
 /**
@@ -97,6 +118,7 @@ function operation(binding: Binding, components: SchemaComponents, problem: Json
       ...(method.methodKind === "server_streaming"
         ? eventStreamResponse(output)
         : successResponses(getOption(method, successStatuses), output)),
+      ...problemResponses(routeProblems(binding, access), problem),
       default: { description: "Problem", content: { [PROBLEM_CONTENT_TYPE]: { schema: problem } } },
     },
     // `{}`: a caller without a token is admitted too.

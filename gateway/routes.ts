@@ -2,7 +2,7 @@ import { getOption, type DescMessage, type DescMethodUnary } from "@bufbuild/pro
 import type { UnaryResponse } from "@connectrpc/connect";
 import type { FastifyInstance, RouteHandlerMethod } from "fastify";
 import { success_statuses as successStatuses } from "../gen/pf/v1/options_pb.js";
-import { admissionHook } from "./admission.js";
+import { admissionHook, admittedRequest } from "./admission.js";
 import { BODY_HOOKS } from "./bodies.js";
 import { rpcName, type Binding } from "./bindings.js";
 import { corsOpen } from "./cors.js";
@@ -12,7 +12,7 @@ import { requestMapper } from "./request.js";
 import { resultRenderer, sendResult } from "./response.js";
 import type { RouteContext } from "./route-context.js";
 import { RouteTable } from "./route-table.js";
-import { routerPath } from "./template.js";
+import { openApiPath, routerPath } from "./template.js";
 
 /** Where a service answers: under `/<key>` on every host, and at the root of each host routed to it. */
 export interface MountPoint {
@@ -54,7 +54,9 @@ export function registerBindings(
       const route = (scope: FastifyInstance) => {
         try {
           const constraints = point.constraints && { constraints: point.constraints };
-          scope.route({ method: binding.verb, url, onRequest, handler, config, ...constraints });
+          // The route as its binding writes it names the request's span (tracing.ts).
+          const named = { ...config, route: point.prefix + openApiPath(binding.template) };
+          scope.route({ method: binding.verb, url, onRequest, handler, config: named, ...constraints });
         } catch (error) {
           const why = (error as Error).message;
           throw new Error(`${rpcName(binding.method)}: cannot route ${binding.verb} ${url}: ${why}`, { cause: error });
@@ -86,7 +88,10 @@ function jsonHandler(binding: Binding, context: RouteContext): RouteHandlerMetho
   return async (request, reply) => {
     let response: UnaryResponse<DescMessage, DescMessage>;
     try {
-      response = await transport.unary(method, undefined, timeoutMs, forwardedHeaders(request), toMessage(request));
+      // The headers admission saw, and its outcome, which the call takes instead of admitting again.
+      const admitted = admittedRequest(request);
+      const header = admitted?.headers ?? forwardedHeaders(request);
+      response = await transport.unary(method, undefined, timeoutMs, header, toMessage(request), admitted?.values);
     } catch (error) {
       return sendFailure(request, reply, error, logger);
     }

@@ -10,15 +10,17 @@ import { ClientKeys } from "./kit/handler/client-address.js";
 import { vouchClientAddress } from "./kit/rpc/front-door.js";
 import { systemClock, type Clock } from "./kit/runtime/clock.js";
 import type { Config } from "./kit/runtime/config.js";
-import { startEmbeddedPostgres, type EmbeddedPostgres } from "./kit/db/embedded.js";
+import { startEmbeddedPostgres } from "./kit/db/embedded.js";
 import { openServiceDatabase, poolWedged, type MikroORM } from "./kit/db/orm.js";
 import type { EventBus } from "./kit/events/bus.js";
 import { JetStreamBus } from "./kit/events/jetstream-bus.js";
 import { InProcessBus } from "./kit/events/memory-bus.js";
 import { startConsumer } from "./kit/events/consumer.js";
-import { OutboxRelay } from "./kit/events/outbox.js";
+import { eventsRecorded, OutboxRelay } from "./kit/events/outbox.js";
+import { OutboxWakes } from "./kit/events/outbox-wake.js";
 import { housekeeping } from "./kit/runtime/housekeeping.js";
 import { createLogger, type Logger } from "./kit/runtime/logger.js";
+import { PlatformMetrics } from "./kit/runtime/metrics.js";
 import type { AnyServiceModule, Implementation, ServiceContext } from "./kit/runtime/module.js";
 import { healthRoutes } from "./kit/rpc/health.js";
 import { reflectionRoutes } from "./kit/rpc/reflection.js";
@@ -28,6 +30,8 @@ import { inputGuard } from "./kit/rpc/input.js";
 import { LocalServices } from "./kit/rpc/local-transport.js";
 import { serveRpc } from "./kit/rpc/server.js";
 import { inTransaction } from "./kit/db/transaction.js";
+import { propagateTrace, traceCalls } from "./kit/rpc/tracing.js";
+import { flushTracing, tracingFromEnvironment, tracingOn } from "./kit/runtime/tracing.js";
 
 export interface PlatformOptions {
   config: Config;
@@ -41,6 +45,8 @@ export interface PlatformOptions {
 export interface Platform {
   rpcUrl: string;
   gatewayUrl?: string;
+  /** `GET /metrics` on its own port (PF_METRICS_PORT); unset when it is `off`. */
+  metricsUrl?: string;
   databaseUrl: string;
   keys: PlatformKeys;
   bus: EventBus;
@@ -64,19 +70,18 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const stops: (() => Promise<void>)[] = [];
   let stopping: Promise<void> | undefined;
   try {
-    const keys = await loadKeys(config);
+    // The keys are read while the embedded database starts.
+    const starting = config.databaseUrl
+      ? undefined
+      : startEmbeddedPostgres(join(config.dataDir, "pg"), modules.length * config.dbPoolSize + 8);
+    // Registered at once: a failure below still stops the database, once it has started.
+    if (starting) stops.push(() => starting.then((embedded) => embedded.stop()));
+    const [keys, clientKeys, embedded] = await Promise.all([loadKeys(config), ClientKeys.load(config), starting]);
     const admission = new Admission(new TokenVerifier(keys));
 
-    let databaseUrl = config.databaseUrl;
-    if (!databaseUrl) {
-      const embedded: EmbeddedPostgres = await startEmbeddedPostgres(
-        join(config.dataDir, "pg"),
-        modules.length * config.dbPoolSize + 8,
-      );
-      stops.push(() => embedded.stop());
-      databaseUrl = embedded.url;
+    const databaseUrl = embedded?.url ?? config.databaseUrl ?? "";
+    if (embedded)
       logger.info({ dataDir: join(config.dataDir, "pg") }, "DATABASE_URL is unset: using the embedded PostgreSQL");
-    }
 
     const bus: EventBus = config.natsUrl
       ? await JetStreamBus.connect(config.natsUrl, logger, config.natsNamespace)
@@ -85,7 +90,15 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
 
     // Every pf service call: in its scope (request id, deadline), counted and kept from leaking internals, enforced, its input checked.
     const guard = new CallGuard(logger);
+    // Tracing is decided once per process (OTEL_EXPORTER_OTLP_ENDPOINT); off, its interceptors are left out.
+    tracingFromEnvironment();
+    const tracing = tracingOn();
+    if (tracing) stops.push(flushTracing);
+    // Every RPC counted and timed by its final code, outermost; PF_METRICS_PORT=off leaves it out.
+    const metrics = config.metricsPort === undefined ? undefined : new PlatformMetrics(bus);
     const serverInterceptors = [
+      ...(metrics ? [metrics.rpc.interceptor()] : []),
+      ...(tracing ? [traceCalls()] : []),
       callScope(config.callTimeoutMs),
       guard.interceptor(),
       admission.interceptor(),
@@ -116,6 +129,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     const contexts = new Map<string, ServiceContext>();
     const orms: MikroORM[] = [];
     const relays: OutboxRelay[] = [];
+    // One LISTEN connection per process wakes every relay for other processes' commits; the embedded database is one process.
+    const wakes = config.databaseUrl ? new OutboxWakes(databaseUrl, logger) : undefined;
     for (const module of modules) {
       const orm = await openServiceDatabase(
         { key: module.key, ...module.schema },
@@ -126,9 +141,16 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       orms.push(orm);
       stops.push(() => orm.close());
       await bus.ensureStream(module.key);
-      const relay = new OutboxRelay(orm, bus, logger.child({ service: module.key, relay: true }), module.key);
+      const relay = new OutboxRelay(orm, bus, logger.child({ service: module.key, relay: true }), module.key, {
+        intervalMs: config.outboxPollMs,
+        wakes,
+      });
       relays.push(relay);
-      const callerInterceptors = [propagateCall(), bearer(serviceToken(keys, module))];
+      const callerInterceptors = [
+        propagateCall(),
+        ...(tracing ? [propagateTrace()] : []),
+        bearer(serviceToken(keys, module)),
+      ];
       const transports = new Transports(
         localTransport(callerInterceptors),
         localKeys,
@@ -136,7 +158,9 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
         callerInterceptors,
       );
       // The service's context is built once here; its handlers, workers and consumers share it.
-      const ctx = await module.context(serviceContext({ module, config, logger, clock, orm, bus, relay, transports }));
+      const ctx = await module.context(
+        serviceContext({ module, config, logger, clock, orm, bus, clientKeys, relay, transports }),
+      );
       contexts.set(module.key, ctx);
       for (const implementation of servedAsDeclared(module, module.implementations(ctx))) {
         implementations.push(implementation);
@@ -144,6 +168,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       }
       for (const worker of [housekeeping, ...(module.workers ?? [])]) stops.push(await worker(ctx));
       for (const definition of module.consumers ?? []) stops.push(await startConsumer(ctx, definition));
+      metrics?.watch({ key: module.key, orm, consumers: module.consumers ?? [] });
     }
 
     // Relays start once every consumer listens, and stop before any consumer does.
@@ -151,11 +176,14 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       relay.start();
       stops.push(() => relay.stop());
     }
+    if (wakes) {
+      await wakes.start();
+      stops.push(() => wakes.stop());
+    }
 
     // Stops run last-first: the servers below stop taking calls, the calls being served finish
     // and answer, then the remaining connections close, and only then the databases.
     const transport = localTransport([]);
-    const clientKeys = await ClientKeys.load(config);
     const rpc = await serveRpc(routes, {
       port: config.rpcPort,
       host: config.bind,
@@ -163,6 +191,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       bodyTimeoutMs: config.bodyTimeoutMs,
       clientKeys,
       admitting: { services: implementations.map((i) => i.service), admission },
+      refused: metrics && ((method, error, started) => metrics.rpc.count(method, error.code, started)),
     });
     stops.push(() => rpc.close());
     stops.push(() => guard.drained(config.callTimeoutMs));
@@ -200,10 +229,14 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       gatewayUrl = await gateway.listen({ port: config.httpPort, host: config.bind });
       stops.push(() => gateway.close());
     }
+    // Stopped first: a scrape's readings finish before the databases close.
+    const metricsUrl = metrics && (await metrics.serve(config.metricsPort!, config.bind));
+    if (metrics) stops.push(() => metrics.stop());
 
     return {
       rpcUrl: rpc.url,
       gatewayUrl,
+      metricsUrl,
       databaseUrl,
       keys,
       bus,
@@ -242,6 +275,7 @@ function serviceContext(parts: {
   clock: Clock;
   orm: MikroORM;
   bus: EventBus;
+  clientKeys: ClientKeys;
   relay: OutboxRelay;
   transports: Transports;
 }): ServiceContext {
@@ -253,9 +287,15 @@ function serviceContext(parts: {
     clock: parts.clock,
     orm,
     bus: parts.bus,
+    clientKeys: parts.clientKeys,
     transaction: async (work) => {
-      const result = await inTransaction(orm, work);
-      relay.wake();
+      let wroteEvents = false;
+      const result = await inTransaction(orm, async (em) => {
+        const answer = await work(em);
+        wroteEvents = eventsRecorded(em);
+        return answer;
+      });
+      if (wroteEvents) relay.committed();
       return result;
     },
     client: (service) =>

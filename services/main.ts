@@ -10,8 +10,14 @@ const config = loadConfig(loadConfig().production ? process.env : { ...local, ..
 const logger = createLogger(config.logLevel);
 const platform = await startPlatform({ config, modules, logger });
 logger.info(
-  { gateway: platform.gatewayUrl, rpc: platform.rpcUrl, data: config.dataDir, services: [...platform.contexts.keys()] },
-  `platform up: gateway ${platform.gatewayUrl ?? "(off)"}, RPC ${platform.rpcUrl}, data in ${config.dataDir}`,
+  {
+    gateway: platform.gatewayUrl,
+    rpc: platform.rpcUrl,
+    metrics: platform.metricsUrl,
+    data: config.dataDir,
+    services: [...platform.contexts.keys()],
+  },
+  `platform up: gateway ${platform.gatewayUrl ?? "(off)"}, RPC ${platform.rpcUrl}, metrics ${platform.metricsUrl ?? "(off)"}, data in ${config.dataDir}`,
 );
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {

@@ -3,8 +3,10 @@ import { deals } from "./deals/index.js";
 import { coupons } from "./coupons/index.js";
 import type { AnyServiceModule } from "./kit/runtime/module.js";
 import { network } from "./network/index.js";
+import { sources } from "./sources/index.js";
 import { tips } from "./tips/index.js";
+import { trade } from "./trade/index.js";
 import { vip } from "./vip/index.js";
 
 /** Every service the platform can run, by key. */
-export const modules: AnyServiceModule[] = [network, billing, deals, coupons, tips, vip];
+export const modules: AnyServiceModule[] = [network, billing, deals, coupons, tips, vip, trade, sources];

@@ -1,4 +1,5 @@
 import type { ServiceContext } from "../kit/runtime/module.js";
+import { TransferBatch } from "./db/transfer-batch.js";
 import type { ProviderRegistry } from "./provider/provider.js";
 import { createProviders } from "./provider/registry.js";
 import { billingSettings, type BillingSettings } from "./settings.js";
@@ -7,9 +8,12 @@ import { billingSettings, type BillingSettings } from "./settings.js";
 export interface BillingContext extends ServiceContext {
   settings: BillingSettings;
   providers: ProviderRegistry;
+  /** The instance's transfer batch (db/transfer-batch.ts); undefined with PF_BILLING_BATCH=0, each transfer alone. */
+  transfers?: TransferBatch;
 }
 
 export async function billingContext(base: ServiceContext): Promise<BillingContext> {
   const settings = billingSettings(base.config);
-  return { ...base, settings, providers: await createProviders(base, settings) };
+  const transfers = settings.batch > 0 ? new TransferBatch(base, settings.batch) : undefined;
+  return { ...base, settings, providers: await createProviders(base, settings), transfers };
 }

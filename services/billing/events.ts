@@ -14,7 +14,7 @@ import {
   IntentChangedSchema,
   TransferCreatedSchema,
 } from "../../gen/pf/billing/v1/events_pb.js";
-import { recordEvent } from "../kit/events/outbox.js";
+import { recordEvent, recordEvents } from "../kit/events/outbox.js";
 
 /** The subjects billing publishes (through its outbox, in the transaction of the change). */
 export const subjects = {
@@ -40,12 +40,13 @@ export function intentChanged(em: EntityManager, intent: Intent, at: Date) {
   );
 }
 
-export function transferCreated(em: EntityManager, transfer: Transfer, at: Date) {
-  return recordEvent(
+/** One event per transfer, with one statement (a transfer alone, or a batch of them). */
+export function transfersCreated(em: EntityManager, transfers: Transfer[]) {
+  return recordEvents(
     em,
     subjects.transferCreated,
     TransferCreatedSchema,
-    create(TransferCreatedSchema, { transfer, occurredAt: timestampFromDate(at) }),
+    transfers.map((transfer) => create(TransferCreatedSchema, { transfer, occurredAt: transfer.createdAt })),
   );
 }
 

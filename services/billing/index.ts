@@ -7,6 +7,7 @@ import { Migration20261122100000_billing } from "./db/migrations/Migration202611
 import { Migration20261124000000_tip_intents } from "./db/migrations/Migration20261124000000_tip_intents.js";
 import { Migration20261125000000_network_revenue } from "./db/migrations/Migration20261125000000_network_revenue.js";
 import { Migration20261127000000_test_provider_orders } from "./db/migrations/Migration20261127000000_test_provider_orders.js";
+import { Migration20261128100000_ledger_batch } from "./db/migrations/Migration20261128100000_ledger_batch.js";
 import { adjustmentHandlers } from "./handlers/admin/adjustments.js";
 import { freezeHandlers } from "./handlers/admin/freeze.js";
 import { importHoldHandlers } from "./handlers/admin/import-holds.js";
@@ -34,6 +35,7 @@ export const billing = defineService({
       { name: "Migration20261124000000_tip_intents", class: Migration20261124000000_tip_intents },
       { name: "Migration20261125000000_network_revenue", class: Migration20261125000000_network_revenue },
       { name: "Migration20261127000000_test_provider_orders", class: Migration20261127000000_test_provider_orders },
+      { name: "Migration20261128100000_ledger_batch", class: Migration20261128100000_ledger_batch },
     ],
   },
   context: billingContext,

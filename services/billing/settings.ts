@@ -29,6 +29,11 @@ export interface BillingSettings {
   testProviderAuto: "" | "approve";
   /** Credit packs, credit rates and subscription tiers (PF_BILLING_CATALOGUE as JSON, else the defaults). */
   catalogue: Catalogue;
+  /**
+   * The most transfers one database call posts together (PF_BILLING_BATCH, default 50): transfers that
+   * arrive while a batch is being posted wait for the next one. 0 posts each transfer alone.
+   */
+  batch: number;
 }
 
 const HOUR = 3_600_000;
@@ -62,5 +67,6 @@ export function billingSettings(config: Config): BillingSettings {
     testCheckoutUrl: env.PF_BILLING_TEST_CHECKOUT_URL || "https://checkout.test-provider.invalid/pay",
     testProviderAuto: choice("PF_BILLING_TEST_PROVIDER_AUTO", ["", "approve"] as const),
     catalogue: env.PF_BILLING_CATALOGUE ? parseCatalogue(env.PF_BILLING_CATALOGUE) : defaultCatalogue,
+    batch: whole("PF_BILLING_BATCH", 50),
   };
 }

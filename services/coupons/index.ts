@@ -1,6 +1,5 @@
 import { CouponsService } from "../../gen/pf/coupons/v1/coupons_pb.js";
-import { couponsContext } from "./context.js";
-import { defineService, implement } from "../kit/runtime/module.js";
+import { baseContext, defineService, implement } from "../kit/runtime/module.js";
 import { entities } from "./db/entities.js";
 import { Migration20261123000000_coupons } from "./db/migrations/Migration20261123000000_coupons.js";
 import { Migration20261126000000_coupon_codes } from "./db/migrations/Migration20261126000000_coupon_codes.js";
@@ -19,7 +18,7 @@ export const coupons = defineService({
       { name: "Migration20261126000000_coupon_codes", class: Migration20261126000000_coupon_codes },
     ],
   },
-  context: couponsContext,
+  context: baseContext,
   protos: [CouponsService],
   implementations(ctx) {
     return [

@@ -1,9 +1,9 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { DeliverPolicy, jetstream } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { qualified } from "../../services/kit/db/orm.js";
 import { ObservationRow, OfferRow } from "../../services/deals/db/entities.js";
 import { notifyWatches } from "../../services/deals/db/observations.js";
+import { type StreamMessage, subscribeToStream } from "../support/nats.js";
 import { startTestPlatform, usePlatform, type TestPlatform } from "../support/platform.js";
 import { ALL_DEALS, dealsOf, person, submit } from "./support.js";
 import { NATS, describeWith } from "../support/skips.js";
@@ -15,24 +15,13 @@ describeWith(NATS, "deals.watch.matched on NATS", () => {
   let nc: NatsConnection;
   let first: TestPlatform;
   let second: TestPlatform | undefined;
-  const received: { id: string; body: any }[] = [];
+  let received: StreamMessage[] = [];
   let stop: () => void;
 
   beforeAll(async () => {
     nc = await connect({ servers: natsUrl });
     first = await startTestPlatform({ services: ["deals"] });
-    // A JetStream subscriber of the stream, from now on: it sees what the stream keeps (resends dropped by Nats-Msg-Id).
-    const consumer = await jetstream(nc).consumers.get(first.events!.stream("deals"), {
-      deliver_policy: DeliverPolicy.StartTime,
-      opt_start_time: new Date().toISOString(),
-    });
-    const messages = await consumer.consume();
-    stop = () => void messages.stop();
-    void (async () => {
-      for await (const message of messages)
-        if (message.subject === first.events!.subject("deals.watch.matched"))
-          received.push({ id: message.headers?.get("Nats-Msg-Id") ?? "", body: message.json() });
-    })();
+    ({ received, stop } = await subscribeToStream(nc, first.events!, "deals", "deals.watch.matched"));
   });
   afterAll(async () => {
     stop?.();

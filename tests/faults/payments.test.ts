@@ -1,5 +1,9 @@
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 import { generateKeyPairSync } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TipsService } from "../../gen/pf/tips/v1/tips_pb.js";
+import { PaymentState } from "../../gen/pf/tips/v1/interactions_pb.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 import { until } from "../support/until.js";
@@ -20,7 +24,8 @@ beforeAll(async () => {
   await proxy.open();
   t = await startTestPlatform({
     services: ["tips"],
-    env: { ...shared, PF_BILLING_URL: `http://127.0.0.1:${proxy.port}` },
+    // Short deadlines, so that a billing that never answers is waited out quickly.
+    env: { ...shared, PF_BILLING_URL: `http://127.0.0.1:${proxy.port}`, PF_CALL_TIMEOUT_MS: "2000" },
   });
   balances = await balanceReader(billing);
 });
@@ -87,5 +92,44 @@ describe("a tip whose billing call is not answered", () => {
     expect(again.status, JSON.stringify(again.body)).toBe(201);
     expect(again.body.checkout.payment_state).toBe("PAYMENT_STATE_SETTLED");
     expect(await spendable(supporter)).toBe("650");
+  });
+
+  it("answers 202 pending, not 504, when billing does not answer within the tip's own deadline", async () => {
+    const { creator, supporter, tip } = await scene();
+    const key = newKey();
+    const body = { creator, amount: usd(200) };
+    proxy.holdAnswers = true;
+    let first;
+    try {
+      first = await tip("POST", "/checkout", body, { "idempotency-key": key });
+    } finally {
+      proxy.holdAnswers = false;
+      proxy.reset();
+    }
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
+    expect(first.body.checkout).toMatchObject({ payment_state: "PAYMENT_STATE_PENDING" });
+    const again = await tip("POST", "/checkout", body, { "idempotency-key": key });
+    expect(again.status, JSON.stringify(again.body)).toBe(201);
+    expect(await spendable(supporter)).toBe("700");
+  });
+
+  it("answers a caller whose deadline is the platform's own in time: billing's call ends first, pending", async () => {
+    const { creator, supporter } = await scene();
+    const tips = createClient(TipsService, createGrpcTransport({ baseUrl: t.platform.rpcUrl }));
+    const headers = { authorization: `Bearer ${await userToken(t, supporter)}`, "idempotency-key": newKey() };
+    const request = { creator, amount: { currency: "USD", minorUnits: 100n } };
+    proxy.holdAnswers = true;
+    let first;
+    try {
+      // The same 2 s the platform gives its own calls: tips keeps time back to answer before it runs out.
+      first = await tips.createCheckout(request, { headers, timeoutMs: 2_000 });
+    } finally {
+      proxy.holdAnswers = false;
+      proxy.reset();
+    }
+    expect(first.checkout?.paymentState).toBe(PaymentState.PENDING);
+    const again = await tips.createCheckout(request, { headers, timeoutMs: 2_000 });
+    expect(again.checkout?.paymentState).toBe(PaymentState.SETTLED);
+    expect(await spendable(supporter)).toBe("800");
   });
 });

@@ -3,6 +3,8 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { kitMigration } from "../../services/kit/db/kit-migration.js";
 import { kitRateLimitsMigration } from "../../services/kit/db/kit-rate-limits-migration.js";
+import { kitOutboxTraceparentMigration } from "../../services/kit/db/kit-outbox-traceparent-migration.js";
+import { kitEditorsMigration } from "../../services/kit/db/kit-editors-migration.js";
 import { openServiceDatabase, type MikroORM } from "../../services/kit/db/orm.js";
 import { adminQuery, withDatabase } from "../../services/kit/db/server.js";
 import { modules } from "../../services/registry.js";
@@ -40,6 +42,8 @@ describeWith(DATABASE_SERVER, "three instances starting at once on an empty data
         expect(rows.map((r) => r.name)).toEqual([
           kitMigration.name,
           kitRateLimitsMigration.name,
+          kitOutboxTraceparentMigration.name,
+          kitEditorsMigration.name,
           ...module.schema.migrations.map((m) => m.name),
         ]);
       }

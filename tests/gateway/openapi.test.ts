@@ -15,13 +15,14 @@ type Operation = {
   operationId: string;
   parameters: { name: string; in: string; required?: boolean; schema: object }[];
   requestBody?: { content: Record<string, { schema: { $ref: string } }> };
-  responses: Record<string, { content: Record<string, { schema: { $ref: string } }> }>;
+  responses: Record<string, { content: Record<string, { schema: { $ref: string } }>; [member: string]: unknown }>;
   security?: object[];
   [member: string]: unknown;
 };
 type Document = {
   openapi: string;
   servers?: { url: string }[];
+  tags: { name: string; description?: string }[];
   paths: Record<string, Record<string, Operation>>;
   components: {
     schemas: Record<
@@ -193,16 +194,45 @@ describe("OpenAPI from the descriptors", () => {
   });
 
   it("documents the success statuses an RPC answers with", () => {
-    expect(Object.keys(service.paths["/internal/notifications/{kind}"].post.responses).sort()).toEqual([
-      "201",
-      "default",
-    ]);
-    expect(Object.keys(service.paths["/internal/modules/{namespace}/{subject}"].put.responses).sort()).toEqual([
-      "200",
-      "201",
-      "default",
-    ]);
-    expect(Object.keys(service.paths["/internal/coins/credit"].post.responses).sort()).toEqual(["200", "default"]);
+    const successes = (op: Operation) => Object.keys(op.responses).filter((status) => /^[23]/.test(status));
+    expect(successes(service.paths["/internal/notifications/{kind}"].post)).toEqual(["201"]);
+    expect(successes(service.paths["/internal/modules/{namespace}/{subject}"].put)).toEqual(["200", "201"]);
+    expect(successes(service.paths["/internal/coins/credit"].post)).toEqual(["200"]);
+  });
+
+  it("documents the problems a route answers by status: its access rules' refusals and the codes its comment names", () => {
+    const codes = (op: Operation) =>
+      Object.fromEntries(
+        Object.entries(op.responses)
+          .filter(([status]) => /^[45]/.test(status))
+          .map(([status, response]) => [status, response["x-pf-problem-codes"]]),
+      );
+    // Internal, for services only: a user or app token, a mod, a token without the capability are refused.
+    const debit = service.paths["/internal/coins/debit"].post;
+    expect(codes(debit)).toEqual({
+      400: ["request.invalid", "auth.acting_subject_refused"],
+      401: ["auth.required", "auth.invalid", "auth.wrong_audience"],
+      403: ["auth.header_refused", "auth.internal_only", "auth.never_to_mods", "auth.capability_missing"],
+      409: ["insufficient_funds"],
+    });
+    expect(debit.responses["409"]).toMatchObject({
+      description: "`insufficient_funds`: see the description.",
+      content: { "application/problem+json": { schema: { $ref: "#/components/schemas/errors.problem@1" } } },
+    });
+    // First-party, never to apps or mods: X-PF-Subject is allowed, an app that is not first-party refused.
+    const github = codes(service.paths["/internal/integrations/github-token"].get);
+    expect(github[400]).toEqual(["request.invalid"]);
+    expect(github[403]).toEqual(
+      expect.arrayContaining(["auth.never_to_mods", "auth.never_to_apps", "auth.first_party_only"]),
+    );
+    expect(github[403]).not.toContain("auth.internal_only");
+  });
+
+  it("tags operations by service key, each tag described by its services' comments", () => {
+    expect(service).toMatchObject({
+      tags: [{ name: "network", description: expect.stringContaining("**NetworkService**: The network routes") }],
+    });
+    expect(whole.tags.map((tag) => tag.name)).toEqual(["network"]);
   });
 });
 
@@ -214,7 +244,7 @@ describe("OpenAPI of a server-streaming RPC", () => {
 
   it("answers text/event-stream, naming each event's data by its message's schema id, and a problem otherwise", () => {
     const stream = overlays.paths["/api/v1/stream"].get;
-    expect(Object.keys(stream.responses).sort()).toEqual(["200", "default"]);
+    expect(Object.keys(stream.responses).filter((status) => !/^[45]/.test(status))).toEqual(["200", "default"]);
     expect(stream.responses["200"].content).toEqual({
       "text/event-stream": {
         schema: { type: "string" },

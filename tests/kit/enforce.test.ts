@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProblemSchema, type Problem } from "../../gen/pf/v1/problem_pb.js";
 import { access, AccessSchema, Actor, token_audience, Visibility } from "../../gen/pf/v1/options_pb.js";
-import { Admission, routeAccessOf } from "../../services/kit/auth/enforce.js";
+import { Admission, admittedCall, routeAccessOf } from "../../services/kit/auth/enforce.js";
 import { loadKeys, type PlatformKeys } from "../../services/kit/auth/keys.js";
 import { callerKey, type Caller, type Principal } from "../../services/kit/auth/principal.js";
 import { mintToken, TokenVerifier, type TokenClaims } from "../../services/kit/auth/tokens.js";
@@ -125,6 +125,32 @@ describe("the enforcement interceptor, rule by rule", () => {
     } as unknown as UnaryRequest;
     const seen = await admission.interceptor()(async (r) => r.contextValues.get(callerKey) as never)(req);
     expect(seen).toMatchObject({ admittedBy: "", person: "usr_u1", principal: { kind: "user", sub: "usr_u1" } });
+  });
+
+  it("takes the gateway's admission once, for the same method only, and only one this Admission answered", async () => {
+    const method = rpcWith({ visibility: Visibility.PARTNER, capabilities: ["x"] });
+    const other = rpcWith({ visibility: Visibility.PARTNER, capabilities: ["x"] });
+    const allowed = new Headers({ authorization: `Bearer ${await mintToken(keys, service("tips", ["x"]))}` });
+    const refused = new Headers({ authorization: `Bearer ${await mintToken(keys, service("tips", ["y"]))}` });
+    const caller = await admission.admit(method, allowed);
+    const values = admittedCall(method, caller);
+    const run = (m: DescMethod, contextValues = values) =>
+      admission.interceptor()(async (r) => r.contextValues.get(callerKey) as never)({
+        method: m,
+        header: refused,
+        contextValues,
+      } as unknown as UnaryRequest);
+    // Handed for another method than it was admitted for, it is dropped and the call admitted on its own headers.
+    await expect(run(other, admittedCall(other, caller))).rejects.toThrow(/capability/);
+    await expect(run(other)).rejects.toThrow(/capability/);
+    // Taken once; the same values passed again (a handler forwarding them) are admitted as sent.
+    const fresh = admittedCall(method, await admission.admit(method, allowed));
+    await expect(run(method, fresh)).resolves.toMatchObject({ principal: { service: "tips" } });
+    await expect(run(method, admittedCall(method, caller))).resolves.toBe(caller);
+    await expect(run(method, admittedCall(method, caller))).rejects.toThrow(/capability/);
+    // A caller another Admission (or a test's stand-in) answered never counts here.
+    const stranger = await new Admission(new TokenVerifier(keys)).admit(method, allowed);
+    await expect(run(method, admittedCall(method, stranger))).rejects.toThrow(/capability/);
   });
 
   it("refuses every caller of an RPC that declares no rule", async () => {

@@ -12,9 +12,12 @@ describe("kit housekeeping", () => {
     const db = ctx.orm.em.getConnection();
     const at = (iso: string) => new Date(iso);
     await db.execute(
-      `insert into network.outbox (id, subject, schema_id, payload, sent_at) values
-      ('evt_old', 'network.x', 'x', '{}', ?), ('evt_recent', 'network.x', 'x', '{}', ?), ('evt_unsent', 'network.x', 'x', '{}', null)`,
-      [at("2030-02-20T00:00:00Z"), at("2030-02-27T00:00:00Z")],
+      // evt_unsent has failed (never sent), so the running relay leaves it alone: it would stamp sent_at with the
+      // database's time, years before this clock.
+      `insert into network.outbox (id, subject, schema_id, payload, sent_at, failed_at) values
+      ('evt_old', 'network.x', 'x', '{}', ?, null), ('evt_recent', 'network.x', 'x', '{}', ?, null),
+      ('evt_unsent', 'network.x', 'x', '{}', null, ?)`,
+      [at("2030-02-20T00:00:00Z"), at("2030-02-27T00:00:00Z"), at("2030-01-01T00:00:00Z")],
     );
     await db.execute(
       `insert into network.inbox (consumer, event_id, handled_at) values ('c', 'evt_a', ?), ('c', 'evt_b', ?)`,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { leasedJob } from "../../services/kit/runtime/lease.js";
+import { JOB_LEASE_MS, leasedJob } from "../../services/kit/runtime/lease.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 
 let first: TestPlatform;
@@ -69,5 +69,27 @@ describe("leased background jobs", () => {
     await sleep(400);
     await stop();
     expect(ran).toBeGreaterThan(0);
+  });
+
+  it("hold a lease a crash leaves for seconds, not for the job's period", async () => {
+    const ctx = first.platform.contexts.get("network")!;
+    let running!: () => void;
+    let finish!: () => void;
+    const started = new Promise<void>((resolve) => (running = resolve));
+    const stop = await leasedJob("hourly", { everyMs: 3_600_000, firstAfterMs: 0 }, async () => {
+      running();
+      await new Promise<void>((done) => (finish = done));
+    })(ctx);
+    await started;
+    const [lease] = await ctx.orm.em
+      .getConnection()
+      .execute<{ left_ms: number }[]>(
+        `select extract(epoch from until - now()) * 1000 as left_ms from network.leases where name = 'hourly'`,
+      );
+    finish();
+    await stop();
+    // An instance killed now would hold the hourly job for at most JOB_LEASE_MS (it was twice the period).
+    expect(Number(lease.left_ms)).toBeGreaterThan(0);
+    expect(Number(lease.left_ms)).toBeLessThanOrEqual(JOB_LEASE_MS);
   });
 });

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -9,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, serverUrl } from "../support/database.js";
 import { deleteNamespaceStreams, newTestEvents, type TestEvents } from "../support/nats.js";
 import { until } from "../support/until.js";
+import { freePorts } from "../support/ports.js";
 
 /**
  * The README's examples, run as a newcomer pastes them: the platform started as
@@ -98,22 +98,6 @@ const PROMISES: { name: string; runs: string; check(output: string): void }[] = 
   },
 ];
 
-/** Two ports nothing listens on now. */
-async function freePorts(): Promise<[number, number]> {
-  const servers = [createServer(), createServer()];
-  const ports = await Promise.all(
-    servers.map(
-      (server) =>
-        new Promise<number>((done, fail) => {
-          server.once("error", fail);
-          server.listen(0, "127.0.0.1", () => done((server.address() as AddressInfo).port));
-        }),
-    ),
-  );
-  await Promise.all(servers.map((server) => new Promise((done) => server.close(done))));
-  return [ports[0], ports[1]];
-}
-
 /** The environment without the caller's own platform settings, which would change what the README shows. */
 function cleanEnvironment(): NodeJS.ProcessEnv {
   return Object.fromEntries(
@@ -202,9 +186,10 @@ describe("README.md examples against a platform started as npm start starts it",
     // With the machine's servers (CI), a database of its own and a NATS namespace of its own; else the embedded defaults.
     database = server ? await createTestDatabase(server) : undefined;
     events = process.env.NATS_URL ? newTestEvents() : undefined;
-    const [http, rpc] = await freePorts();
+    const [http, rpc] = await freePorts(2);
     ports = { http, rpc };
-    platform = spawn("npx", ["tsx", "services/main.ts"], {
+    // The README's own start command (npm start: bundle once, then one node process).
+    platform = spawn("npm", ["start"], {
       cwd: ROOT,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
@@ -212,6 +197,7 @@ describe("README.md examples against a platform started as npm start starts it",
         ...cleanEnvironment(),
         PF_HTTP_PORT: String(http),
         PF_RPC_PORT: String(rpc),
+        PF_METRICS_PORT: "0",
         PF_DATA_DIR: dataDir,
         LOG_LEVEL: "warn",
         ...(database ? { DATABASE_URL: database.url } : {}),

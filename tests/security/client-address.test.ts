@@ -3,7 +3,6 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { beforeAll, describe, expect, it } from "vitest";
 import { CouponsService } from "../../gen/pf/coupons/v1/coupons_pb.js";
 import { DealsService } from "../../gen/pf/deals/v1/deals_pb.js";
-import type { CouponsContext } from "../../services/coupons/context.js";
 import { LIMITS } from "../../services/coupons/settings.js";
 import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { ALL_DEALS, person, submit } from "../deals/support.js";
@@ -37,7 +36,7 @@ describe("pf-client-ip sent to the RPC port", () => {
     expect(over).toMatchObject({ code: Code.ResourceExhausted });
 
     // A gateway of another process vouches for its client's address: that address is counted, not the peer's.
-    const keys = (t.platform.contexts.get("coupons") as CouponsContext).clientKeys;
+    const keys = t.platform.contexts.get("coupons")!.clientKeys;
     const vouched = (proof: string) =>
       coupons.getCoupon(
         { id: "cpn_0000000000000000000000000" },

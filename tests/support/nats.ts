@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { jetstreamManager } from "@nats-io/jetstream";
-import { connect } from "@nats-io/transport-node";
+import { DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { streamName } from "../../services/kit/events/jetstream-bus.js";
 
 /**
@@ -35,4 +35,36 @@ export async function deleteNamespaceStreams(url: string, events: TestEvents): P
   } finally {
     await nc.close();
   }
+}
+
+/** An event as a JetStream subscriber of its stream received it. */
+export interface StreamMessage {
+  id: string;
+  // Test bodies are read field by field.
+  body: any;
+}
+
+/**
+ * A JetStream subscriber of one service's stream from now on, keeping the
+ * messages of one subject: it sees what the stream keeps (resends dropped by
+ * their Nats-Msg-Id), which is what "exactly once" is asserted against.
+ */
+export async function subscribeToStream(
+  nc: NatsConnection,
+  events: TestEvents,
+  service: string,
+  subject: string,
+): Promise<{ received: StreamMessage[]; stop: () => void }> {
+  const consumer = await jetstream(nc).consumers.get(events.stream(service), {
+    deliver_policy: DeliverPolicy.StartTime,
+    opt_start_time: new Date().toISOString(),
+  });
+  const messages = await consumer.consume();
+  const received: StreamMessage[] = [];
+  void (async () => {
+    for await (const message of messages)
+      if (message.subject === events.subject(subject))
+        received.push({ id: message.headers?.get("Nats-Msg-Id") ?? "", body: message.json() });
+  })();
+  return { received, stop: () => void messages.stop() };
 }

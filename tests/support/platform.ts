@@ -7,6 +7,7 @@ import { clientWithDefaults } from "../../services/kit/rpc/clients.js";
 import type { DescService } from "@bufbuild/protobuf";
 import type { TokenClaims } from "../../services/kit/auth/tokens.js";
 import type { Clock } from "../../services/kit/runtime/clock.js";
+import type { Logger } from "../../services/kit/runtime/logger.js";
 import { loadConfig } from "../../services/kit/runtime/config.js";
 import { startPlatform, type Platform } from "../../services/host.js";
 import { createLogger } from "../../services/kit/runtime/logger.js";
@@ -45,11 +46,12 @@ export interface HttpAnswer {
  * free ports, a throwaway data directory and quiet logs.
  */
 export async function startTestPlatform(
-  options: { env?: Record<string, string>; clock?: Clock; services?: string[] } = {},
+  options: { env?: Record<string, string>; clock?: Clock; services?: string[]; logger?: Logger } = {},
 ): Promise<TestPlatform> {
   const dataDir = await mkdtemp(join(tmpdir(), "pf-test-"));
   const server = serverUrl();
-  const database = server ? await createTestDatabase(server) : undefined;
+  // A platform given another's database (a second instance, a restart) makes none of its own.
+  const database = server && !options.env?.DATABASE_URL ? await createTestDatabase(server) : undefined;
   const natsUrl = options.env?.NATS_URL ?? process.env.NATS_URL;
   // A namespace passed in is shared with another platform (a restart): its creator deletes it.
   const sharedNamespace = options.env?.PF_NATS_NAMESPACE;
@@ -57,6 +59,7 @@ export async function startTestPlatform(
   const config = loadConfig({
     PF_HTTP_PORT: "0",
     PF_RPC_PORT: "0",
+    PF_METRICS_PORT: "0",
     PF_DATA_DIR: dataDir,
     PF_DB_POOL: "4",
     LOG_LEVEL: process.env.LOG_LEVEL ?? "silent",
@@ -72,7 +75,7 @@ export async function startTestPlatform(
     config,
     modules,
     clock: options.clock,
-    logger: createLogger(config.logLevel),
+    logger: options.logger ?? createLogger(config.logLevel),
   }).catch(async (error: unknown) => {
     await database?.drop();
     await rm(dataDir, { recursive: true, force: true });

@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { CurrencyBalanceSchema, type CurrencyBalance } from "../../../gen/pf/billing/v1/ledger_pb.js";
 import { qualified } from "../../kit/db/orm.js";
+import { HotRead, type ReadContext } from "../../kit/db/reads.js";
 
 const FIELD_OF_KIND = {
   credit: "spendableCredit",
@@ -12,15 +13,30 @@ const FIELD_OF_KIND = {
 
 /** A subject's balances, one entry per currency (narrowed to `currency` when given); inside the caller's transaction if any. */
 export async function balancesOf(em: EntityManager, subject: string, currency?: string): Promise<CurrencyBalance[]> {
-  const rows = await em
-    .getConnection()
-    .execute<{ kind: keyof typeof FIELD_OF_KIND; currency: string; balance: string }[]>(
-      `select kind, currency, balance from ${qualified(em, "accounts")}
+  const rows = await em.getConnection().execute<BalanceRow[]>(
+    `select kind, currency, balance from ${qualified(em, "accounts")}
      where owner = ?${currency ? " and currency = ?" : ""} order by currency`,
-      currency ? [subject, currency] : [subject],
-      "all",
-      em.getTransactionContext(),
-    );
+    currency ? [subject, currency] : [subject],
+    "all",
+    em.getTransactionContext(),
+  );
+  return balancesOfRows(rows);
+}
+
+type BalanceRow = { kind: keyof typeof FIELD_OF_KIND; currency: string; balance: string };
+
+const accountsOfOwner = new HotRead<BalanceRow, [string, string | null]>(
+  "accounts.by_owner",
+  `select kind, currency, balance from {accounts}
+   where owner = $1 and ($2::text is null or currency = $2) order by currency`,
+);
+
+/** `balancesOf` outside any transaction, as a hot read (services/kit/db/reads.ts). */
+export async function readBalances(ctx: ReadContext, subject: string, currency?: string): Promise<CurrencyBalance[]> {
+  return balancesOfRows(await accountsOfOwner.run(ctx, subject, currency ?? null));
+}
+
+function balancesOfRows(rows: readonly BalanceRow[]): CurrencyBalance[] {
   const balances = new Map<string, CurrencyBalance>();
   for (const row of rows) {
     const balance = balances.get(row.currency) ?? create(CurrencyBalanceSchema, { currency: row.currency });

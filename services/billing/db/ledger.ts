@@ -2,6 +2,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import type { EntityRef } from "../../../gen/pf/v1/refs_pb.js";
 import { qualified } from "../../kit/db/orm.js";
 import { newId } from "../../kit/handler/ids.js";
+import { MAX_MINOR_UNITS } from "../../kit/handler/money.js";
 import { problem } from "../../kit/handler/problem.js";
 import {
   accountKey,
@@ -64,19 +65,83 @@ export async function post(em: EntityManager, posting: Posting): Promise<Posted>
     );
     checked = await write(em, posting, transactionId);
   }
-  if (checked[0].frozen) throw economyFrozen();
+  return postedOf(posting, transactionId, checked);
+}
+
+/** What the ledger statement said of one posting: what it wrote, else the refusal it met (thrown). */
+function postedOf(posting: Posting, transactionId: string, checked: Checked[]): Posted {
+  if (checked[0]?.frozen) throw economyFrozen();
   const balances = new Map<AccountKey, bigint>();
   for (const row of checked) {
     const movement = posting.movements.find((m) => accountKey(m) === accountKey(row))!;
     // Throws insufficient_funds for the short account when the statement wrote nothing.
     balances.set(accountKey(row), balanceAfter(movement, BigInt(row.balance)));
   }
-  if (!checked[0].ok) throw new Error("the ledger statement refused a posting the rules accept");
+  if (!checked[0]?.ok) throw new Error("the ledger statement refused a posting the rules accept");
   return { transactionId, balances };
 }
 
+/**
+ * Many postings with one statement, inside the caller's transaction (the
+ * transfer batch, `transfer-batch.ts`): each is posted, or refused, exactly as
+ * `post` would post it alone after the ones before it, and a refused posting
+ * writes nothing while the others go on. Answers, in order, each posting's
+ * `Posted` or the error `post` would have thrown for it.
+ */
+export async function postBatch(em: EntityManager, postings: Posting[]): Promise<(Posted | Error)[]> {
+  const outcomes: (Posted | Error)[] = [];
+  const written: { posting: Posting; transactionId: string; index: number }[] = [];
+  postings.forEach((posting, index) => {
+    try {
+      requireBalanced(posting.movements);
+      written.push({ posting, transactionId: newId("ltx"), index });
+    } catch (error) {
+      outcomes[index] = error as Error;
+    }
+  });
+  if (written.length === 0) return outcomes;
+  const body = written.map(({ posting, transactionId }) => ({
+    id: transactionId,
+    kind: posting.kind,
+    reason: posting.reason ?? "",
+    reference_service: posting.reference?.service ?? "",
+    reference_kind: posting.reference?.kind ?? "",
+    reference_id: posting.reference?.id ?? "",
+    created_by: posting.createdBy,
+    at: posting.at.toISOString(),
+    movements: movementsOf(posting),
+  }));
+  const rows = await em
+    .getConnection()
+    .execute<(Checked & { posting: number })[]>(
+      `select * from ${qualified(em, "post_batch")}(?::jsonb, ?)`,
+      [JSON.stringify(body), MAX_MINOR_UNITS.toString()],
+      "all",
+      em.getTransactionContext(),
+    );
+  const rowsOf = new Map<number, Checked[]>();
+  for (const row of rows) rowsOf.set(row.posting, [...(rowsOf.get(row.posting) ?? []), row]);
+  written.forEach(({ posting, transactionId, index }, n) => {
+    try {
+      outcomes[index] = postedOf(posting, transactionId, rowsOf.get(n + 1) ?? []);
+    } catch (error) {
+      outcomes[index] = error as Error;
+    }
+  });
+  return outcomes;
+}
+
+function movementsOf(posting: Posting) {
+  return posting.movements.map((m) => ({
+    owner: m.owner,
+    kind: m.kind,
+    currency: m.currency,
+    amount: m.amount.toString(),
+  }));
+}
+
 function write(em: EntityManager, posting: Posting, transactionId: string): Promise<Checked[]> {
-  const { movements, reference } = posting;
+  const { reference } = posting;
   return em
     .getConnection()
     .execute<Checked[]>(
@@ -90,9 +155,7 @@ function write(em: EntityManager, posting: Posting, transactionId: string): Prom
         reference?.id ?? "",
         posting.createdBy,
         posting.at,
-        JSON.stringify(
-          movements.map((m) => ({ owner: m.owner, kind: m.kind, currency: m.currency, amount: m.amount.toString() })),
-        ),
+        JSON.stringify(movementsOf(posting)),
       ],
       "all",
       em.getTransactionContext(),

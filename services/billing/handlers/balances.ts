@@ -5,7 +5,7 @@ import { BalanceReadResultSchema, TransactionListResultSchema } from "../../../g
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { requireSubject } from "../../kit/handler/subjects.js";
 import type { BillingContext } from "../context.js";
-import { balancesOf } from "../db/balances.js";
+import { readBalances } from "../db/balances.js";
 import { loadTransactions, transactionIdsOf } from "../db/history.js";
 import { requireCurrency } from "../domain/money.js";
 
@@ -19,7 +19,7 @@ export function balanceHandlers(ctx: BillingContext): BalanceHandlers {
       const currency = request.currency === "" ? undefined : requireCurrency("currency", request.currency);
       return create(BalanceReadResultSchema, {
         subject,
-        balances: await balancesOf(ctx.orm.em.fork(), subject, currency),
+        balances: await readBalances(ctx, subject, currency),
       });
     },
 

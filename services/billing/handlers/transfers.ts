@@ -9,11 +9,12 @@ import { maxLength } from "../../kit/handler/text.js";
 import { invalid } from "../../kit/handler/problem.js";
 import { requireUser } from "../../kit/handler/subjects.js";
 import type { BillingContext } from "../context.js";
-import { post } from "../db/ledger.js";
+import { post, type Posted, type Posting } from "../db/ledger.js";
+import { BatchFailed } from "../db/transfer-batch.js";
 import { accountKey } from "../domain/ledger.js";
 import { money, requireAmount } from "../domain/money.js";
 import { requireReference } from "../domain/references.js";
-import { transferCreated } from "../events.js";
+import { transfersCreated } from "../events.js";
 
 type TransferHandlers = Pick<ServiceImpl<typeof BillingService>, "createTransfer">;
 
@@ -29,35 +30,50 @@ export function transferHandlers(ctx: BillingContext): TransferHandlers {
       const reason = maxLength("reason", request.reason, 200);
       const reference = requireReference("reference", request.reference);
       const once = idempotencyOf(call, request, { scope: `transfer:${principal.sub}`, required: true });
-      return ctx.transaction((em) =>
-        once.run(em, async () => {
-          const at = ctx.clock.now();
-          const payer = { owner: from, kind: "credit", currency } as const;
-          const posted = await post(em, {
-            kind: "transfer",
-            movements: [
-              { ...payer, amount: -amount },
-              { owner: to, kind: "payable", currency, amount },
-            ],
-            reason,
-            reference,
-            createdBy: principal.sub,
-            at,
-          });
-          const transfer = create(TransferSchema, {
-            id: posted.transactionId,
-            fromSubject: from,
-            toSubject: to,
-            amount: money(amount, currency),
-            reason,
-            reference,
-            fromCreditAfter: posted.balances.get(accountKey(payer)),
-            createdAt: timestampFromDate(at),
-          });
-          await transferCreated(em, transfer, at);
-          return create(TransferResultSchema, { transfer });
-        }),
-      );
+      const payer = { owner: from, kind: "credit", currency } as const;
+      const postingAt = (at: Date): Posting => ({
+        kind: "transfer",
+        movements: [
+          { ...payer, amount: -amount },
+          { owner: to, kind: "payable", currency, amount },
+        ],
+        reason,
+        reference,
+        createdBy: principal.sub,
+        at,
+      });
+      const transferOf = (posted: Posted, at: Date) =>
+        create(TransferSchema, {
+          id: posted.transactionId,
+          fromSubject: from,
+          toSubject: to,
+          amount: money(amount, currency),
+          reason,
+          reference,
+          fromCreditAfter: posted.balances.get(accountKey(payer)),
+          createdAt: timestampFromDate(at),
+        });
+      const alone = () =>
+        ctx.transaction((em) =>
+          once.run(em, async () => {
+            const at = ctx.clock.now();
+            const transfer = transferOf(await post(em, postingAt(at)), at);
+            await transfersCreated(em, [transfer]);
+            return create(TransferResultSchema, { transfer });
+          }),
+        );
+      if (!ctx.transfers) return alone();
+      const at = ctx.clock.now();
+      try {
+        return await ctx.transfers.post({
+          key: once.identity(),
+          posting: postingAt(at),
+          transferOf: (posted) => transferOf(posted, at),
+        });
+      } catch (error) {
+        if (error instanceof BatchFailed) return alone();
+        throw error;
+      }
     },
   };
 }

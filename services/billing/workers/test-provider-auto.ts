@@ -51,7 +51,7 @@ async function approveOne(ctx: BillingContext, provider: TestProvider, order: Du
   await ctx.transaction((em) => scheduleApproval(em, order.id, next, attempts));
 }
 
-const job = leasedJob<BillingContext>("billing.test-provider-auto", { everyMs: 250, leaseMs: 5_000 }, approveDue);
+const job = leasedJob<BillingContext>("billing.test-provider-auto", { everyMs: 250 }, approveDue);
 
 /** Runs only where the test-mode provider is on in auto mode. */
 export const testProviderAuto: Worker<BillingContext> = async (ctx) =>

@@ -9,6 +9,7 @@ import {
   type Coupon,
 } from "../../../gen/pf/coupons/v1/coupons_pb.js";
 import { qualified } from "../../kit/db/orm.js";
+import { HotRead, type ReadContext } from "../../kit/db/reads.js";
 import { couponStatus, type CouponStatus as Status, type DayCount, type Moderation } from "../domain/confidence.js";
 import type { CouponRow } from "./entities.js";
 
@@ -33,17 +34,38 @@ const NONE: Reports = { days: [], worked: 0, failed: 0 };
 
 /** Reads the counted reports of these codes in one aggregate query (inside the caller's transaction, if any). */
 export async function reportsOf(em: EntityManager, couponIds: string[]): Promise<Map<string, Reports>> {
-  const found = new Map<string, Reports>();
-  if (couponIds.length === 0) return found;
-  const rows = await em
-    .getConnection()
-    .execute<{ coupon_id: string; day: string; outcome: "worked" | "failed"; count: string; last_at: Date }[]>(
-      `select coupon_id, day, outcome, count(*) as count, max(created_at) as last_at
+  if (couponIds.length === 0) return new Map();
+  const rows = await em.getConnection().execute<ReportCount[]>(
+    `select coupon_id, day, outcome, count(*) as count, max(created_at) as last_at
        from ${qualified(em, "coupon_reports")} where latest and coupon_id in (?) group by coupon_id, day, outcome`,
-      [couponIds],
-      "all",
-      em.getTransactionContext(),
-    );
+    [couponIds],
+    "all",
+    em.getTransactionContext(),
+  );
+  return reportsOfCounts(rows);
+}
+
+type ReportCount = {
+  coupon_id: string;
+  day: string;
+  outcome: "worked" | "failed";
+  count: string;
+  last_at: string | Date;
+};
+
+const countedReports = new HotRead<ReportCount, [string[]]>(
+  "coupon_reports.counted",
+  `select coupon_id, day, outcome, count(*) as count, max(created_at) as last_at
+   from {coupon_reports} where latest and coupon_id = any($1) group by coupon_id, day, outcome`,
+);
+
+/** `reportsOf` as a hot read, outside any transaction. */
+export async function readReports(ctx: ReadContext, couponIds: string[]): Promise<Map<string, Reports>> {
+  return couponIds.length === 0 ? new Map() : reportsOfCounts(await countedReports.run(ctx, couponIds));
+}
+
+function reportsOfCounts(rows: readonly ReportCount[]): Map<string, Reports> {
+  const found = new Map<string, Reports>();
   for (const row of rows) {
     const reports = found.get(row.coupon_id) ?? { days: [], worked: 0, failed: 0 };
     const count = Number(row.count);
@@ -62,7 +84,7 @@ export async function reportsOf(em: EntityManager, couponIds: string[]): Promise
 }
 
 /** A code's status now, from its moderation, expiry, reports and the time. */
-export function statusOf(row: CouponRow, reports: Reports | undefined, now: Date) {
+export function statusOf(row: Pick<CouponRow, "moderation" | "expiresAt">, reports: Reports | undefined, now: Date) {
   return couponStatus(
     { moderation: row.moderation as Moderation, expiresAt: row.expiresAt ?? null },
     (reports ?? NONE).days,
@@ -71,7 +93,7 @@ export function statusOf(row: CouponRow, reports: Reports | undefined, now: Date
 }
 
 /** A code as every caller sees it: aggregates, never a submitter or a reporter. */
-export function couponToProto(row: CouponRow, reports: Reports | undefined, now: Date): Coupon {
+export function couponToProto(row: StoredCoupon, reports: Reports | undefined, now: Date): Coupon {
   const counted = reports ?? NONE;
   const { status, confidence } = statusOf(row, counted, now);
   return create(CouponSchema, {
@@ -98,4 +120,73 @@ export function couponToProto(row: CouponRow, reports: Reports | undefined, now:
 /** One code with its reports read. */
 export async function couponAnswer(em: EntityManager, row: CouponRow, now: Date): Promise<Coupon> {
   return couponToProto(row, (await reportsOf(em, [row.id])).get(row.id), now);
+}
+
+/** A code as stored: the entity, or a hot read's row. */
+export type StoredCoupon = Pick<
+  CouponRow,
+  | "id"
+  | "merchantId"
+  | "code"
+  | "description"
+  | "restrictions"
+  | "evidence"
+  | "expiresAt"
+  | "origin"
+  | "publishedAt"
+  | "moderation"
+  | "createdAt"
+>;
+
+type CouponText = Omit<StoredCoupon, "expiresAt" | "publishedAt" | "createdAt"> & {
+  expiresAt: string | null;
+  publishedAt: string | null;
+  createdAt: string;
+};
+
+const COUPON_COLUMNS = `c.id, c.merchant_id as "merchantId", c.code, c.description, c.restrictions, c.evidence,
+  c.expires_at as "expiresAt", c.origin, c.published_at as "publishedAt", c.moderation, c.created_at as "createdAt"`;
+
+const couponById = new HotRead<CouponText & { merchantStatus: string }, [string]>(
+  "coupons.by_id",
+  `select ${COUPON_COLUMNS}, m.status as "merchantStatus"
+   from {coupons} c join {merchants} m on m.id = c.merchant_id where c.id = $1`,
+);
+
+const activeOfMerchant = new HotRead<CouponText, [string, Date, string | null, number]>(
+  "coupons.active_by_merchant",
+  `select ${COUPON_COLUMNS} from {coupons} c
+   where c.merchant_id = $1 and c.published_at is not null and c.moderation = ''
+     and (c.expires_at is null or c.expires_at > $2) and ($3::text is null or c.id < $3)
+   order by c.id desc limit $4`,
+);
+
+const storedCoupon = <R extends CouponText>(row: R) => ({
+  ...row,
+  expiresAt: row.expiresAt === null ? null : new Date(row.expiresAt),
+  publishedAt: row.publishedAt === null ? null : new Date(row.publishedAt),
+  createdAt: new Date(row.createdAt),
+});
+
+/** A code with its merchant's status, read outside any transaction (a hot read); undefined when either is missing. */
+export async function readCoupon(
+  ctx: ReadContext,
+  id: string,
+): Promise<(StoredCoupon & { merchantStatus: string }) | undefined> {
+  const [row] = await couponById.run(ctx, id);
+  return row && storedCoupon(row);
+}
+
+/**
+ * Up to `rows` of a merchant's active codes as of `now` (published, neither
+ * disabled nor expired), newest first, before the cursor's id: a hot read.
+ */
+export async function readActiveCoupons(
+  ctx: ReadContext,
+  merchantId: string,
+  now: Date,
+  before: string | undefined,
+  rows: number,
+): Promise<StoredCoupon[]> {
+  return (await activeOfMerchant.run(ctx, merchantId, now, before || null, rows)).map(storedCoupon);
 }

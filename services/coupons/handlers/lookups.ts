@@ -10,11 +10,16 @@ import { principalOf } from "../../kit/auth/principal.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { rateLimit } from "../../kit/handler/rate-limit.js";
-import { couponAnswer, couponToProto, reportsOf } from "../db/coupons.js";
-import { CouponRow, MerchantRow } from "../db/entities.js";
-import { merchantAnswer, merchantCovering, merchantNotFound, ruleToProto } from "../db/merchants.js";
+import { couponToProto, readActiveCoupons, readCoupon, readReports } from "../db/coupons.js";
+import {
+  merchantNotFound,
+  readMerchant,
+  readMerchantAnswer,
+  readMerchantCovering,
+  ruleToProto,
+} from "../db/merchants.js";
 import { registrableDomain } from "../../kit/handler/public-suffix.js";
-import type { CouponsContext } from "../context.js";
+import type { ServiceContext } from "../../kit/runtime/module.js";
 import { lookedUp } from "../domain/codes.js";
 import { normalizeHost } from "../domain/hosts.js";
 import { anonymousLookupRule, lookupRule } from "../settings.js";
@@ -30,9 +35,10 @@ export const codeNotFound = () => problem(404, "coupons.code.not_found", "There 
  * Public reads, the same for every caller: a code held for review, disabled,
  * or of a merchant that is not approved, and a merchant that is not approved,
  * are 404 for everyone. Anonymous callers are limited per client address,
- * more tightly than people and apps per token.
+ * more tightly than people and apps per token. Every read here is a hot read
+ * (services/kit/db/reads.ts); only the rate limit writes.
  */
-export function lookupHandlers(ctx: CouponsContext): LookupHandlers {
+export function lookupHandlers(ctx: ServiceContext): LookupHandlers {
   const limit = async (call: HandlerContext) => {
     const principal = principalOf(call);
     if (principal.kind === "service") return;
@@ -45,20 +51,19 @@ export function lookupHandlers(ctx: CouponsContext): LookupHandlers {
   };
 
   const approvedMerchant = async (id: string) => {
-    const merchant = await ctx.orm.em.fork().findOne(MerchantRow, { id, status: "approved" });
-    if (!merchant) throw merchantNotFound();
+    const merchant = await readMerchant(ctx, id);
+    if (merchant?.status !== "approved") throw merchantNotFound();
     return merchant;
   };
 
   return {
     async getCoupon(request, call) {
       await limit(call);
-      const em = ctx.orm.em.fork();
-      const row = await em.findOne(CouponRow, { id: request.id });
-      const merchant = row && (await em.findOne(MerchantRow, { id: row.merchantId }));
-      if (!row || !merchant || !lookedUp(row, merchant.status)) throw codeNotFound();
+      const row = await readCoupon(ctx, request.id);
+      if (!row || !lookedUp(row, row.merchantStatus)) throw codeNotFound();
+      const reports = await readReports(ctx, [row.id]);
       return create(LookupResultSchema, {
-        result: { case: "coupon", value: await couponAnswer(em, row, ctx.clock.now()) },
+        result: { case: "coupon", value: couponToProto(row, reports.get(row.id), ctx.clock.now()) },
       });
     },
 
@@ -66,7 +71,7 @@ export function lookupHandlers(ctx: CouponsContext): LookupHandlers {
       await limit(call);
       const merchant = await approvedMerchant(request.id);
       return create(LookupResultSchema, {
-        result: { case: "merchant", value: await merchantAnswer(ctx.orm.em.fork(), merchant) },
+        result: { case: "merchant", value: await readMerchantAnswer(ctx, merchant) },
       });
     },
 
@@ -75,23 +80,11 @@ export function lookupHandlers(ctx: CouponsContext): LookupHandlers {
       const limitRows = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const merchant = await approvedMerchant(request.id);
-      const em = ctx.orm.em.fork();
       const now = ctx.clock.now();
-      // Active results: published, neither disabled nor expired (by moderation or by time).
-      const rows = await em.find(
-        CouponRow,
-        {
-          merchantId: merchant.id,
-          publishedAt: { $ne: null },
-          moderation: "",
-          $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }],
-          ...(before ? { id: { $lt: before } } : {}),
-        },
-        { orderBy: { id: "desc" }, limit: limitRows + 1 },
-      );
+      const rows = await readActiveCoupons(ctx, merchant.id, now, before, limitRows + 1);
       const { items, nextCursor } = page(rows, limitRows, (row) => [row.id]);
-      const reports = await reportsOf(
-        em,
+      const reports = await readReports(
+        ctx,
         items.map((row) => row.id),
       );
       const coupons = items.map((row) => couponToProto(row, reports.get(row.id), now));
@@ -105,13 +98,12 @@ export function lookupHandlers(ctx: CouponsContext): LookupHandlers {
       const host = normalizeHost(request.host);
       if (host === undefined) throw invalid("host", "host must be a hostname such as shop.example.com.");
       const registrable = registrableDomain(host);
-      const em = ctx.orm.em.fork();
-      const found = registrable === undefined ? undefined : await merchantCovering(em, host, undefined);
+      const found = registrable === undefined ? undefined : await readMerchantCovering(ctx, host);
       if (!found || found.merchant.status !== "approved") throw merchantNotFound();
       return create(ResolveResultSchema, {
         host,
         registrableDomain: registrable,
-        merchant: await merchantAnswer(em, found.merchant),
+        merchant: await readMerchantAnswer(ctx, found.merchant),
         rule: ruleToProto(found.rule),
       });
     },

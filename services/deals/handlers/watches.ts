@@ -17,14 +17,14 @@ import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { DealsContext } from "../context.js";
 import { ProductRow, WatchRow } from "../db/entities.js";
-import { notifiedOf, type Notified } from "../db/watches.js";
+import { notifiedOf, readNotified, readWatches, type Notified, type StoredWatch } from "../db/watches.js";
 import { requirePrice } from "../domain/observations.js";
 import { keywordWords, type WatchKind as Kind } from "../domain/watches.js";
 import { WATCH_KINDS } from "../events.js";
 
 type WatchHandlers = Pick<ServiceImpl<typeof DealsService>, "listWatches" | "createWatch" | "deleteWatch">;
 
-const watchToProto = (row: WatchRow, notified: Notified = { count: 0n }) =>
+const watchToProto = (row: StoredWatch, notified: Notified = { count: 0n }) =>
   create(WatchSchema, {
     id: row.id,
     owner: row.owner,
@@ -80,15 +80,10 @@ export function watchHandlers(ctx: DealsContext): WatchHandlers {
       const owner = actingPerson(call);
       const limit = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
-      const em = ctx.orm.em.fork();
-      const rows = await em.find(
-        WatchRow,
-        { owner, ...(before !== undefined ? { id: { $lt: before } } : {}) },
-        { orderBy: { id: "desc" }, limit: limit + 1 },
-      );
+      const rows = await readWatches(ctx, owner, before, limit + 1);
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
-      const notified = await notifiedOf(
-        em,
+      const notified = await readNotified(
+        ctx,
         items.map((row) => row.id),
       );
       const watches = items.map((row) => watchToProto(row, notified.get(row.id)));

@@ -1,5 +1,5 @@
 import { getOption, type DescMethod } from "@bufbuild/protobuf";
-import type { Interceptor } from "@connectrpc/connect";
+import { createContextKey, createContextValues, type ContextValues, type Interceptor } from "@connectrpc/connect";
 import {
   Actor,
   type Access,
@@ -45,14 +45,29 @@ export function routeAccessOf(method: DescMethod): RouteAccess {
  * token, tries the RPC's rules in order (visibility, capability, special rules,
  * the actor it must act for), honours the X-PF-* headers only from those
  * allowed to send them, and answers the Caller the handler reads. The gateway
- * admits a call the same way before it looks at the request, so a caller
- * without the right learns nothing about a route's shape.
+ * admits a call here before it looks at the request, so a caller without the
+ * right learns nothing about a route's shape, and hands that admission to the
+ * call (`admittedCall`): a call is admitted once, not twice.
  */
 export class Admission {
+  /** Callers this admission answered, with the method each was admitted for, that no call has taken yet (`admittedCall`). */
+  private readonly vouched = new WeakMap<Caller, DescMethod>();
+
   constructor(private readonly verifier: TokenVerifier) {}
 
   /** The admitted caller, or the refusal (a problem) of the last rule tried. */
   admit(method: DescMethod, header: Headers): Caller | Promise<Caller> {
+    const admitted = this.decide(method, header);
+    if (admitted instanceof Promise)
+      return admitted.then((caller) => {
+        this.vouched.set(caller, method);
+        return caller;
+      });
+    this.vouched.set(admitted, method);
+    return admitted;
+  }
+
+  private decide(method: DescMethod, header: Headers): Caller | Promise<Caller> {
     const route = routeAccessOf(method);
     const found = verifiedToken(this.verifier, header.get("authorization"));
     // A token seen before is answered from the verifier's cache without waiting.
@@ -73,14 +88,44 @@ export class Admission {
     return kind === "service" && mod === undefined && aud.includes(AUDIENCE);
   }
 
-  /** The interceptor that admits every call and leaves its Caller in the context values. */
+  /**
+   * The interceptor that admits every call and leaves its Caller in the
+   * context values. A call the gateway admitted for this same method with
+   * these same headers (`admittedCall`) takes that Caller instead, once: only
+   * a Caller this admission answered counts, and context values never cross
+   * a process, so a call from elsewhere is always admitted here.
+   */
   interceptor(): Interceptor {
     return (next) => async (req) => {
-      const admitted = this.admit(req.method, req.header);
+      const handed = req.contextValues.get(admittedKey);
+      if (handed !== undefined) req.contextValues.delete(admittedKey);
+      if (handed?.method === req.method && this.vouched.get(handed.caller) === req.method) {
+        this.vouched.delete(handed.caller);
+        req.contextValues.set(callerKey, handed.caller);
+        return next(req);
+      }
+      const admitted = this.decide(req.method, req.header);
       req.contextValues.set(callerKey, admitted instanceof Promise ? await admitted : admitted);
       return next(req);
     };
   }
+}
+
+/** A call the gateway admitted before reading its request: the method, and the Caller `Admission.admit` answered. */
+interface Admitted {
+  readonly method: DescMethod;
+  readonly caller: Caller;
+}
+
+const admittedKey = createContextKey<Admitted | undefined>(undefined, { description: "pf admitted by the gateway" });
+
+/**
+ * The context values of a call the gateway admitted already (with the headers
+ * the call carries), so the interceptor takes that admission instead of
+ * repeating it.
+ */
+export function admittedCall(method: DescMethod, caller: Caller): ContextValues {
+  return createContextValues().set(admittedKey, { method, caller });
 }
 
 type Bearer = { raw: string; claims: VerifiedToken };

@@ -4,6 +4,8 @@ import { Migrator } from "@mikro-orm/migrations";
 import type { MigrationObject } from "@mikro-orm/core";
 import { kitMigration } from "./kit-migration.js";
 import { kitRateLimitsMigration } from "./kit-rate-limits-migration.js";
+import { kitOutboxTraceparentMigration } from "./kit-outbox-traceparent-migration.js";
+import { kitEditorsMigration } from "./kit-editors-migration.js";
 import { withMigrationLock } from "./migration-lock.js";
 
 export { MikroORM };
@@ -39,7 +41,13 @@ export function ormOptions(
     migrations: {
       schema: schema.key,
       tableName: "mikro_orm_migrations",
-      migrationsList: [kitMigration, kitRateLimitsMigration, ...schema.migrations],
+      migrationsList: [
+        kitMigration,
+        kitRateLimitsMigration,
+        kitOutboxTraceparentMigration,
+        kitEditorsMigration,
+        ...schema.migrations,
+      ],
       snapshot: false,
       transactional: true,
       silent: true,
@@ -99,6 +107,12 @@ export async function poolWedged(orm: MikroORM, afterMs: number): Promise<boolea
   return pool.totalCount >= max && pool.idleCount === 0 && Date.now() - (progress.get(pool) ?? 0) > afterMs;
 }
 
+/** The pool's connections checked out, its size, and the callers waiting for a connection (pg's own counters). */
+export async function poolUse(orm: MikroORM): Promise<{ inUse: number; max: number; waiting: number }> {
+  const pool = await orm.em.getConnection().getNativeClient();
+  return { inUse: pool.totalCount - pool.idleCount, max: pool.options.max ?? 0, waiting: pool.waitingCount };
+}
+
 /** Opens the service's ORM and brings its schema up to the newest committed migration. */
 export async function openServiceDatabase(
   schema: ServiceSchema,
@@ -106,10 +120,29 @@ export async function openServiceDatabase(
   poolSize: number,
   acquireTimeoutMs = ACQUIRE_TIMEOUT_MS,
 ): Promise<MikroORM> {
-  const orm = await MikroORM.init(ormOptions(schema, url, poolSize, acquireTimeoutMs));
+  const options = ormOptions(schema, url, poolSize, acquireTimeoutMs);
+  const orm = await MikroORM.init(options);
+  const committed = (options.migrations?.migrationsList ?? []).map((m) => (m as MigrationObject).name);
+  if (await applied(orm, schema.key, committed)) return orm;
   await withMigrationLock(url, schema.key, async () => {
     await orm.em.getConnection().execute(`create schema if not exists "${schema.key}"`);
     await orm.migrator.up();
   });
   return orm;
+}
+
+/**
+ * Whether every committed migration is applied already, by one query: the usual
+ * start has nothing to migrate, and needs neither the lock's own connection nor
+ * the migrator's several queries to find that out. A migration is never
+ * unapplied, so no lock is needed to trust a yes; on any doubt (no table yet)
+ * the migrator decides under the lock.
+ */
+async function applied(orm: MikroORM, key: string, committed: string[]): Promise<boolean> {
+  const rows = await orm.em
+    .getConnection()
+    .execute<{ name: string }[]>(`select name from "${key}".mikro_orm_migrations`)
+    .catch(() => []);
+  const names = new Set(rows.map((row) => row.name));
+  return committed.every((name) => names.has(name));
 }

@@ -21,6 +21,12 @@ export interface EventBus {
     from: "all" | "new",
     handler: (message: BusMessage) => Promise<void>,
   ): Promise<() => Promise<void>>;
+  /**
+   * Events on `subject` a durable consumer has not acknowledged yet (its lag),
+   * where the bus keeps them: absent on the in-process bus, which delivers
+   * each event while its relay publishes it.
+   */
+  pending?(subject: string, durable: string): Promise<number>;
   /** Subscribes to a subject pattern (`*` one token, `>` the rest); nothing is redelivered. */
   subscribe(pattern: string, handler: (message: BusMessage) => void | Promise<void>): () => void;
   /** True when events can leave the process now. */

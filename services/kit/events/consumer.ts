@@ -1,6 +1,8 @@
 import { fromJsonString, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
+import { SpanKind } from "@opentelemetry/api";
 import { qualified } from "../db/orm.js";
+import { contextOf, inSpan, tracingOn } from "../runtime/tracing.js";
 import type { BusMessage, EventBus } from "./bus.js";
 
 /** What a consumer runs on: the service's key, bus and transactions (a service context is one). */
@@ -44,7 +46,7 @@ export function inboxHandler<C extends ConsumerHost>(
   definition: Consumer<C>,
 ): (message: BusMessage) => Promise<void> {
   const decoder = new TextDecoder();
-  return async (message) => {
+  const handle = async (message: BusMessage) => {
     const id = message.headers["Nats-Msg-Id"];
     if (!id) throw new Error(`event on ${message.subject} has no Nats-Msg-Id`);
     // Newer producers may add fields this consumer does not know yet.
@@ -60,6 +62,31 @@ export function inboxHandler<C extends ConsumerHost>(
         );
       if (fresh.length > 0) await definition.handle(event, em, { id, subject: message.subject }, ctx);
     });
+  };
+  return tracingOn() ? traced(`${ctx.key}/${definition.name}`, `${ctx.key}_${definition.name}`, handle) : handle;
+}
+
+/**
+ * Each delivery applied in a span named `<service>/<consumer>`, child of the
+ * span that wrote the event (the `traceparent` its outbox row carried onto the
+ * message): one trace from the request that made the change to its consumers.
+ */
+function traced(
+  name: string,
+  durable: string,
+  handle: (message: BusMessage) => Promise<void>,
+): (message: BusMessage) => Promise<void> {
+  return (message) => {
+    const attributes = {
+      "messaging.system": "nats",
+      "messaging.operation.type": "process",
+      "messaging.destination.name": message.subject,
+      "messaging.message.id": message.headers["Nats-Msg-Id"],
+      "messaging.consumer.group.name": durable,
+    };
+    return inSpan(name, { kind: SpanKind.CONSUMER, attributes }, contextOf(message.headers.traceparent), () =>
+      handle(message),
+    );
   };
 }
 

@@ -156,6 +156,13 @@ export class JetStreamBus implements EventBus {
     }
   }
 
+  /** Not yet delivered, and delivered but not acknowledged. */
+  async pending(subject: string, durable: string): Promise<number> {
+    const jsm = await this.js.jetstreamManager(false);
+    const info = await jsm.consumers.info(streamName(subject.split(".")[0], this.namespace), durable);
+    return info.num_pending + info.num_ack_pending;
+  }
+
   subscribe(pattern: string, handler: (message: BusMessage) => void | Promise<void>): () => void {
     const subscription = this.nc.subscribe(this.wire(pattern), {
       callback: (error, message) => {

@@ -1,6 +1,5 @@
 import { toJsonString, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { getOption } from "@bufbuild/protobuf";
-import { randomUUID } from "node:crypto";
 import type { EntityManager, MikroORM } from "@mikro-orm/postgresql";
 import { schema as schemaOption } from "../../../gen/pf/v1/options_pb.js";
 import { qualified } from "../db/orm.js";
@@ -8,7 +7,12 @@ import { outsideCall } from "../rpc/call.js";
 import { newId } from "../handler/ids.js";
 import { problem } from "../handler/problem.js";
 import type { Logger } from "../runtime/logger.js";
+import { activeTraceparent } from "../runtime/tracing.js";
 import type { EventBus } from "./bus.js";
+import type { OutboxWakes } from "./outbox-wake.js";
+import { RelayConnection, RelayLease } from "./relay-database.js";
+
+export { RELAY_LEASE_MS } from "./relay-database.js";
 
 /** The largest event a change may publish. */
 export const MAX_EVENT_BYTES = 512 * 1024;
@@ -41,23 +45,34 @@ export async function recordEvents<Desc extends DescMessage>(
 ): Promise<string[]> {
   if (events.length === 0) return [];
   const schemaId = getOption(desc, schemaOption) || desc.typeName;
+  // The span writing the change: the event's consumers continue its trace.
+  const traceparent = activeTraceparent() ?? null;
   const rows = events.map((event) => {
     const payload = toJsonString(desc, event, { useProtoFieldName: true, alwaysEmitImplicit: true });
     // NATS refuses messages past its max_payload (1 MiB by default): refuse the change instead of an event that cannot leave.
     if (Buffer.byteLength(payload) > MAX_EVENT_BYTES) {
       throw problem(413, "event.too_large", `The change would publish an event over ${MAX_EVENT_BYTES} bytes.`);
     }
-    return [newId("evt"), subject, schemaId, payload];
+    return [newId("evt"), subject, schemaId, payload, traceparent];
   });
   await em
     .getConnection()
     .execute(
-      `insert into ${qualified(em, "outbox")} (id, subject, schema_id, payload) values ${rows.map(() => "(?, ?, ?, ?)").join(", ")}`,
+      `insert into ${qualified(em, "outbox")} (id, subject, schema_id, payload, traceparent) values ${rows.map(() => "(?, ?, ?, ?, ?)").join(", ")}`,
       rows.flat(),
       "run",
       em.getTransactionContext(),
     );
-  return rows.map(([id]) => id);
+  withEvents.add(em);
+  return rows.map(([id]) => id as string);
+}
+
+/** The transactions' entity managers that wrote events: their commit wakes the relay (`eventsRecorded`). */
+const withEvents = new WeakSet<EntityManager>();
+
+/** Whether `em`'s transaction wrote events to the outbox. */
+export function eventsRecorded(em: EntityManager): boolean {
+  return withEvents.has(em);
 }
 
 interface OutboxRow {
@@ -65,64 +80,95 @@ interface OutboxRow {
   subject: string;
   schema_id: string;
   payload: string;
+  traceparent: string | null;
   attempts: number;
   waiting: boolean;
 }
 
-/**
- * How long the service's relay lease lasts unrenewed: a crashed holder's
- * lapses within this, and another instance relays. Short, so events do not
- * stall after a crash; the holder renews it every RELAY_LEASE_RENEW_MS, on a
- * timer of its own, so a slow publish (up to 5 s) does not lose it.
- */
-export const RELAY_LEASE_MS = 5_000;
-const RELAY_LEASE_RENEW_MS = 1_500;
 const BATCH = 500;
+
+/** How a relay is woken besides its own process's commits. */
+export interface RelayOptions {
+  /** The fallback poll (PF_OUTBOX_POLL_MS): it also takes over the lease of a crashed holder. */
+  intervalMs?: number;
+  /**
+   * Other processes' commits, over LISTEN/NOTIFY (absent on the embedded
+   * database: one process). Given, the database is a server, and the relay's
+   * statements run on a connection of its own (`RelayConnection`).
+   */
+  wakes?: OutboxWakes;
+}
+
+/** A batch on its way to the bus: its acknowledgements, in the batch's order. */
+interface Publishing {
+  batch: OutboxRow[];
+  outcomes: Promise<PromiseSettledResult<void>[]>;
+}
 
 /**
  * Publishes a service's outbox in order. One instance at a time relays (it
  * holds the service's relay lease), so events leave in the order written even
  * with many instances. A batch is published back to back outside any
- * transaction and marked sent up to the first failure; that event holds the
- * ones after it until it is tried again alone (see `failed`), and JetStream
- * drops a resend by its Nats-Msg-Id.
+ * transaction, and the next one is read and published behind it while its
+ * acknowledgements are on their way; batches are marked sent up to the first
+ * failure. That event holds the ones after it until it is tried again alone
+ * (see `failed`), and JetStream drops a resend of what was published behind
+ * it by its Nats-Msg-Id. A pass runs when this process commits events
+ * (`committed`), when another process does (`wakes`), and on the poll.
  */
 export class OutboxRelay {
   private timer?: NodeJS.Timeout;
-  private renewal?: NodeJS.Timeout;
-  private renewing?: Promise<boolean>;
   private running?: Promise<void>;
   private again = false;
   private stopped = false;
   private readonly table: string;
-  private readonly leases: string;
-  private readonly holder = randomUUID();
-  /** When this instance last took or renewed the relay lease; undefined while it does not hold it. */
-  private leaseRenewedAt?: number;
+  private readonly schema: string;
+  private readonly intervalMs: number;
+  private readonly wakes?: OutboxWakes;
+  /** Where the relay's statements run. */
+  private readonly db: RelayConnection;
+  /** One relay per service at a time: this instance relays while it holds it. */
+  private readonly lease: RelayLease;
   /** When this instance last published an event. */
   private lastRelayedAt?: number;
 
   constructor(
-    private readonly orm: MikroORM,
+    orm: MikroORM,
     private readonly bus: EventBus,
     private readonly logger: Logger,
     private readonly prefix: string,
-    private readonly intervalMs = 500,
+    options: RelayOptions = {},
   ) {
     this.table = qualified(orm.em, "outbox");
-    this.leases = qualified(orm.em, "leases");
+    this.db = new RelayConnection(orm, Boolean(options.wakes), logger);
+    this.lease = new RelayLease(this.db.statement, qualified(orm.em, "leases"));
+    this.schema = String(orm.em.config.get("schema"));
+    this.intervalMs = options.intervalMs ?? 500;
+    this.wakes = options.wakes;
   }
 
   start(): void {
+    this.wakes?.on(this.schema, () => this.wake());
     this.timer = setInterval(() => this.wake(), this.intervalMs);
-    // Renewed even while a pass is busy publishing; a pass also renews it between batches.
-    this.renewal = setInterval(() => {
-      if (this.leaseRenewedAt !== undefined) this.renewing = this.leaseHeld().catch(() => false);
-    }, RELAY_LEASE_RENEW_MS);
+    this.lease.start();
     this.wake();
   }
 
-  /** Asks for a pass now (after a commit that wrote events). Passes run outside any caller's call. */
+  /**
+   * After a commit of this process that wrote events: a pass here. Not
+   * holding the lease, it tells the instance that does at once, not after
+   * finding out by a statement.
+   */
+  committed(): void {
+    if (!this.lease.held()) this.wakes?.notify(this.schema);
+    this.wake();
+  }
+
+  /**
+   * Asks for a pass now. Passes run outside any caller's call, one at a time:
+   * wakes during a pass make one more pass after it, unless its last read of
+   * the outbox began after them.
+   */
   wake(): void {
     if (this.stopped) return;
     if (this.running) {
@@ -141,71 +187,87 @@ export class OutboxRelay {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    clearInterval(this.renewal);
-    // A renewal landing after the release would hold the lease for a stopped instance.
-    await Promise.all([this.running, this.renewing]);
-    if (this.leaseRenewedAt !== undefined) await this.releaseLease().catch(() => undefined);
+    await this.running;
+    await this.lease.stop();
+    await this.db.close();
   }
 
   private async pass(): Promise<void> {
     try {
-      if (!(await this.leaseHeld())) return;
-      while (!this.stopped && (await this.relayBatch())) {
-        if (!(await this.leaseHeld())) return;
-      }
+      if (!(await this.lease.take())) return;
+      await this.relay();
       // The lease is kept while events keep coming (no statements spent on it per pass) and let go once idle.
       if (this.lastRelayedAt !== undefined && Date.now() - this.lastRelayedAt < LEASE_IDLE_MS) return;
-      await this.releaseLease();
+      await this.lease.release();
     } catch (error) {
       this.logger.warn({ err: error }, "outbox relay pass stopped; the next pass goes on");
     }
   }
 
-  /** Whether this instance holds the service's relay lease, renewing it every RELAY_LEASE_RENEW_MS. */
-  private async leaseHeld(): Promise<boolean> {
-    if (this.leaseRenewedAt !== undefined && Date.now() - this.leaseRenewedAt < RELAY_LEASE_RENEW_MS) return true;
-    const taken = await this.orm.em.getConnection().execute(
-      `insert into ${this.leases} (name, holder, until) values (?, ?, now() + ? * interval '1 millisecond')
-       on conflict (name) do update set holder = excluded.holder, until = excluded.until
-       where ${this.leases}.until < now() or ${this.leases}.holder = excluded.holder
-       returning holder`,
-      [RELAY_LEASE, this.holder, RELAY_LEASE_MS],
-    );
-    this.leaseRenewedAt = taken.length > 0 ? Date.now() : undefined;
-    return taken.length > 0;
-  }
-
-  private async releaseLease(): Promise<void> {
-    this.leaseRenewedAt = undefined;
-    await this.orm.em
-      .getConnection()
-      .execute(
-        `update ${this.leases} set until = now() where name = ? and holder = ?`,
-        [RELAY_LEASE, this.holder],
-        "run",
-      );
-  }
-
-  /** Publishes the next batch in order; true when it all went and more may wait. */
-  private async relayBatch(): Promise<boolean> {
-    const connection = this.orm.em.getConnection();
-    const rows = await connection.execute<OutboxRow[]>(
-      `select id, subject, schema_id, payload, attempts, coalesce(retry_at > now(), false) as waiting
-       from ${this.table} where sent_at is null and failed_at is null order by id limit ${BATCH}`,
-    );
-    if (rows.length === 0 || rows[0].waiting) return false;
-    // An event tried before goes alone, so nothing after it reaches the stream first.
-    const batch = rows[0].attempts > 0 ? rows.slice(0, 1) : rows;
-    const outcomes = await Promise.allSettled(batch.map((row) => this.publish(row)));
-    const failed = outcomes.findIndex((outcome) => outcome.status === "rejected");
-    const sent = (failed === -1 ? batch : batch.slice(0, failed)).map((row) => row.id);
-    if (sent.length > 0) {
-      await connection.execute(`update ${this.table} set sent_at = now() where id in (?)`, [sent], "run");
-      this.lastRelayedAt = Date.now();
+  /**
+   * Publishes batches in order until none is left. While a batch's
+   * acknowledgements are on their way, the next is read (marking the ones
+   * before it sent in the same statement) and published behind it, when a
+   * wake since the last read or a full batch says there is more: rows
+   * committed meanwhile leave without waiting for those acknowledgements.
+   */
+  private async relay(): Promise<void> {
+    const sent: string[] = [];
+    let pending: Publishing | undefined;
+    let ok = true;
+    while (ok) {
+      const rows = await this.next(sent.splice(0), pending?.batch ?? []);
+      const ready = rows.length > 0 && !rows[0].waiting && !this.stopped && (await this.lease.take());
+      // An event tried before goes alone, and settles before anything is read after it: nothing after it reaches the stream first.
+      const publishing = ready ? this.publishBatch(rows[0].attempts > 0 ? rows.slice(0, 1) : rows) : undefined;
+      if (pending) ok = await this.settle(pending, sent);
+      pending = publishing;
+      if (ok && pending && ((!this.again && rows.length < BATCH) || pending.batch[0].attempts > 0)) {
+        ok = await this.settle(pending, sent);
+        pending = undefined;
+      }
+      if (!pending && sent.length === 0) return;
     }
-    if (failed === -1) return batch.length === BATCH || batch.length < rows.length;
-    await this.failed(batch[failed], (outcomes[failed] as PromiseRejectedResult).reason);
+    // A failure: what was published behind it is not marked (sent again after it, JetStream drops the resend).
+    await pending?.outcomes;
+    if (sent.length > 0) await this.markSent(sent);
+  }
+
+  private publishBatch(batch: OutboxRow[]): Publishing {
+    return { batch, outcomes: Promise.allSettled(batch.map((row) => this.publish(row))) };
+  }
+
+  /** Awaits a batch's acknowledgements and adds its rows up to the first failure to `sent`; false after a failure (recorded). */
+  private async settle({ batch, outcomes }: Publishing, sent: string[]): Promise<boolean> {
+    const settled = await outcomes;
+    const failed = settled.findIndex((outcome) => outcome.status === "rejected");
+    const acknowledged = failed === -1 ? batch : batch.slice(0, failed);
+    sent.push(...acknowledged.map((row) => row.id));
+    if (acknowledged.length > 0) this.lastRelayedAt = Date.now();
+    if (failed === -1) return true;
+    await this.failed(batch[failed], (settled[failed] as PromiseRejectedResult).reason);
     return false;
+  }
+
+  /**
+   * Marks `sent` and reads the next batch, leaving out `publishing` (on its
+   * way), in one statement. Wakes before it asked for nothing more: the rows
+   * committed before them are in its answer.
+   */
+  private next(sent: string[], publishing: OutboxRow[]): Promise<OutboxRow[]> {
+    this.again = false;
+    // The select sees the outbox as before the update beside it: what was just sent is left out by id.
+    return this.db.statement<OutboxRow>(
+      `${sent.length > 0 ? `with sent as (update ${this.table} set sent_at = now() where id = any($1::text[])) ` : ""}
+       select id, subject, schema_id, payload, traceparent, attempts, coalesce(retry_at > now(), false) as waiting
+       from ${this.table} where sent_at is null and failed_at is null and id <> all($1::text[] || $2::text[])
+       order by id limit ${BATCH}`,
+      [sent, publishing.map((row) => row.id)],
+    );
+  }
+
+  private async markSent(sent: string[]): Promise<void> {
+    await this.db.statement(`update ${this.table} set sent_at = now() where id = any($1::text[])`, [sent]);
   }
 
   /**
@@ -222,14 +284,13 @@ export class OutboxRelay {
     if (streamMissing) await this.bus.ensureStream(this.prefix).catch(() => undefined);
     const counted = this.bus.connected() && !streamMissing ? 1 : 0;
     const permanent = /max_payload|maximum payload|invalid subject/i.test(message);
-    const [state] = await this.orm.em.getConnection().execute<{ attempts: number; failed: boolean }[]>(
+    const [state] = await this.db.statement<{ attempts: number; failed: boolean }>(
       `update ${this.table}
-       set attempts = attempts + ?, last_error = ?,
-           retry_at = now() + least(power(2, attempts) * 1000, ?) * interval '1 millisecond',
-           failed_at = case when ? or attempts + ? >= ? then now() end
-       where id = ? returning attempts, failed_at is not null as failed`,
-      [counted, message.slice(0, 500), MAX_BACKOFF_MS, permanent, counted, MAX_ATTEMPTS, row.id],
-      "all",
+       set attempts = attempts + $1::int, last_error = $2,
+           retry_at = now() + least(power(2, attempts) * 1000, $3::int) * interval '1 millisecond',
+           failed_at = case when $4::boolean or attempts + $1 >= $5::int then now() end
+       where id = $6 returning attempts, failed_at is not null as failed`,
+      [counted, message.slice(0, 500), MAX_BACKOFF_MS, permanent, MAX_ATTEMPTS, row.id],
     );
     const log = { event: row.id, subject: row.subject, attempts: state?.attempts, err: reason };
     if (state?.failed) this.logger.error(log, "outbox event set aside as failed; the events after it go on");
@@ -241,10 +302,10 @@ export class OutboxRelay {
       "Nats-Msg-Id": row.id,
       "Pf-Schema": row.schema_id,
       "Content-Type": "application/json",
+      ...(row.traceparent && { traceparent: row.traceparent }),
     });
   }
 }
 
-const RELAY_LEASE = "kit.outbox-relay";
 /** How long an idle relay keeps the lease before letting another instance take it. */
 const LEASE_IDLE_MS = 1_000;

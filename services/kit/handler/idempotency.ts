@@ -86,6 +86,8 @@ export interface Idempotency {
   run<T extends Message>(em: EntityManager, work: () => Promise<T>): Promise<T>;
   /** The answer stored under the key, read without claiming it (`storedAnswer`); undefined without a key. */
   stored<T extends Message>(em: EntityManager): Promise<T | undefined>;
+  /** The key with its scope and request hash, for a batch of writes (`claimKeys`); call it only with a key. */
+  identity(): IdempotencyKey;
 }
 
 /**
@@ -132,5 +134,73 @@ export function idempotencyOf(
         ? work()
         : idempotent(em, identity(), output, work as () => Promise<MessageShape<typeof output>>)) as Promise<never>,
     stored: async (em) => (key === "" ? undefined : ((await storedAnswer(em, identity(), output)) as never)),
+    identity,
   };
+}
+
+/** One idempotency key as stored: its scope, the key and the hash of the request it was sent with. */
+export interface IdempotencyKey {
+  scope: string;
+  key: string;
+  hash: string;
+}
+
+/**
+ * A batch of keyed writes in one transaction (billing's ledger batch): claims
+ * every key with one statement, in the order given (callers sort them, so two
+ * batches never wait on each other's keys in a cycle), and answers true for
+ * each key claimed, false for one already stored (answer that request with
+ * `storedAnswer`). Each claimed key is then answered (`answerKeys`) or, when
+ * its own write was refused, given back (`releaseKeys`) before the commit, as
+ * `idempotent` would by rolling it back.
+ */
+export async function claimKeys(em: EntityManager, keys: IdempotencyKey[]): Promise<boolean[]> {
+  const claimed = await em.getConnection().execute<{ scope: string; key: string }[]>(
+    `insert into ${qualified(em, "idempotency_keys")} (scope, key, request_hash, response)
+     select k.scope, k.key, k.hash, ''::bytea
+       from jsonb_array_elements(?::jsonb) with ordinality as e (value, n),
+         jsonb_to_record(e.value) as k (scope text, key text, hash text)
+       order by e.n
+     on conflict do nothing returning scope, key`,
+    [JSON.stringify(keys)],
+    "all",
+    em.getTransactionContext(),
+  );
+  const mine = new Set(claimed.map((row) => `${row.scope}\u0000${row.key}`));
+  return keys.map((k) => mine.has(`${k.scope}\u0000${k.key}`));
+}
+
+/** Stores the answers of keys claimed by `claimKeys`, with one statement. */
+export async function answerKeys<Desc extends DescMessage>(
+  em: EntityManager,
+  response: Desc,
+  answers: { key: IdempotencyKey; answer: MessageShape<Desc> }[],
+): Promise<void> {
+  if (answers.length === 0) return;
+  const rows = answers.map(({ key, answer }) => ({
+    scope: key.scope,
+    key: key.key,
+    response: Buffer.from(toBinary(response, answer)).toString("base64"),
+  }));
+  await em.getConnection().execute(
+    `update ${qualified(em, "idempotency_keys")} t set response = decode(a.response, 'base64')
+       from jsonb_to_recordset(?::jsonb) as a (scope text, key text, response text)
+       where t.scope = a.scope and t.key = a.key`,
+    [JSON.stringify(rows)],
+    "run",
+    em.getTransactionContext(),
+  );
+}
+
+/** Gives back keys claimed by `claimKeys` whose write was refused: a retry runs again, as after a rollback. */
+export async function releaseKeys(em: EntityManager, keys: IdempotencyKey[]): Promise<void> {
+  if (keys.length === 0) return;
+  await em.getConnection().execute(
+    `delete from ${qualified(em, "idempotency_keys")} t
+     using jsonb_to_recordset(?::jsonb) as a (scope text, key text)
+     where t.scope = a.scope and t.key = a.key`,
+    [JSON.stringify(keys.map(({ scope, key }) => ({ scope, key })))],
+    "run",
+    em.getTransactionContext(),
+  );
 }

@@ -80,7 +80,9 @@ export function problemOf(error: unknown): Problem {
   return problemMessage(status, codeName(connectError.code), connectError.rawMessage);
 }
 
-function codeName(code: Code): string {
+/** A Connect code as the protocol writes it: `not_found`, `deadline_exceeded` (`ok` for 0). */
+export function codeName(code: Code): string {
+  if (!code) return "ok";
   return Code[code].replace(/[A-Z]/g, (c, i: number) => (i === 0 ? c.toLowerCase() : `_${c.toLowerCase()}`));
 }
 

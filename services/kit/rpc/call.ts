@@ -2,6 +2,7 @@ import { Code, ConnectError, createContextKey, type Interceptor } from "@connect
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { ProblemSchema } from "../../../gen/pf/v1/problem_pb.js";
+import { outsideSpan } from "../runtime/tracing.js";
 
 const REQUEST_ID = "x-request-id";
 const TOKEN_LIKE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -36,9 +37,9 @@ export const neverAborted = new AbortController().signal;
 /** The deadline of an in-memory call, set by the transport that made it. */
 export const deadlineKey = createContextKey<number | undefined>(undefined, { description: "pf call deadline" });
 
-/** Runs `work` outside any call (background work a call merely woke up). */
+/** Runs `work` outside any call (background work a call merely woke up), and outside its trace. */
 export function outsideCall<T>(work: () => T): T {
-  return scope.exit(work);
+  return scope.exit(() => outsideSpan(work));
 }
 
 export function currentCall(): Call | undefined {
@@ -89,20 +90,33 @@ export function propagateCall(): Interceptor {
 export async function commitWithin<T>(commit: () => Promise<T>): Promise<T> {
   const call = scope.getStore();
   if (!call) return commit();
-  if (call.state === "expired" || (call.state === "running" && Date.now() > call.deadline)) {
-    expire(call);
-    throw exceeded();
-  }
+  if (expiredNow(call)) throw exceeded();
   const before = call.state;
   call.state = "committing";
   try {
     const result = await commit();
-    // What committed here is the outer calls' doing too: none of them may be answered "deadline exceeded" now.
-    for (let c: Call | undefined = call; c; c = c.parent) if (c.state !== "expired") c.state = "committed";
+    commitEnded(call, true);
     return result;
   } finally {
     if (call.state === "committing") call.state = before;
   }
+}
+
+/** Whether the call's caller has stopped waiting: it expired, or its deadline passed while it ran (it expires now). */
+export function expiredNow(call: Call): boolean {
+  if (call.state === "running" && Date.now() > call.deadline) expire(call);
+  return call.state === "expired";
+}
+
+/**
+ * The end of a commit the call's writes were part of (work posted for many calls at once: `commitWithin` for
+ * one): committed, it and the calls it was made from are answered even if late; otherwise it runs on.
+ */
+export function commitEnded(call: Call, committed: boolean): void {
+  if (call.state !== "committing") return;
+  if (!committed) call.state = "running";
+  // What committed here is the outer calls' doing too: none of them may be answered "deadline exceeded" now.
+  else for (let c: Call | undefined = call; c; c = c.parent) if (c.state !== "expired") c.state = "committed";
 }
 
 function expire(call: Call): boolean {
@@ -111,7 +125,8 @@ function expire(call: Call): boolean {
   return true;
 }
 
-function exceeded(): ConnectError {
+/** The error of a call whose deadline passed. */
+export function exceeded(): ConnectError {
   return new ConnectError("the call's deadline passed", Code.DeadlineExceeded);
 }
 

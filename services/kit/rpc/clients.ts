@@ -2,11 +2,18 @@ import { getOption, type DescService } from "@bufbuild/protobuf";
 import { createClient, type CallOptions, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { service_key as serviceKey } from "../../../gen/pf/v1/options_pb.js";
+import { currentCall } from "./call.js";
 
-/** The service key a proto service belongs to (its pf.v1.service_key option). */
+const keys = new WeakMap<DescService, string>();
+
+/** The service key a proto service belongs to (its pf.v1.service_key option), read once: getOption decodes it each time. */
 export function keyOf(service: DescService): string {
-  const key = getOption(service, serviceKey);
-  if (!key) throw new Error(`${service.typeName} declares no pf.v1.service_key`);
+  let key = keys.get(service);
+  if (key === undefined) {
+    key = getOption(service, serviceKey);
+    if (!key) throw new Error(`${service.typeName} declares no pf.v1.service_key`);
+    keys.set(service, key);
+  }
   return key;
 }
 
@@ -45,7 +52,10 @@ export class Transports {
   }
 }
 
-/** A typed client whose calls take these options (a deadline, headers) unless the caller gives its own. */
+/**
+ * A typed client whose calls take these options (a deadline, headers) unless the caller gives its own. A call
+ * made while serving another ends before that one's deadline (`withinCaller`).
+ */
 export function clientWithDefaults<S extends DescService>(
   service: S,
   transport: Transport,
@@ -56,7 +66,8 @@ export function clientWithDefaults<S extends DescService>(
     get(target, property) {
       const method = Reflect.get(target, property) as unknown;
       if (typeof method !== "function") return method;
-      return (request: unknown, options?: CallOptions) => method.call(target, request, withDefaults(defaults, options));
+      return (request: unknown, options?: CallOptions) =>
+        method.call(target, request, withinCaller(withDefaults(defaults, options)));
     },
   });
 }
@@ -68,6 +79,22 @@ function withDefaults(defaults: CallOptions, options: CallOptions | undefined): 
   const headers = new Headers(defaults.headers);
   new Headers(options.headers).forEach((value, name) => headers.set(name, value));
   return { ...defaults, ...options, headers };
+}
+
+/** Time kept back from the caller's deadline: a quarter of what is left, at most this. */
+const ANSWER_MARGIN_MS = 500;
+
+/**
+ * A call to another service made while serving one gives up before the served call's own deadline, so that the
+ * caller can still record and answer what it knows ("not answered yet, retry with the same key") instead of
+ * running out of time itself and answering 504.
+ */
+function withinCaller(options: CallOptions): CallOptions {
+  const call = currentCall();
+  if (!call) return options;
+  const left = call.deadline - Date.now();
+  const budget = Math.max(1, Math.floor(left - Math.min(ANSWER_MARGIN_MS, left / 4)));
+  return options.timeoutMs !== undefined && options.timeoutMs <= budget ? options : { ...options, timeoutMs: budget };
 }
 
 /** One transport for the services of every process: each call goes by its service's key (`Transports.for`). */

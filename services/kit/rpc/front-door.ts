@@ -16,6 +16,8 @@ export interface FrontDoorOptions {
   clientKeys?: ClientKeys;
   /** The pf services the port serves, whose RPCs are admitted here first, and their enforcement. */
   admitting?: { services: readonly DescService[]; admission: Admission };
+  /** A call refused here, before any interceptor sees it; `started` as `performance.now()` (the RPC metrics count it). */
+  refused?: (method: DescMethod, error: ConnectError, started: number) => void;
 }
 
 /**
@@ -41,16 +43,17 @@ export function frontDoor(connect: NodeHandler, options: FrontDoorOptions): Node
     if (!method || !options.admitting) return connect(request, response);
     if (method.methodKind === "unary" || method.methodKind === "server_streaming")
       bound(request, options.bodyTimeoutMs);
+    const started = performance.now();
     let admitted;
     try {
       admitted = options.admitting.admission.admit(method, headersOf(request));
     } catch (error) {
-      return refuse(request, response, ConnectError.from(error));
+      return refuse(request, response, refusal(method, error, started, options));
     }
     if (!(admitted instanceof Promise)) return connect(request, response);
     admitted.then(
       () => connect(request, response),
-      (error: unknown) => refuse(request, response, ConnectError.from(error)),
+      (error: unknown) => refuse(request, response, refusal(method, error, started, options)),
     );
   };
 }
@@ -71,6 +74,13 @@ export function vouchClientAddress(keys: ClientKeys): Interceptor {
     if (ip) req.header.set(CLIENT_IP_PROOF_HEADER, keys.proofOf(ip));
     return next(req);
   };
+}
+
+/** What a call the door did not admit is answered, told to `options.refused` first. */
+function refusal(method: DescMethod, error: unknown, started: number, options: FrontDoorOptions): ConnectError {
+  const refused = ConnectError.from(error);
+  options.refused?.(method, refused, started);
+  return refused;
 }
 
 function pathOf(url: string): string {

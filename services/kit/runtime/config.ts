@@ -6,7 +6,12 @@ export interface Config {
   httpPort: number;
   /** RPC port: gRPC, gRPC-Web and Connect on HTTP/2 cleartext (PF_RPC_PORT, default 8081). */
   rpcPort: number;
-  /** Interface both ports bind to (PF_BIND, default 127.0.0.1). */
+  /**
+   * Port of `GET /metrics`, Prometheus's text format, apart from the public gateway
+   * (PF_METRICS_PORT, default 9464; 0 picks a free one; `off` serves none and counts nothing).
+   */
+  metricsPort?: number;
+  /** Interface the ports bind to (PF_BIND, default 127.0.0.1). */
   bind: string;
   /** Where local data lives: embedded database, dev keys, blobs (PF_DATA_DIR, default .data). */
   dataDir: string;
@@ -16,6 +21,8 @@ export interface Config {
   dbPoolSize: number;
   /** How long a call waits for a free database connection before it is answered 503 (PF_DB_ACQUIRE_TIMEOUT_MS, default 5000). */
   dbAcquireTimeoutMs: number;
+  /** How often each outbox relay looks for events it was not woken for (PF_OUTBOX_POLL_MS, default 500). */
+  outboxPollMs: number;
   /** NATS with JetStream; unset keeps events in process (NATS_URL). */
   natsUrl?: string;
   /**
@@ -75,11 +82,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     httpPort: integer(env.PF_HTTP_PORT, 8080),
     rpcPort: integer(env.PF_RPC_PORT, 8081),
+    metricsPort: env.PF_METRICS_PORT === "off" ? undefined : integer(env.PF_METRICS_PORT, 9464),
     bind: env.PF_BIND ?? "127.0.0.1",
     dataDir: resolve(env.PF_DATA_DIR ?? ".data"),
     databaseUrl: env.DATABASE_URL || undefined,
     dbPoolSize: integer(env.PF_DB_POOL, 4),
     dbAcquireTimeoutMs: integer(env.PF_DB_ACQUIRE_TIMEOUT_MS, 5_000),
+    outboxPollMs: integer(env.PF_OUTBOX_POLL_MS, 500),
     natsUrl: env.NATS_URL || undefined,
     natsNamespace: namespace(env.PF_NATS_NAMESPACE),
     services: services.length > 0 ? services : undefined,

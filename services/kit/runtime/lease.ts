@@ -2,6 +2,12 @@ import { randomUUID } from "node:crypto";
 import { qualified } from "../db/orm.js";
 import type { ServiceContext, Worker } from "./module.js";
 
+/**
+ * How long a job's lease lasts unless its schedule says otherwise. The holder renews it every third while it
+ * runs, so it only matters when the holder crashed: another instance takes the job over within this time.
+ */
+export const JOB_LEASE_MS = 5_000;
+
 /** How often a leased job runs, how long its lease lasts, and when its first pass comes. */
 export interface LeaseSchedule {
   everyMs: number;
@@ -13,7 +19,7 @@ export interface LeaseSchedule {
  * A background job (renewal sweep, expiry, schedules) that one instance at a
  * time runs, every `everyMs`: each pass takes the job's lease in PostgreSQL,
  * so two instances never run it at once, and a lease left by a crashed
- * instance lapses after `leaseMs`.
+ * instance lapses after `leaseMs` (`JOB_LEASE_MS` unless set).
  */
 export function leasedJob<C extends ServiceContext>(
   name: string,
@@ -22,7 +28,7 @@ export function leasedJob<C extends ServiceContext>(
 ): Worker<C> {
   return async (ctx) => {
     const options = typeof schedule === "function" ? schedule(ctx) : schedule;
-    const leaseMs = options.leaseMs ?? Math.max(30_000, options.everyMs * 2);
+    const leaseMs = options.leaseMs ?? JOB_LEASE_MS;
     const holder = randomUUID();
     const table = qualified(ctx.orm.em, "leases");
     const connection = ctx.orm.em.getConnection();

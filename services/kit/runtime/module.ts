@@ -8,6 +8,7 @@ import { streamsEndOnCancel } from "../rpc/streams.js";
 import type { Clock } from "./clock.js";
 import type { Config } from "./config.js";
 import type { Logger } from "./logger.js";
+import type { ClientKeys } from "../handler/client-address.js";
 
 /** One proto service and the object of its methods. */
 export interface Implementation {
@@ -31,6 +32,8 @@ export interface ServiceContext {
   clock: Clock;
   orm: MikroORM;
   bus: EventBus;
+  /** Keyed hashes of client addresses (per-address limits); an address itself is never stored. */
+  clientKeys: ClientKeys;
   /**
    * Runs `work` in one short transaction (retried on serialization failures and
    * deadlocks) and wakes the outbox relay after it commits. Never call another

@@ -1,5 +1,6 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { qualified } from "../../kit/db/orm.js";
+import { HotRead, type ReadContext } from "../../kit/db/reads.js";
 
 /**
  * Links a legacy id to a subject unless it is linked already (two links at
@@ -18,4 +19,28 @@ export async function insertLegacyId(
     em.getTransactionContext(),
   );
   return inserted.length > 0;
+}
+
+const links = new HotRead<{ service: string; localId: string; subject: string }, [string[], string[]]>(
+  "legacy_ids.by_local_id",
+  `select l.service, l.local_id as "localId", l.subject from {legacy_ids} l
+   join unnest($1::text[], $2::text[]) as q(service, local_id) on l.service = q.service and l.local_id = q.local_id`,
+);
+
+/** The subjects legacy ids are linked to, keyed by `linkKey`. */
+export async function linkedSubjects(
+  ctx: ReadContext,
+  ids: { service: string; localId: string }[],
+): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await links.run(
+    ctx,
+    ids.map((id) => id.service),
+    ids.map((id) => id.localId),
+  );
+  return new Map(rows.map((row) => [linkKey(row), row.subject]));
+}
+
+export function linkKey(id: { service: string; localId: string }): string {
+  return `${id.service}\u0000${id.localId}`;
 }

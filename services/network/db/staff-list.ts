@@ -45,7 +45,7 @@ export class StaffList {
     const em = this.ctx.orm.em.fork();
     const members = await em.find(StaffMember, {});
     const refs = await subjectRefs(
-      em,
+      this.ctx,
       members.map((m) => m.subject),
     );
     const staff = members

@@ -52,7 +52,7 @@ export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAd
         return saved;
       });
       staffList.forget();
-      const refs = await subjectRefs(ctx.orm.em.fork(), [subject]);
+      const refs = await subjectRefs(ctx, [subject]);
       return create(StaffEntrySchema, {
         subject: refs.get(subject),
         role: request.role,
@@ -148,7 +148,7 @@ export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAd
             });
         }
       });
-      const refs = await subjectRefs(ctx.orm.em.fork(), [subject]);
+      const refs = await subjectRefs(ctx, [subject]);
       return create(ResolutionSchema, {
         query: { service: request.service, localId: request.localId },
         found: true,

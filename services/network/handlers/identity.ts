@@ -1,6 +1,5 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { EntityManager } from "@mikro-orm/postgresql";
 import {
   IdentityQuerySchema,
   ResolutionSchema,
@@ -11,7 +10,7 @@ import {
 } from "../../../gen/pf/network/v1/network_pb.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { LegacyId } from "../db/entities.js";
+import { linkedSubjects, linkKey } from "../db/legacy-ids.js";
 import { subjectRefs } from "../db/subject-refs.js";
 import { requireSubject } from "../../kit/handler/subjects.js";
 
@@ -28,7 +27,7 @@ export function identityHandlers(
         service: request.service,
         localId: request.localId,
       });
-      const [resolution] = await resolve(ctx.orm.em.fork(), [checked(query, "")]);
+      const [resolution] = await resolve(ctx, [checked(query, "")]);
       if (!resolution.found) throw problem(404, "identity.not_found", "Nothing is known by that id.");
       return create(ResolveResultSchema, { results: [resolution] });
     },
@@ -38,7 +37,7 @@ export function identityHandlers(
         throw invalid("queries", `queries must hold 1 to ${MAX_BATCH} entries`);
       }
       const queries = request.queries.map((query, i) => checked(query, `queries[${i}].`));
-      return create(ResolveResultSchema, { results: await resolve(ctx.orm.em.fork(), queries) });
+      return create(ResolveResultSchema, { results: await resolve(ctx, queries) });
     },
   };
 }
@@ -55,16 +54,14 @@ function checked(query: IdentityQuery, prefix: string): IdentityQuery {
   return query;
 }
 
-async function resolve(em: EntityManager, queries: IdentityQuery[]): Promise<Resolution[]> {
-  const legacy = queries.filter((q) => q.subject === "");
-  const links =
-    legacy.length === 0
-      ? []
-      : await em.find(LegacyId, { $or: legacy.map((q) => ({ service: q.service, localId: q.localId })) });
-  const linked = new Map(links.map((link) => [`${link.service}\u0000${link.localId}`, link.subject]));
-  const ids = queries.map((q) => q.subject || linked.get(`${q.service}\u0000${q.localId}`) || "");
+async function resolve(ctx: ServiceContext, queries: IdentityQuery[]): Promise<Resolution[]> {
+  const linked = await linkedSubjects(
+    ctx,
+    queries.filter((q) => q.subject === ""),
+  );
+  const ids = queries.map((q) => q.subject || linked.get(linkKey(q)) || "");
   const refs = await subjectRefs(
-    em,
+    ctx,
     ids.filter((id) => id !== ""),
   );
   return queries.map((query, i) => {

@@ -3,6 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { ProfileSchema, type Profile } from "../../../gen/pf/tips/v1/profiles_pb.js";
 import type { ProfileSettings } from "../domain/profiles.js";
+import { HotRead, type ReadContext } from "../../kit/db/reads.js";
 import { ProfileRow } from "./entities.js";
 
 /** The sub-messages a profile keeps as one JSON document. */
@@ -10,7 +11,13 @@ export function settingsDocument(settings: ProfileSettings): Record<string, unkn
   return toJson(ProfileSchema, create(ProfileSchema, settings)) as Record<string, unknown>;
 }
 
-export function profileToProto(row: ProfileRow): Profile {
+/** A profile row as stored: the entity, or a hot read's plain row. */
+type StoredProfile = Pick<
+  ProfileRow,
+  "creator" | "pageEnabled" | "accepting" | "settings" | "revision" | "createdAt" | "updatedAt"
+>;
+
+export function profileToProto(row: StoredProfile): Profile {
   const settings = fromJson(ProfileSchema, row.settings as JsonValue);
   return create(ProfileSchema, {
     creator: row.creator,
@@ -31,4 +38,29 @@ export function profileToProto(row: ProfileRow): Profile {
 export async function loadProfile(em: EntityManager, creator: string): Promise<Profile | undefined> {
   const row = await em.findOne(ProfileRow, { creator });
   return row ? profileToProto(row) : undefined;
+}
+
+const profileByCreator = new HotRead<
+  Omit<StoredProfile, "revision" | "createdAt" | "updatedAt"> & {
+    revision: string;
+    createdAt: string;
+    updatedAt: string;
+  },
+  [string]
+>(
+  "profiles.by_creator",
+  `select creator, page_enabled as "pageEnabled", accepting, settings, revision,
+     created_at as "createdAt", updated_at as "updatedAt" from {profiles} where creator = $1`,
+);
+
+/** A creator's profile read outside a transaction (a hot read), or undefined when the creator has none. */
+export async function readProfile(ctx: ReadContext, creator: string): Promise<Profile | undefined> {
+  const [row] = await profileByCreator.run(ctx, creator);
+  if (!row) return undefined;
+  return profileToProto({
+    ...row,
+    revision: BigInt(row.revision),
+    createdAt: new Date(row.createdAt),
+    updatedAt: new Date(row.updatedAt),
+  });
 }

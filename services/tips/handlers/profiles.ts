@@ -11,7 +11,7 @@ import type { TipsContext } from "../context.js";
 import { GoalRow, InteractionRow, ProfileRow } from "../db/entities.js";
 import { goalsToProto } from "../db/goals.js";
 import { interactionToProto } from "../db/interactions.js";
-import { profileToProto, settingsDocument } from "../db/profiles.js";
+import { profileToProto, readProfile, settingsDocument } from "../db/profiles.js";
 import { publicMessage } from "../domain/interactions.js";
 import { publicPart, validSettings, type ProfileSettings } from "../domain/profiles.js";
 
@@ -30,10 +30,9 @@ export function profileHandlers(ctx: TipsContext): ProfileHandlers {
     async getProfile(request, call) {
       const creator = requireUser("creator", request.creator);
       const owner = callerOf(call).person === creator;
-      const row = await ctx.orm.em.fork().findOne(ProfileRow, { creator });
+      const profile = await readProfile(ctx, creator);
       // A page switched off reads as missing to everyone but its owner.
-      if (!row || (!row.pageEnabled && !owner)) throw profileNotFound();
-      const profile = profileToProto(row);
+      if (!profile || (!profile.pageEnabled && !owner)) throw profileNotFound();
       return create(ProfileResultSchema, { profile: owner ? profile : publicPart(profile) });
     },
 
@@ -81,9 +80,9 @@ export function profileHandlers(ctx: TipsContext): ProfileHandlers {
 
     async getPublicPage(request) {
       const creator = requireUser("creator", request.creator);
+      const profile = await readProfile(ctx, creator);
+      if (!profile || !profile.pageEnabled) throw profileNotFound();
       const em = ctx.orm.em.fork();
-      const row = await em.findOne(ProfileRow, { creator });
-      if (!row || !row.pageEnabled) throw profileNotFound();
       const goals = await em.find(
         GoalRow,
         { creator, public: true, closedAt: null },
@@ -95,7 +94,7 @@ export function profileHandlers(ctx: TipsContext): ProfileHandlers {
         { orderBy: { id: "desc" }, limit: PUBLIC_MESSAGES },
       );
       return create(PublicPageResultSchema, {
-        profile: publicPart(profileToProto(row)),
+        profile: publicPart(profile),
         goals: await goalsToProto(em, goals),
         messages: messages.map((row) => publicMessage(interactionToProto(row))),
       });

@@ -20,24 +20,53 @@ export interface PlanView {
   perks: Map<string, PerkRow>;
 }
 
+/** A plan version named by its plan. */
+export type VersionKey = { planId: string; version: number };
+
+/**
+ * Where plan answers read their rows: the EntityManager (inside a transaction)
+ * or hot reads (plan-reads.ts). Versions come newest first.
+ */
+export interface PlanRows {
+  plans(ids: string[]): Promise<PlanRow[]>;
+  versionsOfPlans(ids: string[]): Promise<PlanVersionRow[]>;
+  versions(keys: VersionKey[]): Promise<PlanVersionRow[]>;
+  publications(keys: VersionKey[]): Promise<PublicationRow[]>;
+  perks(ids: string[]): Promise<PerkRow[]>;
+}
+
+const ormRows = (em: EntityManager): PlanRows => ({
+  plans: (ids) => em.find(PlanRow, { id: { $in: ids } }),
+  versionsOfPlans: (ids) => em.find(PlanVersionRow, { planId: { $in: ids } }, { orderBy: { version: "desc" } }),
+  versions: (keys) => em.find(PlanVersionRow, { $or: keys }, { orderBy: { version: "desc" } }),
+  publications: (keys) => em.find(PublicationRow, { $or: keys }),
+  perks: (ids) => em.find(PerkRow, { id: { $in: ids } }),
+});
+
 /** Loads what answers need: every version with `history`, else the current and draft ones. */
-export async function loadPlans(em: EntityManager, rows: PlanRow[], history: boolean): Promise<PlanView[]> {
+export function loadPlans(em: EntityManager, rows: PlanRow[], history: boolean): Promise<PlanView[]> {
+  return planViews(ormRows(em), rows, history);
+}
+
+export async function planViews(read: PlanRows, rows: PlanRow[], history: boolean): Promise<PlanView[]> {
   if (rows.length === 0) return [];
   const pairs = rows.flatMap((row) =>
     [row.currentVersion, row.draftVersion].flatMap((version) => (version == null ? [] : [{ planId: row.id, version }])),
   );
-  const wanted = history ? { planId: { $in: rows.map((row) => row.id) } } : { $or: pairs };
-  const versions =
-    !history && pairs.length === 0 ? [] : await em.find(PlanVersionRow, wanted, { orderBy: { version: "desc" } });
+  const versions = history
+    ? await read.versionsOfPlans(rows.map((row) => row.id))
+    : pairs.length === 0
+      ? []
+      : await read.versions(pairs);
   const publications =
     versions.length === 0
       ? []
-      : await em.find(PublicationRow, { $or: versions.map((v) => ({ planId: v.planId, version: v.version })) });
+      : await read.publications(versions.map((v) => ({ planId: v.planId, version: v.version })));
   const unpublished = versions.filter(
     (v) => !publications.some((p) => p.planId === v.planId && p.version === v.version),
   );
   const perkIds = [...new Set(unpublished.flatMap((v) => v.perkIds))];
-  const perks = perkIds.length === 0 ? [] : await em.find(PerkRow, { id: { $in: perkIds } });
+  const perks = perkIds.length === 0 ? [] : await read.perks(perkIds);
   const perkMap = new Map(perks.map((perk) => [perk.id, perk]));
   return rows.map((row) => ({
     row,
@@ -142,17 +171,17 @@ export function termsOf(version: PlanVersionRow): Terms {
 }
 
 /** The proto of each (plan, version) asked for, with its publication's perk snapshot; keyed `plan:version`. */
-export async function versionsOf(
-  em: EntityManager,
-  pairs: { planId: string; version: number }[],
-): Promise<Map<string, PlanVersion>> {
+export function versionsOf(em: EntityManager, pairs: VersionKey[]): Promise<Map<string, PlanVersion>> {
+  return versionViews(ormRows(em), pairs);
+}
+
+export async function versionViews(read: PlanRows, pairs: VersionKey[]): Promise<Map<string, PlanVersion>> {
   const found = new Map<string, PlanVersion>();
   if (pairs.length === 0) return found;
-  const plans = await em.find(PlanRow, { id: { $in: [...new Set(pairs.map((pair) => pair.planId))] } });
-  const versions = await em.find(PlanVersionRow, { $or: pairs.map(({ planId, version }) => ({ planId, version })) });
-  const publications = await em.find(PublicationRow, {
-    $or: pairs.map(({ planId, version }) => ({ planId, version })),
-  });
+  const plans = await read.plans([...new Set(pairs.map((pair) => pair.planId))]);
+  const keys = pairs.map(({ planId, version }) => ({ planId, version }));
+  const versions = await read.versions(keys);
+  const publications = await read.publications(keys);
   for (const plan of plans) {
     const view: PlanView = {
       row: plan,

@@ -15,6 +15,7 @@ import {
   type EntitlementCheckResult,
 } from "../../../gen/pf/vip/v1/memberships_pb.js";
 import { qualified } from "../../kit/db/orm.js";
+import { HotRead, type ReadContext } from "../../kit/db/reads.js";
 import type { VipContext } from "../context.js";
 import { notAnswered } from "../../kit/rpc/call.js";
 import { relayBilling } from "../domain/billing.js";
@@ -37,6 +38,48 @@ export async function readFacts(
 ): Promise<Map<string, Fact>> {
   const rows = await em.find(EntitlementRow, where);
   return new Map(rows.map((row) => [`${row.subject}:${row.streamer}`, factOf(row)]));
+}
+
+type FactText = Omit<Fact, "validUntil" | "observedAt" | "refreshedAt"> & {
+  validUntil: string | null;
+  observedAt: string;
+  refreshedAt: string;
+};
+
+const factOfChannel = new HotRead<FactText, [string, string]>(
+  "entitlements.by_key",
+  `select subscription_id as "subscriptionId", plan_id as "planId", plan_version as "planVersion", status,
+     valid_until as "validUntil", observed_at as "observedAt", refreshed_at as "refreshedAt"
+   from {entitlements} where subject = $1 and streamer = $2`,
+);
+
+const factsOfSubject = new HotRead<FactText & { streamer: string }, [string]>(
+  "entitlements.by_subject",
+  `select streamer, subscription_id as "subscriptionId", plan_id as "planId", plan_version as "planVersion", status,
+     valid_until as "validUntil", observed_at as "observedAt", refreshed_at as "refreshedAt"
+   from {entitlements} where subject = $1`,
+);
+
+const factOfText = ({ subscriptionId, planId, planVersion, status, ...row }: FactText): Fact => ({
+  subscriptionId,
+  planId,
+  planVersion,
+  status,
+  validUntil: row.validUntil === null ? null : new Date(row.validUntil),
+  observedAt: new Date(row.observedAt),
+  refreshedAt: new Date(row.refreshedAt),
+});
+
+/** The projection's fact of `subject` on `streamer`'s channel, read outside any transaction (a hot read: every check). */
+export async function readFact(ctx: ReadContext, subject: string, streamer: string): Promise<Fact | undefined> {
+  const [row] = await factOfChannel.run(ctx, subject, streamer);
+  return row && factOfText(row);
+}
+
+/** `readFacts` of one subject as a hot read, keyed `subject:streamer`. */
+export async function readFactsOf(ctx: ReadContext, subject: string): Promise<Map<string, Fact>> {
+  const rows = await factsOfSubject.run(ctx, subject);
+  return new Map(rows.map((row) => [`${subject}:${row.streamer}`, factOfText(row)]));
 }
 
 /** Writes a fact unless the projection already holds a newer one (events and direct checks may arrive in any order). */
@@ -141,9 +184,7 @@ export async function entitlementFor(
 ): Promise<{ result: EntitlementCheckResult; fact?: Fact }> {
   const now = ctx.clock.now();
   const key = `${subject}:${creator}`;
-  let fact = subject.startsWith("usr_")
-    ? (await readFacts(ctx.orm.em.fork(), { subject, streamer: creator })).get(key)
-    : undefined;
+  let fact = subject.startsWith("usr_") ? await readFact(ctx, subject, creator) : undefined;
   const ask =
     subject.startsWith("usr_") &&
     (mode === CheckMode.AUTHORITATIVE ||

@@ -13,9 +13,10 @@ import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
 import { callerOf } from "../../kit/auth/principal.js";
 import { requireUser } from "../../kit/handler/subjects.js";
 import type { VipContext } from "../context.js";
-import { MembershipRow, PlanRow } from "../db/entities.js";
-import { versionsOf } from "../db/plans.js";
-import { readFacts, refreshFromBilling, resultOf } from "../db/projection.js";
+import { readMemberships } from "../db/memberships.js";
+import { hotPlanRows } from "../db/plan-reads.js";
+import { versionViews } from "../db/plans.js";
+import { readFactsOf, refreshFromBilling, resultOf } from "../db/projection.js";
 import { requireSelfOrGrant } from "../domain/access.js";
 import type { Fact } from "../domain/entitlements.js";
 import { membershipsOf } from "../domain/memberships.js";
@@ -23,17 +24,19 @@ import { ageSeconds } from "./members.js";
 
 type MembershipHandlers = Pick<ServiceImpl<typeof VipService>, "getMemberships">;
 
-/** A subject's memberships: the checkouts made here joined with the channel subscriptions billing holds. */
+/**
+ * A subject's memberships: the checkouts made here joined with the channel subscriptions billing holds.
+ * Its reads are hot reads; only billing's answer is written (refreshFromBilling's own transaction).
+ */
 export function membershipHandlers(ctx: VipContext): MembershipHandlers {
   return {
     async getMemberships(request, call) {
       const subject = requireUser("subject", request.subject);
       requireSelfOrGrant(callerOf(call), [subject], "the subject");
-      const em = ctx.orm.em.fork();
-      const rows = await em.find(MembershipRow, { member: subject }, { orderBy: { id: "desc" } });
+      const rows = await readMemberships(ctx, subject);
       // Billing is always asked (one call for every channel): the projection cannot tell which subscriptions it never heard of.
       const asked = await refreshFromBilling(ctx, subject, "");
-      const facts = asked ?? (await readFacts(em, { subject }));
+      const facts = asked ?? (await readFactsOf(ctx, subject));
       const now = ctx.clock.now();
       const source = asked ? Source.BILLING : Source.PROJECTION;
       const byCreator = new Map<string, Fact>([...facts].map(([key, fact]) => [key.slice(subject.length + 1), fact]));
@@ -50,13 +53,12 @@ export function membershipHandlers(ctx: VipContext): MembershipHandlers {
           ? { planId: c.checkout.planId, version: c.checkout.planVersion }
           : { planId: c.fact.planId, version: c.fact.planVersion },
       );
-      const versions = await versionsOf(em, joined);
+      const plans = hotPlanRows(ctx);
+      const versions = await versionViews(plans, joined);
       // Billing takes any plan id: its plan is joined only when it is this channel's.
       const billingPlans = chosen.flatMap((c) => (c.origin === "billing" ? [c.fact.planId] : []));
       const owners = new Map(
-        billingPlans.length === 0
-          ? []
-          : (await em.find(PlanRow, { id: { $in: billingPlans } })).map((plan) => [plan.id, plan.owner]),
+        billingPlans.length === 0 ? [] : (await plans.plans(billingPlans)).map((plan) => [plan.id, plan.owner]),
       );
 
       const memberships = chosen.map((c, index) => {

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { LockMode, type FilterQuery } from "@mikro-orm/postgresql";
+import { LockMode } from "@mikro-orm/postgresql";
 import { PerkKind, PerkListResultSchema, PerkResultSchema, PerkStatus } from "../../../gen/pf/vip/v1/plans_pb.js";
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
 import type { EntityManager } from "@mikro-orm/postgresql";
@@ -12,20 +12,15 @@ import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { VipContext } from "../context.js";
 import { PerkRow } from "../db/entities.js";
+import { readPerkPage } from "../db/plan-reads.js";
 import { perkToProto } from "../db/perks.js";
-import { managerOf, ownerForCreate, publicViewerOf, seesAllOf, viewerOf, type Viewer } from "../domain/access.js";
+import { managerOf, ownerForCreate, publicViewerOf, seesAllOf, viewerOf } from "../domain/access.js";
 import { kindOf, requireBindings } from "../domain/perks.js";
 import { requireName } from "../domain/plans.js";
 import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
 import { ownerFilter } from "./plan-reads.js";
 
 type PerkHandlers = Pick<ServiceImpl<typeof VipService>, "listPerks" | "createPerk" | "updatePerk">;
-
-/** What a caller may see: active perks; with the grant everything; the owner their own. */
-function visibleTo({ grant, person }: Viewer): FilterQuery<PerkRow> {
-  if (grant) return {};
-  return person ? { $or: [{ status: "active" }, { owner: person }] } : { status: "active" };
-}
 
 /** Perks of creators and of the network: public while active; edits never reach published versions' snapshots. */
 export function perkHandlers(ctx: VipContext): PerkHandlers {
@@ -59,18 +54,12 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
             : "retired";
       const size = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
-      const rows = await ctx.orm.em.fork().find(
-        PerkRow,
-        {
-          $and: [
-            visibleTo(publicViewerOf(callerOf(call))),
-            owner ? { owner } : {},
-            kind ? { kind } : {},
-            status ? { status } : {},
-            typeof before === "string" ? { id: { $lt: before } } : {},
-          ],
-        },
-        { orderBy: { id: "desc" }, limit: size + 1 },
+      // A public list (a hot read): active perks; with the grant everything; the owner their own.
+      const rows = await readPerkPage(
+        ctx,
+        publicViewerOf(callerOf(call)),
+        { owner, kind, status, before: typeof before === "string" ? before : undefined },
+        size + 1,
       );
       const { items, nextCursor } = page(rows, size, (row) => [row.id]);
       return create(PerkListResultSchema, { perks: items.map(perkToProto), nextCursor });

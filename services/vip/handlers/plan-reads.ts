@@ -1,6 +1,5 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { FilterQuery } from "@mikro-orm/postgresql";
 import {
   PlanListResultSchema,
   PlanListSchema,
@@ -13,8 +12,8 @@ import { callerOf } from "../../kit/auth/principal.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { VipContext } from "../context.js";
-import { PlanRow } from "../db/entities.js";
-import { loadPlans, planToProto, versionToProto } from "../db/plans.js";
+import { hotPlanRows, readPlan, readPlanPage } from "../db/plan-reads.js";
+import { planToProto, planViews, versionToProto } from "../db/plans.js";
 import { publicViewerOf, requireOwner, seesAllOf, type Viewer } from "../domain/access.js";
 import { PLAN_STATUS, type Status } from "../domain/plans.js";
 
@@ -34,13 +33,10 @@ export function ownerFilter(field: string, owner: string): string | undefined {
   return requireOwner(field, owner);
 }
 
-/** What a caller may see: published plans; with the grant everything; the owner their own. */
-function visibleTo({ grant, person }: Viewer): FilterQuery<PlanRow> {
-  if (grant) return {};
-  return person ? { $or: [{ status: "published" }, { owner: person }] } : { status: "published" };
-}
-
-/** Plan reads: public for published plans; the grant (and the owner, for theirs) adds drafts and archived plans. */
+/**
+ * Plan reads: public for published plans; the grant (and the owner, for theirs) adds drafts and archived plans.
+ * Read often (creator pages, plan pages): every read is a hot read (db/plan-reads.ts).
+ */
 export function planReadHandlers(ctx: VipContext): PlanReadHandlers {
   async function list(
     viewer: Viewer,
@@ -53,31 +49,27 @@ export function planReadHandlers(ctx: VipContext): PlanReadHandlers {
       throw invalid("status", "status is a PLAN_STATUS_ value");
     const size = pageLimit(limit);
     const before = decodeTextCursor(cursor, 1)?.[0];
-    const em = ctx.orm.em.fork();
-    const rows = await em.find(
-      PlanRow,
+    const rows = await readPlanPage(
+      ctx,
+      viewer,
       {
-        $and: [
-          visibleTo(viewer),
-          owner ? { owner } : {},
-          status !== PlanStatus.UNSPECIFIED ? { status: STATUS_NAMES[status] } : {},
-          typeof before === "string" ? { id: { $lt: before } } : {},
-        ],
+        owner,
+        status: status !== PlanStatus.UNSPECIFIED ? STATUS_NAMES[status] : undefined,
+        before: typeof before === "string" ? before : undefined,
       },
-      { orderBy: { id: "desc" }, limit: size + 1 },
+      size + 1,
     );
     const { items, nextCursor } = page(rows, size, (row) => [row.id]);
-    const views = await loadPlans(em, items, false);
+    const views = await planViews(hotPlanRows(ctx), items, false);
     return { plans: views.map((view) => planToProto(view, seesAllOf(viewer, view.row.owner), false)), nextCursor };
   }
 
   /** A plan the caller may see, or 404 (drafts and archived plans without the grant). */
   async function visiblePlan(viewer: Viewer, id: string) {
-    const em = ctx.orm.em.fork();
-    const row = await em.findOne(PlanRow, { id });
+    const row = await readPlan(ctx, id);
     if (!row || (row.status !== "published" && !seesAllOf(viewer, row.owner)))
       throw problem(404, "plan.not_found", "There is no such plan.");
-    const [view] = await loadPlans(em, [row], true);
+    const [view] = await planViews(hotPlanRows(ctx), [row], true);
     return { view, seesAll: seesAllOf(viewer, row.owner) };
   }
 

@@ -22,7 +22,9 @@ import { invalid, problem } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import { requireSubject } from "../../kit/handler/subjects.js";
 import type { VipContext } from "../context.js";
-import { PerkRow, PlanRow, PolicyRow, PublicationRow } from "../db/entities.js";
+import { PerkRow, PlanRow, PolicyRow } from "../db/entities.js";
+import { hotPlanRows } from "../db/plan-reads.js";
+import { readPolicyOf } from "../db/policies.js";
 import { entitlementFor } from "../db/projection.js";
 import { NETWORK, requireOwner, requireSelfOrGrant, viewerOf, type Viewer } from "../domain/access.js";
 import { evaluate, type Rule } from "../domain/policies.js";
@@ -216,12 +218,8 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
     async evaluatePolicy(request, call) {
       const subject = requireSubject("subject", request.subject);
       const resource = requireResource("resource", request.resource);
-      const em = ctx.orm.em.fork();
-      const policy = await em.findOne(PolicyRow, {
-        resourceService: resource.service,
-        resourceKind: resource.kind,
-        resourceId: resource.id,
-      });
+      // Other services evaluate on every gated request: hot reads only (db/policies.ts, db/plan-reads.ts).
+      const policy = await readPolicyOf(ctx, resource);
       requireSelfOrGrant(callerOf(call), [subject, ...(policy ? [policy.creator] : [])], "the subject or the creator");
       if (!policy) return create(PolicyEvaluateResultSchema, { allowed: true, reason: EvaluateReason.NO_POLICY });
       const mode = policy.alwaysCheckBilling ? CheckMode.AUTHORITATIVE : CheckMode.AUTO;
@@ -229,10 +227,10 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
         subject === policy.creator
           ? { result: undefined, fact: undefined }
           : await entitlementFor(ctx, subject, policy.creator, mode);
-      const publication =
+      const [publication] =
         fact && fact.planId
-          ? await em.findOne(PublicationRow, { planId: fact.planId, version: fact.planVersion })
-          : null;
+          ? await hotPlanRows(ctx).publications([{ planId: fact.planId, version: fact.planVersion }])
+          : [];
       const held = fact ? { planId: fact.planId, perkIds: publication?.perks.map((perk) => perk.id) ?? [] } : undefined;
       const verdict = result
         ? evaluate(

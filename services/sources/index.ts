@@ -1,0 +1,26 @@
+import { SourcesService } from "../../gen/pf/sources/v1/sources_pb.js";
+import { defineService, implement } from "../kit/runtime/module.js";
+import { sourcesContext } from "./context.js";
+import { entities } from "./db/entities.js";
+import { Migration20261203000200_sources } from "./db/migrations/Migration20261203000200_sources.js";
+import { itemHandlers } from "./handlers/items.js";
+import { runHandlers } from "./handlers/runs.js";
+import { sourceHandlers } from "./handlers/sources.js";
+import { executor } from "./workers/executor.js";
+import { reaper } from "./workers/reaper.js";
+import { scheduler } from "./workers/scheduler.js";
+
+/** The sources service (spec part 2): registered sources, fetch runs, items with provenance, health. */
+export const sources = defineService({
+  key: "sources",
+  schema: {
+    entities,
+    migrations: [{ name: "Migration20261203000200_sources", class: Migration20261203000200_sources }],
+  },
+  context: sourcesContext,
+  protos: [SourcesService],
+  implementations(ctx) {
+    return [implement(SourcesService, { ...sourceHandlers(ctx), ...itemHandlers(ctx), ...runHandlers(ctx) })];
+  },
+  workers: [scheduler, executor, reaper],
+});

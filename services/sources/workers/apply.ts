@@ -1,0 +1,98 @@
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { maxLength } from "../../kit/handler/text.js";
+import type { FetchedEntry, FetchOutcome } from "../fetch/fetch-source.js";
+import type { SourcesContext } from "../context.js";
+import type { FetchRunRow, SourceRow } from "../db/entities.js";
+import { heldRun, runToProto } from "../db/runs.js";
+import { sourceByKey } from "../db/sources.js";
+import { canonicalUrlOf, type Entry } from "../domain/items.js";
+import { runsFinished } from "../events.js";
+import { takeEntries } from "../intake.js";
+
+/** A parser's entry as an item entry; undefined when its canonical URL is not one (it cannot be identified). */
+function entryOf(fetched: FetchedEntry): Entry | undefined {
+  if (!URL.canParse(fetched.canonicalUrl)) return undefined;
+  return {
+    canonicalUrl: canonicalUrlOf(new URL(fetched.canonicalUrl)),
+    externalId: fetched.externalId ?? "",
+    title: fetched.title,
+    summary: fetched.summary ?? "",
+    content: fetched.content,
+    publishedAt: fetched.publishedAt ?? null,
+    identifiers: fetched.identifiers,
+    filingType: fetched.filingType ?? "",
+    evidenceUrl: "",
+  };
+}
+
+/** The source's health after a run ended at `at`. */
+function recordAttempt(source: SourceRow, outcome: FetchOutcome, at: Date): void {
+  source.lastAttemptAt = at;
+  if (outcome.state === "failed") {
+    source.consecutiveFailures += 1;
+    source.lastFailureClass = outcome.failureClass;
+    return;
+  }
+  Object.assign(source, { lastSuccessAt: at, consecutiveFailures: 0, lastFailureClass: null, staleReported: false });
+  if (outcome.state === "succeeded") {
+    Object.assign(source, { etag: outcome.etag ?? null, lastModified: outcome.lastModified ?? null });
+  }
+}
+
+/** Ends a run with its outcome (items taken on success), in the caller's transaction, and tells it. */
+export async function finishRun(
+  em: EntityManager,
+  run: FetchRunRow,
+  source: SourceRow,
+  outcome: FetchOutcome,
+  at: Date,
+) {
+  Object.assign(run, { finishedAt: at, leaseUntil: null, httpStatus: outcome.httpStatus ?? null });
+  if (outcome.state === "succeeded") {
+    const retrieval = {
+      retrievedAt: at,
+      rawBodyHash: outcome.rawBodyHash,
+      parserVersion: outcome.parserVersion,
+      terms: source.termsNote,
+    };
+    const entries = outcome.entries.flatMap((fetched) => {
+      const entry = entryOf(fetched);
+      return entry ? [{ entry, retrieval }] : [];
+    });
+    const { counts } = await takeEntries(em, source.key, entries);
+    Object.assign(run, { state: "succeeded", bytes: BigInt(outcome.bytes), ...counts });
+  } else if (outcome.state === "not_modified") {
+    run.state = "not_modified";
+  } else {
+    Object.assign(run, {
+      state: "failed",
+      failureClass: outcome.failureClass,
+      failureDetail: maxLength("failure_detail", outcome.detail, 500),
+    });
+  }
+  recordAttempt(source, outcome, at);
+  await em.flush();
+  await runsFinished(em, [runToProto(run)]);
+}
+
+/**
+ * Applies a fetch's outcome in one transaction: items, revisions, the run's end, the source's health and their
+ * events. Nothing happens when this worker no longer holds the run running: the reaper ended it (its lease
+ * lapsed) or its source was deleted, and an outcome applied twice would count twice.
+ */
+export async function applyOutcome(
+  ctx: SourcesContext,
+  claimed: { id: string; sourceKey: string },
+  worker: string,
+  outcome: FetchOutcome,
+  at: Date,
+): Promise<boolean> {
+  return ctx.transaction(async (em) => {
+    // The lock order of a run's end: its source, then the run (as triggers and deletes take them).
+    const source = await sourceByKey(em, claimed.sourceKey, true).catch(() => undefined);
+    const run = source && (await heldRun(em, claimed.id, worker));
+    if (!source || !run) return false;
+    await finishRun(em, run, source, outcome, at);
+    return true;
+  });
+}

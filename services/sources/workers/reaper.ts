@@ -1,0 +1,49 @@
+import { leasedJob } from "../../kit/runtime/lease.js";
+import type { Worker } from "../../kit/runtime/module.js";
+import type { SourcesContext } from "../context.js";
+import { lapsedRun, lapsedRuns } from "../db/runs.js";
+import { sourceByKey } from "../db/sources.js";
+import { finishRun } from "./apply.js";
+
+const BATCH = 100;
+
+/**
+ * Ends every running run whose lease lapsed (its worker died mid-fetch) as failed/abandoned, each in its own
+ * transaction, so no run stays running for ever. A worker that comes back later finds its run ended and applies
+ * nothing. Answers how many were ended.
+ */
+export async function reapLapsed(ctx: SourcesContext): Promise<number> {
+  const at = ctx.clock.now();
+  const lapsed = await lapsedRuns(ctx.orm.em.fork(), at, BATCH);
+  let ended = 0;
+  for (const { id, sourceKey } of lapsed) {
+    ended += await ctx.transaction(async (em) => {
+      // The lock order of a run's end: its source, then the run.
+      const source = await sourceByKey(em, sourceKey, true).catch(() => undefined);
+      const run = source && (await lapsedRun(em, id, at));
+      if (!source || !run) return 0;
+      await finishRun(
+        em,
+        run,
+        source,
+        {
+          state: "failed",
+          failureClass: "abandoned",
+          detail: "The worker running this fetch stopped: its lease lapsed.",
+        },
+        at,
+      );
+      return 1;
+    });
+  }
+  return ended;
+}
+
+/** The reaper as a background job: one instance at a time, every PF_SOURCES_REAPER_EVERY_MS. */
+export const reaper: Worker<SourcesContext> = leasedJob<SourcesContext>(
+  "sources.reaper",
+  (ctx) => ({ everyMs: ctx.settings.reaperEveryMs, firstAfterMs: 1_000 }),
+  async (ctx) => {
+    while ((await reapLapsed(ctx)) === BATCH);
+  },
+);

@@ -1,0 +1,117 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import {
+  AliasKind,
+  AliasSchema,
+  type Instrument,
+  InstrumentKind,
+  InstrumentSchema,
+  InstrumentStatus,
+} from "../../../gen/pf/trade/v1/instruments_pb.js";
+import { qualified } from "../../kit/db/orm.js";
+import { normalizeSymbol } from "../domain/symbols.js";
+import { valueOf } from "../domain/vocabulary.js";
+import { InstrumentAliasRow, InstrumentRow } from "./entities.js";
+
+/** The instrument of a symbol (normalised first), or null. */
+export async function instrumentBySymbol(em: EntityManager, symbol: string): Promise<InstrumentRow | null> {
+  const normalized = normalizeSymbol(symbol);
+  if (normalized === "") return null;
+  return em.findOne(InstrumentRow, { symbol: normalized });
+}
+
+/** An instrument's aliases, by kind then normalised value. */
+export function aliasesOf(em: EntityManager, instrumentIds: string[]): Promise<InstrumentAliasRow[]> {
+  if (instrumentIds.length === 0) return Promise.resolve([]);
+  return em.find(
+    InstrumentAliasRow,
+    { instrumentId: { $in: instrumentIds } },
+    { orderBy: { kind: "asc", normalized: "asc" } },
+  );
+}
+
+/** Instruments by id, by symbol. */
+export function instrumentsById(em: EntityManager, ids: string[]): Promise<InstrumentRow[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return em.find(InstrumentRow, { id: { $in: [...new Set(ids)] } }, { orderBy: { symbol: "asc" } });
+}
+
+type IdRow = { id: string };
+
+/** Instruments whose own CIK is `cik` or that carry it as a CIK alias. */
+export async function idsByCik(em: EntityManager, cik: string): Promise<string[]> {
+  return idsOf(
+    em,
+    `select id from ${qualified(em, "instruments")} where cik = ?
+     union select instrument_id from ${qualified(em, "instrument_aliases")} where kind = 'cik' and normalized = ?`,
+    [cik, cik],
+  );
+}
+
+/** Instruments whose symbol is `ticker` or that carry it as a ticker alias. */
+export async function idsByTicker(em: EntityManager, ticker: string): Promise<string[]> {
+  return idsOf(
+    em,
+    `select id from ${qualified(em, "instruments")} where symbol = ?
+     union select instrument_id from ${qualified(em, "instrument_aliases")} where kind = 'ticker' and normalized = ?`,
+    [ticker, ticker],
+  );
+}
+
+async function idsOf(em: EntityManager, sql: string, params: string[]): Promise<string[]> {
+  const rows = await em.getConnection().execute<IdRow[]>(sql, params, "all", em.getTransactionContext());
+  return rows.map((row) => row.id);
+}
+
+/** Instruments as answered, with their aliases, in the order of `ids` (duplicates dropped). */
+export async function instrumentAnswers(em: EntityManager, ids: string[]): Promise<Instrument[]> {
+  const rows = await instrumentsById(em, ids);
+  const aliases = await aliasesOf(
+    em,
+    rows.map((row) => row.id),
+  );
+  return rows.map((row) =>
+    instrumentToProto(
+      row,
+      aliases.filter((alias) => alias.instrumentId === row.id),
+    ),
+  );
+}
+
+/** An instrument row as the proto message. */
+export function instrumentToProto(
+  row: Omit<InstrumentRow, "nameKey">,
+  aliases: Pick<InstrumentAliasRow, "kind" | "value" | "normalized">[] = [],
+): Instrument {
+  return create(InstrumentSchema, {
+    id: row.id,
+    symbol: row.symbol,
+    name: row.name,
+    kind: valueOf(InstrumentKind, row.kind),
+    exchange: row.exchange,
+    cik: row.cik ?? "",
+    currency: row.currency,
+    status: valueOf(InstrumentStatus, row.status),
+    aliases: aliases.map((alias) =>
+      create(AliasSchema, {
+        kind: valueOf(AliasKind, alias.kind),
+        value: alias.value,
+        normalized: alias.normalized,
+      }),
+    ),
+    createdAt: timestampFromDate(row.createdAt),
+    updatedAt: timestampFromDate(row.updatedAt),
+  });
+}
+
+/** Another instrument than `except` already answering to this ticker (symbol or alias) or CIK (own or alias). */
+export async function aliasHolder(
+  em: EntityManager,
+  kind: "ticker" | "cik",
+  value: string,
+  except: string,
+): Promise<string | undefined> {
+  const holders = kind === "ticker" ? await idsByTicker(em, value) : await idsByCik(em, value);
+  return holders.find((id) => id !== except);
+}

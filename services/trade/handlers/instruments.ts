@@ -1,0 +1,160 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import {
+  AliasKind,
+  InstrumentKind,
+  type InstrumentManageRequest,
+  InstrumentManageResultSchema,
+  InstrumentStatus,
+} from "../../../gen/pf/trade/v1/instruments_pb.js";
+import type { TradeService } from "../../../gen/pf/trade/v1/trade_pb.js";
+import { advisoryLock } from "../../kit/db/advisory-lock.js";
+import { requireEditor } from "../../kit/editors/editors.js";
+import { newId } from "../../kit/handler/ids.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
+import { answerStatus } from "../../kit/handler/status.js";
+import { maxLength } from "../../kit/handler/text.js";
+import type { TradeContext } from "../context.js";
+import { InstrumentAliasRow, InstrumentRow } from "../db/entities.js";
+import { aliasHolder, instrumentAnswers, instrumentBySymbol } from "../db/instruments.js";
+import { normalizeCik, normalizeName, normalizeSymbol, requireCik, requireSymbol } from "../domain/symbols.js";
+import { wordOf } from "../domain/vocabulary.js";
+
+type InstrumentHandlers = Pick<ServiceImpl<typeof TradeService>, "createInstrument" | "updateInstrument" | "addAlias">;
+
+/** All instrument and alias writes take this lock: the cross-instrument alias checks then never race. */
+const LOCK = "trade.instruments";
+
+const requireName = (raw: string) => {
+  const name = maxLength("name", raw.trim(), 200);
+  if (normalizeName(name) === "") throw invalid("name", "name is required");
+  return name;
+};
+const optionalCik = (raw: string) => (raw.trim() === "" ? null : requireCik("cik", raw));
+const requireCurrency = (raw: string) => {
+  if (raw !== "" && !/^[A-Z]{3}$/.test(raw)) throw invalid("currency", "currency is an ISO 4217 code (USD)");
+  return raw;
+};
+const requireKind = (kind: InstrumentKind) => {
+  const word = wordOf(InstrumentKind, kind);
+  if (word === "") throw invalid("kind", "kind is required (INSTRUMENT_KIND_EQUITY …)");
+  return word;
+};
+
+const instrumentNotFound = (symbol: string) =>
+  problem(404, "instrument.not_found", `There is no instrument ${symbol}.`, { symbol });
+
+/**
+ * Instrument management: people must be on the market-context editor list
+ * (`requireEditor`, whatever their token); services and first-party apps
+ * acting for nobody may manage too. Ticker and CIK aliases are unique across
+ * instruments (409 alias.conflict), names may repeat.
+ */
+export function instrumentHandlers(ctx: TradeContext): InstrumentHandlers {
+  const answer = async (em: EntityManager, id: string) =>
+    create(InstrumentManageResultSchema, { instrument: (await instrumentAnswers(em, [id]))[0] });
+
+  const managed = async (call: HandlerContext) => {
+    await requireEditor(ctx, call);
+  };
+
+  return {
+    async createInstrument(request, call) {
+      await managed(call);
+      const symbol = requireSymbol("symbol", request.symbol);
+      const name = requireName(request.name ?? "");
+      const kind = requireKind(request.kind ?? InstrumentKind.UNSPECIFIED);
+      const exchange = maxLength("exchange", (request.exchange ?? "").trim(), 40);
+      const cik = optionalCik(request.cik ?? "");
+      const currency = requireCurrency(request.currency ?? "");
+      return ctx.transaction(async (em) => {
+        await advisoryLock(em, LOCK);
+        const existing = await instrumentBySymbol(em, symbol);
+        if (existing) {
+          const [instrument] = await instrumentAnswers(em, [existing.id]);
+          throw problem(409, "instrument.exists", `${symbol} exists already.`, { symbol, id: instrument.id });
+        }
+        if (await aliasHolder(em, "ticker", symbol, "")) throw aliasConflict("symbol", symbol);
+        const at = ctx.clock.now();
+        const row = em.create(InstrumentRow, {
+          id: newId("ins"),
+          symbol,
+          name,
+          nameKey: normalizeName(name),
+          kind,
+          exchange,
+          cik,
+          currency,
+          status: "active",
+          createdAt: at,
+          updatedAt: at,
+        });
+        await em.flush();
+        return answer(em, row.id);
+      });
+    },
+
+    async updateInstrument(request, call) {
+      await managed(call);
+      const symbol = requireSymbol("symbol", request.symbol);
+      const name = request.name === undefined ? undefined : requireName(request.name);
+      const kind = request.kind === undefined ? undefined : requireKind(request.kind);
+      const exchange = request.exchange === undefined ? undefined : maxLength("exchange", request.exchange.trim(), 40);
+      const cik = request.cik === undefined ? undefined : optionalCik(request.cik);
+      const currency = request.currency === undefined ? undefined : requireCurrency(request.currency);
+      const status = request.status === undefined ? undefined : wordOf(InstrumentStatus, request.status);
+      if (status === "") throw invalid("status", "status is INSTRUMENT_STATUS_ACTIVE or INSTRUMENT_STATUS_INACTIVE");
+      return ctx.transaction(async (em) => {
+        await advisoryLock(em, LOCK);
+        const row = await instrumentBySymbol(em, symbol);
+        if (!row) throw instrumentNotFound(symbol);
+        if (name !== undefined) Object.assign(row, { name, nameKey: normalizeName(name) });
+        if (kind !== undefined) row.kind = kind;
+        if (exchange !== undefined) row.exchange = exchange;
+        if (cik !== undefined) row.cik = cik;
+        if (currency !== undefined) row.currency = currency;
+        if (status !== undefined) row.status = status;
+        row.updatedAt = ctx.clock.now();
+        await em.flush();
+        return answer(em, row.id);
+      });
+    },
+
+    async addAlias(request, call) {
+      await managed(call);
+      const symbol = requireSymbol("symbol", request.symbol);
+      const { kind, normalized, value } = aliasOf(request);
+      return ctx.transaction(async (em) => {
+        await advisoryLock(em, LOCK);
+        const row = await instrumentBySymbol(em, symbol);
+        if (!row) throw instrumentNotFound(symbol);
+        const known = await em.findOne(InstrumentAliasRow, { instrumentId: row.id, kind, normalized });
+        if (known) {
+          answerStatus(call, 200);
+          return answer(em, row.id);
+        }
+        if (kind !== "name" && (await aliasHolder(em, kind, normalized, row.id))) throw aliasConflict("alias", value);
+        em.create(InstrumentAliasRow, { instrumentId: row.id, kind, normalized, value, createdAt: ctx.clock.now() });
+        row.updatedAt = ctx.clock.now();
+        await em.flush();
+        return answer(em, row.id);
+      });
+    },
+  };
+}
+
+/** The alias of a request, normalised as resolution will compare it. */
+function aliasOf(request: InstrumentManageRequest) {
+  const kind = wordOf(AliasKind, request.aliasKind) as "ticker" | "cik" | "name" | "";
+  if (kind === "") throw invalid("alias_kind", "alias_kind is ALIAS_KIND_TICKER, ALIAS_KIND_CIK or ALIAS_KIND_NAME");
+  const value = maxLength("alias", request.alias.trim(), 200);
+  const normalized =
+    kind === "ticker" ? normalizeSymbol(value) : kind === "cik" ? normalizeCik(value) : normalizeName(value);
+  if (normalized === "") throw invalid("alias", `alias is not a ${kind}`);
+  return { kind, normalized, value };
+}
+
+function aliasConflict(field: string, value: string) {
+  return problem(409, "alias.conflict", `${value} already names another instrument.`, { field, value });
+}

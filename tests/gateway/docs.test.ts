@@ -1,0 +1,181 @@
+import { existsSync } from "node:fs";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { modules } from "../../services/registry.js";
+import { usePlatform } from "../support/platform.js";
+import { describeWith, itWith, need } from "../support/skips.js";
+
+/** Debian's chromium (CI installs it: .ci/run); under CI=true a missing one fails these tests. */
+const CHROMIUM = "/usr/bin/chromium";
+const BROWSER = need(existsSync(CHROMIUM), `no chromium at ${CHROMIUM}`);
+/** The machine's network is closed: without these, chromium reaches for Google's hosts by itself. */
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+/** Generous: the page parses a 1.7 MB bundle and the whole document, on a shared two-core machine. */
+const BROWSER_TEST_MS = 120_000;
+
+const t = usePlatform();
+const SERVICE_KEYS = modules.map((module) => module.key).sort();
+
+describeWith(BROWSER, "/docs, the API reference, in a real browser", () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  }, 30_000);
+  afterAll(() => browser?.close());
+
+  /** The page, loaded; with every request it made, those that failed, and the console's errors (CSP refusals too). */
+  async function openDocs() {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(60_000);
+    const requested: string[] = [];
+    const failed: string[] = [];
+    const errors: string[] = [];
+    page.on("request", (request) => requested.push(request.url()));
+    page.on("requestfailed", (request) => failed.push(`${request.url()}: ${request.failure()?.errorText ?? "failed"}`));
+    page.on("response", (response) => {
+      // The calls the page is asked to make may be refused (a 401 before "Authorize"); the page's own files may not.
+      if (response.status() >= 400 && !response.url().includes("/api/"))
+        failed.push(`${response.url()}: ${response.status()}`);
+    });
+    page.on("console", (message) => {
+      if (message.type() === "error") errors.push(message.text());
+    });
+    page.on("pageerror", (error) => errors.push(error.message));
+    await page.goto(`${t.gatewayUrl}/docs`);
+    await page.locator(".opblock-tag-section").first().waitFor();
+    return { page, requested, failed, errors };
+  }
+
+  /** One operation's block, by its method and path as the page shows them. */
+  const operation = (page: Page, verb: string, path: string) =>
+    page.locator(`.opblock.opblock-${verb}`, { has: page.locator(`.opblock-summary-path[data-path="${path}"]`) });
+
+  /** Expands an operation, presses "Try it out" then "Execute", folds it again and answers the status the page showed. */
+  async function tryIt(page: Page, verb: string, path: string): Promise<string> {
+    const block = operation(page, verb, path);
+    await block.locator(".opblock-summary").first().click();
+    // The page keeps an operation in "try it out" once pressed (the button then says Cancel).
+    const tryOut = block.locator("button.try-out__btn");
+    if ((await tryOut.textContent())?.trim() === "Try it out") await tryOut.click();
+    await block.locator("button.execute").click();
+    const status = block.locator(".live-responses-table .response .response-col_status").first();
+    const shown = (await status.textContent())?.trim() ?? "";
+    await block.locator("button.btn-clear").click();
+    await block.locator(".opblock-summary").first().click();
+    return shown;
+  }
+
+  itWith(
+    BROWSER,
+    "loads from the gateway alone and lists every service with its routes' access and problems; a public route's 'Try it out' answers 200",
+    async () => {
+      const { page, requested, failed, errors } = await openDocs();
+      try {
+        const tags = await page
+          .locator(".opblock-tag-section h3.opblock-tag")
+          .evaluateAll((found) => found.map((tag) => tag.getAttribute("data-tag")));
+        expect(tags.sort()).toEqual(SERVICE_KEYS);
+        expect(requested.filter((url) => !url.startsWith(`${t.gatewayUrl}/`) && !url.startsWith("data:"))).toEqual([]);
+        expect(requested).toContain(`${t.gatewayUrl}/openapi.json`);
+
+        // Each operation shows its access (x-pf-capabilities) and the problems it answers.
+        const listPlans = operation(page, "get", "/vip/api/v1/plans");
+        await listPlans.locator(".opblock-summary").first().click();
+        await listPlans.locator(".opblock-body").waitFor();
+        const shown = await listPlans.textContent();
+        expect(shown).toContain("x-pf-capabilities");
+        expect(shown).toContain("vip.plan.list");
+        expect(shown).toContain("auth.header_refused");
+        await listPlans.locator(".opblock-summary").first().click();
+
+        // A public read, no token: the call goes from the page to the gateway and answers.
+        expect(await tryIt(page, "get", "/vip/api/v1/plans")).toBe("200");
+        expect(failed).toEqual([]);
+        expect(errors).toEqual([]);
+      } finally {
+        await page.close();
+      }
+    },
+    BROWSER_TEST_MS,
+  );
+
+  itWith(
+    BROWSER,
+    "a token pasted in 'Authorize' is sent: a route that needs one answers 200, and the internal routes show",
+    async () => {
+      const { page, failed, errors } = await openDocs();
+      try {
+        expect(await tryIt(page, "get", "/network/api/v1/staff/moderators")).toBe("401");
+        expect(await operation(page, "post", "/network/internal/coins/credit").count()).toBe(0);
+
+        const token = await t.token({ kind: "service", svc: "space", caps: ["network.staff.read"] });
+        await page.locator(".auth-wrapper button.authorize").click();
+        const dialog = page.locator(".modal-ux");
+        await dialog.locator("input#auth-bearer-value").fill(token);
+        await dialog.locator("button.authorize").click();
+        await dialog.locator("button.btn-done").click();
+
+        // A service token reads the whole document: the page fetches it again with the token.
+        await operation(page, "post", "/network/internal/coins/credit").waitFor();
+        expect(await tryIt(page, "get", "/network/api/v1/staff/moderators")).toBe("200");
+        expect(failed).toEqual([]);
+        // The browser logs the 401 it was asked to make.
+        expect(errors.filter((error) => !error.includes("status of 401"))).toEqual([]);
+      } finally {
+        await page.close();
+      }
+    },
+    BROWSER_TEST_MS,
+  );
+});
+
+describe("/docs over HTTP", () => {
+  it("GET / redirects to /docs", async () => {
+    const answer = await fetch(`${t.gatewayUrl}/`, { redirect: "manual" });
+    expect(answer.status).toBe(302);
+    expect(answer.headers.get("location")).toBe("/docs");
+  });
+
+  it("the page is revalidated each time; its assets, named by version, are cached for good", async () => {
+    const page = await fetch(`${t.gatewayUrl}/docs`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(page.headers.get("cache-control")).toBe("no-cache");
+    expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
+    const assets = [...(await page.text()).matchAll(/(?:href|src)="(\/docs\/assets\/[^"]+)"/g)].map(
+      (match) => match[1],
+    );
+    expect(assets.map((asset) => asset.split("/").pop())).toEqual([
+      "swagger-ui.css",
+      "swagger-ui-bundle.js",
+      "init.js",
+    ]);
+    for (const asset of assets) {
+      const answer = await fetch(t.gatewayUrl + asset);
+      expect(answer.status, asset).toBe(200);
+      expect(answer.headers.get("cache-control"), asset).toBe("public, max-age=31536000, immutable");
+      expect(answer.headers.get("content-type"), asset).toMatch(/^text\/(css|javascript); charset=utf-8$/);
+      await answer.arrayBuffer();
+    }
+    // Another version's asset, or a file the page does not load, is not served.
+    const stale = await fetch(`${t.gatewayUrl}/docs/assets/000000000000/swagger-ui-bundle.js`);
+    expect(stale.status).toBe(404);
+    const other = await fetch(t.gatewayUrl + assets[0].replace("swagger-ui.css", "index.html"));
+    expect(other.status).toBe(404);
+  });
+
+  it("other routes keep their headers: no CSP on the API", async () => {
+    const answer = await t.http("GET", "/vip/api/v1/plans");
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("content-security-policy")).toBeNull();
+  });
+});

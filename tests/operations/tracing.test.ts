@@ -1,0 +1,226 @@
+import { SpanKind } from "@opentelemetry/api";
+import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { createLogger } from "../../services/kit/runtime/logger.js";
+import { startTracing, stopTracing } from "../../services/kit/runtime/tracing.js";
+import type { Delivery } from "../../services/billing/provider/test.js";
+import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { NATS, describeWith } from "../support/skips.js";
+import { TcpProxy } from "../support/tcp-proxy.js";
+import { until } from "../support/until.js";
+import { as, deliver, newKey, person, setProfile, testProvider, usd, userToken } from "../tips/support.js";
+
+/** Every span this process ends, and every log line its platforms write. */
+const exporter = new InMemorySpanExporter();
+const lines: Record<string, unknown>[] = [];
+const logger = createLogger("info", { write: (line: string) => void lines.push(JSON.parse(line)) });
+
+/** A W3C traceparent as a client would send it: a new trace id, the client's own span. */
+function clientTraceparent(): { traceparent: string; traceId: string; spanId: string } {
+  const [traceId, spanId] = [randomBytes(16).toString("hex"), randomBytes(8).toString("hex")];
+  return { traceparent: `00-${traceId}-${spanId}-01`, traceId, spanId };
+}
+
+const spansOf = (traceId: string) => exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
+
+function named(spans: ReadableSpan[], name: string): ReadableSpan {
+  const found = spans.filter((s) => s.name === name);
+  expect(
+    found.map((s) => s.name),
+    `${name} among ${spans.map((s) => s.name).join(", ")}`,
+  ).toEqual([name]);
+  return found[0];
+}
+
+const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
+
+/** A supporter's tip by intent, paid at the test provider; answers the checkout. */
+async function tipByIntent(front: TestPlatform, billing: TestPlatform, headers: Record<string, string>) {
+  const [creator, supporter] = [person("cre"), person("sup")];
+  await setProfile(front, creator);
+  const tip = as(front, await userToken(front, supporter));
+  const answer = await tip(
+    "POST",
+    "/checkout",
+    { creator, amount: usd(700), payment_method: "PAYMENT_METHOD_INTENT" },
+    { "idempotency-key": newKey(), ...headers },
+  );
+  expect(answer.status, JSON.stringify(answer.body)).toBeLessThan(300);
+  const checkout = answer.body.checkout;
+  const order = new URL(checkout.checkout_url as string).searchParams.get("order")!;
+  const provider = testProvider(billing);
+  await provider.approve(order);
+  await provider.captureOrder(order);
+  const captured = (await provider.deliveries(order)).find((d: Delivery) => d.type === "payment.captured")!;
+  // The provider's webhook is a request of its own: it joins the trace when it carries the traceparent.
+  const delivered = await deliver(front, captured, headers);
+  expect(delivered.body.status).toBe("PROVIDER_EVENT_STATUS_APPLIED");
+  await until(
+    async () =>
+      (await tip("GET", `/interactions/${checkout.id}`)).body.interaction.payment_state === "PAYMENT_STATE_SETTLED",
+  );
+  return { checkout, tip, creator };
+}
+
+/** The outbox row billing wrote when it settled this checkout's intent. */
+async function settledRow(billing: TestPlatform, checkoutId: string) {
+  const em = billing.platform.contexts.get("billing")!.orm.em.fork();
+  const [row] = await em
+    .getConnection()
+    .execute<{ id: string; traceparent: string | null }[]>(
+      `select id, traceparent from billing.outbox where subject = 'billing.intent.settled' and payload like ?`,
+      [`%${checkoutId}%`],
+    );
+  return row;
+}
+
+// Billing in one process (RPC only), tips and the gateway in another reaching it over gRPC through a proxy the test
+// can cut: one database, one NATS namespace, shared keys (docs/operations.md's split run).
+describeWith(
+  NATS,
+  "tracing on: a tip by intent is one trace across the gateway, tips, billing and the consumer",
+  () => {
+    let billing: TestPlatform;
+    let proxy: TcpProxy;
+    let front: TestPlatform;
+
+    beforeAll(async () => {
+      startTracing(new SimpleSpanProcessor({ exporter }));
+      const shared = {
+        PF_JWT_PRIVATE_KEY: generateKeyPairSync("ed25519")
+          .privateKey.export({ type: "pkcs8", format: "pem" })
+          .toString(),
+        PF_SEAL_KEY: "seal-key-of-the-tracing-test",
+        PF_IP_HASH_KEY: "ip-hash-key-of-the-tracing-test",
+      };
+      billing = await startTestPlatform({ services: ["billing"], env: { ...shared, PF_GATEWAY: "0" }, logger });
+      const rpc = new URL(billing.platform.rpcUrl);
+      proxy = new TcpProxy(rpc.hostname, Number(rpc.port));
+      await proxy.open();
+      front = await startTestPlatform({
+        services: ["tips"],
+        logger,
+        env: {
+          ...shared,
+          DATABASE_URL: billing.platform.databaseUrl,
+          PF_NATS_NAMESPACE: billing.events!.namespace,
+          PF_BILLING_URL: `http://127.0.0.1:${proxy.port}`,
+          // Only billing's event settles the tip here, never tips' recovery worker.
+          PF_TIPS_RECOVERY_EVERY_MS: "3600000",
+          PF_TIPS_RECOVERY_AFTER_MS: "3600000",
+        },
+      });
+    });
+    afterAll(async () => {
+      await front?.stop();
+      await proxy?.cut();
+      await billing?.stop();
+      await stopTracing();
+    });
+
+    it("continues the client's traceparent through every RPC, the outbox row, NATS and tips' consumer", async () => {
+      const client = clientTraceparent();
+      const { checkout } = await tipByIntent(front, billing, { traceparent: client.traceparent });
+      await until(() => spansOf(client.traceId).some((s) => s.name === "tips/intent_settled"));
+      const spans = spansOf(client.traceId);
+
+      // The checkout: gateway → tips → billing, billing reached over gRPC.
+      const gateway = named(spans, "POST /tips/api/v1/checkout");
+      expect(gateway.kind).toBe(SpanKind.SERVER);
+      expect(parentOf(gateway)).toBe(client.spanId);
+      expect(gateway.attributes["http.response.status_code"]).toBeLessThan(300);
+      const create = named(spans, "tips/CreateCheckout");
+      expect(parentOf(create)).toBe(gateway.spanContext().spanId);
+      expect(create.attributes).toMatchObject({ "rpc.system": "connect_rpc", "rpc.method": "CreateCheckout" });
+      const intent = named(spans, "billing/CreateIntent");
+      expect(parentOf(intent)).toBe(create.spanContext().spanId);
+
+      // The webhook that settles it: its RPC wrote the event, whose consumer in tips continues the trace.
+      const webhook = named(spans, "billing/ReceiveProviderWebhook");
+      expect(parentOf(webhook)).toBe(named(spans, "POST /billing/api/v1/webhooks/{provider}").spanContext().spanId);
+      const row = await settledRow(billing, checkout.id);
+      expect(row.traceparent).toBe(`00-${client.traceId}-${webhook.spanContext().spanId}-01`);
+      const consumer = named(spans, "tips/intent_settled");
+      expect(consumer.kind).toBe(SpanKind.CONSUMER);
+      expect(parentOf(consumer)).toBe(webhook.spanContext().spanId);
+      expect(consumer.attributes).toMatchObject({
+        "messaging.system": "nats",
+        "messaging.destination.name": "billing.intent.settled",
+        "messaging.message.id": row.id,
+      });
+      // What the consumer wrote carries its span on: tips' own overlay consumer is in the trace too.
+      await until(() => spansOf(client.traceId).some((s) => s.name === "tips/overlay_alerts"));
+      expect(parentOf(named(spansOf(client.traceId), "tips/overlay_alerts"))).toBe(consumer.spanContext().spanId);
+    });
+
+    it("starts a trace at the gateway when the client sends none, and a refused call's span holds its Connect code", async () => {
+      const supporter = person("sup");
+      const missing = await as(front, await userToken(front, supporter))("GET", "/interactions/int_missing");
+      expect(missing.status).toBe(404);
+      const requestId = missing.headers.get("x-request-id");
+      const gateway = exporter
+        .getFinishedSpans()
+        .find((s) => s.attributes["pf.request_id"] === requestId && s.attributes["http.route"])!;
+      expect(gateway.name).toBe("GET /tips/api/v1/interactions/{id}");
+      expect(gateway.parentSpanContext).toBeUndefined();
+      expect(gateway.attributes["http.response.status_code"]).toBe(404);
+      const rpc = named(spansOf(gateway.spanContext().traceId), "tips/GetInteraction");
+      expect(rpc.attributes).toMatchObject({
+        "rpc.connect_rpc.error_code": "not_found",
+        "pf.problem.status": 404,
+      });
+    });
+
+    it("writes the trace id on the log lines of a request", async () => {
+      const client = clientTraceparent();
+      const creator = person("cre");
+      await setProfile(front, creator);
+      const tip = as(front, await userToken(front, person("sup")));
+      await proxy.cut();
+      try {
+        const pending = await tip(
+          "POST",
+          "/checkout",
+          { creator, amount: usd(300), payment_method: "PAYMENT_METHOD_INTENT" },
+          { "idempotency-key": newKey(), traceparent: client.traceparent },
+        );
+        expect(pending.body.checkout?.payment_state, JSON.stringify(pending.body)).toBe("PAYMENT_STATE_PENDING");
+      } finally {
+        await proxy.open();
+      }
+      const create = named(spansOf(client.traceId), "tips/CreateCheckout");
+      const logged = lines.find((line) => line.msg === "billing did not answer; the checkout stays pending");
+      expect(logged).toMatchObject({
+        service: "tips",
+        trace_id: client.traceId,
+        span_id: create.spanContext().spanId,
+        requestId: create.attributes["pf.request_id"],
+      });
+    });
+  },
+);
+
+describeWith(NATS, "tracing off", () => {
+  let t: TestPlatform;
+  beforeAll(async () => {
+    await stopTracing();
+    exporter.reset();
+    lines.length = 0;
+    t = await startTestPlatform({
+      services: ["tips", "billing"],
+      logger,
+      env: { PF_TIPS_RECOVERY_EVERY_MS: "3600000", PF_TIPS_RECOVERY_AFTER_MS: "3600000" },
+    });
+  });
+  afterAll(() => t?.stop());
+
+  it("needs no traceparent, takes one without tracing it, and records none in the outbox", async () => {
+    const { checkout } = await tipByIntent(t, t, {});
+    expect((await settledRow(t, checkout.id)).traceparent).toBeNull();
+    const sent = await tipByIntent(t, t, { traceparent: clientTraceparent().traceparent });
+    expect((await settledRow(t, sent.checkout.id)).traceparent).toBeNull();
+    expect(exporter.getFinishedSpans()).toEqual([]);
+    expect(lines.filter((line) => "trace_id" in line)).toEqual([]);
+  });
+});

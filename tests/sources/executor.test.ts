@@ -1,0 +1,142 @@
+import { createHash } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fixtureServer, type Fixture } from "../support/http-fixture.js";
+import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { FEEDS } from "../support/source-feeds.js";
+import { until } from "../support/until.js";
+import { ALL_SOURCES, caller, freshKey, NOTES } from "./support.js";
+
+const SECRET = `fixture-secret-${Date.now()}`;
+
+// The executor as it runs (every 100 ms, claiming runs, fetching outside a transaction, applying in one) against a
+// fixture site on 127.0.0.1, reachable only because the test allows its host:port (PF_FETCH_ALLOW_HOSTS).
+let site: Fixture;
+let t: TestPlatform;
+let call: ReturnType<typeof caller>;
+
+beforeAll(async () => {
+  site = await fixtureServer((request, response) => {
+    const path = request.url ?? "/";
+    if (path === "/robots.txt") return response.end("User-agent: *\nDisallow: /private\n");
+    if (path.startsWith("/feed.xml")) {
+      if (request.headers["if-none-match"] === '"v1"') return response.writeHead(304).end();
+      return response.writeHead(200, { "content-type": FEEDS.rss.type, etag: '"v1"' }).end(FEEDS.rss.body);
+    }
+    if (path === "/status-500") return response.writeHead(500).end("down");
+    if (path === "/broken.xml")
+      return response.writeHead(200, { "content-type": "application/rss+xml" }).end("<rss><channel><item>");
+    if (path === "/to-private") return response.writeHead(302, { location: "http://10.0.0.1/feed.xml" }).end();
+    return response.writeHead(404).end();
+  });
+  t = await startTestPlatform({
+    services: ["sources"],
+    env: {
+      PF_FETCH_ALLOW_HOSTS: site.host,
+      PF_FETCH_TIMEOUT_MS: "3000",
+      PF_SOURCES_EXECUTOR_EVERY_MS: "100",
+      PF_SOURCES_SCHEDULE_EVERY_MS: "2000000000",
+      PF_SOURCES_TRIGGERS_PER_MINUTE: "100",
+      PF_SOURCE_CRED_FIXTURE: SECRET,
+    },
+  });
+  const news = await t.token({ kind: "service", svc: "news", caps: ALL_SOURCES });
+  call = caller(t, () => news);
+});
+afterAll(async () => {
+  await t?.stop();
+  await site?.close();
+});
+
+/** A source of the fixture site, enabled. */
+async function siteSource(path: string, extra: Record<string, unknown> = {}) {
+  const key = freshKey("site");
+  const body = { key, kind: "SOURCE_KIND_RSS", url: site.url(path), enabled: true, ...NOTES, ...extra };
+  const answer = await call("POST", "/sources", body);
+  if (answer.status !== 201) throw new Error(`create failed: ${JSON.stringify(answer.body)}`);
+  return key;
+}
+
+/** Triggers a fetch and waits for the executor to end its run; answers the run. */
+async function fetched(key: string) {
+  const { id } = (await call("POST", `/sources/${key}/fetch`, {})).body.run;
+  let run: any;
+  await until(async () => {
+    run = (await call("GET", `/sources/${key}/runs`)).body.runs.runs.find((r: { id: string }) => r.id === id);
+    return !["RUN_STATE_QUEUED", "RUN_STATE_RUNNING"].includes(run.state);
+  });
+  return run;
+}
+
+describe("the executor against a fixture site", () => {
+  it("fetches, takes items with provenance, then answers not_modified to its conditional GET, a second apart", async () => {
+    const key = await siteSource("/feed.xml");
+    const first = await fetched(key);
+    const entries = FEEDS.rss.entries(site.url("").replace(/\/$/, ""));
+    expect(first).toMatchObject({ state: "RUN_STATE_SUCCEEDED", http_status: 200, items_new: entries.length });
+    const items = (await call("GET", `/items?source_key=${key}`)).body.items;
+    expect(items.items.map((i: { canonical_url: string }) => i.canonical_url).sort()).toEqual(
+      entries.map((e) => e.canonicalUrl).sort(),
+    );
+    expect(items.items[0].provenance).toMatchObject({
+      source_key: key,
+      raw_body_hash: createHash("sha256").update(FEEDS.rss.body).digest("hex"),
+      terms: NOTES.terms_note,
+    });
+    expect(items.items[0].provenance.parser_version).not.toBe("");
+    expect(items.sources).toMatchObject([{ source_key: key, health: { staleness: "STALENESS_FRESH" } }]);
+
+    const second = await fetched(key);
+    expect(second).toMatchObject({ state: "RUN_STATE_NOT_MODIFIED", http_status: 304, items_new: 0 });
+    const conditional = site.requests.filter((r) => r.url === "/feed.xml" && r.headers["if-none-match"] === '"v1"');
+    expect(conditional.length).toBeGreaterThan(0);
+    // Per-host politeness: at least a second between two fetches of one host.
+    expect(Date.parse(second.started_at) - Date.parse(first.started_at)).toBeGreaterThanOrEqual(1_000);
+    expect((await call("GET", `/items?source_key=${key}`)).body.items.items).toHaveLength(entries.length);
+  });
+
+  it("sends the credential read at fetch time; no answer ever carries its value", async () => {
+    const key = await siteSource("/feed.xml?auth", {
+      credential: { variable: "PF_SOURCE_CRED_FIXTURE", scheme: "CREDENTIAL_SCHEME_BEARER" },
+    });
+    const run = await fetched(key);
+    expect(run.state).toBe("RUN_STATE_SUCCEEDED");
+    const sent = site.requests.find((r) => r.url === "/feed.xml?auth");
+    expect(sent?.headers.authorization).toBe(`Bearer ${SECRET}`);
+    const answers = [
+      await call("GET", `/sources/${key}`),
+      await call("GET", `/sources/${key}/runs`),
+      await call("GET", `/items?source_key=${key}`),
+      await call("GET", "/health"),
+    ];
+    for (const answer of answers) expect(JSON.stringify(answer.body)).not.toContain(SECRET);
+  });
+
+  it("a credential whose variable is not set fails the run credential_missing, sending nothing", async () => {
+    const key = await siteSource("/feed.xml?missing", {
+      credential: { variable: "PF_SOURCE_CRED_UNSET", scheme: "CREDENTIAL_SCHEME_BEARER" },
+    });
+    expect(await fetched(key)).toMatchObject({
+      state: "RUN_STATE_FAILED",
+      failure_class: "FAILURE_CLASS_CREDENTIAL_MISSING",
+    });
+    expect(site.requests.some((r) => r.url === "/feed.xml?missing")).toBe(false);
+  });
+
+  it("each fault leaves a failed run with its class and nothing half-written", async () => {
+    const cases: [string, string][] = [
+      ["/status-500", "FAILURE_CLASS_HTTP_STATUS"],
+      ["/broken.xml", "FAILURE_CLASS_PARSE_ERROR"],
+      ["/to-private", "FAILURE_CLASS_REFUSED_ADDRESS"],
+      ["/private/feed.xml", "FAILURE_CLASS_ROBOTS_DISALLOWED"],
+    ];
+    for (const [path, failureClass] of cases) {
+      const key = await siteSource(path);
+      expect(await fetched(key), path).toMatchObject({ state: "RUN_STATE_FAILED", failure_class: failureClass });
+      expect((await call("GET", `/items?source_key=${key}&include_removed=1`)).body.items.items, path).toEqual([]);
+      expect((await call("GET", `/sources/${key}`)).body.source.health, path).toMatchObject({
+        consecutive_failures: 1,
+        last_failure_class: failureClass,
+      });
+    }
+  });
+});

@@ -1,0 +1,47 @@
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/** The platform as operators run it (`npm start`'s entry point) in a process of its own, which a test may kill. */
+export interface ChildPlatform {
+  gatewayUrl: string;
+  /** `kill -9`: no shutdown, nothing flushed. */
+  kill(): Promise<void>;
+  /** SIGTERM, as an operator stops it. */
+  stop(): Promise<void>;
+}
+
+/** Starts services/main.ts on Node with these settings (merged over the test's environment) and waits for /readyz. */
+export async function startChildPlatform(env: Record<string, string>, readyWithinMs = 30_000): Promise<ChildPlatform> {
+  const port = env.PF_HTTP_PORT;
+  if (!port) throw new Error("a child platform needs PF_HTTP_PORT, so a restart answers on the same address");
+  const child = spawn(process.execPath, ["--import", "tsx", "services/main.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: "warn", PF_METRICS_PORT: "0", ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4_000)));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const gatewayUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + readyWithinMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the child platform exited (${child.exitCode}): ${stderr}`);
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`the child platform was not ready within ${readyWithinMs} ms: ${stderr}`);
+    }
+    const ready = await fetch(`${gatewayUrl}/readyz`).then(
+      (answer) => answer.status === 200,
+      () => false,
+    );
+    if (ready) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const end = async (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+  };
+  return { gatewayUrl, kill: () => end("SIGKILL"), stop: () => end("SIGTERM") };
+}

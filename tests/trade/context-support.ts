@@ -1,0 +1,80 @@
+import { beforeAll, expect } from "vitest";
+import type { TestPlatform } from "../support/platform.js";
+import { ALL_TRADE, instrument, observationBody } from "./support.js";
+
+export const WORKFLOW = "trade.summarize_market_context";
+/** The header marking a call as AI output. */
+export const AI = { "x-pf-origin": "ai" };
+/** The header naming the person a service acts for. */
+export const as = (subject: string) => ({ "x-pf-subject": subject });
+const CONTEXT_CAPS = ["trade.context.read", "trade.context.propose"];
+
+let run = 0;
+/** An AI proposal's body: workflow and a fresh run id unless overridden. */
+export const aiDraft = (inputId: string, extra: Record<string, unknown> = {}) => ({
+  propose: {
+    text: "Shares rose to 190.50 USD [1].",
+    input_id: inputId,
+    citations: [1],
+    workflow: WORKFLOW,
+    run_id: `run_${run++}`,
+    ...extra,
+  },
+});
+
+/** A decision's body (approve, reject, publish). */
+export const decision = (action: string, revision: number, note?: string) => ({
+  [action]: { revision, ...(note ? { note } : {}) },
+});
+
+/**
+ * The callers and steps of the context tests: the web service (every trade
+ * capability), the AI workflow's service, an operator holding trade.admin.
+ */
+export function contextKit(t: TestPlatform) {
+  const tokens = { web: "", ai: "", admin: "" };
+  beforeAll(async () => {
+    tokens.web = await t.token({ kind: "service", svc: "web", caps: [...ALL_TRADE, ...CONTEXT_CAPS] });
+    tokens.ai = await t.token({ kind: "service", svc: "ai", caps: CONTEXT_CAPS });
+    tokens.admin = await t.token({ kind: "service", svc: "ops", caps: ["trade.admin"] });
+  });
+
+  /** A context route of an instrument, as `token` (the web service unless given). */
+  const contextCall = (
+    method: string,
+    symbol: string,
+    {
+      token = tokens.web,
+      suffix = "",
+      body,
+      headers = {},
+    }: { token?: string; suffix?: string; body?: unknown; headers?: Record<string, string> } = {},
+  ) => t.http(method, `/trade/api/v1/instruments/${symbol}/context${suffix}`, { token, body, headers });
+
+  /** An instrument with two observations and its input; answers the symbol and the input. */
+  const withInput = async () => {
+    const { symbol } = await instrument(t, tokens.web);
+    for (const [value, at] of [
+      ["187.12", "2026-12-01T10:00:00Z"],
+      ["190.50", "2026-12-02T10:00:00Z"],
+    ]) {
+      const recorded = await t.http("POST", "/trade/api/v1/observations", {
+        token: tokens.web,
+        body: observationBody(symbol, value, at),
+      });
+      expect(recorded.status).toBe(201);
+    }
+    const input = await contextCall("GET", symbol, { suffix: "/input", token: tokens.ai });
+    expect(input.status).toBe(200);
+    return { symbol, input: input.body.input };
+  };
+
+  /** An AI proposal (201); answers the draft revision. */
+  const proposed = async (symbol: string, inputId: string, extra: Record<string, unknown> = {}) => {
+    const answer = await contextCall("POST", symbol, { token: tokens.ai, headers: AI, body: aiDraft(inputId, extra) });
+    expect(answer.status).toBe(201);
+    return answer.body.revision;
+  };
+
+  return { tokens, contextCall, withInput, proposed };
+}
