@@ -210,7 +210,7 @@ describe("README.md examples against a platform started as npm start starts it",
     let exited: string | undefined;
     platform.once("exit", (code, signal) => (exited = code === null ? `on ${signal ?? "a signal"}` : `with ${code}`));
     const ready = async () => {
-      if (exited) throw new Error(`npx tsx services/main.ts exited ${exited}:\n${output}`);
+      if (exited) throw new Error(`npm start exited ${exited}:\n${output}`);
       const answer = await fetch(`http://127.0.0.1:${http}/readyz`).catch(() => undefined);
       return answer?.status === 200;
     };
@@ -239,4 +239,18 @@ describe("README.md examples against a platform started as npm start starts it",
       promise!.check(stdout);
     }, 120_000);
   }
+
+  // Last, since it stops the platform: a process manager signals npm alone, and npm hands the signal to the script's
+  // process. The start script execs node, or sh -c would die by itself and leave the platform running.
+  it("stops, its ports released, when npm alone is sent SIGTERM", async () => {
+    const npmExited = new Promise((done) => platform!.once("exit", done));
+    process.kill(platform!.pid!, "SIGTERM");
+    await npmExited;
+    const answers = () =>
+      fetch(`http://127.0.0.1:${ports.http}/healthz`).then(
+        () => true,
+        () => false,
+      );
+    await until(async () => !(await answers()), 20_000);
+  }, 60_000);
 });
