@@ -109,6 +109,22 @@ describe("GET /metrics on PF_METRICS_PORT", () => {
     expect(find(samples, "nodejs_eventloop_lag_seconds")).toHaveLength(1);
     expect(find(samples, "nodejs_eventloop_lag_p99_seconds")).toHaveLength(1);
   });
+
+  it("counts a pool's connections checked out and the callers waiting for one", async () => {
+    const pool = await t.platform.contexts.get("deals")!.orm.em.getConnection().getNativeClient();
+    const held = await Promise.all(Array.from({ length: 4 }, () => pool.connect()));
+    // A fifth caller waits: every connection of the pool (PF_DB_POOL=4) is held.
+    const queued = pool.connect();
+    try {
+      const samples = await scrape();
+      expect(valueOf(samples, "pf_db_pool_in_use", { service: "deals" })).toBe(4);
+      expect(valueOf(samples, "pf_db_pool_waiting", { service: "deals" })).toBeGreaterThanOrEqual(1);
+    } finally {
+      for (const client of held) client.release();
+      (await queued).release();
+    }
+    await until(async () => valueOf(await scrape(), "pf_db_pool_waiting", { service: "deals" }) === 0);
+  });
 });
 
 describe("the outbox gauges", () => {
@@ -172,5 +188,31 @@ describeWith(NATS, "consumer lag", () => {
       expect(lag, JSON.stringify(labels)).toBeDefined();
       expect(lag.value).toBeGreaterThanOrEqual(0);
     }
+  });
+
+  it("counts the events a consumer has been sent and not yet applied", async () => {
+    const labels = { service: "vip", consumer: "vip_entitlements" };
+    const lag = async () => find(await scrape(), "pf_consumer_lag", labels)[0]?.value;
+    await until(async () => (await lag()) === 0);
+    // vip's inbox locked against writes: its consumer cannot record, so cannot acknowledge, what billing publishes.
+    const em = t.platform.contexts.get("vip")!.orm.em.fork();
+    await em.begin();
+    try {
+      await em.getConnection().execute(`lock table "vip".inbox in share mode`, [], "run", em.getTransactionContext());
+      // Empty entitlement events: applied, they change nothing.
+      await t.platform.contexts
+        .get("billing")!
+        .orm.em.getConnection()
+        .execute(
+          `insert into "billing".outbox (id, subject, schema_id, payload) values
+           ('evt_0lag1', 'billing.entitlement.changed', 'pf.billing.v1.EntitlementChanged', '{}'),
+           ('evt_0lag2', 'billing.entitlement.changed', 'pf.billing.v1.EntitlementChanged', '{}'),
+           ('evt_0lag3', 'billing.entitlement.changed', 'pf.billing.v1.EntitlementChanged', '{}')`,
+        );
+      await until(async () => (await lag()) === 3);
+    } finally {
+      await em.rollback();
+    }
+    await until(async () => (await lag()) === 0);
   });
 });

@@ -1,15 +1,18 @@
 import { SpanKind } from "@opentelemetry/api";
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace";
 import { generateKeyPairSync, randomBytes } from "node:crypto";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { BillingService } from "../../gen/pf/billing/v1/billing_pb.js";
 import { createLogger } from "../../services/kit/runtime/logger.js";
-import { startTracing, stopTracing } from "../../services/kit/runtime/tracing.js";
+import { flushTracing, startTracing, stopTracing } from "../../services/kit/runtime/tracing.js";
 import type { Delivery } from "../../services/billing/provider/test.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { NATS, describeWith } from "../support/skips.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 import { until } from "../support/until.js";
-import { as, deliver, newKey, person, setProfile, testProvider, usd, userToken } from "../tips/support.js";
+import { as, deliver, fund, newKey, person, setProfile, testProvider, usd, userToken } from "../tips/support.js";
 
 /** Every span this process ends, and every log line its platforms write. */
 const exporter = new InMemorySpanExporter();
@@ -154,6 +157,49 @@ describeWith(
       expect(parentOf(named(spansOf(client.traceId), "tips/overlay_alerts"))).toBe(consumer.spanContext().spanId);
     });
 
+    it("gives each transfer of a batch its own trace: its event carries the span of the call that made it", async () => {
+      const transfers = billing.client(
+        BillingService,
+        await billing.token({ kind: "service", svc: "tips", caps: ["billing.transfer.create"] }),
+      );
+      const creator = person("cre");
+      const payers = Array.from({ length: 12 }, () => person("fan"));
+      for (const payer of payers) await fund(billing, payer, 100n);
+      const sent = payers.map((payer) => ({ payer, client: clientTraceparent() }));
+      // All at once: the first starts a batch, the others queue behind it and share the next.
+      const answers = await Promise.all(
+        sent.map(({ payer, client }) =>
+          transfers.createTransfer(
+            {
+              fromSubject: payer,
+              toSubject: creator,
+              amount: { minorUnits: 10n, currency: "USD" },
+              idempotencyKey: newKey(),
+            },
+            { headers: { traceparent: client.traceparent } },
+          ),
+        ),
+      );
+      const ids = answers.map((answer) => answer.transfer!.id);
+      const sql = <T>(query: string, params: unknown[]) =>
+        billing.platform.contexts.get("billing")!.orm.em.fork().getConnection().execute<T[]>(query, params);
+      const [commits] = await sql<{ n: string }>(
+        `select count(distinct xmin::text) as n from billing.transactions where id in (${ids.map(() => "?").join(", ")})`,
+        ids,
+      );
+      expect(Number(commits.n)).toBeLessThan(ids.length);
+
+      for (const [i, { client }] of sent.entries()) {
+        const call = named(spansOf(client.traceId), "billing/CreateTransfer");
+        expect(parentOf(call)).toBe(client.spanId);
+        const [row] = await sql<{ traceparent: string | null }>(
+          `select traceparent from billing.outbox where subject = 'billing.transfer.created' and payload like ?`,
+          [`%${ids[i]}%`],
+        );
+        expect(row.traceparent).toBe(`00-${client.traceId}-${call.spanContext().spanId}-01`);
+      }
+    });
+
     it("starts a trace at the gateway when the client sends none, and a refused call's span holds its Connect code", async () => {
       const supporter = person("sup");
       const missing = await as(front, await userToken(front, supporter))("GET", "/interactions/int_missing");
@@ -222,5 +268,85 @@ describeWith(NATS, "tracing off", () => {
     expect((await settledRow(t, sent.checkout.id)).traceparent).toBeNull();
     expect(exporter.getFinishedSpans()).toEqual([]);
     expect(lines.filter((line) => "trace_id" in line)).toEqual([]);
+  });
+});
+
+/** The spans of an OTLP/HTTP JSON export, as a collector receives them. */
+interface OtlpExport {
+  resourceSpans: {
+    resource: { attributes: { key: string; value: { stringValue?: string } }[] };
+    scopeSpans: { spans: { traceId: string; spanId: string; parentSpanId?: string; name: string }[] }[];
+  }[];
+}
+
+describeWith(NATS, "tracing on by OTEL_EXPORTER_OTLP_ENDPOINT", () => {
+  /** What a collector at the endpoint received at /v1/traces. */
+  const exports: { contentType?: string; body: OtlpExport }[] = [];
+  let collector: Server;
+  let t: TestPlatform;
+
+  beforeAll(async () => {
+    await stopTracing();
+    collector = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on("data", (chunk: Buffer) => chunks.push(chunk));
+      request.on("end", () => {
+        if (request.method === "POST" && request.url === "/v1/traces")
+          exports.push({
+            contentType: request.headers["content-type"],
+            body: JSON.parse(Buffer.concat(chunks).toString()) as OtlpExport,
+          });
+        response.writeHead(200, { "content-type": "application/json" }).end("{}");
+      });
+    });
+    await new Promise<void>((resolve) => collector.listen(0, "127.0.0.1", resolve));
+    vi.stubEnv("OTEL_EXPORTER_OTLP_ENDPOINT", `http://127.0.0.1:${(collector.address() as AddressInfo).port}`);
+    vi.stubEnv("OTEL_SERVICE_NAME", "pf-tracing-test");
+    // Tips and billing in one process: tips calls billing in memory.
+    t = await startTestPlatform({
+      services: ["tips", "billing"],
+      env: { PF_TIPS_RECOVERY_EVERY_MS: "3600000", PF_TIPS_RECOVERY_AFTER_MS: "3600000" },
+    });
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await stopTracing();
+    vi.unstubAllEnvs();
+    await new Promise((resolve) => collector?.close(resolve));
+  });
+
+  it("exports a tip by intent as one trace, the in-memory call from tips to billing included", async () => {
+    const client = clientTraceparent();
+    await tipByIntent(t, t, { traceparent: client.traceparent });
+    const exported = () =>
+      exports.flatMap(({ body }) =>
+        body.resourceSpans.flatMap(({ scopeSpans }) =>
+          scopeSpans.flatMap(({ spans }) => spans.filter((span) => span.traceId === client.traceId)),
+        ),
+      );
+    const one = (name: string) => {
+      const found = exported().filter((span) => span.name === name);
+      expect(found, name).toHaveLength(1);
+      return found[0];
+    };
+    await until(async () => {
+      await flushTracing();
+      return exported().some((span) => span.name === "tips/intent_settled");
+    });
+
+    expect(exports.every(({ contentType }) => contentType === "application/json")).toBe(true);
+    const names = exports.flatMap(({ body }) =>
+      body.resourceSpans.flatMap(({ resource }) =>
+        resource.attributes.filter(({ key }) => key === "service.name").map(({ value }) => value.stringValue),
+      ),
+    );
+    expect(new Set(names)).toEqual(new Set(["pf-tracing-test"]));
+
+    const gateway = one("POST /tips/api/v1/checkout");
+    expect(gateway.parentSpanId).toBe(client.spanId);
+    const create = one("tips/CreateCheckout");
+    expect(create.parentSpanId).toBe(gateway.spanId);
+    expect(one("billing/CreateIntent").parentSpanId).toBe(create.spanId);
+    expect(one("tips/intent_settled").parentSpanId).toBe(one("billing/ReceiveProviderWebhook").spanId);
   });
 });

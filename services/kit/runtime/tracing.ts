@@ -31,11 +31,14 @@ export function tracingOn(): boolean {
   return tracer !== undefined;
 }
 
-/** Starts exporting over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set, unless this process traces already. */
-export function tracingFromEnvironment(env: Record<string, string | undefined> = process.env): void {
-  if (tracer || !env.OTEL_EXPORTER_OTLP_ENDPOINT) return;
-  // The exporter reads the endpoint (adding /v1/traces) and the other OTEL_EXPORTER_OTLP_* settings itself.
-  startTracing(new BatchSpanProcessor({ exporter: new OTLPTraceExporter() }), env.OTEL_SERVICE_NAME || "pf-platform");
+/**
+ * Starts exporting over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set, unless this process traces already. Read from
+ * `process.env`, where the exporter itself reads the endpoint (adding /v1/traces) and the other OTEL_EXPORTER_OTLP_*.
+ */
+export function tracingFromEnvironment(): void {
+  const { OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME } = process.env;
+  if (tracer || !OTEL_EXPORTER_OTLP_ENDPOINT) return;
+  startTracing(new BatchSpanProcessor({ exporter: new OTLPTraceExporter() }), OTEL_SERVICE_NAME || "pf-platform");
 }
 
 /** Traces this process into `processor` (tests: a SimpleSpanProcessor over an InMemorySpanExporter). */
