@@ -58,6 +58,9 @@ describe("alert rules", () => {
         "filing_type",
       ],
       [{ symbol }, "kind"],
+      // A value the contract does not know is refused, never read as "either".
+      [{ symbol, kind: "ALERT_KIND_THRESHOLD", metric: "price", unit: "USD", level: "1", direction: 99 }, "direction"],
+      [{ symbol, kind: "ALERT_KIND_NEW_DOCUMENT", direction: 99 }, "direction"],
       [{ kind: "ALERT_KIND_NEW_DOCUMENT" }, "symbol"],
     ];
     for (const [body, field] of cases) {

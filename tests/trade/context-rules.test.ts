@@ -26,6 +26,14 @@ describe("text reading as a recommendation to trade", () => {
     // An imperative is never a reported fact, whatever verb stands before it.
     ["Goldman upgraded it, so you should buy.", "you should buy"],
     ["Line one\nsell", "sell"],
+    ["Short the stock into the print.", "Short the stock"],
+    ["Investors could load up on shares below 150.", "load up on"],
+    ["Add to your position on weakness.", "Add to your position"],
+    ["Now is the time to open a position.", "open a position"],
+    ["You should hold through the split.", "You should hold"],
+    ["It is our top pick for 2027.", "top pick"],
+    ["We see it at equal-weight.", "equal-weight"],
+    ["Our price objective is 210 USD.", "price objective"],
   ];
   const allowed = [
     "The company sells chips and sold 5% of its stake in March.",
@@ -36,6 +44,9 @@ describe("text reading as a recommendation to trade", () => {
     "The stock outperformed the index in 2025.",
     "Revenue rose 12% [1]; margins narrowed [2].",
     "Buyers and sellers met at 187.12 USD.",
+    "Short interest rose to 3% of the float [1].",
+    "Barclays named it a top pick in January.",
+    "The broker assigned an equal-weight rating.",
     "",
   ];
 

@@ -153,6 +153,15 @@ describe("the AI context gate", () => {
       code: "context.recommendation_refused",
       phrase: "price target",
     });
+    // A service writing as itself (authorship system) is refused the same way.
+    const fromService = await contextCall("POST", symbol, {
+      body: { propose: { text: "Strong buy at these levels [1].", input_id: input.input_id, citations: [1] } },
+    });
+    expect(fromService.body).toMatchObject({
+      status: 422,
+      code: "context.recommendation_refused",
+      phrase: "Strong buy",
+    });
     // A reported fact passes.
     const fact = await contextCall("POST", symbol, {
       token: writer,

@@ -1,5 +1,8 @@
+import { ConnectError } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
+import { TradeService } from "../../gen/pf/trade/v1/trade_pb.js";
 import { qualified } from "../../services/kit/db/orm.js";
+import { problemOf } from "../../services/kit/handler/problem.js";
 import { usePlatform } from "../support/platform.js";
 import { ALL_TRADE, instrument, observationBody, TRADE_ENV } from "./support.js";
 
@@ -103,6 +106,52 @@ describe("observations, stated exactly", () => {
         expect(lost.body.observation.id).toBe(winner.id);
       }
     }
+  });
+
+  it("racing writers of one reference in two series (another unit): exactly one wins; identical racers replay it", async () => {
+    for (let round = 0; round < 3; round++) {
+      const body = observationBody(symbol, "7", `2026-12-04T10:0${round}:00Z`);
+      // Another unit is another series: no series lock orders them, only the unique (source_key, source_ref).
+      const answers = await Promise.all(["USD", "EUR", "GBP"].map((unit) => record({ ...body, unit, currency: unit })));
+      expect(answers.map((answer) => answer.status).sort()).toEqual([201, 409, 409]);
+      const winner = answers.find((answer) => answer.status === 201)!.body.observation;
+      for (const lost of answers.filter((answer) => answer.status === 409)) {
+        expect(lost.body).toMatchObject({ code: "observation.conflict", observation: { id: winner.id } });
+      }
+    }
+    const same = observationBody(symbol, "8.10", "2026-12-04T11:00:00Z");
+    const answers = await Promise.all([1, 2, 3].map(() => record(same)));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 200, 201]);
+    expect(new Set(answers.map((answer) => answer.body.observation.id)).size).toBe(1);
+    expect(answers.every((answer) => answer.body.observation.value === "8.10")).toBe(true);
+  });
+
+  it("over gRPC too: a missing or impossible time is 400 naming it, never defaulted and never a 500", async () => {
+    const client = t.client(TradeService, web);
+    const base = {
+      symbol,
+      metric: "price",
+      value: "1",
+      unit: "USD",
+      sourceKey: "grpc-feed",
+      sourceRef: `grpc-${Date.now()}`,
+      observedAt: { seconds: 1_795_000_000n, nanos: 0 },
+      retrievedAt: { seconds: 1_795_000_000n, nanos: 0 },
+    };
+    const refusal = async (request: Omit<typeof base, "observedAt" | "retrievedAt"> & Partial<typeof base>) => {
+      const refused = await client.recordObservation(request).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(ConnectError);
+      const { status, code, extensions } = problemOf(refused);
+      return `${status} ${code} ${JSON.stringify(extensions?.field)}`;
+    };
+    expect(await refusal({ ...base, observedAt: undefined })).toBe('400 request.invalid "observed_at"');
+    expect(await refusal({ ...base, retrievedAt: undefined })).toBe('400 request.invalid "retrieved_at"');
+    expect(await refusal({ ...base, observedAt: { seconds: 10n ** 15n, nanos: 0 } })).toBe(
+      '400 request.invalid "observed_at"',
+    );
+    expect(await refusal({ ...base, retrievedAt: { seconds: 0n, nanos: -1 } })).toBe(
+      '400 request.invalid "retrieved_at"',
+    );
   });
 
   it("people and apps are refused (services only)", async () => {

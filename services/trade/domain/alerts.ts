@@ -37,10 +37,16 @@ const USES: Record<RuleFields["kind"], (keyof typeof FIELDS)[]> = {
   new_document: [],
 };
 
+const DIRECTIONS = ["up", "down", "either"];
+
 /** A form type as filings name it (`10-K`, `8-K`, `S-1/A`). */
 const FORM = /^[A-Za-z0-9][A-Za-z0-9 ./-]{0,19}$/;
 
-/** Checks a rule's fields for its kind (kind and direction given as stored words, "" when unset). */
+/**
+ * Checks a rule's fields for its kind (kind and direction given as stored
+ * words, "" when unset; a value the contract does not know is refused, never
+ * read as unset).
+ */
 export function ruleFields(input: RuleInput): RuleFields {
   if (!(input.kind in USES))
     throw invalid("kind", "kind is ALERT_KIND_THRESHOLD, ALERT_KIND_FILING_TYPE or ALERT_KIND_NEW_DOCUMENT");
@@ -65,6 +71,8 @@ export function ruleFields(input: RuleInput): RuleFields {
   if (kind === "new_document") {
     return { kind, metric: "", unit: "", currency: "", levelText: "", direction: "either", filingType: "" };
   }
+  if (input.direction !== "" && !DIRECTIONS.includes(input.direction))
+    throw invalid("direction", "direction is DIRECTION_UP, DIRECTION_DOWN or DIRECTION_EITHER");
   return {
     kind,
     metric: requireWord("metric", input.metric, 64, METRIC),

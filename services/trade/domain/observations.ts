@@ -26,9 +26,20 @@ interface ObservationInput {
   sourceRef: string;
 }
 
-/** A required time: 400 naming the field when missing; never defaulted (not to now, not to retrieved_at). */
-function requireTime(field: string, value: Timestamp | undefined): Date {
+/** The seconds of 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z: the range of a protobuf Timestamp. */
+const FIRST_SECOND = -62135596800n;
+const LAST_SECOND = 253402300799n;
+
+/**
+ * A required time: 400 naming the field when missing or outside a
+ * Timestamp's range (a gRPC caller may send any seconds); never defaulted
+ * (not to now, not to retrieved_at).
+ */
+export function requireTime(field: string, value: Timestamp | undefined): Date {
   if (value === undefined) throw invalid(field, `${field} is required and never inferred`);
+  const { seconds, nanos } = value;
+  if (seconds < FIRST_SECOND || seconds > LAST_SECOND || nanos < 0 || nanos > 999_999_999)
+    throw invalid(field, `${field} is a time between 0001-01-01 and 9999-12-31`);
   return timestampDate(value);
 }
 

@@ -22,6 +22,9 @@ const RATINGS = [
   "underweight",
   "outperform",
   "underperform",
+  "equal weight",
+  "top pick",
+  "price objective",
 ];
 
 const IMPERATIVES = [
@@ -39,6 +42,12 @@ const IMPERATIVES = [
   "stop loss",
   "entry point",
   "buy the dip",
+  "you should hold",
+  "short the stock",
+  "short the shares",
+  "load up on",
+  "add to your position",
+  "open a position",
 ];
 
 export const PHRASES: readonly Phrase[] = [
@@ -49,6 +58,7 @@ export const PHRASES: readonly Phrase[] = [
 /** Past-tense verbs that report what someone else did: a rating after one of them is a fact, not advice. */
 export const REPORTING_VERBS: readonly string[] = [
   "announced",
+  "assigned",
   "cut",
   "disclosed",
   "downgraded",
@@ -56,6 +66,7 @@ export const REPORTING_VERBS: readonly string[] = [
   "issued",
   "lowered",
   "maintained",
+  "named",
   "raised",
   "rated",
   "reiterated",
