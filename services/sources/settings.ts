@@ -17,6 +17,8 @@ export interface SourcesSettings {
   hostGapMs: number;
   /** Manual fetch triggers per source and minute (PF_SOURCES_TRIGGERS_PER_MINUTE, default 1). */
   fetchTriggersPerMinute: number;
+  /** Requests adding items to one manual source an hour (PF_SOURCES_ITEM_REQUESTS_PER_HOUR, default 600). */
+  itemRequestsPerHour: number;
 }
 
 export function sourcesSettings(config: Config): SourcesSettings {
@@ -29,5 +31,6 @@ export function sourcesSettings(config: Config): SourcesSettings {
     reaperEveryMs: wholeSetting(env, "PF_SOURCES_REAPER_EVERY_MS", 10_000, 1),
     hostGapMs: wholeSetting(env, "PF_SOURCES_HOST_GAP_MS", 1_000, 1_000),
     fetchTriggersPerMinute: wholeSetting(env, "PF_SOURCES_TRIGGERS_PER_MINUTE", 1, 1),
+    itemRequestsPerHour: wholeSetting(env, "PF_SOURCES_ITEM_REQUESTS_PER_HOUR", 600, 1),
   };
 }

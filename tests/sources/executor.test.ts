@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
+import { createGzip } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ServerResponse } from "node:http";
 import { fixtureServer, type Fixture } from "../support/http-fixture.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { FEEDS } from "../support/source-feeds.js";
@@ -11,10 +13,40 @@ const SECRET = `fixture-secret-${Date.now()}`;
 // The executor as it runs (every 100 ms, claiming runs, fetching outside a transaction, applying in one) against a
 // fixture site on 127.0.0.1, reachable only because the test allows its host:port (PF_FETCH_ALLOW_HOSTS).
 let site: Fixture;
+/** Another server on 127.0.0.1, not allowed: a redirect there must never connect. */
+let inside: Fixture;
 let t: TestPlatform;
 let call: ReturnType<typeof caller>;
 
+/** Writes 64 KiB chunks for as long as the client reads. */
+function endless(response: ServerResponse) {
+  response.writeHead(200, { "content-type": "application/rss+xml" });
+  const chunk = Buffer.alloc(64 * 1024, 32);
+  const more = () => {
+    while (!response.destroyed && response.write(chunk));
+  };
+  response.on("drain", more);
+  more();
+}
+
+/** 512 MiB of spaces, gzipped (about 500 KiB on the wire). */
+function gzipBomb(response: ServerResponse) {
+  response.writeHead(200, { "content-type": "application/rss+xml", "content-encoding": "gzip" });
+  const gzip = createGzip();
+  gzip.pipe(response);
+  response.on("close", () => gzip.destroy());
+  let left = 512;
+  const spaces = Buffer.alloc(1024 * 1024, 32);
+  const more = () => {
+    while (left > 0 && !response.destroyed && gzip.write(spaces)) left--;
+    if (left === 0) gzip.end();
+  };
+  gzip.on("drain", more);
+  more();
+}
+
 beforeAll(async () => {
+  inside = await fixtureServer((_request, response) => response.end("inside"));
   site = await fixtureServer((request, response) => {
     const path = request.url ?? "/";
     if (path === "/robots.txt") return response.end("User-agent: *\nDisallow: /private\n");
@@ -26,13 +58,26 @@ beforeAll(async () => {
     if (path === "/broken.xml")
       return response.writeHead(200, { "content-type": "application/rss+xml" }).end("<rss><channel><item>");
     if (path === "/to-private") return response.writeHead(302, { location: "http://10.0.0.1/feed.xml" }).end();
+    if (path === "/to-loopback") return response.writeHead(302, { location: inside.url("/feed.xml") }).end();
+    if (path === "/slow") return; // never answers
+    if (path === "/endless") return endless(response);
+    if (path === "/huge") return response.writeHead(200, { "content-length": String(5 * 1024 ** 3) }).write("<rss>");
+    if (path === "/bomb") return gzipBomb(response);
+    if (path === "/drop") return request.socket.destroy();
+    if (path === "/bad.html")
+      return response.writeHead(200, { "content-type": "text/html" }).end(Buffer.from([0x89, 0x50, 0x00, 0x1a]));
+    if (path === "/long-tag")
+      return response
+        .writeHead(200, { "content-type": "application/rss+xml" })
+        .end(`<rss><channel><${"t".repeat(2000)}></channel></rss>`);
     return response.writeHead(404).end();
   });
   t = await startTestPlatform({
     services: ["sources"],
     env: {
       PF_FETCH_ALLOW_HOSTS: site.host,
-      PF_FETCH_TIMEOUT_MS: "3000",
+      PF_FETCH_TIMEOUT_MS: "2000",
+      PF_FETCH_MAX_BYTES: String(1024 * 1024),
       PF_SOURCES_EXECUTOR_EVERY_MS: "100",
       PF_SOURCES_SCHEDULE_EVERY_MS: "2000000000",
       PF_SOURCES_TRIGGERS_PER_MINUTE: "100",
@@ -45,6 +90,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.stop();
   await site?.close();
+  await inside?.close();
 });
 
 /** A source of the fixture site, enabled. */
@@ -123,14 +169,22 @@ describe("the executor against a fixture site", () => {
   });
 
   it("each fault leaves a failed run with its class and nothing half-written", async () => {
-    const cases: [string, string][] = [
+    const cases: [string, string, string?][] = [
       ["/status-500", "FAILURE_CLASS_HTTP_STATUS"],
-      ["/broken.xml", "FAILURE_CLASS_PARSE_ERROR"],
+      ["/slow", "FAILURE_CLASS_TIMEOUT"],
+      ["/endless", "FAILURE_CLASS_TOO_LARGE"],
+      ["/huge", "FAILURE_CLASS_TOO_LARGE"],
+      ["/bomb", "FAILURE_CLASS_TOO_LARGE"],
+      ["/to-loopback", "FAILURE_CLASS_REFUSED_ADDRESS"],
       ["/to-private", "FAILURE_CLASS_REFUSED_ADDRESS"],
+      ["/broken.xml", "FAILURE_CLASS_PARSE_ERROR"],
+      ["/long-tag", "FAILURE_CLASS_PARSE_ERROR"],
+      ["/bad.html", "FAILURE_CLASS_PARSE_ERROR", "SOURCE_KIND_HTML_PAGE"],
+      ["/drop", "FAILURE_CLASS_CONNECT"],
       ["/private/feed.xml", "FAILURE_CLASS_ROBOTS_DISALLOWED"],
     ];
-    for (const [path, failureClass] of cases) {
-      const key = await siteSource(path);
+    for (const [path, failureClass, kind] of cases) {
+      const key = await siteSource(path, kind ? { kind } : {});
       expect(await fetched(key), path).toMatchObject({ state: "RUN_STATE_FAILED", failure_class: failureClass });
       expect((await call("GET", `/items?source_key=${key}&include_removed=1`)).body.items.items, path).toEqual([]);
       expect((await call("GET", `/sources/${key}`)).body.source.health, path).toMatchObject({
@@ -138,5 +192,11 @@ describe("the executor against a fixture site", () => {
         last_failure_class: failureClass,
       });
     }
-  });
+    expect(inside.connections).toBe(0);
+    // No run of these sources is left queued or running.
+    const active = (await call("GET", "/runs?limit=200")).body.runs.runs.filter((run: { state: string }) =>
+      ["RUN_STATE_QUEUED", "RUN_STATE_RUNNING"].includes(run.state),
+    );
+    expect(active).toEqual([]);
+  }, 60_000);
 });

@@ -1,6 +1,8 @@
+import { randomBytes } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { usePlatform } from "../support/platform.js";
+import { until } from "../support/until.js";
 import { entry, runWith, succeeded } from "./fetched.js";
 import {
   addItem,
@@ -8,8 +10,10 @@ import {
   ALL_SOURCES,
   caller,
   fetchedSource,
+  holdChangeCounter,
   manualSource,
   QUIET_WORKERS,
+  sourcesOf,
 } from "./support.js";
 
 const clock = new ManualClock(new Date("2026-06-01T12:00:00Z"));
@@ -67,6 +71,11 @@ describe("manual items", () => {
     expect(missing.body).toMatchObject({ status: 422, code: "item.evidence_url_required" });
     const bad = await call("POST", `/sources/${key}/items`, { items: [item(2, { evidence_url: "javascript:x" })] });
     expect(bad.body).toMatchObject({ status: 400, code: "request.invalid", field: "items[0].evidence_url" });
+    // Percent-encoded, a URL of 1000 characters grows past 2000: the identity must fit.
+    const wide = `https://evidence.example.com/${Array.from({ length: 970 }, (_, n) => String.fromCodePoint(0x4e00 + ((n * 7919) % 20000))).join("")}`;
+    expect(wide.length).toBeLessThan(2000);
+    const encoded = await call("POST", `/sources/${key}/items`, { items: [item(3, { evidence_url: wide })] });
+    expect(encoded.body).toMatchObject({ status: 400, code: "request.invalid", field: "items[0].evidence_url" });
     const none = await call("POST", `/sources/${key}/items`, { items: [] });
     expect(none.body).toMatchObject({ status: 400, field: "items" });
     // Nothing of a refused request was kept.
@@ -150,6 +159,15 @@ describe("sticky removal", () => {
     expect(all.body.items.items).toEqual([removed.body.item]);
   });
 
+  it("a malformed source_key filter is 400 naming source_key", async () => {
+    for (const path of ["/items?source_key=BAD%20KEY", "/runs?source_key=BAD"])
+      expect((await call("GET", path)).body, path).toMatchObject({
+        status: 400,
+        code: "request.invalid",
+        field: "source_key",
+      });
+  });
+
   it("a reason is required; an unknown item is 404 item.not_found", async () => {
     const key = await manualSource(call);
     const [added] = await addItem(call, key, item(1));
@@ -186,6 +204,82 @@ describe("sticky removal", () => {
     const all = (await call("GET", `/items?source_key=${key}&include_removed=1`)).body.items.items;
     expect(all).toHaveLength(1);
     expect(all[0]).toMatchObject({ id: fetched.id, removed: true, title: "A filing" });
+  });
+});
+
+describe("sticky removal under concurrency", () => {
+  it("a removal racing an intake of the same item: the intake sees it removed and never revises it", async () => {
+    const key = await manualSource(call);
+    const [added] = await addItem(call, key, item(1));
+    const counter = await holdChangeCounter(t);
+    let removal: ReturnType<typeof call> | undefined;
+    let resend: ReturnType<typeof call> | undefined;
+    try {
+      removal = call("DELETE", `/items/${added.id}?reason=race`);
+      // The removal waits for the counter (holding the item's source, where the lock order says so).
+      await until(async () => (await counter.waiting()) >= 1);
+      resend = call("POST", `/sources/${key}/items`, { items: [item(1, { title: "Changed meanwhile" })] });
+      await until(async () => (await counter.waiting()) >= 2);
+    } finally {
+      await counter.release();
+    }
+    const [removed, sent] = await Promise.all([removal!, resend!]);
+    expect(removed.body.item).toMatchObject({ id: added.id, removed: true, removed_reason: "race" });
+    expect(sent.body.items).toMatchObject({ items_new: 0, items_revised: 0, items_skipped_removed: 1 });
+    const read = (await call("GET", `/items/${added.id}`)).body.item;
+    expect(read.item).toMatchObject({ removed: true, revision: 1, title: "Document 1" });
+    expect(read.revisions).toHaveLength(1);
+  });
+});
+
+describe("fetched entries that cannot be stored as they are", () => {
+  it("an identity too long is left out, NUL is dropped, an impossible date is unstated: the run still succeeds", async () => {
+    const key = await fetchedSource(call);
+    const runId = await runWith(
+      t,
+      call,
+      key,
+      succeeded([
+        // Random, so the index cannot compress it under its row size limit.
+        entry(`https://long.example/${randomBytes(1500).toString("hex")}`),
+        entry("https://long.example/id", { externalId: "e".repeat(201) }),
+        entry("https://long.example/nul", {
+          title: "Title\u0000with NUL",
+          identifiers: { ticker: "A\u0000B" },
+          publishedAt: new Date("-050000-01-01T00:00:00Z"),
+        }),
+        entry("https://long.example/ok"),
+      ]),
+    );
+    const [run] = (await call("GET", `/sources/${key}/runs`)).body.runs.runs;
+    expect(run).toMatchObject({ id: runId, state: "RUN_STATE_SUCCEEDED", items_new: 2 });
+    const items = (await call("GET", `/items?source_key=${key}`)).body.items.items;
+    expect(items.map((i: { canonical_url: string }) => i.canonical_url)).toEqual([
+      "https://long.example/nul",
+      "https://long.example/ok",
+    ]);
+    expect(items[0]).toMatchObject({ title: "Titlewith NUL", identifiers: { ticker: "AB" } });
+    expect(items[0].published_at).toBeUndefined();
+  });
+});
+
+describe("manual item requests are rate-limited per source", () => {
+  it("429 rate.limited past PF_SOURCES_ITEM_REQUESTS_PER_HOUR; a refused request counts against nothing", async () => {
+    const settings = sourcesOf(t).settings;
+    const before = settings.itemRequestsPerHour;
+    settings.itemRequestsPerHour = 2;
+    try {
+      const key = await manualSource(call);
+      expect((await call("POST", `/sources/${key}/items`, { items: [{ title: "x" }] })).status).toBe(422);
+      expect((await call("POST", `/sources/${key}/items`, { items: [item(1)] })).status).toBe(201);
+      expect((await call("POST", `/sources/${key}/items`, { items: [item(2)] })).status).toBe(201);
+      const third = await call("POST", `/sources/${key}/items`, { items: [item(3)] });
+      expect(third.body).toMatchObject({ status: 429, code: "rate.limited" });
+      // Another source has its own count.
+      expect((await call("POST", `/sources/${await manualSource(call)}/items`, { items: [item(3)] })).status).toBe(201);
+    } finally {
+      settings.itemRequestsPerHour = before;
+    }
   });
 });
 

@@ -97,6 +97,64 @@ describe("manual trigger", () => {
     expect(all).toHaveLength(2);
   });
 
+  it("a failure's detail, however long, is cut, never the run's end refused: the run keeps its class", async () => {
+    const key = await fetchedSource(call);
+    const detail = `invalid XML at line 1: Expected closing tag '${"t".repeat(5000)}'`;
+    const id = await runWith(t, call, key, { state: "failed", failureClass: "parse_error", httpStatus: 200, detail });
+    const run = await runOf(key, id);
+    expect(run).toMatchObject({ state: "RUN_STATE_FAILED", failure_class: "FAILURE_CLASS_PARSE_ERROR" });
+    expect(run.failure_detail).toBe(detail.slice(0, 500));
+  });
+
+  it("sources.run.finished tells every run's end with its state, class and counts", async () => {
+    const key = await fetchedSource(call);
+    const failedRun = await runWith(t, call, key, {
+      state: "failed",
+      failureClass: "timeout",
+      detail: "no answer within 30000 ms",
+    });
+    const okRun = await runWith(t, call, key, succeeded([entry("https://f.example/1")]));
+    const finished = (await outboxEvents(t, "sources", key))
+      .filter((event) => event.subject === "sources.run.finished")
+      .map((event) => JSON.parse(event.payload).run);
+    expect(finished).toMatchObject([
+      { id: failedRun, source_key: key, state: "RUN_STATE_FAILED", failure_class: "FAILURE_CLASS_TIMEOUT" },
+      { id: okRun, source_key: key, state: "RUN_STATE_SUCCEEDED", items_new: 1 },
+    ]);
+  });
+
+  it("429 rate.limited past PF_SOURCES_TRIGGERS_PER_MINUTE; a trigger answering the active run counts none", async () => {
+    const settings = sourcesOf(t).settings;
+    const before = settings.fetchTriggersPerMinute;
+    settings.fetchTriggersPerMinute = 1;
+    try {
+      // Every call at one instant, in one window; the source's host is its own (no turn to wait for).
+      const key = await fetchedSource(call);
+      const first = await call("POST", `/sources/${key}/fetch`, {});
+      expect(first.status).toBe(202);
+      // The run is active: answered, whatever the limit.
+      expect((await call("POST", `/sources/${key}/fetch`, {})).body.run.id).toBe(first.body.run.id);
+      const ctx = sourcesOf(t);
+      const claimed = await ctx.transaction((em) => claimRun(em, "w-rate", ctx.clock.now(), 60_000, 1_000, key));
+      await applyOutcome(ctx, claimed!, "w-rate", { state: "not_modified", httpStatus: 304 }, clock.now());
+      const limited = await call("POST", `/sources/${key}/fetch`, {});
+      expect(limited.body).toMatchObject({ status: 429, code: "rate.limited" });
+    } finally {
+      settings.fetchTriggersPerMinute = before;
+    }
+  });
+
+  it("filters refuse values no state or kind has (400 naming the field)", async () => {
+    const key = await fetchedSource(call);
+    const cases: [string, string][] = [
+      [`/sources/${key}/runs?state=7`, "state"],
+      ["/runs?state=42", "state"],
+      ["/sources?kind=99", "kind"],
+    ];
+    for (const [path, field] of cases)
+      expect((await call("GET", path)).body, path).toMatchObject({ status: 400, code: "request.invalid", field });
+  });
+
   it("pages runs newest first with a cursor; a forged cursor is 400", async () => {
     const key = await fetchedSource(call);
     const ids = [];

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { outboxEvents } from "../support/outbox.js";
 import { usePlatform } from "../support/platform.js";
 import { addItem, ALL_SOURCES, caller, freshKey, manualSource, NOTES, QUIET_WORKERS } from "./support.js";
 
@@ -184,5 +185,29 @@ describe("change and delete", () => {
       await call("GET", `/sources/${key}/runs`),
     ];
     for (const answer of answers) expect(answer.body).toMatchObject({ status: 404, code: "source.not_found" });
+  });
+});
+
+describe("sources.source.changed", () => {
+  it("tells each change with the source as it is (as it was, when deleted), in the change's transaction", async () => {
+    const key = freshKey();
+    await call("POST", "/sources", rss(key, NOTES));
+    await call("PATCH", `/sources/${key}`, { title: "Renamed" });
+    await call("PATCH", `/sources/${key}`, { enabled: true });
+    // A refused change tells nothing.
+    await call("PATCH", `/sources/${key}`, { terms_note: "" });
+    await call("PATCH", `/sources/${key}`, { enabled: false });
+    await call("DELETE", `/sources/${key}`);
+    const told = (await outboxEvents(t, "sources", `"key":"${key}"`))
+      .filter((event) => event.subject === "sources.source.changed")
+      .map((event) => JSON.parse(event.payload));
+    expect(told.map((event) => [event.change, event.source.enabled])).toEqual([
+      ["created", false],
+      ["changed", false],
+      ["enabled", true],
+      ["disabled", false],
+      ["deleted", false],
+    ]);
+    expect(told[1].source.title).toBe("Renamed");
   });
 });

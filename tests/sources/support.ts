@@ -1,3 +1,4 @@
+import pg from "pg";
 import { qualified } from "../../services/kit/db/orm.js";
 import type { SourcesContext } from "../../services/sources/context.js";
 import type { TestPlatform } from "../support/platform.js";
@@ -75,4 +76,28 @@ export async function afterFirstSchedulerPass(t: TestPlatform): Promise<void> {
     async () =>
       (await em.getConnection().execute(`select 1 from ${leases} where name = 'sources.schedule'`)).length > 0,
   );
+}
+
+/**
+ * Holds the change counter's row from another session, so every item change (an intake, a removal) waits inside its
+ * transaction until `release()`; `waiting()` counts this database's sessions waiting on a lock (each test file has
+ * a database of its own).
+ */
+export async function holdChangeCounter(t: TestPlatform) {
+  const holder = new pg.Client({ connectionString: t.platform.databaseUrl });
+  await holder.connect();
+  await holder.query("begin");
+  await holder.query(`select 1 from ${qualified(sourcesOf(t).orm.em, "change_counter")} where id = 1 for update`);
+  return {
+    async waiting(): Promise<number> {
+      const { rows } = await holder.query<{ n: string }>(
+        "select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+      );
+      return Number(rows[0].n);
+    },
+    async release(): Promise<void> {
+      await holder.query("commit");
+      await holder.end();
+    },
+  };
 }

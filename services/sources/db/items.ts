@@ -57,6 +57,20 @@ export async function itemById(em: EntityManager, id: string, lock = false): Pro
   return row;
 }
 
+/** The source of an item (a source with items is never deleted); 404 when there is no such item. */
+export async function sourceKeyOfItem(em: EntityManager, id: string): Promise<string> {
+  const rows = await em
+    .getConnection()
+    .execute<{ source_key: string }[]>(
+      `select source_key from ${qualified(em, "items")} where id = ?`,
+      [id],
+      "all",
+      em.getTransactionContext(),
+    );
+  if (rows.length === 0) throw itemNotFound();
+  return rows[0].source_key;
+}
+
 /** Items by change order after `after`, of one source or all, removed ones only when asked. */
 export function itemsPage(
   em: EntityManager,

@@ -24,9 +24,9 @@ export const STALE_INTERVALS = 3;
 
 export const isFetched = (kind: Kind): kind is FetchedKind => kind !== "manual";
 
-/** 400 naming `key` unless it is a well-formed source key. */
-export function requireKey(key: string): string {
-  if (!KEY.test(key)) throw invalid("key", "key must match [a-z0-9][a-z0-9._-]{1,63}.");
+/** 400 naming `field` (the path's `key`, or a filter's `source_key`) unless it is a well-formed source key. */
+export function requireKey(key: string, field = "key"): string {
+  if (!KEY.test(key)) throw invalid(field, `${field} must match [a-z0-9][a-z0-9._-]{1,63}.`);
   return key;
 }
 

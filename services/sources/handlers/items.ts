@@ -13,10 +13,19 @@ import type { SourcesService } from "../../../gen/pf/sources/v1/sources_pb.js";
 import { staffActor } from "../../kit/auth/principal.js";
 import { pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
+import { rateLimit } from "../../kit/handler/rate-limit.js";
 import { maxLength } from "../../kit/handler/text.js";
 import type { SourcesContext } from "../context.js";
 import type { SourceRow } from "../db/entities.js";
-import { itemById, itemsPage, itemToProto, lockChangeCounter, revisionsOf, revisionToProto } from "../db/items.js";
+import {
+  itemById,
+  itemsPage,
+  itemToProto,
+  lockChangeCounter,
+  revisionsOf,
+  revisionToProto,
+  sourceKeyOfItem,
+} from "../db/items.js";
 import { sourceByKey, sourcesByKeys, sourceStatusOf } from "../db/sources.js";
 import { manualEntry, MANUAL_PARSER, rawHashOf } from "../domain/items.js";
 import { requireKey } from "../domain/sources.js";
@@ -26,6 +35,7 @@ import { takeEntries } from "../intake.js";
 type ItemHandlers = Pick<ServiceImpl<typeof SourcesService>, "listItems" | "getItem" | "removeItem" | "addItems">;
 
 const MAX_ITEMS = 100;
+const HOUR = 3_600_000;
 
 /** 409 source.not_manual for a fetched source, 409 source.disabled for a disabled one. */
 function requireOpenManual(source: SourceRow): void {
@@ -48,7 +58,7 @@ export function itemHandlers(ctx: SourcesContext): ItemHandlers {
     async listItems(request) {
       const limit = pageLimit(request.limit);
       if (request.after < 0n) throw invalid("after", "after is a change order, 0 or more.");
-      const sourceKey = request.sourceKey === "" ? undefined : requireKey(request.sourceKey);
+      const sourceKey = request.sourceKey === "" ? undefined : requireKey(request.sourceKey, "source_key");
       const em = ctx.orm.em.fork();
       const rows = await itemsPage(
         em,
@@ -96,7 +106,9 @@ export function itemHandlers(ctx: SourcesContext): ItemHandlers {
       return ctx.transaction(async (em) => {
         const answer = (row: Parameters<typeof itemToProto>[0]) =>
           create(SourceManageResultSchema, { result: { case: "item", value: itemToProto(row) } });
-        // The lock order of every item change: the counter, then the item.
+        // The lock order of every item change: its source, the counter, then the item. Holding the source keeps
+        // an intake of that source (which reads the item before taking the counter) from revising it meanwhile.
+        await sourceByKey(em, await sourceKeyOfItem(em, request.id), true);
         const counter = await lockChangeCounter(em);
         const row = await itemById(em, request.id, true);
         // Removed already: answered as it is, its first reason kept.
@@ -122,6 +134,8 @@ export function itemHandlers(ctx: SourcesContext): ItemHandlers {
         const source = await sourceByKey(em, key, true);
         requireOpenManual(source);
         const at = ctx.clock.now();
+        const limit = ctx.settings.itemRequestsPerHour;
+        await rateLimit(em, [{ name: "sources.items.add", key, limit, windowMs: HOUR }], at);
         const entries = request.items.map((input, index) => ({
           entry: manualEntry(`items[${index}]`, {
             ...input,

@@ -9,7 +9,7 @@ import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { problem } from "../../kit/handler/problem.js";
 import { rateLimit } from "../../kit/handler/rate-limit.js";
 import type { SourcesContext } from "../context.js";
-import { textOf } from "../db/enums.js";
+import { filterOf } from "../db/enums.js";
 import { activeRun, queueRun, runPosition, runsPage, runToProto } from "../db/runs.js";
 import { allSources, sourceByKey, sourceStatusOf } from "../db/sources.js";
 import { isFetched, type Kind, requireKey } from "../domain/sources.js";
@@ -30,7 +30,7 @@ export function runHandlers(ctx: SourcesContext): RunHandlers {
       throw problem(400, "request.invalid", "cursor is not one this service issued", { field: "cursor" });
     const rows = await runsPage(
       ctx.orm.em.fork(),
-      { sourceKey, state: textOf(RunState, request.state), before },
+      { sourceKey, state: filterOf(RunState, request.state, "state"), before },
       limit,
     );
     const { items, nextCursor } = page(rows, limit, runPosition);
@@ -40,7 +40,8 @@ export function runHandlers(ctx: SourcesContext): RunHandlers {
   };
 
   return {
-    listRuns: (request) => runs(request, request.sourceKey === "" ? undefined : requireKey(request.sourceKey)),
+    listRuns: (request) =>
+      runs(request, request.sourceKey === "" ? undefined : requireKey(request.sourceKey, "source_key")),
 
     async listSourceRuns(request) {
       const key = requireKey(request.key);

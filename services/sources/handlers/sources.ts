@@ -13,7 +13,7 @@ import { invalid, problem } from "../../kit/handler/problem.js";
 import { maxLength } from "../../kit/handler/text.js";
 import type { SourcesContext } from "../context.js";
 import { SourceRow } from "../db/entities.js";
-import { textOf } from "../db/enums.js";
+import { filterOf, textOf } from "../db/enums.js";
 import { deleteSource, hasItems, sourceByKey, sourcesPage, sourceToProto } from "../db/sources.js";
 import {
   checkEnableGate,
@@ -74,7 +74,7 @@ export function sourceHandlers(ctx: SourcesContext): SourceHandlers {
       const after = decodeTextCursor(request.cursor, 1)?.[0];
       const rows = await sourcesPage(
         ctx.orm.em.fork(),
-        { kind: textOf(SourceKind, request.kind), enabled: request.enabled, after },
+        { kind: filterOf(SourceKind, request.kind, "kind"), enabled: request.enabled, after },
         limit,
       );
       const { items, nextCursor } = page(rows, limit, (row) => [row.key]);

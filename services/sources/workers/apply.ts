@@ -1,29 +1,15 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { maxLength } from "../../kit/handler/text.js";
-import type { FetchedEntry, FetchOutcome } from "../fetch/fetch-source.js";
+import type { FetchOutcome } from "../fetch/fetch-source.js";
 import type { SourcesContext } from "../context.js";
 import type { FetchRunRow, SourceRow } from "../db/entities.js";
 import { heldRun, runToProto } from "../db/runs.js";
 import { sourceByKey } from "../db/sources.js";
-import { canonicalUrlOf, type Entry } from "../domain/items.js";
+import { entryOfFetched, storable } from "../domain/items.js";
 import { runsFinished } from "../events.js";
 import { takeEntries } from "../intake.js";
 
-/** A parser's entry as an item entry; undefined when its canonical URL is not one (it cannot be identified). */
-function entryOf(fetched: FetchedEntry): Entry | undefined {
-  if (!URL.canParse(fetched.canonicalUrl)) return undefined;
-  return {
-    canonicalUrl: canonicalUrlOf(new URL(fetched.canonicalUrl)),
-    externalId: fetched.externalId ?? "",
-    title: fetched.title,
-    summary: fetched.summary ?? "",
-    content: fetched.content,
-    publishedAt: fetched.publishedAt ?? null,
-    identifiers: fetched.identifiers,
-    filingType: fetched.filingType ?? "",
-    evidenceUrl: "",
-  };
-}
+/** The most of a failure's detail a run keeps. */
+const FAILURE_DETAIL_MAX = 500;
 
 /** The source's health after a run ended at `at`. */
 function recordAttempt(source: SourceRow, outcome: FetchOutcome, at: Date): void {
@@ -56,7 +42,7 @@ export async function finishRun(
       terms: source.termsNote,
     };
     const entries = outcome.entries.flatMap((fetched) => {
-      const entry = entryOf(fetched);
+      const entry = entryOfFetched(fetched);
       return entry ? [{ entry, retrieval }] : [];
     });
     const { counts } = await takeEntries(em, source.key, entries);
@@ -67,7 +53,8 @@ export async function finishRun(
     Object.assign(run, {
       state: "failed",
       failureClass: outcome.failureClass,
-      failureDetail: maxLength("failure_detail", outcome.detail, 500),
+      // Cut, never refused: a detail quoting the source (a tag name, a host) may run long.
+      failureDetail: storable(outcome.detail).slice(0, FAILURE_DETAIL_MAX),
     });
   }
   recordAttempt(source, outcome, at);
