@@ -2,6 +2,7 @@ import { healthUnderAbuse } from "./abuse.js";
 import { eventDelivery } from "./events.js";
 import { gatewayDatabaseRead, gatewayRead } from "./gateway-read.js";
 import { ledgerTransfers } from "./ledger.js";
+import { mediaTransfer } from "./media.js";
 import { startAndMemory } from "./start.js";
 import { watchEvents } from "./watch-events.js";
 import { formatTable, loadSettings, type Benchmark, type LoadResult } from "./load.js";
@@ -13,6 +14,7 @@ const benchmarks: Benchmark[] = [
   healthUnderAbuse,
   eventDelivery,
   ledgerTransfers,
+  mediaTransfer,
   watchEvents,
   startAndMemory,
 ];

@@ -1,9 +1,9 @@
 /**
  * The declared place for bindings the JSON path cannot serve, as the
- * architecture allows: multipart uploads (media files, tool jobs, static
- * deploys), raw responses (google.api.HttpBody: files, RSS/Atom/JSON feeds)
- * and server-streaming RPCs as text/event-stream with Last-Event-ID resume
- * (sse.ts).
+ * architecture allows: streamed multipart and raw uploads (uploads.ts: media
+ * files, tool jobs, static deploys), byte answers (bytes.ts: google.api.HttpBody
+ * files, feeds) and server-streaming RPCs as text/event-stream with
+ * Last-Event-ID resume (sse.ts).
  *
  * A hook claims bindings by their descriptors (method kind, input or output
  * type) and builds their handler once at startup; the first hook in
@@ -18,7 +18,9 @@ import { problemMessage } from "../services/kit/handler/problem.js";
 import type { Binding } from "./bindings.js";
 import { instanceOf, sendProblem } from "./problems.js";
 import type { RouteContext } from "./route-context.js";
+import { answersBytes, byteHandler } from "./bytes.js";
 import { eventStreamHandler } from "./sse.js";
+import { uploadHandler, uploadOf, uploadParsers } from "./uploads.js";
 
 export interface BodyHook {
   /** For logs. */
@@ -29,7 +31,25 @@ export interface BodyHook {
   handler?(binding: Binding, context: RouteContext): RouteHandlerMethod;
   /** The content-type parsers of the hook's routes, added to their own scope. */
   parsers?(scope: FastifyInstance): void;
+  /** Its handler reads the body as it arrives, under its own idle deadline instead of the whole-body one. */
+  readonly streamsBody?: boolean;
 }
+
+/** Server-streaming RPCs whose response_body is a google.api.HttpBody, answered as bytes (see bytes.ts). */
+const byteAnswers: BodyHook = {
+  name: "byte-answers",
+  claims: answersBytes,
+  handler: byteHandler,
+};
+
+/** Client-streaming RPCs with (pf.v1.upload): multipart or raw bodies streamed in (see uploads.ts). */
+const streamedUpload: BodyHook = {
+  name: "streamed-upload",
+  claims: (binding) => uploadOf(binding) !== undefined,
+  streamsBody: true,
+  handler: uploadHandler,
+  parsers: uploadParsers,
+};
 
 /** Server-streaming RPCs, served as text/event-stream (see sse.ts). */
 const serverStreamingEvents: BodyHook = {
@@ -79,4 +99,10 @@ const rawBytesBody: BodyHook = {
   },
 };
 
-export const BODY_HOOKS: readonly BodyHook[] = [serverStreamingEvents, streamingNotServed, rawBytesBody];
+export const BODY_HOOKS: readonly BodyHook[] = [
+  byteAnswers,
+  serverStreamingEvents,
+  streamedUpload,
+  streamingNotServed,
+  rawBytesBody,
+];

@@ -23,7 +23,9 @@ export function leaveBodyUnread(request: FastifyRequest, reply: FastifyReply): F
  */
 export function bodyDeadline(timeoutMs: number): onRequestHookHandler {
   return (request, reply, done) => {
-    if (sendsBody(request)) {
+    // A route reading its body as it arrives (uploads.ts) watches it for idleness instead.
+    const streams = (request.routeOptions.config as { streamsBody?: boolean } | undefined)?.streamsBody === true;
+    if (sendsBody(request) && !streams) {
       const timer = setTimeout(() => {
         if (reply.sent) return;
         sendProblem(

@@ -156,6 +156,7 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
       transport: options.transport,
       admission: options.admission,
       timeoutMs: config.callTimeoutMs,
+      bodyTimeoutMs: config.bodyTimeoutMs,
       registry: createRegistry(...filesOf(options.services)),
       logger,
       openStreams,

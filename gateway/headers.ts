@@ -16,6 +16,7 @@ const FORWARDED = new Set([
   "if-match",
   "if-none-match",
   "last-event-id",
+  "range",
   "webhook-id",
   "webhook-timestamp",
   "webhook-signature",

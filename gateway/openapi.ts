@@ -13,6 +13,7 @@ import { admitsAnonymous, routeAccessOf, type RouteAccess } from "../services/ki
 import { routeFieldsOf } from "../services/kit/rpc/input.js";
 import { rpcName, type Binding } from "./bindings.js";
 import { takesRawBytes } from "./bodies.js";
+import { answersBytes } from "./bytes.js";
 import { corsOpen } from "./cors.js";
 import { problemResponses, routeProblems } from "./openapi-problems.js";
 import { PROBLEM_CONTENT_TYPE } from "./problems.js";
@@ -20,6 +21,7 @@ import { EVENT_STREAM_CONTENT_TYPE } from "./sse.js";
 import { requestFields } from "./request.js";
 import { componentName, described, SchemaComponents } from "./schemas.js";
 import { openApiPath } from "./template.js";
+import { uploadOf } from "./uploads.js";
 
 export interface DocumentScope {
   readonly title: string;
@@ -109,15 +111,20 @@ function operation(binding: Binding, components: SchemaComponents, problem: Json
     ...(binding.body !== "" && {
       requestBody: {
         required: true,
-        content: takesRawBytes(binding)
-          ? { "*/*": { schema: { type: "string", format: "binary" } } }
-          : { "application/json": { schema: input } },
+        content: uploadOf(binding)
+          ? uploadContent(uploadOf(binding)!.mediaTypes)
+          : takesRawBytes(binding)
+            ? { "*/*": { schema: BINARY } }
+            : { "application/json": { schema: input } },
       },
     }),
+    ...(uploadOf(binding) && { "x-pf-max-bytes": Number(uploadOf(binding)!.maxBytes) }),
     responses: {
-      ...(method.methodKind === "server_streaming"
-        ? eventStreamResponse(output)
-        : successResponses(getOption(method, successStatuses), output)),
+      ...(answersBytes(binding)
+        ? byteResponses(getOption(method, successStatuses), components.message(method.output))
+        : method.methodKind === "server_streaming"
+          ? eventStreamResponse(output)
+          : successResponses(getOption(method, successStatuses), output)),
       ...problemResponses(routeProblems(binding, access), problem),
       default: { description: "Problem", content: { [PROBLEM_CONTENT_TYPE]: { schema: problem } } },
     },
@@ -141,6 +148,32 @@ function successResponses(statuses: readonly number[], output: JsonObject): Json
       status === 204 || status === 304
         ? { description }
         : { description, content: { "application/json": { schema: output } } };
+  }
+  return responses;
+}
+
+const BINARY = { type: "string", format: "binary" };
+
+/** An upload's body: a form with one file part (text fields before it), or the raw file in a listed type. */
+function uploadContent(mediaTypes: readonly string[]): JsonObject {
+  const content: JsonObject = {};
+  for (const type of mediaTypes)
+    content[type] =
+      type === "multipart/form-data"
+        ? { schema: { type: "object", properties: { file: BINARY }, required: ["file"] } }
+        : { schema: BINARY };
+  return content;
+}
+
+/** A byte answer (bytes.ts): the bytes in their own type, or the first message as JSON; 304 without a body. */
+function byteResponses(statuses: readonly number[], whole: JsonObject): JsonObject {
+  const responses: JsonObject = {};
+  for (const status of statuses.length > 0 ? statuses : [200]) {
+    const description = STATUS_CODES[status] ?? "Success";
+    responses[status] =
+      status === 304
+        ? { description }
+        : { description, content: { "*/*": { schema: BINARY }, "application/json": { schema: whole } } };
   }
   return responses;
 }

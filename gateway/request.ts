@@ -31,17 +31,40 @@ export function requestFields(binding: Binding): RequestFields {
 export type RequestMapper = (request: FastifyRequest) => Message;
 
 export function requestMapper(binding: Binding, registry: Registry): RequestMapper {
+  const bodyJson = bodyReader(binding.body, binding.bodyField);
+  const withPathAndQuery = pathAndQueryMapper(binding, registry);
+  return (request) => withPathAndQuery(request, bodyJson(request));
+}
+
+/**
+ * Fills `json` with a request's path variables and query parameters (and
+ * `fields`, named and converted as query parameters are: an upload's form
+ * fields), then decodes it as the binding's input message.
+ */
+export function pathAndQueryMapper(
+  binding: Binding,
+  registry: Registry,
+): (request: FastifyRequest, json: JsonObject, fields?: Record<string, string | string[]>) => Message {
   const { path, query } = requestFields(binding);
   const params = routerParams(binding.template);
   const input = binding.method.input;
-  const bodyJson = bodyReader(binding.body, binding.bodyField);
-  return (request) => {
-    const json = bodyJson(request);
+  return (request, json, fields) => {
     const values = request.params as Record<string, string>;
     for (let i = 0; i < path.length; i++) setField(json, path[i], path[i].convert(values[params[i]]));
-    applyQuery(json, query, request.query as Record<string, string | string[]>);
+    const given = request.query as Record<string, string | string[]>;
+    applyQuery(json, query, fields ? joined(given, fields) : given);
     return decode(input, json, registry);
   };
+}
+
+/** Query parameters and form fields as one set of parameters: a name given in both is given twice. */
+function joined(
+  query: Record<string, string | string[]>,
+  fields: Record<string, string | string[]>,
+): Record<string, string | string[]> {
+  const all: Record<string, string | string[]> = { ...query };
+  for (const [name, value] of Object.entries(fields)) all[name] = name in all ? [all[name], value].flat() : value;
+  return all;
 }
 
 /** The request JSON the body starts it as, by the binding's body rule. */

@@ -16,6 +16,10 @@ export interface RouteContext {
   readonly admission: Admitting;
   /** The deadline of every unary call; event streams have none (they last until the RPC or the client ends them). */
   readonly timeoutMs: number;
+  /** The deadline of an upload's RPC (uploads.ts; default an hour): a large file takes a while. */
+  readonly uploadTimeoutMs?: number;
+  /** How long an upload's body may go without a byte arriving (default 30 s). */
+  readonly bodyTimeoutMs?: number;
   /** Types for Any and extensions in JSON. */
   readonly registry: Registry;
   readonly logger: Logger;

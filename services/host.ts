@@ -11,6 +11,8 @@ import { vouchClientAddress } from "./kit/rpc/front-door.js";
 import { systemClock, type Clock } from "./kit/runtime/clock.js";
 import type { Config } from "./kit/runtime/config.js";
 import { startEmbeddedPostgres } from "./kit/db/embedded.js";
+import { openBlobStore } from "./kit/blobs/settings.js";
+import type { BlobStore } from "./kit/blobs/store.js";
 import { openServiceDatabase, poolWedged, type MikroORM } from "./kit/db/orm.js";
 import type { EventBus } from "./kit/events/bus.js";
 import { JetStreamBus } from "./kit/events/jetstream-bus.js";
@@ -126,6 +128,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
         lazy(() => createRouterTransport(routes, { transport: { interceptors } })),
       );
 
+    // One blob store per process; each service sees it under its own key.
+    const blobs = openBlobStore(config);
     const contexts = new Map<string, ServiceContext>();
     const orms: MikroORM[] = [];
     const relays: OutboxRelay[] = [];
@@ -159,7 +163,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       );
       // The service's context is built once here; its handlers, workers and consumers share it.
       const ctx = await module.context(
-        serviceContext({ module, config, logger, clock, orm, bus, clientKeys, relay, transports }),
+        serviceContext({ module, config, logger, clock, orm, bus, clientKeys, relay, transports, blobs }),
       );
       contexts.set(module.key, ctx);
       for (const implementation of servedAsDeclared(module, module.implementations(ctx))) {
@@ -278,6 +282,7 @@ function serviceContext(parts: {
   clientKeys: ClientKeys;
   relay: OutboxRelay;
   transports: Transports;
+  blobs: BlobStore;
 }): ServiceContext {
   const { module, config, orm, relay, transports } = parts;
   return {
@@ -288,6 +293,7 @@ function serviceContext(parts: {
     orm,
     bus: parts.bus,
     clientKeys: parts.clientKeys,
+    blobs: parts.blobs.scoped(module.key),
     transaction: async (work) => {
       let wroteEvents = false;
       const result = await inTransaction(orm, async (em) => {

@@ -550,4 +550,17 @@ describe("token audience", () => {
     expect(await call(rule, { ...user, aud: "media" })).toEqual({ status: 401, code: "auth.wrong_audience" });
     expect((await call(rule, service("tips", ["a"], { aud: "pf" }))).principal?.service).toBe("tips");
   });
+
+  it("a token minted for several audiences is taken wherever one of them is the route's", async () => {
+    const both = service("tips", ["a"], { aud: ["media", "pf"] });
+    expect((await call(rule, both, {}, "media")).principal?.service).toBe("tips");
+    expect((await call(rule, both)).principal?.service).toBe("tips");
+    expect(await call(rule, both, {}, "codes")).toEqual({ status: 401, code: "auth.wrong_audience" });
+  });
+
+  it("minting refuses a token no route would take: no audience, or a name that is not one", async () => {
+    for (const aud of [[], "", "Codes", "a b"]) {
+      await expect(mintToken(keys, service("tips", ["a"], { aud })), JSON.stringify(aud)).rejects.toThrow(/aud/);
+    }
+  });
 });

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/v1/options.proto.
  */
 export const file_pf_v1_options: GenFile = /*@__PURE__*/
-  fileDesc("ChNwZi92MS9vcHRpb25zLnByb3RvEgVwZi52MSKxAwoGQWNjZXNzEhQKDGNhcGFiaWxpdGllcxgBIAMoCRIlCgp2aXNpYmlsaXR5GAIgASgOMhEucGYudjEuVmlzaWJpbGl0eRIVCg1uZXZlcl90b19hcHBzGAMgASgIEhUKDW5ldmVyX3RvX21vZHMYBCABKAgSFQoNb25seV9zZXJ2aWNlcxgFIAMoCRIWCg5hY3Rpbmdfc3ViamVjdBgGIAEoCBIRCglhbm9ueW1vdXMYByABKAgSGAoQb3JpZ2luX2Zyb21fYXBwcxgIIAEoCBISCgpyYXRlX2xpbWl0GAkgASgJEhgKEGFsbF9jYXBhYmlsaXRpZXMYCiADKAkSEQoJbm9fcGVvcGxlGAsgASgIEhYKDnNlcGFyYXRlX2dyYW50GAwgASgIEhsKBWFjdG9yGA0gASgOMgwucGYudjEuQWN0b3ISHAoUY2FwYWJpbGl0eV91bmNoZWNrZWQYDiABKAgSGQoEY29ycxgPIAEoDjILLnBmLnYxLkNvcnMSDAoEbmFtZRgQIAEoCRIjCgxhbHRlcm5hdGl2ZXMYESADKAsyDS5wZi52MS5BY2Nlc3MiHgoNUmVxdWVzdEZpZWxkcxINCgVuYW1lcxgBIAMoCSqMAQoKVmlzaWJpbGl0eRIaChZWSVNJQklMSVRZX1VOU1BFQ0lGSUVEEAASFQoRVklTSUJJTElUWV9QVUJMSUMQARIaChZWSVNJQklMSVRZX0ZJUlNUX1BBUlRZEAISFwoTVklTSUJJTElUWV9JTlRFUk5BTBADEhYKElZJU0lCSUxJVFlfUEFSVE5FUhAEKoIBCgVBY3RvchIVChFBQ1RPUl9VTlNQRUNJRklFRBAAEhAKDEFDVE9SX1BFUlNPThABEhAKDEFDVE9SX01FTUJFUhACEg8KC0FDVE9SX1NUQUZGEAMSGAoUQUNUT1JfUExBVEZPUk1fU1RBRkYQBBITCg9BQ1RPUl9BSV9PVVRQVVQQBSorCgRDb3JzEhQKEENPUlNfVU5TUEVDSUZJRUQQABINCglDT1JTX09QRU4QATpHCgZhY2Nlc3MSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjRhgMgASgLMg0ucGYudjEuQWNjZXNzUgZhY2Nlc3M6SwoQc3VjY2Vzc19zdGF0dXNlcxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNSGAyADKAVSD3N1Y2Nlc3NTdGF0dXNlczo8CghkZXNpZ25lZBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNWGAyABKAhSCGRlc2lnbmVkOjkKBnNjaGVtYRIfLmdvb2dsZS5wcm90b2J1Zi5NZXNzYWdlT3B0aW9ucxjShgMgASgJUgZzY2hlbWE6QgoLc2VydmljZV9rZXkSHy5nb29nbGUucHJvdG9idWYuU2VydmljZU9wdGlvbnMY04YDIAEoCVIKc2VydmljZUtleTpICg50b2tlbl9hdWRpZW5jZRIfLmdvb2dsZS5wcm90b2J1Zi5TZXJ2aWNlT3B0aW9ucxjWhgMgASgJUg10b2tlbkF1ZGllbmNlOjwKCWlkX3ByZWZpeBIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMY2IYDIAEoCVIIaWRQcmVmaXg6XQoOcmVxdWVzdF9maWVsZHMSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjZhgMgASgLMhQucGYudjEuUmVxdWVzdEZpZWxkc1INcmVxdWVzdEZpZWxkc2IGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("ChNwZi92MS9vcHRpb25zLnByb3RvEgVwZi52MSKxAwoGQWNjZXNzEhQKDGNhcGFiaWxpdGllcxgBIAMoCRIlCgp2aXNpYmlsaXR5GAIgASgOMhEucGYudjEuVmlzaWJpbGl0eRIVCg1uZXZlcl90b19hcHBzGAMgASgIEhUKDW5ldmVyX3RvX21vZHMYBCABKAgSFQoNb25seV9zZXJ2aWNlcxgFIAMoCRIWCg5hY3Rpbmdfc3ViamVjdBgGIAEoCBIRCglhbm9ueW1vdXMYByABKAgSGAoQb3JpZ2luX2Zyb21fYXBwcxgIIAEoCBISCgpyYXRlX2xpbWl0GAkgASgJEhgKEGFsbF9jYXBhYmlsaXRpZXMYCiADKAkSEQoJbm9fcGVvcGxlGAsgASgIEhYKDnNlcGFyYXRlX2dyYW50GAwgASgIEhsKBWFjdG9yGA0gASgOMgwucGYudjEuQWN0b3ISHAoUY2FwYWJpbGl0eV91bmNoZWNrZWQYDiABKAgSGQoEY29ycxgPIAEoDjILLnBmLnYxLkNvcnMSDAoEbmFtZRgQIAEoCRIjCgxhbHRlcm5hdGl2ZXMYESADKAsyDS5wZi52MS5BY2Nlc3MiHgoNUmVxdWVzdEZpZWxkcxINCgVuYW1lcxgBIAMoCSJYCgZVcGxvYWQSEQoJbWF4X2J5dGVzGAEgASgDEhMKC21lZGlhX3R5cGVzGAIgAygJEhIKCm5hbWVfZmllbGQYAyABKAkSEgoKdHlwZV9maWVsZBgEIAEoCSqMAQoKVmlzaWJpbGl0eRIaChZWSVNJQklMSVRZX1VOU1BFQ0lGSUVEEAASFQoRVklTSUJJTElUWV9QVUJMSUMQARIaChZWSVNJQklMSVRZX0ZJUlNUX1BBUlRZEAISFwoTVklTSUJJTElUWV9JTlRFUk5BTBADEhYKElZJU0lCSUxJVFlfUEFSVE5FUhAEKoIBCgVBY3RvchIVChFBQ1RPUl9VTlNQRUNJRklFRBAAEhAKDEFDVE9SX1BFUlNPThABEhAKDEFDVE9SX01FTUJFUhACEg8KC0FDVE9SX1NUQUZGEAMSGAoUQUNUT1JfUExBVEZPUk1fU1RBRkYQBBITCg9BQ1RPUl9BSV9PVVRQVVQQBSorCgRDb3JzEhQKEENPUlNfVU5TUEVDSUZJRUQQABINCglDT1JTX09QRU4QATpHCgZhY2Nlc3MSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjRhgMgASgLMg0ucGYudjEuQWNjZXNzUgZhY2Nlc3M6SwoQc3VjY2Vzc19zdGF0dXNlcxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNSGAyADKAVSD3N1Y2Nlc3NTdGF0dXNlczo8CghkZXNpZ25lZBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNWGAyABKAhSCGRlc2lnbmVkOjkKBnNjaGVtYRIfLmdvb2dsZS5wcm90b2J1Zi5NZXNzYWdlT3B0aW9ucxjShgMgASgJUgZzY2hlbWE6QgoLc2VydmljZV9rZXkSHy5nb29nbGUucHJvdG9idWYuU2VydmljZU9wdGlvbnMY04YDIAEoCVIKc2VydmljZUtleTpICg50b2tlbl9hdWRpZW5jZRIfLmdvb2dsZS5wcm90b2J1Zi5TZXJ2aWNlT3B0aW9ucxjWhgMgASgJUg10b2tlbkF1ZGllbmNlOjwKCWlkX3ByZWZpeBIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMY2IYDIAEoCVIIaWRQcmVmaXg6XQoOcmVxdWVzdF9maWVsZHMSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjZhgMgASgLMhQucGYudjEuUmVxdWVzdEZpZWxkc1INcmVxdWVzdEZpZWxkczpHCgZ1cGxvYWQSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjkhgMgASgLMg0ucGYudjEuVXBsb2FkUgZ1cGxvYWRiBnByb3RvMw", [file_google_protobuf_descriptor]);
 
 /**
  * Access rule of one RPC.
@@ -177,6 +177,52 @@ export type RequestFields = Message<"pf.v1.RequestFields"> & {
  */
 export const RequestFieldsSchema: GenMessage<RequestFields> = /*@__PURE__*/
   messageDesc(file_pf_v1_options, 1);
+
+/**
+ * How the gateway takes a file upload on a client-streaming RPC (gateway/uploads.ts): the request body is
+ * streamed in, never held whole. The first message carries the path variables, query parameters and form
+ * fields, and the upload's name and media type; each following message carries one chunk of the file in
+ * the field the binding's `body` names (a bytes field). The RPC's own cap applies while it reads.
+ *
+ * @generated from message pf.v1.Upload
+ */
+export type Upload = Message<"pf.v1.Upload"> & {
+  /**
+   * Largest request body the gateway reads for the route, in bytes (multipart framing included).
+   *
+   * @generated from field: int64 max_bytes = 1;
+   */
+  maxBytes: bigint;
+
+  /**
+   * Body media types taken: "multipart/form-data" (one file part, text fields before it) and raw types
+   * whose whole body is the file ("application/octet-stream"); any other is 415.
+   *
+   * @generated from field: repeated string media_types = 2;
+   */
+  mediaTypes: string[];
+
+  /**
+   * The request field the upload's file name goes in (the file part's filename).
+   *
+   * @generated from field: string name_field = 3;
+   */
+  nameField: string;
+
+  /**
+   * The request field the upload's media type goes in (the file part's, or the raw body's Content-Type).
+   *
+   * @generated from field: string type_field = 4;
+   */
+  typeField: string;
+};
+
+/**
+ * Describes the message pf.v1.Upload.
+ * Use `create(UploadSchema)` to create a new message.
+ */
+export const UploadSchema: GenMessage<Upload> = /*@__PURE__*/
+  messageDesc(file_pf_v1_options, 2);
 
 /**
  * Who a route is for, as the spec's Visibility column says.
@@ -386,4 +432,10 @@ export const id_prefix: GenExtension<FieldOptions, string> = /*@__PURE__*/
  */
 export const request_fields: GenExtension<MethodOptions, RequestFields> = /*@__PURE__*/
   extDesc(file_pf_v1_options, 7);
+
+/**
+ * @generated from extension: pf.v1.Upload upload = 50020;
+ */
+export const upload: GenExtension<MethodOptions, Upload> = /*@__PURE__*/
+  extDesc(file_pf_v1_options, 8);
 

@@ -1,5 +1,5 @@
 // npm run token -- --kind service --svc tips --caps a,b [--sub usr_x] [--app-id x] [--fp]
-//   [--project-id p] [--env production|sandbox] [--ns a,b] [--mod m] [--aud a] [--ttl seconds]
+//   [--project-id p] [--env production|sandbox] [--ns a,b] [--mod m] [--aud a[,b]] [--ttl seconds]
 import { parseArgs } from "node:util";
 import { loadConfig } from "../runtime/config.js";
 import { loadKeys } from "./keys.js";
@@ -17,7 +17,8 @@ usage: npm run -s token -- --kind user|app|service [options]
   --caps a,b        capabilities granted
   --fp              a first-party app
   --project-id p    --env production|sandbox    --ns a,b    --mod m
-  --aud a           the audience (default pf; a service may take only its own)
+  --aud a[,b]       the audience (default pf); a service that declares its own (codes) takes only
+                    tokens for it, the others only pf; several, comma-separated, for both
   --ttl seconds     lifetime (default 3600; at most ${hours("user")} h for user, ${hours("service")} h for service,
                     ${hours("app") / 24} days for app tokens)
 Combinations the platform would refuse (a --sub that does not fit the kind, a longer --ttl) are refused here.
@@ -77,7 +78,7 @@ try {
     env: values.env as "production" | "sandbox" | undefined,
     ns: values.ns ? list(values.ns) : undefined,
     mod: values.mod,
-    aud: values.aud,
+    aud: values.aud === undefined ? undefined : list(values.aud),
     ttl,
   });
   console.log(token);

@@ -55,8 +55,12 @@ export interface TokenClaims {
   env?: "production" | "sandbox";
   ns?: string[];
   mod?: string;
-  /** The audience (default the platform's, `pf`); a service that declares its own takes only tokens for it. */
-  aud?: string;
+  /**
+   * The audience or audiences (default the platform's, `pf`): a service that
+   * declares its own `token_audience` takes only tokens for it, the others only
+   * tokens for `pf`. A token for both names both.
+   */
+  aud?: string | string[];
   /** Lifetime in seconds (default one hour; at most MAX_LIFETIME_SECONDS of its kind). */
   ttl?: number;
 }
@@ -64,18 +68,29 @@ export interface TokenClaims {
 export async function mintToken(keys: PlatformKeys, claims: TokenClaims): Promise<string> {
   const sub = claims.sub ?? defaultSubject(claims);
   const { ttl = 3600, sub: _sub, svc: _svc, aud = AUDIENCE, ...rest } = claims;
-  const fault = tokenFault(claims.kind, sub, ttl);
+  const fault = tokenFault(claims.kind, sub, ttl) ?? audienceFault(aud);
   if (fault) throw new Error(`${fault}: the platform would refuse it`);
   const payload = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined));
   return new SignJWT(payload)
     .setProtectedHeader({ alg: "EdDSA", kid: keys.kid, typ: "JWT" })
     .setIssuer(ISSUER)
     .setSubject(sub)
-    .setAudience(aud)
+    .setAudience(Array.isArray(aud) && aud.length === 1 ? aud[0] : aud)
     .setIssuedAt()
     .setExpirationTime(`${ttl}s`)
     .setJti(randomUUID())
     .sign(keys.signing);
+}
+
+/** An audience names a service's `token_audience` (or `pf`): lowercase letters, digits, `.` and `-`. */
+const AUDIENCE_NAME = /^[a-z][a-z0-9.-]{0,63}$/;
+
+/** Why no route would take a token for these audiences, or undefined. */
+function audienceFault(aud: string | string[]): string | undefined {
+  const names = typeof aud === "string" ? [aud] : aud;
+  if (names.length === 0) return "a token needs an audience";
+  const bad = names.find((name) => !AUDIENCE_NAME.test(name));
+  return bad === undefined ? undefined : `aud ${JSON.stringify(bad)} is not an audience name`;
 }
 
 function defaultSubject(claims: TokenClaims): string {

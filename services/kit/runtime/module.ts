@@ -9,6 +9,7 @@ import type { Clock } from "./clock.js";
 import type { Config } from "./config.js";
 import type { Logger } from "./logger.js";
 import type { ClientKeys } from "../handler/client-address.js";
+import type { BlobStore } from "../blobs/store.js";
 
 /** One proto service and the object of its methods. */
 export interface Implementation {
@@ -34,6 +35,8 @@ export interface ServiceContext {
   bus: EventBus;
   /** Keyed hashes of client addresses (per-address limits); an address itself is never stored. */
   clientKeys: ClientKeys;
+  /** The process's blob store under the service's own prefix (its key): bytes kept outside the database. */
+  blobs: BlobStore;
   /**
    * Runs `work` in one short transaction (retried on serialization failures and
    * deadlocks) and wakes the outbox relay after it commits. Never call another

@@ -1,0 +1,268 @@
+/**
+ * Streamed uploads (ARCHITECTURE.md "Gateway": multipart uploads): the declared
+ * hook of client-streaming RPCs with `(pf.v1.upload)`. The body is read as it
+ * arrives and handed on chunk by chunk, never held whole nor base64'd into
+ * JSON: the RPC's first message carries the path variables, query parameters,
+ * form fields and the file's name and media type; each following message one
+ * chunk of the file in the field the binding's `body` names. The RPC stores,
+ * caps and digests what it reads.
+ *
+ * - Admission runs first, as on every route (admission.ts): 401 and 403 before
+ *   any byte of the body is read.
+ * - Multipart form data: exactly one file part, text fields before it; a second
+ *   file, a field after the file, no file, or a form that ends early is 400.
+ *   Raw bodies: a media type the option lists, whose whole body is the file.
+ *   Any other media type is 415.
+ * - The route's `max_bytes` bounds the whole body: a declared length over it is
+ *   413 at once, and a body growing past it is 413 as soon as it does.
+ * - A body must keep arriving: no byte for the gateway's body timeout is 408.
+ * - The RPC sees the end of its stream only once the whole form was read and
+ *   found well formed; any fault above makes its stream fail instead, so it
+ *   stores nothing. A refusal before the body ends closes the connection (the
+ *   rest is never read).
+ */
+import {
+  create,
+  getOption,
+  hasOption,
+  ScalarType,
+  type DescField,
+  type DescMessage,
+  type DescMethodClientStreaming,
+  type Message,
+} from "@bufbuild/protobuf";
+import busboy from "busboy";
+import type { FastifyInstance, FastifyRequest, RouteHandlerMethod } from "fastify";
+import { PassThrough, Transform, type Readable } from "node:stream";
+import { success_statuses as successStatuses, upload as uploadOption, type Upload } from "../gen/pf/v1/options_pb.js";
+import { invalid, problem } from "../services/kit/handler/problem.js";
+import { admittedRequest } from "./admission.js";
+import { rpcName, type Binding } from "./bindings.js";
+import { forwardedHeaders } from "./headers.js";
+import { sendFailure } from "./problems.js";
+import { pathAndQueryMapper } from "./request.js";
+import { resultRenderer, sendResult } from "./response.js";
+import type { RouteContext } from "./route-context.js";
+
+/** The deadline of an upload's RPC when the route context gives none: long uploads take long. */
+export const DEFAULT_UPLOAD_TIMEOUT_MS = 60 * 60_000;
+
+/** The upload option of a client-streaming binding, when it has one. */
+export function uploadOf(binding: Binding): Upload | undefined {
+  const { method } = binding;
+  return method.methodKind === "client_streaming" && hasOption(method, uploadOption)
+    ? getOption(method, uploadOption)
+    : undefined;
+}
+
+/** An upload route's content-type parser: none; the handler reads the body itself, as it arrives. */
+export function uploadParsers(scope: FastifyInstance): void {
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser("*", (_request, _payload, done) => done(null));
+}
+
+/** The file of an upload, once its part (or the raw body) begins. */
+interface FilePart {
+  fields: Record<string, string | string[]>;
+  name: string;
+  type: string;
+  bytes: Readable;
+}
+
+export function uploadHandler(binding: Binding, context: RouteContext): RouteHandlerMethod {
+  const option = uploadOf(binding)!;
+  const method = binding.method as DescMethodClientStreaming;
+  const chunkField = bytesField(binding);
+  const nameField = stringField(method.input, option.nameField);
+  const typeField = stringField(method.input, option.typeField);
+  const maxBytes = Number(option.maxBytes);
+  const mapFirst = pathAndQueryMapper(binding, context.registry);
+  const render = resultRenderer(binding, context.registry);
+  const status = getOption(method, successStatuses)[0] ?? 200;
+  const timeoutMs = context.uploadTimeoutMs ?? DEFAULT_UPLOAD_TIMEOUT_MS;
+  const idleMs = context.bodyTimeoutMs ?? 30_000;
+  const { transport, logger } = context;
+  return async (request, reply) => {
+    const cancel = new AbortController();
+    let body: UploadBody | undefined;
+    let answer: { header: Headers; output: Message } | undefined;
+    let failure: unknown;
+    try {
+      // The path and query are checked before any byte of the body is read.
+      mapFirst(request, {});
+      const form = formOf(request, option);
+      const declared = Number(request.headers["content-length"] ?? "0");
+      if (declared > maxBytes) throw tooLarge(maxBytes);
+      body = new UploadBody(request, form, maxBytes, idleMs);
+      const part = await body.opened;
+      const first = mapFirst(request, {}, part.fields) as unknown as Record<string, unknown>;
+      if (nameField && first[nameField.localName] === "") first[nameField.localName] = part.name;
+      if (typeField && first[typeField.localName] === "") first[typeField.localName] = part.type;
+      const read = body;
+      async function* messages(): AsyncGenerator<Message> {
+        yield first as unknown as Message;
+        for await (const chunk of part.bytes)
+          yield create(method.input, { [chunkField.localName]: chunk as Uint8Array } as never);
+        // The stream ends only once the whole body was read and well formed.
+        await read.finished;
+      }
+      const admitted = admittedRequest(request);
+      const header = admitted?.headers ?? forwardedHeaders(request);
+      const response = await transport.stream(method, cancel.signal, timeoutMs, header, messages(), admitted?.values);
+      let output: Message | undefined;
+      for await (const message of response.message) output = message;
+      if (!output) throw new Error(`${rpcName(method)} answered no message`);
+      answer = { header: response.header, output };
+    } catch (error) {
+      cancel.abort();
+      // The gateway's own finding about the body, rather than what the RPC made of its failed stream.
+      failure = body?.fault ?? error;
+    } finally {
+      body?.stop();
+    }
+    if (!answer) {
+      if (!request.raw.complete) reply.header("connection", "close");
+      return sendFailure(request, reply, failure, logger);
+    }
+    return sendResult(reply, status, answer.header, render, answer.output);
+  };
+}
+
+type Form = { kind: "multipart" } | { kind: "raw"; type: string };
+
+/** How the body carries the file, by its media type; 415 for a type the route does not take. */
+function formOf(request: FastifyRequest, option: Upload): Form {
+  const type = (request.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
+  if (type === "multipart/form-data" && option.mediaTypes.includes(type)) return { kind: "multipart" };
+  if (type !== "" && type !== "multipart/form-data" && option.mediaTypes.includes(type)) return { kind: "raw", type };
+  throw problem(
+    415,
+    "request.unsupported_media_type",
+    `Send the file as ${option.mediaTypes.join(" or ")}${type ? `, not ${type}` : ""}.`,
+  );
+}
+
+function tooLarge(maxBytes: number) {
+  return problem(413, "request.too_large", `The body is larger than this route's limit of ${maxBytes} bytes.`);
+}
+
+/** Form limits: fields are short text (the file is the only large part). */
+const FORM_LIMITS = { files: 1, fields: 32, parts: 33, fieldSize: 16 * 1024, headerPairs: 64 };
+
+/**
+ * Reads one upload's body: counted against the route's limit, watched for
+ * idleness, and (multipart) split into its fields and one file part. The first
+ * fault found is kept, and makes what reads the file fail.
+ */
+class UploadBody {
+  /** The file, once its part begins. */
+  readonly opened: Promise<FilePart>;
+  /** Settles when the whole body was read: fulfilled when well formed, rejected at the first fault. */
+  readonly finished: Promise<void>;
+  fault?: Error;
+  private readonly counted: Transform;
+  private readonly idle: NodeJS.Timeout;
+  private file?: Readable;
+  private rejectOpened!: (error: Error) => void;
+  private rejectFinished!: (error: Error) => void;
+
+  constructor(
+    private readonly request: FastifyRequest,
+    form: Form,
+    maxBytes: number,
+    idleMs: number,
+  ) {
+    let resolveOpened!: (part: FilePart) => void;
+    let resolveFinished!: () => void;
+    this.opened = new Promise((resolve, reject) => ((resolveOpened = resolve), (this.rejectOpened = reject)));
+    this.finished = new Promise((resolve, reject) => ((resolveFinished = resolve), (this.rejectFinished = reject)));
+    // Awaited later or never (a fault before the file): never an unhandled rejection.
+    this.finished.catch(() => undefined);
+    this.idle = setTimeout(
+      () => this.fail(problem(408, "request.timeout", `No part of the body arrived for ${idleMs} ms.`)),
+      idleMs,
+    );
+    let received = 0;
+    this.counted = new Transform({
+      transform: (chunk: Buffer, _encoding, callback) => {
+        received += chunk.length;
+        if (received > maxBytes) return callback(this.fail(tooLarge(maxBytes)));
+        this.idle.refresh();
+        callback(null, chunk);
+      },
+    });
+    this.counted.on("error", (error) => this.fail(error));
+    request.raw.on("close", () => {
+      if (!request.raw.complete) this.fail(invalid("body", "The body ended before it was complete."));
+    });
+    request.raw.pipe(this.counted);
+
+    if (form.kind === "raw") {
+      const bytes = this.counted.pipe(new PassThrough());
+      this.file = bytes;
+      bytes.on("end", () => resolveFinished());
+      resolveOpened({ fields: {}, name: "", type: form.type, bytes });
+      return;
+    }
+    const fields: Record<string, string | string[]> = {};
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: request.headers, preservePath: true, defParamCharset: "utf8", limits: FORM_LIMITS });
+    } catch (error) {
+      this.fail(invalid("body", `The multipart body cannot be read: ${(error as Error).message}.`));
+      return;
+    }
+    parser.on("field", (name, value, info) => {
+      if (this.file) return this.fail(invalid(name, "Form fields come before the file part."));
+      if (info.valueTruncated) return this.fail(invalid(name, `Form field ${name} is too long.`));
+      fields[name] = name in fields ? [fields[name], value].flat() : value;
+    });
+    parser.on("file", (_name, bytes, info) => {
+      this.file = bytes;
+      resolveOpened({ fields, name: info.filename ?? "", type: info.mimeType, bytes });
+    });
+    parser.on("filesLimit", () => this.fail(invalid("file", "The form holds more than one file part.")));
+    for (const limit of ["fieldsLimit", "partsLimit"])
+      parser.on(limit, () => this.fail(invalid("body", "The form holds too many parts.")));
+    parser.on("error", (error: Error) =>
+      this.fail(invalid("body", `The multipart body is malformed or ends early: ${error.message}.`)),
+    );
+    parser.on("close", () => {
+      if (!this.file) return this.fail(invalid("file", "The form holds no file part."));
+      resolveFinished();
+    });
+    this.counted.pipe(parser);
+  }
+
+  /** Keeps the first fault and fails what waits on the body; answers it. */
+  fail(error: Error): Error {
+    if (this.fault) return this.fault;
+    this.fault = error;
+    this.rejectOpened(error);
+    this.rejectFinished(error);
+    this.file?.destroy(error);
+    this.stop();
+    return error;
+  }
+
+  /** Stops reading: the rest of the body is left unread (its connection closes with the answer). */
+  stop(): void {
+    clearTimeout(this.idle);
+    this.request.raw.unpipe(this.counted);
+  }
+}
+
+function bytesField(binding: Binding): DescField {
+  const field = binding.bodyField;
+  if (field?.fieldKind !== "scalar" || field.scalar !== ScalarType.BYTES)
+    throw new Error(`${rpcName(binding.method)}: an upload's body must name one bytes field`);
+  return field;
+}
+
+function stringField(message: DescMessage, name: string): DescField | undefined {
+  if (name === "") return undefined;
+  const field = message.fields.find((each) => each.name === name);
+  if (field?.fieldKind !== "scalar" || field.scalar !== ScalarType.STRING)
+    throw new Error(`${message.typeName}: upload field ${name} must be a string field`);
+  return field;
+}
