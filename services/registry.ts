@@ -1,7 +1,10 @@
 import { billing } from "./billing/index.js";
+import { codes } from "./codes/index.js";
 import { deals } from "./deals/index.js";
+import { games } from "./games/index.js";
 import { coupons } from "./coupons/index.js";
 import type { AnyServiceModule } from "./kit/runtime/module.js";
+import { media } from "./media/index.js";
 import { network } from "./network/index.js";
 import { sources } from "./sources/index.js";
 import { tips } from "./tips/index.js";
@@ -9,4 +12,16 @@ import { trade } from "./trade/index.js";
 import { vip } from "./vip/index.js";
 
 /** Every service the platform can run, by key. */
-export const modules: AnyServiceModule[] = [network, billing, deals, coupons, tips, vip, trade, sources];
+export const modules: AnyServiceModule[] = [
+  network,
+  billing,
+  deals,
+  coupons,
+  tips,
+  vip,
+  trade,
+  sources,
+  games,
+  codes,
+  media,
+];

@@ -9,16 +9,16 @@ import {
   type JsonObject,
   type JsonValue,
 } from "@bufbuild/protobuf";
-import { ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import type { Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { beforeAll, describe, expect, it } from "vitest";
 import { bindingsOf, type Binding } from "../../gateway/bindings.js";
 import { requestFields } from "../../gateway/request.js";
 import { id_prefix as idPrefix, request_fields as requestFieldsOption } from "../../gen/pf/v1/options_pb.js";
-import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
 import { modules } from "../../services/registry.js";
 import { admittedCaller, routesOf, type Caller, type Route, servicesOf } from "../support/access.js";
 import { usePlatform } from "../support/platform.js";
+import { answered, rpcAnswer } from "../support/rpc-answer.js";
 
 /**
  * Issue 11, finding A: ids have no length or shape limit, and a 1 MB id
@@ -98,9 +98,6 @@ function validFor(field: DescField): string {
   return prefix === "" ? "usr_a1" : `${prefix}_01jd0000000000000000000000`;
 }
 
-/** An answer as `status code field`. */
-const answered = (status: number, code = "", field = "") => `${status} ${code} ${field}`;
-
 /** One call over the gateway with the id at its target, or undefined where the binding cannot carry it. */
 async function overHttp(
   binding: Binding,
@@ -135,21 +132,8 @@ async function overHttp(
 
 /** One call on the RPC port (Connect over HTTP/2, the whole interceptor chain) with the id at its target. */
 async function overRpc(method: DescMethod, target: IdTarget, value: string, caller: Caller): Promise<string> {
-  const client = createClient(method.parent, rpc) as unknown as Record<
-    string,
-    (request: object, options: object) => unknown
-  >;
   const headers = { authorization: `Bearer ${await t.token(caller.claims!)}`, ...caller.headers };
-  try {
-    const answer = client[method.localName](fromJson(method.input, jsonAt(target.steps, value)), { headers });
-    if (method.methodKind === "server_streaming")
-      await (answer as AsyncIterable<unknown>)[Symbol.asyncIterator]().next();
-    else await answer;
-    return answered(200);
-  } catch (error) {
-    const [problem] = ConnectError.from(error).findDetails(ProblemSchema);
-    return answered(problem?.status ?? 0, problem?.code, problem?.extensions?.field as string | undefined);
-  }
+  return rpcAnswer(rpc, method, fromJson(method.input, jsonAt(target.steps, value)), headers);
 }
 
 /** What a route answers each bad id of its request, where that is not 400 naming the field. */
@@ -180,7 +164,10 @@ describe.each(modules.map((module) => module.key))("every route of %s with an id
     const routes = routesOf(...servicesOf(key)).filter(
       (route) => idTargets(route.method.input, routeReads(route.method)).length > 0,
     );
-    expect(routes.length).toBeGreaterThan(0);
+    // Every service but media names something by a prefixed id; media's keys are random keys of a fixed shape,
+    // refused by that shape before any query (tests/media).
+    if (key === "media") expect(routes).toEqual([]);
+    else expect(routes.length).toBeGreaterThan(0);
     const wrong: string[] = [];
     for (const route of routes) wrong.push(...(await wrongAnswers(route)));
     expect(wrong).toEqual([]);

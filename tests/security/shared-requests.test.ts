@@ -9,16 +9,16 @@ import {
   type JsonObject,
   type JsonValue,
 } from "@bufbuild/protobuf";
-import { ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import type { Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { beforeAll, describe, expect, it } from "vitest";
 import { bindingsOf, type Binding } from "../../gateway/bindings.js";
 import { requestFields } from "../../gateway/request.js";
 import { id_prefix as idPrefix, request_fields as requestFieldsOption } from "../../gen/pf/v1/options_pb.js";
-import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
 import { modules } from "../../services/registry.js";
 import { admittedCaller, routesOf, type Caller, type Route, servicesOf } from "../support/access.js";
 import { usePlatform } from "../support/platform.js";
+import { answered, rpcAnswer } from "../support/rpc-answer.js";
 import { backend, merchant, staff } from "../coupons/support.js";
 
 /**
@@ -88,9 +88,6 @@ function messageValue(message: DescMessage): JsonValue {
   return {};
 }
 
-/** An answer as `status code field`. */
-const answered = (status: number, code = "", field = "") => `${status} ${code} ${field}`;
-
 /** One call over the gateway setting a field of another route, or undefined where the binding cannot carry it. */
 async function overHttp(binding: Binding, field: DescField, caller: Caller): Promise<string | undefined> {
   const fields = requestFields(binding);
@@ -124,20 +121,9 @@ async function overHttp(binding: Binding, field: DescField, caller: Caller): Pro
 
 /** One call on the RPC port (Connect over HTTP/2, the whole interceptor chain) setting a field of another route. */
 async function overRpc(method: DescMethod, field: DescField, caller: Caller): Promise<string> {
-  const client = createClient(method.parent, rpc) as unknown as Record<
-    string,
-    (request: object, options: object) => Promise<unknown>
-  >;
   const headers = { authorization: `Bearer ${await t.token(caller.claims!)}`, ...caller.headers };
-  try {
-    await client[method.localName](fromJson(method.input, { [field.name]: valueOf(field) } as JsonObject), {
-      headers,
-    });
-    return answered(200);
-  } catch (error) {
-    const [problem] = ConnectError.from(error).findDetails(ProblemSchema);
-    return answered(problem?.status ?? 0, problem?.code, problem?.extensions?.field as string | undefined);
-  }
+  const request = fromJson(method.input, { [field.name]: valueOf(field) } as JsonObject);
+  return rpcAnswer(rpc, method, request, headers);
 }
 
 /** What a route answers each field of its request it does not read, where that is not 400 naming it. */

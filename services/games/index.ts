@@ -1,0 +1,24 @@
+import { GamesService } from "../../gen/pf/games/v1/games_pb.js";
+import { defineService, implement } from "../kit/runtime/module.js";
+import { gamesContext } from "./context.js";
+import { entities } from "./db/entities.js";
+import { Migration20261215000000_games } from "./db/migrations/Migration20261215000000_games.js";
+import { actionHandlers } from "./handlers/actions.js";
+import { installHandlers } from "./handlers/install.js";
+import { modReadHandlers } from "./handlers/mods.js";
+
+/** The game-mods service (spec part 3): mod installs with capability grants, audited, published as games.mod.*. */
+export const games = defineService({
+  key: "games",
+  schema: {
+    entities,
+    migrations: [{ name: "Migration20261215000000_games", class: Migration20261215000000_games }],
+  },
+  context: gamesContext,
+  protos: [GamesService],
+  implementations(ctx) {
+    return [implement(GamesService, { ...modReadHandlers(ctx), ...installHandlers(ctx), ...actionHandlers(ctx) })];
+  },
+  // Its token's capability: network's staff list, which admits a person's own token to manage.
+  holds: ["network.staff.read"],
+});

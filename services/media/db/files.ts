@@ -1,0 +1,41 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { type File, FileSchema } from "../../../gen/pf/media/v1/media_pb.js";
+import { FileRow } from "./entities.js";
+
+/** What an upload stored, to be recorded. */
+export interface StoredFile {
+  key: string;
+  app: string;
+  name: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+  uploader: string;
+  createdAt: Date;
+}
+
+/** Records a file object whose bytes are stored. */
+export function insertFile(em: EntityManager, file: StoredFile): FileRow {
+  return em.create(FileRow, { ...file, size: BigInt(file.size) });
+}
+
+/** A file object by its key, in any namespace (`/f/{key}`), or null. */
+export function fileByKey(em: EntityManager, key: string): Promise<FileRow | null> {
+  return em.findOne(FileRow, { key });
+}
+
+/** The row as the contract's file object. */
+export function fileToProto(row: FileRow): File {
+  return create(FileSchema, {
+    key: row.key,
+    app: row.app,
+    name: row.name,
+    contentType: row.contentType,
+    size: BigInt(row.size),
+    sha256: row.sha256,
+    uploader: row.uploader,
+    createdAt: timestampFromDate(row.createdAt),
+  });
+}

@@ -1,0 +1,88 @@
+import { invalid } from "../../kit/handler/problem.js";
+
+/** A key: 24 base64url characters, 144 random bits; never derived from the content (a digest is guessable). */
+export const KEY_PATTERN = /^[A-Za-z0-9_-]{24}$/;
+
+/** The key of a new object from 18 random bytes. */
+export function keyFrom(random: Uint8Array): string {
+  if (random.length !== 18) throw new Error("a key takes 18 random bytes");
+  return Buffer.from(random).toString("base64url");
+}
+
+/** The key of a read, checked for shape before any query (400 naming `key`). */
+export function checkedKey(key: string): string {
+  if (!KEY_PATTERN.test(key)) throw invalid("key", "Field key is not a file key (24 characters of A-Z a-z 0-9 _ -).");
+  return key;
+}
+
+const APP = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** An app namespace as the path names it. */
+export function checkedApp(app: string): string {
+  if (!APP.test(app)) throw invalid("app", "Field app is not an app id (1 to 128 of A-Z a-z 0-9 . _ -).");
+  return app;
+}
+
+/**
+ * A file's name as uploaded: a plain name, never a path. Separators, `.` and
+ * `..`, control characters and names over 255 characters are refused (400
+ * naming `name`), never rewritten, so what is stored is what was sent.
+ */
+export function checkedName(name: string): string {
+  if (name === "") throw invalid("name", "Field name is empty: the file part needs a filename.");
+  if (Array.from(name).length > 255) throw invalid("name", "Field name is longer than 255 characters.");
+  if (/[/\\]/.test(name) || name === "." || name === "..")
+    throw invalid("name", "Field name is a path: a file name holds no / or \\ and is not . or ..");
+  // eslint-disable-next-line no-control-regex -- control characters are what is refused
+  if (/[\u0000-\u001f\u007f]/.test(name)) throw invalid("name", "Field name holds control characters.");
+  return name;
+}
+
+const TOKEN = "[A-Za-z0-9!#$&^_.+-]+";
+const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(\\s*;\\s*${TOKEN}=(${TOKEN}|"[^"\\\\\\u0000-\\u001f]*"))*$`);
+
+/** A media type (`type/subtype`, parameters allowed), lowercased; empty is application/octet-stream. */
+export function checkedContentType(type: string): string {
+  const trimmed = type.trim();
+  if (trimmed === "") return "application/octet-stream";
+  if (trimmed.length > 255 || !MEDIA_TYPE.test(trimmed))
+    throw invalid("content_type", "Field content_type is not a media type (type/subtype).");
+  const [essence, ...parameters] = trimmed.split(";");
+  return [essence.toLowerCase(), ...parameters.map((each) => each.trim())].join("; ");
+}
+
+/** Types a browser would run or render as a document: HTML, SVG, XML and scripts. */
+export function runsInBrowser(type: string): boolean {
+  const essence = type.split(";")[0];
+  return (
+    /^(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml|text\/xsl)$/.test(essence) ||
+    essence.endsWith("+xml") ||
+    /^(text|application)\/(x-)?(javascript|ecmascript)$/.test(essence) ||
+    essence === "multipart/x-mixed-replace"
+  );
+}
+
+/**
+ * Content-Disposition of served bytes: `attachment` for types a browser would
+ * run (served on the platform's origin they could act as it), `inline`
+ * otherwise; the name as RFC 6266 writes it (an ASCII fallback and UTF-8).
+ */
+export function dispositionOf(name: string, type: string): string {
+  const fallback = name.replace(/[^\x20-\x7e]|["\\%]/g, "_");
+  const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `${runsInBrowser(type) ? "attachment" : "inline"}; filename="${fallback}"; filename*=UTF-8''${encoded}`;
+}
+
+/** The strong ETag of bytes with this digest. */
+export function etagOf(sha256: string): string {
+  return `"${sha256}"`;
+}
+
+/** Whether If-None-Match names this ETag (or `*`), compared weakly as RFC 9110 asks for it. */
+export function noneMatch(header: string | null, etag: string): boolean {
+  if (header === null) return false;
+  return header.split(",").some((each) => {
+    const tag = each.trim();
+    return tag === "*" || tag.replace(/^W\//, "") === etag;
+  });
+}
