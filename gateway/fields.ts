@@ -124,6 +124,27 @@ export function setField(json: JsonObject, target: FieldTarget, value: JsonValue
   node[target.steps[last].name] = value;
 }
 
+/**
+ * Sets a path variable's field. A body naming the same field with another value is refused (400 naming it), never
+ * overridden: `PATCH /instruments/A {"symbol": "B"}` may mean a rename the route does not do.
+ */
+export function setPathField(json: JsonObject, target: FieldTarget, value: JsonValue): void {
+  const sent = valueAt(json, target);
+  if (sent !== undefined && sent !== null && String(sent) !== String(value))
+    throw invalid(target.path, `Field ${target.path} is ${String(value)} in the path; the body names another value.`);
+  setField(json, target, value);
+}
+
+/** The value `json` holds at a target (either spelling), or undefined. */
+function valueAt(json: JsonObject, target: FieldTarget): JsonValue | undefined {
+  let node: JsonValue | undefined = json;
+  for (const step of target.steps) {
+    if (node === undefined || node === null || typeof node !== "object" || Array.isArray(node)) return undefined;
+    node = own(node, step);
+  }
+  return node;
+}
+
 function own(node: JsonObject, step: DescField): JsonValue | undefined {
   if (step.jsonName !== step.name && Object.hasOwn(node, step.jsonName)) {
     node[step.name] = node[step.jsonName];

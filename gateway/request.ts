@@ -2,7 +2,7 @@ import type { DescField, JsonObject, Message, Registry } from "@bufbuild/protobu
 import type { FastifyRequest } from "fastify";
 import { rpcName, type Binding } from "./bindings.js";
 import { decode } from "./decode.js";
-import { applyQuery, pathTarget, queryTargets, setField, type FieldTarget, type QueryTargets } from "./fields.js";
+import { applyQuery, pathTarget, queryTargets, setPathField, type FieldTarget, type QueryTargets } from "./fields.js";
 import { invalid } from "../services/kit/handler/problem.js";
 import { routerParams } from "./template.js";
 
@@ -50,7 +50,7 @@ export function pathAndQueryMapper(
   const input = binding.method.input;
   return (request, json, fields) => {
     const values = request.params as Record<string, string>;
-    for (let i = 0; i < path.length; i++) setField(json, path[i], path[i].convert(values[params[i]]));
+    for (let i = 0; i < path.length; i++) setPathField(json, path[i], path[i].convert(values[params[i]]));
     const given = request.query as Record<string, string | string[]>;
     applyQuery(json, query, fields ? joined(given, fields) : given);
     return decode(input, json, registry);

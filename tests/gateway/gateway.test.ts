@@ -172,13 +172,18 @@ describe("request mapping", () => {
     });
   });
 
-  it("lets the path win over the body for the same field", async () => {
-    const response = await call("/network/internal/modules/games/usr_1", {
-      method: "PUT",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ namespace: "other", record: { level: 3 }, expectedRevision: "4" }),
-    });
-    expect(await response.json()).toMatchObject({
+  it("refuses a body naming a path variable's field with another value, and takes the same value", async () => {
+    const put = (body: object) =>
+      call("/network/internal/modules/games/usr_1", {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    const other = await put({ namespace: "other", record: { level: 3 }, expectedRevision: "4" });
+    expect(other.status).toBe(400);
+    expect(await other.json()).toMatchObject({ code: "request.invalid", field: "namespace" });
+    const same = await put({ namespace: "games", record: { level: 3 }, expectedRevision: "4" });
+    expect(await same.json()).toMatchObject({
       namespace: "games",
       subject: "usr_1",
       record: { level: 3 },
