@@ -199,7 +199,7 @@ class UploadBody {
 
     if (form.kind === "raw") {
       const bytes = this.counted.pipe(new PassThrough());
-      this.file = bytes;
+      this.hold(bytes);
       bytes.on("end", () => resolveFinished());
       resolveOpened({ fields: {}, name: "", type: form.type, bytes });
       return;
@@ -218,7 +218,7 @@ class UploadBody {
       fields[name] = name in fields ? [fields[name], value].flat() : value;
     });
     parser.on("file", (_name, bytes, info) => {
-      this.file = bytes;
+      this.hold(bytes);
       resolveOpened({ fields, name: info.filename ?? "", type: info.mimeType, bytes });
     });
     parser.on("filesLimit", () => this.fail(invalid("file", "The form holds more than one file part.")));
@@ -232,6 +232,15 @@ class UploadBody {
       resolveFinished();
     });
     this.counted.pipe(parser);
+  }
+
+  /**
+   * Takes the file's bytes. A fault destroys them with its error, which `finished` already answers: the listener
+   * keeps a stream nobody reads any more (the RPC ended, or a second file part arrived) from throwing it.
+   */
+  private hold(bytes: Readable): void {
+    bytes.on("error", () => undefined);
+    this.file = bytes;
   }
 
   /** Keeps the first fault and fails what waits on the body; answers it. */
