@@ -130,10 +130,13 @@ export function setField(json: JsonObject, target: FieldTarget, value: JsonValue
  */
 export function setPathField(json: JsonObject, target: FieldTarget, value: JsonValue): void {
   const sent = valueAt(json, target);
-  if (sent !== undefined && sent !== null && String(sent) !== String(value))
-    throw invalid(target.path, `Field ${target.path} is ${String(value)} in the path; the body names another value.`);
+  if (sent !== undefined && sent !== null && textOf(sent) !== textOf(value))
+    throw invalid(target.path, `Field ${target.path} is ${textOf(value)} in the path; the body names another value.`);
   setField(json, target, value);
 }
+
+/** A JSON value as text: a path variable's scalar as the path wrote it (`5` and `"5"` alike for an int64). */
+const textOf = (json: JsonValue) => (typeof json === "object" ? JSON.stringify(json) : String(json));
 
 /** The value `json` holds at a target (either spelling), or undefined. */
 function valueAt(json: JsonObject, target: FieldTarget): JsonValue | undefined {
