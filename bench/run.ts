@@ -3,6 +3,7 @@ import { eventDelivery } from "./events.js";
 import { gatewayDatabaseRead, gatewayRead } from "./gateway-read.js";
 import { ledgerTransfers } from "./ledger.js";
 import { mediaTransfer } from "./media.js";
+import { searchQueries } from "./search.js";
 import { startAndMemory } from "./start.js";
 import { watchEvents } from "./watch-events.js";
 import { formatTable, loadSettings, type Benchmark, type LoadResult } from "./load.js";
@@ -15,6 +16,7 @@ const benchmarks: Benchmark[] = [
   eventDelivery,
   ledgerTransfers,
   mediaTransfer,
+  searchQueries,
   watchEvents,
   startAndMemory,
 ];

@@ -15,12 +15,20 @@ export interface FieldTarget {
   /** The target field itself (the last step). */
   readonly field: DescField;
   readonly repeated: boolean;
-  /** One value's text as proto JSON. */
+  /** A map field with string keys: its parameters are `<path>.<key>` (`facet.merchant=acme`), one per key. */
+  readonly map?: boolean;
+  /** One value's text as proto JSON (a map's: one value's). */
   readonly convert: (text: string) => JsonValue;
 }
 
-/** Query parameters by name: both the dotted proto name and the dotted lowerCamel name. */
+/**
+ * Query parameters by name: both the dotted proto name and the dotted lowerCamel name. A map field is
+ * found under its name and `.*` (MAP_KEYS): each of its parameters adds one key.
+ */
 export type QueryTargets = ReadonlyMap<string, FieldTarget>;
+
+/** What follows a map field's name among the query targets: any key. */
+export const MAP_KEYS = ".*";
 
 /** Nesting followed for dotted query names; deeper fields go in a body. */
 const MAX_DEPTH = 4;
@@ -52,10 +60,11 @@ export function queryTargets(message: DescMessage, excluded: ReadonlySet<string>
       const steps = [...parents, field];
       const path = steps.map((s) => s.name).join(".");
       if (excluded.has(path)) continue;
-      const target = targetOf(steps);
+      const target = targetOf(steps) ?? mapTargetOf(steps);
       if (target) {
-        targets.set(path, target);
-        targets.set(steps.map((s) => s.jsonName).join("."), target);
+        const suffix = target.map ? MAP_KEYS : "";
+        targets.set(path + suffix, target);
+        targets.set(steps.map((s) => s.jsonName).join(".") + suffix, target);
       } else if (
         field.fieldKind === "message" &&
         !field.message.typeName.startsWith("google.protobuf.") &&
@@ -77,9 +86,13 @@ export function applyQuery(
   query: Record<string, string | string[] | undefined>,
 ): void {
   const given = new Set<FieldTarget>();
+  const keys = new Set<string>();
   for (const name in query) {
     const target = targets.get(name);
-    if (!target) throw invalid(name, `Query parameter ${name} is not accepted by this route.`);
+    if (!target) {
+      applyMapEntry(json, targets, name, query[name] as string | string[], keys);
+      continue;
+    }
     // Both spellings of one field (`local_id` and `localId`) are one field given twice.
     if (given.has(target))
       throw invalid(target.path, `Query parameter ${target.path} is given twice, under both its spellings.`);
@@ -93,6 +106,34 @@ export function applyQuery(
       setField(json, target, target.convert(value));
     }
   }
+}
+
+/**
+ * A parameter `<map>.<key>=value` of a map field (the longest map name that
+ * opens it): one key of the map, given once under either spelling.
+ */
+function applyMapEntry(
+  json: JsonObject,
+  targets: QueryTargets,
+  name: string,
+  value: string | string[],
+  keys: Set<string>,
+): void {
+  for (let dot = name.lastIndexOf("."); dot > 0; dot = name.lastIndexOf(".", dot - 1)) {
+    const target = targets.get(name.slice(0, dot) + MAP_KEYS);
+    if (!target) continue;
+    const key = name.slice(dot + 1);
+    if (key === "") throw invalid(name, `Query parameter ${name} names no key of ${target.path}.`);
+    if (Array.isArray(value)) throw invalid(name, `Query parameter ${name} takes one value, got ${value.length}.`);
+    if (keys.has(`${target.path}.${key}`))
+      throw invalid(name, `Query parameter ${target.path}.${key} is given twice, under both its spellings.`);
+    keys.add(`${target.path}.${key}`);
+    const entries = valueAt(json, target);
+    const map = entries !== null && typeof entries === "object" && !Array.isArray(entries) ? entries : {};
+    setField(json, target, { ...map, [key]: target.convert(value) });
+    return;
+  }
+  throw invalid(name, `Query parameter ${name} is not accepted by this route.`);
 }
 
 /**
@@ -167,6 +208,22 @@ function targetOf(steps: DescField[]): FieldTarget | undefined {
     repeated: leaf.fieldKind === "list",
     convert,
   };
+}
+
+/** A map field with string keys and scalar-like values, set one key per query parameter. */
+function mapTargetOf(steps: DescField[]): FieldTarget | undefined {
+  const leaf = steps[steps.length - 1];
+  if (leaf.fieldKind !== "map" || leaf.mapKey !== ScalarType.STRING) return undefined;
+  const convert =
+    leaf.mapKind === "scalar"
+      ? scalarConverter(leaf.scalar)
+      : leaf.mapKind === "enum"
+        ? enumText
+        : TEXT_MESSAGES.has(leaf.message.typeName)
+          ? sameText
+          : undefined;
+  if (!convert) return undefined;
+  return { path: steps.map((s) => s.name).join("."), steps, field: leaf, repeated: false, map: true, convert };
 }
 
 /** How one value's text becomes JSON for a field; undefined for fields text cannot set (maps, plain messages). */

@@ -98,6 +98,16 @@ function operation(binding: Binding, components: SchemaComponents, problem: Json
   const reads = routeFieldsOf(method);
   for (const target of new Set(fields.query.values())) {
     if (reads && !reads.has(target.steps[0].name)) continue;
+    if (target.map) {
+      // A map field takes one parameter per key (`facet.<key>=value`): documented as a pattern of names.
+      parameters.push({
+        name: `${target.path}.{key}`,
+        in: "query",
+        description: `One parameter per key of ${target.path}: ${target.path}.<key>=<value>.`,
+        schema: { type: "string" },
+      });
+      continue;
+    }
     parameters.push({ name: target.path, in: "query", schema: components.field(target.field) });
   }
   const input = binding.bodyField ? components.field(binding.bodyField) : components.message(method.input);

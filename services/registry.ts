@@ -6,6 +6,7 @@ import { coupons } from "./coupons/index.js";
 import type { AnyServiceModule } from "./kit/runtime/module.js";
 import { media } from "./media/index.js";
 import { network } from "./network/index.js";
+import { search } from "./search/index.js";
 import { sources } from "./sources/index.js";
 import { tips } from "./tips/index.js";
 import { trade } from "./trade/index.js";
@@ -24,4 +25,5 @@ export const modules: AnyServiceModule[] = [
   games,
   codes,
   media,
+  search,
 ];

@@ -7,6 +7,8 @@ import { couponHandlers } from "./handlers/coupons.js";
 import { lookupHandlers } from "./handlers/lookups.js";
 import { merchantHandlers } from "./handlers/merchants.js";
 import { reportHandlers } from "./handlers/reports.js";
+import { couponDocuments } from "./db/search.js";
+import { SEARCH_DOCUMENT_WRITE, searchDocumentWorkers } from "../kit/search-documents/search-documents.js";
 
 /** The coupons service (spec part 1): merchants with domain rules, codes with status and confidence, reports, moderation. */
 export const coupons = defineService({
@@ -30,4 +32,6 @@ export const coupons = defineService({
       }),
     ];
   },
+  holds: [SEARCH_DOCUMENT_WRITE],
+  workers: searchDocumentWorkers({ sources: [couponDocuments] }),
 });

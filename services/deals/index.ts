@@ -1,6 +1,6 @@
 import { DealsService } from "../../gen/pf/deals/v1/deals_pb.js";
 import { defineService, implement } from "../kit/runtime/module.js";
-import { dealsContext } from "./context.js";
+import { dealsContext, type DealsContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261123000000_deals } from "./db/migrations/Migration20261123000000_deals.js";
 import { flagHandlers } from "./handlers/flags.js";
@@ -11,6 +11,8 @@ import { productHandlers } from "./handlers/products.js";
 import { voteHandlers } from "./handlers/votes.js";
 import { watchHandlers } from "./handlers/watches.js";
 import { expiry } from "./workers/expiry.js";
+import { offerDocuments } from "./db/search.js";
+import { SEARCH_DOCUMENT_WRITE, searchDocumentWorkers } from "../kit/search-documents/search-documents.js";
 
 /** The deals service (spec part 1): offers, observations, votes, flags, merging, products, watches, moderation. */
 export const deals = defineService({
@@ -34,5 +36,6 @@ export const deals = defineService({
       }),
     ];
   },
-  workers: [expiry],
+  holds: [SEARCH_DOCUMENT_WRITE],
+  workers: [expiry, ...searchDocumentWorkers<DealsContext>({ sources: [offerDocuments] })],
 });

@@ -3,7 +3,7 @@ import { TipsOwnerService } from "../../gen/pf/tips/v1/owners_pb.js";
 import { TipsService } from "../../gen/pf/tips/v1/tips_pb.js";
 import { defineService, implement } from "../kit/runtime/module.js";
 import { consumers } from "./consumers/intents.js";
-import { tipsContext } from "./context.js";
+import { tipsContext, type TipsContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261122200000_tips_overlays } from "./db/migrations/Migration20261122200000_tips_overlays.js";
 import { Migration20261124100000_tips } from "./db/migrations/Migration20261124100000_tips.js";
@@ -18,6 +18,8 @@ import { overlayHandlers } from "./handlers/overlay-service.js";
 import { ownerHandlers } from "./handlers/owners.js";
 import { profileHandlers } from "./handlers/profiles.js";
 import { recovery } from "./workers/recovery.js";
+import { tipPageDocuments } from "./db/search.js";
+import { SEARCH_DOCUMENT_WRITE, searchDocumentWorkers } from "../kit/search-documents/search-documents.js";
 
 /**
  * The tips service (spec part 1): tips, paid messages, media requests, goals,
@@ -50,7 +52,7 @@ export const tips = defineService({
       implement(TipsOwnerService, ownerHandlers(ctx)),
     ];
   },
-  holds: ["billing.transfer.create", "billing.intent.create"],
+  holds: ["billing.transfer.create", "billing.intent.create", SEARCH_DOCUMENT_WRITE],
   consumers: [...consumers, ...overlayConsumers],
-  workers: [recovery],
+  workers: [recovery, ...searchDocumentWorkers<TipsContext>({ sources: [tipPageDocuments] })],
 });

@@ -26,6 +26,8 @@ import { normalizeHost } from "../domain/hosts.js";
 import { codePublished, codeStatusChanged, codeSubmitted, merchantChanged, subjects } from "../events.js";
 import { submitRule } from "../settings.js";
 import { codeNotFound } from "./lookups.js";
+import { couponDocuments } from "../db/search.js";
+import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 
 type CouponHandlers = Pick<ServiceImpl<typeof CouponsService>, "submitCoupon" | "updateCouponStatus">;
 
@@ -212,6 +214,7 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
         const coupon = await couponAnswer(em, row, at);
         await codeSubmitted(em, coupon, { heldForReview: ai, published }, at);
         if (published) await codePublished(em, coupon, at);
+        await refreshSearchDocuments(em, couponDocuments, [row.id], at);
         return create(SubmitResultSchema, {
           coupon,
           merchant: merchantMessage,
@@ -259,6 +262,7 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
         if (coupon.status !== STATUS_TO_PROTO[before])
           await codeStatusChanged(em, coupon, { previous: STATUS_TO_PROTO[before], reason, changedBy: by }, at);
         if (publish) await codePublished(em, coupon, at);
+        await refreshSearchDocuments(em, couponDocuments, [row.id], at);
         return create(StatusResultSchema, { coupon });
       });
     },

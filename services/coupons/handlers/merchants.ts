@@ -22,6 +22,8 @@ import {
   merchantNotFound,
 } from "../db/merchants.js";
 import { lockSite } from "../db/locks.js";
+import { couponDocuments, merchantCodeIds } from "../db/search.js";
+import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 import { normalizeHost } from "../domain/hosts.js";
 import { normalizeRule, type DomainRule } from "../domain/rules.js";
 import { merchantTransition, type MerchantStatus as Status } from "../domain/transitions.js";
@@ -174,6 +176,8 @@ export function merchantHandlers(ctx: ServiceContext): MerchantHandlers {
         // Only codes that enter active results are announced: not one staff disabled or expired, nor one past its end.
         const entering = waiting.filter((row) => row.moderation === "" && (!row.expiresAt || row.expiresAt > at));
         for (const row of entering) await codePublished(em, couponToProto(row, reports.get(row.id), at), at);
+        // Search holds the codes of approved merchants only: a disabled merchant's codes are tombstoned.
+        await refreshSearchDocuments(em, couponDocuments, await merchantCodeIds(em, merchant.id), at);
         const answered = await answer(em, merchant, waiting.length);
         await merchantChanged(
           em,

@@ -10,6 +10,8 @@ import type { DealsContext } from "../context.js";
 import { audit } from "../db/audit.js";
 import { OfferRow } from "../db/entities.js";
 import { groupOf, offerNotFound, offerToProto, tallyOf } from "../db/offers.js";
+import { offerDocuments } from "../db/search.js";
+import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 
 type MergeHandlers = Pick<ServiceImpl<typeof DealsService>, "mergeOffer" | "unmergeOffer">;
 
@@ -75,6 +77,8 @@ export function mergeHandlers(ctx: DealsContext): MergeHandlers {
       const before = await tallies(em, offer, canonical);
       Object.assign(offer, { mergedInto: action === "merge" ? canonical.id : null, updatedAt: at });
       await em.flush();
+      // A merged offer leaves search (its canonical stays); an unmerged one comes back if still listed.
+      await refreshSearchDocuments(em, offerDocuments, [offer.id], at);
       const after = await tallies(em, offer, canonical);
       const entry = await audit(em, {
         action,

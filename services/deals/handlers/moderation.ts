@@ -16,6 +16,8 @@ import type { DealsContext } from "../context.js";
 import { audit } from "../db/audit.js";
 import { ReviewRow, type OfferRow } from "../db/entities.js";
 import { offerById, offerToProto } from "../db/offers.js";
+import { offerDocuments } from "../db/search.js";
+import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 
 type ModerationHandlers = Pick<ServiceImpl<typeof DealsService>, "disableOffer" | "enableOffer" | "reviewOffer">;
 
@@ -36,6 +38,8 @@ export function moderationHandlers(ctx: DealsContext): ModerationHandlers {
       const at = ctx.clock.now();
       const row = await offerById(em, request.id, true);
       const entry = await act(em, row, actor, reason, at);
+      await em.flush();
+      await refreshSearchDocuments(em, offerDocuments, [row.id], at);
       const value = create(ModeratedOfferSchema, { offer: await offerToProto(em, row, at), audit: entry });
       return create(ModerationResultSchema, { result: { case: "offer", value } });
     });

@@ -24,6 +24,8 @@ import {
   requireStatedExpiry,
   requireTitle,
 } from "../domain/offers.js";
+import { offerDocuments } from "../db/search.js";
+import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 
 type OfferHandlers = Pick<
   ServiceImpl<typeof DealsService>,
@@ -113,6 +115,7 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
             updatedAt: at,
           });
           await em.flush();
+          await refreshSearchDocuments(em, offerDocuments, [row.id], at);
         }
         let observation;
         if (facts) {
@@ -176,6 +179,7 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
             });
             await em.flush();
             const observation = await recordObservation(em, row, facts, person, at);
+            await refreshSearchDocuments(em, offerDocuments, [row.id], at);
             return create(OfferResultSchema, {
               offer: await offerToProto(em, row, at),
               observation: observationToProto(observation),
@@ -209,6 +213,7 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
           throw problem(409, "offer.not_active", `The offer is ${status}.`, { offer_status: status });
         Object.assign(row, { expiredAt: at, expiredBy: person, updatedAt: at });
         await em.flush();
+        await refreshSearchDocuments(em, offerDocuments, [row.id], at);
         if (moderator && row.submittedBy !== moderator)
           await audit(em, { action: "expire", offerId: row.id, actor: moderator, reason, at });
         return create(OfferResultSchema, { offer: await offerToProto(em, row, at) });

@@ -3,6 +3,8 @@ import type { Worker } from "../../kit/runtime/module.js";
 import type { DealsContext } from "../context.js";
 import { OfferRow } from "../db/entities.js";
 import { EXPIRY } from "../domain/offers.js";
+import { offerDocuments } from "../db/search.js";
+import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 
 /** Offers expired per transaction: a long backlog goes in batches, each pass until none is left. */
 const BATCH = 500;
@@ -19,6 +21,12 @@ export function expireDue(ctx: DealsContext): Promise<number> {
     const due = await em.find(OfferRow, { expiredAt: null, expiresAt: { $ne: null, $lte: at } }, { limit: BATCH });
     for (const row of due) Object.assign(row, { expiredAt: row.expiresAt, expiredBy: EXPIRY, updatedAt: at });
     await em.flush();
+    await refreshSearchDocuments(
+      em,
+      offerDocuments,
+      due.map((row) => row.id),
+      at,
+    );
     return due.length;
   });
 }

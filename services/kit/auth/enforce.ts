@@ -14,6 +14,13 @@ import { AUDIENCE, type TokenVerifier, type VerifiedToken } from "./tokens.js";
 const SUBJECT_HEADER = "x-pf-subject";
 const STAFF_HEADER = "x-pf-staff";
 const ORIGIN_HEADER = "x-pf-origin";
+const GROUPS_HEADER = "x-pf-groups";
+const ENTITLEMENTS_HEADER = "x-pf-entitlements";
+
+/** One name of X-PF-Groups or X-PF-Entitlements: what access lists name after `group:` or `entitlement:`. */
+const LIST_NAME = /^[a-z0-9][a-z0-9_.:-]{0,127}$/i;
+/** At most this many names per list header. */
+const LIST_MAX = 100;
 
 /** An RPC's access: its rules in the order they are tried (the main rule, then its alternatives), and its token audience. */
 export interface RouteAccess {
@@ -313,7 +320,10 @@ function withHeaders(rule: Access, principal: Principal, header: Headers): Princ
   const subject = header.get(SUBJECT_HEADER);
   const staff = header.get(STAFF_HEADER);
   const origin = header.get(ORIGIN_HEADER);
-  if (subject === null && staff === null && origin === null) return principal;
+  const groups = header.get(GROUPS_HEADER);
+  const entitlements = header.get(ENTITLEMENTS_HEADER);
+  if (subject === null && staff === null && origin === null && groups === null && entitlements === null)
+    return principal;
   let actingSubject: string | undefined;
   if (subject !== null) {
     if (!actsForPeople(rule)) {
@@ -332,7 +342,31 @@ function withHeaders(rule: Access, principal: Principal, header: Headers): Princ
     throw problem(400, "request.invalid", "X-PF-Staff takes only the value 1.", { field: "X-PF-Staff" });
   if (origin !== null && origin !== "ai")
     throw problem(400, "request.invalid", "X-PF-Origin takes only the value ai.", { field: "X-PF-Origin" });
-  return { ...principal, actingSubject, staff: staff === "1", origin: origin === "ai" ? "ai" : undefined };
+  return {
+    ...principal,
+    actingSubject,
+    staff: staff === "1",
+    origin: origin === "ai" ? "ai" : undefined,
+    groups: groups === null ? undefined : nameList(groups, "X-PF-Groups"),
+    entitlements: entitlements === null ? undefined : nameList(entitlements, "X-PF-Entitlements"),
+  };
+}
+
+/** A comma-separated list header (X-PF-Groups, X-PF-Entitlements) as its names; "" is the empty list. */
+function nameList(value: string, field: string): string[] {
+  const names = value
+    .split(",")
+    .map((name) => name.trim())
+    .filter((name) => name !== "");
+  if (names.length > LIST_MAX || !names.every((name) => LIST_NAME.test(name))) {
+    throw problem(
+      400,
+      "request.invalid",
+      `${field} takes at most ${LIST_MAX} comma-separated names of letters, digits and _.:- (128 characters each).`,
+      { field },
+    );
+  }
+  return [...new Set(names)];
 }
 
 /**

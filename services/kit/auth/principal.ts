@@ -17,6 +17,10 @@ export interface Principal {
   readonly mod?: string;
   /** X-PF-Subject: the person a service acts for. */
   readonly actingSubject?: string;
+  /** X-PF-Groups from a service: the groups (roles) it resolved for the person it acts for. */
+  readonly groups?: readonly string[];
+  /** X-PF-Entitlements from a service: the entitlements it resolved for the person it acts for. */
+  readonly entitlements?: readonly string[];
   /** X-PF-Staff: 1 from a service. */
   readonly staff: boolean;
   /** X-PF-Origin: ai. */

@@ -1,4 +1,6 @@
 import { PGlite } from "@electric-sql/pglite";
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
+import { unaccent } from "@electric-sql/pglite/contrib/unaccent";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import { existsSync } from "node:fs";
 import { cp, mkdir, readFile, rename, rm } from "node:fs/promises";
@@ -27,7 +29,7 @@ export async function startEmbeddedPostgres(
   if (dataDir && fresh && existsSync(template)) await cp(template, dataDir, { recursive: true });
   else if (dataDir) await mkdir(dataDir, { recursive: true });
   setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`);
-  const db = await PGlite.create({ dataDir, postgresqlconf: SETTINGS });
+  const db = await PGlite.create({ dataDir, postgresqlconf: SETTINGS, extensions: EXTENSIONS });
   if (dataDir && fresh && !existsSync(template)) await saveTemplate(db, dataDir, template);
   const port = await freePort();
   const server = new PGLiteSocketServer({ db, port, host: "127.0.0.1", maxConnections });
@@ -47,6 +49,13 @@ export async function startEmbeddedPostgres(
  * heap, which never shrinks. PGlite writes them into postgresql.conf at every start.
  */
 const SETTINGS = ["shared_buffers = 16MB", "maintenance_work_mem = 16MB"];
+
+/**
+ * The contrib extensions PGlite ships that services create in their schemas
+ * (`create extension if not exists`): search's title suggestions (pg_trgm) and
+ * accent folding (unaccent). Loaded at start so the embedded database has them.
+ */
+const EXTENSIONS = { pg_trgm, unaccent };
 
 /**
  * How much of a WASM function runs before V8 recompiles it optimised (V8's default: 1,800,000). At the

@@ -6,6 +6,7 @@ import { kitMigration } from "./kit-migration.js";
 import { kitRateLimitsMigration } from "./kit-rate-limits-migration.js";
 import { kitOutboxTraceparentMigration } from "./kit-outbox-traceparent-migration.js";
 import { kitEditorsMigration } from "./kit-editors-migration.js";
+import { kitSearchDocumentsMigration } from "../search-documents/migration.js";
 import { withMigrationLock } from "./migration-lock.js";
 
 export { MikroORM };
@@ -46,6 +47,7 @@ export function ormOptions(
         kitRateLimitsMigration,
         kitOutboxTraceparentMigration,
         kitEditorsMigration,
+        kitSearchDocumentsMigration,
         ...schema.migrations,
       ],
       snapshot: false,

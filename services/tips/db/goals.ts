@@ -7,6 +7,8 @@ import { money } from "../../kit/handler/money.js";
 import { problem } from "../../kit/handler/problem.js";
 import { goalChanged } from "../events.js";
 import { GoalRow } from "./entities.js";
+import { tipPageDocuments } from "./search.js";
+import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 
 /** What counts toward a goal: settled (or externally paid) interactions naming it, in its currency; hidden ones too. */
 export const COUNTED_STATES = ["settled", "external"];
@@ -78,5 +80,7 @@ export async function publishGoal(em: EntityManager, row: GoalRow, at: Date): Pr
   await em.flush();
   const [goal] = await goalsToProto(em, [row]);
   await goalChanged(em, goal, at);
+  // The creator's public page shows its open public goals: its search document follows them.
+  await refreshSearchDocuments(em, tipPageDocuments, [row.creator], at);
   return goal;
 }

@@ -13,6 +13,8 @@ import { goalsToProto } from "../db/goals.js";
 import { interactionToProto } from "../db/interactions.js";
 import { profileToProto, readProfile, settingsDocument } from "../db/profiles.js";
 import { publicMessage } from "../domain/interactions.js";
+import { tipPageDocuments } from "../db/search.js";
+import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 import { publicPart, validSettings, type ProfileSettings } from "../domain/profiles.js";
 
 type ProfileHandlers = Pick<ServiceImpl<typeof TipsService>, "getProfile" | "updateProfile" | "getPublicPage">;
@@ -74,6 +76,7 @@ export function profileHandlers(ctx: TipsContext): ProfileHandlers {
           });
         }
         await em.flush();
+        await refreshSearchDocuments(em, tipPageDocuments, [creator], at);
         return create(ProfileResultSchema, { profile: profileToProto(row) });
       });
     },

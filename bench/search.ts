@@ -1,0 +1,141 @@
+import pg from "pg";
+import { SearchIndexService } from "../gen/pf/search/v1/search_pb.js";
+import { createClient } from "@connectrpc/connect";
+import { runLoad, type Benchmark, type LoadSettings } from "./load.js";
+import { startBenchPlatform } from "./platform.js";
+
+/** Documents generated straight into the index: one statement, half English, half German. */
+const DOCUMENTS = 200_000;
+
+const WORDS_EN = [
+  "umbrella",
+  "coffee",
+  "garden",
+  "laptop",
+  "running",
+  "kitchen",
+  "winter",
+  "travel",
+  "guitar",
+  "camera",
+];
+const WORDS_DE = [
+  "regenschirm",
+  "kaffee",
+  "garten",
+  "schuhe",
+  "küche",
+  "winter",
+  "reise",
+  "gitarre",
+  "kamera",
+  "fahrrad",
+];
+
+/**
+ * The search query routes through the gateway over 200,000 documents: words
+ * with two facet counts (the goal: p99 < 25 ms at 50 connections), the newest
+ * of one merchant (empty q, a facet filter) and title suggestions. A person's
+ * token, so the access-list clause is part of every query. Also the write
+ * side: documents/s through WriteDocuments in batches of 500, as the owner
+ * relay sends them.
+ */
+export const searchQueries: Benchmark = {
+  name: "search",
+  async run(settings: LoadSettings) {
+    const bench = await startBenchPlatform();
+    try {
+      const started = Date.now();
+      await generate(bench.platform.databaseUrl);
+      const generatedMs = Date.now() - started;
+      const indexing = await batchRate(bench);
+      const token = await bench.platform.mintToken({ kind: "user", sub: "usr_bench1" });
+      const headers = { authorization: `Bearer ${token}` };
+      const base = `${bench.gatewayUrl}/search/api/v1`;
+      const targets = [
+        [
+          "words + facets",
+          `${base}/search?q=umbrella%20coffee%20or%20kamera&lang=en&facets=merchant,category&limit=20`,
+        ],
+        ["recent + facet filter", `${base}/search?facet.merchant=m7&facets=category&limit=20`],
+        ["suggest", `${base}/suggest?q=umbrel&limit=10`],
+      ] as const;
+      const rows = [];
+      for (const [label, url] of targets) {
+        const sample = await fetch(url, { headers });
+        if (!sample.ok) throw new Error(`${url} answered ${sample.status}: ${await sample.text()}`);
+        rows.push(await runLoad(`${label} (${bench.database})`, { url, headers }, settings));
+      }
+      const faceted = rows[0];
+      return {
+        rows,
+        notes: [
+          `${DOCUMENTS} documents generated in ${(generatedMs / 1000).toFixed(1)} s (one INSERT … SELECT)`,
+          `queries with facets: p99 ${faceted.p99.toFixed(2)} ms at ${settings.connections} connections (goal < 25 ms): goal ${faceted.p99 < 25 ? "met" : "NOT met"}`,
+          `indexing through WriteDocuments (batches of 500): ${indexing.toFixed(0)} documents/s (goal >= 2000): goal ${indexing >= 2000 ? "met" : "NOT met"}`,
+        ],
+      };
+    } finally {
+      await bench.stop();
+    }
+  },
+};
+
+/** 200,000 documents in one statement, indexed as the service indexes them (weighted, both configurations). */
+async function generate(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(
+      `insert into "search".documents (owner, type, id, revision, deleted, title, title_folded, body, url, lang,
+         access, public, published, facets, facet_pairs, published_at, indexed_at, tsv)
+       select 'bench', 'item', 'i' || g, 1, false, x.title, lower(public.unaccent(x.title)), x.body, '', x.lang,
+         case when g % 10 = 0 then array['usr_bench1'] else '{}' end, g % 10 <> 0, g % 20 <> 0,
+         jsonb_build_object('merchant', jsonb_build_array('m' || g % 50), 'category', jsonb_build_array('c' || g % 12)),
+         array['merchant=m' || g % 50, 'category=c' || g % 12],
+         now() - make_interval(mins => g), now(),
+         setweight(to_tsvector(x.config, public.unaccent(x.title)), 'A')
+           || setweight(to_tsvector(x.config, public.unaccent(x.body)), 'B')
+           || setweight(to_tsvector('simple', public.unaccent(x.title)), 'A')
+           || setweight(to_tsvector('simple', public.unaccent(x.body)), 'B')
+       from generate_series(1, $1) g,
+       lateral (select case when g % 2 = 0 then 'en' else 'de' end as lang,
+                       (case when g % 2 = 0 then 'english' else 'german' end)::regconfig as config,
+                       w[1 + g % 10] || ' ' || w[1 + (g / 10) % 10] || ' offer ' || g as title,
+                       w[1 + (g / 7) % 10] || ' ' || w[1 + (g / 3) % 10] || ' deal number ' || g || ' '
+                         || w[1 + (g / 11) % 10] as body
+                from (select case when g % 2 = 0 then $2::text[] else $3::text[] end as w) words) x`,
+      [DOCUMENTS, WORDS_EN, WORDS_DE],
+    );
+    await client.query(`analyze "search".documents`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Documents per second through the batch write, 10 batches of 500 new documents, 2 at a time. */
+async function batchRate(bench: Awaited<ReturnType<typeof startBenchPlatform>>): Promise<number> {
+  const token = await bench.platform.mintToken({ kind: "service", svc: "deals", caps: ["search.document.write"] });
+  const index = createClient(SearchIndexService, bench.platform.transport);
+  const batch = (n: number) => ({
+    writes: Array.from({ length: 500 }, (_, i) => ({
+      type: "offer",
+      id: `w${n}-${i}`,
+      revision: 1n,
+      document: {
+        title: `${WORDS_EN[i % 10]} offer ${n}-${i}`,
+        body: `${WORDS_EN[(i + n) % 10]} ${WORDS_EN[(i * 3) % 10]} deal`,
+        lang: "en",
+        public: true,
+        published: true,
+        facets: { merchant: { values: [`m${i % 50}`] } },
+      },
+    })),
+  });
+  const options = { headers: { authorization: `Bearer ${token}` } };
+  const started = performance.now();
+  for (let n = 0; n < 10; n += 2) {
+    await Promise.all([index.writeDocuments(batch(n), options), index.writeDocuments(batch(n + 1), options)]);
+  }
+  return 5000 / ((performance.now() - started) / 1000);
+}

@@ -1,0 +1,74 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { Client } from "@connectrpc/connect";
+import {
+  DocumentWriteSchema,
+  IndexDocumentSchema,
+  WriteOutcome as Outcome,
+  type IndexDocument,
+} from "../../../gen/pf/search/v1/documents_pb.js";
+import { SearchIndexService, SearchService } from "../../../gen/pf/search/v1/search_pb.js";
+import type { SearchDocument, SearchIndex, WriteOutcome } from "./document.js";
+
+/** Inventory entries per page (search's largest). */
+const INVENTORY_PAGE = 1_000;
+
+/**
+ * The search service as an owner's `SearchIndex`: its typed clients, carrying the owner's own token (which must hold
+ * `search.document.write`): the batch write (`SearchIndexService.WriteDocuments`) and the owner's inventory
+ * (`SearchService.ListOwnerDocuments`, the owner being the caller's service key).
+ */
+export function connectSearchIndex(
+  owner: string,
+  client: <S extends typeof SearchService | typeof SearchIndexService>(service: S) => Client<S>,
+): SearchIndex {
+  const writer = client(SearchIndexService);
+  const reader = client(SearchService);
+  return {
+    async write(writes) {
+      const { results } = await writer.writeDocuments({
+        writes: writes.map((write) =>
+          create(DocumentWriteSchema, {
+            type: write.type,
+            id: write.id,
+            revision: BigInt(write.revision),
+            deleted: write.deleted,
+            ...(write.document && { document: indexDocumentOf(write.document) }),
+          }),
+        ),
+      });
+      return results.map((result): WriteOutcome => {
+        if (result.outcome === Outcome.APPLIED) return { outcome: "applied" };
+        if (result.outcome === Outcome.STALE)
+          return { outcome: "stale", currentRevision: Number(result.currentRevision) };
+        return { outcome: "rejected", reason: `${result.code}: ${result.detail}` };
+      });
+    },
+    async inventory(cursor) {
+      const page = await reader.listOwnerDocuments({ owner, limit: INVENTORY_PAGE, cursor });
+      return {
+        documents: page.documents.map((held) => ({
+          type: held.type,
+          id: held.id,
+          revision: Number(held.revision),
+          deleted: held.deleted,
+        })),
+        nextCursor: page.nextCursor,
+      };
+    },
+  };
+}
+
+function indexDocumentOf(document: SearchDocument): IndexDocument {
+  return create(IndexDocumentSchema, {
+    title: document.title,
+    body: document.body,
+    url: document.url,
+    lang: document.lang,
+    access: document.access,
+    public: document.public,
+    published: document.published,
+    facets: Object.fromEntries(Object.entries(document.facets).map(([key, values]) => [key, { values }])),
+    ...(document.publishedAt && { publishedAt: timestampFromDate(new Date(document.publishedAt)) }),
+  });
+}

@@ -1,0 +1,78 @@
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { qualified } from "../db/orm.js";
+import type { SearchDocument, SearchDocumentSource } from "./document.js";
+
+/** A document's desired state: its content, or null for its tombstone. */
+export interface DocumentChange {
+  type: string;
+  id: string;
+  document: SearchDocument | null;
+}
+
+/**
+ * Records documents' desired states in the owner's transaction, so search gets a document exactly when the change
+ * it shows commits. A change of content (or a tombstone of a live document) takes the next revision and waits for
+ * the relay; the same content again changes nothing. A tombstone for a document never recorded is not written:
+ * search cannot hold what was never sent (reconciliation tombstones what it holds anyway).
+ */
+export async function recordSearchDocuments(em: EntityManager, changes: DocumentChange[]): Promise<void> {
+  // One state per document: the last given wins (an upsert may not touch a row twice).
+  const latest = new Map(changes.map((change) => [`${change.type}\u0000${change.id}`, change]));
+  const live = [...latest.values()].filter((change) => change.document !== null);
+  const gone = [...latest.values()].filter((change) => change.document === null);
+  const table = qualified(em, "search_documents");
+  const run = (sql: string, rows: unknown[]) =>
+    em.getConnection().execute(sql, [JSON.stringify(rows)], "run", em.getTransactionContext());
+  if (live.length > 0) {
+    await run(
+      `insert into ${table} as d (type, id, revision, deleted, document)
+       select c.type, c.id, 1, false, c.document from jsonb_to_recordset(?::jsonb) as c(type text, id text, document jsonb)
+       on conflict (type, id) do update
+       set revision = d.revision + 1, deleted = false, document = excluded.document, changed_at = now(),
+           rejected = false, attempts = 0, last_error = null
+       where d.deleted or d.document is distinct from excluded.document`,
+      live.map(({ type, id, document }) => ({ type, id, document })),
+    );
+  }
+  if (gone.length > 0) {
+    await run(
+      `update ${table} as d
+       set revision = d.revision + 1, deleted = true, document = null, changed_at = now(),
+           rejected = false, attempts = 0, last_error = null
+       from jsonb_to_recordset(?::jsonb) as c(type text, id text)
+       where d.type = c.type and d.id = c.id and not d.deleted`,
+      gone.map(({ type, id }) => ({ type, id })),
+    );
+  }
+}
+
+/**
+ * Brings these documents of a source up to date in `em`'s transaction: what the owner's tables say now, recorded
+ * (a tombstone for every id `describe` leaves out). What handlers call after a change, naming what it touched.
+ */
+export async function refreshSearchDocuments(
+  em: EntityManager,
+  source: SearchDocumentSource,
+  ids: string[],
+  at: Date,
+): Promise<void> {
+  if (ids.length === 0) return;
+  const documents = await source.describe(em, ids, at);
+  await recordSearchDocuments(
+    em,
+    ids.map((id) => ({ type: source.type, id, document: documents.get(id) ?? null })),
+  );
+}
+
+/** A page of the ids of `type` the owner holds live in its table, after `after`, for the sweep. */
+export async function recordedIds(em: EntityManager, type: string, after: string, limit: number): Promise<string[]> {
+  const rows = await em
+    .getConnection()
+    .execute<{ id: string }[]>(
+      `select id from ${qualified(em, "search_documents")} where type = ? and id > ? and not deleted order by id limit ?`,
+      [type, after, limit],
+      "all",
+      em.getTransactionContext(),
+    );
+  return rows.map((row) => row.id);
+}

@@ -1,0 +1,23 @@
+import { SearchIndexService, SearchService } from "../../gen/pf/search/v1/search_pb.js";
+import { defineService, implement } from "../kit/runtime/module.js";
+import { searchContext } from "./context.js";
+import { entities } from "./db/entities.js";
+import { Migration20261220000000_search } from "./db/migrations/Migration20261220000000_search.js";
+import { batchHandlers } from "./handlers/batch.js";
+import { ownerHandlers } from "./handlers/owners.js";
+import { queryHandlers } from "./handlers/query.js";
+
+/** The search service (spec part 3): one index every service writes its documents into, queried by visibility. */
+export const search = defineService({
+  key: "search",
+  schema: {
+    entities,
+    migrations: [{ name: "Migration20261220000000_search", class: Migration20261220000000_search }],
+  },
+  context: searchContext,
+  protos: [SearchService, SearchIndexService],
+  implementations: (ctx) => [
+    implement(SearchService, { ...queryHandlers(ctx), ...ownerHandlers(ctx) }),
+    implement(SearchIndexService, batchHandlers(ctx)),
+  ],
+});

@@ -1,0 +1,314 @@
+import { ConnectError, Code } from "@connectrpc/connect";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type {
+  DocumentWrite,
+  HeldDocument,
+  SearchDocument,
+  SearchDocumentSource,
+  SearchIndex,
+  WriteOutcome,
+} from "../../services/kit/search-documents/document.js";
+import { recordSearchDocuments } from "../../services/kit/search-documents/record.js";
+import { compareInventory, sweep } from "../../services/kit/search-documents/reconcile.js";
+import { SearchRelay } from "../../services/kit/search-documents/relay.js";
+import { searchDocumentWorkers } from "../../services/kit/search-documents/search-documents.js";
+import { statementsOf } from "../../services/kit/search-documents/statements.js";
+import type { ServiceContext } from "../../services/kit/runtime/module.js";
+import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { until } from "../support/until.js";
+
+/** Search as the owner sees it, in memory, with its revision rules: an older write never wins, a deletion wins ties. */
+class FakeSearch implements SearchIndex {
+  held = new Map<string, HeldDocument & { document?: SearchDocument }>();
+  down = false;
+  calls: DocumentWrite[][] = [];
+  active = 0;
+  overlapped = false;
+  delayMs = 0;
+  refuse?: (write: DocumentWrite) => boolean;
+
+  async write(writes: DocumentWrite[]): Promise<WriteOutcome[]> {
+    this.active++;
+    if (this.active > 1) this.overlapped = true;
+    try {
+      if (this.delayMs) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+      if (this.down) throw new ConnectError("search is down", Code.Unavailable);
+      if (writes.length > 1 && writes.some((write) => this.refuse?.(write)))
+        throw new ConnectError("one write is malformed", Code.InvalidArgument);
+      this.calls.push(writes);
+      return writes.map((write) => {
+        if (this.refuse?.(write)) return { outcome: "rejected", reason: "search.document_invalid: title" };
+        const key = `${write.type}/${write.id}`;
+        const current = this.held.get(key);
+        if (
+          current &&
+          (current.revision > write.revision ||
+            (current.revision === write.revision && current.deleted && !write.deleted))
+        )
+          return { outcome: "stale", currentRevision: current.revision };
+        this.held.set(key, {
+          type: write.type,
+          id: write.id,
+          revision: write.revision,
+          deleted: write.deleted,
+          document: write.document,
+        });
+        return { outcome: "applied" };
+      });
+    } finally {
+      this.active--;
+    }
+  }
+
+  async inventory(cursor: string) {
+    if (this.down) throw new ConnectError("search is down", Code.Unavailable);
+    const all = [...this.held.values()].sort((a, b) => (a.type + a.id < b.type + b.id ? -1 : 1));
+    const start = Number(cursor || 0);
+    const page = all
+      .slice(start, start + 2)
+      .map(({ type, id, revision, deleted }) => ({ type, id, revision, deleted }));
+    return { documents: page, nextCursor: start + 2 < all.length ? String(start + 2) : "" };
+  }
+
+  live(id: string, type = "note") {
+    const held = this.held.get(`${type}/${id}`);
+    return held && !held.deleted ? held : undefined;
+  }
+}
+
+const doc = (title: string): SearchDocument => ({
+  title,
+  body: `${title} body`,
+  url: `https://example.test/${encodeURIComponent(title)}`,
+  lang: "en",
+  access: [],
+  public: true,
+  published: true,
+  facets: { kind: ["note"] },
+});
+
+let first: TestPlatform;
+let second: TestPlatform;
+let ctx: ServiceContext;
+beforeAll(async () => {
+  // network owns no search documents: its schema's table is the kit's to test.
+  first = await startTestPlatform({ services: ["network"] });
+  second = await startTestPlatform({ services: ["network"], env: { DATABASE_URL: first.platform.databaseUrl } });
+  ctx = first.platform.contexts.get("network")!;
+});
+afterAll(async () => {
+  await second?.stop();
+  await first?.stop();
+});
+
+const db = () => statementsOf(ctx.orm);
+const record = (changes: { id: string; document: SearchDocument | null; type?: string }[]) =>
+  ctx.transaction((em) =>
+    recordSearchDocuments(
+      em,
+      changes.map((c) => ({ type: "note", ...c })),
+    ),
+  );
+const row = async (id: string, type = "note") =>
+  (
+    await db().run<{
+      revision: string;
+      pushed_revision: string;
+      deleted: boolean;
+      rejected: boolean;
+      attempts: number;
+    }>(`select revision, pushed_revision, deleted, rejected, attempts from ${db().table} where type = $1 and id = $2`, [
+      type,
+      id,
+    ])
+  )[0];
+const relayOver = (search: SearchIndex, batch = 200) =>
+  new SearchRelay(search, db(), { batch, maxBackoffMs: 1_000 }, ctx.logger);
+
+beforeEach(async () => {
+  await db().run(`delete from ${db().table}`, []);
+});
+
+describe("recording search documents in the owner's transaction", () => {
+  it("takes a new revision on every change and none when nothing changed", async () => {
+    await record([{ id: "a", document: doc("first") }]);
+    expect(await row("a")).toMatchObject({ revision: "1", deleted: false, pushed_revision: "0" });
+    await record([{ id: "a", document: doc("first") }]);
+    expect((await row("a")).revision).toBe("1");
+    await record([{ id: "a", document: doc("second") }]);
+    expect((await row("a")).revision).toBe("2");
+    await record([{ id: "a", document: null }]);
+    expect(await row("a")).toMatchObject({ revision: "3", deleted: true });
+    await record([{ id: "a", document: null }]);
+    expect((await row("a")).revision).toBe("3");
+    // Brought back: above the tombstone, which search keeps.
+    await record([{ id: "a", document: doc("second") }]);
+    expect(await row("a")).toMatchObject({ revision: "4", deleted: false });
+  });
+
+  it("writes nothing when the owner's transaction rolls back, and no tombstone for a document never recorded", async () => {
+    await ctx
+      .transaction(async (em) => {
+        await recordSearchDocuments(em, [{ type: "note", id: "b", document: doc("lost") }]);
+        throw new Error("the change fails");
+      })
+      .catch(() => undefined);
+    expect(await row("b")).toBeUndefined();
+    await record([{ id: "never", document: null }]);
+    expect(await row("never")).toBeUndefined();
+  });
+});
+
+describe("the relay", () => {
+  it("pushes pending documents and their tombstones, in batches, once", async () => {
+    const search = new FakeSearch();
+    await record(Array.from({ length: 5 }, (_, i) => ({ id: `n${i}`, document: doc(`note ${i}`) })));
+    expect(await relayOver(search, 2).pass()).toBe(5);
+    expect(search.calls.map((batch) => batch.length)).toEqual([2, 2, 1]);
+    expect(search.live("n3")?.document?.title).toBe("note 3");
+    expect(await relayOver(search, 2).pass()).toBe(0);
+    await record([{ id: "n3", document: null }]);
+    await relayOver(search).pass();
+    expect(search.live("n3")).toBeUndefined();
+    expect(search.held.get("note/n3")).toMatchObject({ revision: 2, deleted: true });
+  });
+
+  it("loses nothing while search is down, pauses, and delivers once it is back", async () => {
+    const search = new FakeSearch();
+    search.down = true;
+    const relay = relayOver(search);
+    await record([{ id: "d1", document: doc("while down") }]);
+    expect(await relay.pass()).toBe(0);
+    expect(await row("d1")).toMatchObject({ pushed_revision: "0", attempts: 1 });
+    // Written while search is down: the owner's write never fails.
+    await record([{ id: "d2", document: doc("also while down") }]);
+    search.down = false;
+    // Paused after the failure: no call until the pause is over.
+    expect(await relay.pass()).toBe(0);
+    await until(async () => (await relay.pass()) > 0, 3_000);
+    expect(search.live("d1")?.document?.title).toBe("while down");
+    expect(search.live("d2")).toBeDefined();
+    expect(await row("d1")).toMatchObject({ pushed_revision: "1", attempts: 0 });
+  });
+
+  it("sets aside a document search refuses, sends the rest of its batch, and sends it again once changed", async () => {
+    const search = new FakeSearch();
+    search.refuse = (write) => write.document?.title === "";
+    await record([
+      { id: "ok1", document: doc("fine") },
+      { id: "bad", document: doc("") },
+      { id: "ok2", document: doc("fine too") },
+    ]);
+    expect(await relayOver(search).pass()).toBe(3);
+    expect(search.live("ok1")).toBeDefined();
+    expect(search.live("ok2")).toBeDefined();
+    expect(await row("bad")).toMatchObject({ rejected: true, pushed_revision: "1" });
+    expect(await relayOver(search).pass()).toBe(0);
+    await record([{ id: "bad", document: doc("fixed") }]);
+    await relayOver(search).pass();
+    expect(search.live("bad")?.document?.title).toBe("fixed");
+    expect(await row("bad")).toMatchObject({ rejected: false, revision: "2" });
+  });
+
+  it("moves the owner's revision above a newer one search holds, so the owner's state wins", async () => {
+    const search = new FakeSearch();
+    search.held.set("note/old", { type: "note", id: "old", revision: 7, deleted: false, document: doc("from before") });
+    await record([{ id: "old", document: doc("the owner's") }]);
+    await relayOver(search).pass();
+    expect(search.live("old")).toMatchObject({ revision: 8, document: { title: "the owner's" } });
+    expect(await row("old")).toMatchObject({ revision: "8", pushed_revision: "8" });
+  });
+
+  it("never has two instances push at once, and pushes each change once", async () => {
+    const search = new FakeSearch();
+    search.delayMs = 20;
+    const env = { ...ctx.config.env, PF_SEARCH_RELAY_POLL_MS: "10", PF_SEARCH_RELAY_BATCH: "3" };
+    const workers = searchDocumentWorkers<ServiceContext>({ sources: [], index: () => search });
+    const instance = (platform: TestPlatform) => {
+      const base = platform.platform.contexts.get("network")!;
+      return workers[0]({ ...base, config: { ...base.config, env } });
+    };
+    const stops = await Promise.all([instance(first), instance(second)]);
+    try {
+      await record(
+        Array.from({ length: 30 }, (_, i) => ({ id: `c${String(i).padStart(2, "0")}`, document: doc(`c${i}`) })),
+      );
+      await until(async () => search.held.size === 30, 10_000);
+    } finally {
+      await Promise.all(stops.map((stop) => stop()));
+    }
+    expect(search.overlapped).toBe(false);
+    const sent = search.calls.flat().map((write) => `${write.id}@${write.revision}`);
+    expect(new Set(sent).size).toBe(sent.length);
+  });
+});
+
+describe("reconciliation", () => {
+  it("sends again what search lacks or holds older, and tombstones what the owner does not have", async () => {
+    const search = new FakeSearch();
+    await record([
+      { id: "kept", document: doc("kept") },
+      { id: "lost", document: doc("lost") },
+      { id: "behind", document: doc("behind v1") },
+      { id: "gone", document: doc("gone") },
+    ]);
+    await relayOver(search).pass();
+    await record([
+      { id: "behind", document: doc("behind v2") },
+      { id: "gone", document: null },
+    ]);
+    await relayOver(search).pass();
+    // Drift: search lost one, went back a revision on another, kept a document the owner deleted, and holds one
+    // the owner never had.
+    search.held.delete("note/lost");
+    search.held.set("note/behind", {
+      type: "note",
+      id: "behind",
+      revision: 1,
+      deleted: false,
+      document: doc("behind v1"),
+    });
+    search.held.set("note/gone", { type: "note", id: "gone", revision: 1, deleted: false, document: doc("gone") });
+    search.held.set("note/stray", { type: "note", id: "stray", revision: 3, deleted: false, document: doc("stray") });
+    expect(await compareInventory(search, db())).toBe(4);
+    await relayOver(search).pass();
+    expect(search.live("kept")?.document?.title).toBe("kept");
+    expect(search.live("lost")?.document?.title).toBe("lost");
+    expect(search.live("behind")).toMatchObject({ revision: 2, document: { title: "behind v2" } });
+    expect(search.live("gone")).toBeUndefined();
+    expect(search.held.get("note/stray")).toMatchObject({ revision: 3, deleted: true });
+    // In step now: nothing more to repair.
+    expect(await compareInventory(search, db())).toBe(0);
+  });
+
+  it("leaves pending documents to the relay", async () => {
+    const search = new FakeSearch();
+    await record([{ id: "p", document: doc("pending") }]);
+    expect(await compareInventory(search, db())).toBe(0);
+    expect(await row("p")).toMatchObject({ revision: "1", pushed_revision: "0" });
+  });
+
+  it("sweeps the sources: documents older than the wiring are recorded, vanished ones tombstoned", async () => {
+    const rows = new Map([
+      ["x1", "first"],
+      ["x2", "second"],
+    ]);
+    const source: SearchDocumentSource = {
+      type: "note",
+      describe: async (_em, ids) => new Map(ids.filter((id) => rows.has(id)).map((id) => [id, doc(rows.get(id)!)])),
+      ids: async (_em, after, limit) =>
+        [...rows.keys()]
+          .filter((id) => id > after)
+          .sort()
+          .slice(0, limit),
+    };
+    const run = <T>(work: Parameters<ServiceContext["transaction"]>[0]) => ctx.transaction(work) as Promise<T>;
+    await sweep(run, [source], ctx.clock);
+    expect(await row("x1")).toMatchObject({ revision: "1", deleted: false });
+    rows.delete("x2");
+    rows.set("x1", "first, edited");
+    await sweep(run, [source], ctx.clock);
+    expect(await row("x1")).toMatchObject({ revision: "2" });
+    expect(await row("x2")).toMatchObject({ revision: "2", deleted: true });
+  });
+});
