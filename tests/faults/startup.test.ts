@@ -1,11 +1,7 @@
 import { afterAll, beforeAll, expect } from "vitest";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { kitMigration } from "../../services/kit/db/kit-migration.js";
-import { kitRateLimitsMigration } from "../../services/kit/db/kit-rate-limits-migration.js";
-import { kitOutboxTraceparentMigration } from "../../services/kit/db/kit-outbox-traceparent-migration.js";
-import { kitEditorsMigration } from "../../services/kit/db/kit-editors-migration.js";
-import { openServiceDatabase, type MikroORM } from "../../services/kit/db/orm.js";
+import { KIT_MIGRATIONS, openServiceDatabase, type MikroORM } from "../../services/kit/db/orm.js";
 import { adminQuery, withDatabase } from "../../services/kit/db/server.js";
 import { modules } from "../../services/registry.js";
 import { serverUrl } from "../support/database.js";
@@ -39,13 +35,7 @@ describeWith(DATABASE_SERVER, "three instances starting at once on an empty data
         const { rows } = await client.query<{ name: string }>(
           `select name from "${module.key}".mikro_orm_migrations order by id`,
         );
-        expect(rows.map((r) => r.name)).toEqual([
-          kitMigration.name,
-          kitRateLimitsMigration.name,
-          kitOutboxTraceparentMigration.name,
-          kitEditorsMigration.name,
-          ...module.schema.migrations.map((m) => m.name),
-        ]);
+        expect(rows.map((r) => r.name)).toEqual([...KIT_MIGRATIONS, ...module.schema.migrations].map((m) => m.name));
       }
     } finally {
       await client.end();

@@ -25,6 +25,15 @@ export interface ServiceSchema {
 /** How long a caller waits for a free connection by default (PF_DB_ACQUIRE_TIMEOUT_MS). */
 const ACQUIRE_TIMEOUT_MS = 5_000;
 
+/** The kit's own tables, migrated in every service's schema before the service's own migrations, in this order. */
+export const KIT_MIGRATIONS = [
+  kitMigration,
+  kitRateLimitsMigration,
+  kitOutboxTraceparentMigration,
+  kitEditorsMigration,
+  kitSearchDocumentsMigration,
+];
+
 export function ormOptions(
   schema: ServiceSchema,
   url: string,
@@ -42,14 +51,7 @@ export function ormOptions(
     migrations: {
       schema: schema.key,
       tableName: "mikro_orm_migrations",
-      migrationsList: [
-        kitMigration,
-        kitRateLimitsMigration,
-        kitOutboxTraceparentMigration,
-        kitEditorsMigration,
-        kitSearchDocumentsMigration,
-        ...schema.migrations,
-      ],
+      migrationsList: [...KIT_MIGRATIONS, ...schema.migrations],
       snapshot: false,
       transactional: true,
       silent: true,
