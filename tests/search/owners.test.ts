@@ -7,7 +7,7 @@ import { until } from "../support/until.js";
 import { backend, merchant, staff, submitted, unique } from "../coupons/support.js";
 import { ALL_DEALS, person, submit } from "../deals/support.js";
 
-// Owners (coupons, deals) in one platform reach search, in another, over gRPC through a proxy the test cuts and
+// Owners (coupons, deals, tips) in one platform reach search, in another, over gRPC through a proxy the test cuts and
 // restores: search stopped and back, as the owners see it.
 let search: TestPlatform;
 let owners: TestPlatform;
@@ -21,7 +21,7 @@ beforeAll(async () => {
   proxy = new TcpProxy(rpc.hostname, Number(rpc.port));
   await proxy.open();
   owners = await startTestPlatform({
-    services: ["coupons", "deals"],
+    services: ["coupons", "deals", "tips"],
     env: {
       ...shared,
       PF_SEARCH_URL: `http://127.0.0.1:${proxy.port}`,
@@ -110,5 +110,16 @@ describe("owners' documents in search", () => {
     const deals = await held("deals");
     expect(deals.get(`offer/${duplicate.id}`)).toMatchObject({ revision: 2n, deleted: true });
     expect(deals.get(`offer/${canonical.id}`)).toMatchObject({ revision: 1n, deleted: false });
+  });
+
+  it("a creator's public tip page is in search while the page is enabled, and leaves it when disabled", async () => {
+    const creator = person();
+    const token = await owners.token({ kind: "user", sub: creator });
+    const page = (page_enabled: boolean) =>
+      owners.http("PATCH", `/tips/api/v1/profiles/${creator}`, { token, body: { page_enabled, accepting: true } });
+    expect((await page(true)).status).toBe(200);
+    await until(async () => (await held("tips")).get(`tip_page/${creator}`)?.deleted === false);
+    expect((await page(false)).status).toBe(200);
+    await until(async () => (await held("tips")).get(`tip_page/${creator}`)?.deleted === true);
   });
 });
