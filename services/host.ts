@@ -18,7 +18,8 @@ import type { EventBus } from "./kit/events/bus.js";
 import { JetStreamBus } from "./kit/events/jetstream-bus.js";
 import { InProcessBus } from "./kit/events/memory-bus.js";
 import { startConsumer } from "./kit/events/consumer.js";
-import { eventsRecorded, OutboxRelay } from "./kit/events/outbox.js";
+import { OutboxRelay } from "./kit/events/outbox.js";
+import { CommitListeners, signalsOf, type CommitSignal } from "./kit/db/commits.js";
 import { OutboxWakes } from "./kit/events/outbox-wake.js";
 import { housekeeping } from "./kit/runtime/housekeeping.js";
 import { createLogger, type Logger } from "./kit/runtime/logger.js";
@@ -285,6 +286,8 @@ function serviceContext(parts: {
   blobs: BlobStore;
 }): ServiceContext {
   const { module, config, orm, relay, transports } = parts;
+  const commits = new CommitListeners();
+  commits.on("events", () => relay.committed());
   return {
     key: module.key,
     config,
@@ -294,14 +297,15 @@ function serviceContext(parts: {
     bus: parts.bus,
     clientKeys: parts.clientKeys,
     blobs: parts.blobs.scoped(module.key),
+    commits,
     transaction: async (work) => {
-      let wroteEvents = false;
+      let signals: ReadonlySet<CommitSignal> = new Set();
       const result = await inTransaction(orm, async (em) => {
         const answer = await work(em);
-        wroteEvents = eventsRecorded(em);
+        signals = signalsOf(em);
         return answer;
       });
-      if (wroteEvents) relay.committed();
+      commits.committed(signals);
       return result;
     },
     client: (service) =>

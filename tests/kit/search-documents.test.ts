@@ -241,6 +241,25 @@ describe("the relay", () => {
     const sent = search.calls.flat().map((write) => `${write.id}@${write.revision}`);
     expect(new Set(sent).size).toBe(sent.length);
   });
+
+  it("leaves at the owner's commit, not at its next poll", async () => {
+    const search = new FakeSearch();
+    const env = { ...ctx.config.env, PF_SEARCH_RELAY_POLL_MS: "600000" };
+    const [relay] = searchDocumentWorkers<ServiceContext>({ sources: [], index: () => search });
+    const stop = await relay({ ...ctx, config: { ...ctx.config, env } });
+    try {
+      // The pass at start finds nothing; the next poll is ten minutes away.
+      await record([{ id: "woken", document: doc("woken") }]);
+      await until(async () => search.live("woken") !== undefined, 5_000);
+      // A burst of commits during a pass is carried by one more pass after it.
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) => record([{ id: `burst${i}`, document: doc(`burst ${i}`) }])),
+      );
+      await until(async () => search.held.size === 21, 5_000);
+    } finally {
+      await stop();
+    }
+  });
 });
 
 describe("reconciliation", () => {

@@ -4,6 +4,7 @@ import type { EntityManager, MikroORM } from "@mikro-orm/postgresql";
 import { schema as schemaOption } from "../../../gen/pf/v1/options_pb.js";
 import { qualified } from "../db/orm.js";
 import { outsideCall } from "../rpc/call.js";
+import { signalAfterCommit } from "../db/commits.js";
 import { newId } from "../handler/ids.js";
 import { problem } from "../handler/problem.js";
 import type { Logger } from "../runtime/logger.js";
@@ -63,16 +64,8 @@ export async function recordEvents<Desc extends DescMessage>(
       "run",
       em.getTransactionContext(),
     );
-  withEvents.add(em);
+  signalAfterCommit(em, "events");
   return rows.map(([id]) => id as string);
-}
-
-/** The transactions' entity managers that wrote events: their commit wakes the relay (`eventsRecorded`). */
-const withEvents = new WeakSet<EntityManager>();
-
-/** Whether `em`'s transaction wrote events to the outbox. */
-export function eventsRecorded(em: EntityManager): boolean {
-  return withEvents.has(em);
 }
 
 interface OutboxRow {

@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
+import type { CommitSignal } from "../db/commits.js";
 import { qualified } from "../db/orm.js";
+import { outsideCall } from "../rpc/call.js";
 import type { ServiceContext, Worker } from "./module.js";
 
 /**
@@ -8,11 +10,13 @@ import type { ServiceContext, Worker } from "./module.js";
  */
 export const JOB_LEASE_MS = 5_000;
 
-/** How often a leased job runs, how long its lease lasts, and when its first pass comes. */
+/** How often a leased job runs, how long its lease lasts, when its first pass comes, and what commit wakes it. */
 export interface LeaseSchedule {
   everyMs: number;
   leaseMs?: number;
   firstAfterMs?: number;
+  /** A pass also follows each of the service's commits that marked this (the poll stays the fallback). */
+  wakeOn?: CommitSignal;
 }
 
 /**
@@ -33,6 +37,7 @@ export function leasedJob<C extends ServiceContext>(
     const table = qualified(ctx.orm.em, "leases");
     const connection = ctx.orm.em.getConnection();
     let running: Promise<void> | undefined;
+    let again = false;
     const pass = async () => {
       const taken = await connection.execute(
         `insert into ${table} (name, holder, until) values (?, ?, now() + ? * interval '1 millisecond')
@@ -59,17 +64,31 @@ export function leasedJob<C extends ServiceContext>(
         await connection.execute(`update ${table} set until = now() where name = ? and holder = ?`, [name, holder]);
       }
     };
+    // One pass at a time; a wake during a pass makes one more after it, so no commit waits for the poll.
     const tick = () => {
-      running ??= pass()
+      if (running) {
+        again = options.wakeOn !== undefined;
+        return;
+      }
+      running = outsideCall(pass)
         .catch((error: unknown) =>
           ctx.logger.error({ err: error, job: name }, "leased job failed; the next pass tries again"),
         )
-        .finally(() => (running = undefined));
+        .finally(() => {
+          running = undefined;
+          if (again) {
+            again = false;
+            tick();
+          }
+        });
     };
     const timer = setInterval(tick, options.everyMs);
+    const unwake = options.wakeOn ? ctx.commits.on(options.wakeOn, tick) : undefined;
     // A long period would otherwise mean no pass at all on instances that restart more often.
     const first = options.firstAfterMs === undefined ? undefined : setTimeout(tick, options.firstAfterMs);
     return async () => {
+      unwake?.();
+      again = false;
       clearInterval(timer);
       clearTimeout(first);
       await running;

@@ -10,6 +10,7 @@ import type { Config } from "./config.js";
 import type { Logger } from "./logger.js";
 import type { ClientKeys } from "../handler/client-address.js";
 import type { BlobStore } from "../blobs/store.js";
+import type { CommitListeners } from "../db/commits.js";
 
 /** One proto service and the object of its methods. */
 export interface Implementation {
@@ -39,10 +40,12 @@ export interface ServiceContext {
   blobs: BlobStore;
   /**
    * Runs `work` in one short transaction (retried on serialization failures and
-   * deadlocks) and wakes the outbox relay after it commits. Never call another
-   * service inside it.
+   * deadlocks) and, after it commits, tells `commits` what it wrote (the outbox
+   * relay, the search relay). Never call another service inside it.
    */
   transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T>;
+  /** Relays listening for this service's commits (`kit/db/commits.ts`). */
+  commits: CommitListeners;
   /** A typed client for another service, carrying this service's own token. */
   client<S extends DescService>(service: S): Client<S>;
 }

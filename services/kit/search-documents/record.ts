@@ -1,4 +1,5 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
+import { signalAfterCommit } from "../db/commits.js";
 import { qualified } from "../db/orm.js";
 import type { SearchDocument, SearchDocumentSource } from "./document.js";
 
@@ -44,6 +45,7 @@ export async function recordSearchDocuments(em: EntityManager, changes: Document
       gone.map(({ type, id }) => ({ type, id })),
     );
   }
+  if (latest.size > 0) signalAfterCommit(em, "search-documents");
 }
 
 /**

@@ -12,7 +12,7 @@ export const SEARCH_DOCUMENT_WRITE = "search.document.write";
 
 /**
  * The workers that carry an owner's search documents to search, each leased (one instance at a time): the relay
- * pushes pending documents; the reconciliation sweeps the sources and compares with search's inventory. Handlers
+ * pushes pending documents after each commit that recorded some, and on its poll; the reconciliation sweeps the sources and compares with search's inventory. Handlers
  * record what they change with `refreshSearchDocuments` in their own transaction. `index` replaces the search
  * service's client (tests).
  */
@@ -24,8 +24,10 @@ export function searchDocumentWorkers<C extends ServiceContext>(options: {
   const relay: Worker<C> = async (ctx) => {
     const settings = searchDocumentSettings(ctx.config.env);
     const pusher = new SearchRelay(indexOf(ctx), statementsOf(ctx.orm), settings, ctx.logger);
-    return leasedJob<C>("kit.search-relay", { everyMs: settings.pollMs, firstAfterMs: 0 }, () =>
-      pusher.pass().then(() => undefined),
+    return leasedJob<C>(
+      "kit.search-relay",
+      { everyMs: settings.pollMs, firstAfterMs: 0, wakeOn: "search-documents" },
+      () => pusher.pass().then(() => undefined),
     )(ctx);
   };
   const reconciliation: Worker<C> = async (ctx) => {

@@ -1,0 +1,43 @@
+import type { EntityManager } from "@mikro-orm/postgresql";
+
+/**
+ * What a transaction wrote that a relay carries elsewhere once it commits: events for the outbox relay, search
+ * documents for the search relay. The writer marks its transaction; the service's `transaction` tells the
+ * listeners after the commit, so a relay leaves at once instead of at its next poll (the poll stays the fallback).
+ */
+export type CommitSignal = "events" | "search-documents";
+
+const marked = new WeakMap<EntityManager, Set<CommitSignal>>();
+
+/** Marks `em`'s transaction as having written `signal`'s rows: its commit wakes that relay. */
+export function signalAfterCommit(em: EntityManager, signal: CommitSignal): void {
+  let signals = marked.get(em);
+  if (!signals) marked.set(em, (signals = new Set()));
+  signals.add(signal);
+}
+
+/** What `em`'s transaction marked. */
+export function signalsOf(em: EntityManager): ReadonlySet<CommitSignal> {
+  return marked.get(em) ?? new Set();
+}
+
+/** A service's listeners for its own commits, one list per signal (`ServiceContext.commits`). */
+export class CommitListeners {
+  private readonly listeners = new Map<CommitSignal, (() => void)[]>();
+
+  /** Calls `listener` after every commit that marked `signal`; answers how to stop. */
+  on(signal: CommitSignal, listener: () => void): () => void {
+    const list = this.listeners.get(signal) ?? [];
+    this.listeners.set(signal, [...list, listener]);
+    return () =>
+      this.listeners.set(
+        signal,
+        (this.listeners.get(signal) ?? []).filter((l) => l !== listener),
+      );
+  }
+
+  /** Tells the listeners of each signal a transaction marked; called after it committed. */
+  committed(signals: ReadonlySet<CommitSignal>): void {
+    for (const signal of signals) for (const listener of this.listeners.get(signal) ?? []) listener();
+  }
+}
