@@ -96,15 +96,44 @@ describe("queries", () => {
     }
   });
 
-  it("suggests titles by their start", async () => {
-    const answer = await t.http("GET", `/search/api/v1/suggest?q=umbr&${scope}`);
-    expect(answer.body.suggestions.map((s: { title: string }) => s.title).sort()).toEqual([
-      "Blue umbrella",
-      "Red umbrella",
-    ]);
-    const paged = await t.http("GET", `/search/api/v1/suggest?q=paging&${scope}&limit=5`);
-    expect(paged.body.suggestions).toHaveLength(5);
-    expect(paged.body.next_cursor).toBeTruthy();
+  const suggested = async (q: string, extra = "") => {
+    const answer = await t.http("GET", `/search/api/v1/suggest?q=${encodeURIComponent(q)}&${scope}${extra}`);
+    expect(answer.status).toBe(200);
+    return answer.body as { suggestions: { title: string }[]; next_cursor?: string };
+  };
+  const titles = (answer: { suggestions: { title: string }[] }) => answer.suggestions.map((s) => s.title);
+
+  it("suggests titles with a word starting with q: titles starting with it first, then newest", async () => {
+    expect(titles(await suggested("umbr"))).toEqual(["Blue umbrella", "Red umbrella"]);
+    expect(titles(await suggested("red"))).toEqual(["Red umbrella"]);
+    expect(titles(await suggested("Umbrella"))).toEqual(["Blue umbrella", "Red umbrella"]);
+    // Too short for trigrams: titles starting with it ("ca" starts "Café crème", nothing starts with "zz").
+    expect(titles(await suggested("ca"))).toEqual(["Café crème voucher"]);
+    expect(titles(await suggested("zz"))).toEqual([]);
+    expect(titles(await suggested("crème"))).toEqual(["Café crème voucher"]);
+  });
+
+  it("suggests by trigram similarity only when no title has a word starting with q (a typo)", async () => {
+    expect(titles(await suggested("umbrela"))).toEqual(expect.arrayContaining(["Blue umbrella", "Red umbrella"]));
+    expect(titles(await suggested("zzqqxx"))).toEqual([]);
+  });
+
+  // Each would find "Red umbrella" or "Blue umbrella" as a pattern; as text, none is a word of a title or like one.
+  it("takes q literally: regular-expression characters match themselves", async () => {
+    for (const q of ["bl.e", "re[d]", "r[e]d", "b[l]ue", "bl?ue"]) expect(titles(await suggested(q)), q).toEqual([]);
+  });
+
+  it("pages suggestions without repeats or gaps", async () => {
+    const seen: string[] = [];
+    let cursor = "";
+    for (let pages = 0; pages < 5; pages++) {
+      const page = await suggested("paging", `&limit=5${cursor ? `&cursor=${cursor}` : ""}`);
+      seen.push(...titles(page));
+      cursor = page.next_cursor ?? "";
+      if (cursor === "") break;
+    }
+    expect(new Set(seen).size).toBe(12);
+    expect(seen).toHaveLength(12);
   });
 });
 

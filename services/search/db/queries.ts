@@ -53,14 +53,15 @@ const foundOf = (row: Shown): FoundDocument => ({
   score: row.score,
 });
 
-const after = (key: DocumentKey, params: Params) =>
-  `(m.owner, m.type, m.id) > (${params.add(key.owner)}, ${params.add(key.type)}, ${params.add(key.id)})`;
+const after = (key: DocumentKey, params: Params, alias = "m") =>
+  `(${alias}.owner, ${alias}.type, ${alias}.id) > (${params.add(key.owner)}, ${params.add(key.type)}, ${params.add(key.id)})`;
 
 /**
- * A page of results and the facet counts in one statement over the matching
- * visible documents (`m`). With words: ranked by cover density (title A above
- * body B) times a recency boost measured from the query's reference time, so
- * a cursor's scores hold on every page; without: newest first.
+ * A page of results and the facet counts in one statement. `m` holds the keys of the matching visible documents
+ * (narrow rows: ranking and display read the table again only for the rows they need). With words: the newest
+ * `rankWindow` matches are ranked by cover density (title A above body B) times a recency boost measured from the
+ * query's reference time, so a cursor's scores hold on every page; older matches of a broad query are not paged
+ * (ranking every one of 40,000 matches cost 300 ms). Without words: newest first. Counts cover every match.
  */
 export async function searchDocuments(
   tables: Tables,
@@ -72,37 +73,53 @@ export async function searchDocuments(
   const params = new Params();
   const where = visibleWhere(viewer, query, params);
   const ranked = query.q !== "";
-  let score = "0::float8";
+  const counted = query.counted.length > 0 ? params.add(query.counted) : undefined;
+  let words = "";
   let from = `${tables.documents} d`;
   if (ranked) {
-    from += `, websearch_to_tsquery(${params.add(query.config)}::regconfig, public.unaccent(${params.add(query.q)})) as q`;
-    where.push("d.tsv @@ q");
-    const age = `greatest(0, extract(epoch from (${params.add(at)}::timestamptz - d.published_at)) / 86400)`;
-    score = `(ts_rank_cd(d.tsv, q, 32) * (1 + 1 / (1 + ${age} / ${RECENCY_HALF_DAYS})))::float8`;
+    // The query's words once, never per row (a stable function in a select list runs per row).
+    words = `q as materialized (select websearch_to_tsquery(${params.add(query.config)}::regconfig,
+      public.unaccent(${params.add(query.q)})) as q),`;
+    from += ", q";
+    where.push("d.tsv @@ q.q");
   }
-  const order = ranked ? "m.score desc, m.owner, m.type, m.id" : "m.published_at desc, m.owner, m.type, m.id";
+  const matches = `m as ${counted ? "materialized" : "not materialized"} (
+    select d.owner, d.type, d.id, d.published_at, d.facet_pairs from ${from} where ${where.join(" and ")})`;
+  let candidates: string;
+  let order: string;
   let cursor = "true";
-  if (position?.kind === "ranked") {
-    const s = params.add(position.score);
-    cursor = `(m.score < ${s}::float8 or (m.score = ${s}::float8 and ${after(position.key, params)}))`;
-  } else if (position?.kind === "recent") {
-    const p = params.add(position.publishedAt);
-    cursor = `(m.published_at < ${p}::timestamptz or (m.published_at = ${p}::timestamptz and ${after(position.key, params)}))`;
+  if (ranked) {
+    const age = `greatest(0, extract(epoch from (${params.add(at)}::timestamptz - d.published_at)) / 86400)`;
+    candidates = `c as (select w.owner, w.type, w.id, w.published_at,
+        (ts_rank_cd(d.tsv, q.q, 32) * (1 + 1 / (1 + ${age} / ${RECENCY_HALF_DAYS})))::float8 as score
+      from (select * from m order by published_at desc, owner, type, id limit ${QUERY_LIMITS.rankWindow}) w
+      join ${tables.documents} d using (owner, type, id), q)`;
+    order = "c.score desc, c.owner, c.type, c.id";
+    if (position?.kind === "ranked") {
+      const s = params.add(position.score);
+      cursor = `(c.score < ${s}::float8 or (c.score = ${s}::float8 and ${after(position.key, params, "c")}))`;
+    }
+  } else {
+    candidates = `c as not materialized (select m.owner, m.type, m.id, m.published_at, 0::float8 as score from m)`;
+    order = "c.published_at desc, c.owner, c.type, c.id";
+    if (position?.kind === "recent") {
+      const p = params.add(position.publishedAt);
+      cursor = `(c.published_at < ${p}::timestamptz or (c.published_at = ${p}::timestamptz and ${after(position.key, params, "c")}))`;
+    }
   }
-  const counted = query.counted.length > 0 ? params.add(query.counted) : undefined;
+  // Pairs are grouped first and split after: 62 groups, not 80,000 pairs.
   const counts = counted
     ? `(select coalesce(jsonb_agg(jsonb_build_array(c.k, c.v, c.n)), '[]') from (
          select k, v, n, row_number() over (partition by k order by n desc, v) as rank from (
-           select split_part(p, '=', 1) as k, substr(p, strpos(p, '=') + 1) as v, count(*) as n
-           from m, unnest(m.facet_pairs) as p where split_part(p, '=', 1) = any(${counted}::text[]) group by p) f
-         ) c where c.rank <= ${QUERY_LIMITS.facetValues})`
+           select split_part(p, '=', 1) as k, substr(p, strpos(p, '=') + 1) as v, n
+           from (select p, count(*) as n from m, unnest(m.facet_pairs) as p group by p) g) f
+         where k = any(${counted}::text[])) c where c.rank <= ${QUERY_LIMITS.facetValues})`
     : `'[]'::jsonb`;
-  // Counted: every match is read once for the page and the counts; otherwise the page alone (an index may order it).
-  const sql = `with m as ${counted ? "materialized" : "not materialized"} (
-      select ${SHOWN}, left(d.body, 300) as body, d.facet_pairs, ${score} as score
-      from ${from} where ${where.join(" and ")})
-    select (select coalesce(jsonb_agg(to_jsonb(r) - 'facet_pairs'), '[]') from (
-        select * from m where ${cursor} order by ${order} limit ${params.add(query.limit + 1)}) r) as rows,
+  const sql = `with ${words} ${matches}, ${candidates}
+    select (select coalesce(jsonb_agg(to_jsonb(r)), '[]') from (
+        select ${SHOWN}, left(d.body, 300) as body, p.score
+        from (select * from c where ${cursor} order by ${order} limit ${params.add(query.limit + 1)}) p
+        join ${tables.documents} d using (owner, type, id) order by ${order.replaceAll("c.", "p.")}) r) as rows,
       ${counts} as counts`;
   const [answer] = await tables.run<{ rows: Shown[]; counts: [string, string, number][] }>(sql, params.values);
   const facets: SearchPage["facets"] = Object.fromEntries(query.counted.map((key) => [key, []]));
@@ -113,8 +130,11 @@ export async function searchDocuments(
 }
 
 /**
- * Titles like q among visible documents: those starting with it first, then
- * by trigram word similarity (the trigram index finds both).
+ * Titles for q among visible documents: those with a word starting with q (the trigram index finds them; a q of
+ * fewer than three letters or digits, too short for trigrams, finds titles starting with it in the prefix index),
+ * titles starting with q first, then newest first; only when no title has such a word, titles like q by trigram
+ * word similarity (a typo), most similar first. The score carries the order (tier plus recency, or similarity), so
+ * the cursor's score and key hold on every page.
  */
 export async function suggestTitles(
   tables: Tables,
@@ -125,18 +145,31 @@ export async function suggestTitles(
   const params = new Params();
   const where = visibleWhere(viewer, query, params);
   const folded = `lower(public.unaccent(${params.add(query.q)}))`;
-  const prefix = `d.title_folded like replace(replace(replace(${folded}, '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '%'`;
-  where.push(`(${prefix} or ${folded} operator(public.<%) d.title_folded)`);
-  const score = `((case when ${prefix} then 1 else 0 end) + public.word_similarity(${folded}, d.title_folded))::float8`;
+  // Every character but letters, digits and spaces is escaped: q is matched literally.
+  const literal = `regexp_replace(s.f, '([^[:alnum:][:space:]])', '\\\\\\1', 'g')`;
+  const startsWith = `d.title_folded ~ ('^' || ${literal})`;
+  // A range of the prefix index (byte-wise, as text_pattern_ops orders), found at run time from the folded q.
+  const prefixed = `d.title_folded ~>=~ s.f and d.title_folded ~<~ (s.f || chr(1114111))`;
+  const words =
+    (query.q.match(/[\p{L}\p{N}]/gu)?.length ?? 0) >= 3
+      ? `d.title_folded ~ ('(^|[^[:alnum:]])' || ${literal})`
+      : prefixed;
+  const recency = `extract(epoch from d.published_at) / 1e11`;
   let cursor = "true";
   if (position?.kind === "suggested") {
-    const s = params.add(position.score);
-    cursor = `(m.score < ${s}::float8 or (m.score = ${s}::float8 and ${after(position.key, params)}))`;
+    const score = params.add(position.score);
+    cursor = `(t.score < ${score}::float8 or (t.score = ${score}::float8 and ${after(position.key, params, "t")}))`;
   }
   return tables.run<SuggestedTitle>(
-    `select * from (select d.owner, d.type, d.id, d.title, d.url, ${score} as score from ${tables.documents} d
-       where ${where.join(" and ")}) m
-     where ${cursor} order by m.score desc, m.owner, m.type, m.id limit ${params.add(query.limit + 1)}`,
+    `with s as materialized (select ${folded} as f),
+     words as (select d.owner, d.type, d.id, d.title, d.url,
+         ((case when ${startsWith} then 2 else 1 end) + ${recency})::float8 as score
+       from ${tables.documents} d, s where ${where.join(" and ")} and ${words}),
+     alike as (select d.owner, d.type, d.id, d.title, d.url, public.word_similarity(s.f, d.title_folded)::float8 as score
+       from ${tables.documents} d, s
+       where ${where.join(" and ")} and s.f operator(public.<%) d.title_folded and not exists (select from words))
+     select * from (select * from words union all select * from alike) t
+     where ${cursor} order by t.score desc, t.owner, t.type, t.id limit ${params.add(query.limit + 1)}`,
     params.values,
   );
 }
