@@ -11,6 +11,8 @@ declare module "autocannon" {
       headers?: Record<string, string>;
       method?: string;
       body?: string;
+      /** Requests each connection sends in turn (paths of `url`'s host), instead of `url` alone. */
+      requests?: { path: string }[];
     }
     interface Result {
       /** Seconds, to the hundredth. */

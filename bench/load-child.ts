@@ -11,6 +11,7 @@ async function measure({ target, settings }: { target: LoadTarget; settings: Loa
     method: target.method ?? "GET",
     body: target.body,
     connections: target.connections ?? settings.connections,
+    ...(target.paths && { requests: target.paths.map((path) => ({ path })) }),
   };
   const expected = (status: number) => (target.status ? status === target.status : status >= 200 && status < 300);
   await autocannon({ ...base, duration: settings.warmup });

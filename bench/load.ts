@@ -21,6 +21,8 @@ export interface LoadTarget {
   hangsUp?: boolean;
   /** Connections of this target, when not the settings' own. */
   connections?: number;
+  /** A mixed load: paths (with query) on `url`'s host that each connection sends in turn. */
+  paths?: string[];
 }
 
 /** One target's figures: expected answers per second and their latency in ms. */

@@ -3,7 +3,7 @@ import { defineService, implement } from "../kit/runtime/module.js";
 import { searchContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261220000000_search } from "./db/migrations/Migration20261220000000_search.js";
-import { Migration20261227000000_search_title_prefix } from "./db/migrations/Migration20261227000000_search_title_prefix.js";
+import { Migration20261227000000_search_query_indexes } from "./db/migrations/Migration20261227000000_search_query_indexes.js";
 import { batchHandlers } from "./handlers/batch.js";
 import { ownerHandlers } from "./handlers/owners.js";
 import { queryHandlers } from "./handlers/query.js";
@@ -15,7 +15,7 @@ export const search = defineService({
     entities,
     migrations: [
       { name: "Migration20261220000000_search", class: Migration20261220000000_search },
-      { name: "Migration20261227000000_search_title_prefix", class: Migration20261227000000_search_title_prefix },
+      { name: "Migration20261227000000_search_query_indexes", class: Migration20261227000000_search_query_indexes },
     ],
   },
   context: searchContext,
