@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { outboxEvents } from "../support/outbox.js";
 import { usePlatform } from "../support/platform.js";
 import { addItem, ALL_SOURCES, caller, freshKey, manualSource, NOTES, QUIET_WORKERS } from "./support.js";
@@ -133,7 +133,7 @@ describe("credentials, by variable name only", () => {
 
   it("no answer carries a credential's value, even when the variable is set", async () => {
     const value = `secret-${Date.now()}`;
-    process.env.PF_SOURCE_CRED_LEAK = value;
+    vi.stubEnv("PF_SOURCE_CRED_LEAK", value);
     try {
       const key = freshKey();
       const credential = { variable: "PF_SOURCE_CRED_LEAK", scheme: "CREDENTIAL_SCHEME_BASIC" };
@@ -148,7 +148,7 @@ describe("credentials, by variable name only", () => {
       for (const answer of answers) expect(JSON.stringify(answer.body)).not.toContain(value);
       expect(answers[0].body.source.credential.variable).toBe("PF_SOURCE_CRED_LEAK");
     } finally {
-      delete process.env.PF_SOURCE_CRED_LEAK;
+      vi.unstubAllEnvs();
     }
   });
 });
