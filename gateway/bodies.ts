@@ -35,7 +35,7 @@ export interface BodyHook {
   readonly streamsBody?: boolean;
 }
 
-/** Server-streaming RPCs whose response_body is a google.api.HttpBody, answered as bytes (see bytes.ts). */
+/** RPCs (unary or server-streaming) whose response_body is a google.api.HttpBody, answered as bytes (see bytes.ts). */
 const byteAnswers: BodyHook = {
   name: "byte-answers",
   claims: answersBytes,

@@ -1,7 +1,9 @@
 /**
  * Byte answers (ARCHITECTURE.md "Gateway": raw responses, google.api.HttpBody):
- * the declared hook of server-streaming RPCs whose binding's `response_body`
- * names a `google.api.HttpBody` field. Streamed from the RPC as it reads them.
+ * the declared hook of RPCs whose binding's `response_body` names a
+ * `google.api.HttpBody` field. Server-streaming ones (files) are streamed from
+ * the RPC as it reads them; a unary one (a feed, a raw paste: kit/feeds
+ * `answerDocument`) answers its one message.
  *
  * - The first message decides: with its HttpBody set, the answer is bytes, of
  *   its `content_type`, each message's `data` in order; without, the answer is
@@ -17,7 +19,7 @@
  * - Backpressure: the next message is read once the client took the last; the
  *   client going away cancels the RPC.
  */
-import { getOption, type DescMethodServerStreaming, type Message } from "@bufbuild/protobuf";
+import { getOption, type DescMethodServerStreaming, type DescMethodUnary, type Message } from "@bufbuild/protobuf";
 import type { RouteHandlerMethod } from "fastify";
 import { Readable } from "node:stream";
 import type { HttpBody } from "../gen/google/api/httpbody_pb.js";
@@ -26,6 +28,7 @@ import { CONTENT_LENGTH_HEADER } from "../services/kit/blobs/store.js";
 import { STATUS_HEADER } from "../services/kit/handler/status.js";
 import type { Binding } from "./bindings.js";
 import { COPIED_RESPONSE_HEADERS, forwardedHeaders } from "./headers.js";
+import { admittedRequest } from "./admission.js";
 import { sendFailure } from "./problems.js";
 import { requestMapper } from "./request.js";
 import { resultRenderer } from "./response.js";
@@ -41,10 +44,11 @@ const BYTE_HEADERS = [
   "last-modified",
 ];
 
-/** Whether a binding answers bytes: server streaming, its response_body a google.api.HttpBody. */
+/** Whether a binding answers bytes: unary or server streaming, its response_body a google.api.HttpBody. */
 export function answersBytes(binding: Binding): boolean {
+  const kind = binding.method.methodKind;
   return (
-    binding.method.methodKind === "server_streaming" &&
+    (kind === "server_streaming" || kind === "unary") &&
     binding.responseField?.message?.typeName === "google.api.HttpBody"
   );
 }
@@ -52,7 +56,7 @@ export function answersBytes(binding: Binding): boolean {
 /** The handler of a byte-answer binding: request → input message → stream → bytes (or the first message as JSON). */
 export function byteHandler(binding: Binding, context: RouteContext): RouteHandlerMethod {
   const toMessage = requestMapper(binding, context.registry);
-  const method = binding.method as DescMethodServerStreaming;
+  const method = binding.method as DescMethodServerStreaming | DescMethodUnary;
   const bodyOf = (message: Message) =>
     (message as unknown as Record<string, HttpBody | undefined>)[binding.responseField!.localName];
   const renderWhole = resultRenderer({ ...binding, responseField: undefined }, context.registry);
@@ -66,13 +70,22 @@ export function byteHandler(binding: Binding, context: RouteContext): RouteHandl
     let header: Headers;
     try {
       const input = toMessage(request);
-      const response = await transport.stream(
-        method,
-        cancel.signal,
-        context.timeoutMs,
-        forwardedHeaders(request),
-        single(input),
-      );
+      let response: { header: Headers; message: AsyncIterable<Message> };
+      if (method.methodKind === "unary") {
+        // As the JSON path calls it: the headers admission saw, and its outcome.
+        const admitted = admittedRequest(request);
+        const header = admitted?.headers ?? forwardedHeaders(request);
+        const answer = await transport.unary(method, cancel.signal, context.timeoutMs, header, input, admitted?.values);
+        response = { header: answer.header, message: single(answer.message) };
+      } else {
+        response = await transport.stream(
+          method,
+          cancel.signal,
+          context.timeoutMs,
+          forwardedHeaders(request),
+          single(input),
+        );
+      }
       messages = response.message[Symbol.asyncIterator]();
       first = await messages.next();
       if (first.done) throw new Error(`${method.name} answered no message`);

@@ -88,7 +88,7 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
   jsonBodiesOnly(app);
   // Filled when the bindings are registered: what CORS preflights and 405 answers look up.
   const routes = new RouteTable();
-  await registerCors(app, config.corsOrigins, bindings, routes);
+  await registerCors(app, config.corsOrigins, bindings, routes, config.env);
   app.addHook("onRequest", (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
     done();

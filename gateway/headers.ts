@@ -11,6 +11,7 @@ import { requestTraceparent } from "./tracing.js";
  * deliveries are authenticated by.
  */
 const FORWARDED = new Set([
+  "accept",
   "authorization",
   "idempotency-key",
   "if-match",

@@ -14,7 +14,7 @@ import { routeFieldsOf } from "../services/kit/rpc/input.js";
 import { rpcName, type Binding } from "./bindings.js";
 import { takesRawBytes } from "./bodies.js";
 import { answersBytes } from "./bytes.js";
-import { corsOpen } from "./cors.js";
+import { corsKind } from "./cors.js";
 import { problemResponses, routeProblems } from "./openapi-problems.js";
 import { PROBLEM_CONTENT_TYPE } from "./problems.js";
 import { EVENT_STREAM_CONTENT_TYPE } from "./sse.js";
@@ -141,7 +141,7 @@ function operation(binding: Binding, components: SchemaComponents, problem: Json
     // `{}`: a caller without a token is admitted too.
     security: access.rules.some(admitsAnonymous) ? [{ bearer: [] }, {}] : [{ bearer: [] }],
     ...accessMembers(access),
-    "x-pf-cors": corsOpen(binding) ? "open" : "platform",
+    "x-pf-cors": corsKind(binding),
     ...(getOption(method, designed) && { "x-pf-designed": true }),
     // A request schema shared by several routes: the fields this one reads (the others are refused).
     ...(reads && { "x-pf-request-fields": [...reads] }),

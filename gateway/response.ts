@@ -30,7 +30,8 @@ export function resultRenderer(binding: Binding, registry: Registry): ResultRend
 /**
  * Sends an RPC's answer: the handler's ETag, Location and Cache-Control, and
  * as its status the one the handler answered (`answerStatus`), else `declared`
- * (the RPC's first success status); 204 and 304 without a body.
+ * (the RPC's first success status); 204, 304 and redirects (`answerRedirect`)
+ * without a body.
  */
 export function sendResult(
   reply: FastifyReply,
@@ -44,7 +45,7 @@ export function sendResult(
     if (value !== null) reply.header(name, value);
   }
   const status = statusOf(header, declared);
-  if (status === 204 || status === 304) return reply.code(status).send();
+  if (status === 204 || status === 304 || (status >= 300 && status < 400)) return reply.code(status).send();
   return reply.code(status).type("application/json").send(render(message));
 }
 

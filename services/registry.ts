@@ -1,5 +1,6 @@
 import { billing } from "./billing/index.js";
 import { codes } from "./codes/index.js";
+import { community } from "./community/index.js";
 import { deals } from "./deals/index.js";
 import { games } from "./games/index.js";
 import { coupons } from "./coupons/index.js";
@@ -8,6 +9,7 @@ import { media } from "./media/index.js";
 import { network } from "./network/index.js";
 import { search } from "./search/index.js";
 import { sources } from "./sources/index.js";
+import { space } from "./space/index.js";
 import { tips } from "./tips/index.js";
 import { trade } from "./trade/index.js";
 import { vip } from "./vip/index.js";
@@ -26,4 +28,6 @@ export const modules: AnyServiceModule[] = [
   codes,
   media,
   search,
+  space,
+  community,
 ];

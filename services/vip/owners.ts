@@ -3,7 +3,7 @@ import { TipsOwnerService } from "../../gen/pf/tips/v1/owners_pb.js";
 import type { OwnerRequestSchema, OwnerResult } from "../../gen/pf/v1/owners_pb.js";
 import type { ServiceContext } from "../kit/runtime/module.js";
 import { PerkRow, PlanRow } from "./db/entities.js";
-import { relayFailure } from "./domain/calls.js";
+import { relayFailure } from "../kit/rpc/relay-failure.js";
 
 /** Who owns an object of one service: a person (`usr_…`) or `network`; "" when that service holds no such object. */
 export type OwnerResolver = (kind: string, id: string) => Promise<string>;

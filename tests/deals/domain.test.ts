@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { hotness, tallyVotes, voteWeight } from "../../services/deals/domain/hotness.js";
+import { hotness } from "../../services/kit/handler/hotness.js";
+import { tallyVotes, voteWeight } from "../../services/deals/domain/hotness.js";
 import { linkKey } from "../../services/deals/domain/links.js";
 import { offerStatus } from "../../services/deals/domain/offers.js";
 import { normaliseAlias } from "../../services/deals/domain/products.js";

@@ -14,7 +14,8 @@ import {
 } from "../../../gen/pf/deals/v1/offers_pb.js";
 import { qualified } from "../../kit/db/orm.js";
 import { problem } from "../../kit/handler/problem.js";
-import { hotness, tallyVotes } from "../domain/hotness.js";
+import { hotness } from "../../kit/handler/hotness.js";
+import { tallyVotes } from "../domain/hotness.js";
 import { expiredAtOf, offerStatus } from "../domain/offers.js";
 import { ObservationRow, OfferRow } from "./entities.js";
 

@@ -1,23 +1,4 @@
-/**
- * hot@1, the service's ranking of an offer (never taken from a request):
- *
- *   hot = sign(score) · log10(max(|score|, 1)) + (created − 2026-01-01T00:00:00Z) / 45000 s
- *
- * where score is the offer's weighted vote sum (across its merge group). The
- * first ten points count as much as the next hundred, and an offer 12.5 hours
- * newer ranks as one with ten times the score: newer deals rise, old ones sink
- * without any offer being rewritten as time passes. Rounded to 7 decimals so
- * equal inputs give equal answers wherever it is computed.
- */
-export const HOTNESS_EPOCH_MS = Date.UTC(2026, 0, 1);
-export const HOTNESS_HALF_DAY_SECONDS = 45_000;
-
-export function hotness(score: number, createdAt: Date): number {
-  const order = Math.log10(Math.max(Math.abs(score), 1));
-  const sign = score > 0 ? 1 : score < 0 ? -1 : 0;
-  const age = (createdAt.getTime() - HOTNESS_EPOCH_MS) / 1000 / HOTNESS_HALF_DAY_SECONDS;
-  return Math.round((sign * order + age) * 1e7) / 1e7;
-}
+// The offer's hot@1 rank is the kit's `hotness` (kit/handler/hotness.ts), over the weighted tally below.
 
 /** A vote's weight, set by the service: a network user counts 1, a guest 0.5. */
 export function voteWeight(voter: string): number {

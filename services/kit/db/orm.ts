@@ -7,6 +7,8 @@ import { kitRateLimitsMigration } from "./kit-rate-limits-migration.js";
 import { kitOutboxTraceparentMigration } from "./kit-outbox-traceparent-migration.js";
 import { kitEditorsMigration } from "./kit-editors-migration.js";
 import { kitSearchDocumentsMigration } from "../search-documents/migration.js";
+import { kitSlugsMigration } from "../slugs/migration.js";
+import { kitEffectRefusalsMigration } from "../effects/migration.js";
 import { withMigrationLock } from "./migration-lock.js";
 
 export { MikroORM };
@@ -32,6 +34,8 @@ export const KIT_MIGRATIONS = [
   kitOutboxTraceparentMigration,
   kitEditorsMigration,
   kitSearchDocumentsMigration,
+  kitSlugsMigration,
+  kitEffectRefusalsMigration,
 ];
 
 export function ormOptions(

@@ -29,6 +29,12 @@ export interface Consumer<C extends ConsumerHost = ConsumerHost, Desc extends De
   from?: "all" | "new";
   /** Applies one event in the service's transaction; the kit records it as handled in that same transaction. */
   handle(event: MessageShape<Desc>, em: EntityManager, meta: EventMeta, ctx: C): Promise<void>;
+  /**
+   * Work before that transaction and outside it, for an event not yet handled:
+   * a call to another service (`effect()`, kit/effects). An error fails the
+   * delivery, which comes again; it may run again after a crash before the mark.
+   */
+  outside?(event: MessageShape<Desc>, meta: EventMeta, ctx: C): Promise<void>;
 }
 
 /** Declares a consumer with its event type checked. */
@@ -51,6 +57,11 @@ export function inboxHandler<C extends ConsumerHost>(
     if (!id) throw new Error(`event on ${message.subject} has no Nats-Msg-Id`);
     // Newer producers may add fields this consumer does not know yet.
     const event = fromJsonString(definition.event, decoder.decode(message.data), { ignoreUnknownFields: true });
+    const meta = { id, subject: message.subject };
+    if (definition.outside) {
+      if (await handled(ctx, definition.name, id)) return;
+      await definition.outside(event, meta, ctx);
+    }
     await ctx.transaction(async (em) => {
       const fresh = await em
         .getConnection()
@@ -60,10 +71,25 @@ export function inboxHandler<C extends ConsumerHost>(
           "all",
           em.getTransactionContext(),
         );
-      if (fresh.length > 0) await definition.handle(event, em, { id, subject: message.subject }, ctx);
+      if (fresh.length > 0) await definition.handle(event, em, meta, ctx);
     });
   };
   return tracingOn() ? traced(`${ctx.key}/${definition.name}`, `${ctx.key}_${definition.name}`, handle) : handle;
+}
+
+/** Whether the inbox holds the event for the consumer. */
+function handled(ctx: ConsumerHost, name: string, id: string): Promise<boolean> {
+  return ctx.transaction(async (em) => {
+    const rows = await em
+      .getConnection()
+      .execute(
+        `select 1 from ${qualified(em, "inbox")} where consumer = ? and event_id = ?`,
+        [name, id],
+        "all",
+        em.getTransactionContext(),
+      );
+    return rows.length > 0;
+  });
 }
 
 /**

@@ -15,3 +15,16 @@ export function answerStatus(call: HandlerContext, status: number): void {
   if (!declared.includes(status)) throw new Error(`${call.method.name} does not declare the success status ${status}`);
   call.responseHeader.set(STATUS_HEADER, String(status));
 }
+
+/** Permanent redirects a read may answer (an old slug): the RPC declares 301 among its success statuses. */
+export const REDIRECT_STATUS = 301;
+
+/**
+ * Answers a 301 to `location` (an absolute path or URL): the gateway sends
+ * the Location header and no body. The handler returns an empty output
+ * message; RPC callers read the `location` response header.
+ */
+export function answerRedirect(call: HandlerContext, location: string): void {
+  answerStatus(call, REDIRECT_STATUS);
+  call.responseHeader.set("location", location);
+}

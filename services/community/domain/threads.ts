@@ -1,0 +1,51 @@
+import { invalid, problem } from "../../kit/handler/problem.js";
+
+/** A thread's visibility (the spec's three). */
+export type ThreadVisibility = "public" | "hidden" | "locked";
+
+export const VISIBILITIES: readonly ThreadVisibility[] = ["public", "hidden", "locked"];
+
+/** The visibility a moderator asks for, else 400 naming the field. */
+export function requireVisibility(value: string): ThreadVisibility {
+  if (!(VISIBILITIES as readonly string[]).includes(value))
+    throw invalid("visibility", "visibility is public, hidden or locked");
+  return value as ThreadVisibility;
+}
+
+/** A hidden thread is missing to everyone but moderators. */
+export function requireReadable(visibility: string, moderator: boolean): void {
+  if (visibility === "hidden" && !moderator) throw threadNotFound();
+}
+
+/** New comments and votes: none in a locked thread (409), none in a hidden one (404, as if missing). */
+export function requireOpen(visibility: string): void {
+  if (visibility === "hidden") throw threadNotFound();
+  if (visibility === "locked")
+    throw problem(409, "thread.locked", "The thread is locked: it takes no new comments or votes.");
+}
+
+export const threadNotFound = () => problem(404, "thread.not_found", "No such comment thread.");
+
+/** The type of an EntityRef as the browser allow-list names it. */
+export const refType = (ref: { service: string; kind: string }) => `${ref.service}/${ref.kind}`;
+
+const REF_PART = /^[a-z][a-z0-9_.-]{0,39}$/;
+
+/** An EntityRef a caller sends: service and kind as keys, an id of 1-128 visible characters. */
+export function requireRef(
+  field: string,
+  ref: { service: string; kind: string; id: string } | undefined,
+  names = { service: `${field}.service`, kind: `${field}.kind`, id: `${field}.id` },
+): { service: string; kind: string; id: string } {
+  if (!ref) throw invalid(field, `${field} is required`);
+  if (!REF_PART.test(ref.service)) throw invalid(names.service, "service is a service key");
+  if (!REF_PART.test(ref.kind)) throw invalid(names.kind, "kind is a lowercase name");
+  if (!/^[\x21-\x7e]{1,128}$/.test(ref.id)) throw invalid(names.id, "id is 1 to 128 visible characters");
+  return { service: ref.service, kind: ref.kind, id: ref.id };
+}
+
+/** A vote's value: 1, -1, or 0 to withdraw. */
+export function requireVote(value: number): -1 | 0 | 1 {
+  if (value !== 1 && value !== -1 && value !== 0) throw invalid("value", "value is 1, -1, or 0 to withdraw");
+  return value;
+}

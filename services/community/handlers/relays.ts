@@ -1,0 +1,97 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { type RelayService, RelayResultSchema } from "../../../gen/pf/community/v1/relays_pb.js";
+import { requirePublicUrl } from "../../kit/handler/public-host.js";
+import { invalid } from "../../kit/handler/problem.js";
+import { answerStatus } from "../../kit/handler/status.js";
+import type { CommunityContext } from "../context.js";
+import { RelayRow } from "../db/entities.js";
+import { recordModeration } from "../db/moderation.js";
+import { relayById, relayNotFound, relays, relayToProto } from "../db/relays.js";
+import { requireReason } from "../domain/text.js";
+import { moderatorOf } from "./moderators.js";
+
+type RelayHandlers = Pick<ServiceImpl<typeof RelayService>, "listRelays" | "getRelay" | "putRelay" | "deleteRelay">;
+
+const PLATFORMS = ["discord", "slack", "matrix"];
+
+const requireName = (id: string) => {
+  if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(id)) throw invalid("id", "id is 1-64 lowercase letters, digits and dashes");
+  return id;
+};
+
+/**
+ * Chat-platform relays (designed): moderators administer where community
+ * activity is relayed. The webhook URL is sealed and never shown again.
+ * Changes are audited. Delivery is not built yet (README).
+ */
+export function relayHandlers(ctx: CommunityContext): RelayHandlers {
+  return {
+    async listRelays() {
+      const rows = await ctx.transaction((em) => relays(em));
+      return create(RelayResultSchema, { relays: rows.map(relayToProto) });
+    },
+
+    async getRelay(request) {
+      const row = await ctx.transaction((em) => relayById(em, requireName(request.id)));
+      if (!row) throw relayNotFound();
+      return create(RelayResultSchema, { relay: relayToProto(row) });
+    },
+
+    async putRelay(request, call) {
+      const moderator = moderatorOf(call);
+      const id = requireName(request.id);
+      if (!PLATFORMS.includes(request.platform)) throw invalid("platform", "platform is discord, slack or matrix");
+      const webhook = requirePublicUrl("webhook_url", request.webhookUrl).toString();
+      if (request.scope !== "*" && !/^[a-z][a-z0-9_.-]*\/[a-z][a-z0-9_.-]*$/.test(request.scope))
+        throw invalid("scope", "scope is an EntityRef type (service/kind) or *");
+      const reason = requireReason(request.reason);
+      return ctx.transaction(async (em) => {
+        const at = ctx.clock.now();
+        const values = {
+          platform: request.platform,
+          webhookSealed: ctx.sealer.seal(webhook),
+          webhookLast4: webhook.slice(-4),
+          scope: request.scope,
+          enabled: request.enabled,
+          updatedAt: at,
+        };
+        const found = await relayById(em, id);
+        const row = found ? Object.assign(found, values) : em.create(RelayRow, { id, ...values });
+        if (!found) answerStatus(call, 201);
+        await em.flush();
+        await recordModeration(em, {
+          action: "relay_put",
+          target: { service: "community", kind: "relay", id },
+          ...moderator,
+          reason,
+          value: request.enabled ? "enabled" : "disabled",
+          status: "applied",
+          at,
+        });
+        return create(RelayResultSchema, { relay: relayToProto(row) });
+      });
+    },
+
+    async deleteRelay(request, call) {
+      const moderator = moderatorOf(call);
+      const id = requireName(request.id);
+      const reason = requireReason(request.reason);
+      return ctx.transaction(async (em) => {
+        const row = await relayById(em, id);
+        if (!row) throw relayNotFound();
+        em.remove(row);
+        await em.flush();
+        await recordModeration(em, {
+          action: "relay_delete",
+          target: { service: "community", kind: "relay", id },
+          ...moderator,
+          reason,
+          status: "applied",
+          at: ctx.clock.now(),
+        });
+        return create(RelayResultSchema, { relay: relayToProto(row) });
+      });
+    },
+  };
+}

@@ -1,0 +1,78 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import { createHash } from "node:crypto";
+import { HttpBodySchema, type HttpBody } from "../../../gen/google/api/httpbody_pb.js";
+import { answerStatus } from "../handler/status.js";
+
+/** A document a read RPC answers as bytes (a feed, a raw paste). */
+export interface DocumentAnswer {
+  /** With its charset for text (`text/plain; charset=utf-8`). */
+  contentType: string;
+  body: string | Uint8Array;
+  /** Cache-Control max-age for shared caches (`feedMaxAgeSeconds`); 0 asks every reader to revalidate. */
+  maxAgeSeconds: number;
+}
+
+/**
+ * Answers a document from a read RPC as `google.api.HttpBody` (the gateway
+ * sends its bytes with its content type: gateway/bytes.ts, for unary and
+ * server-streaming RPCs alike), with a strong ETag of its bytes and
+ * `Cache-Control: public, max-age=…`. A request whose If-None-Match names that
+ * ETag is answered 304 without the body: the RPC declares 304 among its
+ * success statuses (`pf.v1.success_statuses: [200, 304]`). Only for
+ * documents anyone may read: `public` lets shared caches keep it.
+ */
+export function answerDocument(call: HandlerContext, answer: DocumentAnswer): HttpBody {
+  const data = typeof answer.body === "string" ? new TextEncoder().encode(answer.body) : answer.body;
+  const etag = `"${createHash("sha256").update(data).digest("base64url").slice(0, 32)}"`;
+  call.responseHeader.set("etag", etag);
+  call.responseHeader.set("cache-control", `public, max-age=${answer.maxAgeSeconds}`);
+  if (matches(call.requestHeader.get("if-none-match"), etag)) {
+    answerStatus(call, 304);
+    return create(HttpBodySchema, { contentType: answer.contentType });
+  }
+  return create(HttpBodySchema, { contentType: answer.contentType, data });
+}
+
+/** If-None-Match compares weakly (RFC 9110 §13.1.2): `W/"x"` matches `"x"`; `*` matches any. */
+function matches(header: string | null, etag: string): boolean {
+  if (!header) return false;
+  return header.split(",").some((each) => {
+    const tag = each.trim().replace(/^W\//, "");
+    return tag === "*" || tag === etag;
+  });
+}
+
+/**
+ * The offered media type the request's Accept prefers (q-values, then the
+ * order of `offered`); the first offered when Accept is absent or names none
+ * of them. Wildcards (`*\/*`, `application/*`) count for every offer they
+ * cover, at their q. The gateway forwards Accept to the RPC.
+ */
+export function preferredType(call: HandlerContext, offered: readonly [string, ...string[]]): string {
+  const accept = call.requestHeader.get("accept");
+  if (!accept) return offered[0];
+  const ranges = accept.split(",").map((part) => {
+    const [range, ...parameters] = part.split(";").map((each) => each.trim().toLowerCase());
+    const q = parameters.find((each) => each.startsWith("q="));
+    const weight = q === undefined ? 1 : Number(q.slice(2));
+    return { range, q: Number.isFinite(weight) ? weight : 0 };
+  });
+  let best = offered[0];
+  let bestQ = -1;
+  for (const type of offered) {
+    const q = qualityOf(type.toLowerCase(), ranges);
+    if (q > bestQ) [best, bestQ] = [type, q];
+  }
+  return bestQ > 0 ? best : offered[0];
+}
+
+/** The q of the most specific range covering `type`, 0 when none does. */
+function qualityOf(type: string, ranges: { range: string; q: number }[]): number {
+  const [major] = type.split("/");
+  const exact = ranges.find((each) => each.range === type);
+  if (exact) return exact.q;
+  const group = ranges.find((each) => each.range === `${major}/*`);
+  if (group) return group.q;
+  return ranges.find((each) => each.range === "*/*")?.q ?? 0;
+}
