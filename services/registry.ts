@@ -1,4 +1,5 @@
 import { billing } from "./billing/index.js";
+import { blog } from "./blog/index.js";
 import { codes } from "./codes/index.js";
 import { community } from "./community/index.js";
 import { deals } from "./deals/index.js";
@@ -7,6 +8,8 @@ import { coupons } from "./coupons/index.js";
 import type { AnyServiceModule } from "./kit/runtime/module.js";
 import { media } from "./media/index.js";
 import { network } from "./network/index.js";
+import { reviews } from "./reviews/index.js";
+import { news } from "./news/index.js";
 import { search } from "./search/index.js";
 import { sources } from "./sources/index.js";
 import { space } from "./space/index.js";
@@ -30,4 +33,7 @@ export const modules: AnyServiceModule[] = [
   search,
   space,
   community,
+  news,
+  blog,
+  reviews,
 ];

@@ -94,6 +94,7 @@ function routeReads(method: DescMethod): ReadonlySet<string> | undefined {
 
 /** A value a path variable takes without a refusal of its own, for those other than the one under test. */
 function validFor(field: DescField): string {
+  if (field.fieldKind === "scalar" && field.scalar !== ScalarType.STRING) return "1"; // a revision number `{n}`
   const prefix = getOption(field, idPrefix);
   return prefix === "" ? "usr_a1" : `${prefix}_01jd0000000000000000000000`;
 }

@@ -205,6 +205,8 @@ export function admittedCaller(route: Route, extraClaims: Partial<TokenClaims> =
     { claims: service, headers: { "x-pf-subject": "usr_a1" } },
     { claims: { kind: "user", sub: "usr_a1", aud: route.audience } },
     { claims: service, headers: { "x-pf-subject": "usr_a1", "x-pf-staff": "1" } },
+    // Routes only AI output reaches (ACTOR_AI_OUTPUT alone, reviews' summary proposals).
+    { claims: service, headers: { "x-pf-origin": "ai" } },
   ];
   const found = candidates.find((caller) => expectedRefusal(route, caller) === undefined);
   if (!found) throw new Error(`${route.name}: no caller of the matrix is admitted; give it one in its service's tests`);

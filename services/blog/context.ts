@@ -1,0 +1,27 @@
+import type { Client } from "@connectrpc/connect";
+import { CommentService } from "../../gen/pf/community/v1/comments_pb.js";
+import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
+import { VipService } from "../../gen/pf/vip/v1/vip_pb.js";
+import type { ServiceContext } from "../kit/runtime/module.js";
+import { blogSettings, type BlogSettings } from "./settings.js";
+
+/** Built once per blog instance: its settings and the clients of the services it calls (never in a transaction). */
+export interface BlogContext extends ServiceContext {
+  settings: BlogSettings;
+  /** The default handle: the network username (identity.subject.resolve). */
+  network: Client<typeof NetworkService>;
+  /** Members-only posts: the blog owner's vip members (vip.entitlement.check). */
+  vip: Client<typeof VipService>;
+  /** A deleted post's comment thread hidden (community.comment.write, community.comment.moderate). */
+  community: Client<typeof CommentService>;
+}
+
+export function blogContext(base: ServiceContext): BlogContext {
+  return {
+    ...base,
+    settings: blogSettings(base.config),
+    network: base.client(NetworkService),
+    vip: base.client(VipService),
+    community: base.client(CommentService),
+  };
+}

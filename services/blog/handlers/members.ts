@@ -1,0 +1,69 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { MemberResultSchema, type BlogService } from "../../../gen/pf/blog/v1/blogs_pb.js";
+import { problem } from "../../kit/handler/problem.js";
+import { requireSubject } from "../../kit/handler/subjects.js";
+import type { BlogContext } from "../context.js";
+import { deleteMember, membersOf, ownerCount, roleOf, upsertMember } from "../db/blogs.js";
+import type { BlogRow } from "../db/entities.js";
+import { requireRole } from "../domain/blogs.js";
+import { loadBlog, requireOwner } from "./roles.js";
+import { memberToProto } from "./views.js";
+
+type MemberHandlers = Pick<ServiceImpl<typeof BlogService>, "listMembers" | "setMember" | "removeMember">;
+
+/**
+ * Members: owners only. The blog row is locked before the owners are counted, so two owners demoting or removing
+ * each other at once run one after the other and the second finds the last owner: 409 blog.last_owner.
+ */
+export function memberHandlers(ctx: BlogContext): MemberHandlers {
+  async function refuseLastOwner(em: EntityManager, blog: BlogRow, subject: string): Promise<void> {
+    if ((await roleOf(em, blog.id, subject)) === "owner" && (await ownerCount(em, blog.id)) <= 1)
+      throw problem(409, "blog.last_owner", "A blog keeps at least one owner: make another owner first.");
+  }
+
+  async function answer(em: EntityManager, blog: BlogRow, subject?: string) {
+    const members = await membersOf(em, blog.id);
+    const member = members.find((row) => row.subject === subject);
+    return create(MemberResultSchema, {
+      member: member && memberToProto(member),
+      members: members.map(memberToProto),
+    });
+  }
+
+  return {
+    async listMembers(request, call) {
+      return ctx.transaction(async (em) => {
+        const blog = await loadBlog(em, request.handle);
+        await requireOwner(ctx, em, blog, call, { staff: false });
+        return answer(em, blog);
+      });
+    },
+
+    async setMember(request, call) {
+      const subject = requireSubject("subject", request.subject);
+      const role = requireRole(request.role);
+      return ctx.transaction(async (em) => {
+        const blog = await loadBlog(em, request.handle, true);
+        await requireOwner(ctx, em, blog, call, { staff: false });
+        if (role !== "owner") await refuseLastOwner(em, blog, subject);
+        else if (!subject.startsWith("usr_"))
+          throw problem(403, "blog.user_required", "A guest cannot own a blog: owners are network users (usr_).");
+        await upsertMember(em, { blogId: blog.id, subject, role, addedAt: ctx.clock.now() });
+        return answer(em, blog, subject);
+      });
+    },
+
+    async removeMember(request, call) {
+      const subject = requireSubject("subject", request.subject);
+      return ctx.transaction(async (em) => {
+        const blog = await loadBlog(em, request.handle, true);
+        await requireOwner(ctx, em, blog, call, { staff: false });
+        await refuseLastOwner(em, blog, subject);
+        await deleteMember(em, blog.id, subject);
+        return answer(em, blog);
+      });
+    },
+  };
+}

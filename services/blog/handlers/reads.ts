@@ -1,0 +1,162 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { PostReadResultSchema, type PostService } from "../../../gen/pf/blog/v1/posts_pb.js";
+import { personOf, principalOf } from "../../kit/auth/principal.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
+import { answerStatus } from "../../kit/handler/status.js";
+import { diffRevisions } from "../../kit/revisions/diff.js";
+import { revisionDiffToProto } from "../../kit/revisions/proto.js";
+import { resolveSlug } from "../../kit/slugs/slugs.js";
+import type { BlogContext } from "../context.js";
+import { blogById, roleOf } from "../db/blogs.js";
+import type { BlogRow, PostRow } from "../db/entities.js";
+import { latestReviews, postById, postPage, revisionOf, revisionPage, revisionsOf, slugScope } from "../db/posts.js";
+import { loadBlog } from "./roles.js";
+import { postView, revisionToProto } from "./views.js";
+
+type ReadHandlers = Pick<
+  ServiceImpl<typeof PostService>,
+  "getPost" | "getPostBySlug" | "listPosts" | "listRevisions" | "getRevision" | "getDiff"
+>;
+
+/** How a caller may see a post: as a member (everything), a reader (the published revision), or only if vip says so. */
+type Sight = "member" | "reader" | "entitled?" | "none";
+
+const TEXT_FIELDS = ["title", "summary", "body"] as const;
+
+/**
+ * Reads. Deleted: 410 post.deleted; unpublished, missing, or not the caller's to see: 404 post.not_found (the same
+ * answer). Members of the blog see every post, its revisions and diffs; members-only posts are for the blog
+ * owner's vip members as well (asked outside the transaction).
+ */
+export function readHandlers(ctx: BlogContext): ReadHandlers {
+  const notFound = () => problem(404, "post.not_found", "No such post.");
+
+  async function sightOf(em: EntityManager, post: PostRow, person: string | undefined): Promise<Sight> {
+    if (post.state === "deleted") throw problem(410, "post.deleted", "The post was deleted.");
+    if ((await roleOf(em, post.blogId, person)) !== undefined) return "member";
+    if (post.state !== "published" || post.visibility === "private") return "none";
+    return post.visibility === "members-only" ? "entitled?" : "reader";
+  }
+
+  async function entitled(person: string | undefined, blog: BlogRow): Promise<boolean> {
+    if (person === undefined || !person.startsWith("usr_")) return false;
+    const answer = await ctx.vip.checkEntitlement({ subject: person, creator: blog.createdFor });
+    return answer.member;
+  }
+
+  /** The post read as the caller may see it, or 404. */
+  async function read(call: HandlerContext, find: (em: EntityManager) => Promise<PostRow | null>) {
+    const person = personOf(principalOf(call));
+    const found = await ctx.transaction(async (em) => {
+      const post = await find(em);
+      if (!post) throw notFound();
+      const blog = (await blogById(em, post.blogId))!;
+      return { post, blog, sight: await sightOf(em, post, person) };
+    });
+    if (found.sight === "none" || (found.sight === "entitled?" && !(await entitled(person, found.blog))))
+      throw notFound();
+    const member = found.sight === "member";
+    return ctx.transaction(async (em) =>
+      create(PostReadResultSchema, { post: await postView(em, found.post, found.blog.handle, { member }) }),
+    );
+  }
+
+  /** For revisions and diffs: members only (403 blog.member_required when the post is theirs to read at all). */
+  async function asMember<T>(call: HandlerContext, id: string, work: (em: EntityManager, post: PostRow) => Promise<T>) {
+    const person = personOf(principalOf(call));
+    return ctx.transaction(async (em) => {
+      const post = await postById(em, id);
+      if (!post) throw notFound();
+      const sight = await sightOf(em, post, person);
+      if (sight === "none") throw notFound();
+      if (sight !== "member") throw problem(403, "blog.member_required", "Revisions and diffs are for members.");
+      return work(em, post);
+    });
+  }
+
+  return {
+    getPost: (request, call) => read(call, (em) => postById(em, request.id)),
+
+    async getPostBySlug(request, call) {
+      const target = await ctx.transaction(async (em) => {
+        const blog = await loadBlog(em, request.handle);
+        return { blog, slug: await resolveSlug(em, slugScope(blog.id), request.slug) };
+      });
+      if (!target.slug) throw notFound();
+      if (target.slug.moved) {
+        // Relative to the path asked (…/by-slug/<old>), so it holds behind any base path.
+        call.responseHeader.set("location", encodeURIComponent(target.slug.slug));
+        answerStatus(call, 301);
+        return create(PostReadResultSchema, { movedTo: target.slug.slug });
+      }
+      const postId = target.slug.objectId;
+      return read(call, (em) => postById(em, postId));
+    },
+
+    async listPosts(request, call) {
+      const limit = Math.min(pageLimit(request.limit ?? 20), 100);
+      const after = decodeTextCursor(request.cursor, 2) as [string, string] | undefined;
+      const person = personOf(principalOf(call));
+      return ctx.transaction(async (em) => {
+        const blog = await loadBlog(em, request.handle);
+        if (request.all && (await roleOf(em, blog.id, person)) === undefined)
+          throw problem(403, "blog.member_required", "all=1 lists every post: members only.");
+        const rows = await postPage(em, blog.id, { all: request.all, limit, after });
+        const { items, nextCursor } = page(rows, limit, (row) => [
+          new Date((request.all ? row.createdAt : row.publishedAt)!).toISOString(),
+          row.id,
+        ]);
+        const posts = await Promise.all(items.map((row) => postView(em, row, blog.handle, { member: request.all })));
+        return create(PostReadResultSchema, { posts, nextCursor });
+      });
+    },
+
+    listRevisions: (request, call) =>
+      asMember(call, request.id, async (em, post) => {
+        const limit = Math.min(pageLimit(request.limit ?? 20), 100);
+        const [before] = decodeTextCursor(request.cursor, 1) ?? [String(post.currentRevision + 1)];
+        const rows = await revisionPage(em, post.id, Number(before), limit + 1);
+        const reviews = await latestReviews(
+          em,
+          post.id,
+          rows.map((row) => row.n),
+        );
+        const { items, nextCursor } = page(rows, limit, (row) => [String(row.n)]);
+        return create(PostReadResultSchema, {
+          revisions: items.map((row) => revisionToProto(row, reviews.get(row.n))),
+          nextCursor,
+        });
+      }),
+
+    getRevision: (request, call) =>
+      asMember(call, request.id, async (em, post) => {
+        const row = await revisionOf(em, post.id, request.n);
+        if (!row) throw problem(404, "revision.not_found", `The post has no revision ${request.n}.`);
+        const reviews = await latestReviews(em, post.id, [row.n]);
+        return create(PostReadResultSchema, { revision: revisionToProto(row, reviews.get(row.n)) });
+      }),
+
+    getDiff: (request, call) =>
+      asMember(call, request.id, async (em, post) => {
+        const to = request.to || post.currentRevision;
+        const from = request.from || Math.max(1, to - 1);
+        for (const [field, n] of [
+          ["from", from],
+          ["to", to],
+        ] as const)
+          if (n < 1 || n > post.currentRevision)
+            throw invalid(field, `${field} is a revision of the post (1-${post.currentRevision}).`);
+        const rows = new Map((await revisionsOf(em, post.id, [from, to])).map((row) => [row.n, row]));
+        const text = (n: number) => {
+          const row = rows.get(n)!;
+          return { n, text: { title: row.title, summary: row.summary, body: row.body } };
+        };
+        return create(PostReadResultSchema, {
+          diff: revisionDiffToProto(diffRevisions(text(from), text(to), TEXT_FIELDS)),
+        });
+      }),
+  };
+}

@@ -1,0 +1,143 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import {
+  BlogSchema,
+  MemberSchema,
+  PostSchema,
+  RevisionSchema,
+  ScheduleSchema,
+  type Blog,
+  type Member,
+  type Post,
+  type Revision,
+  type Schedule,
+} from "../../../gen/pf/blog/v1/common_pb.js";
+import {
+  approvalToProto,
+  authorFromColumns,
+  authorshipToProto,
+  type AuthorColumns,
+} from "../../kit/handler/authorship.js";
+import { renderMarkdown } from "../../kit/rich-text/markdown.js";
+import type { BlogRow, MemberRow, PostRow, ReviewRow, RevisionRow, ScheduleRow } from "../db/entities.js";
+import { latestReviews, pendingSchedules, revisionsOf } from "../db/posts.js";
+import { shownState, type PostState } from "../domain/posts.js";
+
+export function blogToProto(row: BlogRow, official: boolean): Blog {
+  return create(BlogSchema, {
+    id: row.id,
+    handle: row.handle,
+    createdFor: row.createdFor,
+    title: row.title,
+    description: row.description,
+    language: row.language,
+    theme: row.theme,
+    feed: {
+      rss: row.feedRss,
+      atom: row.feedAtom,
+      jsonFeed: row.feedJson,
+      itemCount: row.feedItems,
+      fullText: row.feedFullText,
+    },
+    official,
+    revision: BigInt(row.revision),
+    createdAt: timestampFromDate(new Date(row.createdAt)),
+    updatedAt: timestampFromDate(new Date(row.updatedAt)),
+  });
+}
+
+export function memberToProto(row: MemberRow): Member {
+  return create(MemberSchema, {
+    subject: row.subject,
+    role: row.role,
+    addedAt: timestampFromDate(new Date(row.addedAt)),
+  });
+}
+
+/** The author of a post or revision as the shared message: AI output never names the person who asked. */
+export function authorshipOf(row: AuthorColumns) {
+  return authorshipToProto(authorFromColumns({ ...row, authorKind: row.authorKind as AuthorColumns["authorKind"] }));
+}
+
+export function revisionToProto(row: RevisionRow, review: ReviewRow | undefined): Revision {
+  return create(RevisionSchema, {
+    n: row.n,
+    title: row.title,
+    summary: row.summary,
+    body: row.body,
+    bodyHtml: renderMarkdown(row.body),
+    authorship: authorshipOf(row as AuthorColumns),
+    reviewRequired: row.reviewRequired,
+    approval:
+      review &&
+      approvalToProto({
+        approver: review.reviewer,
+        at: new Date(review.at),
+        approved: review.verdict === "approve",
+        note: review.note,
+      }),
+    basedOn: row.basedOn ?? 0,
+    createdAt: timestampFromDate(new Date(row.createdAt)),
+  });
+}
+
+export function scheduleToProto(row: ScheduleRow): Schedule {
+  return create(ScheduleSchema, {
+    id: row.id,
+    postId: row.postId,
+    action: row.action,
+    at: timestampFromDate(new Date(row.at)),
+    revision: row.revision,
+    state: row.state,
+    failure: row.failure,
+    createdAt: timestampFromDate(new Date(row.createdAt)),
+  });
+}
+
+/**
+ * A post as a reader sees it: members the current revision and the pending
+ * schedules; everyone else the published revision only.
+ */
+export async function postView(
+  em: EntityManager,
+  post: PostRow,
+  handle: string,
+  options: { member: boolean },
+): Promise<Post> {
+  const shown = options.member ? post.currentRevision : (post.publishedRevision ?? post.currentRevision);
+  const ns = [...new Set([shown, post.publishedRevision ?? shown])];
+  const [revisions, reviews, schedules] = await Promise.all([
+    revisionsOf(em, post.id, ns),
+    latestReviews(em, post.id, ns),
+    options.member ? pendingSchedules(em, [post.id]) : Promise.resolve([]),
+  ]);
+  const byN = new Map(revisions.map((row) => [row.n, row]));
+  const revision = byN.get(shown);
+  const published = byN.get(post.publishedRevision ?? -1);
+  return create(PostSchema, {
+    id: post.id,
+    blogId: post.blogId,
+    handle,
+    slug: post.slug,
+    state: shownState(
+      post.state as PostState,
+      schedules.some((row) => row.action === "publish"),
+    ),
+    visibility: post.visibility,
+    taxonomy: post.taxonomy,
+    series: post.series,
+    attachments: post.attachments,
+    listed: post.listed,
+    // Noindex while the revision readers see (or, unpublished, the current one) is AI-generated or AI-assisted.
+    noindex: (published ?? revision)?.reviewRequired ?? false,
+    currentRevision: post.currentRevision,
+    publishedRevision: post.publishedRevision ?? 0,
+    authorship: authorshipOf(post as AuthorColumns),
+    revision: revision && revisionToProto(revision, reviews.get(revision.n)),
+    schedules: schedules.map(scheduleToProto),
+    publishedAt: post.publishedAt ? timestampFromDate(new Date(post.publishedAt)) : undefined,
+    createdAt: timestampFromDate(new Date(post.createdAt)),
+    updatedAt: timestampFromDate(new Date(post.updatedAt)),
+  });
+}

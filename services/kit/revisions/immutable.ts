@@ -1,0 +1,64 @@
+import type { EntityManager, TriggerDef } from "@mikro-orm/postgresql";
+import { qualified } from "../db/orm.js";
+
+/**
+ * Immutable numbered revisions (README "Revisions"): a service keeps its own
+ * revision table (its columns are its own), insert-only under a row trigger,
+ * numbered 1, 2, … per parent and unique on (parent, n).
+ */
+
+/** The trigger body: an update or delete of a revision fails as a check violation. */
+const REFUSE = "raise exception 'revisions are immutable' using errcode = '23514';";
+
+/** The entity's trigger (MikroORM names its function `{table}_{name}_fn`, as the migration creates it). */
+export function immutableTrigger(table: string): TriggerDef {
+  return { name: `${table}_immutable`, timing: "before", events: ["update", "delete"], forEach: "row", body: REFUSE };
+}
+
+/** The migration's statements creating that trigger on `table` (run after the table is created). */
+export function immutableTriggerSql(table: string): string[] {
+  const fn = `${table}_${table}_immutable_fn`;
+  return [
+    `create function ${fn}() returns trigger as $$ begin ${REFUSE} end; $$ language plpgsql`,
+    `create trigger ${table}_immutable before update or delete on ${table} for each row execute function ${fn}()`,
+  ];
+}
+
+/** Where a service keeps a parent and its revisions. */
+export interface RevisionTables {
+  /** The parent's table and key column ("posts", "id"). */
+  parent: string;
+  parentKey?: string;
+  /** The revision table, its column naming the parent and its number column ("post_revisions", "post_id", "n"). */
+  revisions: string;
+  parentColumn: string;
+  numberColumn?: string;
+}
+
+/**
+ * The next revision number of `parentId`, taken under the parent row's lock
+ * (held to the end of the caller's transaction, so two writers number one
+ * after the other and never collide); undefined when the parent does not exist.
+ */
+export async function nextRevisionNumber(
+  em: EntityManager,
+  tables: RevisionTables,
+  parentId: string,
+): Promise<number | undefined> {
+  const parent = qualified(em, tables.parent);
+  const revisions = qualified(em, tables.revisions);
+  const key = tables.parentKey ?? "id";
+  const n = tables.numberColumn ?? "n";
+  const locked: unknown[] = await execute(em, `select 1 from ${parent} where ${key} = ? for update`, [parentId]);
+  if (locked.length === 0) return undefined;
+  const [row]: { next: number }[] = await execute(
+    em,
+    `select coalesce(max(${n}), 0) + 1 as next from ${revisions} where ${tables.parentColumn} = ?`,
+    [parentId],
+  );
+  return Number(row?.next ?? 1);
+}
+
+function execute<T>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
+  return em.getConnection().execute(sql, params, "all", em.getTransactionContext());
+}

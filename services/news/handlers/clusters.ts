@@ -1,0 +1,106 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  ClusterListSchema,
+  ClusterManageResultSchema,
+  type ClusterReadResult,
+  ClusterReadResultSchema,
+  IngestSchema,
+  IngestSourceSchema,
+  type NewsClusterService,
+} from "../../../gen/pf/news/v1/clusters_pb.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { problem } from "../../kit/handler/problem.js";
+import type { ServiceContext } from "../../kit/runtime/module.js";
+import { clusterToProto, itemToProto } from "../db/answers.js";
+import { clusterById, clusterPage, historyOf, membersOf } from "../db/clusters.js";
+import { ingestCounts, itemsById } from "../db/items.js";
+import { editorActing } from "./access.js";
+import { clustersOf, mergeClusters, reverseChange, splitCluster } from "./cluster-changes.js";
+
+type ClusterHandlers = ServiceImpl<typeof NewsClusterService>;
+
+const read = (result: ClusterReadResult["result"]) => create(ClusterReadResultSchema, { result });
+
+/** The cluster, ingestion and source-item routes. */
+export function clusterHandlers(ctx: ServiceContext): ClusterHandlers {
+  return {
+    async listClusters(request, call) {
+      await editorActing(ctx, call);
+      const limit = pageLimit(request.limit);
+      const before = decodeTextCursor(request.cursor, 2) as [string, string] | undefined;
+      return ctx.transaction(async (em) => {
+        const rows = await clusterPage(em, { all: request.all, before, limit });
+        const { items, nextCursor } = page(rows, limit, (row) => [new Date(row.updated_at).toISOString(), row.id]);
+        const clusters = await clustersOf(
+          em,
+          items.map((row) => row.id),
+        );
+        return read({ case: "clusters", value: create(ClusterListSchema, { clusters, nextCursor }) });
+      });
+    },
+
+    async getCluster(request, call) {
+      await editorActing(ctx, call);
+      return ctx.transaction(async (em) => {
+        const row = await clusterById(em, request.id);
+        if (!row) throw problem(404, "cluster.not_found", "No such cluster.");
+        const members = await membersOf(em, [row.id]);
+        const items = await itemsById(
+          em,
+          members.map((member) => member.item_id),
+        );
+        return read({ case: "cluster", value: clusterToProto(row, members, items, await historyOf(em, row.id)) });
+      });
+    },
+
+    async mergeCluster(request, call) {
+      const by = await editorActing(ctx, call);
+      const audit = await ctx.transaction((em) => mergeClusters(ctx, em, request, by));
+      return create(ClusterManageResultSchema, audit);
+    },
+
+    async splitCluster(request, call) {
+      const by = await editorActing(ctx, call);
+      const audit = await ctx.transaction((em) => splitCluster(ctx, em, request, by));
+      return create(ClusterManageResultSchema, audit);
+    },
+
+    async reverseClusterChange(request, call) {
+      const by = await editorActing(ctx, call);
+      const audit = await ctx.transaction((em) => reverseChange(ctx, em, request, by));
+      return create(ClusterManageResultSchema, audit);
+    },
+
+    async getIngest(_request, call) {
+      await editorActing(ctx, call);
+      const counts = await ctx.transaction((em) => ingestCounts(em));
+      const sources = counts.map((row) =>
+        create(IngestSourceSchema, {
+          sourceKey: row.source_key,
+          items: Number(row.items),
+          duplicates: Number(row.duplicates),
+          removed: Number(row.removed),
+          lastReceivedAt: timestampFromDate(new Date(row.last_received_at)),
+          lastChangeOrder: BigInt(row.last_change_order),
+        }),
+      );
+      const sum = (key: "items" | "duplicates" | "removed") => sources.reduce((total, s) => total + s[key], 0);
+      const ingest = create(IngestSchema, {
+        sources,
+        items: sum("items"),
+        duplicates: sum("duplicates"),
+        removed: sum("removed"),
+      });
+      return read({ case: "ingest", value: ingest });
+    },
+
+    async getSourceItem(request, call) {
+      await editorActing(ctx, call);
+      const item = await ctx.transaction(async (em) => (await itemsById(em, [request.id])).get(request.id));
+      if (!item) throw problem(404, "source_item.not_found", "News has not received this item.");
+      return read({ case: "sourceItem", value: itemToProto(item) });
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { qualified } from "../../kit/db/orm.js";
+import type { SearchDocument, SearchDocumentSource } from "../../kit/search-documents/document.js";
+import { plainText } from "../../kit/rich-text/markdown.js";
+import type { PointColumn } from "./entities.js";
+
+interface EntityText {
+  id: string;
+  name: string;
+  description: string;
+  created_at: Date;
+  overview: string | null;
+  pros: PointColumn[] | null;
+  cons: PointColumn[] | null;
+}
+
+/**
+ * An entity's search document (type `entity`, README "Search documents"):
+ * active entities only (merged and deleted ones are tombstoned), carrying the
+ * published summary only: a proposal never reaches search until a person
+ * approved and published it.
+ */
+export const entityDocuments: SearchDocumentSource = {
+  type: "entity",
+  async describe(em, ids) {
+    const rows = await em.getConnection().execute<EntityText[]>(
+      `select e.id, e.name, e.description, e.created_at, s.overview, s.pros, s.cons
+       from ${qualified(em, "entities")} e
+       left join ${qualified(em, "summary_revisions")} s on s.entity_id = e.id and s.state = 'published'
+       where e.id in (?) and e.state = 'active'`,
+      [ids],
+      "all",
+      em.getTransactionContext(),
+    );
+    return new Map(rows.map((row) => [row.id, documentOf(row)]));
+  },
+  async ids(em: EntityManager, after: string, limit: number) {
+    const rows = await em
+      .getConnection()
+      .execute<{ id: string }[]>(
+        `select id from ${qualified(em, "entities")} where state = 'active' and id > ? order by id limit ?`,
+        [after, limit],
+        "all",
+        em.getTransactionContext(),
+      );
+    return rows.map((row) => row.id);
+  },
+};
+
+function documentOf(row: EntityText): SearchDocument {
+  const summary = [row.overview ?? "", ...(row.pros ?? []).map((p) => p.text), ...(row.cons ?? []).map((p) => p.text)];
+  return {
+    title: row.name,
+    body: plainText([row.description, ...summary].filter((part) => part !== "").join("\n\n")),
+    url: "",
+    lang: "",
+    access: [],
+    public: true,
+    published: true,
+    facets: {},
+    publishedAt: new Date(row.created_at).toISOString(),
+  };
+}

@@ -1,0 +1,156 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { EntityManageResultSchema } from "../../../gen/pf/reviews/v1/envelopes_pb.js";
+import type { ReviewsService } from "../../../gen/pf/reviews/v1/entities_pb.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
+import { answerStatus } from "../../kit/handler/status.js";
+import { maxLength } from "../../kit/handler/text.js";
+import type { ServiceContext } from "../../kit/runtime/module.js";
+import { entityAnswer } from "../db/answers.js";
+import { aliasOwner, deleteAlias, deleteLink, insertAlias, insertLink, recordHistory } from "../db/catalog.js";
+import type { EntityRow } from "../db/entities.js";
+import { type AliasKind, isAliasKind, normalizeAlias } from "../domain/identifiers.js";
+import { entityChanged } from "../events.js";
+import { aliasConflict } from "./entities.js";
+import { editorOf, entityOf, refreshEntities, requireActive, requireRef } from "./support.js";
+
+type AliasHandlers = Pick<
+  ServiceImpl<typeof ReviewsService>,
+  "addAlias" | "removeAlias" | "addLink" | "removeLink" | "putNotes" | "putBinding"
+>;
+
+const LINK_TYPE = /^[a-z][a-z0-9_]{0,39}$/;
+const NOTE_MAX = 4000;
+
+/** Aliases, source bindings, typed links and trust notes: editorial actions on an active entity. */
+export function aliasHandlers(ctx: ServiceContext): AliasHandlers {
+  /** Runs an editorial change on an active entity under its row lock, recording history and the event. */
+  const change = async (
+    ref: string,
+    by: string,
+    work: (em: EntityManager, row: EntityRow, at: Date) => Promise<{ action: string; detail: string } | undefined>,
+  ) =>
+    ctx.transaction(async (em) => {
+      const at = ctx.clock.now();
+      const row = requireActive(await entityOf(em, ref, true));
+      const done = await work(em, row, at);
+      if (done) {
+        row.version += 1;
+        row.updatedAt = at;
+        await recordHistory(em, { entityId: row.id, actor: by, at, ...done });
+        await entityChanged(em, { entityId: row.id, action: "updated", actor: by, at });
+        await refreshEntities(em, [row.id], at);
+      }
+      return create(EntityManageResultSchema, { result: { case: "entity", value: await entityAnswer(em, row) } });
+    });
+
+  /** Adds an alias unless the entity has it (then nothing changes); another entity's identifier is 409. */
+  const addAliasTo = (
+    em: EntityManager,
+    row: EntityRow,
+    kind: AliasKind,
+    value: string,
+    field: string,
+    by: string,
+    at: Date,
+  ) => {
+    const normalized = normalizeAlias(field, kind, value);
+    return (async () => {
+      const owner = kind === "name" ? null : await aliasOwner(em, kind, normalized);
+      if (owner && owner.entityId !== row.id) throw aliasConflict(field, kind, owner.entityId);
+      const { created } = await insertAlias(em, { entityId: row.id, kind, value: value.trim(), normalized, by, at });
+      return created
+        ? { action: kind === "source" ? "bound" : "alias_added", detail: `${kind} ${value.trim()}` }
+        : undefined;
+    })();
+  };
+
+  return {
+    async addAlias(request, call) {
+      const ref = requireRef("ref", request.ref);
+      if (!isAliasKind(request.aliasKind))
+        throw invalid("alias_kind", "alias_kind is one of name, url, gtin, sku, mpn, source, external_id");
+      normalizeAlias("alias", request.aliasKind, request.alias);
+      const by = await editorOf(ctx, call);
+      return change(ref, by, (em, row, at) =>
+        addAliasTo(em, row, request.aliasKind as AliasKind, request.alias, "alias", by, at),
+      );
+    },
+
+    async removeAlias(request, call) {
+      const ref = requireRef("ref", request.ref);
+      const by = await editorOf(ctx, call);
+      return change(ref, by, async (em, row) => {
+        const alias = await deleteAlias(em, row.id, request.id);
+        if (!alias) throw problem(404, "alias.not_found", `${row.id} has no alias ${request.id}.`, { id: request.id });
+        return { action: "alias_removed", detail: `${alias.kind} ${alias.value}` };
+      });
+    },
+
+    async putBinding(request, call) {
+      const ref = requireRef("ref", request.ref);
+      normalizeAlias("source", "source", request.source);
+      const by = await editorOf(ctx, call);
+      return change(ref, by, async (em, row, at) => {
+        const done = await addAliasTo(em, row, "source", request.source, "source", by, at);
+        if (!done) answerStatus(call, 200);
+        return done;
+      });
+    },
+
+    async addLink(request, call) {
+      const ref = requireRef("ref", request.ref);
+      if (!LINK_TYPE.test(request.linkType))
+        throw invalid("link_type", "link_type is a lowercase word (a-z, 0-9, _), at most 40");
+      const targetRef = request.targetRef;
+      const target = request.target.trim();
+      if ((target === "") === !targetRef)
+        throw invalid("target", "exactly one of target (an entity) or target_ref is required");
+      if (targetRef && (!targetRef.service || !targetRef.kind || !targetRef.id))
+        throw invalid("target_ref", "target_ref names a service, a kind and an id");
+      const by = await editorOf(ctx, call);
+      return change(ref, by, async (em, row, at) => {
+        const targetEntity = target === "" ? "" : (await entityOf(em, target)).id;
+        if (targetEntity === row.id) throw invalid("target", "an entity does not link to itself");
+        await insertLink(em, {
+          entityId: row.id,
+          type: request.linkType,
+          targetEntity,
+          targetService: targetRef?.service ?? "",
+          targetKind: targetRef?.kind ?? "",
+          targetId: targetRef?.id ?? "",
+          by,
+          at,
+        });
+        const to = targetEntity || `${targetRef!.service}/${targetRef!.kind}/${targetRef!.id}`;
+        return { action: "link_added", detail: `${request.linkType} ${to}` };
+      });
+    },
+
+    async removeLink(request, call) {
+      const ref = requireRef("ref", request.ref);
+      const by = await editorOf(ctx, call);
+      return change(ref, by, async (em, row) => {
+        const link = await deleteLink(em, row.id, request.id);
+        if (!link) throw problem(404, "link.not_found", `${row.id} has no link ${request.id}.`, { id: request.id });
+        return { action: "link_removed", detail: `${link.type} ${link.targetEntity || link.targetId}` };
+      });
+    },
+
+    async putNotes(request, call) {
+      const ref = requireRef("ref", request.ref);
+      const limitation = maxLength("limitation", request.limitation.trim(), NOTE_MAX);
+      const verification = maxLength("verification", request.verification.trim(), NOTE_MAX);
+      const by = await editorOf(ctx, call);
+      return change(ref, by, async (_em, row, at) => {
+        if (row.limitation === limitation && row.verification === verification) return undefined;
+        row.limitation = limitation;
+        row.verification = verification;
+        row.notesUpdatedBy = by;
+        row.notesUpdatedAt = at;
+        return { action: "notes_changed", detail: "limitation and verification notes" };
+      });
+    },
+  };
+}

@@ -1,0 +1,110 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { ReviewCorrectionsService } from "../../../gen/pf/reviews/v1/corrections_pb.js";
+import { CorrectionSubmitResultSchema, EntityManageResultSchema } from "../../../gen/pf/reviews/v1/envelopes_pb.js";
+import { actingPerson } from "../../kit/auth/principal.js";
+import { idempotencyOf } from "../../kit/handler/idempotency.js";
+import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
+import { rateLimit } from "../../kit/handler/rate-limit.js";
+import { maxLength, userText } from "../../kit/handler/text.js";
+import { optionalUrl } from "../../kit/handler/urls.js";
+import type { ServiceContext } from "../../kit/runtime/module.js";
+import { correctionToProto } from "../db/answers.js";
+import { correctionById, correctionsPage, insertCorrection } from "../db/corrections.js";
+import { correctionSubmitted } from "../events.js";
+import { editorOf, entityOf, requireRef } from "./support.js";
+
+const TARGET_KINDS = ["entity", "alias", "signal", "summary", "aggregate"];
+const STATES = ["open", "accepted", "rejected", "duplicate"];
+const TEXT_MAX = 4000;
+const NOTE_MAX = 1000;
+/** Submissions per person per day (designed). */
+const PER_DAY = 20;
+
+/**
+ * Corrections (hardest rule 5): never published; only editors read the queue
+ * (anyone else is 403 auth.editor_required, the submitter included); the
+ * evidence URL is optional, checked for its shape and never fetched.
+ */
+export function correctionHandlers(ctx: ServiceContext): ServiceImpl<typeof ReviewCorrectionsService> {
+  return {
+    async submitCorrection(request, call) {
+      const ref = requireRef("ref", request.ref);
+      const person = actingPerson(call);
+      const targetKind = request.targetKind || "entity";
+      if (!TARGET_KINDS.includes(targetKind))
+        throw invalid("target_kind", `target_kind is one of ${TARGET_KINDS.join(", ")}`);
+      const targetId = maxLength("target_id", request.targetId.trim(), 128);
+      if ((targetKind === "entity" || targetKind === "aggregate") !== (targetId === ""))
+        throw invalid("target_id", "target_id names the alias, signal or summary revision, and nothing else");
+      const text = userText("text", request.text, TEXT_MAX);
+      // Only checked as a URL: the service never fetches it.
+      const evidenceUrl = optionalUrl("evidence_url", request.evidenceUrl, ["https", "http"]);
+      const once = idempotencyOf(call, request, { scope: `correction:${person}` });
+      return ctx.transaction((em) =>
+        once.run(em, async () => {
+          const at = ctx.clock.now();
+          const entity = await entityOf(em, ref);
+          await rateLimit(
+            em,
+            [{ name: "reviews.correction.submit", key: person, limit: PER_DAY, windowMs: 86_400_000 }],
+            at,
+          );
+          const row = await insertCorrection(em, {
+            entityId: entity.id,
+            targetKind,
+            targetId,
+            text,
+            evidenceUrl,
+            by: person,
+            at,
+          });
+          await correctionSubmitted(em, { correctionId: row.id, entityId: entity.id, at });
+          return create(CorrectionSubmitResultSchema, { correction: correctionToProto(row) });
+        }),
+      );
+    },
+
+    async listCorrections(request, call) {
+      await editorOf(ctx, call);
+      if (request.state !== "" && !STATES.includes(request.state))
+        throw invalid("state", `state is one of ${STATES.join(", ")}`);
+      const limit = pageLimit(request.limit);
+      const after = decodeTextCursor(request.cursor, 1)?.[0];
+      const rows = await correctionsPage(ctx.orm.em.fork(), request.state, limit, after);
+      const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
+      return create(EntityManageResultSchema, {
+        result: { case: "corrections", value: { corrections: items.map(correctionToProto), nextCursor } },
+      });
+    },
+
+    async getCorrection(request, call) {
+      await editorOf(ctx, call);
+      const row = await correctionById(ctx.orm.em.fork(), request.id);
+      if (!row) throw correctionNotFound(request.id);
+      return create(EntityManageResultSchema, { result: { case: "correction", value: correctionToProto(row) } });
+    },
+
+    async triageCorrection(request, call) {
+      if (!["accepted", "rejected", "duplicate"].includes(request.state))
+        throw invalid("state", "state is accepted, rejected or duplicate");
+      const note = maxLength("editor_note", request.editorNote.trim(), NOTE_MAX);
+      const by = await editorOf(ctx, call);
+      return ctx.transaction(async (em) => {
+        const row = await correctionById(em, request.id);
+        if (!row) throw correctionNotFound(request.id);
+        row.state = request.state;
+        row.editorNote = note;
+        row.triagedBy = by;
+        row.triagedAt = ctx.clock.now();
+        await em.flush();
+        return create(EntityManageResultSchema, { result: { case: "correction", value: correctionToProto(row) } });
+      });
+    },
+  };
+}
+
+function correctionNotFound(id: string): Error {
+  return problem(404, "correction.not_found", `There is no correction ${id}.`, { id });
+}

@@ -1,0 +1,64 @@
+import type { HandlerContext } from "@connectrpc/connect";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { principalOf } from "../../kit/auth/principal.js";
+import { requireEditor } from "../../kit/editors/editors.js";
+import { invalid, problem, problemOf } from "../../kit/handler/problem.js";
+import type { ServiceContext } from "../../kit/runtime/module.js";
+import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
+import { entityByRef } from "../db/catalog.js";
+import type { EntityRow } from "../db/entities.js";
+import { entityDocuments } from "../db/search.js";
+
+/** A `{ref}` as given: an id or a slug, required. */
+export function requireRef(field: string, ref: string): string {
+  const trimmed = ref.trim();
+  if (trimmed === "") throw invalid(field, `${field} is required: an entity id or slug`);
+  if (trimmed.length > 128) throw invalid(field, `${field} holds at most 128 characters`);
+  return trimmed;
+}
+
+/** The entity `{ref}` names (an old slug follows to it), or 404 entity.not_found. */
+export async function entityOf(em: EntityManager, ref: string, lock = false): Promise<EntityRow> {
+  const found = await entityByRef(em, ref, lock);
+  if (!found) throw entityNotFound(ref);
+  return found.row;
+}
+
+/** An active entity (not merged), or 409 entity.merged: a merged entity changes only through a split. */
+export function requireActive(row: EntityRow): EntityRow {
+  if (row.state === "merged")
+    throw problem(409, "entity.merged", `${row.id} is merged into ${row.mergedInto ?? ""}; split it first.`, {
+      merged_into: row.mergedInto ?? "",
+    });
+  return row;
+}
+
+/**
+ * The editor acting (analysis K7): a person on the reviews editor list (own
+ * token or X-PF-Subject), or a service or first-party app acting for nobody,
+ * named by its subject. Everyone else: 403 auth.editor_required.
+ */
+export async function editorOf(ctx: ServiceContext, call: HandlerContext): Promise<string> {
+  return (await requireEditor(ctx, call)) ?? principalOf(call).sub;
+}
+
+/** Whether the caller is an editor (for reads that show editors more). */
+export async function isEditorCall(ctx: ServiceContext, call: HandlerContext): Promise<boolean> {
+  try {
+    await requireEditor(ctx, call);
+    return true;
+  } catch (error) {
+    if (problemOf(error).code === "auth.editor_required") return false;
+    throw error;
+  }
+}
+
+/** Refreshes entities' search documents in the changing transaction (after a flush). */
+export async function refreshEntities(em: EntityManager, ids: string[], at: Date): Promise<void> {
+  await em.flush();
+  await refreshSearchDocuments(em, entityDocuments, ids, at);
+}
+
+export function entityNotFound(ref: string): Error {
+  return problem(404, "entity.not_found", `There is no entity ${ref}.`, { ref });
+}
