@@ -140,7 +140,7 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
     return sendJson(reply, ready ? 200 : 503, { status: ready ? "ok" : "unavailable", checks });
   });
   serveOpenApi(app, bindings, { hostRouting: config.hostRouting, admission: options.admission, logger });
-  registerDocs(app);
+  registerDocs(app, [...new Set(bindings.map((binding) => binding.key))].sort());
 
   const openStreams = new Set<AbortController>();
   // Event streams never end on their own: a closing gateway ends them, or they would hold it for the whole grace.

@@ -19,7 +19,7 @@ const CHROMIUM_ARGS = [
   "--disable-sync",
 ];
 
-/** Generous: the page parses a 1.7 MB bundle and the whole document, on a shared two-core machine. */
+/** Generous: the page parses a 1.7 MB bundle and a service's document, on a shared two-core machine. */
 const BROWSER_TEST_MS = 120_000;
 
 const t = usePlatform();
@@ -32,8 +32,11 @@ describeWith(BROWSER, "/docs, the API reference, in a real browser", () => {
   }, 30_000);
   afterAll(() => browser?.close());
 
-  /** The page, loaded; with every request it made, those that failed, and the console's errors (CSP refusals too). */
-  async function openDocs() {
+  /**
+   * The page showing one service's routes, loaded; with every request it made, those that failed, and the
+   * console's errors (CSP refusals too).
+   */
+  async function openDocs(service: string) {
     const page = await browser.newPage();
     page.setDefaultTimeout(60_000);
     const requested: string[] = [];
@@ -50,8 +53,8 @@ describeWith(BROWSER, "/docs, the API reference, in a real browser", () => {
       if (message.type() === "error") errors.push(message.text());
     });
     page.on("pageerror", (error) => errors.push(error.message));
-    await page.goto(`${t.gatewayUrl}/docs`);
-    await page.locator(".opblock-tag-section").first().waitFor();
+    await page.goto(`${t.gatewayUrl}/docs?service=${service}`);
+    await page.locator(`.opblock-tag-section h3.opblock-tag[data-tag="${service}"]`).waitFor();
     return { page, requested, failed, errors };
   }
 
@@ -76,19 +79,20 @@ describeWith(BROWSER, "/docs, the API reference, in a real browser", () => {
 
   itWith(
     BROWSER,
-    "loads from the gateway alone and lists every service with its routes' access and problems; a public route's 'Try it out' answers 200",
+    "loads from the gateway alone and picks among every service; a service shows its routes' access and problems; a public route's 'Try it out' answers 200",
     async () => {
-      const { page, requested, failed, errors } = await openDocs();
+      const { page, requested, failed, errors } = await openDocs("vip");
       try {
-        const tags = await page
-          .locator(".opblock-tag-section h3.opblock-tag")
-          .evaluateAll((found) => found.map((tag) => tag.getAttribute("data-tag")));
-        expect(tags.sort()).toEqual(SERVICE_KEYS);
+        const picked = await page
+          .locator("select#service option")
+          .evaluateAll((options) => options.map((option) => option.getAttribute("value")));
+        expect(picked).toEqual(SERVICE_KEYS);
+        expect(await page.locator("select#service").inputValue()).toBe("vip");
         expect(requested.filter((url) => !url.startsWith(`${t.gatewayUrl}/`) && !url.startsWith("data:"))).toEqual([]);
-        expect(requested).toContain(`${t.gatewayUrl}/openapi.json`);
+        expect(requested).toContain(`${t.gatewayUrl}/vip/openapi.json`);
 
         // Each operation shows its access (x-pf-capabilities) and the problems it answers.
-        const listPlans = operation(page, "get", "/vip/api/v1/plans");
+        const listPlans = operation(page, "get", "/api/v1/plans");
         await listPlans.locator(".opblock-summary").first().click();
         await listPlans.locator(".opblock-body").waitFor();
         const shown = await listPlans.textContent();
@@ -98,7 +102,13 @@ describeWith(BROWSER, "/docs, the API reference, in a real browser", () => {
         await listPlans.locator(".opblock-summary").first().click();
 
         // A public read, no token: the call goes from the page to the gateway and answers.
-        expect(await tryIt(page, "get", "/vip/api/v1/plans")).toBe("200");
+        expect(await tryIt(page, "get", "/api/v1/plans")).toBe("200");
+
+        // Another service, picked in the page.
+        await page.locator("select#service").selectOption("network");
+        await page.locator(`.opblock-tag-section h3.opblock-tag[data-tag="network"]`).waitFor();
+        expect(requested).toContain(`${t.gatewayUrl}/network/openapi.json`);
+        expect(new URL(page.url()).searchParams.get("service")).toBe("network");
         expect(failed).toEqual([]);
         expect(errors).toEqual([]);
       } finally {
@@ -112,10 +122,10 @@ describeWith(BROWSER, "/docs, the API reference, in a real browser", () => {
     BROWSER,
     "a token pasted in 'Authorize' is sent: a route that needs one answers 200, and the internal routes show",
     async () => {
-      const { page, failed, errors } = await openDocs();
+      const { page, failed, errors } = await openDocs("network");
       try {
-        expect(await tryIt(page, "get", "/network/api/v1/staff/moderators")).toBe("401");
-        expect(await operation(page, "post", "/network/internal/coins/credit").count()).toBe(0);
+        expect(await tryIt(page, "get", "/api/v1/staff/moderators")).toBe("401");
+        expect(await operation(page, "post", "/internal/coins/credit").count()).toBe(0);
 
         const token = await t.token({ kind: "service", svc: "space", caps: ["network.staff.read"] });
         await page.locator(".auth-wrapper button.authorize").click();
@@ -125,8 +135,8 @@ describeWith(BROWSER, "/docs, the API reference, in a real browser", () => {
         await dialog.locator("button.btn-done").click();
 
         // A service token reads the whole document: the page fetches it again with the token.
-        await operation(page, "post", "/network/internal/coins/credit").waitFor();
-        expect(await tryIt(page, "get", "/network/api/v1/staff/moderators")).toBe("200");
+        await operation(page, "post", "/internal/coins/credit").waitFor();
+        expect(await tryIt(page, "get", "/api/v1/staff/moderators")).toBe("200");
         expect(failed).toEqual([]);
         // The browser logs the 401 it was asked to make.
         expect(errors.filter((error) => !error.includes("status of 401"))).toEqual([]);
@@ -171,6 +181,16 @@ describe("/docs over HTTP", () => {
     expect(stale.status).toBe(404);
     const other = await fetch(t.gatewayUrl + assets[0].replace("swagger-ui.css", "index.html"));
     expect(other.status).toBe(404);
+  });
+
+  it("every service the page lists answers its own document", async () => {
+    for (const key of SERVICE_KEYS) {
+      const answer = await fetch(`${t.gatewayUrl}/${key}/openapi.json`);
+      expect(answer.status, key).toBe(200);
+      const document = (await answer.json()) as { servers: { url: string }[]; paths: object };
+      expect(document.servers, key).toEqual([{ url: `/${key}` }]);
+      expect(Object.keys(document.paths).length, key).toBeGreaterThan(0);
+    }
   });
 
   it("other routes keep their headers: no CSP on the API", async () => {
