@@ -9,6 +9,7 @@ import { SEARCH_DOCUMENT_WRITE, searchDocumentWorkers } from "../kit/search-docu
 import { itemCreatedConsumer } from "./consumers/items.js";
 import { entities } from "./db/entities.js";
 import { Migration20261127000000_reviews } from "./db/migrations/Migration20261127000000_reviews.js";
+import { Migration20261228000000_reviews_summary_contents } from "./db/migrations/Migration20261228000000_reviews_summary_contents.js";
 import { entityDocuments } from "./db/search.js";
 import { aliasHandlers } from "./handlers/aliases.js";
 import { correctionHandlers } from "./handlers/corrections.js";
@@ -22,7 +23,13 @@ export const reviews = defineService({
   key: "reviews",
   schema: {
     entities,
-    migrations: [{ name: "Migration20261127000000_reviews", class: Migration20261127000000_reviews }],
+    migrations: [
+      { name: "Migration20261127000000_reviews", class: Migration20261127000000_reviews },
+      {
+        name: "Migration20261228000000_reviews_summary_contents",
+        class: Migration20261228000000_reviews_summary_contents,
+      },
+    ],
   },
   context: baseContext,
   protos: [ReviewsService, ReviewSignalsService, ReviewSummariesService, ReviewCorrectionsService, ReviewsAdminService],

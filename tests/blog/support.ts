@@ -1,3 +1,4 @@
+import type { Beside } from "../support/beside.js";
 import type { TestPlatform } from "../support/platform.js";
 
 /** Every blog capability: the first-party web service's token. */
@@ -23,7 +24,7 @@ export const fresh = (tag: string) => `${tag}${Date.now().toString(36)}${(n++).t
 export const person = (tag = "p") => `usr_${fresh(tag)}`;
 
 /** Calls through the gateway as the web service acting for `who` (no one when undefined). */
-export function webCaller(t: TestPlatform, token: () => string) {
+export function webCaller(t: Pick<TestPlatform, "http">, token: () => string) {
   return (method: string, path: string, who?: string, body?: unknown, headers: Record<string, string> = {}) =>
     t.http(method, `/blog${path}`, {
       token: token(),
@@ -58,4 +59,14 @@ export async function newPost(
   );
   if (answer.status !== 201) throw new Error(`post create: ${answer.status} ${JSON.stringify(answer.body)}`);
   return answer.body.post;
+}
+
+/** The ids of the blog's posts anyone finds in search by these words. */
+export async function found(split: Beside, words: string): Promise<string[]> {
+  const answer = await split.callees.http(
+    "GET",
+    `/search/api/v1/search?owner=blog&type=post&q=${encodeURIComponent(words)}`,
+  );
+  if (answer.status !== 200) throw new Error(`search: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return answer.body.results.map((hit: { id: string }) => hit.id);
 }

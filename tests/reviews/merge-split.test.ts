@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { usePlatform } from "../support/platform.js";
-import { fresh, REVIEWS_ENV, reviewsKit } from "./support.js";
+import { fresh, person, REVIEWS_ENV, reviewsKit, searchDocumentOf } from "./support.js";
 
 /**
  * Hardest rule 1 as a property: merges then splits (in any valid order) are
@@ -9,7 +9,8 @@ import { fresh, REVIEWS_ENV, reviewsKit } from "./support.js";
  * both), aggregates, signals and resolution by each alias.
  */
 const t = usePlatform({ services: ["reviews"], env: REVIEWS_ENV });
-const { call, entity, signal } = reviewsKit(t);
+const { call, asAi, entity, signal } = reviewsKit(t);
+const searchDocument = searchDocumentOf(t);
 const EDITOR = "usr_editor1";
 
 /** Every read of the entities, history left out. */
@@ -72,5 +73,65 @@ describe("merge then split", () => {
     await call("POST", `/entities/${a.id}/split`, EDITOR, { reason: "x" });
     await call("POST", `/entities/${b.id}/split`, EDITOR, { reason: "y" });
     expect(await reads([a.id, b.id, c.id], [])).toEqual(before);
+  });
+
+  it("flags summaries above the split citing split-off signals, with a pending revision without them", async () => {
+    // a into b, b into c: c's summary cites signals of all three.
+    const [a, b, c] = [await entity(), await entity(), await entity()];
+    const [sa, sb, sc] = [await signal(a.id, 1), await signal(b.id, 4), await signal(c.id, 5)];
+    await call("POST", `/entities/${a.id}/merge`, EDITOR, { into: b.id, reason: "x" });
+    await call("POST", `/entities/${b.id}/merge`, EDITOR, { into: c.id, reason: "y" });
+    const only = fresh("Only about a ");
+    const proposal = {
+      overview: "A kettle",
+      pros: [
+        { text: "Sturdy", citations: [sa.id, sc.id] },
+        { text: only, citations: [sa.id] },
+      ],
+      cons: [{ text: "Pricey", citations: [sb.id] }],
+      workflow: "reviews.summarize_entity",
+      run_id: "run-s",
+    };
+    for (let n = 1; n <= 3; n++) expect((await asAi(`/entities/${c.id}/summary/proposals`, proposal)).status).toBe(201);
+    const publish = (body: unknown) => call("POST", `/entities/${c.id}/summary/publish`, EDITOR, body);
+    await publish({ approve: { revision: 1 } });
+    await publish({ publish: { revision: 1 } });
+    await publish({ reject: { revision: 2 } });
+
+    const split = await call("POST", `/entities/${a.id}/split`, EDITOR, { reason: "different" });
+    expect(split.status).toBe(200);
+    const [flagged, proposed, pending, ...rest] = split.body.flagged;
+    expect(rest).toEqual([]);
+    expect(flagged).toMatchObject({ entity_id: c.id, revision: 1, state: "published" });
+    expect(flagged.flag).toContain(a.id);
+    expect(proposed).toMatchObject({ entity_id: c.id, revision: 3, state: "proposed", flag: flagged.flag });
+    expect(pending).toMatchObject({
+      entity_id: c.id,
+      revision: 4,
+      state: "proposed",
+      overview: "A kettle",
+      pros: [{ text: "Sturdy", citations: [sc.id] }],
+      cons: [{ text: "Pricey", citations: [sb.id] }],
+      authorship: { system: { service: "svc:reviews" } },
+    });
+    // The rejected revision is not flagged; the published one stays until an editor acts.
+    const revisions = (await call("GET", `/entities/${c.id}/summary`, EDITOR)).body.summary.revisions;
+    expect(revisions.find((r: { revision: number }) => r.revision === 2).flag).toBe("");
+    const reader = person("reader");
+    const page = (await call("GET", `/entities/${c.id}`, reader)).body.page;
+    expect(page.summary).toMatchObject({ revision: 1, state: "published", flag: flagged.flag });
+    expect(page.summary_revisions.map((r: { revision: number }) => r.revision)).toEqual([1]);
+    expect((await searchDocument(c.id))?.body).toContain(only);
+
+    // Flagged revisions cite signals no longer of c: neither approved nor published again.
+    const stale = await publish({ publish: { revision: 1 } });
+    expect(stale.body.revision.state).toBe("published");
+    const flaggedProposal = await publish({ approve: { revision: 3 } });
+    expect(flaggedProposal.body).toMatchObject({ status: 422, code: "summary.citation_invalid", signal_id: sa.id });
+    await publish({ approve: { revision: 4 } });
+    expect((await publish({ publish: { revision: 4 } })).body.published.revision).toBe(4);
+    expect((await searchDocument(c.id))?.body).not.toContain(only);
+    const again = await publish({ publish: { revision: 1 } });
+    expect(again.body).toMatchObject({ status: 422, code: "summary.citation_invalid", signal_id: sa.id });
   });
 });

@@ -1,3 +1,4 @@
+import { qualified } from "../../services/kit/db/orm.js";
 import type { TestPlatform } from "../support/platform.js";
 
 /** The people the test platforms seed as reviews editors (PF_REVIEWS_EDITORS); the matrix's usr_a1 and usr_b1 among them. */
@@ -39,8 +40,13 @@ export function reviewsKit(t: TestPlatform) {
       body,
       headers: who === undefined ? {} : { "x-pf-subject": who },
     });
-  const asAi = async (path: string, body: unknown) =>
-    t.http("POST", `/reviews/api/v1${path}`, { token: (await tokens()).ai, body, headers: { "x-pf-origin": "ai" } });
+  /** As the AI workflow (origin ai), for a person when `who` is given. */
+  const asAi = async (path: string, body: unknown, who?: string) =>
+    t.http("POST", `/reviews/api/v1${path}`, {
+      token: (await tokens()).ai,
+      body,
+      headers: { "x-pf-origin": "ai", ...(who === undefined ? {} : { "x-pf-subject": who }) },
+    });
   const entity = async (body: Record<string, unknown> = {}) => {
     const answer = await call("POST", "/entities", "usr_editor1", { name: fresh("Entity "), ...body });
     if (answer.status !== 201) throw new Error(`entity: ${answer.status} ${JSON.stringify(answer.body)}`);
@@ -59,4 +65,27 @@ export function reviewsKit(t: TestPlatform) {
     return answer.body.signal as { id: string; entity_id: string };
   };
   return { tokens, call, asAi, entity, signal };
+}
+
+/** SQL on the reviews schema, `{table}` qualified: to read search documents and to try the database's own rules. */
+export function reviewsSql(t: TestPlatform) {
+  return async <T>(text: string, params: unknown[] = []) => {
+    const em = t.platform.contexts.get("reviews")!.orm.em.fork();
+    return em.getConnection().execute<T[]>(
+      text.replace(/\{(\w+)\}/g, (_m, table: string) => qualified(em, table)),
+      params,
+    );
+  };
+}
+
+/** The search document of an entity as the reviews service keeps it for search: its text, or null for a tombstone. */
+export function searchDocumentOf(t: TestPlatform) {
+  const sql = reviewsSql(t);
+  return async (entityId: string) => {
+    const [row] = await sql<{ document: { title: string; body: string } | null }>(
+      `select document from {search_documents} where type = 'entity' and id = ?`,
+      [entityId],
+    );
+    return row?.document;
+  };
 }

@@ -94,6 +94,20 @@ export async function startTestPlatform(
         token ? { headers: { authorization: `Bearer ${token}` } } : {},
       );
     },
+    http: httpAt(gatewayUrl).http,
+    async stop() {
+      await platform.stop();
+      // Through the machine's server itself: a test may have routed the platform through a proxy it cut.
+      if (events && natsUrl && !sharedNamespace) await deleteNamespaceStreams(process.env.NATS_URL || natsUrl, events);
+      await database?.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** JSON requests through a gateway at this address (a platform's here, or one in another process). */
+export function httpAt(gatewayUrl: string): Pick<TestPlatform, "http"> {
+  return {
     async http(method, path, { token, body, headers = {} } = {}) {
       const response = await fetch(gatewayUrl + path, {
         method,
@@ -106,13 +120,6 @@ export async function startTestPlatform(
       });
       const text = await response.text();
       return { status: response.status, headers: response.headers, body: text === "" ? undefined : JSON.parse(text) };
-    },
-    async stop() {
-      await platform.stop();
-      // Through the machine's server itself: a test may have routed the platform through a proxy it cut.
-      if (events && natsUrl && !sharedNamespace) await deleteNamespaceStreams(process.env.NATS_URL || natsUrl, events);
-      await database?.drop();
-      await rm(dataDir, { recursive: true, force: true });
     },
   };
 }

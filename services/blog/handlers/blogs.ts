@@ -1,11 +1,12 @@
 import { create } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { BlogCreateResultSchema, BlogResultSchema, type BlogService } from "../../../gen/pf/blog/v1/blogs_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import { userText } from "../../kit/handler/text.js";
+import { relayFailure } from "../../kit/rpc/relay-failure.js";
 import type { BlogContext } from "../context.js";
 import { blogFor, insertBlog, updateBlog } from "../db/blogs.js";
 import type { BlogRow } from "../db/entities.js";
@@ -20,10 +21,16 @@ const TITLE_MAX = 200;
 const DESCRIPTION_MAX = 2000;
 
 export function blogHandlers(ctx: BlogContext): BlogHandlers {
-  /** The network username as a handle: the default when none is given (outside any transaction). */
+  /**
+   * The network username as a handle: the default when none is given (outside any transaction). A person network
+   * does not know has no username (422 like an unusable one); network not answering is 503 network.unavailable.
+   */
   async function defaultHandle(subject: string): Promise<string> {
-    const { results } = await ctx.network.resolveIdentity({ subject });
-    const handle = handleFromUsername(results[0]?.subject?.display?.handle ?? "");
+    const username = await ctx.network.resolveIdentity({ subject }).then(
+      ({ results }) => results[0]?.subject?.display?.handle ?? "",
+      (error: unknown) => (ConnectError.from(error).code === Code.NotFound ? "" : relayFailure("network", error)),
+    );
+    const handle = handleFromUsername(username);
     if (handle === "") throw problem(422, "blog.handle_required", "Your username is no handle: give a handle.");
     return handle;
   }

@@ -41,10 +41,17 @@ export function readHandlers(ctx: BlogContext): ReadHandlers {
     return post.visibility === "members-only" ? "entitled?" : "reader";
   }
 
+  /** Whether vip entitles the person to the blog owner's members-only posts; vip not answering is no. */
   async function entitled(person: string | undefined, blog: BlogRow): Promise<boolean> {
     if (person === undefined || !person.startsWith("usr_")) return false;
-    const answer = await ctx.vip.checkEntitlement({ subject: person, creator: blog.createdFor });
-    return answer.member;
+    try {
+      const answer = await ctx.vip.checkEntitlement({ subject: person, creator: blog.createdFor });
+      return answer.member;
+    } catch (error) {
+      // "Unknown never authorizes": the reader is answered as one not entitled.
+      ctx.logger.warn({ err: error }, "blog: vip did not answer the entitlement check; the post stays closed");
+      return false;
+    }
   }
 
   /** The post read as the caller may see it, or 404. */

@@ -4,22 +4,47 @@ import { qualified } from "../db/orm.js";
 /**
  * Immutable numbered revisions (README "Revisions"): a service keeps its own
  * revision table (its columns are its own), insert-only under a row trigger,
- * numbered 1, 2, … per parent and unique on (parent, n).
+ * numbered 1, 2, … per parent and unique on (parent, n). A revision with a
+ * review state (reviews' summaries) names the state columns that may change;
+ * the trigger then refuses only a change of its content, and every delete.
  */
 
-/** The trigger body: an update or delete of a revision fails as a check violation. */
+/** What may still change on a revision row: its state columns (SQL names); none when omitted. */
+export interface ImmutableOptions {
+  mutable?: string[];
+}
+
+/** A refused change fails as a check violation. */
 const REFUSE = "raise exception 'revisions are immutable' using errcode = '23514';";
 
+/**
+ * The trigger body. Without state columns every update and delete fails. With
+ * them the row is compared as JSON without those columns, so a column added
+ * later is content unless listed; the order they are listed in does not matter.
+ */
+function bodyOf(options: ImmutableOptions): string {
+  const mutable = [...(options.mutable ?? [])].sort();
+  if (mutable.length === 0) return REFUSE;
+  const content = (row: string) => `to_jsonb(${row}) - '{${mutable.join(",")}}'::text[]`;
+  return `if tg_op = 'DELETE' or ${content("new")} is distinct from ${content("old")} then ${REFUSE} end if; return new;`;
+}
+
 /** The entity's trigger (MikroORM names its function `{table}_{name}_fn`, as the migration creates it). */
-export function immutableTrigger(table: string): TriggerDef {
-  return { name: `${table}_immutable`, timing: "before", events: ["update", "delete"], forEach: "row", body: REFUSE };
+export function immutableTrigger(table: string, options: ImmutableOptions = {}): TriggerDef {
+  return {
+    name: `${table}_immutable`,
+    timing: "before",
+    events: ["update", "delete"],
+    forEach: "row",
+    body: bodyOf(options),
+  };
 }
 
 /** The migration's statements creating that trigger on `table` (run after the table is created). */
-export function immutableTriggerSql(table: string): string[] {
+export function immutableTriggerSql(table: string, options: ImmutableOptions = {}): string[] {
   const fn = `${table}_${table}_immutable_fn`;
   return [
-    `create function ${fn}() returns trigger as $$ begin ${REFUSE} end; $$ language plpgsql`,
+    `create function ${fn}() returns trigger as $$ begin ${bodyOf(options)} end; $$ language plpgsql`,
     `create trigger ${table}_immutable before update or delete on ${table} for each row execute function ${fn}()`,
   ];
 }

@@ -220,6 +220,44 @@ export async function insertMerge(
   return row;
 }
 
+/** The columns of an entity an editorial action changes. */
+export type EntityChanges = Partial<
+  Pick<
+    EntityRow,
+    | "name"
+    | "nameKey"
+    | "description"
+    | "slug"
+    | "state"
+    | "mergedInto"
+    | "limitation"
+    | "verification"
+    | "notesUpdatedBy"
+    | "notesUpdatedAt"
+  >
+>;
+
+/** An editorial change of an entity (its row locked by the caller): the columns given, a new version and time. */
+export async function changeEntity(em: EntityManager, row: EntityRow, changes: EntityChanges, at: Date): Promise<void> {
+  Object.assign(row, changes);
+  row.version += 1;
+  row.updatedAt = at;
+  await em.flush();
+}
+
+/** Ends a merge link (who, when, why kept on it) and makes the merged entity active again. */
+export async function endMerge(
+  em: EntityManager,
+  row: EntityRow,
+  merge: MergeRow,
+  split: { by: string; at: Date; reason: string },
+): Promise<void> {
+  merge.splitBy = split.by;
+  merge.splitAt = split.at;
+  merge.splitReason = split.reason;
+  await changeEntity(em, row, { state: "active", mergedInto: null }, split.at);
+}
+
 /** Creates an entity row (its slug claimed by the caller). */
 export async function insertEntity(
   em: EntityManager,

@@ -51,3 +51,16 @@ export function correctionsPage(
 export function correctionById(em: EntityManager, id: string): Promise<CorrectionRow | null> {
   return em.findOne(CorrectionRow, { id });
 }
+
+/** An editor's triage of a correction: its state, note, editor and time. */
+export async function triageCorrection(
+  em: EntityManager,
+  row: CorrectionRow,
+  triage: { state: string; note: string; by: string; at: Date },
+): Promise<void> {
+  row.state = triage.state;
+  row.editorNote = triage.note;
+  row.triagedBy = triage.by;
+  row.triagedAt = triage.at;
+  await em.flush();
+}

@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from "@mikro-orm/postgresql";
+import { immutableTrigger } from "../../kit/revisions/immutable.js";
 
 /** An entity. `name_key` is its name normalised for candidates; `merged_into` the target while merged. */
 export const EntityRow = defineEntity({
@@ -143,10 +144,22 @@ export interface PointColumn {
   citations: string[];
 }
 
-/** A numbered summary revision: its content never changes; its review state does. */
+/** The columns of a summary revision that change in place: its review, the split's flag, publication. */
+const SUMMARY_STATE_COLUMNS = [
+  "state",
+  "reviewed_by",
+  "reviewed_at",
+  "approved",
+  "review_note",
+  "flag",
+  "published_at",
+];
+
+/** A numbered summary revision: its content never changes (a trigger refuses it); its review state does. */
 export const SummaryRevisionRow = defineEntity({
   name: "SummaryRevisionRow",
   tableName: "summary_revisions",
+  triggers: [immutableTrigger("summary_revisions", { mutable: SUMMARY_STATE_COLUMNS })],
   checks: [
     {
       name: "summary_revisions_state_check",

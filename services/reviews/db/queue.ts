@@ -1,4 +1,4 @@
-import type { EntityManager } from "@mikro-orm/postgresql";
+import { type EntityManager, LockMode } from "@mikro-orm/postgresql";
 import { newId } from "../../kit/handler/ids.js";
 import { QueueItemRow } from "./entities.js";
 
@@ -42,7 +42,25 @@ export function pendingPage(em: EntityManager, limit: number, after?: string): P
   );
 }
 
-/** One queue item, or null. */
-export function queueItemById(em: EntityManager, id: string): Promise<QueueItemRow | null> {
-  return em.findOne(QueueItemRow, { id });
+/** One queue item, or null; locked to the end of the transaction (one editor decides it). */
+export function lockedQueueItem(em: EntityManager, id: string): Promise<QueueItemRow | null> {
+  return em.findOne(QueueItemRow, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+}
+
+/** An editor's decision on a pending item: ignored, or confirmed as an entity with the mention signal recorded. */
+export async function recordQueueDecision(
+  em: EntityManager,
+  item: QueueItemRow,
+  decision: { by: string; at: Date } & (
+    { state: "ignored" } | { state: "confirmed"; entityId: string; signalId: string }
+  ),
+): Promise<void> {
+  item.state = decision.state;
+  item.decidedBy = decision.by;
+  item.decidedAt = decision.at;
+  if (decision.state === "confirmed") {
+    item.entityId = decision.entityId;
+    item.signalId = decision.signalId;
+  }
+  await em.flush();
 }

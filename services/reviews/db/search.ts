@@ -2,6 +2,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { qualified } from "../../kit/db/orm.js";
 import type { SearchDocument, SearchDocumentSource } from "../../kit/search-documents/document.js";
 import { plainText } from "../../kit/rich-text/markdown.js";
+import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 import type { PointColumn } from "./entities.js";
 
 interface EntityText {
@@ -60,4 +61,10 @@ function documentOf(row: EntityText): SearchDocument {
     facets: {},
     publishedAt: new Date(row.created_at).toISOString(),
   };
+}
+
+/** Refreshes entities' search documents in the changing transaction, after writing what it changed. */
+export async function refreshEntities(em: EntityManager, ids: string[], at: Date): Promise<void> {
+  await em.flush();
+  await refreshSearchDocuments(em, entityDocuments, ids, at);
 }

@@ -78,3 +78,43 @@ export async function revisionsCiting(
     [...row.pros, ...row.cons].some((point) => point.citations.some((id) => signalIds.has(id))),
   );
 }
+
+/** A person's review of a proposal: approved or rejected, with the reviewer, the time and the note. */
+export async function reviewRevision(
+  em: EntityManager,
+  row: SummaryRevisionRow,
+  review: { approved: boolean; by: string; at: Date; note: string },
+): Promise<void> {
+  row.state = review.approved ? "approved" : "rejected";
+  row.approved = review.approved;
+  row.reviewedBy = review.by;
+  row.reviewedAt = review.at;
+  row.reviewNote = review.note;
+  await em.flush();
+}
+
+/** Publishes a revision; answers the one it displaced, unpublished now, or null (one published per entity). */
+export async function publishRevision(
+  em: EntityManager,
+  row: SummaryRevisionRow,
+  at: Date,
+): Promise<SummaryRevisionRow | null> {
+  const current = await publishedOf(em, row.entityId);
+  if (current) current.state = "unpublished";
+  row.state = "published";
+  row.publishedAt = at;
+  await em.flush();
+  return current;
+}
+
+/** Unpublishes the published revision. */
+export async function unpublishRevision(em: EntityManager, row: SummaryRevisionRow): Promise<void> {
+  row.state = "unpublished";
+  await em.flush();
+}
+
+/** Flags revisions (a split took signals they cite); their contents stay as written. */
+export async function flagRevisions(em: EntityManager, rows: SummaryRevisionRow[], flag: string): Promise<void> {
+  for (const row of rows) row.flag = flag;
+  await em.flush();
+}

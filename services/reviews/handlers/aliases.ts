@@ -8,12 +8,22 @@ import { answerStatus } from "../../kit/handler/status.js";
 import { maxLength } from "../../kit/handler/text.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import { entityAnswer } from "../db/answers.js";
-import { aliasOwner, deleteAlias, deleteLink, insertAlias, insertLink, recordHistory } from "../db/catalog.js";
+import {
+  aliasOwner,
+  changeEntity,
+  deleteAlias,
+  deleteLink,
+  type EntityChanges,
+  insertAlias,
+  insertLink,
+  recordHistory,
+} from "../db/catalog.js";
 import type { EntityRow } from "../db/entities.js";
+import { refreshEntities } from "../db/search.js";
 import { type AliasKind, isAliasKind, normalizeAlias } from "../domain/identifiers.js";
 import { entityChanged } from "../events.js";
 import { aliasConflict } from "./entities.js";
-import { editorOf, entityOf, refreshEntities, requireActive, requireRef } from "./support.js";
+import { editorOf, entityOf, requireActive, requireRef } from "./support.js";
 
 type AliasHandlers = Pick<
   ServiceImpl<typeof ReviewsService>,
@@ -25,20 +35,28 @@ const NOTE_MAX = 4000;
 
 /** Aliases, source bindings, typed links and trust notes: editorial actions on an active entity. */
 export function aliasHandlers(ctx: ServiceContext): AliasHandlers {
-  /** Runs an editorial change on an active entity under its row lock, recording history and the event. */
+  /**
+   * Runs an editorial change on an active entity under its row lock: `work`
+   * answers what it did (and the entity's columns it changes), or nothing
+   * when nothing changed; the change is recorded in history and as the event.
+   */
   const change = async (
     ref: string,
     by: string,
-    work: (em: EntityManager, row: EntityRow, at: Date) => Promise<{ action: string; detail: string } | undefined>,
+    work: (
+      em: EntityManager,
+      row: EntityRow,
+      at: Date,
+    ) => Promise<{ action: string; detail: string; columns?: EntityChanges } | undefined>,
   ) =>
     ctx.transaction(async (em) => {
       const at = ctx.clock.now();
       const row = requireActive(await entityOf(em, ref, true));
       const done = await work(em, row, at);
       if (done) {
-        row.version += 1;
-        row.updatedAt = at;
-        await recordHistory(em, { entityId: row.id, actor: by, at, ...done });
+        const { columns, ...entry } = done;
+        await changeEntity(em, row, columns ?? {}, at);
+        await recordHistory(em, { entityId: row.id, actor: by, at, ...entry });
         await entityChanged(em, { entityId: row.id, action: "updated", actor: by, at });
         await refreshEntities(em, [row.id], at);
       }
@@ -145,11 +163,11 @@ export function aliasHandlers(ctx: ServiceContext): AliasHandlers {
       const by = await editorOf(ctx, call);
       return change(ref, by, async (_em, row, at) => {
         if (row.limitation === limitation && row.verification === verification) return undefined;
-        row.limitation = limitation;
-        row.verification = verification;
-        row.notesUpdatedBy = by;
-        row.notesUpdatedAt = at;
-        return { action: "notes_changed", detail: "limitation and verification notes" };
+        return {
+          action: "notes_changed",
+          detail: "limitation and verification notes",
+          columns: { limitation, verification, notesUpdatedBy: by, notesUpdatedAt: at },
+        };
       });
     },
   };

@@ -11,7 +11,7 @@ import { maxLength, userText } from "../../kit/handler/text.js";
 import { optionalUrl } from "../../kit/handler/urls.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import { correctionToProto } from "../db/answers.js";
-import { correctionById, correctionsPage, insertCorrection } from "../db/corrections.js";
+import { correctionById, correctionsPage, insertCorrection, triageCorrection } from "../db/corrections.js";
 import { correctionSubmitted } from "../events.js";
 import { editorOf, entityOf, requireRef } from "./support.js";
 
@@ -94,11 +94,7 @@ export function correctionHandlers(ctx: ServiceContext): ServiceImpl<typeof Revi
       return ctx.transaction(async (em) => {
         const row = await correctionById(em, request.id);
         if (!row) throw correctionNotFound(request.id);
-        row.state = request.state;
-        row.editorNote = note;
-        row.triagedBy = by;
-        row.triagedAt = ctx.clock.now();
-        await em.flush();
+        await triageCorrection(em, row, { state: request.state, note, by, at: ctx.clock.now() });
         return create(EntityManageResultSchema, { result: { case: "correction", value: correctionToProto(row) } });
       });
     },

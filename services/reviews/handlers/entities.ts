@@ -17,8 +17,10 @@ import { claimSlug, dropSlugs } from "../../kit/slugs/slugs.js";
 import { aggregateAnswer, entityAnswer, historyToProto, revisionToProto, signalToProto } from "../db/answers.js";
 import {
   aliasOwner,
+  changeEntity,
   deleteAliasesOf,
   ENTITY_SLUGS,
+  type EntityChanges,
   entityByRef,
   historyPage,
   insertAlias,
@@ -33,7 +35,8 @@ import { APPROVED_STATES, publishedOf, revisionsOf } from "../db/summaries.js";
 import { isAliasKind, nameKey, normalizeAlias } from "../domain/identifiers.js";
 import { entityChanged } from "../events.js";
 import { resolve } from "../db/resolve.js";
-import { editorOf, entityNotFound, entityOf, refreshEntities, requireActive, requireRef } from "./support.js";
+import { refreshEntities } from "../db/search.js";
+import { editorOf, entityNotFound, entityOf, requireActive, requireRef } from "./support.js";
 
 type EntityHandlers = Pick<
   ServiceImpl<typeof ReviewsService>,
@@ -134,14 +137,14 @@ export function entityHandlers(ctx: ServiceContext): EntityHandlers {
         const at = ctx.clock.now();
         const row = requireActive(await entityOf(em, ref, true));
         const changes: string[] = [];
+        const columns: EntityChanges = {};
         if (name !== undefined && name !== row.name) {
           changes.push(`name "${row.name}" → "${name}"`);
-          row.name = name;
-          row.nameKey = nameKey(name);
+          Object.assign(columns, { name, nameKey: nameKey(name) });
         }
         if (description !== undefined && description !== row.description) {
           changes.push("description");
-          row.description = description;
+          columns.description = description;
         }
         if (slug !== "") {
           const claimed = await claimSlug(em, ENTITY_SLUGS, row.id, slug, { at });
@@ -155,12 +158,11 @@ export function entityHandlers(ctx: ServiceContext): EntityHandlers {
               detail: `${row.slug} → ${claimed}`,
             });
             await entityChanged(em, { entityId: row.id, action: "renamed", actor: by, at });
-            row.slug = claimed;
+            columns.slug = claimed;
           }
         }
         if (changes.length > 0) {
-          row.version += 1;
-          row.updatedAt = at;
+          await changeEntity(em, row, columns, at);
           await recordHistory(em, { entityId: row.id, action: "updated", actor: by, at, detail: changes.join("; ") });
           await entityChanged(em, { entityId: row.id, action: "updated", actor: by, at });
           await refreshEntities(em, [row.id], at);
@@ -180,9 +182,7 @@ export function entityHandlers(ctx: ServiceContext): EntityHandlers {
           throw problem(409, "entity.has_merged", `Entities are merged into ${row.id}; split them first.`, {
             merged_from: children,
           });
-        row.state = "deleted";
-        row.version += 1;
-        row.updatedAt = at;
+        await changeEntity(em, row, { state: "deleted" }, at);
         await deleteAliasesOf(em, row.id);
         await dropSlugs(em, ENTITY_SLUGS, row.id);
         await recordHistory(em, { entityId: row.id, action: "deleted", actor: by, at, detail: "" });

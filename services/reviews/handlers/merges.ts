@@ -8,13 +8,23 @@ import { problem } from "../../kit/handler/problem.js";
 import { userText } from "../../kit/handler/text.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import { aggregateAnswer, entityAnswer, revisionToProto } from "../db/answers.js";
-import { currentMerges, entitiesById, insertMerge, recordHistory, rootOf, treeOf } from "../db/catalog.js";
+import {
+  changeEntity,
+  currentMerges,
+  endMerge,
+  entitiesById,
+  insertMerge,
+  recordHistory,
+  rootOf,
+  treeOf,
+} from "../db/catalog.js";
 import type { EntityRow, SummaryRevisionRow } from "../db/entities.js";
 import { signalIdsOf, signalIdsWithin } from "../db/signals.js";
-import { insertRevision, revisionsCiting } from "../db/summaries.js";
+import { flagRevisions, insertRevision, revisionsCiting } from "../db/summaries.js";
+import { refreshEntities } from "../db/search.js";
 import { citationsOf, withoutCitations } from "../domain/summaries.js";
 import { entityChanged, summaryChanged } from "../events.js";
-import { entityOf, refreshEntities, requireRef } from "./support.js";
+import { entityOf, requireRef } from "./support.js";
 
 type MergeHandlers = Pick<ServiceImpl<typeof ReviewsService>, "mergeEntity" | "splitEntity">;
 
@@ -51,10 +61,7 @@ export function mergeHandlers(ctx: ServiceContext): MergeHandlers {
             });
         if ((await treeOf(em, source.id)).includes(target.id)) throw mergeCycle(source.id);
         await insertMerge(em, { entityId: source.id, intoId: target.id, by, at, reason });
-        source.state = "merged";
-        source.mergedInto = target.id;
-        source.version += 1;
-        source.updatedAt = at;
+        await changeEntity(em, source, { state: "merged", mergedInto: target.id }, at);
         await recordHistory(em, {
           entityId: source.id,
           action: "merged",
@@ -94,14 +101,7 @@ export function mergeHandlers(ctx: ServiceContext): MergeHandlers {
         const { root, chain } = await rootOf(em, target);
         const ancestors = [...chain, root.id];
         const splitOff = await treeOf(em, source.id);
-        merge.splitBy = by;
-        merge.splitAt = at;
-        merge.splitReason = reason;
-        source.state = "active";
-        source.mergedInto = null;
-        source.version += 1;
-        source.updatedAt = at;
-        await em.flush();
+        await endMerge(em, source, merge, { by, at, reason });
         const flagged = await flagSummaries(em, ancestors, splitOff, source.id, at);
         await recordHistory(em, {
           entityId: source.id,
@@ -155,10 +155,8 @@ async function flagSummaries(
   for (const entityId of entityIds) {
     const rows = cited.filter((row) => row.entityId === entityId);
     if (rows.length === 0) continue;
-    for (const row of rows) {
-      row.flag = `split: cites signals of ${sourceId}, split off`;
-      await summaryChanged(em, { entityId, revision: row.revision, state: "flagged", at });
-    }
+    await flagRevisions(em, rows, `split: cites signals of ${sourceId}, split off`);
+    for (const row of rows) await summaryChanged(em, { entityId, revision: row.revision, state: "flagged", at });
     answers.push(...rows);
     const basis = rows.find((row) => row.state === "published") ?? rows[rows.length - 1];
     const kept = withoutCitations(basis, gone);
@@ -174,7 +172,6 @@ async function flagSummaries(
     await summaryChanged(em, { entityId, revision: pending.revision, state: "proposed", at });
     answers.push(pending);
   }
-  await em.flush();
   return answers;
 }
 

@@ -17,7 +17,7 @@ import { optionalUrl } from "../../kit/handler/urls.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import { entityAnswer, queueItemToProto, signalToProto } from "../db/answers.js";
 import { recordHistory, rootOf, treeOf } from "../db/catalog.js";
-import { pendingPage, queueItemById } from "../db/queue.js";
+import { lockedQueueItem, pendingPage, recordQueueDecision } from "../db/queue.js";
 import { deleteExclusion, insertExclusion, insertSignal, signalById, signalsOf } from "../db/signals.js";
 import { editorOf, entityOf, requireActive, requireRef } from "./support.js";
 
@@ -152,15 +152,13 @@ export function signalHandlers(ctx: ServiceContext): ServiceImpl<typeof ReviewSi
       const by = await editorOf(ctx, call);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
-        const item = await queueItemById(em, request.id);
+        const item = await lockedQueueItem(em, request.id);
         if (!item)
           throw problem(404, "queue_item.not_found", `There is no queue item ${request.id}.`, { id: request.id });
         if (item.state !== "pending")
           throw problem(409, "queue_item.decided", `${item.id} is ${item.state} already.`, { state: item.state });
-        item.decidedBy = by;
-        item.decidedAt = at;
         if (request.ignore) {
-          item.state = "ignored";
+          await recordQueueDecision(em, item, { state: "ignored", by, at });
         } else {
           const { root } = await rootOf(em, await entityOf(em, confirm));
           const { row } = await insertSignal(em, {
@@ -177,12 +175,9 @@ export function signalHandlers(ctx: ServiceContext): ServiceImpl<typeof ReviewSi
             itemId: item.itemId,
             at,
           });
-          item.state = "confirmed";
-          item.entityId = root.id;
-          item.signalId = row.id;
+          await recordQueueDecision(em, item, { state: "confirmed", entityId: root.id, signalId: row.id, by, at });
           await recordHistory(em, { entityId: root.id, action: "item_confirmed", actor: by, at, detail: item.itemId });
         }
-        await em.flush();
         return create(EntityManageResultSchema, { result: { case: "queueItem", value: queueItemToProto(item) } });
       });
     },

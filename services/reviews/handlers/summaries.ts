@@ -20,10 +20,20 @@ import { revisionToProto } from "../db/answers.js";
 import { recordHistory, treeOf } from "../db/catalog.js";
 import type { EntityRow } from "../db/entities.js";
 import { signalIdsWithin } from "../db/signals.js";
-import { APPROVED_STATES, insertRevision, publishedOf, revisionOf, revisionsOf } from "../db/summaries.js";
+import {
+  APPROVED_STATES,
+  insertRevision,
+  publishedOf,
+  publishRevision,
+  reviewRevision,
+  revisionOf,
+  revisionsOf,
+  unpublishRevision,
+} from "../db/summaries.js";
+import { refreshEntities } from "../db/search.js";
 import { checkSummary, citationsOf, type PointInput } from "../domain/summaries.js";
 import { summaryChanged } from "../events.js";
-import { entityOf, isEditorCall, refreshEntities, requireActive, requireRef } from "./support.js";
+import { entityOf, isEditorCall, requireActive, requireRef } from "./support.js";
 
 /** The AI workflow whose proposals this service takes. */
 export const SUMMARY_WORKFLOW = "reviews.summarize_entity";
@@ -57,6 +67,19 @@ export function summaryHandlers(ctx: ServiceContext): ServiceImpl<typeof ReviewS
     if (!Number.isInteger(decision.revision) || decision.revision < 1)
       throw invalid(`${field}.revision`, `${field}.revision is a revision number (1 or more)`);
     return decision.revision;
+  };
+
+  /** A revision's new state: in the entity's history and as reviews.summary.<state>. */
+  const changed = async (
+    em: EntityManager,
+    entityId: string,
+    revision: number,
+    state: string,
+    by: string,
+    at: Date,
+  ) => {
+    await recordHistory(em, { entityId, action: `summary_${state}`, actor: by, at, detail: `revision ${revision}` });
+    await summaryChanged(em, { entityId, revision, state, at });
   };
 
   return {
@@ -114,7 +137,7 @@ export function summaryHandlers(ctx: ServiceContext): ServiceImpl<typeof ReviewS
               approver: person,
               at,
             });
-            await summaryChanged(em, { entityId: entity.id, revision: row.revision, state: "approved", at });
+            await changed(em, entity.id, row.revision, "approved", person, at);
             return answer(em, entity, row);
           }
           const row = await revisionOf(em, entity.id, number);
@@ -123,6 +146,12 @@ export function summaryHandlers(ctx: ServiceContext): ServiceImpl<typeof ReviewS
               revision: number,
             });
           const from = row.state;
+          // Publishing the published revision, or unpublishing an unpublished one, changes nothing (a retry).
+          if (
+            (action.case === "publish" && from === "published") ||
+            (action.case === "unpublish" && from === "unpublished")
+          )
+            return answer(em, entity, row);
           const refuse = (code: string, why: string) =>
             problem(409, code, `Revision ${number} is ${from}: ${why}`, { state: from });
           switch (action.case) {
@@ -130,36 +159,25 @@ export function summaryHandlers(ctx: ServiceContext): ServiceImpl<typeof ReviewS
             case "reject":
               if (from !== "proposed")
                 throw refuse("summary.not_proposed", "only a proposal awaiting review is reviewed.");
-              row.state = action.case === "approve" ? "approved" : "rejected";
-              row.approved = action.case === "approve";
-              row.reviewedBy = person;
-              row.reviewedAt = at;
-              row.reviewNote = note;
+              // A split may have taken signals it cites since it was proposed.
+              if (action.case === "approve") await checkCitations(em, entity, row);
+              await reviewRevision(em, row, { approved: action.case === "approve", by: person, at, note });
               break;
             case "publish": {
               if (from !== "approved" && from !== "unpublished")
                 throw refuse("summary.not_approved", "only a revision a person approved is published.");
-              const current = await publishedOf(em, entity.id);
-              if (current) current.state = "unpublished";
-              row.state = "published";
-              row.publishedAt = at;
+              await checkCitations(em, entity, row);
+              const displaced = await publishRevision(em, row, at);
+              if (displaced) await changed(em, entity.id, displaced.revision, "unpublished", person, at);
               break;
             }
             case "unpublish":
               if (from !== "published")
                 throw refuse("summary.not_published", "only the published revision is unpublished.");
-              row.state = "unpublished";
+              await unpublishRevision(em, row);
               break;
           }
-          await em.flush();
-          await recordHistory(em, {
-            entityId: entity.id,
-            action: `summary_${row.state}`,
-            actor: person,
-            at,
-            detail: `revision ${number}`,
-          });
-          await summaryChanged(em, { entityId: entity.id, revision: number, state: row.state, at });
+          await changed(em, entity.id, number, row.state, person, at);
           await refreshEntities(em, [entity.id], at);
           return answer(em, entity, row);
         }),

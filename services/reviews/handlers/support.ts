@@ -4,10 +4,8 @@ import { principalOf } from "../../kit/auth/principal.js";
 import { requireEditor } from "../../kit/editors/editors.js";
 import { invalid, problem, problemOf } from "../../kit/handler/problem.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
-import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 import { entityByRef } from "../db/catalog.js";
 import type { EntityRow } from "../db/entities.js";
-import { entityDocuments } from "../db/search.js";
 
 /** A `{ref}` as given: an id or a slug, required. */
 export function requireRef(field: string, ref: string): string {
@@ -51,12 +49,6 @@ export async function isEditorCall(ctx: ServiceContext, call: HandlerContext): P
     if (problemOf(error).code === "auth.editor_required") return false;
     throw error;
   }
-}
-
-/** Refreshes entities' search documents in the changing transaction (after a flush). */
-export async function refreshEntities(em: EntityManager, ids: string[], at: Date): Promise<void> {
-  await em.flush();
-  await refreshSearchDocuments(em, entityDocuments, ids, at);
 }
 
 export function entityNotFound(ref: string): Error {
