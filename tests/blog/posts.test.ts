@@ -322,6 +322,42 @@ describe("the scheduler", () => {
     expect((await t.http("GET", `/blog/api/v1/posts/${post.id}`)).status).toBe(404);
   });
 
+  it("publishes once when the pass fails between the publish and its event: nothing half-done, then one publish", async () => {
+    const { owner, handle } = await newBlog(call);
+    const post = await newPost(call, handle, owner);
+    const at = new Date(clock.now().getTime() + 60_000).toISOString();
+    const id = (await call("POST", `/api/v1/posts/${post.id}/schedule`, owner, { action: "publish", at })).body.schedule
+      .id as string;
+    // The database refuses the schedule's event, as a crash after the publish's writes and before its event would
+    // end that transaction.
+    await sql(`create function {refuse_applied}() returns trigger as $$ begin
+        if new.subject = 'blog.schedule.applied' then raise exception 'injected failure'; end if; return new; end;
+        $$ language plpgsql`);
+    await sql(
+      `create trigger refuse_applied before insert on {outbox} for each row execute function {refuse_applied}()`,
+    );
+    try {
+      clock.advance(61_000);
+      // Several passes (every 50 ms) fail in turn.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect((await t.http("GET", `/blog/api/v1/posts/${post.id}`)).status).toBe(404);
+      expect((await call("GET", `/api/v1/posts/${post.id}`, owner)).body.post.state).toBe("scheduled");
+      expect(await sql(`select state from {schedules} where id = ?`, [id])).toEqual([{ state: "pending" }]);
+      expect(await outboxEvents(t, "blog", post.id)).toEqual(
+        expect.not.arrayContaining([expect.objectContaining({ subject: "blog.post.published" })]),
+      );
+    } finally {
+      await sql(`drop trigger refuse_applied on {outbox}`);
+      await sql(`drop function {refuse_applied}()`);
+    }
+    await until(async () => (await t.http("GET", `/blog/api/v1/posts/${post.id}`)).status === 200);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const subjects = (await outboxEvents(t, "blog", post.id)).map((event) => event.subject);
+    expect(subjects.filter((subject) => subject === "blog.post.published")).toHaveLength(1);
+    expect(subjects.filter((subject) => subject === "blog.schedule.applied")).toHaveLength(1);
+    expect(await sql(`select state from {schedules} where id = ?`, [id])).toEqual([{ state: "applied" }]);
+  });
+
   it("cancels pending schedules on DELETE /schedule and on delete", async () => {
     const { owner, handle } = await newBlog(call);
     const post = await newPost(call, handle, owner);
