@@ -7,6 +7,8 @@ import { usePlatform } from "../support/platform.js";
 const t = usePlatform({ services: ["network"] });
 const ctx = () => t.platform.contexts.get("network")!;
 const tables = { parent: "kit_test_docs", revisions: "kit_test_doc_revisions", parentColumn: "doc_id" };
+/** A revision table whose review state changes in place (as reviews' summaries). */
+const reviewed = "kit_test_reviewed_revisions";
 
 /** A parent table and an insert-only revision table of the test's own, in network's schema, dropped after. */
 beforeAll(async () => {
@@ -17,6 +19,8 @@ beforeAll(async () => {
       doc_id text not null, n integer not null, body text not null, primary key (doc_id, n))`);
     await run(`set local search_path to ${String(em.config.get("schema"))}`);
     for (const sql of immutableTriggerSql(tables.revisions)) await run(sql);
+    await run(`create table ${qualified(em, reviewed)} (id text primary key, body text not null, state text not null)`);
+    for (const sql of immutableTriggerSql(reviewed, { mutable: ["state"] })) await run(sql);
   });
 });
 afterAll(async () => {
@@ -24,6 +28,8 @@ afterAll(async () => {
     const run = (sql: string) => em.getConnection().execute(sql, [], "run", em.getTransactionContext());
     await run(`drop table ${qualified(em, tables.revisions)}`);
     await run(`drop function ${qualified(em, `${tables.revisions}_${tables.revisions}_immutable_fn`)}`);
+    await run(`drop table ${qualified(em, reviewed)}`);
+    await run(`drop function ${qualified(em, `${reviewed}_${reviewed}_immutable_fn`)}`);
     await run(`drop table ${qualified(em, tables.parent)}`);
   });
 });
@@ -47,7 +53,12 @@ const sql = (text: string, params: unknown[] = []) =>
   ctx().transaction((em) =>
     em
       .getConnection()
-      .execute(text.replaceAll("{r}", qualified(em, tables.revisions)), params, "run", em.getTransactionContext()),
+      .execute(
+        text.replaceAll("{r}", qualified(em, tables.revisions)).replaceAll("{reviewed}", qualified(em, reviewed)),
+        params,
+        "run",
+        em.getTransactionContext(),
+      ),
   );
 
 describe("numbered immutable revisions", () => {
@@ -72,6 +83,22 @@ describe("numbered immutable revisions", () => {
   it("refuses to update or delete a revision (the trigger), as a check violation", async () => {
     await expect(sql(`update {r} set body = 'changed' where doc_id = 'doc_a' and n = 1`)).rejects.toThrow(/immutable/);
     await expect(sql(`delete from {r} where doc_id = 'doc_a'`)).rejects.toThrow(/immutable/);
+  });
+
+  it("with state columns named: the state changes in place, the content and the row stay", async () => {
+    await sql(`insert into {reviewed} (id, body, state) values ('rev_1', 'pros and cons', 'proposed')`);
+    await sql(`update {reviewed} set state = 'approved' where id = 'rev_1'`);
+    await expect(sql(`update {reviewed} set body = 'changed' where id = 'rev_1'`)).rejects.toThrow(/immutable/);
+    await expect(sql(`update {reviewed} set body = 'changed', state = 'published' where id = 'rev_1'`)).rejects.toThrow(
+      /immutable/,
+    );
+    await expect(sql(`delete from {reviewed} where id = 'rev_1'`)).rejects.toThrow(/immutable/);
+    const rows = await ctx().transaction((em) =>
+      em
+        .getConnection()
+        .execute(`select body, state from ${qualified(em, reviewed)}`, [], "all", em.getTransactionContext()),
+    );
+    expect(rows).toEqual([{ body: "pros and cons", state: "approved" }]);
   });
 });
 
