@@ -8,6 +8,7 @@ import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { setFlagsFromString } from "node:v8";
+import { SessionQueue } from "./embedded-session.js";
 
 /** The embedded PostgreSQL: PGlite behind a local socket, so the usual pg driver talks to it. */
 export interface EmbeddedPostgres {
@@ -18,7 +19,7 @@ export interface EmbeddedPostgres {
 /**
  * Starts PGlite on `dataDir` (in memory when undefined) and serves it on a free
  * local port. PGlite is one session: the socket server holds other connections'
- * queries while one is inside a transaction, so callers must keep transactions short.
+ * queries while one's query or transaction is unfinished, so callers must keep transactions short.
  */
 export async function startEmbeddedPostgres(
   dataDir: string | undefined,
@@ -33,6 +34,8 @@ export async function startEmbeddedPostgres(
   if (dataDir && fresh && !existsSync(template)) await saveTemplate(db, dataDir, template);
   const port = await freePort();
   const server = new PGLiteSocketServer({ db, port, host: "127.0.0.1", maxConnections });
+  // Its own queue can split one connection's query with another's (embedded-session.ts): ours keeps each whole.
+  Object.assign(server, { queryQueue: new SessionQueue(db) });
   await server.start();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
