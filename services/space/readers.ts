@@ -1,3 +1,4 @@
+import { vipMember } from "../kit/rpc/vip-membership.js";
 import type { HandlerContext } from "@connectrpc/connect";
 import { principalOf, staffActorOf, personOf } from "../kit/auth/principal.js";
 import { problem } from "../kit/handler/problem.js";
@@ -80,18 +81,8 @@ export async function enter(ctx: SpaceContext, reader: Reader, space: StoredSpac
   });
 }
 
-async function entitled(ctx: SpaceContext, person: string, creator: string): Promise<boolean> {
-  try {
-    const answer = await ctx.vip.checkEntitlement(
-      { subject: person, creator },
-      { timeoutMs: ctx.settings.callTimeoutMs },
-    );
-    return answer.member;
-  } catch (error) {
-    ctx.logger.warn({ err: error }, "space: vip did not answer the entitlement check; the gate stays closed");
-    return false;
-  }
-}
+const entitled = (ctx: SpaceContext, person: string, creator: string) =>
+  vipMember(ctx.vip, ctx.logger, { subject: person, creator }, { timeoutMs: ctx.settings.callTimeoutMs });
 
 /** Anonymous readers count per client address (none known, as between services in process: nothing to count). */
 export async function limitAnonymousRead(ctx: SpaceContext, call: HandlerContext): Promise<void> {

@@ -13,6 +13,7 @@ import type { BlogContext } from "../context.js";
 import { blogById, roleOf } from "../db/blogs.js";
 import type { BlogRow, PostRow } from "../db/entities.js";
 import { latestReviews, postById, postPage, revisionOf, revisionPage, revisionsOf, slugScope } from "../db/posts.js";
+import { vipMember } from "../../kit/rpc/vip-membership.js";
 import { loadBlog } from "./roles.js";
 import { postView, revisionToProto } from "./views.js";
 
@@ -44,14 +45,7 @@ export function readHandlers(ctx: BlogContext): ReadHandlers {
   /** Whether vip entitles the person to the blog owner's members-only posts; vip not answering is no. */
   async function entitled(person: string | undefined, blog: BlogRow): Promise<boolean> {
     if (person === undefined || !person.startsWith("usr_")) return false;
-    try {
-      const answer = await ctx.vip.checkEntitlement({ subject: person, creator: blog.createdFor });
-      return answer.member;
-    } catch (error) {
-      // "Unknown never authorizes": the reader is answered as one not entitled.
-      ctx.logger.warn({ err: error }, "blog: vip did not answer the entitlement check; the post stays closed");
-      return false;
-    }
+    return vipMember(ctx.vip, ctx.logger, { subject: person, creator: blog.createdFor });
   }
 
   /** The post read as the caller may see it, or 404. */
