@@ -4,6 +4,7 @@ import { BillingService } from "../../gen/pf/billing/v1/billing_pb.js";
 import type { TransferResult } from "../../gen/pf/billing/v1/ledger_pb.js";
 import { problemOf } from "../../services/kit/handler/problem.js";
 import { usePlatform } from "../support/platform.js";
+import { DATABASE_SERVER, describeWith, itWith } from "../support/skips.js";
 import { billingOf, fund, person } from "./support.js";
 
 const usd = (minor: number) => ({ minorUnits: BigInt(minor), currency: "USD" });
@@ -153,7 +154,8 @@ describe.each<{ mode: string; env: Record<string, string> }>([
   });
 });
 
-describe("a transfer whose caller stops waiting while its batch waits", () => {
+// Row locks held from another transaction need a database server: the embedded one is a single session.
+describeWith(DATABASE_SERVER, "a transfer whose caller stops waiting while its batch waits", () => {
   const t = usePlatform({ services: ["billing"] });
   let billing: ReturnType<typeof t.client<typeof BillingService>>;
 
@@ -179,43 +181,48 @@ describe("a transfer whose caller stops waiting while its batch waits", () => {
     return () => em.rollback();
   }
 
-  it("is left out: it answers deadline_exceeded and writes nothing, and its neighbours commit", async () => {
-    const [first, late, patient] = [person("fan"), person("fan"), person("fan")];
-    const [c1, c2] = [person("cr"), person("cr")];
-    for (const fan of [first, late, patient]) await fund(t, fan, 100n);
-    for (const creator of [c1, c2]) await fund(t, creator, 1n, { kind: "payable" });
-    const send = (from: string, to: string, timeoutMs: number) =>
-      outcomeOf(
-        billing.createTransfer(
-          { fromSubject: from, toSubject: to, amount: usd(10), idempotencyKey: `dl-${from}` },
-          { timeoutMs },
-        ),
-      );
-    const releaseC1 = await holdAccount(c1, "payable");
-    const releaseC2 = await holdAccount(c2, "payable");
-    // The first batch waits on c1; the next two queue behind it, then wait together on c2.
-    const firstSent = send(first, c1, 10_000);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const lateSent = send(late, c2, 900);
-    const patientSent = send(patient, c2, 10_000);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    await releaseC1();
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    await releaseC2();
-    const [a, b, c] = await Promise.all([firstSent, lateSent, patientSent]);
-    expect([a.code, b.code, c.code]).toEqual(["ok", "deadline_exceeded", "ok"]);
-    const balanceOf = async (owner: string) =>
-      (
-        await billingOf(t)
-          .orm.em.getConnection()
-          .execute<{ balance: string }[]>(`select balance from billing.accounts where owner = ? and kind = 'credit'`, [
-            owner,
-          ])
-      )[0].balance;
-    expect(await balanceOf(late)).toBe("100");
-    expect(await balanceOf(patient)).toBe("90");
-    // Nothing was written under its key either: sent again, it applies.
-    expect((await send(late, c2, 10_000)).code).toBe("ok");
-    expect(await balanceOf(late)).toBe("90");
-  });
+  itWith(
+    DATABASE_SERVER,
+    "is left out: it answers deadline_exceeded and writes nothing, and its neighbours commit",
+    async () => {
+      const [first, late, patient] = [person("fan"), person("fan"), person("fan")];
+      const [c1, c2] = [person("cr"), person("cr")];
+      for (const fan of [first, late, patient]) await fund(t, fan, 100n);
+      for (const creator of [c1, c2]) await fund(t, creator, 1n, { kind: "payable" });
+      const send = (from: string, to: string, timeoutMs: number) =>
+        outcomeOf(
+          billing.createTransfer(
+            { fromSubject: from, toSubject: to, amount: usd(10), idempotencyKey: `dl-${from}` },
+            { timeoutMs },
+          ),
+        );
+      const releaseC1 = await holdAccount(c1, "payable");
+      const releaseC2 = await holdAccount(c2, "payable");
+      // The first batch waits on c1; the next two queue behind it, then wait together on c2.
+      const firstSent = send(first, c1, 10_000);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const lateSent = send(late, c2, 900);
+      const patientSent = send(patient, c2, 10_000);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await releaseC1();
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await releaseC2();
+      const [a, b, c] = await Promise.all([firstSent, lateSent, patientSent]);
+      expect([a.code, b.code, c.code]).toEqual(["ok", "deadline_exceeded", "ok"]);
+      const balanceOf = async (owner: string) =>
+        (
+          await billingOf(t)
+            .orm.em.getConnection()
+            .execute<{ balance: string }[]>(
+              `select balance from billing.accounts where owner = ? and kind = 'credit'`,
+              [owner],
+            )
+        )[0].balance;
+      expect(await balanceOf(late)).toBe("100");
+      expect(await balanceOf(patient)).toBe("90");
+      // Nothing was written under its key either: sent again, it applies.
+      expect((await send(late, c2, 10_000)).code).toBe("ok");
+      expect(await balanceOf(late)).toBe("90");
+    },
+  );
 });

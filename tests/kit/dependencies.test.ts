@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { DATABASE_SERVER, describeWith, itWith } from "../support/skips.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 
 let database: TestPlatform;
@@ -7,6 +8,7 @@ let proxy: TcpProxy;
 let t: TestPlatform;
 
 beforeAll(async () => {
+  if (DATABASE_SERVER.skips) return;
   // A database the platform reaches only through a proxy the test can cut.
   database = await startTestPlatform({ services: ["network"] });
   const url = new URL(database.platform.databaseUrl);
@@ -21,24 +23,30 @@ afterAll(async () => {
   await database?.stop();
 });
 
-describe("when the database is unreachable", () => {
-  it("answers 503 dependency.unavailable (never a bare 500), reports not ready, and recovers when it is back", async () => {
-    const token = await t.token({ kind: "service", svc: "tips", caps: ["identity.subject.resolve"] });
-    const resolve = () => t.http("GET", "/network/internal/identity/resolve?service=tips&local_id=1", { token });
-    expect((await resolve()).status).toBe(404);
+// A database server the platform reaches over TCP: the embedded one is a single session inside the process, where a
+// new connection meets the named statements of the connections the cut dropped.
+describeWith(DATABASE_SERVER, "when the database is unreachable", () => {
+  itWith(
+    DATABASE_SERVER,
+    "answers 503 dependency.unavailable (never a bare 500), reports not ready, and recovers when it is back",
+    async () => {
+      const token = await t.token({ kind: "service", svc: "tips", caps: ["identity.subject.resolve"] });
+      const resolve = () => t.http("GET", "/network/internal/identity/resolve?service=tips&local_id=1", { token });
+      expect((await resolve()).status).toBe(404);
 
-    await proxy.cut();
-    const down = await resolve();
-    expect(down.status).toBe(503);
-    expect(down.body).toMatchObject({ code: "dependency.unavailable", status: 503 });
-    expect((await t.http("GET", "/readyz")).status).toBe(503);
+      await proxy.cut();
+      const down = await resolve();
+      expect(down.status).toBe(503);
+      expect(down.body).toMatchObject({ code: "dependency.unavailable", status: 503 });
+      expect((await t.http("GET", "/readyz")).status).toBe(503);
 
-    await proxy.open();
-    const deadline = Date.now() + 10_000;
-    while ((await resolve()).status !== 404) {
-      if (Date.now() > deadline) throw new Error("did not recover");
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    expect((await t.http("GET", "/readyz")).status).toBe(200);
-  });
+      await proxy.open();
+      const deadline = Date.now() + 10_000;
+      while ((await resolve()).status !== 404) {
+        if (Date.now() > deadline) throw new Error("did not recover");
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect((await t.http("GET", "/readyz")).status).toBe(200);
+    },
+  );
 });
