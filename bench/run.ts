@@ -3,6 +3,7 @@ import { eventDelivery } from "./events.js";
 import { gatewayDatabaseRead, gatewayRead } from "./gateway-read.js";
 import { ledgerTransfers } from "./ledger.js";
 import { mediaTransfer } from "./media.js";
+import { publicReadsUnderAbuse } from "./public-reads.js";
 import { searchQueries } from "./search.js";
 import { startAndMemory } from "./start.js";
 import { watchEvents } from "./watch-events.js";
@@ -13,6 +14,7 @@ const benchmarks: Benchmark[] = [
   gatewayRead,
   gatewayDatabaseRead,
   healthUnderAbuse,
+  publicReadsUnderAbuse,
   eventDelivery,
   ledgerTransfers,
   mediaTransfer,

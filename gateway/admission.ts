@@ -4,7 +4,7 @@ import type { FastifyRequest, onRequestHookHandler } from "fastify";
 import { admittedCall } from "../services/kit/auth/enforce.js";
 import type { Caller } from "../services/kit/auth/principal.js";
 import { PlainHeaders } from "../services/kit/rpc/plain-headers.js";
-import { leaveBodyUnread } from "./connection.js";
+import { closeAfterAnswer } from "./connection.js";
 import { forwardedHeaders } from "./headers.js";
 import { sendFailure } from "./problems.js";
 import type { RouteContext } from "./route-context.js";
@@ -34,7 +34,7 @@ export function admissionHook(method: DescMethod, context: RouteContext): onRequ
   const { admission, logger } = context;
   return (request, reply, done) => {
     const refuse = (error: unknown) => {
-      sendFailure(request, leaveBodyUnread(request, reply), error, logger);
+      sendFailure(request, closeAfterAnswer(request, reply), error, logger);
     };
     const admit = (headers: Record<string, string>, caller: Caller) => {
       admitted.set(request, { headers, values: admittedCall(method, caller) });

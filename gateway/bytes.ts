@@ -9,7 +9,7 @@
  *   its `content_type`, each message's `data` in order; without, the answer is
  *   that message as JSON (a read of metadata on the same route).
  * - Status: the handler's `answerStatus` (206, 304), else the first declared;
- *   304 and HEAD go without a body.
+ *   304 and HEAD go without a body (HEAD with the Content-Length a GET would have).
  * - Headers: the handler's ETag, Cache-Control, Content-Disposition,
  *   Content-Range, Accept-Ranges, Content-Security-Policy and Last-Modified,
  *   and `pf-content-length` as Content-Length; `X-Content-Type-Options: nosniff`
@@ -112,7 +112,8 @@ export function byteHandler(binding: Binding, context: RouteContext): RouteHandl
       .type(body.contentType || "application/octet-stream");
     if (status === 304 || request.method === "HEAD") {
       void messages.return?.();
-      return reply.send();
+      // Fastify's HEAD route answers no payload as Content-Length: 0; an empty stream keeps the length the RPC gave.
+      return reply.send(request.method === "HEAD" ? Readable.from([]) : undefined);
     }
     async function* bytes() {
       try {

@@ -7,7 +7,7 @@ import type { Config } from "../services/kit/runtime/config.js";
 import type { Logger } from "../services/kit/runtime/logger.js";
 import { invalid, problemMessage, problemType } from "../services/kit/handler/problem.js";
 import { bindingsOf, type Binding } from "./bindings.js";
-import { bodyDeadline, leaveBodyUnread } from "./connection.js";
+import { bodyDeadline, closeAfterAnswer } from "./connection.js";
 import { registerCors } from "./cors.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "./headers.js";
 import { jsonShapeFault } from "./json-shape.js";
@@ -119,7 +119,7 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
   app.addHook("onRequest", bodyDeadline(config.bodyTimeoutMs));
   app.addHook("onRequest", (request, reply, done) => {
     if (!request.is404) return done();
-    answerUnrouted(request, leaveBodyUnread(request, reply));
+    answerUnrouted(request, closeAfterAnswer(request, reply));
   });
   app.setNotFoundHandler(answerUnrouted);
 
@@ -157,6 +157,7 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
       admission: options.admission,
       timeoutMs: config.callTimeoutMs,
       bodyTimeoutMs: config.bodyTimeoutMs,
+      uploadMinRate: config.uploadMinRate,
       registry: createRegistry(...filesOf(options.services)),
       logger,
       openStreams,

@@ -55,6 +55,11 @@ function ruleRefusals(rule: Access, add: (status: number, code: string, when: st
     add(403, "auth.never_to_mods", "a token carrying a mod claim");
   }
   if (rule.neverToMods) add(403, "auth.never_to_mods", "a token carrying a mod claim");
+  // A mod acts only by a capability the rule names, and never for a person.
+  if (rule.capabilities.length === 0 && rule.allCapabilities.length === 0)
+    add(403, "auth.never_to_mods", "a mod's token: the route names no capability");
+  if (rule.actingSubject || rule.visibility === Visibility.FIRST_PARTY)
+    add(403, "auth.never_to_mods", "X-PF-Subject or X-PF-Staff from a mod's token");
   if (rule.noPeople) add(403, "auth.people_refused", "a user token");
   if (rule.neverToApps) add(403, "auth.never_to_apps", "an app token");
   if (rule.visibility === Visibility.FIRST_PARTY) add(403, "auth.first_party_only", "an app that is not first-party");
@@ -70,6 +75,13 @@ function ruleRefusals(rule: Access, add: (status: number, code: string, when: st
   }
   const actor = ACTOR_REFUSALS[rule.actor];
   if (actor) add(403, actor[0], actor[1]);
+  if (rule.rateLimit !== "") {
+    add(
+      429,
+      "rate.limited",
+      "past the calls a minute `x-pf-rate-limit` allows the caller's tier (Retry-After: when to try again)",
+    );
+  }
 }
 
 const ACTOR_REFUSALS: Partial<Record<Actor, [string, string]>> = {

@@ -1,4 +1,11 @@
-import { getOption, toJson, type DescService, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import {
+  getOption,
+  toJson,
+  type DescMethod,
+  type DescService,
+  type JsonObject,
+  type JsonValue,
+} from "@bufbuild/protobuf";
 import { protoComments } from "../gen/pf/docs.js";
 import { ProblemSchema } from "../gen/pf/v1/problem_pb.js";
 import { STATUS_CODES } from "node:http";
@@ -6,11 +13,13 @@ import {
   type Access,
   AccessSchema,
   designed,
+  RateLimitSchema,
   success_statuses as successStatuses,
   Visibility,
 } from "../gen/pf/v1/options_pb.js";
 import { admitsAnonymous, routeAccessOf, type RouteAccess } from "../services/kit/auth/enforce.js";
 import { routeFieldsOf } from "../services/kit/rpc/input.js";
+import { declaredRateLimit } from "../services/kit/rpc/rate-limits.js";
 import { rpcName, type Binding } from "./bindings.js";
 import { takesRawBytes } from "./bodies.js";
 import { answersBytes } from "./bytes.js";
@@ -140,7 +149,7 @@ function operation(binding: Binding, components: SchemaComponents, problem: Json
     },
     // `{}`: a caller without a token is admitted too.
     security: access.rules.some(admitsAnonymous) ? [{ bearer: [] }, {}] : [{ bearer: [] }],
-    ...accessMembers(access),
+    ...accessMembers(method, access),
     "x-pf-cors": corsKind(binding),
     ...(getOption(method, designed) && { "x-pf-designed": true }),
     // A request schema shared by several routes: the fields this one reads (the others are refused).
@@ -209,11 +218,11 @@ function eventStreamResponse(output: JsonObject): JsonObject {
  * audience its tokens carry (`x-pf-token-audience`). The route's CORS is
  * documented as served (`x-pf-cors`), not per rule.
  */
-function accessMembers(access: RouteAccess): JsonObject {
+function accessMembers(method: DescMethod, access: RouteAccess): JsonObject {
   const [main, ...alternatives] = access.rules;
   const members: JsonObject = {};
-  for (const [name, value] of Object.entries(ruleMembers(main))) members[`x-pf-${name}`] = value;
-  if (alternatives.length > 0) members["x-pf-alternatives"] = alternatives.map(ruleMembers);
+  for (const [name, value] of Object.entries(ruleMembers(method, main))) members[`x-pf-${name}`] = value;
+  if (alternatives.length > 0) members["x-pf-alternatives"] = alternatives.map((rule) => ruleMembers(method, rule));
   members["x-pf-token-audience"] = access.audience;
   return members;
 }
@@ -221,14 +230,17 @@ function accessMembers(access: RouteAccess): JsonObject {
 /**
  * One rule's options by their proto names in kebab case: capabilities always,
  * every other option only when set (toJson leaves out what is unset), enums by
- * their value names (`first-party`, `platform-staff`).
+ * their value names (`first-party`, `platform-staff`), the rate limit as its
+ * service declares it (`rate-limit`: name, and per tier per_minute and setting).
  */
-function ruleMembers(rule: Access): JsonObject {
+function ruleMembers(method: DescMethod, rule: Access): JsonObject {
   const members: JsonObject = { capabilities: rule.capabilities };
+  const limit = declaredRateLimit(method, rule);
+  if (limit) members["rate-limit"] = toJson(RateLimitSchema, limit, { useProtoFieldName: true });
   const set = toJson(AccessSchema, rule, { useProtoFieldName: true }) as Record<string, JsonValue>;
   for (const field of AccessSchema.fields) {
     const value = set[field.name];
-    if (value === undefined || field.name === "alternatives" || field.name === "cors") continue;
+    if (value === undefined || ["alternatives", "cors", "rate_limit"].includes(field.name)) continue;
     // An enum's JSON is its value's proto name (`ACTOR_PLATFORM_STAFF`); its local name drops the prefix.
     const local = field.fieldKind === "enum" ? field.enum.values.find((each) => each.name === value) : undefined;
     members[kebab(field.name)] = local === undefined ? value : kebab(local.localName);

@@ -44,6 +44,9 @@ export function sendProblem(reply: FastifyReply, found: Problem, instance: strin
   // RFC 9110: how long to wait, in whole seconds (429 rate.limited, or any problem that knows).
   const retryAfter = found.extensions?.retry_after_seconds;
   if (typeof retryAfter === "number" && retryAfter >= 0) reply.header("retry-after", String(Math.ceil(retryAfter)));
+  // RFC 9110 §15.5.17: a 416 names the length of what the range missed (a problem with `size` knows it).
+  const size = found.extensions?.size;
+  if (body.status === 416 && typeof size === "number") reply.header("content-range", `bytes */${size}`);
   return reply
     .code(body.status as number)
     .type(PROBLEM_CONTENT_TYPE)

@@ -18,8 +18,10 @@ export interface RouteContext {
   readonly timeoutMs: number;
   /** The deadline of an upload's RPC (uploads.ts; default an hour): a large file takes a while. */
   readonly uploadTimeoutMs?: number;
-  /** How long an upload's body may go without a byte arriving (default 30 s). */
+  /** How long an upload's body may go without a byte arriving (default 30 s), and its grace before `uploadMinRate`. */
   readonly bodyTimeoutMs?: number;
+  /** The slowest average an upload's body may arrive at, in bytes a second (default 4096). */
+  readonly uploadMinRate?: number;
   /** Types for Any and extensions in JSON. */
   readonly registry: Registry;
   readonly logger: Logger;

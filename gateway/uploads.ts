@@ -15,11 +15,14 @@
  *   Any other media type is 415.
  * - The route's `max_bytes` bounds the whole body: a declared length over it is
  *   413 at once, and a body growing past it is 413 as soon as it does.
- * - A body must keep arriving: no byte for the gateway's body timeout is 408.
+ * - A body must keep arriving: no byte for the gateway's body timeout is 408,
+ *   and so is a body slower than the minimum rate once that timeout's grace
+ *   has passed (a slow-loris upload never holds a socket and a temporary file
+ *   for long).
  * - The RPC sees the end of its stream only once the whole form was read and
  *   found well formed; any fault above makes its stream fail instead, so it
- *   stores nothing. A refusal before the body ends closes the connection (the
- *   rest is never read).
+ *   stores nothing. A refusal before the body ends closes the connection after
+ *   a short lingering read (connection.ts); a body too slow closes it at once.
  */
 import {
   create,
@@ -35,8 +38,9 @@ import busboy from "busboy";
 import type { FastifyInstance, FastifyRequest, RouteHandlerMethod } from "fastify";
 import { PassThrough, Transform, type Readable } from "node:stream";
 import { success_statuses as successStatuses, upload as uploadOption, type Upload } from "../gen/pf/v1/options_pb.js";
-import { invalid, problem } from "../services/kit/handler/problem.js";
+import { invalid, problem, problemOf } from "../services/kit/handler/problem.js";
 import { admittedRequest } from "./admission.js";
+import { closeAfterAnswer, closeAtOnce } from "./connection.js";
 import { rpcName, type Binding } from "./bindings.js";
 import { forwardedHeaders } from "./headers.js";
 import { sendFailure } from "./problems.js";
@@ -46,6 +50,9 @@ import type { RouteContext } from "./route-context.js";
 
 /** The deadline of an upload's RPC when the route context gives none: long uploads take long. */
 export const DEFAULT_UPLOAD_TIMEOUT_MS = 60 * 60_000;
+
+/** The slowest average an upload's body may arrive at, in bytes a second, when the route context gives none. */
+export const DEFAULT_UPLOAD_MIN_RATE = 4096;
 
 /** The upload option of a client-streaming binding, when it has one. */
 export function uploadOf(binding: Binding): Upload | undefined {
@@ -80,7 +87,7 @@ export function uploadHandler(binding: Binding, context: RouteContext): RouteHan
   const render = resultRenderer(binding, context.registry);
   const status = getOption(method, successStatuses)[0] ?? 200;
   const timeoutMs = context.uploadTimeoutMs ?? DEFAULT_UPLOAD_TIMEOUT_MS;
-  const idleMs = context.bodyTimeoutMs ?? 30_000;
+  const pace = { idleMs: context.bodyTimeoutMs ?? 30_000, minRate: context.uploadMinRate ?? DEFAULT_UPLOAD_MIN_RATE };
   const { transport, logger } = context;
   return async (request, reply) => {
     const cancel = new AbortController();
@@ -93,7 +100,7 @@ export function uploadHandler(binding: Binding, context: RouteContext): RouteHan
       const form = formOf(request, option);
       const declared = Number(request.headers["content-length"] ?? "0");
       if (declared > maxBytes) throw tooLarge(maxBytes);
-      body = new UploadBody(request, form, maxBytes, idleMs);
+      body = new UploadBody(request, form, maxBytes, pace);
       const part = await body.opened;
       const first = mapFirst(request, {}, part.fields) as unknown as Record<string, unknown>;
       if (nameField && first[nameField.localName] === "") first[nameField.localName] = part.name;
@@ -121,8 +128,8 @@ export function uploadHandler(binding: Binding, context: RouteContext): RouteHan
       body?.stop();
     }
     if (!answer) {
-      if (!request.raw.complete) reply.header("connection", "close");
-      return sendFailure(request, reply, failure, logger);
+      const tooSlow = body?.fault !== undefined && problemOf(body.fault).status === 408;
+      return sendFailure(request, tooSlow ? closeAtOnce(reply) : closeAfterAnswer(request, reply), failure, logger);
     }
     return sendResult(reply, status, answer.header, render, answer.output);
   };
@@ -149,10 +156,16 @@ function tooLarge(maxBytes: number) {
 /** Form limits: fields are short text (the file is the only large part). */
 const FORM_LIMITS = { files: 1, fields: 32, parts: 33, fieldSize: 16 * 1024, headerPairs: 64 };
 
+/** How fast a body must arrive: some byte every `idleMs`, and `minRate` bytes a second on average after `idleMs`. */
+interface Pace {
+  idleMs: number;
+  minRate: number;
+}
+
 /**
  * Reads one upload's body: counted against the route's limit, watched for
- * idleness, and (multipart) split into its fields and one file part. The first
- * fault found is kept, and makes what reads the file fail.
+ * idleness and pace, and (multipart) split into its fields and one file part.
+ * The first fault found is kept, and makes what reads the file fail.
  */
 class UploadBody {
   /** The file, once its part begins. */
@@ -162,6 +175,7 @@ class UploadBody {
   fault?: Error;
   private readonly counted: Transform;
   private readonly idle: NodeJS.Timeout;
+  private slow?: NodeJS.Timeout;
   private file?: Readable;
   private rejectOpened!: (error: Error) => void;
   private rejectFinished!: (error: Error) => void;
@@ -170,7 +184,7 @@ class UploadBody {
     private readonly request: FastifyRequest,
     form: Form,
     maxBytes: number,
-    idleMs: number,
+    { idleMs, minRate }: Pace,
   ) {
     let resolveOpened!: (part: FilePart) => void;
     let resolveFinished!: () => void;
@@ -183,6 +197,15 @@ class UploadBody {
       idleMs,
     );
     let received = 0;
+    // The body is due `idleMs` after it began plus a second for every `minRate` bytes that arrived (Apache's
+    // mod_reqtimeout MinRate): a steady trickle that keeps the idle timer fed still ends here.
+    const began = Date.now();
+    const paced = () => {
+      const left = began + idleMs + (received * 1000) / minRate - Date.now();
+      if (left > 0) return void (this.slow = setTimeout(paced, left));
+      this.fail(problem(408, "request.timeout", `The body arrived slower than ${minRate} bytes a second.`));
+    };
+    this.slow = setTimeout(paced, idleMs);
     this.counted = new Transform({
       transform: (chunk: Buffer, _encoding, callback) => {
         received += chunk.length;
@@ -254,9 +277,10 @@ class UploadBody {
     return error;
   }
 
-  /** Stops reading: the rest of the body is left unread (its connection closes with the answer). */
+  /** Stops reading: the rest of the body is left to the connection's close (connection.ts). */
   stop(): void {
     clearTimeout(this.idle);
+    clearTimeout(this.slow);
     this.request.raw.unpipe(this.counted);
   }
 }

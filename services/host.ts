@@ -12,6 +12,7 @@ import { systemClock, type Clock } from "./kit/runtime/clock.js";
 import type { Config } from "./kit/runtime/config.js";
 import { startEmbeddedPostgres } from "./kit/db/embedded.js";
 import { openBlobStore } from "./kit/blobs/settings.js";
+import { seededEditors } from "./kit/editors/editors.js";
 import type { BlobStore } from "./kit/blobs/store.js";
 import { openServiceDatabase, poolWedged, type MikroORM } from "./kit/db/orm.js";
 import type { EventBus } from "./kit/events/bus.js";
@@ -30,6 +31,8 @@ import { reflectionRoutes } from "./kit/rpc/reflection.js";
 import { callScope, propagateCall } from "./kit/rpc/call.js";
 import { CallGuard } from "./kit/rpc/guard.js";
 import { inputGuard } from "./kit/rpc/input.js";
+import { renderedFields } from "./kit/rich-text/fields.js";
+import { RateLimits } from "./kit/rpc/rate-limits.js";
 import { LocalServices } from "./kit/rpc/local-transport.js";
 import { serveRpc } from "./kit/rpc/server.js";
 import { inTransaction } from "./kit/db/transaction.js";
@@ -91,7 +94,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       : new InProcessBus(logger);
     stops.push(() => bus.close());
 
-    // Every pf service call: in its scope (request id, deadline), counted and kept from leaking internals, enforced, its input checked.
+    // Every pf service call: in its scope (request id, deadline), counted and kept from leaking internals, enforced, its input checked, rate-limited.
     const guard = new CallGuard(logger);
     // Tracing is decided once per process (OTEL_EXPORTER_OTLP_ENDPOINT); off, its interceptors are left out.
     tracingFromEnvironment();
@@ -106,6 +109,15 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       guard.interceptor(),
       admission.interceptor(),
       inputGuard(),
+      // The declared rate limits of the admitted caller, on input the route takes: refused calls count nothing.
+      new RateLimits(
+        modules.flatMap((m) => m.protos),
+        config.env,
+        clientKeys,
+        clock,
+      ).interceptor(),
+      // Innermost: an answer's Markdown is rendered once its handler (and the handler's transaction) is done.
+      renderedFields(),
     ];
     const implementations: Implementation[] = [];
     const local = new LocalServices();
@@ -310,6 +322,8 @@ function serviceContext(parts: {
     },
     client: (service) =>
       clientWithDefaults(service, transports.for(keyOf(service)), { timeoutMs: config.callTimeoutMs }),
+    // A bad entry stops the start naming the setting, never a 500 on every request that reads it.
+    editors: seededEditors(config, module.key),
   };
 }
 

@@ -1,4 +1,5 @@
 import { BlogService } from "../../gen/pf/blog/v1/blogs_pb.js";
+import { BlogContentService } from "../../gen/pf/blog/v1/content_pb.js";
 import { PostService } from "../../gen/pf/blog/v1/posts_pb.js";
 import { defineService, implement } from "../kit/runtime/module.js";
 import { SEARCH_DOCUMENT_WRITE, searchDocumentWorkers } from "../kit/search-documents/search-documents.js";
@@ -6,8 +7,10 @@ import { hideDeletedPostThread } from "./consumers/threads.js";
 import { blogContext, type BlogContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261127000000_blog } from "./db/migrations/Migration20261127000000_blog.js";
+import { Migration20261229000000_blog_schedules_by } from "./db/migrations/Migration20261229000000_blog_schedules_by.js";
 import { postDocuments } from "./db/search.js";
 import { blogHandlers } from "./handlers/blogs.js";
+import { contentHandlers } from "./handlers/content.js";
 import { feedHandlers } from "./handlers/feeds.js";
 import { memberHandlers } from "./handlers/members.js";
 import { postHandlers } from "./handlers/posts.js";
@@ -24,10 +27,13 @@ export const blog = defineService({
   key: "blog",
   schema: {
     entities,
-    migrations: [{ name: "Migration20261127000000_blog", class: Migration20261127000000_blog }],
+    migrations: [
+      { name: "Migration20261127000000_blog", class: Migration20261127000000_blog },
+      { name: "Migration20261229000000_blog_schedules_by", class: Migration20261229000000_blog_schedules_by },
+    ],
   },
   context: blogContext,
-  protos: [BlogService, PostService],
+  protos: [BlogService, PostService, BlogContentService],
   implementations: (ctx) => [
     implement(BlogService, { ...blogHandlers(ctx), ...memberHandlers(ctx), ...feedHandlers(ctx) }),
     implement(PostService, {
@@ -35,6 +41,7 @@ export const blog = defineService({
       ...readHandlers(ctx),
       ...publicationHandlers(ctx),
     }),
+    implement(BlogContentService, contentHandlers(ctx)),
   ],
   holds: [
     "identity.subject.resolve",

@@ -1,13 +1,25 @@
+import type { ContentGate } from "../kit/rpc/content-access.js";
 import type { ServiceContext } from "../kit/runtime/module.js";
 import { Sealer } from "../kit/runtime/sealer.js";
+import { contentGates } from "./contents.js";
 import { communitySettings, type CommunitySettings } from "./settings.js";
 
-/** Built once per community instance by the host: the service context, its settings and the sealer (relay webhooks). */
+/**
+ * Built once per community instance by the host: the service context, its settings, the sealer (relay webhooks)
+ * and the content gates of comment threads (`contents.ts`).
+ */
 export interface CommunityContext extends ServiceContext {
   settings: CommunitySettings;
   sealer: Sealer;
+  /** By a thread ref's service, what a reader may see of the content the thread belongs to. */
+  contents: ReadonlyMap<string, ContentGate>;
 }
 
 export async function communityContext(base: ServiceContext): Promise<CommunityContext> {
-  return { ...base, settings: communitySettings(base.config), sealer: await Sealer.load(base.config) };
+  return {
+    ...base,
+    settings: communitySettings(base.config),
+    sealer: await Sealer.load(base.config),
+    contents: contentGates(base),
+  };
 }

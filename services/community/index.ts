@@ -35,7 +35,8 @@ export const community = defineService({
     implement(PulseService, pulseHandlers(ctx)),
     implement(RelayService, relayHandlers(ctx)),
   ],
-  // Space's internal RPC: forum writes (space.post.write) and moderation (space.post.moderate).
-  holds: ["space.post.write", "space.post.moderate"],
+  // Space's internal RPC: forum writes (space.post.write) and moderation (space.post.moderate); the content
+  // gates of comment threads (contents.ts): each owner's CheckContentAccess.
+  holds: ["space.post.write", "space.post.moderate", "blog.content.check", "news.content.check", "space.content.check"],
   consumers: [forumModeration],
 });

@@ -19,8 +19,6 @@ export interface CommunitySettings {
   votePerPerson: Rate;
   /** Forum threads and replies per person (PF_COMMUNITY_POSTS_PER_10_MINUTES, default 20). */
   postPerPerson: Rate;
-  /** Anonymous reads per client address (PF_COMMUNITY_ANONYMOUS_READS_PER_MINUTE, default 120). */
-  anonymousReadPerAddress: Rate;
   /** Largest paste text in bytes (PF_COMMUNITY_PASTE_MAX_BYTES, default 512 KiB); larger is 413. */
   pasteMaxBytes: number;
 }
@@ -48,7 +46,6 @@ export function communitySettings(config: Config): CommunitySettings {
     commentPerPerson: { limit: whole("PF_COMMUNITY_COMMENTS_PER_10_MINUTES", 30), windowMs: 10 * MINUTE },
     votePerPerson: { limit: whole("PF_COMMUNITY_VOTES_PER_10_MINUTES", 60), windowMs: 10 * MINUTE },
     postPerPerson: { limit: whole("PF_COMMUNITY_POSTS_PER_10_MINUTES", 20), windowMs: 10 * MINUTE },
-    anonymousReadPerAddress: { limit: whole("PF_COMMUNITY_ANONYMOUS_READS_PER_MINUTE", 120), windowMs: MINUTE },
     pasteMaxBytes: whole("PF_COMMUNITY_PASTE_MAX_BYTES", 512 * 1024),
   };
 }

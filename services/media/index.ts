@@ -3,17 +3,23 @@ import { defineService, implement } from "../kit/runtime/module.js";
 import { mediaContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261215000000_media } from "./db/migrations/Migration20261215000000_media.js";
+import { Migration20261216000000_media_quotas } from "./db/migrations/Migration20261216000000_media_quotas.js";
 import { readHandlers } from "./handlers/reads.js";
 import { uploadHandlers } from "./handlers/uploads.js";
+import { sweep } from "./workers/sweep.js";
 
 /** The media-object service (spec part 3): file objects in app namespaces, their bytes in the blob store. */
 export const media = defineService({
   key: "media",
   schema: {
     entities,
-    migrations: [{ name: "Migration20261215000000_media", class: Migration20261215000000_media }],
+    migrations: [
+      { name: "Migration20261215000000_media", class: Migration20261215000000_media },
+      { name: "Migration20261216000000_media_quotas", class: Migration20261216000000_media_quotas },
+    ],
   },
   context: mediaContext,
   protos: [MediaService],
   implementations: (ctx) => [implement(MediaService, { ...uploadHandlers(ctx), ...readHandlers(ctx) })],
+  workers: [sweep],
 });

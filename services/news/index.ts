@@ -1,5 +1,6 @@
 import { NewsAdminService } from "../../gen/pf/news/v1/admin_pb.js";
 import { NewsClusterService } from "../../gen/pf/news/v1/clusters_pb.js";
+import { NewsContentService } from "../../gen/pf/news/v1/content_pb.js";
 import { NewsSourcingService } from "../../gen/pf/news/v1/sourcing_pb.js";
 import { NewsStoryService } from "../../gen/pf/news/v1/stories_pb.js";
 import { editorHandlers } from "../kit/editors/handlers.js";
@@ -10,6 +11,7 @@ import { entities } from "./db/entities.js";
 import { Migration20261227000000_news } from "./db/migrations/Migration20261227000000_news.js";
 import { storyDocuments } from "./db/search.js";
 import { clusterHandlers } from "./handlers/clusters.js";
+import { contentHandlers } from "./handlers/content.js";
 import { publishHandlers } from "./handlers/publish.js";
 import { revisionHandlers } from "./handlers/revisions.js";
 import { sourcingHandlers } from "./handlers/sourcing.js";
@@ -23,13 +25,14 @@ export const news = defineService({
     migrations: [{ name: "Migration20261227000000_news", class: Migration20261227000000_news }],
   },
   context: baseContext,
-  protos: [NewsClusterService, NewsStoryService, NewsSourcingService, NewsAdminService],
+  protos: [NewsClusterService, NewsStoryService, NewsSourcingService, NewsAdminService, NewsContentService],
   implementations(ctx) {
     return [
       implement(NewsClusterService, clusterHandlers(ctx)),
       implement(NewsStoryService, { ...storyHandlers(ctx), ...revisionHandlers(ctx), ...publishHandlers(ctx) }),
       implement(NewsSourcingService, sourcingHandlers(ctx)),
       implement(NewsAdminService, editorHandlers(ctx)),
+      implement(NewsContentService, contentHandlers(ctx)),
     ];
   },
   holds: [SEARCH_DOCUMENT_WRITE],

@@ -3,6 +3,7 @@ import { defineService, implement } from "../kit/runtime/module.js";
 import { sourcesContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261203000200_sources } from "./db/migrations/Migration20261203000200_sources.js";
+import { Migration20261230000000_sources_entries_skipped } from "./db/migrations/Migration20261230000000_sources_entries_skipped.js";
 import { itemHandlers } from "./handlers/items.js";
 import { runHandlers } from "./handlers/runs.js";
 import { sourceHandlers } from "./handlers/sources.js";
@@ -15,7 +16,13 @@ export const sources = defineService({
   key: "sources",
   schema: {
     entities,
-    migrations: [{ name: "Migration20261203000200_sources", class: Migration20261203000200_sources }],
+    migrations: [
+      { name: "Migration20261203000200_sources", class: Migration20261203000200_sources },
+      {
+        name: "Migration20261230000000_sources_entries_skipped",
+        class: Migration20261230000000_sources_entries_skipped,
+      },
+    ],
   },
   context: sourcesContext,
   protos: [SourcesService],

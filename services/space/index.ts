@@ -1,10 +1,12 @@
 import { SpaceAdminService } from "../../gen/pf/space/v1/admin_pb.js";
+import { SpaceContentService } from "../../gen/pf/space/v1/content_pb.js";
 import { SpaceInternalService } from "../../gen/pf/space/v1/internal_pb.js";
 import { SpaceService } from "../../gen/pf/space/v1/space_pb.js";
 import { defineService, implement } from "../kit/runtime/module.js";
 import { spaceContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261220000000_space } from "./db/migrations/Migration20261220000000_space.js";
+import { contentHandlers } from "./handlers/content.js";
 import { feedHandlers } from "./handlers/feeds.js";
 import { internalHandlers } from "./handlers/internal.js";
 import { postHandlers } from "./handlers/posts.js";
@@ -21,7 +23,7 @@ export const space = defineService({
     migrations: [{ name: "Migration20261220000000_space", class: Migration20261220000000_space }],
   },
   context: spaceContext,
-  protos: [SpaceService, SpaceInternalService, SpaceAdminService],
+  protos: [SpaceService, SpaceInternalService, SpaceAdminService, SpaceContentService],
   implementations(ctx) {
     return [
       implement(SpaceService, {
@@ -33,6 +35,7 @@ export const space = defineService({
       }),
       implement(SpaceInternalService, internalHandlers(ctx)),
       implement(SpaceAdminService, adminHandlers(ctx)),
+      implement(SpaceContentService, contentHandlers(ctx)),
     ];
   },
   // The members-only gate (vip's entitlement check, as itself) and network's staff list for a person's own token.

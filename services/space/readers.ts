@@ -2,7 +2,6 @@ import { vipMember } from "../kit/rpc/vip-membership.js";
 import type { HandlerContext } from "@connectrpc/connect";
 import { principalOf, staffActorOf, personOf } from "../kit/auth/principal.js";
 import { problem } from "../kit/handler/problem.js";
-import { rateLimit } from "../kit/handler/rate-limit.js";
 import type { SpaceContext } from "./context.js";
 import type { StoredSpace } from "./db/spaces.js";
 import { opens, type Reach } from "./domain/spaces.js";
@@ -25,15 +24,28 @@ export interface Reader {
 
 export function readerOf(ctx: SpaceContext, call: HandlerContext): Reader {
   const principal = principalOf(call);
-  const person = personOf(principal) ?? "";
-  if (staffActorOf(principal, false) !== undefined) return { person, reachFor: async () => "moderator" };
+  return readerFor(ctx, {
+    person: personOf(principal) ?? "",
+    staff: staffActorOf(principal, false) !== undefined,
+    ownToken: principal.kind === "user",
+  });
+}
+
+/**
+ * A reader as described: the person ("" for none), whether a service vouches them (or acts for nobody: `staff`),
+ * and whether they call with their own token (only then does network's staff list make them a moderator).
+ * Community's content checks describe the reader of a comment thread so.
+ */
+export function readerFor(ctx: SpaceContext, who: { person: string; staff: boolean; ownToken: boolean }): Reader {
+  const { person } = who;
+  if (who.staff) return { person, reachFor: async () => "moderator" };
   const member = person.startsWith("usr_");
   let staffListed: Promise<boolean> | undefined;
   return {
     person,
     async reachFor(space) {
       if (!member) return "anonymous";
-      if (space.visibility !== "staff" || principal.kind !== "user") return "member";
+      if (space.visibility !== "staff" || !who.ownToken) return "member";
       staffListed ??= onStaffList(ctx, person);
       return (await staffListed) ? "moderator" : "member";
     },
@@ -83,11 +95,3 @@ export async function enter(ctx: SpaceContext, reader: Reader, space: StoredSpac
 
 const entitled = (ctx: SpaceContext, person: string, creator: string) =>
   vipMember(ctx.vip, ctx.logger, { subject: person, creator }, { timeoutMs: ctx.settings.callTimeoutMs });
-
-/** Anonymous readers count per client address (none known, as between services in process: nothing to count). */
-export async function limitAnonymousRead(ctx: SpaceContext, call: HandlerContext): Promise<void> {
-  const client = ctx.clientKeys.of(call.requestHeader);
-  if (principalOf(call).kind !== "anonymous" || client === "") return;
-  const rule = { name: "space.read.address", key: client, limit: ctx.settings.anonymousReadsPerMinute };
-  await ctx.transaction((em) => rateLimit(em, [{ ...rule, windowMs: 60_000 }], ctx.clock.now()));
-}

@@ -9,8 +9,6 @@ export interface SpaceSettings {
   postsPer10Min: number;
   /** Votes one person may cast per 10 minutes. */
   votesPer10Min: number;
-  /** Reads (pages, feeds, JSON) an anonymous caller may make per minute from one address. */
-  anonymousReadsPerMinute: number;
   /** Threads in a feed. */
   feedItems: number;
   /** Cache-Control max-age of the feeds (PF_FEED_MAX_AGE_SECONDS, the kit's). */
@@ -31,7 +29,6 @@ export function spaceSettings(config: Config): SpaceSettings {
   return {
     postsPer10Min: wholeSetting(env, "PF_SPACE_POSTS_PER_10_MIN", 20, 1),
     votesPer10Min: wholeSetting(env, "PF_SPACE_VOTES_PER_10_MIN", 60, 1),
-    anonymousReadsPerMinute: wholeSetting(env, "PF_SPACE_ANONYMOUS_READS_PER_MIN", 120, 1),
     feedItems: wholeSetting(env, "PF_SPACE_FEED_ITEMS", 50, 1),
     feedMaxAgeSeconds: feedMaxAgeSeconds(env),
     siteUrl,

@@ -10,18 +10,50 @@ import type { AuthorKind, StoredPost } from "./db/posts.js";
 
 /**
  * Who writes, by the access rule that admitted the call: a person (their own
- * token or X-PF-Subject), AI output (X-PF-Origin: ai from a service acting
- * for nobody: no author, labelled AI), or a moderator (internal routes only:
- * community acting as itself or vouching X-PF-Staff: 1).
+ * token or X-PF-Subject), AI output (X-PF-Origin: ai: no author, labelled AI,
+ * credited to the service that sent it), or a moderator (internal routes
+ * only: community acting as itself or vouching X-PF-Staff: 1).
  */
 export type Writer =
   { kind: "person"; person: string } | { kind: "ai"; service: string } | { kind: "moderator"; actor: string };
 
+/**
+ * The writer of a call. X-PF-Origin: ai makes it AI output even beside a
+ * person's X-PF-Subject (admitted by the person rule, so the person's
+ * visibility bounds where it lands): AI output is never attributed to a person.
+ */
 export function writerOf(call: HandlerContext): Writer {
   const caller = callerOf(call);
-  if (caller.admittedBy === "ai") return { kind: "ai", service: caller.principal.sub };
   if (caller.admittedBy === "moderate") return { kind: "moderator", actor: staffActor(call) };
+  if (caller.principal.origin === "ai") return { kind: "ai", service: caller.principal.sub };
   return { kind: "person", person: actingPerson(call) };
+}
+
+/** A service's token subject, as community forwards the sender of AI output (`ai_service`). */
+const SERVICE_SUBJECT = /^svc:[a-z]+$/;
+
+/**
+ * The writer of a write community forwards: AI output is credited to the
+ * service that sent it to community (`ai_service`), never to community, so
+ * one service cannot edit or delete another's AI posts. Only AI output names
+ * it (400 naming `ai_service` otherwise, or when it is not a service).
+ */
+export function forwardedWriterOf(call: HandlerContext, aiService: string): Writer {
+  const writer = writerOf(call);
+  if (writer.kind !== "ai") {
+    if (aiService !== "") throw invalid("ai_service", "Only AI output names the service that sent it.");
+    return writer;
+  }
+  if (!SERVICE_SUBJECT.test(aiService))
+    throw invalid("ai_service", "AI output forwarded by community names the service that sent it (svc:<key>).");
+  return { kind: "ai", service: aiService };
+}
+
+/** A voter: votes are people's only; the access rule refuses AI output (`no_ai_origin`), so this reads the person. */
+export function voterOf(call: HandlerContext): Extract<Writer, { kind: "person" }> {
+  const writer = writerOf(call);
+  if (writer.kind !== "person") throw new Error(`${call.method.name} admits people only`);
+  return writer;
 }
 
 /** Who is named on what a writer posts: the person, or for AI the service (never shown as a person). */

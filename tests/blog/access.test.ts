@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { BlogService } from "../../gen/pf/blog/v1/blogs_pb.js";
 import { PostService } from "../../gen/pf/blog/v1/posts_pb.js";
+import { BlogContentService } from "../../gen/pf/blog/v1/content_pb.js";
 import { Actor } from "../../gen/pf/v1/options_pb.js";
 import {
   bindingOf,
@@ -10,6 +11,7 @@ import {
   routesOf,
   type RouteCall,
 } from "../support/access.js";
+import { describeContentAccess } from "../support/content-access.js";
 import { usePlatform } from "../support/platform.js";
 
 const post = "/blog/api/v1/posts/pst_01jd0000000000000000000000";
@@ -90,3 +92,9 @@ describe("whom each blog route admits, as declared", () => {
 
 describeRefusals(t, routes, calls);
 describeMalformedInput(t, routes, calls);
+
+// The content access community asks about this service's objects for their comment threads.
+describeContentAccess(t, BlogContentService, "blog.content.check", {
+  kind: "post",
+  id: "pst_01jd0000000000000000000000",
+});

@@ -53,4 +53,23 @@ describe("members-only posts", () => {
     }
     expect((await read(fan)).status).toBe(200);
   });
+
+  it("keep their revisions and diff to blog members: 404 as a missing post to anyone who may not read the post", async () => {
+    const { owner, handle } = await newBlog(call);
+    const fan = await memberOf(owner);
+    const post = await newPost(call, handle, owner, { visibility: "members-only" });
+    expect((await call("POST", `/api/v1/posts/${post.id}/publish`, owner, {})).status).toBe(200);
+    const notFound = { status: 404, code: "post.not_found" };
+    const missing = "pst_00000000000000000000000000";
+    for (const path of ["revisions", "revisions/1", "diff"]) {
+      const read = (id: string, who?: string) => call("GET", `/api/v1/posts/${id}/${path}`, who);
+      expect((await read(post.id, owner)).status, path).toBe(200);
+      // The owner's vip member may read the post, so is told only that revisions are for members.
+      expect((await read(post.id, fan)).body, path).toMatchObject({ status: 403, code: "blog.member_required" });
+      // Anyone else gets exactly what a missing post answers.
+      expect((await read(post.id, person("stranger"))).body, path).toMatchObject(notFound);
+      expect((await read(post.id)).body, path).toMatchObject(notFound);
+      expect((await read(missing, person("stranger"))).body, path).toMatchObject(notFound);
+    }
+  });
 });

@@ -61,19 +61,25 @@ describe("whom each codes route admits, as declared", () => {
     }
   });
 
-  it("manage is public, never anonymous, and refuses people (their portal is not this API)", () => {
+  it("manage is public, never anonymous, and refuses people (their portal is not this API) and mods", () => {
     for (const name of ["createRelease", "publishRelease", "deprecateRelease", "revokeRelease"]) {
       expect(ruleOf(name), name).toMatchObject({
         visibility: Visibility.PUBLIC,
         anonymous: false,
         noPeople: true,
+        neverToMods: true,
         capabilities: ["codes.release.manage"],
       });
     }
   });
 
-  it("trust tiers are set only by platform staff on an internal, designed route", () => {
-    expect(ruleOf("setTrust")).toMatchObject({ visibility: Visibility.INTERNAL, actor: Actor.PLATFORM_STAFF });
+  it("trust tiers are set only by platform staff holding codes.trust.manage on an internal, designed route", () => {
+    expect(ruleOf("setTrust")).toMatchObject({
+      visibility: Visibility.INTERNAL,
+      actor: Actor.PLATFORM_STAFF,
+      capabilities: ["codes.trust.manage"],
+      capabilityUnchecked: false,
+    });
   });
 });
 

@@ -60,6 +60,18 @@ describe("POST /apps/{app}/releases creates a draft from a validated manifest", 
     expect(answer.body).toMatchObject({ status: 403, code: "codes.app_mismatch" });
   });
 
+  it("refuses a mod's token, even its app's own holding the capability: a mod manages no releases (403 auth.never_to_mods)", async () => {
+    const app = freshApp();
+    const id = await codes.release(app, "1.0.0");
+    const mod = await t.token(appClaims(app, { mod: "mod_1" }));
+    const created = await codes.create(app, { manifest: appManifest("2.0.0"), compatibility: "*" }, mod);
+    expect(created.body).toMatchObject({ status: 403, code: "auth.never_to_mods" });
+    const revoked = await codes.act(app, id, "revoke", {}, mod);
+    expect(revoked.body).toMatchObject({ status: 403, code: "auth.never_to_mods" });
+    const list = await t.http("GET", `/codes/api/v1/apps/${app}/releases`);
+    expect(list.body.releases.releases.map((r: { status: string }) => r.status)).toEqual(["RELEASE_STATUS_PUBLISHED"]);
+  });
+
   it("refuses an app token for the platform audience, even its own (401 auth.wrong_audience)", async () => {
     const app = freshApp();
     const token = await t.token(appClaims(app, { aud: "pf" }));

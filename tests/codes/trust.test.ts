@@ -9,7 +9,7 @@ import { AUD, appManifest, codesCalls, freshApp } from "./support.js";
 
 const t = usePlatform({ services: ["codes"] });
 const codes = codesCalls(t);
-const staffService: TokenClaims = { kind: "service", svc: "network", aud: AUD };
+const staffService: TokenClaims = { kind: "service", svc: "network", caps: ["codes.trust.manage"], aud: AUD };
 
 /** The problem a SetTrust call answers, or "ok". */
 async function setTrustAs(claims: TokenClaims, app: string, headers: Record<string, string> = {}) {
@@ -52,6 +52,14 @@ describe("trust tiers: staff metadata, never settable through manage, never deci
     expect(await setTrustAs({ ...staffService, aud: "pf" }, app)).toBe("401 auth.wrong_audience");
     const client = t.client(CodesService, await t.token(staffService));
     await expect(client.setTrust({ app, tier: TrustTier.UNSPECIFIED })).rejects.toThrow(/tier/);
+  });
+
+  it("needs the designed capability codes.trust.manage: any other service token for codes is refused, the tier unchanged", async () => {
+    const app = freshApp();
+    const bare: TokenClaims = { kind: "service", svc: "tips", caps: ["codes.release.manage"], aud: AUD };
+    expect(await setTrustAs(bare, app)).toBe("403 auth.capability_missing");
+    expect(await setTrustAs({ ...staffService, mod: "mod_1" }, app)).toBe("403 auth.never_to_mods");
+    expect((await t.http("GET", `/codes/api/v1/apps/${app}/trust`)).body.trust.tier).toBe("TRUST_TIER_UNREVIEWED");
   });
 
   it("cannot be set through manage: trust fields in the request or the manifest are refused (400)", async () => {

@@ -20,8 +20,9 @@ beforeAll(async () => {
   writer = as(t, () => plain);
 });
 
+/** A thread of a ref no owner gates (threads of gated content: comment-gates.test.ts), so its own rules alone apply. */
 const newThread = async () => {
-  const ref = { service: "blog", kind: "post", id: `post-${fresh()}` };
+  const ref = { service: "reviews", kind: "entity", id: `ent-${fresh()}` };
   return expectStatus(await web("POST", "/api/v1/comments/threads/resolve", undefined, { ref }), 200).body.thread;
 };
 const comment = async (threadId: string, who: string, body = "hello") =>
@@ -80,6 +81,17 @@ describe("comment threads", () => {
     const vote = await writer("POST", `/api/v1/comments/${first.id}/votes`, reader, { value: 1 });
     expect(vote.status).toBe(409);
     expect(vote.body.code).toBe("thread.locked");
+  });
+
+  it("a thread of another service's content answers 503 while that service does not answer, never open", async () => {
+    // Blog does not run in this platform; the service acting as itself resolves the thread (no gate for it).
+    const ref = { service: "blog", kind: "post", id: `pst_${fresh()}` };
+    const thread = expectStatus(await web("POST", "/api/v1/comments/threads/resolve", undefined, { ref }), 200).body
+      .thread;
+    const read = await writer("GET", `/api/v1/comments/threads/${thread.id}`, person("r"));
+    expect(read.body).toMatchObject({ status: 503, code: "blog.unavailable" });
+    const resolve = await writer("POST", "/api/v1/comments/threads/resolve", person("r"), { ref });
+    expect(resolve.body).toMatchObject({ status: 503, code: "blog.unavailable" });
   });
 
   it("one vote per person: 50 concurrent votes by one person count one; none on one's own comment", async () => {

@@ -7,7 +7,7 @@ import type { ServiceContext } from "../../services/kit/runtime/module.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 import { until } from "../support/until.js";
-import { ALL_COMMUNITY, as, expectStatus, fresh, person, serviceToken } from "./support.js";
+import { ALL_COMMUNITY, as, expectStatus, fresh, person, serviceToken, WRITER } from "./support.js";
 
 // Space in a process of its own, reached over gRPC through a proxy the test cuts: space really stops answering.
 let space: TestPlatform;
@@ -103,6 +103,60 @@ describe("forum writes through community reach space as the acting subject", () 
     ).body.thread;
     expect(thread.ai).toBe(true);
     expect(thread.author?.person).toBeUndefined();
+  });
+
+  it("AI output naming a person stays AI output: no author, credited to the sending service, never the person's", async () => {
+    const asker = person("asker");
+    const ai = { "x-pf-origin": "ai" };
+    const thread = expectStatus(
+      await web("POST", "/api/v1/spaces/general/threads", asker, { title: `AI ${fresh()}`, body: "summary" }, ai),
+      201,
+    ).body.thread;
+    expect(thread).toMatchObject({ ai: true, author: { ai: { service: "svc:web" } } });
+    expect(JSON.stringify(thread)).not.toContain(asker);
+    const reply = expectStatus(
+      await web("POST", `/api/v1/threads/${thread.id}/posts`, asker, { body: "more" }, ai),
+      201,
+    ).body.post;
+    expect(reply).toMatchObject({ ai: true, author: { ai: { service: "svc:web" } } });
+    // The person named beside it does not own it.
+    const byAsker = await web("PUT", `/api/v1/posts/${reply.id}`, asker, { body: "mine now" });
+    expect(byAsker.body).toMatchObject({ status: 403, code: "post.not_author" });
+  });
+
+  it("AI posts are credited to the service that sent them: another service's AI output neither edits nor deletes them", async () => {
+    const ai = { "x-pf-origin": "ai" };
+    // Writers only: a service holding moderation acting for nobody would moderate instead.
+    const [writerToken, botToken] = [await serviceToken(t, WRITER, "writer"), await serviceToken(t, WRITER, "bot")];
+    const [writer, bot] = [as(t, () => writerToken), as(t, () => botToken)];
+    const thread = expectStatus(
+      await writer("POST", "/api/v1/spaces/general/threads", undefined, { title: `AI ${fresh()}`, body: "digest" }, ai),
+      201,
+    ).body.thread;
+    expect(thread.author).toMatchObject({ ai: { service: "svc:writer" } });
+    const post = `/api/v1/posts/${thread.first_post_id}`;
+    expect((await bot("PUT", post, undefined, { body: "hijack" }, ai)).body).toMatchObject({
+      status: 403,
+      code: "post.not_author",
+    });
+    expect((await bot("DELETE", post, undefined, undefined, ai)).body).toMatchObject({
+      status: 403,
+      code: "post.not_author",
+    });
+    const revised = expectStatus(await writer("PUT", post, undefined, { body: "revised" }, ai), 200).body;
+    expect(revised.post).toMatchObject({ body: "revised", author: { ai: { service: "svc:writer" } } });
+  });
+
+  it("a vote is a person's own act: AI output naming a person votes for nobody (403 auth.person_required)", async () => {
+    const thread = await newThread(person("a"));
+    const answer = await web(
+      "POST",
+      `/api/v1/threads/${thread.id}/votes`,
+      person("v"),
+      { value: 1 },
+      { "x-pf-origin": "ai" },
+    );
+    expect(answer.body).toMatchObject({ status: 403, code: "auth.person_required" });
   });
 });
 

@@ -136,6 +136,24 @@ describe("pastes are created for the acting person, or as AI output with no pers
     expect(listed.paste.comments).toBe("1");
   });
 
+  it("a person's own acts (comment, fork, like, edit) never come from AI output naming them (403 auth.person_required)", async () => {
+    const owner = person("own");
+    const paste = await createPaste(t, web, owner);
+    const ai = { "x-pf-origin": "ai" };
+    const acts: [string, string, unknown][] = [
+      ["POST", `/api/pastes/${paste.slug}/comments`, { body: "as them" }],
+      ["POST", `/api/pastes/${paste.slug}/fork`, {}],
+      ["POST", `/api/pastes/${paste.slug}/like`, {}],
+      ["PUT", `/api/pastes/${paste.slug}`, { body: "rewritten" }],
+    ];
+    for (const [method, path, body] of acts) {
+      const answer = await call(method, path, owner, body, ai);
+      expect(answer.body, path).toMatchObject({ status: 403, code: "auth.person_required" });
+    }
+    const read = expectStatus(await call("GET", `/api/pastes/${paste.slug}`, owner), 200).body.paste;
+    expect(read).toMatchObject({ body: "hello", comments: "0", forks: "0", likes: "0" });
+  });
+
   it("HTML and script in every text field come back inert", async () => {
     const paste = await createPaste(t, web, person("x"), {
       title: `<b>Bold</b><script>alert(1)</script> ${fresh()}`,

@@ -300,10 +300,21 @@ describe("OpenAPI of the access options", () => {
     expect(document.paths["/network/internal/blocks"].get.security).toEqual([{ bearer: [] }]);
   });
 
+  it("documents a rule's rate limit as its service declares it (x-pf-rate-limit), and its 429 rate.limited", () => {
+    const vip = openApiDocument(bindingsOf(VipService), { title: "pf vip", basePath: "/vip" }) as unknown as Document;
+    const plans = vip.paths["/api/v1/plans"].get;
+    expect(plans["x-pf-rate-limit"]).toEqual({
+      name: "read",
+      anonymous: { per_minute: 120, setting: "PF_VIP_ANONYMOUS_READS_PER_MINUTE" },
+    });
+    expect(plans.responses[429]["x-pf-problem-codes"]).toEqual(["rate.limited"]);
+    expect(service.paths["/internal/blocks"].get.responses).not.toHaveProperty("429");
+  });
+
   it("documents the defaults: platform CORS and audience; no actor, no alternatives, not designed", () => {
     const blocks = service.paths["/internal/blocks"].get;
     expect(blocks).toMatchObject({ "x-pf-cors": "platform", "x-pf-token-audience": "pf" });
-    for (const member of ["actor", "alternatives", "capability-unchecked", "name", "designed"]) {
+    for (const member of ["actor", "alternatives", "capability-unchecked", "name", "designed", "rate-limit"]) {
       expect(blocks).not.toHaveProperty([`x-pf-${member}`]);
     }
   });

@@ -265,6 +265,16 @@ describe("the enforcement interceptor, rule by rule", () => {
       status: 400,
       code: "request.invalid",
     });
+    // The one subject grammar: `usr_ABC` would be another person than `usr_abc`, and the body is 1 to 64 characters.
+    for (const subject of ["usr_ABC", "USR_abc", `usr_${"a".repeat(65)}`, "usr_"])
+      expect(await call(rule, service("deals", ["a"]), { "x-pf-subject": subject }), subject).toEqual({
+        status: 400,
+        code: "request.invalid",
+      });
+    const longest = `gst_${"a".repeat(64)}`;
+    expect((await call(rule, service("deals", ["a"]), { "x-pf-subject": longest })).principal?.actingSubject).toBe(
+      longest,
+    );
     // Routes that are neither first-party nor acting for a person refuse it.
     const partner = { visibility: Visibility.PARTNER, capabilities: ["a"] };
     expect(await call(partner, service("deals", ["a"]), { "x-pf-subject": "usr_p1" })).toEqual({
@@ -411,6 +421,74 @@ describe("declared actors: whom a call acts for", () => {
       status: 403,
       code: "auth.capability_missing",
     });
+  });
+});
+
+describe("a token carrying `mod` is a mod, whatever its kind: capabilities required, no person, no staff", () => {
+  const mod = { mod: "mod_1" };
+  const personRule = { visibility: Visibility.FIRST_PARTY, capabilities: ["a"], actingSubject: true };
+
+  it("a mod's user token is never the person it names: refused where a person or member acts, no person elsewhere", async () => {
+    const modUser = { ...user, ...mod, caps: ["a"] };
+    expect(await call({ ...personRule, actor: Actor.PERSON }, modUser)).toEqual({
+      status: 403,
+      code: "auth.person_required",
+    });
+    expect(await call({ ...personRule, actor: Actor.MEMBER }, modUser)).toEqual({
+      status: 403,
+      code: "auth.member_required",
+    });
+    expect((await call(personRule, modUser)).admitted).toEqual({ admittedBy: "", person: undefined, staff: undefined });
+  });
+
+  it("a mod's user token needs the route's capability, where a person's own token needs none", async () => {
+    expect((await call(personRule, user)).caller?.person).toBe("usr_u1");
+    expect(await call(personRule, { ...user, ...mod })).toEqual({ status: 403, code: "auth.capability_missing" });
+    // Nor does an unchecked capability, or a rule naming none, let a mod in: it acts only by what was granted to it.
+    const unchecked = { visibility: Visibility.PUBLIC, capabilities: ["s.read"], capabilityUnchecked: true };
+    expect(await call(unchecked, service("tips", [], mod))).toEqual({ status: 403, code: "auth.capability_missing" });
+    expect((await call(unchecked, service("tips", ["s.read"], mod))).principal?.mod).toBe("mod_1");
+    expect(await call({ visibility: Visibility.FIRST_PARTY }, { ...user, ...mod })).toEqual({
+      status: 403,
+      code: "auth.never_to_mods",
+    });
+  });
+
+  it("a mod's service or app token is never staff, and names no person (X-PF-Subject, X-PF-Staff: 403 auth.never_to_mods)", async () => {
+    const staffRule = { visibility: Visibility.FIRST_PARTY, capabilities: ["a"], actingSubject: true };
+    expect(await call({ ...staffRule, actor: Actor.STAFF }, service("tips", ["a"], mod))).toEqual({
+      status: 403,
+      code: "auth.staff_required",
+    });
+    expect(await call({ ...staffRule, actor: Actor.STAFF }, { ...app(["a"], true), ...mod })).toEqual({
+      status: 403,
+      code: "auth.staff_required",
+    });
+    for (const headers of [{ "x-pf-subject": "usr_p1" }, { "x-pf-subject": "usr_p1", "x-pf-staff": "1" }]) {
+      expect(await call({ ...staffRule, actor: Actor.PERSON }, service("tips", ["a"], mod), headers)).toEqual({
+        status: 403,
+        code: "auth.never_to_mods",
+      });
+    }
+  });
+});
+
+describe("no_ai_origin: a person's own act is never AI output", () => {
+  const rule = { visibility: Visibility.FIRST_PARTY, capabilities: ["a"], actor: Actor.PERSON, noAiOrigin: true };
+  const named = { "x-pf-subject": "usr_p1" };
+
+  it("refuses X-PF-Origin: ai beside the person it names (403 auth.person_required); the person alone is admitted", async () => {
+    expect((await call(rule, service("tips", ["a"]), named)).caller?.person).toBe("usr_p1");
+    expect(await call(rule, service("tips", ["a"]), { ...named, "x-pf-origin": "ai" })).toEqual({
+      status: 403,
+      code: "auth.person_required",
+    });
+    expect(
+      await call({ ...rule, actor: Actor.MEMBER }, service("tips", ["a"]), { ...named, "x-pf-origin": "ai" }),
+    ).toEqual({ status: 403, code: "auth.person_required" });
+    // Without the option the rule admits it and the handler decides what AI output for a person means (authorship).
+    const open = await call({ ...rule, noAiOrigin: false }, service("tips", ["a"]), { ...named, "x-pf-origin": "ai" });
+    expect(open.caller?.principal.origin).toBe("ai");
   });
 });
 

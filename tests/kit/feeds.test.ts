@@ -68,7 +68,8 @@ describe("renderFeed", () => {
     expect(channel["atom:link"]["@href"]).toBe("https://pf.example/s/feed.xml");
     expect(channel.lastBuildDate).toMatch(RFC_822);
     const [first, second] = channel.item;
-    expect(first.title).toBe('Thread Fish & <chips> ]]> "quoted"  end');
+    // Escaped text, as Atom's: readers that take the title as HTML decode it to the literal title, never to markup.
+    expect(first.title).toBe("Thread Fish &amp; &lt;chips&gt; ]]&gt; &quot;quoted&quot;  end");
     expect(first.link).toBe("https://pf.example/s/general/t/thr_1");
     expect(first.guid["#text"]).toBe("thr_1");
     expect(first.pubDate).toBe("Fri, 20 Nov 2026 10:00:00 GMT");
@@ -90,6 +91,17 @@ describe("renderFeed", () => {
     expect(first.updated).toBe("2026-11-21T10:00:00.000Z");
     expect(first.published).toMatch(RFC_3339);
     expect(first.author.name).toBe("Ada <admin>");
+  });
+
+  it("never lets a title make markup or break the XML: two ]]> and a <script> stay text in RSS and Atom", () => {
+    const title = "A ]]> B ]]> <script>alert(1)</script> & C";
+    const hostile: FeedModel = { ...model, items: [{ ...model.items[1]!, title }] };
+    const escaped = "A ]]&gt; B ]]&gt; &lt;script&gt;alert(1)&lt;/script&gt; &amp; C";
+    const rss = renderFeed(hostile, "rss").body;
+    const atom = renderFeed(hostile, "atom").body;
+    for (const body of [rss, atom]) expect(body).not.toContain("<script>");
+    expect(parsed(rss).rss.channel.item.title).toBe(escaped);
+    expect(parsed(atom).feed.entry.title["#text"]).toBe(escaped);
   });
 
   it("writes JSON Feed 1.1", () => {

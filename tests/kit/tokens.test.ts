@@ -51,6 +51,27 @@ describe("platform tokens", () => {
     await expect(verifier.verify(misfit)).rejects.toThrow(/sub/);
   });
 
+  it("take a person's sub only by the one subject grammar: lowercase, 1 to 64 characters, at minting and verifying", async () => {
+    const keys = await keysIn();
+    const verifier = new TokenVerifier(keys);
+    for (const sub of ["usr_ABC", "GST_abc", `usr_${"a".repeat(65)}`]) {
+      await expect(mintToken(keys, { kind: "user", sub }), sub).rejects.toThrow(/sub/);
+      const signed = await new SignJWT({ kind: "user" })
+        .setProtectedHeader({ alg: "EdDSA", kid: keys.kid, typ: "JWT" })
+        .setIssuer("pf")
+        .setSubject(sub)
+        .setAudience("pf")
+        .setIssuedAt()
+        .setExpirationTime("1h")
+        .sign(keys.signing);
+      await expect(verifier.verify(signed), sub).rejects.toThrow(/sub/);
+    }
+    const longest = `usr_${"a".repeat(64)}`;
+    await expect(verifier.verify(await mintToken(keys, { kind: "user", sub: longest }))).resolves.toMatchObject({
+      sub: longest,
+    });
+  });
+
   it("keep the dev key across starts in the data directory", async () => {
     const dir = await keyFolder();
     const first = await loadKeys(loadConfig({ PF_DATA_DIR: dir }));

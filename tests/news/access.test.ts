@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { NewsClusterService } from "../../gen/pf/news/v1/clusters_pb.js";
+import { NewsContentService } from "../../gen/pf/news/v1/content_pb.js";
 import { NewsSourcingService } from "../../gen/pf/news/v1/sourcing_pb.js";
 import { NewsStoryService } from "../../gen/pf/news/v1/stories_pb.js";
 import { type Access, Actor } from "../../gen/pf/v1/options_pb.js";
@@ -11,6 +12,7 @@ import {
   routesOf,
   type RouteCall,
 } from "../support/access.js";
+import { describeContentAccess } from "../support/content-access.js";
 import { usePlatform } from "../support/platform.js";
 import { NEWS_ENV } from "./support.js";
 
@@ -118,3 +120,9 @@ describe("whom each news route acts for, as declared", () => {
 
 describeRefusals(t, routes, calls);
 describeMalformedInput(t, routes, calls);
+
+// The content access community asks about this service's objects for their comment threads.
+describeContentAccess(t, NewsContentService, "news.content.check", {
+  kind: "story",
+  id: "sty_01jd0000000000000000000000",
+});

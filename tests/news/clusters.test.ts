@@ -58,6 +58,26 @@ describe("ingestion: dedupe and clusters with every membership explained", () =>
     expect(ingest.body.ingest.sources).toContainEqual(expect.objectContaining({ source_key: "wire" }));
   });
 
+  it("ingestion pages its sources by key (limit 1-200, default 50, cursor); the totals cover every source", async () => {
+    const keys = ["a", "b", "c"].map((tag) => `page-${tag}-${newId("k").slice(4)}`);
+    for (const sourceKey of keys) await sourceItem(t, as, { sourceKey });
+    const pages = [];
+    let cursor = "";
+    do {
+      const answer = await as("GET", `/ingest?limit=1${cursor === "" ? "" : `&cursor=${cursor}`}`, EDITOR);
+      expect(answer.body.ingest.sources).toHaveLength(1);
+      pages.push(answer.body.ingest);
+      cursor = answer.body.ingest.next_cursor;
+    } while (cursor !== "");
+    const seen = pages.map((page) => page.sources[0].source_key);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toEqual(expect.arrayContaining(keys));
+    const items = pages.reduce((total, page) => total + page.sources[0].items, 0);
+    for (const page of pages) expect(page.items).toBe(items);
+    for (const limit of [0, 201])
+      expect((await as("GET", `/ingest?limit=${limit}`, EDITOR)).body).toMatchObject({ status: 400, field: "limit" });
+  });
+
   it("an item removed in the sources service reaches news through its outbox and refuses the next publish", async () => {
     const sourcesToken = await t.token({ kind: "service", svc: "web", caps: ALL_SOURCES });
     const src = caller(t, () => sourcesToken);

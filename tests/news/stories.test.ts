@@ -123,6 +123,28 @@ describe("the publish gate, against current state", () => {
     expect(posing).toMatchObject({ status: 400, body: { field: "revision.workflow" } });
   });
 
+  it("a person's revision resting on an unapproved AI revision is AI-assisted whatever it says, as in blog", async () => {
+    const { story } = await openStory(t, as);
+    expect((await saveRevision(ai, story, undefined, aiRevision, AI)).status).toBe(201);
+    // Over the newest (an unapproved AI draft), then over that one: both AI-assisted though the editor says not.
+    for (const based_on of [0, 2]) {
+      const saved = await saveRevision(as, story, EDITOR, {
+        headline: cited(`Edited ${based_on}`, [1]),
+        ai_assisted: false,
+        based_on,
+      });
+      expect(saved.status).toBe(201);
+      expect(saved.body.revision).toMatchObject({ ai_assisted: true });
+      const refused = await as("POST", `/stories/${story}/publish`, EDITOR, {});
+      expect(refused.body).toMatchObject({ code: "story.not_publishable", problems: ["ai_approval_required"] });
+    }
+    // Once a person approved the AI draft, an edit of it is the editor's own.
+    expect((await as("POST", `/stories/${story}/revisions/1/approve`, "usr_editor2", {})).status).toBe(200);
+    const own = await saveRevision(as, story, EDITOR, { headline: cited("Edited", [1]), based_on: 1 });
+    expect(own.body.revision.ai_assisted ?? false).toBe(false);
+    expect((await as("POST", `/stories/${story}/publish`, EDITOR, {})).status).toBe(200);
+  });
+
   it("publish and retract are for an editor person: a service alone, or a person off the list, is refused", async () => {
     const { story } = await openStory(t, as);
     await saveRevision(as, story, EDITOR, { headline: cited("Headline", [1]) });

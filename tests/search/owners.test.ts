@@ -53,7 +53,7 @@ async function held(owner: string) {
   const all = new Map<string, { revision: bigint; deleted: boolean }>();
   let cursor = "";
   do {
-    const page = await search.client(SearchService, token).listOwnerDocuments({ owner, limit: 1000, cursor });
+    const page = await search.client(SearchService, token).listOwnerDocuments({ owner, limit: 200, cursor });
     for (const document of page.documents) all.set(`${document.type}/${document.id}`, document);
     cursor = page.nextCursor;
   } while (cursor);

@@ -135,6 +135,30 @@ describe("queries", () => {
     expect(new Set(seen).size).toBe(12);
     expect(seen).toHaveLength(12);
   });
+
+  it("counts facets= over every document suggested, not only the page (the spec's suggest takes facets)", async () => {
+    const page = await t.http("GET", `/search/api/v1/suggest?q=umbr&${scope}&facets=color,merchant,none&limit=1`);
+    expect(page.body.suggestions).toHaveLength(1);
+    expect(page.body.facets).toEqual({
+      color: {
+        values: [
+          { value: "blue", count: "1" },
+          { value: "red", count: "1" },
+        ],
+      },
+      merchant: {
+        values: [
+          { value: "acme", count: "1" },
+          { value: "bean", count: "1" },
+        ],
+      },
+      none: { values: [] },
+    });
+    const filtered = await t.http("GET", `/search/api/v1/suggest?q=umbr&${scope}&facets=color&facet.merchant=acme`);
+    expect(filtered.body.facets.color.values).toEqual([{ value: "red", count: "1" }]);
+    const bad = await t.http("GET", `/search/api/v1/suggest?q=umbr&facets=Bad!`);
+    expect(bad.body).toMatchObject({ status: 400, field: "facets" });
+  });
 });
 
 describe("bad input", () => {

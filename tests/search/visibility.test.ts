@@ -105,6 +105,21 @@ describe("who sees what, counts included", () => {
     }
   });
 
+  it("compares subjects exactly, never case-folded: usr_ADA1 is no subject, so it never reads usr_ada1's documents", async () => {
+    const web = await delegateToken(t);
+    // Refused by enforcement (its grammar: tests/kit/enforce.test.ts), whichever of the route's rules answers.
+    const folded = await query(t, `q=${word}`, web, { "x-pf-subject": "usr_ADA1" });
+    expect(folded.status).toBeGreaterThanOrEqual(400);
+    expect(folded.body.results).toBeUndefined();
+    for (const access of [["usr_ADA1"], ["USR_ada1"], ["ROLE:member"], [`usr_${"a".repeat(65)}`]]) {
+      const written = await t.http("PUT", `/search/api/v1/documents/coupons/${type}/${freshId("case")}`, {
+        token: owner,
+        body: { revision: "1", document: doc({ public: false, access }) },
+      });
+      expect(written.body, access[0]).toMatchObject({ status: 422, field: "document.access" });
+    }
+  });
+
   it("a person cannot claim a group by their own token", async () => {
     const ada = await t.token({ kind: "user", sub: "usr_ada1" });
     expect((await seen(ada)).found).not.toContain(ids.group);

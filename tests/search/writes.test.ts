@@ -136,4 +136,25 @@ describe("owner binding and bad writes", () => {
     const bad = await t.http("GET", "/search/api/v1/owners/games/documents?cursor=nope", { token });
     expect(bad.body).toMatchObject({ status: 400, field: "cursor" });
   });
+
+  it("the inventory and the rejections take the platform's one page range: limit 1 to 200, default 50", async () => {
+    const token = await ownerToken(t, "media");
+    for (let n = 0; n < 51; n++) {
+      const answer = await t.http("PUT", `/search/api/v1/documents/media/page/${freshId("p")}`, {
+        token,
+        body: { revision: "1", document: doc() },
+      });
+      expect(answer.status).toBe(200);
+    }
+    const unset = await t.http("GET", "/search/api/v1/owners/media/documents", { token });
+    expect(unset.body.documents).toHaveLength(50);
+    expect(unset.body.next_cursor).not.toBe("");
+    for (const path of ["documents", "rejections"])
+      for (const limit of [0, 201]) {
+        const answer = await t.http("GET", `/search/api/v1/owners/media/${path}?limit=${limit}`, { token });
+        expect(answer.body, `${path} ${limit}`).toMatchObject({ status: 400, code: "request.invalid", field: "limit" });
+      }
+    const most = await t.http("GET", "/search/api/v1/owners/media/documents?limit=200", { token });
+    expect(most.body.documents).toHaveLength(51);
+  });
 });

@@ -1,9 +1,10 @@
+import { getOption } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { beforeAll, describe, expect, it } from "vitest";
 import { CouponsService } from "../../gen/pf/coupons/v1/coupons_pb.js";
 import { DealsService } from "../../gen/pf/deals/v1/deals_pb.js";
-import { LIMITS } from "../../services/coupons/settings.js";
+import { rate_limits } from "../../gen/pf/v1/options_pb.js";
 import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { ALL_DEALS, person, submit } from "../deals/support.js";
 import { usePlatform } from "../support/platform.js";
@@ -28,7 +29,8 @@ describe("pf-client-ip sent to the RPC port", () => {
     const coupons = createClient(CouponsService, overRpc());
     const lookup = (n: number) =>
       coupons.getCoupon({ id: "cpn_0000000000000000000000000" }, { headers: { "pf-client-ip": `198.51.100.${n}` } });
-    for (let n = 0; n < LIMITS.anonymousLookupsPerMinute; n++) {
+    const limit = getOption(CouponsService, rate_limits).find((declared) => declared.name === "lookup")!.anonymous!;
+    for (let n = 0; n < limit.perMinute; n++) {
       const missing = await lookup(n).catch(refusal);
       expect(missing).toMatchObject({ code: Code.NotFound });
     }

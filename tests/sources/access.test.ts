@@ -10,7 +10,7 @@ import {
   type RouteCall,
 } from "../support/access.js";
 import { usePlatform } from "../support/platform.js";
-import { QUIET_WORKERS } from "./support.js";
+import { ALL_SOURCES, QUIET_WORKERS } from "./support.js";
 
 /** One valid call per sources route; the refusals vary only the caller. */
 const calls: Record<string, RouteCall> = {
@@ -76,11 +76,34 @@ describe("who each sources route admits, as declared", () => {
     }
   });
 
-  it("reads are first-party, for anyone holding the read capability, acting for nobody in particular", () => {
+  it("reads are staff's too (runs and failure details name internal hosts): never a person's or a guest's token", () => {
     const reads = routes.filter((route) => !route.rule.capabilities.includes("sources.source.manage"));
     expect(reads).toHaveLength(7);
-    for (const route of reads)
-      expect(route.rule, route.name).toMatchObject({ noPeople: false, actor: Actor.UNSPECIFIED });
+    for (const route of reads) expect(route.rule, route.name).toMatchObject({ noPeople: true, actor: Actor.STAFF });
+  });
+});
+
+describe("who reads sources, runs and failure details", () => {
+  const reads = Object.entries(calls).filter(([, call]) => call.method === "GET");
+
+  it("refuses a signed-in person's and a guest's own token on every read (403 auth.people_refused)", async () => {
+    expect(reads).toHaveLength(7);
+    for (const sub of ["usr_reader", "gst_visitor"]) {
+      const token = await t.token({ kind: "user", sub, caps: ALL_SOURCES });
+      for (const [name, call] of reads) {
+        const answer = await t.http(call.method, call.path, { token });
+        expect([name, sub, answer.status, answer.body.code]).toEqual([name, sub, 403, "auth.people_refused"]);
+      }
+    }
+  });
+
+  it("refuses a service acting for a person it does not vouch as staff, and admits one it does", async () => {
+    const token = await t.token({ kind: "service", svc: "news", caps: ALL_SOURCES });
+    const asPerson = await t.http("GET", "/sources/api/v1/runs", { token, headers: { "x-pf-subject": "usr_reader" } });
+    expect([asPerson.status, asPerson.body.code]).toEqual([403, "auth.staff_required"]);
+    const staff = { "x-pf-subject": "usr_staffer", "x-pf-staff": "1" };
+    expect((await t.http("GET", "/sources/api/v1/runs", { token, headers: staff })).status).toBe(200);
+    expect((await t.http("GET", "/sources/api/v1/health", { token })).status).toBe(200);
   });
 });
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServerResponse } from "node:http";
 import { fixtureServer, type Fixture } from "../support/http-fixture.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
-import { FEEDS } from "../support/source-feeds.js";
+import { FEEDS, OVERSIZED } from "../support/source-feeds.js";
 import { until } from "../support/until.js";
 import { ALL_SOURCES, caller, freshKey, NOTES } from "./support.js";
 
@@ -54,6 +54,8 @@ beforeAll(async () => {
       if (request.headers["if-none-match"] === '"v1"') return response.writeHead(304).end();
       return response.writeHead(200, { "content-type": FEEDS.rss.type, etag: '"v1"' }).end(FEEDS.rss.body);
     }
+    if (path === "/oversized.xml")
+      return response.writeHead(200, { "content-type": OVERSIZED.type }).end(OVERSIZED.body);
     if (path === "/status-500") return response.writeHead(500).end("down");
     if (path === "/broken.xml")
       return response.writeHead(200, { "content-type": "application/rss+xml" }).end("<rss><channel><item>");
@@ -138,6 +140,16 @@ describe("the executor against a fixture site", () => {
     // Per-host politeness: at least a second between two fetches of one host.
     expect(Date.parse(second.started_at) - Date.parse(first.started_at)).toBeGreaterThanOrEqual(1_000);
     expect((await call("GET", `/items?source_key=${key}`)).body.items.items).toHaveLength(entries.length);
+  });
+
+  it("leaves out and counts an entry over a field's cap (a 600,000-character title): the run succeeds for the others", async () => {
+    const key = await siteSource("/oversized.xml");
+    const run = await fetched(key);
+    expect(run).toMatchObject({ state: "RUN_STATE_SUCCEEDED", items_new: 1, entries_skipped: OVERSIZED.skipped });
+    const items = (await call("GET", `/items?source_key=${key}`)).body.items.items;
+    expect(items.map((item: { canonical_url: string }) => item.canonical_url)).toEqual([OVERSIZED.kept]);
+    // Every run of it goes the same way: the entry never makes the source fail.
+    expect(await fetched(key)).toMatchObject({ state: "RUN_STATE_SUCCEEDED", entries_skipped: OVERSIZED.skipped });
   });
 
   it("sends the credential read at fetch time; no answer ever carries its value", async () => {

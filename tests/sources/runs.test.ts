@@ -168,6 +168,27 @@ describe("manual trigger", () => {
   });
 });
 
+describe("health", () => {
+  it("pages every source's health by key (limit 1-200, default 50, cursor); bad limits and cursors are 400", async () => {
+    for (let n = 0; n < 3; n++) await manualSource(call);
+    const seen: string[] = [];
+    let cursor = "";
+    do {
+      const page = (await call("GET", `/health?limit=2${cursor === "" ? "" : `&cursor=${cursor}`}`)).body.health;
+      expect(page.sources.length).toBeLessThanOrEqual(2);
+      seen.push(...page.sources.map((s: { source_key: string }) => s.source_key));
+      cursor = page.next_cursor;
+    } while (cursor !== "");
+    const all = (await call("GET", "/health?limit=200")).body.health.sources;
+    expect(seen).toEqual(all.map((s: { source_key: string }) => s.source_key));
+    expect(seen.length).toBeGreaterThanOrEqual(3);
+    for (const path of ["/health?limit=0", "/health?limit=201"])
+      expect((await call("GET", path)).body, path).toMatchObject({ status: 400, field: "limit" });
+    const forged = await call("GET", `/health?cursor=${Buffer.from("[7]").toString("base64url")}`);
+    expect(forged.body).toMatchObject({ status: 400, field: "cursor" });
+  });
+});
+
 describe("a run whose worker died", () => {
   it("ends failed/abandoned once its lease lapses; the worker coming back applies nothing", async () => {
     const ctx = sourcesOf(t);

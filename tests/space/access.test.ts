@@ -3,6 +3,7 @@ import { http as httpOption } from "../../gen/google/api/annotations_pb.js";
 import type { ConnectError } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { SpaceAdminService } from "../../gen/pf/space/v1/admin_pb.js";
+import { SpaceContentService } from "../../gen/pf/space/v1/content_pb.js";
 import { SpaceInternalService } from "../../gen/pf/space/v1/internal_pb.js";
 import { SpaceService } from "../../gen/pf/space/v1/space_pb.js";
 import { Actor, designed } from "../../gen/pf/v1/options_pb.js";
@@ -16,6 +17,7 @@ import {
   routesOf,
   type RouteCall,
 } from "../support/access.js";
+import { describeContentAccess } from "../support/content-access.js";
 import { usePlatform } from "../support/platform.js";
 import { makeSpace } from "./support.js";
 
@@ -197,4 +199,10 @@ describe("the admin RPC upsertSpace", () => {
     );
     expect(await outcome(SpaceAdminService, "upsertSpace", request, admin)).toBe("ok");
   });
+});
+
+// The content access community asks about this service's objects for their comment threads.
+describeContentAccess(t, SpaceContentService, "space.content.check", {
+  kind: "thread",
+  id: "thr_01jd0000000000000000000000",
 });

@@ -235,6 +235,17 @@ describe("authorship: a person, or AI output with no author", () => {
     expect(post.body_html).toContain("<strong>ok</strong>");
   });
 
+  it("keeps thread titles plain text: tags sent in one are removed, and a title of tags alone is 400", async () => {
+    const { thread } = await startThread(t, keys.pub, person(), "<b>Bold</b> <script>alert(1)</script>move & a < b");
+    expect(thread.title).toBe("Bold move & a < b");
+    const read = expectStatus(await t.http("GET", `/space/api/v1/spaces/${keys.pub}/threads/${thread.slug}`), 200);
+    expect(read.body.thread.title).toBe("Bold move & a < b");
+    const token = await user(person());
+    const path = `/space/api/v1/spaces/${keys.pub}/threads`;
+    const empty = await t.http("POST", path, { token, body: { title: "<img src=x onerror=alert(1)>", body: "x" } });
+    expect(expectStatus(empty, 400).body.field).toBe("title");
+  });
+
   it("refuses bad input by field name (400), never 5xx", async () => {
     const token = await user(person());
     const path = `/space/api/v1/spaces/${keys.pub}/threads`;

@@ -103,6 +103,28 @@ export interface Caller {
   headers?: Record<string, string>;
 }
 
+/** Refusals only enforcement answers: a call answered one was not let through to its service. */
+const ENFORCEMENT_ONLY = [
+  "auth.required",
+  "auth.invalid",
+  "auth.wrong_audience",
+  "auth.no_access_rule",
+  "auth.capability_missing",
+  "auth.separate_grant",
+  "auth.internal_only",
+  "auth.first_party_only",
+  "auth.never_to_apps",
+  "auth.never_to_mods",
+  "auth.service_not_allowed",
+  "auth.people_refused",
+  "auth.header_refused",
+  "auth.acting_subject_refused",
+  "auth.ai_origin_required",
+];
+
+/** The X-PF-* headers that name a person or vouch for one: never from a mod. */
+const PERSON_HEADERS = ["x-pf-subject", "x-pf-staff", "x-pf-groups", "x-pf-entitlements"];
+
 /** Whether a rule lets a service name the person it acts for: first-party routes always, others where declared. */
 function takesActingSubject(rule: Access): boolean {
   return rule.actingSubject || rule.visibility === Visibility.FIRST_PARTY;
@@ -114,9 +136,10 @@ function opensToAnonymous(route: Route): boolean {
   );
 }
 
-/** The capability refusal a service or app token meets under a rule, if any. */
-function capabilityRefusal(rule: Access, caps: readonly string[]): string | undefined {
-  if (rule.capabilityUnchecked) return undefined;
+/** The capability refusal a token meets under a rule, if any: a mod's always needs one the rule names. */
+function capabilityRefusal(rule: Access, caps: readonly string[], mod: boolean): string | undefined {
+  if (mod && rule.capabilities.length === 0 && rule.allCapabilities.length === 0) return "auth.never_to_mods";
+  if (rule.capabilityUnchecked && !mod) return undefined;
   const anyOf = rule.capabilities.length === 0 || rule.capabilities.some((cap) => caps.includes(cap));
   if (!anyOf || !rule.allCapabilities.every((cap) => caps.includes(cap))) return "auth.capability_missing";
   if (rule.separateGrant && caps.some((cap) => !rule.capabilities.includes(cap))) return "auth.separate_grant";
@@ -135,22 +158,26 @@ export function refusalByRule(
 ): string | undefined {
   const internal = rule.visibility === Visibility.INTERNAL;
   const caps = claims.caps ?? [];
+  // A token carrying `mod` is a mod: capabilities required, no person, no staff.
+  const mod = claims.mod !== undefined;
   if (rule.visibility === Visibility.UNSPECIFIED) return "auth.no_access_rule";
   // Internal is "service-to-service only; never granted to apps or mods".
-  if (claims.mod !== undefined && (internal || rule.neverToMods)) return "auth.never_to_mods";
+  if (mod && (internal || rule.neverToMods)) return "auth.never_to_mods";
   if (claims.kind === "user") {
     if (internal) return "auth.internal_only";
     if (rule.noPeople) return "auth.people_refused";
+    const refused = mod ? capabilityRefusal(rule, caps, mod) : undefined;
+    if (refused) return refused;
   } else if (claims.kind === "app") {
     if (internal) return "auth.internal_only";
     if (rule.neverToApps) return "auth.never_to_apps";
     if (rule.visibility === Visibility.FIRST_PARTY && !claims.fp) return "auth.first_party_only";
-    const refused = capabilityRefusal(rule, caps);
+    const refused = capabilityRefusal(rule, caps, mod);
     if (refused) return refused;
   } else {
     if (rule.onlyServices.length > 0 && !rule.onlyServices.includes(claims.svc ?? ""))
       return "auth.service_not_allowed";
-    const refused = capabilityRefusal(rule, caps);
+    const refused = capabilityRefusal(rule, caps, mod);
     if (refused) return refused;
   }
   // The X-PF-* headers are what services tell each other (X-PF-Origin also from apps where the route says so).
@@ -158,18 +185,22 @@ export function refusalByRule(
   if (claims.kind !== "service" && Object.keys(headers).some((name) => name.startsWith("x-pf-") && !fromApp(name))) {
     return "auth.header_refused";
   }
+  // A mod never acts for a person: the headers naming one (or vouching staff) are refused from it.
+  if (mod && PERSON_HEADERS.some((name) => headers[name] !== undefined)) return "auth.never_to_mods";
   const subject = headers["x-pf-subject"];
   if (subject !== undefined && !takesActingSubject(rule)) return "auth.acting_subject_refused";
-  const person = claims.kind === "user" ? claims.sub : subject;
+  const person = mod ? undefined : claims.kind === "user" ? claims.sub : subject;
+  // AI output is never attributed to a person: a person's own act refuses it (no_ai_origin).
+  const ownAct = () => (rule.noAiOrigin && headers["x-pf-origin"] === "ai" ? "auth.person_required" : undefined);
   // Staff: a service (or, but for platform staff, an app) acting for nobody, or a service vouching for the person.
-  const vouched = claims.kind === "service" && (subject === undefined || headers["x-pf-staff"] === "1");
+  const vouched = !mod && claims.kind === "service" && (subject === undefined || headers["x-pf-staff"] === "1");
   switch (rule.actor) {
     case Actor.PERSON:
-      return person ? undefined : "auth.person_required";
+      return person ? ownAct() : "auth.person_required";
     case Actor.MEMBER:
-      return person?.startsWith("usr_") ? undefined : "auth.member_required";
+      return person?.startsWith("usr_") ? ownAct() : "auth.member_required";
     case Actor.STAFF:
-      return vouched || claims.kind === "app" ? undefined : "auth.staff_required";
+      return vouched || (claims.kind === "app" && !mod) ? undefined : "auth.staff_required";
     case Actor.PLATFORM_STAFF:
       return vouched ? undefined : "auth.staff_required";
     case Actor.AI_OUTPUT:
@@ -240,14 +271,21 @@ export function describeRefusals(
     const actors = route.rules.map((rule) => rule.actor);
     const staff = actors.includes(Actor.STAFF) || actors.includes(Actor.PLATFORM_STAFF);
 
-    /** Sends the caller and checks enforcement's answer: its refusal, or let through to the service (no auth.* code, no 5xx). */
-    const expectAnswer = async (caller: Caller) => {
+    /**
+     * Sends the caller and checks enforcement's answer: its refusal, or let
+     * through to the service (no auth.* code, no 5xx). With `ownership`, the
+     * service may still refuse the caller by its own lists (an editor or staff
+     * list: auth.editor_required…), never with a refusal only enforcement gives.
+     */
+    const expectAnswer = async (caller: Caller, { ownership = false } = {}) => {
       const answer = await send(await t.token(caller.claims!), caller.headers);
       const refusal = expectedRefusal(route, caller);
       const who = `${caller.claims!.kind} ${JSON.stringify(caller.headers ?? {})}`;
       if (refusal) expect(answer.body, who).toMatchObject({ status: statusOf(refusal), code: refusal });
       else {
-        expect(String(answer.body?.code ?? ""), who).not.toMatch(/^auth\./);
+        const code = String(answer.body?.code ?? "");
+        if (ownership) expect(ENFORCEMENT_ONLY, who).not.toContain(code);
+        else expect(code, who).not.toMatch(/^auth\./);
         expect(answer.status, who).toBeLessThan(500);
       }
     };
@@ -318,7 +356,31 @@ export function describeRefusals(
     });
 
     it("a mod's token: refused on internal and never-to-mods routes (403 auth.never_to_mods)", async () => {
-      await expectAnswer({ claims: service({ mod: "mod_1" }) });
+      await expectAnswer({ claims: service({ mod: "mod_1" }) }, { ownership: true });
+    });
+
+    // A token carrying `mod` is a mod whatever its kind: it needs the capability and acts for no person and as no staff.
+    // Let through, the service may still refuse it by its own lists: a mod is on none.
+    it("a mod's user token: needs the capability, and is never the person it names (auth.person_required, auth.staff_required)", async () => {
+      await expectAnswer({ claims: { ...user, mod: "mod_1" } }, { ownership: true });
+      await expectAnswer({ claims: { ...user, mod: "mod_1", caps } }, { ownership: true });
+    });
+
+    it("a mod's first-party app token: never staff, refused where never to mods", async () => {
+      await expectAnswer({ claims: { ...fpApp, mod: "mod_1" } }, { ownership: true });
+    });
+
+    it("a mod's service token naming a person or vouching staff (403 auth.never_to_mods)", async () => {
+      await expectAnswer({ claims: service({ mod: "mod_1" }), headers: { "x-pf-subject": "usr_b1" } });
+      await expectAnswer({
+        claims: service({ mod: "mod_1" }),
+        headers: { "x-pf-subject": "usr_b1", "x-pf-staff": "1" },
+      });
+    });
+
+    it("AI output naming a person: never that person's own act (403 auth.person_required where no_ai_origin)", async () => {
+      const headers = { "x-pf-subject": "usr_b1", "x-pf-origin": "ai" };
+      await expectAnswer({ claims: service(), headers }, { ownership: true });
     });
 
     if (actors.some((actor) => actor !== Actor.UNSPECIFIED)) {

@@ -77,6 +77,8 @@ export async function startTestPlatform(
     clock: options.clock,
     logger: options.logger ?? createLogger(config.logLevel),
   }).catch(async (error: unknown) => {
+    // A start refused part way (a bad setting) may have made streams already.
+    if (events && natsUrl && !sharedNamespace) await deleteNamespaceStreams(process.env.NATS_URL || natsUrl, events);
     await database?.drop();
     await rm(dataDir, { recursive: true, force: true });
     throw error;

@@ -212,3 +212,19 @@ const jsonApi: Feed = {
 };
 
 export const FEEDS = { rss, atom, json_feed: jsonFeed, html_page: htmlPage, json_api: jsonApi };
+
+/**
+ * An RSS body with one entry of each kind a run leaves out, beside one it takes: a title of 600,000 characters (its
+ * item event would pass the outbox's 512 KiB) and a summary over 5,000 characters. The run takes `kept` only.
+ */
+export const OVERSIZED = {
+  type: "application/rss+xml",
+  body: `<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0"><channel><title>Oversized</title><link>https://big.example/</link><description>Big</description>
+<item><title>${"T".repeat(600_000)}</title><link>https://big.example/title</link></item>
+<item><title>Long summary</title><link>https://big.example/summary</link><description>${"s ".repeat(5_000)}</description></item>
+<item><title>Kept</title><link>https://big.example/kept</link></item>
+</channel></rss>`,
+  kept: "https://big.example/kept",
+  skipped: 2,
+};

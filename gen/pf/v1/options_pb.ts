@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/v1/options.proto.
  */
 export const file_pf_v1_options: GenFile = /*@__PURE__*/
-  fileDesc("ChNwZi92MS9vcHRpb25zLnByb3RvEgVwZi52MSLHAwoGQWNjZXNzEhQKDGNhcGFiaWxpdGllcxgBIAMoCRIlCgp2aXNpYmlsaXR5GAIgASgOMhEucGYudjEuVmlzaWJpbGl0eRIVCg1uZXZlcl90b19hcHBzGAMgASgIEhUKDW5ldmVyX3RvX21vZHMYBCABKAgSFQoNb25seV9zZXJ2aWNlcxgFIAMoCRIWCg5hY3Rpbmdfc3ViamVjdBgGIAEoCBIRCglhbm9ueW1vdXMYByABKAgSGAoQb3JpZ2luX2Zyb21fYXBwcxgIIAEoCBISCgpyYXRlX2xpbWl0GAkgASgJEhgKEGFsbF9jYXBhYmlsaXRpZXMYCiADKAkSEQoJbm9fcGVvcGxlGAsgASgIEhYKDnNlcGFyYXRlX2dyYW50GAwgASgIEhsKBWFjdG9yGA0gASgOMgwucGYudjEuQWN0b3ISHAoUY2FwYWJpbGl0eV91bmNoZWNrZWQYDiABKAgSGQoEY29ycxgPIAEoDjILLnBmLnYxLkNvcnMSDAoEbmFtZRgQIAEoCRIjCgxhbHRlcm5hdGl2ZXMYESADKAsyDS5wZi52MS5BY2Nlc3MSFAoMY29yc19zZXR0aW5nGBIgASgJIh4KDVJlcXVlc3RGaWVsZHMSDQoFbmFtZXMYASADKAkiWAoGVXBsb2FkEhEKCW1heF9ieXRlcxgBIAEoAxITCgttZWRpYV90eXBlcxgCIAMoCRISCgpuYW1lX2ZpZWxkGAMgASgJEhIKCnR5cGVfZmllbGQYBCABKAkqjAEKClZpc2liaWxpdHkSGgoWVklTSUJJTElUWV9VTlNQRUNJRklFRBAAEhUKEVZJU0lCSUxJVFlfUFVCTElDEAESGgoWVklTSUJJTElUWV9GSVJTVF9QQVJUWRACEhcKE1ZJU0lCSUxJVFlfSU5URVJOQUwQAxIWChJWSVNJQklMSVRZX1BBUlRORVIQBCqCAQoFQWN0b3ISFQoRQUNUT1JfVU5TUEVDSUZJRUQQABIQCgxBQ1RPUl9QRVJTT04QARIQCgxBQ1RPUl9NRU1CRVIQAhIPCgtBQ1RPUl9TVEFGRhADEhgKFEFDVE9SX1BMQVRGT1JNX1NUQUZGEAQSEwoPQUNUT1JfQUlfT1VUUFVUEAUqPAoEQ29ycxIUChBDT1JTX1VOU1BFQ0lGSUVEEAASDQoJQ09SU19PUEVOEAESDwoLQ09SU19MSVNURUQQAjpHCgZhY2Nlc3MSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjRhgMgASgLMg0ucGYudjEuQWNjZXNzUgZhY2Nlc3M6SwoQc3VjY2Vzc19zdGF0dXNlcxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNSGAyADKAVSD3N1Y2Nlc3NTdGF0dXNlczo8CghkZXNpZ25lZBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNWGAyABKAhSCGRlc2lnbmVkOjkKBnNjaGVtYRIfLmdvb2dsZS5wcm90b2J1Zi5NZXNzYWdlT3B0aW9ucxjShgMgASgJUgZzY2hlbWE6QgoLc2VydmljZV9rZXkSHy5nb29nbGUucHJvdG9idWYuU2VydmljZU9wdGlvbnMY04YDIAEoCVIKc2VydmljZUtleTpICg50b2tlbl9hdWRpZW5jZRIfLmdvb2dsZS5wcm90b2J1Zi5TZXJ2aWNlT3B0aW9ucxjWhgMgASgJUg10b2tlbkF1ZGllbmNlOjwKCWlkX3ByZWZpeBIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMY2IYDIAEoCVIIaWRQcmVmaXg6XQoOcmVxdWVzdF9maWVsZHMSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjZhgMgASgLMhQucGYudjEuUmVxdWVzdEZpZWxkc1INcmVxdWVzdEZpZWxkczpHCgZ1cGxvYWQSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjkhgMgASgLMg0ucGYudjEuVXBsb2FkUgZ1cGxvYWRiBnByb3RvMw", [file_google_protobuf_descriptor]);
+  fileDesc("ChNwZi92MS9vcHRpb25zLnByb3RvEgVwZi52MSLdAwoGQWNjZXNzEhQKDGNhcGFiaWxpdGllcxgBIAMoCRIlCgp2aXNpYmlsaXR5GAIgASgOMhEucGYudjEuVmlzaWJpbGl0eRIVCg1uZXZlcl90b19hcHBzGAMgASgIEhUKDW5ldmVyX3RvX21vZHMYBCABKAgSFQoNb25seV9zZXJ2aWNlcxgFIAMoCRIWCg5hY3Rpbmdfc3ViamVjdBgGIAEoCBIRCglhbm9ueW1vdXMYByABKAgSGAoQb3JpZ2luX2Zyb21fYXBwcxgIIAEoCBISCgpyYXRlX2xpbWl0GAkgASgJEhgKEGFsbF9jYXBhYmlsaXRpZXMYCiADKAkSEQoJbm9fcGVvcGxlGAsgASgIEhYKDnNlcGFyYXRlX2dyYW50GAwgASgIEhsKBWFjdG9yGA0gASgOMgwucGYudjEuQWN0b3ISHAoUY2FwYWJpbGl0eV91bmNoZWNrZWQYDiABKAgSGQoEY29ycxgPIAEoDjILLnBmLnYxLkNvcnMSDAoEbmFtZRgQIAEoCRIjCgxhbHRlcm5hdGl2ZXMYESADKAsyDS5wZi52MS5BY2Nlc3MSFAoMY29yc19zZXR0aW5nGBIgASgJEhQKDG5vX2FpX29yaWdpbhgTIAEoCCKiAQoJUmF0ZUxpbWl0EgwKBG5hbWUYASABKAkSIwoJYW5vbnltb3VzGAIgASgLMhAucGYudjEuUmF0ZUNsYXNzEiAKBnBlcnNvbhgDIAEoCzIQLnBmLnYxLlJhdGVDbGFzcxIdCgNhcHAYBCABKAsyEC5wZi52MS5SYXRlQ2xhc3MSIQoHc2VydmljZRgFIAEoCzIQLnBmLnYxLlJhdGVDbGFzcyIwCglSYXRlQ2xhc3MSEgoKcGVyX21pbnV0ZRgBIAEoDRIPCgdzZXR0aW5nGAIgASgJIh4KDVJlcXVlc3RGaWVsZHMSDQoFbmFtZXMYASADKAkiWAoGVXBsb2FkEhEKCW1heF9ieXRlcxgBIAEoAxITCgttZWRpYV90eXBlcxgCIAMoCRISCgpuYW1lX2ZpZWxkGAMgASgJEhIKCnR5cGVfZmllbGQYBCABKAkqjAEKClZpc2liaWxpdHkSGgoWVklTSUJJTElUWV9VTlNQRUNJRklFRBAAEhUKEVZJU0lCSUxJVFlfUFVCTElDEAESGgoWVklTSUJJTElUWV9GSVJTVF9QQVJUWRACEhcKE1ZJU0lCSUxJVFlfSU5URVJOQUwQAxIWChJWSVNJQklMSVRZX1BBUlRORVIQBCqCAQoFQWN0b3ISFQoRQUNUT1JfVU5TUEVDSUZJRUQQABIQCgxBQ1RPUl9QRVJTT04QARIQCgxBQ1RPUl9NRU1CRVIQAhIPCgtBQ1RPUl9TVEFGRhADEhgKFEFDVE9SX1BMQVRGT1JNX1NUQUZGEAQSEwoPQUNUT1JfQUlfT1VUUFVUEAUqPAoEQ29ycxIUChBDT1JTX1VOU1BFQ0lGSUVEEAASDQoJQ09SU19PUEVOEAESDwoLQ09SU19MSVNURUQQAjpHCgZhY2Nlc3MSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjRhgMgASgLMg0ucGYudjEuQWNjZXNzUgZhY2Nlc3M6VAoLcmF0ZV9saW1pdHMSHy5nb29nbGUucHJvdG9idWYuU2VydmljZU9wdGlvbnMY2oYDIAMoCzIQLnBmLnYxLlJhdGVMaW1pdFIKcmF0ZUxpbWl0czpLChBzdWNjZXNzX3N0YXR1c2VzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY1IYDIAMoBVIPc3VjY2Vzc1N0YXR1c2VzOjwKCGRlc2lnbmVkEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY1YYDIAEoCFIIZGVzaWduZWQ6OQoGc2NoZW1hEh8uZ29vZ2xlLnByb3RvYnVmLk1lc3NhZ2VPcHRpb25zGNKGAyABKAlSBnNjaGVtYTpCCgtzZXJ2aWNlX2tleRIfLmdvb2dsZS5wcm90b2J1Zi5TZXJ2aWNlT3B0aW9ucxjThgMgASgJUgpzZXJ2aWNlS2V5OkgKDnRva2VuX2F1ZGllbmNlEh8uZ29vZ2xlLnByb3RvYnVmLlNlcnZpY2VPcHRpb25zGNaGAyABKAlSDXRva2VuQXVkaWVuY2U6PAoJaWRfcHJlZml4Eh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjYhgMgASgJUghpZFByZWZpeDpACgttYXJrZG93bl9vZhIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMY7oYDIAEoCVIKbWFya2Rvd25PZjpdCg5yZXF1ZXN0X2ZpZWxkcxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNmGAyABKAsyFC5wZi52MS5SZXF1ZXN0RmllbGRzUg1yZXF1ZXN0RmllbGRzOkcKBnVwbG9hZBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGOSGAyABKAsyDS5wZi52MS5VcGxvYWRSBnVwbG9hZGIGcHJvdG8z", [file_google_protobuf_descriptor]);
 
 /**
  * Access rule of one RPC.
@@ -47,6 +47,8 @@ export type Access = Message<"pf.v1.Access"> & {
 
   /**
    * The spec's "never granted to mods": tokens carrying a mod claim are refused.
+   * Elsewhere a mod's token (user, app or service) needs the capability and
+   * acts for nobody: no person, no staff, no X-PF-Subject.
    *
    * @generated from field: bool never_to_mods = 4;
    */
@@ -82,7 +84,9 @@ export type Access = Message<"pf.v1.Access"> & {
   originFromApps: boolean;
 
   /**
-   * Rate-limit class for anonymous and app callers ("" = default).
+   * The rate limit the callers this rule admits are counted against: the
+   * name of one of its service's `rate_limits` ("" = none). Declared on every
+   * public read (kit/rpc/rate-limits.ts).
    *
    * @generated from field: string rate_limit = 9;
    */
@@ -156,6 +160,15 @@ export type Access = Message<"pf.v1.Access"> & {
    * @generated from field: string cors_setting = 18;
    */
   corsSetting: string;
+
+  /**
+   * With ACTOR_PERSON or ACTOR_MEMBER: the call is the person's own act (a
+   * vote, a like, an edit of their own), so X-PF-Origin: ai is refused (403
+   * auth.person_required): AI output is never attributed to a person.
+   *
+   * @generated from field: bool no_ai_origin = 19;
+   */
+  noAiOrigin: boolean;
 };
 
 /**
@@ -164,6 +177,88 @@ export type Access = Message<"pf.v1.Access"> & {
  */
 export const AccessSchema: GenMessage<Access> = /*@__PURE__*/
   messageDesc(file_pf_v1_options, 0);
+
+/**
+ * A rate limit a service declares (`rate_limits`) and its routes' access rules
+ * name (`rate_limit`): the calls one caller may make per minute, by the
+ * caller's tier. The kit counts them before any handler runs, in each
+ * instance's memory (N instances allow N times a limit); a refused call counts
+ * nothing and is 429 rate.limited with retry_after_seconds.
+ *
+ * @generated from message pf.v1.RateLimit
+ */
+export type RateLimit = Message<"pf.v1.RateLimit"> & {
+  /**
+   * The name rules give it (`read`). Its counters are `<service key>.<name>.<tier>`,
+   * shared by every route naming it; services of one key declaring a name declare it alike.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Callers without a token, counted by client address (its keyed hash; an IPv6 /64 counts as one).
+   *
+   * @generated from field: pf.v1.RateClass anonymous = 2;
+   */
+  anonymous?: RateClass | undefined;
+
+  /**
+   * User tokens (people and guests), counted per person.
+   *
+   * @generated from field: pf.v1.RateClass person = 3;
+   */
+  person?: RateClass | undefined;
+
+  /**
+   * App tokens, counted per app.
+   *
+   * @generated from field: pf.v1.RateClass app = 4;
+   */
+  app?: RateClass | undefined;
+
+  /**
+   * Service tokens, counted per service; usually unset: a service answers its own callers, whom it limits.
+   *
+   * @generated from field: pf.v1.RateClass service = 5;
+   */
+  service?: RateClass | undefined;
+};
+
+/**
+ * Describes the message pf.v1.RateLimit.
+ * Use `create(RateLimitSchema)` to create a new message.
+ */
+export const RateLimitSchema: GenMessage<RateLimit> = /*@__PURE__*/
+  messageDesc(file_pf_v1_options, 1);
+
+/**
+ * One tier's limit; a tier left unset is not limited.
+ *
+ * @generated from message pf.v1.RateClass
+ */
+export type RateClass = Message<"pf.v1.RateClass"> & {
+  /**
+   * Calls per minute when the setting is unset.
+   *
+   * @generated from field: uint32 per_minute = 1;
+   */
+  perMinute: number;
+
+  /**
+   * The environment setting that overrides per_minute (`PF_SEARCH_ANONYMOUS_PER_MINUTE`).
+   *
+   * @generated from field: string setting = 2;
+   */
+  setting: string;
+};
+
+/**
+ * Describes the message pf.v1.RateClass.
+ * Use `create(RateClassSchema)` to create a new message.
+ */
+export const RateClassSchema: GenMessage<RateClass> = /*@__PURE__*/
+  messageDesc(file_pf_v1_options, 2);
 
 /**
  * The fields of its request one route reads (request_fields).
@@ -184,7 +279,7 @@ export type RequestFields = Message<"pf.v1.RequestFields"> & {
  * Use `create(RequestFieldsSchema)` to create a new message.
  */
 export const RequestFieldsSchema: GenMessage<RequestFields> = /*@__PURE__*/
-  messageDesc(file_pf_v1_options, 1);
+  messageDesc(file_pf_v1_options, 3);
 
 /**
  * How the gateway takes a file upload on a client-streaming RPC (gateway/uploads.ts): the request body is
@@ -230,7 +325,7 @@ export type Upload = Message<"pf.v1.Upload"> & {
  * Use `create(UploadSchema)` to create a new message.
  */
 export const UploadSchema: GenMessage<Upload> = /*@__PURE__*/
-  messageDesc(file_pf_v1_options, 2);
+  messageDesc(file_pf_v1_options, 4);
 
 /**
  * Who a route is for, as the spec's Visibility column says.
@@ -383,6 +478,14 @@ export const access: GenExtension<MethodOptions, Access> = /*@__PURE__*/
   extDesc(file_pf_v1_options, 0);
 
 /**
+ * The rate limits the service's access rules name (Access.rate_limit).
+ *
+ * @generated from extension: repeated pf.v1.RateLimit rate_limits = 50010;
+ */
+export const rate_limits: GenExtension<ServiceOptions, RateLimit[]> = /*@__PURE__*/
+  extDesc(file_pf_v1_options, 1);
+
+/**
  * The HTTP statuses a success may answer with, when not only 200; the
  * gateway answers the first, unless the handler chose another of them
  * (`answerStatus`). Documented in OpenAPI.
@@ -390,7 +493,7 @@ export const access: GenExtension<MethodOptions, Access> = /*@__PURE__*/
  * @generated from extension: repeated int32 success_statuses = 50004;
  */
 export const success_statuses: GenExtension<MethodOptions, number[]> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 1);
+  extDesc(file_pf_v1_options, 2);
 
 /**
  * The route is designed by us where the spec shows none (OpenAPI `x-pf-designed`).
@@ -398,7 +501,7 @@ export const success_statuses: GenExtension<MethodOptions, number[]> = /*@__PURE
  * @generated from extension: bool designed = 50005;
  */
 export const designed: GenExtension<MethodOptions, boolean> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 2);
+  extDesc(file_pf_v1_options, 3);
 
 /**
  * The spec's schema id (`tips.paid-request@1`); names OpenAPI components.
@@ -406,7 +509,7 @@ export const designed: GenExtension<MethodOptions, boolean> = /*@__PURE__*/
  * @generated from extension: string schema = 50002;
  */
 export const schema: GenExtension<MessageOptions, string> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 3);
+  extDesc(file_pf_v1_options, 4);
 
 /**
  * The service key (`network`, `tips`…): proto package, Postgres schema,
@@ -415,7 +518,7 @@ export const schema: GenExtension<MessageOptions, string> = /*@__PURE__*/
  * @generated from extension: string service_key = 50003;
  */
 export const service_key: GenExtension<ServiceOptions, string> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 4);
+  extDesc(file_pf_v1_options, 5);
 
 /**
  * The token audience the service's routes take ("" = the platform's, `pf`):
@@ -424,7 +527,7 @@ export const service_key: GenExtension<ServiceOptions, string> = /*@__PURE__*/
  * @generated from extension: string token_audience = 50006;
  */
 export const token_audience: GenExtension<ServiceOptions, string> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 5);
+  extDesc(file_pf_v1_options, 6);
 
 /**
  * The field holds an id the platform made with this prefix (`pln` for
@@ -436,7 +539,19 @@ export const token_audience: GenExtension<ServiceOptions, string> = /*@__PURE__*
  * @generated from extension: string id_prefix = 50008;
  */
 export const id_prefix: GenExtension<FieldOptions, string> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 6);
+  extDesc(file_pf_v1_options, 7);
+
+/**
+ * On a string field holding HTML: it is the sanitised HTML of the named
+ * Markdown field of the same message (`body_html` of `body`). Handlers
+ * leave it empty; the kit renders it once the handler has answered (after
+ * its transaction), on a worker thread and cached by digest, so no handler
+ * renders Markdown and none inside a transaction (kit README "Rich text").
+ *
+ * @generated from extension: string markdown_of = 50030;
+ */
+export const markdown_of: GenExtension<FieldOptions, string> = /*@__PURE__*/
+  extDesc(file_pf_v1_options, 8);
 
 /**
  * The fields of the request this route reads, when its request message is
@@ -447,11 +562,11 @@ export const id_prefix: GenExtension<FieldOptions, string> = /*@__PURE__*/
  * @generated from extension: pf.v1.RequestFields request_fields = 50009;
  */
 export const request_fields: GenExtension<MethodOptions, RequestFields> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 7);
+  extDesc(file_pf_v1_options, 9);
 
 /**
  * @generated from extension: pf.v1.Upload upload = 50020;
  */
 export const upload: GenExtension<MethodOptions, Upload> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 8);
+  extDesc(file_pf_v1_options, 10);
 

@@ -123,7 +123,7 @@ export const ReviewRow = defineEntity({
 });
 export type ReviewRow = InferEntity<typeof ReviewRow>;
 
-/** A scheduled publish or unpublish: unique per (post, action, time, revision). */
+/** A scheduled publish or unpublish: unique per (post, action, time, revision), and who scheduled it. */
 export const ScheduleRow = defineEntity({
   name: "ScheduleRow",
   tableName: "schedules",
@@ -132,13 +132,18 @@ export const ScheduleRow = defineEntity({
     { name: "schedules_action_check", expression: "action in ('publish', 'unpublish')" },
     { name: "schedules_state_check", expression: "state in ('pending', 'applied', 'failed', 'cancelled')" },
   ],
-  indexes: [{ name: "schedules_due", properties: ["state", "at"] }],
+  indexes: [
+    { name: "schedules_due", properties: ["state", "at"] },
+    { name: "schedules_by_person", properties: ["scheduledBy", "state"] },
+  ],
   properties: {
     id: p.text().primary(),
     postId: p.text(),
     action: p.text(),
     at: p.datetime(),
     revision: p.integer(),
+    /** The person who scheduled it: applied only while they may still publish the post. */
+    scheduledBy: p.text(),
     state: p.text(),
     failure: p.text(),
     createdAt: p.datetime(),

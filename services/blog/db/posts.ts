@@ -36,13 +36,21 @@ export function revisionOf(em: EntityManager, postId: string, n: number): Promis
   return em.findOne(RevisionRow, { postId, n });
 }
 
-export function revisionsOf(em: EntityManager, postId: string, ns: number[]): Promise<RevisionRow[]> {
-  return em.find(RevisionRow, { postId, n: { $in: ns } });
+/** The revisions numbered; without their bodies (left unread, not answered) for a listing. */
+export function revisionsOf(em: EntityManager, postId: string, ns: number[], withBody = true): Promise<RevisionRow[]> {
+  return em.find(RevisionRow, { postId, n: { $in: ns } }, withBody ? {} : { exclude: ["body"] }) as Promise<
+    RevisionRow[]
+  >;
 }
 
-/** A page of a post's revisions, newest first, before `before` (exclusive). */
+/** A page of a post's revisions, newest first, before `before` (exclusive), without their bodies (a listing). */
 export function revisionPage(em: EntityManager, postId: string, before: number, limit: number): Promise<RevisionRow[]> {
-  return em.find(RevisionRow, { postId, n: { $lt: before } }, { orderBy: { n: "desc" }, limit });
+  const rows = em.find(
+    RevisionRow,
+    { postId, n: { $lt: before } },
+    { orderBy: { n: "desc" }, limit, exclude: ["body"] },
+  );
+  return rows as Promise<RevisionRow[]>;
 }
 
 export async function insertReview(em: EntityManager, row: ReviewRow): Promise<void> {
@@ -107,6 +115,28 @@ export async function cancelSchedules(
   const rows = await em.find(ScheduleRow, where);
   if (rows.length > 0) await em.nativeUpdate(ScheduleRow, where, { state: "cancelled", doneAt: at });
   return rows.map((row) => ({ ...row, state: "cancelled", doneAt: at }));
+}
+
+/** A person's pending schedules on the blog's posts, each with its post. */
+export async function pendingSchedulesBy(
+  em: EntityManager,
+  blogId: string,
+  person: string,
+): Promise<{ schedule: ScheduleRow; post: PostRow }[]> {
+  const schedules = await em.find(ScheduleRow, { scheduledBy: person, state: "pending" });
+  if (schedules.length === 0) return [];
+  const posts = await em.find(PostRow, { id: { $in: schedules.map((row) => row.postId) }, blogId });
+  const byId = new Map(posts.map((post) => [post.id, post]));
+  return schedules.flatMap((schedule) => {
+    const post = byId.get(schedule.postId);
+    return post ? [{ schedule, post }] : [];
+  });
+}
+
+/** Cancels the schedules named that are still pending. */
+export async function cancelSchedulesById(em: EntityManager, ids: string[], at: Date): Promise<void> {
+  if (ids.length > 0)
+    await em.nativeUpdate(ScheduleRow, { id: { $in: ids }, state: "pending" }, { state: "cancelled", doneAt: at });
 }
 
 /** The ids of due pending schedules, oldest first. */

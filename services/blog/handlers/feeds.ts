@@ -1,12 +1,12 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { FeedResultSchema, type BlogService } from "../../../gen/pf/blog/v1/blogs_pb.js";
-import { answerDocument } from "../../kit/feeds/answer.js";
-import { renderFeed, type FeedFormat, type FeedItem } from "../../kit/feeds/feed.js";
+import { answerVersioned } from "../../kit/feeds/answer.js";
+import { FEED_CONTENT_TYPES, renderFeed, type FeedFormat, type FeedItem } from "../../kit/feeds/feed.js";
 import { problem } from "../../kit/handler/problem.js";
-import { excerpt, renderMarkdown } from "../../kit/rich-text/markdown.js";
+import { markdownRendering } from "../../kit/rich-text/rendering.js";
 import type { BlogContext } from "../context.js";
-import type { BlogRow } from "../db/entities.js";
+import type { BlogRow, PostRow } from "../db/entities.js";
 import { feedPosts, revisionsOf } from "../db/posts.js";
 import { loadBlog } from "./roles.js";
 
@@ -23,48 +23,71 @@ const SUMMARY_CHARS = 300;
 /**
  * Feeds: exactly the public, published, listed posts (the published revision), newest first, as many as the
  * blog's item count, full text or summaries as it says. The route and the public JSON Feed URL hold the same items.
+ *
+ * A feed is named, before any work, by its version: the blog's settings and, per post, its id, slug, dates,
+ * taxonomy and published revision (revisions are immutable). A reader holding that ETag gets 304; anyone else
+ * the feed made once per version (kit `answerVersioned`): its revisions read in a transaction of their own, left
+ * before their Markdown is rendered off the event loop.
  */
 export function feedHandlers(ctx: BlogContext): FeedHandlers {
   async function feed(call: HandlerContext, handle: string, format: FeedFormat, check?: (blog: BlogRow) => boolean) {
-    const { blog, items } = await ctx.transaction(async (em) => {
+    const { blog, posts } = await ctx.transaction(async (em) => {
       const blog = await loadBlog(em, handle);
       if (check && !check(blog)) throw problem(404, "feed.disabled", "This feed is switched off for the blog.");
-      const posts = await feedPosts(em, blog.id, blog.feedItems);
-      const revisions = new Map<string, Awaited<ReturnType<typeof revisionsOf>>[number]>();
+      return { blog, posts: await feedPosts(em, blog.id, blog.feedItems) };
+    });
+    const site = `${ctx.settings.siteUrl}/${blog.handle}`;
+    const feedLink = `${ctx.settings.siteUrl}/feeds/${blog.handle}/${fileOf(format)}`;
+    return create(FeedResultSchema, {
+      feed: await answerVersioned(call, {
+        contentType: FEED_CONTENT_TYPES[format],
+        maxAgeSeconds: ctx.settings.feedMaxAgeSeconds,
+        version: versionOf(blog, posts, feedLink),
+        make: async () => {
+          const items = await itemsOf(blog, posts, site);
+          const model = {
+            title: blog.title,
+            description: blog.description,
+            siteLink: site,
+            feedLink,
+            language: blog.language || undefined,
+            items,
+          };
+          return renderFeed(model, format).body;
+        },
+      }),
+    });
+  }
+
+  /** The posts' items: the published revisions read (one transaction), then their Markdown rendered outside it. */
+  async function itemsOf(blog: BlogRow, posts: PostRow[], site: string): Promise<FeedItem[]> {
+    const revisions = await ctx.transaction(async (em) => {
+      const byPost = new Map<string, Awaited<ReturnType<typeof revisionsOf>>[number]>();
       for (const post of posts)
-        for (const row of await revisionsOf(em, post.id, [post.publishedRevision!])) revisions.set(post.id, row);
-      const site = `${ctx.settings.siteUrl}/${blog.handle}`;
-      const items: FeedItem[] = posts.map((post) => {
+        for (const row of await revisionsOf(em, post.id, [post.publishedRevision!])) byPost.set(post.id, row);
+      return byPost;
+    });
+    const rendering = markdownRendering();
+    return Promise.all(
+      posts.map(async (post): Promise<FeedItem> => {
         const revision = revisions.get(post.id)!;
+        const [summary, contentHtml] = await Promise.all([
+          revision.summary || rendering.excerpt(revision.body, SUMMARY_CHARS),
+          blog.feedFullText ? rendering.html(revision.body) : undefined,
+        ]);
         return {
           id: post.id,
           title: revision.title,
           link: `${site}/${encodeURIComponent(post.slug)}`,
           date: new Date(post.publishedAt!),
           updated: new Date(post.updatedAt),
-          summary: revision.summary || excerpt(revision.body, SUMMARY_CHARS),
-          ...(blog.feedFullText ? { contentHtml: renderMarkdown(revision.body) } : {}),
+          summary,
+          ...(contentHtml !== undefined ? { contentHtml } : {}),
           ...(post.authorKind === "ai" ? { author: "AI" } : {}),
           categories: post.taxonomy,
         };
-      });
-      return { blog, items };
-    });
-    const site = `${ctx.settings.siteUrl}/${blog.handle}`;
-    const rendered = renderFeed(
-      {
-        title: blog.title,
-        description: blog.description,
-        siteLink: site,
-        feedLink: `${ctx.settings.siteUrl}/feeds/${blog.handle}/${fileOf(format)}`,
-        language: blog.language || undefined,
-        items,
-      },
-      format,
+      }),
     );
-    return create(FeedResultSchema, {
-      feed: answerDocument(call, { ...rendered, maxAgeSeconds: ctx.settings.feedMaxAgeSeconds }),
-    });
   }
 
   return {
@@ -75,6 +98,23 @@ export function feedHandlers(ctx: BlogContext): FeedHandlers {
       return feed(call, request.handle, file.format, file.on);
     },
   };
+}
+
+/** Everything a feed's bytes depend on, read before any of them are made (its ETag). */
+function versionOf(blog: BlogRow, posts: PostRow[], feedLink: string): string {
+  return JSON.stringify({
+    feedLink,
+    blog: [blog.id, blog.title, blog.description, blog.language, blog.feedFullText, SUMMARY_CHARS],
+    posts: posts.map((post) => [
+      post.id,
+      post.slug,
+      post.publishedRevision,
+      post.publishedAt,
+      post.updatedAt,
+      post.taxonomy,
+      post.authorKind,
+    ]),
+  });
 }
 
 function fileOf(format: FeedFormat): string {

@@ -7,15 +7,18 @@ import { requireSubject } from "../../kit/handler/subjects.js";
 import type { BlogContext } from "../context.js";
 import { deleteMember, membersOf, ownerCount, roleOf, upsertMember } from "../db/blogs.js";
 import type { BlogRow } from "../db/entities.js";
-import { requireRole } from "../domain/blogs.js";
-import { loadBlog, requireOwner } from "./roles.js";
+import { cancelSchedulesById, pendingSchedulesBy } from "../db/posts.js";
+import { requireRole, type Role } from "../domain/blogs.js";
+import { mayEdit } from "../domain/posts.js";
+import { loadBlog, postPerson, requireOwner } from "./roles.js";
 import { memberToProto } from "./views.js";
 
 type MemberHandlers = Pick<ServiceImpl<typeof BlogService>, "listMembers" | "setMember" | "removeMember">;
 
 /**
  * Members: owners only. The blog row is locked before the owners are counted, so two owners demoting or removing
- * each other at once run one after the other and the second finds the last owner: 409 blog.last_owner.
+ * each other at once run one after the other and the second finds the last owner: 409 blog.last_owner. A member
+ * removed or demoted loses, in the same transaction, the pending schedules their role no longer allows.
  */
 export function memberHandlers(ctx: BlogContext): MemberHandlers {
   async function refuseLastOwner(em: EntityManager, blog: BlogRow, subject: string): Promise<void> {
@@ -51,6 +54,7 @@ export function memberHandlers(ctx: BlogContext): MemberHandlers {
         else if (!subject.startsWith("usr_"))
           throw problem(403, "blog.user_required", "A guest cannot own a blog: owners are network users (usr_).");
         await upsertMember(em, { blogId: blog.id, subject, role, addedAt: ctx.clock.now() });
+        await cancelSchedulesBeyond(em, blog, subject, role, ctx.clock.now());
         return answer(em, blog, subject);
       });
     },
@@ -62,8 +66,30 @@ export function memberHandlers(ctx: BlogContext): MemberHandlers {
         await requireOwner(ctx, em, blog, call, { staff: false });
         await refuseLastOwner(em, blog, subject);
         await deleteMember(em, blog.id, subject);
+        await cancelSchedulesBeyond(em, blog, subject, undefined, ctx.clock.now());
         return answer(em, blog);
       });
     },
   };
+}
+
+/**
+ * Cancels the person's pending schedules on the blog that `role` (undefined once removed) no longer lets them apply:
+ * the right to schedule is the right to publish (authors their own posts, editors and owners every post).
+ */
+async function cancelSchedulesBeyond(
+  em: EntityManager,
+  blog: BlogRow,
+  person: string,
+  role: Role | undefined,
+  at: Date,
+): Promise<void> {
+  const lost = (await pendingSchedulesBy(em, blog.id, person)).filter(
+    ({ post }) => !mayEdit(role, person, postPerson(post)),
+  );
+  await cancelSchedulesById(
+    em,
+    lost.map(({ schedule }) => schedule.id),
+    at,
+  );
 }

@@ -82,6 +82,7 @@ export function publicationHandlers(ctx: BlogContext): PublicationHandlers {
         const row: ScheduleRow = {
           id: newId("sch", at.getTime()),
           ...key,
+          scheduledBy: person,
           state: "pending",
           failure: "",
           createdAt: at,

@@ -13,7 +13,7 @@ import type { BlogContext } from "../context.js";
 import { blogById, roleOf } from "../db/blogs.js";
 import type { BlogRow, PostRow } from "../db/entities.js";
 import { latestReviews, postById, postPage, revisionOf, revisionPage, revisionsOf, slugScope } from "../db/posts.js";
-import { vipMember } from "../../kit/rpc/vip-membership.js";
+import { seen, sightOf, type Sight } from "../readers.js";
 import { loadBlog } from "./roles.js";
 import { postView, revisionToProto } from "./views.js";
 
@@ -21,9 +21,6 @@ type ReadHandlers = Pick<
   ServiceImpl<typeof PostService>,
   "getPost" | "getPostBySlug" | "listPosts" | "listRevisions" | "getRevision" | "getDiff"
 >;
-
-/** How a caller may see a post: as a member (everything), a reader (the published revision), or only if vip says so. */
-type Sight = "member" | "reader" | "entitled?" | "none";
 
 const TEXT_FIELDS = ["title", "summary", "body"] as const;
 
@@ -35,19 +32,6 @@ const TEXT_FIELDS = ["title", "summary", "body"] as const;
 export function readHandlers(ctx: BlogContext): ReadHandlers {
   const notFound = () => problem(404, "post.not_found", "No such post.");
 
-  async function sightOf(em: EntityManager, post: PostRow, person: string | undefined): Promise<Sight> {
-    if (post.state === "deleted") throw problem(410, "post.deleted", "The post was deleted.");
-    if ((await roleOf(em, post.blogId, person)) !== undefined) return "member";
-    if (post.state !== "published" || post.visibility === "private") return "none";
-    return post.visibility === "members-only" ? "entitled?" : "reader";
-  }
-
-  /** Whether vip entitles the person to the blog owner's members-only posts; vip not answering is no. */
-  async function entitled(person: string | undefined, blog: BlogRow): Promise<boolean> {
-    if (person === undefined || !person.startsWith("usr_")) return false;
-    return vipMember(ctx.vip, ctx.logger, { subject: person, creator: blog.createdFor });
-  }
-
   /** The post read as the caller may see it, or 404. */
   async function read(call: HandlerContext, find: (em: EntityManager) => Promise<PostRow | null>) {
     const person = personOf(principalOf(call));
@@ -57,25 +41,29 @@ export function readHandlers(ctx: BlogContext): ReadHandlers {
       const blog = (await blogById(em, post.blogId))!;
       return { post, blog, sight: await sightOf(em, post, person) };
     });
-    if (found.sight === "none" || (found.sight === "entitled?" && !(await entitled(person, found.blog))))
-      throw notFound();
+    if (!(await seen(ctx, found.sight, person, found.blog))) throw notFound();
     const member = found.sight === "member";
     return ctx.transaction(async (em) =>
       create(PostReadResultSchema, { post: await postView(em, found.post, found.blog.handle, { member }) }),
     );
   }
 
-  /** For revisions and diffs: members only (403 blog.member_required when the post is theirs to read at all). */
+  /**
+   * For revisions and diffs: members only. 403 blog.member_required only to a caller who may read the post itself;
+   * anyone else gets the post read's 404, so neither route tells that a post they may not see exists.
+   */
   async function asMember<T>(call: HandlerContext, id: string, work: (em: EntityManager, post: PostRow) => Promise<T>) {
     const person = personOf(principalOf(call));
-    return ctx.transaction(async (em) => {
+    const found: { done: T } | { sight: Sight; blog: BlogRow } = await ctx.transaction(async (em) => {
       const post = await postById(em, id);
       if (!post) throw notFound();
       const sight = await sightOf(em, post, person);
-      if (sight === "none") throw notFound();
-      if (sight !== "member") throw problem(403, "blog.member_required", "Revisions and diffs are for members.");
-      return work(em, post);
+      if (sight === "member") return { done: await work(em, post) };
+      return { sight, blog: (await blogById(em, post.blogId))! };
     });
+    if ("done" in found) return found.done;
+    if (!(await seen(ctx, found.sight, person, found.blog))) throw notFound();
+    throw problem(403, "blog.member_required", "Revisions and diffs are for members.");
   }
 
   return {
@@ -110,7 +98,9 @@ export function readHandlers(ctx: BlogContext): ReadHandlers {
           new Date((request.all ? row.createdAt : row.publishedAt)!).toISOString(),
           row.id,
         ]);
-        const posts = await Promise.all(items.map((row) => postView(em, row, blog.handle, { member: request.all })));
+        const posts = await Promise.all(
+          items.map((row) => postView(em, row, blog.handle, { member: request.all, listing: true })),
+        );
         return create(PostReadResultSchema, { posts, nextCursor });
       });
     },
@@ -127,7 +117,7 @@ export function readHandlers(ctx: BlogContext): ReadHandlers {
         );
         const { items, nextCursor } = page(rows, limit, (row) => [String(row.n)]);
         return create(PostReadResultSchema, {
-          revisions: items.map((row) => revisionToProto(row, reviews.get(row.n))),
+          revisions: items.map((row) => revisionToProto(row, reviews.get(row.n), true)),
           nextCursor,
         });
       }),

@@ -19,7 +19,6 @@ import {
   authorshipToProto,
   type AuthorColumns,
 } from "../../kit/handler/authorship.js";
-import { renderMarkdown } from "../../kit/rich-text/markdown.js";
 import type { BlogRow, MemberRow, PostRow, ReviewRow, RevisionRow, ScheduleRow } from "../db/entities.js";
 import { latestReviews, pendingSchedules, revisionsOf } from "../db/posts.js";
 import { shownState, type PostState } from "../domain/posts.js";
@@ -60,13 +59,13 @@ export function authorshipOf(row: AuthorColumns) {
   return authorshipToProto(authorFromColumns({ ...row, authorKind: row.authorKind as AuthorColumns["authorKind"] }));
 }
 
-export function revisionToProto(row: RevisionRow, review: ReviewRow | undefined): Revision {
+/** A revision; in a listing without its body (rows read without it), which the kit renders as body_html otherwise. */
+export function revisionToProto(row: RevisionRow, review: ReviewRow | undefined, listing = false): Revision {
   return create(RevisionSchema, {
     n: row.n,
     title: row.title,
     summary: row.summary,
-    body: row.body,
-    bodyHtml: renderMarkdown(row.body),
+    body: listing ? "" : row.body,
     authorship: authorshipOf(row as AuthorColumns),
     reviewRequired: row.reviewRequired,
     approval:
@@ -97,18 +96,20 @@ export function scheduleToProto(row: ScheduleRow): Schedule {
 
 /**
  * A post as a reader sees it: members the current revision and the pending
- * schedules; everyone else the published revision only.
+ * schedules; everyone else the published revision only. In a listing the
+ * revision comes without its body (a page of 200,000-character bodies is
+ * never held): the post's read has it.
  */
 export async function postView(
   em: EntityManager,
   post: PostRow,
   handle: string,
-  options: { member: boolean },
+  options: { member: boolean; listing?: boolean },
 ): Promise<Post> {
   const shown = options.member ? post.currentRevision : (post.publishedRevision ?? post.currentRevision);
   const ns = [...new Set([shown, post.publishedRevision ?? shown])];
   const [revisions, reviews, schedules] = await Promise.all([
-    revisionsOf(em, post.id, ns),
+    revisionsOf(em, post.id, ns, !options.listing),
     latestReviews(em, post.id, ns),
     options.member ? pendingSchedules(em, [post.id]) : Promise.resolve([]),
   ]);
@@ -134,7 +135,7 @@ export async function postView(
     currentRevision: post.currentRevision,
     publishedRevision: post.publishedRevision ?? 0,
     authorship: authorshipOf(post as AuthorColumns),
-    revision: revision && revisionToProto(revision, reviews.get(revision.n)),
+    revision: revision && revisionToProto(revision, reviews.get(revision.n), options.listing),
     schedules: schedules.map(scheduleToProto),
     publishedAt: post.publishedAt ? timestampFromDate(new Date(post.publishedAt)) : undefined,
     createdAt: timestampFromDate(new Date(post.createdAt)),

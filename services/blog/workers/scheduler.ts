@@ -4,6 +4,7 @@ import type { BlogContext } from "../context.js";
 import { dueScheduleIds, finishSchedule, lockPendingSchedule, postById } from "../db/posts.js";
 import { scheduleFinished } from "../events.js";
 import { publishNow, unpublishNow } from "../handlers/publishing.js";
+import { requirePostEditor } from "../handlers/roles.js";
 
 /** Schedules looked up per pass of the loop. */
 const BATCH = 50;
@@ -15,7 +16,9 @@ const ACTOR = "blog.scheduler";
  * (the lease), due by the injected clock. Each schedule is applied in its own
  * transaction that locks it while still pending, through the same gate as
  * POST /publish; the state moves from pending once, in the transaction of
- * the publish and its event, so a crash never publishes twice. A refusal
+ * the publish and its event, so a crash never publishes twice. The person
+ * who scheduled it must still hold a role that may publish the post (they
+ * may have been removed or demoted since, or raced that change). A refusal
  * marks it failed and writes blog.schedule.failed in that same transaction:
  * emitted exactly once.
  */
@@ -40,6 +43,7 @@ async function applySchedule(ctx: BlogContext, id: string): Promise<void> {
       if (!schedule) return;
       const post = await postById(em, schedule.postId, true);
       if (!post || post.state === "deleted") throw refusal("post.deleted", "The post is deleted.");
+      await requirePostEditor(em, post, schedule.scheduledBy);
       const changed =
         schedule.action === "publish"
           ? await publishNow(em, post, schedule.revision, ACTOR, at)

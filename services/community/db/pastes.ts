@@ -6,7 +6,6 @@ import { authorFromColumns, authorshipToProto } from "../../kit/handler/authorsh
 import { problem } from "../../kit/handler/problem.js";
 import { qualified } from "../../kit/db/orm.js";
 import { claimSlug, resolveSlug } from "../../kit/slugs/slugs.js";
-import { renderMarkdown } from "../../kit/rich-text/markdown.js";
 import { PasteRow } from "./entities.js";
 import { threadOfRef } from "./threads.js";
 
@@ -41,14 +40,23 @@ export async function pasteBySlug(
   return { row, moved: target.moved };
 }
 
-/** A person's active pastes, newest first, after a cursor (created_at, id). */
+/** Whether a paste exists and is not deleted (its comment thread is then readable as the paste is). */
+export async function pasteLives(em: EntityManager, id: string): Promise<boolean> {
+  const row = await em.findOne(PasteRow, { id });
+  return row !== null && row.state !== "deleted";
+}
+
+/**
+ * A person's active pastes, newest first, after a cursor (created_at, id), without their text: a listing never
+ * holds a page of 512 KiB texts (README "Pastes").
+ */
 export async function pastesOf(
   em: EntityManager,
   owner: string,
   after: [string, string] | undefined,
   limit: number,
 ): Promise<PasteRow[]> {
-  return em.find(
+  const rows = em.find(
     PasteRow,
     {
       owner,
@@ -59,8 +67,10 @@ export async function pastesOf(
           }
         : {}),
     },
-    { orderBy: { createdAt: "desc", id: "desc" }, limit },
+    { orderBy: { createdAt: "desc", id: "desc" }, limit, exclude: ["body"] },
   );
+  // The body is left unread: pasteToProto answers none in a listing.
+  return rows as Promise<PasteRow[]>;
 }
 
 /**
@@ -119,14 +129,15 @@ export async function likes(em: EntityManager, pasteId: string, person: string |
 
 /**
  * A paste as a reader sees it: a censored paste's text only to staff (the
- * original is kept), HTML only as renderMarkdown makes it.
+ * original is kept), and no text in a listing. Its HTML is the kit's to
+ * render once the answer is made (body_html declares `markdown_of`).
  */
 export async function pasteToProto(
   em: EntityManager,
   row: PasteRow,
-  reader: { person?: string; staff?: boolean } = {},
+  reader: { person?: string; staff?: boolean; listing?: boolean } = {},
 ): Promise<Paste> {
-  const shown = row.state === "active" || (row.state === "censored" && reader.staff === true);
+  const shown = !reader.listing && (row.state === "active" || (row.state === "censored" && reader.staff === true));
   const thread = await threadOfRef(em, pasteRef(row.id));
   return create(PasteSchema, {
     id: row.id,
@@ -134,7 +145,6 @@ export async function pasteToProto(
     title: row.title,
     kind: row.kind,
     body: shown ? row.body : "",
-    bodyHtml: shown && row.kind === "text" ? renderMarkdown(row.body) : "",
     screenshot: shown ? (row.screenshot ?? "") : "",
     language: row.language,
     authorship: authorshipToProto(authorFromColumns(row as Parameters<typeof authorFromColumns>[0])),

@@ -11,7 +11,6 @@ import { type Author, authorFromColumns, authorshipToProto } from "../../kit/han
 import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
 import { qualified } from "../../kit/db/orm.js";
-import { renderMarkdown } from "../../kit/rich-text/markdown.js";
 import { threadNotFound } from "../domain/threads.js";
 import { authorRow, CommentRow, CommentVoteRow, ThreadRow } from "./entities.js";
 
@@ -155,7 +154,6 @@ export function commentToProto(row: CommentRow, myVote = 0): Comment {
     threadId: row.threadId,
     authorship: authorshipToProto(authorFromColumns(row as Parameters<typeof authorFromColumns>[0])),
     body: row.body,
-    bodyHtml: row.deletedAt ? "" : renderMarkdown(row.body),
     score: BigInt(row.score),
     myVote,
     createdAt: timestampFromDate(row.createdAt),

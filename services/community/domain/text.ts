@@ -1,13 +1,8 @@
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { userText } from "../../kit/handler/text.js";
-import { withoutTags } from "../../kit/rich-text/markdown.js";
+import { plainTitle } from "../../kit/handler/text.js";
 
 /** A required plain-text field (a title): 1 to `max` characters after its tags are removed (they never come back). */
-export function requireTitle(field: string, value: string, max: number): string {
-  const text = withoutTags(userText(field, value, max)).trim();
-  if (text === "") throw invalid(field, `${field} is required (1 to ${max} characters, plain text)`);
-  return text;
-}
+export const requireTitle = plainTitle;
 
 /** A paste's text: at most `maxBytes` bytes of UTF-8, else 413 (the body is too large, not malformed). */
 export function requirePasteText(value: string, maxBytes: number): string {

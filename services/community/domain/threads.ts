@@ -1,4 +1,5 @@
 import { invalid, problem } from "../../kit/handler/problem.js";
+import type { ContentAnswer } from "../../kit/rpc/content-access.js";
 
 /** A thread's visibility (the spec's three). */
 export type ThreadVisibility = "public" | "hidden" | "locked";
@@ -25,6 +26,20 @@ export function requireOpen(visibility: string): void {
 }
 
 export const threadNotFound = () => problem(404, "thread.not_found", "No such comment thread.");
+
+/** A thread answers as its content does: missing where the content is, behind the membership the content is behind. */
+export function requireContentOpen(answer: ContentAnswer): void {
+  if (answer.access === "not_found") throw threadNotFound();
+  if (answer.access === "members_only")
+    throw problem(
+      403,
+      "vip.members_only",
+      "The thread's content is for members: it needs a membership of its creator.",
+      {
+        creator: answer.creator,
+      },
+    );
+}
 
 /** The type of an EntityRef as the browser allow-list names it. */
 export const refType = (ref: { service: string; kind: string }) => `${ref.service}/${ref.kind}`;

@@ -8,6 +8,7 @@ import { idempotencyOf } from "../../kit/handler/idempotency.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { userText } from "../../kit/handler/text.js";
+import { commentThreadSeen, requireContentSeen, threadSeen } from "../contents.js";
 import type { CommunityContext } from "../context.js";
 import { moderationToProto, recordModeration } from "../db/moderation.js";
 import {
@@ -47,7 +48,9 @@ const isBrowser = (call: HandlerContext) => principalOf(call).kind !== "service"
 
 /**
  * Comment threads, one per EntityRef: resolve, read, comment (people and AI
- * output), vote, delete one's own or (moderators) any, set visibility.
+ * output), vote, delete one's own or (moderators) any, set visibility. Every
+ * route but moderation answers as the thread's content does to the caller
+ * (contents.ts), asked before its transaction.
  */
 export function commentHandlers(ctx: CommunityContext): CommentHandlers {
   const { settings } = ctx;
@@ -63,6 +66,8 @@ export function commentHandlers(ctx: CommunityContext): CommentHandlers {
             type: refType(ref),
           },
         );
+      // Before the thread is made: a ref whose content the caller may not see leaves no thread behind.
+      await requireContentSeen(ctx, call, ref);
       const thread = await ctx.transaction((em) => resolveThread(em, ref, ctx.clock.now()));
       requireReadable(thread.visibility, readsAsModerator(call));
       return create(CommentWriteResultSchema, { thread: threadToProto(thread) });
@@ -72,6 +77,7 @@ export function commentHandlers(ctx: CommunityContext): CommentHandlers {
       const limit = pageLimit(request.limit);
       const after = decodeTextCursor(request.cursor, 2) as [string, string] | undefined;
       const person = personOf(principalOf(call));
+      await threadSeen(ctx, call, request.id);
       return ctx.transaction(async (em) => {
         const thread = await threadById(em, request.id);
         requireReadable(thread.visibility, readsAsModerator(call));
@@ -96,6 +102,7 @@ export function commentHandlers(ctx: CommunityContext): CommentHandlers {
       const once = idempotencyOf(call, request, {
         scope: `comment:${author.kind === "person" ? author.person : principalOf(call).sub}`,
       });
+      await threadSeen(ctx, call, request.id);
       return ctx.transaction((em) =>
         once.run(em, async () => {
           const at = ctx.clock.now();
@@ -109,6 +116,7 @@ export function commentHandlers(ctx: CommunityContext): CommentHandlers {
     async voteOnComment(request, call) {
       const voter = actingPerson(call);
       const value = requireVote(request.value);
+      await commentThreadSeen(ctx, call, request.commentId);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         // The comment's row lock puts one person's concurrent votes in order: one vote each.
@@ -133,6 +141,8 @@ export function commentHandlers(ctx: CommunityContext): CommentHandlers {
       const reason = moderating ? requireReason(request.reason) : "";
       const person = moderating ? undefined : actingPerson(call);
       if (!moderating && request.reason !== "") throw invalid("reason", "Only moderators give a reason.");
+      // A writer reaches the comment only where they may see the thread's content; moderation reaches any (internal).
+      if (person !== undefined) await commentThreadSeen(ctx, call, request.commentId);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const comment = await commentById(em, request.commentId, true);

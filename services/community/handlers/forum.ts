@@ -36,11 +36,21 @@ type ForumHandlers = Pick<
 export function forumHandlers(ctx: CommunityContext): ForumHandlers {
   const space = () => ctx.client(SpaceInternalService);
 
-  /** The writer forwarded: the person (X-PF-Subject) or AI output (X-PF-Origin: ai); its key for space and limits. */
+  /**
+   * The writer forwarded, with its key for space and limits: the person
+   * (X-PF-Subject), or AI output (X-PF-Origin: ai, and `aiService`, the service
+   * that sent it, which space credits and compares). AI output naming a person
+   * stays AI output: the person is forwarded only so space bounds the write by
+   * what they may reach; it is never the author.
+   */
   const writer = (call: HandlerContext) => {
-    const { person } = callerOf(call);
-    if (person !== undefined) return { who: person, headers: { "x-pf-subject": person } };
-    return { who: principalOf(call).sub, headers: { "x-pf-origin": "ai" } };
+    const { person, principal } = callerOf(call);
+    const ai = principal.origin === "ai";
+    const headers: Record<string, string> = {};
+    if (person !== undefined) headers["x-pf-subject"] = person;
+    if (ai) headers["x-pf-origin"] = "ai";
+    const aiService = ai ? principal.sub : "";
+    return { who: ai || person === undefined ? principal.sub : person, headers, aiService };
   };
 
   /** Space's idempotency key: the caller's own key kept apart per writer, or a fresh one. */
@@ -120,9 +130,12 @@ export function forumHandlers(ctx: CommunityContext): ForumHandlers {
       if (callerOf(call).admittedBy === "moderate")
         return moderate(call, request, "edit_post", { kind: "post", id }, "", body);
       refuseReason(request);
-      const { who, headers } = writer(call);
+      const { who, headers, aiService } = writer(call);
       const answer = await forward(() =>
-        space().editPost({ postId: id, body, idempotencyKey: keyFor(who, request.idempotencyKey) }, { headers }),
+        space().editPost(
+          { postId: id, body, idempotencyKey: keyFor(who, request.idempotencyKey), aiService },
+          { headers },
+        ),
       );
       return create(PostWriteResultSchema, { thread: answer.thread, post: answer.post });
     },
@@ -132,9 +145,9 @@ export function forumHandlers(ctx: CommunityContext): ForumHandlers {
       if (callerOf(call).admittedBy === "moderate")
         return moderate(call, request, "delete_post", { kind: "post", id }, "");
       refuseReason(request);
-      const { who, headers } = writer(call);
+      const { who, headers, aiService } = writer(call);
       const answer = await forward(() =>
-        space().deletePost({ postId: id, idempotencyKey: keyFor(who, request.idempotencyKey) }, { headers }),
+        space().deletePost({ postId: id, idempotencyKey: keyFor(who, request.idempotencyKey), aiService }, { headers }),
       );
       return create(PostWriteResultSchema, { thread: answer.thread, post: answer.post });
     },
@@ -143,11 +156,11 @@ export function forumHandlers(ctx: CommunityContext): ForumHandlers {
       const title = requireTitle("title", request.title, TEXT.title);
       const body = userText("body", request.body, TEXT.post);
       if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(request.space)) throw invalid("space", "space is a space's key");
-      const { who, headers } = writer(call);
+      const { who, headers, aiService } = writer(call);
       await countPost(who);
       const answer = await forward(() =>
         space().createThread(
-          { space: request.space, title, body, idempotencyKey: keyFor(who, request.idempotencyKey) },
+          { space: request.space, title, body, idempotencyKey: keyFor(who, request.idempotencyKey), aiService },
           { headers },
         ),
       );
@@ -157,10 +170,13 @@ export function forumHandlers(ctx: CommunityContext): ForumHandlers {
     async replyToThread(request, call) {
       const threadId = requireSpaceId("thread", request.id);
       const body = userText("body", request.body, TEXT.post);
-      const { who, headers } = writer(call);
+      const { who, headers, aiService } = writer(call);
       await countPost(who);
       const answer = await forward(() =>
-        space().replyToThread({ threadId, body, idempotencyKey: keyFor(who, request.idempotencyKey) }, { headers }),
+        space().replyToThread(
+          { threadId, body, idempotencyKey: keyFor(who, request.idempotencyKey), aiService },
+          { headers },
+        ),
       );
       return create(PostWriteResultSchema, { thread: answer.thread, post: answer.post });
     },

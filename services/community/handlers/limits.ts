@@ -1,9 +1,6 @@
-import type { HandlerContext } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { principalOf } from "../../kit/auth/principal.js";
 import type { Author } from "../../kit/handler/authorship.js";
 import { rateLimit } from "../../kit/handler/rate-limit.js";
-import type { CommunityContext } from "../context.js";
 import type { Rate } from "../settings.js";
 
 /** Counts a write against a person's limit (AI output against its service's): 429 with Retry-After beyond it. */
@@ -14,19 +11,3 @@ export function limitWriter(em: EntityManager, name: string, rate: Rate, writer:
 /** Who a write counts against: the person, or for AI output its service. */
 export const writerOf = (author: Author) =>
   author.kind === "person" ? author.person : author.kind === "ai" ? author.service : author.service;
-
-/** Anonymous reads count per client address (the gateway's); callers with a token are not counted here. */
-export async function limitAnonymousRead(
-  ctx: CommunityContext,
-  em: EntityManager,
-  call: HandlerContext,
-): Promise<void> {
-  if (principalOf(call).kind !== "anonymous") return;
-  const client = ctx.clientKeys.of(call.requestHeader);
-  if (client === "") return;
-  await rateLimit(
-    em,
-    [{ name: "community.read.address", key: client, ...ctx.settings.anonymousReadPerAddress }],
-    ctx.clock.now(),
-  );
-}

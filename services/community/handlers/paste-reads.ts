@@ -15,7 +15,6 @@ import type { CommunityContext } from "../context.js";
 import { pasteBySlug, pasteNotFound, pasteRef, pasteToProto, pastesOf } from "../db/pastes.js";
 import { commentsOf, commentToProto, threadOfRef, votesOf } from "../db/threads.js";
 import { requireReadable } from "../domain/threads.js";
-import { limitAnonymousRead } from "./limits.js";
 import { readsAsModerator } from "./moderators.js";
 
 type PasteReadHandlers = Pick<
@@ -29,7 +28,6 @@ export function pasteReadHandlers(ctx: CommunityContext): PasteReadHandlers {
     async getPaste(request, call) {
       const person = personOf(principalOf(call));
       return ctx.transaction(async (em) => {
-        await limitAnonymousRead(ctx, em, call);
         const { row, moved } = await pasteBySlug(em, request.slug);
         if (moved) {
           // Relative to the path asked (…/pastes/<old>), so it holds behind any base path.
@@ -41,10 +39,7 @@ export function pasteReadHandlers(ctx: CommunityContext): PasteReadHandlers {
     },
 
     async *getRawPaste(request, call) {
-      const row = await ctx.transaction(async (em) => {
-        await limitAnonymousRead(ctx, em, call);
-        return (await pasteBySlug(em, request.slug)).row;
-      });
+      const row = await ctx.transaction(async (em) => (await pasteBySlug(em, request.slug)).row);
       if (row.state !== "active" || row.kind !== "text") throw pasteNotFound();
       const body = answerDocument(call, {
         contentType: "text/plain; charset=utf-8",
@@ -61,13 +56,12 @@ export function pasteReadHandlers(ctx: CommunityContext): PasteReadHandlers {
       const after = decodeTextCursor(request.cursor, 2) as [string, string] | undefined;
       const person = personOf(principalOf(call));
       return ctx.transaction(async (em) => {
-        await limitAnonymousRead(ctx, em, call);
         const { items, nextCursor } = page(await pastesOf(em, request.owner, after, limit + 1), limit, (row) => [
           row.createdAt.toISOString(),
           row.id,
         ]);
         const pastes = [];
-        for (const row of items) pastes.push(await pasteToProto(em, row, { person }));
+        for (const row of items) pastes.push(await pasteToProto(em, row, { person, listing: true }));
         return create(PasteReadResultSchema, { pastes, nextCursor });
       });
     },

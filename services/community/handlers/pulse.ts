@@ -16,7 +16,6 @@ import { insertPulseItem, pulseItemOfRef, pulseItemToProto, pulsePage } from "..
 import { pulseProvenance, requireOccurredAt, requirePublic } from "../domain/pulse.js";
 import { requireRef } from "../domain/threads.js";
 import { requireTitle } from "../domain/text.js";
-import { limitAnonymousRead } from "./limits.js";
 
 type PulseHandlers = Pick<ServiceImpl<typeof PulseService>, "getPulse" | "publishPulseItem" | "retractPulseItem">;
 
@@ -33,7 +32,6 @@ export function pulseHandlers(ctx: CommunityContext): PulseHandlers {
       const limit = pageLimit(request.limit);
       const after = decodeTextCursor(request.cursor, 2) as [string, string] | undefined;
       return ctx.transaction(async (em) => {
-        await limitAnonymousRead(ctx, em, call);
         const rows = await pulsePage(em, after, limit + 1);
         const { items, nextCursor } = page(rows, limit, (row) => [row.occurredAt.toISOString(), row.id]);
         return create(PulseReadResultSchema, { items: items.map((row) => pulseItemToProto(row)), nextCursor });

@@ -1,15 +1,13 @@
 import { create } from "@bufbuild/protobuf";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import {
   CouponListSchema,
   LookupResultSchema,
   ResolveResultSchema,
   type CouponsService,
 } from "../../../gen/pf/coupons/v1/coupons_pb.js";
-import { principalOf } from "../../kit/auth/principal.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { rateLimit } from "../../kit/handler/rate-limit.js";
 import { couponToProto, readActiveCoupons, readCoupon, readReports } from "../db/coupons.js";
 import {
   merchantNotFound,
@@ -22,7 +20,6 @@ import { registrableDomain } from "../../kit/handler/public-suffix.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import { lookedUp } from "../domain/codes.js";
 import { normalizeHost } from "../domain/hosts.js";
-import { anonymousLookupRule, lookupRule } from "../settings.js";
 
 type LookupHandlers = Pick<
   ServiceImpl<typeof CouponsService>,
@@ -34,22 +31,12 @@ export const codeNotFound = () => problem(404, "coupons.code.not_found", "There 
 /**
  * Public reads, the same for every caller: a code held for review, disabled,
  * or of a merchant that is not approved, and a merchant that is not approved,
- * are 404 for everyone. Anonymous callers are limited per client address,
- * more tightly than people and apps per token. Every read here is a hot read
- * (services/kit/db/reads.ts); only the rate limit writes.
+ * are 404 for everyone. The routes declare the rate limit `lookup`: anonymous
+ * callers per client address, more tightly than people and apps per token
+ * (services are not limited), counted by the kit before these run. Every read
+ * here is a hot read (services/kit/db/reads.ts): a lookup writes nothing.
  */
 export function lookupHandlers(ctx: ServiceContext): LookupHandlers {
-  const limit = async (call: HandlerContext) => {
-    const principal = principalOf(call);
-    if (principal.kind === "service") return;
-    // Addresses are counted by keyed hash: the limiter's table never holds one.
-    const rule =
-      principal.kind === "anonymous"
-        ? anonymousLookupRule(ctx.clientKeys.of(call.requestHeader))
-        : lookupRule(principal.sub);
-    await ctx.transaction((em) => rateLimit(em, [rule], ctx.clock.now()));
-  };
-
   const approvedMerchant = async (id: string) => {
     const merchant = await readMerchant(ctx, id);
     if (merchant?.status !== "approved") throw merchantNotFound();
@@ -57,8 +44,7 @@ export function lookupHandlers(ctx: ServiceContext): LookupHandlers {
   };
 
   return {
-    async getCoupon(request, call) {
-      await limit(call);
+    async getCoupon(request) {
       const row = await readCoupon(ctx, request.id);
       if (!row || !lookedUp(row, row.merchantStatus)) throw codeNotFound();
       const reports = await readReports(ctx, [row.id]);
@@ -67,16 +53,14 @@ export function lookupHandlers(ctx: ServiceContext): LookupHandlers {
       });
     },
 
-    async getMerchant(request, call) {
-      await limit(call);
+    async getMerchant(request) {
       const merchant = await approvedMerchant(request.id);
       return create(LookupResultSchema, {
         result: { case: "merchant", value: await readMerchantAnswer(ctx, merchant) },
       });
     },
 
-    async listMerchantCoupons(request, call) {
-      await limit(call);
+    async listMerchantCoupons(request) {
       const limitRows = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const merchant = await approvedMerchant(request.id);
@@ -93,8 +77,7 @@ export function lookupHandlers(ctx: ServiceContext): LookupHandlers {
       });
     },
 
-    async resolveMerchant(request, call) {
-      await limit(call);
+    async resolveMerchant(request) {
       const host = normalizeHost(request.host);
       if (host === undefined) throw invalid("host", "host must be a hostname such as shop.example.com.");
       const registrable = registrableDomain(host);

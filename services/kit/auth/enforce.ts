@@ -8,6 +8,7 @@ import {
   Visibility,
 } from "../../../gen/pf/v1/options_pb.js";
 import { problem } from "../handler/problem.js";
+import { isSubjectId } from "../handler/subjects.js";
 import { ANONYMOUS, type Caller, callerKey, type Principal, personOf, staffActorOf } from "./principal.js";
 import { AUDIENCE, type TokenVerifier, type VerifiedToken } from "./tokens.js";
 
@@ -198,7 +199,7 @@ function admitByRule(rule: Access, principal: Principal, header: Headers): Calle
           "auth.person_required",
           "This call acts for a person: use a user token, or a service token with X-PF-Subject.",
         );
-      return caller;
+      return ownAct(rule, caller);
     case Actor.MEMBER:
       if (!person?.startsWith("usr_"))
         throw problem(
@@ -206,7 +207,7 @@ function admitByRule(rule: Access, principal: Principal, header: Headers): Calle
           "auth.member_required",
           "This call acts for a network user (usr_): guests and callers acting for nobody cannot.",
         );
-      return caller;
+      return ownAct(rule, caller);
     case Actor.STAFF:
     case Actor.PLATFORM_STAFF: {
       const staff = staffActorOf(acting, rule.actor === Actor.STAFF);
@@ -233,6 +234,16 @@ function admitByRule(rule: Access, principal: Principal, header: Headers): Calle
   }
 }
 
+/**
+ * A person's own act (a vote, a like, an edit of their own) is never AI
+ * output: AI output is never attributed to a person (`no_ai_origin`).
+ */
+function ownAct(rule: Access, caller: Caller): Caller {
+  if (rule.noAiOrigin && caller.principal.origin === "ai")
+    throw problem(403, "auth.person_required", "AI output (X-PF-Origin: ai) never acts as the person it names here.");
+  return caller;
+}
+
 /** Refuses a token this rule does not let in. */
 function admitToken(rule: Access, principal: Principal): void {
   const deny = (code: string, detail: string) => problem(403, code, detail);
@@ -247,6 +258,8 @@ function admitToken(rule: Access, principal: Principal): void {
       if (rule.visibility === Visibility.INTERNAL)
         throw deny("auth.internal_only", "This route is internal: service tokens only.");
       if (rule.noPeople) throw deny("auth.people_refused", "This route is for services and apps, not user tokens.");
+      // A mod acts by the capabilities granted to it, never as the person its token names.
+      if (principal.mod !== undefined) requireCapabilities(rule, principal.caps, true);
       break;
     case "app":
       if (rule.visibility === Visibility.INTERNAL)
@@ -255,13 +268,13 @@ function admitToken(rule: Access, principal: Principal): void {
       if (rule.visibility === Visibility.FIRST_PARTY && !principal.fp) {
         throw deny("auth.first_party_only", "This route is for first-party apps only.");
       }
-      requireCapabilities(rule, principal.caps);
+      requireCapabilities(rule, principal.caps, principal.mod !== undefined);
       break;
     case "service":
       if (rule.onlyServices.length > 0 && !rule.onlyServices.includes(principal.service ?? "")) {
         throw deny("auth.service_not_allowed", `Only the ${rule.onlyServices.join(", ")} service may call this route.`);
       }
-      requireCapabilities(rule, principal.caps);
+      requireCapabilities(rule, principal.caps, principal.mod !== undefined);
       break;
   }
 }
@@ -290,8 +303,15 @@ function principalOfToken(claims: VerifiedToken, raw: string): Principal {
   return principal;
 }
 
-function requireCapabilities(rule: Access, caps: ReadonlySet<string>): void {
-  if (rule.capabilityUnchecked) return;
+/**
+ * Refuses a token without the rule's capability. A mod's token always needs
+ * one: a rule that leaves its capability unchecked, or names none, admits no
+ * mod (a mod acts only by what was granted to it).
+ */
+function requireCapabilities(rule: Access, caps: ReadonlySet<string>, mod = false): void {
+  if (mod && rule.capabilities.length === 0 && rule.allCapabilities.length === 0)
+    throw problem(403, "auth.never_to_mods", "A mod acts only by its capabilities, and this route names none.");
+  if (rule.capabilityUnchecked && !mod) return;
   const missingAny = rule.capabilities.length > 0 && !rule.capabilities.some((cap) => caps.has(cap));
   const missingAll = rule.allCapabilities.filter((cap) => !caps.has(cap));
   if (missingAny || missingAll.length > 0) {
@@ -324,6 +344,13 @@ function withHeaders(rule: Access, principal: Principal, header: Headers): Princ
   const entitlements = header.get(ENTITLEMENTS_HEADER);
   if (subject === null && staff === null && origin === null && groups === null && entitlements === null)
     return principal;
+  if (principal.mod !== undefined && (subject ?? staff ?? groups ?? entitlements) !== null) {
+    throw problem(
+      403,
+      "auth.never_to_mods",
+      "A mod never acts for a person: X-PF-Subject, X-PF-Staff, X-PF-Groups and X-PF-Entitlements are refused from its token.",
+    );
+  }
   let actingSubject: string | undefined;
   if (subject !== null) {
     if (!actsForPeople(rule)) {
@@ -333,8 +360,10 @@ function withHeaders(rule: Access, principal: Principal, header: Headers): Princ
         "This route does not act for a person: X-PF-Subject is refused.",
       );
     }
-    if (!/^(usr|gst)_[0-9a-z]+$/i.test(subject)) {
-      throw problem(400, "request.invalid", "X-PF-Subject must be a usr_ or gst_ subject.", { field: "X-PF-Subject" });
+    if (!isSubjectId(subject)) {
+      throw problem(400, "request.invalid", "X-PF-Subject must be a usr_ or gst_ subject (1 to 64 of a-z 0-9).", {
+        field: "X-PF-Subject",
+      });
     }
     actingSubject = subject;
   }

@@ -80,8 +80,13 @@ export function staffActor(call: HandlerContext): string {
   return staff;
 }
 
-/** The person a principal acts for: the acting subject from a service, or the user of a user token. */
+/**
+ * The person a principal acts for: the acting subject from a service, or the
+ * user of a user token. A mod's token (a `mod` claim) acts for nobody, even
+ * a user token naming a person.
+ */
 export function personOf(principal: Principal): string | undefined {
+  if (principal.mod !== undefined) return undefined;
   if (principal.actingSubject) return principal.actingSubject;
   return principal.kind === "user" ? principal.sub : undefined;
 }
@@ -91,9 +96,10 @@ export function personOf(principal: Principal): string | undefined {
  * for nobody (enforcement already checked its token holds the route's
  * capability), or a service acting for a person it states is staff
  * (X-PF-Staff: 1). A person's own token never is: staff status is a service's
- * statement. Answers the actor an audit names, or undefined.
+ * statement; nor a mod's token. Answers the actor an audit names, or undefined.
  */
 export function staffActorOf(principal: Principal, apps = true): string | undefined {
+  if (principal.mod !== undefined) return undefined;
   if (principal.kind !== "service" && !(apps && principal.kind === "app")) return undefined;
   if (principal.actingSubject !== undefined) return principal.staff ? principal.actingSubject : undefined;
   return principal.sub;

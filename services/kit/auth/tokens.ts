@@ -1,5 +1,6 @@
 import { jwtVerify, SignJWT } from "jose";
 import { randomUUID } from "node:crypto";
+import { SUBJECT } from "../handler/subjects.js";
 import type { PlatformKeys } from "./keys.js";
 
 /** The platform's token audience; a service may declare its own (`pf.v1.token_audience`). */
@@ -23,9 +24,9 @@ export const MAX_LIFETIME_SECONDS: Readonly<Record<TokenKind, number>> = {
   service: 24 * HOUR,
 };
 
-/** The subject each kind of token names. */
+/** The subject each kind of token names: people's by the platform's one subject grammar. */
 const SUBJECTS: Readonly<Record<TokenKind, RegExp>> = {
-  user: /^(usr|gst)_[0-9a-z]+$/i,
+  user: SUBJECT,
   app: /^app:.+$/,
   service: /^svc:[a-z]+$/,
 };

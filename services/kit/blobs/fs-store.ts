@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, open, rename, rm, stat } from "node:fs/promises";
+import { mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Readable } from "node:stream";
 import {
@@ -14,7 +14,8 @@ import {
 /**
  * Blobs as files under one directory (the default: `<data dir>/blobs`). A put
  * writes a temporary file under `.tmp/`, syncs it, then renames it into place,
- * so a reader never sees part of an object and a failed put leaves nothing.
+ * so a reader never sees part of an object and a failed put leaves nothing; a
+ * put cut off by a crash leaves its temporary file, for `sweepUnfinished`.
  */
 export class FsBlobStore implements BlobStore {
   readonly kind = "fs";
@@ -60,6 +61,23 @@ export class FsBlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     await rm(this.pathOf(key), { force: true }).catch(unavailable("delete"));
+  }
+
+  /** Removes temporary files last written before `olderThan` (another instance sharing the directory may write some). */
+  async sweepUnfinished(olderThan: Date): Promise<void> {
+    const directory = join(this.root, ".tmp");
+    const names = await readdir(directory).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return [];
+      throw new BlobUnavailableError("list temporary files", error);
+    });
+    for (const name of names) {
+      const path = join(directory, name);
+      const written = await stat(path).then(
+        (found) => found.mtime,
+        () => undefined,
+      );
+      if (written && written < olderThan) await rm(path, { force: true }).catch(unavailable("delete"));
+    }
   }
 
   scoped(prefix: string): BlobStore {

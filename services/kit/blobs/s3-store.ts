@@ -129,6 +129,12 @@ export class S3BlobStore implements BlobStore {
     );
   }
 
+  /**
+   * Nothing to do here: a put leaves no object until it completes, and the parts of a multipart upload cut off by a
+   * crash are the bucket's to expire (its AbortIncompleteMultipartUpload lifecycle rule: services/kit/README.md).
+   */
+  async sweepUnfinished(): Promise<void> {}
+
   scoped(prefix: string): BlobStore {
     return prefixed(this, prefix);
   }

@@ -24,6 +24,12 @@ export interface BlobStore {
   has(key: string): Promise<boolean>;
   /** Removes the object under `key`, if any. */
   delete(key: string): Promise<void>;
+  /**
+   * Removes what puts cut off by a crash left (they never finished nor cleaned up) and last wrote before `olderThan`:
+   * the whole store's, whatever prefix it is seen under. A put under way writes as its body arrives, so an age past
+   * the longest pause of a live upload spares it.
+   */
+  sweepUnfinished(olderThan: Date): Promise<void>;
   /** The same store under `<prefix>/`: each service gets its own (the host scopes it by the service key). */
   scoped(prefix: string): BlobStore;
 }
@@ -66,6 +72,7 @@ export function prefixed(store: BlobStore, prefix: string): BlobStore {
     get: async (key, range) => store.get(under(key), range),
     has: async (key) => store.has(under(key)),
     delete: async (key) => store.delete(under(key)),
+    sweepUnfinished: async (olderThan) => store.sweepUnfinished(olderThan),
     scoped: (inner) => prefixed(store, `${prefix}/${inner}`),
   };
 }

@@ -1,5 +1,5 @@
 import type { HandlerContext } from "@connectrpc/connect";
-import { callerOf } from "../auth/principal.js";
+import { callerOf, personOf } from "../auth/principal.js";
 import { problem } from "../handler/problem.js";
 import { idPattern } from "../handler/ids.js";
 import type { Config } from "../runtime/config.js";
@@ -14,8 +14,9 @@ export function editorsSetting(key: string): string {
 }
 
 /**
- * The people the seed setting names. A name that is not a usr_ subject is a
- * configuration error, never skipped: a typo would otherwise drop an editor silently.
+ * The people the seed setting names, read by the host once at start (`ServiceContext.editors`). A name that is not
+ * a usr_ subject is a configuration error that stops the start, never skipped: a typo would otherwise drop an editor
+ * silently.
  */
 export function seededEditors(config: Config, key: string): string[] {
   const name = editorsSetting(key);
@@ -30,7 +31,7 @@ export function seededEditors(config: Config, key: string): string[] {
 
 /** Whether a person is an editor of the service: on its list, or named by its seed setting. */
 export async function isEditor(ctx: ServiceContext, person: string): Promise<boolean> {
-  return seededEditors(ctx.config, ctx.key).includes(person) || (await isListedEditor(ctx, person));
+  return ctx.editors.includes(person) || (await isListedEditor(ctx, person));
 }
 
 /**
@@ -47,13 +48,15 @@ export async function requireEditor(
 ): Promise<string | undefined> {
   const { principal, person: admitted } = callerOf(call);
   if (principal.origin === "ai") throw editorRequired("AI output is never an editor; a person on the list must act.");
-  const person = admitted ?? principal.actingSubject ?? (principal.kind === "user" ? principal.sub : undefined);
+  const person = admitted ?? personOf(principal);
   if (person !== undefined) {
     if (await isEditor(ctx, person)) return person;
     throw editorRequired(`${person} is not on the ${ctx.key} editor list.`);
   }
   if (options.person) throw editorRequired(`A person on the ${ctx.key} editor list must act; a service alone cannot.`);
-  if (principal.kind === "service" || (principal.kind === "app" && principal.fp)) return undefined;
+  // A mod is never an editor, not even as the service or app acting for nobody.
+  if (principal.mod === undefined && (principal.kind === "service" || (principal.kind === "app" && principal.fp)))
+    return undefined;
   throw editorRequired(`Only the ${ctx.key} editors may do this.`);
 }
 

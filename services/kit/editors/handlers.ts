@@ -15,7 +15,6 @@ import {
 import { principalOf } from "../auth/principal.js";
 import { requireUser } from "../handler/subjects.js";
 import type { ServiceContext } from "../runtime/module.js";
-import { seededEditors } from "./editors.js";
 import { addEditor, type EditorRow, listEditors, removeEditor } from "./store.js";
 
 /** The editor-list RPCs of a service's admin service (`SetEditor`, `RemoveEditor`, `ListEditors`). */
@@ -41,7 +40,7 @@ export function editorHandlers(ctx: ServiceContext): EditorHandlers {
     },
     async listEditors() {
       const rows = await ctx.transaction((em) => listEditors(em));
-      return create(EditorListSchema, { editors: rows.map(entryOf), seeded: seededEditors(ctx.config, ctx.key) });
+      return create(EditorListSchema, { editors: rows.map(entryOf), seeded: [...ctx.editors] });
     },
   };
 }

@@ -3,6 +3,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { createHash } from "node:crypto";
 import { HttpBodySchema, type HttpBody } from "../../../gen/google/api/httpbody_pb.js";
 import { answerStatus } from "../handler/status.js";
+import { ByteLru } from "../runtime/byte-lru.js";
 
 /** A document a read RPC answers as bytes (a feed, a raw paste). */
 export interface DocumentAnswer {
@@ -24,14 +25,69 @@ export interface DocumentAnswer {
  */
 export function answerDocument(call: HandlerContext, answer: DocumentAnswer): HttpBody {
   const data = typeof answer.body === "string" ? new TextEncoder().encode(answer.body) : answer.body;
-  const etag = `"${createHash("sha256").update(data).digest("base64url").slice(0, 32)}"`;
+  const etag = digestOf(data);
+  return create(HttpBodySchema, {
+    contentType: answer.contentType,
+    ...(notModified(call, answer, etag) ? {} : { data }),
+  });
+}
+
+/** A document whose ETag is known before its bytes are made (a feed). */
+export interface VersionedDocument {
+  contentType: string;
+  maxAgeSeconds: number;
+  /**
+   * Names everything the bytes depend on (ids, immutable revision numbers, update times, settings, the format):
+   * the same version always makes the same bytes, and any change that changes them changes it.
+   */
+  version: string;
+  /** Makes the bytes: only when neither the reader (If-None-Match) nor this process holds them. */
+  make: () => Promise<string>;
+}
+
+/** Documents made by `answerVersioned`, by ETag: 32 MiB at most in the process. */
+const documents = new ByteLru<Uint8Array>(32 * 1024 * 1024);
+const making = new Map<string, Promise<Uint8Array>>();
+
+/**
+ * Answers a document as `answerDocument` does, with its ETag the digest of its version, known before any work:
+ * a request naming it is answered 304 without the document being made, and the documents made are kept (bounded,
+ * by ETag) so readers of one version, at once or one after another, have it made once.
+ */
+export async function answerVersioned(call: HandlerContext, document: VersionedDocument): Promise<HttpBody> {
+  const etag = digestOf(new TextEncoder().encode(`${document.contentType}\n${document.version}`));
+  if (notModified(call, document, etag)) return create(HttpBodySchema, { contentType: document.contentType });
+  const data = documents.get(etag) ?? (await made(etag, document.make));
+  return create(HttpBodySchema, { contentType: document.contentType, data });
+}
+
+async function made(etag: string, make: () => Promise<string>): Promise<Uint8Array> {
+  let pending = making.get(etag);
+  if (!pending) {
+    pending = make()
+      .then((body) => {
+        const data = new TextEncoder().encode(body);
+        documents.set(etag, data);
+        return data;
+      })
+      .finally(() => making.delete(etag));
+    making.set(etag, pending);
+  }
+  return pending;
+}
+
+/** Sets the document's ETag and Cache-Control; answers 304 (and true) when If-None-Match names the ETag. */
+function notModified(call: HandlerContext, answer: { maxAgeSeconds: number }, etag: string): boolean {
   call.responseHeader.set("etag", etag);
   call.responseHeader.set("cache-control", `public, max-age=${answer.maxAgeSeconds}`);
-  if (matches(call.requestHeader.get("if-none-match"), etag)) {
-    answerStatus(call, 304);
-    return create(HttpBodySchema, { contentType: answer.contentType });
-  }
-  return create(HttpBodySchema, { contentType: answer.contentType, data });
+  if (!matches(call.requestHeader.get("if-none-match"), etag)) return false;
+  answerStatus(call, 304);
+  return true;
+}
+
+/** A strong ETag: the first 32 characters of the bytes' sha256. */
+function digestOf(data: Uint8Array): string {
+  return `"${createHash("sha256").update(data).digest("base64url").slice(0, 32)}"`;
 }
 
 /** If-None-Match compares weakly (RFC 9110 §13.1.2): `W/"x"` matches `"x"`; `*` matches any. */

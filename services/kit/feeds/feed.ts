@@ -78,8 +78,9 @@ function xmlFeed(model: FeedModel, format: "rss" | "atom"): string {
     copyright: "",
   });
   for (const item of model.items) {
-    // Atom's title and summary are type="html": plain text goes escaped. RSS's title is plain text in CDATA.
-    const title = format === "atom" ? escapeHtml(text(item.title)) : text(item.title);
+    // Titles and summaries go as escaped text in both: Atom's are type="html", and RSS readers take a title as HTML
+    // (a raw "<" would be markup to them, and a second "]]>" would end the CDATA the package writes: broken XML).
+    const title = escapeHtml(text(item.title));
     const summary = item.summary === undefined ? undefined : escapeHtml(text(item.summary));
     const content = item.contentHtml !== undefined ? text(item.contentHtml) : summary && `<p>${summary}</p>`;
     feed.addItem({

@@ -1,3 +1,4 @@
+import type { ConnectError } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { qualified } from "../db/orm.js";
 import { problem } from "./problem.js";
@@ -52,13 +53,15 @@ export async function rateLimit(em: EntityManager, rules: RateRule[], at: Date):
     const retryAfterSeconds = Math.max(1, Math.ceil((end - at.getTime()) / 1000));
     if (!refused || retryAfterSeconds > refused.retryAfterSeconds) refused = { rule, retryAfterSeconds };
   }
-  if (refused) {
-    const { rule, retryAfterSeconds } = refused;
-    throw problem(429, "rate.limited", `Too many requests (${rule.name}); try again in ${retryAfterSeconds} seconds.`, {
-      rule: rule.name,
-      retry_after_seconds: retryAfterSeconds,
-    });
-  }
+  if (refused) throw tooManyRequests(refused.rule.name, refused.retryAfterSeconds);
+}
+
+/** The kit's 429 `rate.limited`: the rule refused, and when to try again (the gateway's Retry-After). */
+export function tooManyRequests(rule: string, retryAfterSeconds: number): ConnectError {
+  return problem(429, "rate.limited", `Too many requests (${rule}); try again in ${retryAfterSeconds} seconds.`, {
+    rule,
+    retry_after_seconds: retryAfterSeconds,
+  });
 }
 
 /** The calling client's IP address as the gateway saw it; "" for callers that did not come through it. */

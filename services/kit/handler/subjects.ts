@@ -1,9 +1,14 @@
 import { idPattern } from "./ids.js";
 import { invalid } from "./problem.js";
 
-// Subjects come from tokens, not newId, but have the shape of the platform's ids.
+/**
+ * The one grammar of a person's subject everywhere: a token's sub, X-PF-Subject, request fields holding one, search's
+ * access lists. `usr_` (a network user) or `gst_` (a guest) and 1 to 64 lowercase letters or digits, the shape of
+ * the platform's ids. Compared exactly, never case-folded: `usr_ABC` would be another person than `usr_abc`, so it
+ * is no subject at all.
+ */
+export const SUBJECT = idPattern("usr", "gst");
 const PERSON = idPattern("usr");
-const SUBJECT = idPattern("usr", "gst");
 
 /** A network user (usr_…), or 400 naming the field. */
 export function requireUser(field: string, value: string): string {

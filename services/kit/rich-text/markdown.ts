@@ -66,20 +66,42 @@ const SANITIZE: sanitizeHtml.IOptions = {
   },
 };
 
-/** Safe HTML of a Markdown source: the only way HTML built from user text leaves the platform. */
+/**
+ * The size budget of a source parsed as Markdown, in characters: the largest body a service takes as Markdown
+ * (a blog post's 200,000). A longer source (a paste may hold 512 KiB) is shown as text, never parsed: parsing
+ * time grows with the source and, for some shapes, faster than it.
+ */
+export const MARKDOWN_MAX_CHARS = 200_000;
+
+/**
+ * Safe HTML of a Markdown source: the only way HTML built from user text leaves the platform. Synchronous and
+ * slow for long sources: readers get it through kit/rich-text/rendering.ts (off the event loop, cached).
+ */
 export function renderMarkdown(source: string): string {
+  if (source.length > MARKDOWN_MAX_CHARS) return preformatted(source);
   return sanitizeHtml(markdown.render(source), SANITIZE);
+}
+
+/** A source shown as it is, escaped, where it is not rendered (past the size or time budget). */
+export function preformatted(source: string): string {
+  return source === "" ? "" : `<pre>${escapeHtml(source)}</pre>`;
 }
 
 /** The text of a Markdown source without markup (search bodies, feed summaries), whitespace collapsed. */
 export function plainText(source: string): string {
+  if (source.length > MARKDOWN_MAX_CHARS) return collapsed(source);
   const html = markdown.render(source);
   // Block ends become spaces so paragraphs do not run together.
   const text = sanitizeHtml(html.replace(/<\/(p|h[1-6]|li|blockquote|pre|td|th)>|<br\s*\/?>/g, " $&"), {
     allowedTags: [],
     allowedAttributes: {},
   });
-  return decodeEntities(text).replace(/\s+/g, " ").trim();
+  return collapsed(decodeEntities(text));
+}
+
+/** Text with its whitespace runs made one space. */
+export function collapsed(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
 }
 
 /**
@@ -90,14 +112,27 @@ export function withoutTags(text: string): string {
   return decodeEntities(sanitizeHtml(text, { allowedTags: [], allowedAttributes: {} }));
 }
 
-/** At most `maxChars` characters of the source's plain text, cut at a word with "…" when shortened. */
+/**
+ * At most `maxChars` characters of the source's plain text, cut at a word with "…" when shortened. Only the
+ * source's first `excerptSourceChars(maxChars)` characters are parsed: the excerpt never needs more, however long
+ * the source (a reference link defined further down is then shown as typed).
+ */
 export function excerpt(source: string, maxChars: number): string {
-  const text = plainText(source);
+  const text = plainText(source.slice(0, excerptSourceChars(maxChars)));
   if (text.length <= maxChars) return text;
   const cut = text.slice(0, Math.max(0, maxChars - 1));
   // A word running on past the cut is left out whole.
   const atWord = /\s/.test(text[cut.length]) ? cut.trimEnd() : cut.replace(/\s+\S*$/, "");
   return `${atWord.length >= cut.length / 2 ? atWord : cut}…`;
+}
+
+/** The characters of a source an excerpt of `maxChars` parses: markup rarely takes more than 15 of every 16. */
+export function excerptSourceChars(maxChars: number): number {
+  return Math.max(1_000, maxChars * 16);
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 }
 
 const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'" };

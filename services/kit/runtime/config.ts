@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { wholeSetting } from "./whole-setting.js";
 
 /** Every setting of a process, read once from the environment (names in README). */
 export interface Config {
@@ -53,6 +54,8 @@ export interface Config {
   callTimeoutMs: number;
   /** How long a caller may take to send a request (headers and body) on either port. */
   bodyTimeoutMs: number;
+  /** The slowest average, in bytes a second, a streamed upload's body may arrive at after `bodyTimeoutMs` (PF_UPLOAD_MIN_RATE). */
+  uploadMinRate: number;
   /**
    * A production deployment (PF_ENV=production; unset or `development` is not):
    * settings only fit for local use (test-mode payments) refuse to start there.
@@ -102,6 +105,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     bodyLimit: integer(env.PF_BODY_LIMIT, 1024 * 1024),
     callTimeoutMs: integer(env.PF_CALL_TIMEOUT_MS, 10_000),
     bodyTimeoutMs: integer(env.PF_BODY_TIMEOUT_MS, 30_000),
+    uploadMinRate: wholeSetting(env, "PF_UPLOAD_MIN_RATE", 4096, 1),
     production: production(env),
     env,
   };

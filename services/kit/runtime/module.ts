@@ -48,6 +48,8 @@ export interface ServiceContext {
   commits: CommitListeners;
   /** A typed client for another service, carrying this service's own token. */
   client<S extends DescService>(service: S): Client<S>;
+  /** The editors its seed setting names (`PF_<KEY>_EDITORS`, `kit/editors`), read and checked at start. */
+  editors: readonly string[];
 }
 
 /** Background work a module runs while the host is up (see `leasedJob`); returns how to stop it. */

@@ -8,10 +8,8 @@ import {
   type IndexDocument,
 } from "../../../gen/pf/search/v1/documents_pb.js";
 import { SearchIndexService, SearchService } from "../../../gen/pf/search/v1/search_pb.js";
+import { MAX_LIMIT } from "../handler/paging.js";
 import type { SearchDocument, SearchIndex, WriteOutcome } from "./document.js";
-
-/** Inventory entries per page (search's largest). */
-const INVENTORY_PAGE = 1_000;
 
 /**
  * The search service as an owner's `SearchIndex`: its typed clients, carrying the owner's own token (which must hold
@@ -45,7 +43,8 @@ export function connectSearchIndex(
       });
     },
     async inventory(cursor) {
-      const page = await reader.listOwnerDocuments({ owner, limit: INVENTORY_PAGE, cursor });
+      // The platform's largest page.
+      const page = await reader.listOwnerDocuments({ owner, limit: MAX_LIMIT, cursor });
       return {
         documents: page.documents.map((held) => ({
           type: held.type,

@@ -1,24 +1,28 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { randomBytes } from "node:crypto";
-import type { FileUpload, MediaService } from "../../../gen/pf/media/v1/media_pb.js";
+import type { File, FileUpload, MediaService } from "../../../gen/pf/media/v1/media_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
 import { measured, TooLargeError, type Measured } from "../../kit/blobs/measure.js";
 import { BlobUnavailableError } from "../../kit/blobs/store.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
+import { StreamSlots } from "../../kit/rpc/stream-slots.js";
 import type { MediaContext } from "../context.js";
-import { fileToProto, insertFile } from "../db/files.js";
+import { fileToProto, insertFile, type StoredFile } from "../db/files.js";
 import { checkedApp, checkedContentType, checkedName, keyFrom } from "../domain/files.js";
 import { objectCreated } from "../events.js";
+import { Reservation } from "../reservations.js";
 
 type UploadHandlers = Pick<ServiceImpl<typeof MediaService>, "uploadFile">;
 
 export function uploadHandlers(ctx: MediaContext): UploadHandlers {
+  // Uploads open at once per caller, in this process (a slow upload holds a socket and a temporary file).
+  const open = new StreamSlots();
   return {
     /**
-     * The first message names the file; its bytes go to the blob store as they
-     * arrive, counted and hashed on the way. The row is written only once every
-     * byte is stored, so a failed upload leaves neither; a row that cannot be
-     * written takes its blob with it.
+     * The first message names the file; the upload is recorded and its file counted against the namespace's quota
+     * before any byte is stored; its bytes go to the blob store as they arrive, reserved, counted and hashed on the
+     * way. The row is written only once every byte is stored, so a failed upload leaves neither; a row that cannot
+     * be written takes its blob with it.
      */
     async uploadFile(parts, call) {
       const messages = parts[Symbol.asyncIterator]();
@@ -31,43 +35,69 @@ export function uploadHandlers(ctx: MediaContext): UploadHandlers {
         throw problem(403, "media.namespace_refused", `An app writes only its own namespace, not ${app}.`);
       const name = checkedName(head.value.name);
       const contentType = checkedContentType(head.value.contentType);
-      const key = keyFrom(randomBytes(18));
-      const stored: Measured = { size: 0, sha256: "" };
+      // Services upload for the many they serve: their uploads are not capped per caller.
+      const limit = ctx.settings.openUploads;
+      const release = open.take(
+        principal.kind === "service" ? [] : [{ name: "media.upload.open", key: principal.sub, limit }],
+      );
       try {
-        await ctx.blobs.put(key, measured(chunksOf(head.value, messages), ctx.settings.maxBytes, stored), contentType);
-      } catch (error) {
-        if (error instanceof TooLargeError)
-          throw problem(413, "media.too_large", `The file is larger than the limit of ${error.limit} bytes.`, {
-            limit: error.limit,
-          });
-        if (error instanceof BlobUnavailableError) throw storeUnavailable(ctx, error);
-        throw error;
-      }
-      try {
-        return await ctx.transaction(async (em) => {
-          const row = insertFile(em, {
-            key,
-            app,
-            name,
-            contentType,
-            size: stored.size,
-            sha256: stored.sha256,
-            uploader: principal.sub,
-            createdAt: ctx.clock.now(),
-          });
-          await em.flush();
-          const file = fileToProto(row);
-          await objectCreated(em, file);
-          return file;
-        });
-      } catch (error) {
-        await ctx.blobs.delete(key).catch((cause: unknown) => {
-          ctx.logger.error({ err: cause, key }, "a blob whose row was not written stays behind");
-        });
-        throw error;
+        const reservation = new Reservation(ctx, keyFrom(randomBytes(18)), app);
+        await reservation.begin();
+        const stored = await store(ctx, reservation, chunksOf(head.value, messages), contentType);
+        return await record(ctx, reservation, { name, contentType, ...stored, uploader: principal.sub });
+      } finally {
+        release();
       }
     },
   };
+}
+
+/** Streams the file into the blob store under its reservation; a failure gives the reservation back. */
+async function store(
+  ctx: MediaContext,
+  reservation: Reservation,
+  chunks: AsyncIterable<Uint8Array>,
+  contentType: string,
+): Promise<Measured> {
+  const stored: Measured = { size: 0, sha256: "" };
+  try {
+    const body = reservation.reserving(measured(chunks, ctx.settings.maxBytes, stored));
+    await ctx.blobs.put(reservation.key, body, contentType);
+    return stored;
+  } catch (error) {
+    await reservation.release();
+    if (error instanceof TooLargeError)
+      throw problem(413, "media.too_large", `The file is larger than the limit of ${error.limit} bytes.`, {
+        limit: error.limit,
+      });
+    if (error instanceof BlobUnavailableError) throw storeUnavailable(ctx, error);
+    throw error;
+  }
+}
+
+/** Writes the row and its event, settling the reservation; a row that cannot be written takes its blob with it. */
+async function record(
+  ctx: MediaContext,
+  reservation: Reservation,
+  file: Pick<StoredFile, "name" | "contentType" | "size" | "sha256" | "uploader">,
+): Promise<File> {
+  const { key, app } = reservation;
+  try {
+    return await ctx.transaction(async (em) => {
+      await reservation.settle(em, file.size);
+      const row = insertFile(em, { ...file, key, app, createdAt: ctx.clock.now() });
+      await em.flush();
+      const created = fileToProto(row);
+      await objectCreated(em, created);
+      return created;
+    });
+  } catch (error) {
+    await ctx.blobs.delete(key).catch((cause: unknown) => {
+      ctx.logger.error({ err: cause, key }, "a blob whose row was not written stays behind");
+    });
+    await reservation.release();
+    throw error;
+  }
 }
 
 /** The file's bytes: the first message's, then each following message's; those name nothing else. */

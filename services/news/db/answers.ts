@@ -28,7 +28,6 @@ import {
   TimelineEntrySchema,
 } from "../../../gen/pf/news/v1/story_pb.js";
 import { approvalToProto, authorFromColumns, authorshipToProto } from "../../kit/handler/authorship.js";
-import { renderMarkdown } from "../../kit/rich-text/markdown.js";
 import type { Cited } from "../domain/text.js";
 import type { AuditRecord, ClusterRecord, MemberRecord } from "./clusters.js";
 import type { ItemRecord } from "./items.js";
@@ -100,9 +99,9 @@ export function auditToProto(row: AuditRecord): ClusterAudit {
   });
 }
 
-/** Cited Markdown with its sanitised HTML. */
+/** Cited Markdown (its HTML is rendered by the kit once the answer is made: `markdown_of`). */
 export function citedToProto(cited: Cited): CitedMessage {
-  return create(CitedSchema, { text: cited.text, html: renderMarkdown(cited.text), citations: cited.citations });
+  return create(CitedSchema, { text: cited.text, citations: cited.citations });
 }
 
 /** A source table entry. */
@@ -128,7 +127,6 @@ export function timelineToProto(row: TimelineRecord): TimelineEntry {
     id: row.id,
     date: row.stated_date,
     text: row.text,
-    html: renderMarkdown(row.text),
     sourceNumber: row.source_number,
     createdBy: row.created_by,
     createdAt: at(row.created_at),
@@ -207,7 +205,6 @@ export function noteToProto(row: NoteRecord): Note {
     id: row.id,
     kind: row.kind,
     text: row.text,
-    html: renderMarkdown(row.text),
     revision: row.revision,
     createdAt: at(row.created_at),
     publishedAt: at(row.published_at),

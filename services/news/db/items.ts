@@ -136,13 +136,24 @@ export interface IngestCount {
   last_change_order: string;
 }
 
-/** What news took in from the sources service, per source key. */
-export function ingestCounts(em: EntityManager): Promise<IngestCount[]> {
+const COUNTS = `count(*) as items, count(*) filter (where dedupe = 'duplicate') as duplicates,
+  count(*) filter (where removed_at is not null) as removed`;
+
+/** What news took in from the sources service, per source key: a page of keys after `after` (limit + 1 rows). */
+export function ingestCounts(em: EntityManager, page: { after?: string; limit: number }): Promise<IngestCount[]> {
   return sql<IngestCount>(
     em,
-    `select source_key, count(*) as items, count(*) filter (where dedupe = 'duplicate') as duplicates,
-       count(*) filter (where removed_at is not null) as removed, max(updated_at) as last_received_at,
-       max(change_order) as last_change_order
-     from {source_items} group by source_key order by source_key`,
+    `select source_key, ${COUNTS}, max(updated_at) as last_received_at, max(change_order) as last_change_order
+     from {source_items} where source_key > ? group by source_key order by source_key limit ?`,
+    [page.after ?? "", page.limit + 1],
   );
+}
+
+/** What news took in from every source. */
+export async function ingestTotals(em: EntityManager): Promise<Pick<IngestCount, "items" | "duplicates" | "removed">> {
+  const [totals] = await sql<Pick<IngestCount, "items" | "duplicates" | "removed">>(
+    em,
+    `select ${COUNTS} from {source_items}`,
+  );
+  return totals;
 }

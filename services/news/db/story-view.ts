@@ -2,7 +2,6 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { type Story, StorySchema } from "../../../gen/pf/news/v1/story_pb.js";
-import { renderMarkdown } from "../../kit/rich-text/markdown.js";
 import { type Problem, publishProblems } from "../domain/publish.js";
 import {
   flagToProto,
@@ -101,7 +100,6 @@ export function storyToProto(view: StoryView, editor: boolean): Story {
       story.state === "retracted"
         ? {
             note: story.retraction_note ?? "",
-            noteHtml: renderMarkdown(story.retraction_note ?? ""),
             by: story.retracted_by ?? "",
             at: timestampFromDate(new Date(story.retracted_at!)),
           }

@@ -41,3 +41,18 @@ export function publishProblems(
   if (openBlockingFlags.some((flag) => !revision.answersFlags.includes(flag))) problems.push("blocking_flag");
   return problems;
 }
+
+/** What lineage reads of the revision a new one rests on. */
+export interface BaseRevision {
+  ai: boolean;
+  aiAssisted: boolean;
+  approved: boolean;
+}
+
+/**
+ * Whether a person's revision is AI-assisted: the editor says so, or it rests on an AI-generated or AI-assisted
+ * revision no person approved (as blog's lineage): an editor cannot clear an unapproved AI draft by saving over it.
+ */
+export function aiAssisted(claimed: boolean, base: BaseRevision | undefined): boolean {
+  return claimed || (base !== undefined && (base.ai || base.aiAssisted) && !base.approved);
+}

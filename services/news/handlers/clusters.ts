@@ -15,7 +15,7 @@ import { problem } from "../../kit/handler/problem.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import { clusterToProto, itemToProto } from "../db/answers.js";
 import { clusterById, clusterPage, historyOf, membersOf } from "../db/clusters.js";
-import { ingestCounts, itemsById } from "../db/items.js";
+import { ingestCounts, ingestTotals, itemsById } from "../db/items.js";
 import { editorActing } from "./access.js";
 import { clustersOf, mergeClusters, reverseChange, splitCluster } from "./cluster-changes.js";
 
@@ -73,10 +73,16 @@ export function clusterHandlers(ctx: ServiceContext): ClusterHandlers {
       return create(ClusterManageResultSchema, audit);
     },
 
-    async getIngest(_request, call) {
+    async getIngest(request, call) {
       await editorActing(ctx, call);
-      const counts = await ctx.transaction((em) => ingestCounts(em));
-      const sources = counts.map((row) =>
+      const limit = pageLimit(request.limit);
+      const after = decodeTextCursor(request.cursor, 1)?.[0];
+      const [counts, totals] = await ctx.transaction(async (em) => [
+        await ingestCounts(em, { after, limit }),
+        await ingestTotals(em),
+      ]);
+      const { items, nextCursor } = page(counts, limit, (row) => [row.source_key]);
+      const sources = items.map((row) =>
         create(IngestSourceSchema, {
           sourceKey: row.source_key,
           items: Number(row.items),
@@ -86,12 +92,12 @@ export function clusterHandlers(ctx: ServiceContext): ClusterHandlers {
           lastChangeOrder: BigInt(row.last_change_order),
         }),
       );
-      const sum = (key: "items" | "duplicates" | "removed") => sources.reduce((total, s) => total + s[key], 0);
       const ingest = create(IngestSchema, {
         sources,
-        items: sum("items"),
-        duplicates: sum("duplicates"),
-        removed: sum("removed"),
+        items: Number(totals.items),
+        duplicates: Number(totals.duplicates),
+        removed: Number(totals.removed),
+        nextCursor,
       });
       return read({ case: "ingest", value: ingest });
     },

@@ -28,6 +28,7 @@ import {
   revisionOf,
 } from "../db/revisions.js";
 import { lockStory, perspectivesOf, sourcesOf, type StoryRecord, timelineOf, touchStory } from "../db/stories.js";
+import { aiAssisted } from "../domain/publish.js";
 import { citedText, LIMITS } from "../domain/text.js";
 import { aiDraftRequested, storyChanged, subjects } from "../events.js";
 import { editorActing } from "./access.js";
@@ -154,13 +155,20 @@ async function saveRevision(
       field: "revision.answers_flags",
     });
   const note = input.note ? noteOf(input.note) : undefined;
+  // The revision it rests on: the one named, else the newest.
+  const base = await revisionOf(em, story.id, input.basedOn || story.latest_revision);
   const at = ctx.clock.now();
   const n = await insertRevision(em, {
     story: story.id,
     headline,
     paragraphs,
     author,
-    aiAssisted: author.kind !== "ai" && input.aiAssisted,
+    aiAssisted:
+      author.kind !== "ai" &&
+      aiAssisted(
+        input.aiAssisted,
+        base && { ai: base.author_kind === "ai", aiAssisted: base.ai_assisted, approved: base.approver !== null },
+      ),
     basedOn: input.basedOn,
     answersFlags: [...new Set(input.answersFlags)],
     snapshot: {

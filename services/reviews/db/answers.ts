@@ -25,7 +25,6 @@ import {
   authorFromColumns,
   authorshipToProto,
 } from "../../kit/handler/authorship.js";
-import { renderMarkdown } from "../../kit/rich-text/markdown.js";
 import { AGGREGATE_METHOD } from "../domain/aggregate.js";
 import { aliasesOf, currentMerges, linksOf, mergedFrom } from "./catalog.js";
 import type {
@@ -58,7 +57,6 @@ export async function entityAnswers(em: EntityManager, rows: EntityRow[]): Promi
       slug: row.slug,
       name: row.name,
       description: row.description,
-      descriptionHtml: renderMarkdown(row.description),
       state: row.state,
       mergedInto: row.state === "merged" && merge ? mergeToProto(merge) : undefined,
       mergedFrom: children.get(row.id) ?? [],

@@ -1,7 +1,7 @@
 import type { DocumentKey, Position, Query } from "../domain/query.js";
 import { QUERY_LIMITS, RECENCY_HALF_DAYS } from "../domain/query.js";
 import type { Viewer } from "../domain/visibility.js";
-import type { FoundDocument, SearchPage, SuggestedTitle } from "../engine/engine.js";
+import type { FoundDocument, SearchPage, SuggestedTitle, SuggestPage } from "../engine/engine.js";
 import type { Tables } from "./sql.js";
 
 /** Parameters of one statement, numbered as they are added. */
@@ -107,26 +107,40 @@ export async function searchDocuments(
       cursor = `(c.published_at < ${p}::timestamptz or (c.published_at = ${p}::timestamptz and ${after(position.key, params, "c")}))`;
     }
   }
-  // Pairs are grouped first and split after: 62 groups, not 80,000 pairs.
-  const counts = counted
-    ? `(select coalesce(jsonb_agg(jsonb_build_array(c.k, c.v, c.n)), '[]') from (
-         select k, v, n, row_number() over (partition by k order by n desc, v) as rank from (
-           select split_part(p, '=', 1) as k, substr(p, strpos(p, '=') + 1) as v, n
-           from (select p, count(*) as n from m, unnest(m.facet_pairs) as p group by p) g) f
-         where k = any(${counted}::text[])) c where c.rank <= ${QUERY_LIMITS.facetValues})`
-    : `'[]'::jsonb`;
   const sql = `with ${words} ${matches}, ${candidates}
     select (select coalesce(jsonb_agg(to_jsonb(r)), '[]') from (
         select ${SHOWN}, left(d.body, 300) as body, p.score
         from (select * from c where ${cursor} order by ${order} limit ${params.add(query.limit + 1)}) p
         join ${tables.documents} d using (owner, type, id) order by ${order.replaceAll("c.", "p.")}) r) as rows,
-      ${counts} as counts`;
-  const [answer] = await tables.run<{ rows: Shown[]; counts: [string, string, number][] }>(sql, params.values);
+      ${countsOver(counted)} as counts`;
+  const [answer] = await tables.run<{ rows: Shown[]; counts: Counted[] }>(sql, params.values);
+  return { rows: answer.rows.map(foundOf), facets: facetsOf(query, answer.counts) };
+}
+
+/** One counted facet value as a statement answers it: key, value, documents. */
+type Counted = [string, string, number];
+
+/**
+ * The facet counts over the matches `m` (a CTE with their `facet_pairs`), or none when no key is counted (`counted`:
+ * the parameter holding the keys): the top values of each key, as `Counted` rows in one JSON array. Pairs are grouped
+ * first and split after: 62 groups, not 80,000 pairs.
+ */
+function countsOver(counted: string | undefined): string {
+  if (counted === undefined) return `'[]'::jsonb`;
+  return `(select coalesce(jsonb_agg(jsonb_build_array(c.k, c.v, c.n)), '[]') from (
+      select k, v, n, row_number() over (partition by k order by n desc, v) as rank from (
+        select split_part(p, '=', 1) as k, substr(p, strpos(p, '=') + 1) as v, n
+        from (select p, count(*) as n from m, unnest(m.facet_pairs) as p group by p) g) f
+      where k = any(${counted}::text[])) c where c.rank <= ${QUERY_LIMITS.facetValues})`;
+}
+
+/** The counts by key, most frequent first; every counted key answers, with no values when none matched. */
+function facetsOf(query: Query, counts: Counted[]): SearchPage["facets"] {
   const facets: SearchPage["facets"] = Object.fromEntries(query.counted.map((key) => [key, []]));
-  for (const [key, value, count] of answer.counts) facets[key].push({ value, count: BigInt(count) });
+  for (const [key, value, count] of counts) facets[key].push({ value, count: BigInt(count) });
   for (const key of query.counted)
     facets[key].sort((a, b) => Number(b.count - a.count) || (a.value < b.value ? -1 : 1));
-  return { rows: answer.rows.map(foundOf), facets };
+  return facets;
 }
 
 /**
@@ -134,16 +148,17 @@ export async function searchDocuments(
  * fewer than three letters or digits, too short for trigrams, finds titles starting with it in the prefix index),
  * titles starting with q first, then newest first; only when no title has such a word, titles like q by trigram
  * word similarity (a typo), most similar first. The score carries the order (tier plus recency, or similarity), so
- * the cursor's score and key hold on every page.
+ * the cursor's score and key hold on every page. Facet counts (facets=) cover every document suggested.
  */
 export async function suggestTitles(
   tables: Tables,
   viewer: Viewer,
   query: Query,
   position: Position | undefined,
-): Promise<SuggestedTitle[]> {
+): Promise<SuggestPage> {
   const params = new Params();
   const where = visibleWhere(viewer, query, params);
+  const counted = query.counted.length > 0 ? params.add(query.counted) : undefined;
   const folded = `lower(public.unaccent(${params.add(query.q)}))`;
   // Every character but letters, digits and spaces is escaped: q is matched literally.
   const literal = `regexp_replace(s.f, '([^[:alnum:][:space:]])', '\\\\\\1', 'g')`;
@@ -160,18 +175,23 @@ export async function suggestTitles(
     const score = params.add(position.score);
     cursor = `(t.score < ${score}::float8 or (t.score = ${score}::float8 and ${after(position.key, params, "t")}))`;
   }
-  return tables.run<SuggestedTitle>(
+  const [answer] = await tables.run<{ rows: SuggestedTitle[]; counts: Counted[] }>(
     `with s as materialized (select ${folded} as f),
-     words as (select d.owner, d.type, d.id, d.title, d.url,
+     words as (select d.owner, d.type, d.id, d.title, d.url, d.facet_pairs,
          ((case when ${startsWith} then 2 else 1 end) + ${recency})::float8 as score
        from ${tables.documents} d, s where ${where.join(" and ")} and ${words}),
-     alike as (select d.owner, d.type, d.id, d.title, d.url, public.word_similarity(s.f, d.title_folded)::float8 as score
+     alike as (select d.owner, d.type, d.id, d.title, d.url, d.facet_pairs,
+         public.word_similarity(s.f, d.title_folded)::float8 as score
        from ${tables.documents} d, s
-       where ${where.join(" and ")} and s.f operator(public.<%) d.title_folded and not exists (select from words))
-     select * from (select * from words union all select * from alike) t
-     where ${cursor} order by t.score desc, t.owner, t.type, t.id limit ${params.add(query.limit + 1)}`,
+       where ${where.join(" and ")} and s.f operator(public.<%) d.title_folded and not exists (select from words)),
+     m as ${counted ? "materialized" : "not materialized"} (select * from words union all select * from alike)
+     select (select coalesce(jsonb_agg(to_jsonb(r)), '[]') from (
+         select t.owner, t.type, t.id, t.title, t.url, t.score from m t
+         where ${cursor} order by t.score desc, t.owner, t.type, t.id limit ${params.add(query.limit + 1)}) r) as rows,
+       ${countsOver(counted)} as counts`,
     params.values,
   );
+  return { rows: answer.rows, facets: facetsOf(query, answer.counts) };
 }
 
 /** One visible document, whole, or undefined: missing and invisible alike. */

@@ -1,3 +1,4 @@
+import { SUBJECT } from "../../kit/handler/subjects.js";
 import { configOf, isLanguageTag } from "./languages.js";
 
 /** The bounds of one document (README, "Documents"). */
@@ -18,8 +19,10 @@ export const TYPE = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
 export const ID = /^[A-Za-z0-9_.:@-]{1,200}$/;
 /** A facet key. */
 export const FACET_KEY = /^[a-z0-9_-]{1,64}$/;
-/** An access list entry: a person, a group, an entitlement or a role. */
-const ACCESS = /^((usr|gst)_[0-9a-z]{1,64}|(group|entitlement):[a-z0-9][a-z0-9_.:-]{0,127}|role:(member|guest))$/i;
+/** An access list entry but a person: a group or an entitlement (names as X-PF-Groups takes them), or a role. */
+const NAMED_ACCESS = /^((group|entitlement):[a-zA-Z0-9][a-zA-Z0-9_.:-]{0,127}|role:(member|guest))$/;
+/** An access list entry: a person (the one subject grammar), a group, an entitlement or a role; compared exactly. */
+const isAccessEntry = (entry: string) => SUBJECT.test(entry) || NAMED_ACCESS.test(entry);
 
 /** A write as it arrives, before any check. */
 export interface WriteInput {
@@ -103,7 +106,7 @@ function checkContent(document: WriteInput["document"]): DocumentContent | Fault
     return { field: "document.url", detail: "url is an absolute http(s) URL." };
   if (document.lang !== "" && !isLanguageTag(document.lang))
     return { field: "document.lang", detail: "lang is a BCP 47 tag (en, de-AT)." };
-  if (document.access.length > LIMITS.access || !document.access.every((entry) => ACCESS.test(entry)))
+  if (document.access.length > LIMITS.access || !document.access.every(isAccessEntry))
     return {
       field: "document.access",
       detail: `access holds at most ${LIMITS.access} of usr_…, gst_…, group:<name>, entitlement:<name>, role:member, role:guest.`,
@@ -117,7 +120,7 @@ function checkContent(document: WriteInput["document"]): DocumentContent | Fault
     url: document.url,
     lang: document.lang,
     config: configOf(document.lang),
-    access: [...new Set(document.access.map(lowerPrefix))],
+    access: [...new Set(document.access)],
     public: document.public,
     published: document.published,
     facets,
@@ -140,12 +143,6 @@ function checkFacets(facets: Record<string, { values: string[] }>): { facets: Re
     checked[key] = kept;
   }
   return { facets: checked };
-}
-
-/** Subjects are stored as written by the platform (lowercase); group and entitlement names keep their case. */
-function lowerPrefix(entry: string): string {
-  const colon = entry.indexOf(":");
-  return colon < 0 ? entry.toLowerCase() : entry.slice(0, colon).toLowerCase() + entry.slice(colon);
 }
 
 /** Text PostgreSQL can hold: NUL is no character of it. */

@@ -18,17 +18,18 @@ export class SubjectRequired extends Error {}
  * role (`role:member` for usr_, `role:guest` for gst_). A service acting for a
  * person (delegate): that person, their role, and the groups and entitlements
  * the service resolved. A service acting for nobody is refused (the spec's
- * "today the service requires the subject id for any service token").
+ * "today the service requires the subject id for any service token"). A
+ * mod's token reads as the public.
  */
 export function viewerOf(principal: Principal): Viewer {
-  if (principal.kind === "anonymous" || principal.kind === "app") return PUBLIC_VIEW;
+  if (principal.kind === "anonymous" || principal.kind === "app" || principal.mod !== undefined) return PUBLIC_VIEW;
   if (principal.kind === "user") return personView(principal.sub, [], []);
   if (principal.actingSubject === undefined) throw new SubjectRequired();
   return personView(principal.actingSubject, principal.groups ?? [], principal.entitlements ?? []);
 }
 
-function personView(subject: string, groups: readonly string[], entitlements: readonly string[]): Viewer {
-  const person = subject.toLowerCase();
+/** The person's keys. The subject is taken as enforcement checked it, never case-folded: that would merge two people. */
+function personView(person: string, groups: readonly string[], entitlements: readonly string[]): Viewer {
   return {
     keys: [
       person,

@@ -21,8 +21,8 @@ export interface SearchEngine {
   rejections(owner: string, page: { before?: string; limit: number }): Promise<RejectionRow[]>;
   /** A page of the documents the viewer may see that match, with facet counts over all of them. */
   search(viewer: Viewer, query: Query, after: Position | undefined, at: Date): Promise<SearchPage>;
-  /** Titles of visible documents like q, closest first. */
-  suggest(viewer: Viewer, query: Query, after: Position | undefined): Promise<SuggestedTitle[]>;
+  /** Titles of visible documents like q, closest first, with facet counts over every document suggested. */
+  suggest(viewer: Viewer, query: Query, after: Position | undefined): Promise<SuggestPage>;
   /** One document the viewer may see; undefined for missing, invisible, unpublished and deleted alike. */
   read(viewer: Viewer, key: DocumentKey): Promise<FoundDocument | undefined>;
 }
@@ -79,6 +79,12 @@ export interface SearchPage {
   rows: FoundDocument[];
   /** Counts by facet key, then by value, most frequent first. */
   facets: Record<string, { value: string; count: bigint }[]>;
+}
+
+/** A page of suggestions (limit + 1 rows, as `SearchPage`) and the counts. */
+export interface SuggestPage {
+  rows: SuggestedTitle[];
+  facets: SearchPage["facets"];
 }
 
 /** A suggested title. */

@@ -11,9 +11,15 @@ import {
   type WriteResult,
   WriteResultSchema,
 } from "../../../gen/pf/search/v1/documents_pb.js";
-import { type Document, DocumentSchema } from "../../../gen/pf/search/v1/query_pb.js";
+import {
+  type Document,
+  DocumentSchema,
+  FacetCountSchema,
+  type FacetCounts,
+  FacetCountsSchema,
+} from "../../../gen/pf/search/v1/query_pb.js";
 import type { WriteInput } from "../domain/documents.js";
-import type { FoundDocument, HeldDocument, RejectionRow, WriteAnswer } from "../engine/engine.js";
+import type { FoundDocument, HeldDocument, RejectionRow, SearchPage, WriteAnswer } from "../engine/engine.js";
 
 /** A proto document's content as the domain checks it. */
 export function contentOf(document: IndexDocument | undefined): WriteInput["document"] {
@@ -30,6 +36,15 @@ export function contentOf(document: IndexDocument | undefined): WriteInput["docu
     publishedAt: document.publishedAt ? timestampDate(document.publishedAt) : undefined,
   };
 }
+
+/** Facet counts as a query or a suggestion answers them, by key. */
+export const facetCountsToProto = (facets: SearchPage["facets"]): Record<string, FacetCounts> =>
+  Object.fromEntries(
+    Object.entries(facets).map(([key, values]) => [
+      key,
+      create(FacetCountsSchema, { values: values.map((value) => create(FacetCountSchema, value)) }),
+    ]),
+  );
 
 const facetValues = (facets: Record<string, string[]>) =>
   Object.fromEntries(Object.entries(facets).map(([key, values]) => [key, { values }]));

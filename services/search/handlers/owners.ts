@@ -3,7 +3,7 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { OwnerResultSchema } from "../../../gen/pf/search/v1/documents_pb.js";
 import type { SearchService } from "../../../gen/pf/search/v1/search_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { decodeTextCursor, encodeCursor } from "../../kit/handler/paging.js";
+import { decodeTextCursor, encodeCursor, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { SearchContext } from "../context.js";
 import { addressFault, checkWrite, TYPE, type WriteInput } from "../domain/documents.js";
@@ -22,13 +22,6 @@ export function ownerOf(call: HandlerContext, owner: string): string {
       owner,
     });
   return service;
-}
-
-/** A page size of the owner routes: 1 to 1000, `fallback` when unset. */
-function ownerLimit(limit: number, fallback: number): number {
-  if (limit === 0) return fallback;
-  if (limit < 1 || limit > 1000) throw invalid("limit", "limit must be between 1 and 1000.");
-  return limit;
 }
 
 /** Writes one document (PUT) or its tombstone (DELETE): the address must be sound (400), the content valid (422). */
@@ -64,7 +57,7 @@ export function ownerHandlers(ctx: SearchContext): OwnerHandlers {
 
     async listOwnerDocuments(request, call) {
       const owner = ownerOf(call, request.owner);
-      const limit = ownerLimit(request.limit, 500);
+      const limit = pageLimit(request.limit);
       if (request.type !== "" && !TYPE.test(request.type)) throw invalid("type", "type is a document type.");
       const after = decodeTextCursor(request.cursor, 2) as [string, string] | undefined;
       const rows = await ctx.engine.inventory(owner, { type: request.type || undefined, after, limit: limit + 1 });
@@ -85,7 +78,7 @@ export function ownerHandlers(ctx: SearchContext): OwnerHandlers {
 
     async listRejections(request, call) {
       const owner = ownerOf(call, request.owner);
-      const limit = ownerLimit(request.limit, 50);
+      const limit = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const rows = await ctx.engine.rejections(owner, { before, limit: limit + 1 });
       const kept = rows.slice(0, limit);

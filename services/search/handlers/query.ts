@@ -1,20 +1,13 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import {
-  FacetCountSchema,
-  FacetCountsSchema,
-  ReadResultSchema,
-  type SearchQuery,
-  SuggestionSchema,
-} from "../../../gen/pf/search/v1/query_pb.js";
+import { ReadResultSchema, type SearchQuery, SuggestionSchema } from "../../../gen/pf/search/v1/query_pb.js";
 import type { SearchService } from "../../../gen/pf/search/v1/search_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { rateLimit } from "../../kit/handler/rate-limit.js";
 import type { SearchContext } from "../context.js";
 import { checkQuery, decodePosition, encodePosition, type Query, QueryFault } from "../domain/query.js";
 import { SubjectRequired, type Viewer, viewerOf } from "../domain/visibility.js";
-import { foundToProto } from "./convert.js";
+import { facetCountsToProto, foundToProto } from "./convert.js";
 
 type QueryHandlers = Pick<ServiceImpl<typeof SearchService>, "search" | "getDocument" | "suggest">;
 
@@ -39,14 +32,12 @@ function positionOf(cursor: string, kind: "ranked" | "recent" | "suggested") {
 
 export function queryHandlers(ctx: SearchContext): QueryHandlers {
   /**
-   * Who reads, once the caller is counted: anonymous callers against their
-   * address's limit; a service token must name the person it acts for.
+   * Who reads: a service token must name the person it acts for. Anonymous
+   * callers were counted by the route's declared rate limit (`query`) before.
    */
   const readerOf = async (call: HandlerContext): Promise<Viewer> => {
-    const principal = principalOf(call);
-    let viewer: Viewer;
     try {
-      viewer = viewerOf(principal);
+      return viewerOf(principalOf(call));
     } catch (error) {
       if (!(error instanceof SubjectRequired)) throw error;
       throw problem(
@@ -56,12 +47,6 @@ export function queryHandlers(ctx: SearchContext): QueryHandlers {
         { field: "X-PF-Subject" },
       );
     }
-    const client = ctx.clientKeys.of(call.requestHeader);
-    if (principal.kind === "anonymous" && client !== "") {
-      const rule = { name: "search.query.anonymous", key: client, limit: ctx.settings.anonymousPerMinute };
-      await ctx.transaction((em) => rateLimit(em, [{ ...rule, windowMs: 60_000 }], ctx.clock.now()));
-    }
-    return viewer;
   };
 
   return {
@@ -82,12 +67,7 @@ export function queryHandlers(ctx: SearchContext): QueryHandlers {
                 ? { kind, at: at.toISOString(), score: last.score, key: last }
                 : { kind, publishedAt: last.publishedAt.toISOString(), key: last },
             );
-      const facets = Object.fromEntries(
-        Object.entries(found.facets).map(([key, values]) => [
-          key,
-          create(FacetCountsSchema, { values: values.map((value) => create(FacetCountSchema, value)) }),
-        ]),
-      );
+      const facets = facetCountsToProto(found.facets);
       return create(ReadResultSchema, { results: rows.map(foundToProto), facets, nextCursor });
     },
 
@@ -107,12 +87,13 @@ export function queryHandlers(ctx: SearchContext): QueryHandlers {
       const viewer = await readerOf(call);
       if (query.q === "") return create(ReadResultSchema, {});
       const found = await ctx.engine.suggest(viewer, query, after);
-      const rows = found.slice(0, query.limit);
+      const rows = found.rows.slice(0, query.limit);
       const last = rows[rows.length - 1];
       return create(ReadResultSchema, {
         suggestions: rows.map((row) => create(SuggestionSchema, row)),
+        facets: facetCountsToProto(found.facets),
         nextCursor:
-          found.length > query.limit ? encodePosition({ kind: "suggested", score: last.score, key: last }) : "",
+          found.rows.length > query.limit ? encodePosition({ kind: "suggested", score: last.score, key: last }) : "",
       });
     },
   };

@@ -145,6 +145,7 @@ export const FetchRunRow = defineEntity({
     itemsRevised: p.integer(),
     itemsUnchanged: p.integer(),
     itemsSkippedRemoved: p.integer(),
+    entriesSkipped: p.integer(),
   },
 });
 export type FetchRunRow = InferEntity<typeof FetchRunRow>;

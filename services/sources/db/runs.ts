@@ -34,6 +34,7 @@ export function queueRun(em: EntityManager, sourceKey: string, trigger: "schedul
     itemsRevised: 0,
     itemsUnchanged: 0,
     itemsSkippedRemoved: 0,
+    entriesSkipped: 0,
   });
 }
 
@@ -59,8 +60,8 @@ export async function queueDue(em: EntityManager, at: Date, limit: number): Prom
   const rows = due.map(({ key }) => [newId("run"), key, at]);
   const queued = await em.getConnection().execute<{ id: string }[]>(
     `insert into ${runs} (id, source_key, state, failure_detail, trigger, queued_at, bytes,
-       items_new, items_revised, items_unchanged, items_skipped_removed)
-     values ${rows.map(() => "(?, ?, 'queued', '', 'schedule', ?, 0, 0, 0, 0, 0)").join(", ")}
+       items_new, items_revised, items_unchanged, items_skipped_removed, entries_skipped)
+     values ${rows.map(() => "(?, ?, 'queued', '', 'schedule', ?, 0, 0, 0, 0, 0, 0)").join(", ")}
      on conflict (source_key) where state in ('queued', 'running') do nothing returning id`,
     rows.flat(),
     "all",
@@ -191,5 +192,6 @@ export function runToProto(row: FetchRunRow): FetchRun {
     itemsRevised: row.itemsRevised,
     itemsUnchanged: row.itemsUnchanged,
     itemsSkippedRemoved: row.itemsSkippedRemoved,
+    entriesSkipped: row.entriesSkipped,
   });
 }

@@ -26,7 +26,7 @@ export async function sourceByKey(em: EntityManager, key: string, lock = false):
   return row;
 }
 
-/** Sources by key after the cursor's, filtered by kind and enabled. */
+/** Sources by key after the cursor's, filtered by kind and enabled (the source list, health). */
 export function sourcesPage(
   em: EntityManager,
   filter: { kind?: string; enabled?: boolean; after?: string },
@@ -42,9 +42,6 @@ export function sourcesPage(
     { orderBy: { key: "asc" }, limit: limit + 1 },
   );
 }
-
-/** Every source, by key (health: the list is the registry, small by nature). */
-export const allSources = (em: EntityManager) => em.find(SourceRow, {}, { orderBy: { key: "asc" } });
 
 /** The sources of these keys, by key. */
 export const sourcesByKeys = (em: EntityManager, keys: string[]) =>

@@ -65,8 +65,21 @@ export function canonicalUrlOf(url: URL): string {
 }
 
 const IDENTIFIER_KEY = /^[a-z0-9_]{1,32}$/;
-/** The longest external id an item is identified by. */
-const EXTERNAL_ID_MAX = 200;
+
+/**
+ * The most each field of an item holds, manual or fetched: a manual item over one is 400 naming the field, a fetched
+ * entry over one is left out of its run (counted). The external id is part of the identity, which a btree indexes;
+ * the title travels in every item event, which must stay far below the outbox's 512 KiB.
+ */
+export const ITEM_CAPS = {
+  title: 500,
+  summary: 5000,
+  content: 200_000,
+  externalId: 200,
+  filingType: 32,
+  identifiers: 20,
+  identifierValue: 200,
+} as const;
 
 /** A manual item as a person sends it; 422 item.evidence_url_required without its evidence URL, 400 naming a bad field. */
 export function manualEntry(
@@ -88,13 +101,17 @@ export function manualEntry(
   const evidence = requireUrl(`${at}.evidence_url`, input.evidenceUrl, ["https", "http"]);
   const canonical =
     input.canonicalUrl === "" ? evidence : requireUrl(`${at}.canonical_url`, input.canonicalUrl, ["https", "http"]);
-  const title = maxLength(`${at}.title`, input.title.trim(), 500);
+  const title = maxLength(`${at}.title`, input.title.trim(), ITEM_CAPS.title);
   if (title === "") throw invalid(`${at}.title`, `${at}.title is required.`);
   const identifiers = Object.entries(input.identifiers);
-  if (identifiers.length > 20) throw invalid(`${at}.identifiers`, "At most 20 identifiers.");
+  if (identifiers.length > ITEM_CAPS.identifiers)
+    throw invalid(`${at}.identifiers`, `At most ${ITEM_CAPS.identifiers} identifiers.`);
   for (const [key, value] of identifiers) {
-    if (!IDENTIFIER_KEY.test(key) || value === "" || value.length > 200)
-      throw invalid(`${at}.identifiers`, "Identifier keys are [a-z0-9_]{1,32}, values 1 to 200 characters.");
+    if (!IDENTIFIER_KEY.test(key) || value === "" || value.length > ITEM_CAPS.identifierValue)
+      throw invalid(
+        `${at}.identifiers`,
+        `Identifier keys are [a-z0-9_]{1,32}, values 1 to ${ITEM_CAPS.identifierValue} characters.`,
+      );
   }
   // Percent-encoding can lengthen a URL: the identity is what must fit.
   const canonicalUrl = canonicalUrlOf(canonical);
@@ -104,13 +121,13 @@ export function manualEntry(
   }
   return {
     canonicalUrl,
-    externalId: maxLength(`${at}.external_id`, input.externalId, EXTERNAL_ID_MAX),
+    externalId: maxLength(`${at}.external_id`, input.externalId, ITEM_CAPS.externalId),
     title,
-    summary: maxLength(`${at}.summary`, input.summary, 5000),
-    content: maxLength(`${at}.content`, input.content, 200_000),
+    summary: maxLength(`${at}.summary`, input.summary, ITEM_CAPS.summary),
+    content: maxLength(`${at}.content`, input.content, ITEM_CAPS.content),
     publishedAt: input.publishedAt ?? null,
     identifiers: Object.fromEntries(identifiers),
-    filingType: maxLength(`${at}.filing_type`, input.filingType, 32),
+    filingType: maxLength(`${at}.filing_type`, input.filingType, ITEM_CAPS.filingType),
     evidenceUrl: evidence.href,
   };
 }
@@ -126,26 +143,34 @@ function storableDate(date: Date | undefined): Date | null {
 }
 
 /**
- * A parser's entry as an item entry, or undefined when it cannot be identified: a canonical URL that is not a URL
- * or is longer than a URL a service takes, or an external id over 200 characters. Such an entry is left out of
- * the run's items rather than failing the whole run (an identity that long cannot be indexed).
+ * A parser's entry as an item entry, or undefined when it is left out: it cannot be identified (a canonical URL that
+ * is not a URL or is longer than a URL a service takes) or a field is over its cap (`ITEM_CAPS`). Such an entry is
+ * left out of the run's items and counted, never failing the whole run: one oversized entry must not stop its
+ * source (a 3.5 MB title would make an item event the outbox refuses).
  */
 export function entryOfFetched(fetched: FetchedEntry): Entry | undefined {
-  const externalId = storable(fetched.externalId ?? "");
-  if (!URL.canParse(fetched.canonicalUrl) || externalId.length > EXTERNAL_ID_MAX) return undefined;
+  if (!URL.canParse(fetched.canonicalUrl)) return undefined;
   const canonicalUrl = canonicalUrlOf(new URL(fetched.canonicalUrl));
-  if (canonicalUrl.length > URL_MAX) return undefined;
-  return {
+  const identifiers = Object.entries(fetched.identifiers).map(([key, value]) => [storable(key), storable(value)]);
+  const entry: Entry = {
     canonicalUrl,
-    externalId,
+    externalId: storable(fetched.externalId ?? ""),
     title: storable(fetched.title),
     summary: storable(fetched.summary ?? ""),
     content: storable(fetched.content),
     publishedAt: storableDate(fetched.publishedAt),
-    identifiers: Object.fromEntries(
-      Object.entries(fetched.identifiers).map(([key, value]) => [storable(key), storable(value)]),
-    ),
+    identifiers: Object.fromEntries(identifiers),
     filingType: storable(fetched.filingType ?? ""),
     evidenceUrl: "",
   };
+  const over =
+    canonicalUrl.length > URL_MAX ||
+    entry.externalId.length > ITEM_CAPS.externalId ||
+    entry.title.length > ITEM_CAPS.title ||
+    entry.summary.length > ITEM_CAPS.summary ||
+    entry.content.length > ITEM_CAPS.content ||
+    entry.filingType.length > ITEM_CAPS.filingType ||
+    identifiers.length > ITEM_CAPS.identifiers ||
+    identifiers.some(([, value]) => value.length > ITEM_CAPS.identifierValue);
+  return over ? undefined : entry;
 }

@@ -11,7 +11,7 @@ import { rateLimit } from "../../kit/handler/rate-limit.js";
 import type { SourcesContext } from "../context.js";
 import { filterOf } from "../db/enums.js";
 import { activeRun, queueRun, runPosition, runsPage, runToProto } from "../db/runs.js";
-import { allSources, sourceByKey, sourceStatusOf } from "../db/sources.js";
+import { sourceByKey, sourcesPage, sourceStatusOf } from "../db/sources.js";
 import { isFetched, type Kind, requireKey } from "../domain/sources.js";
 
 type RunHandlers = Pick<
@@ -69,15 +69,19 @@ export function runHandlers(ctx: SourcesContext): RunHandlers {
       });
     },
 
-    async getHealth() {
+    async getHealth(request) {
+      const limit = pageLimit(request.limit);
+      const after = decodeTextCursor(request.cursor, 1)?.[0];
+      const rows = await sourcesPage(ctx.orm.em.fork(), { after }, limit);
+      const { items, nextCursor } = page(rows, limit, (row) => [row.key]);
       const now = ctx.clock.now();
-      const rows = await allSources(ctx.orm.em.fork());
       return create(SourceReadResultSchema, {
         result: {
           case: "health",
           value: create(HealthReportSchema, {
-            sources: rows.map((row) => sourceStatusOf(row, now)),
+            sources: items.map((row) => sourceStatusOf(row, now)),
             checkedAt: timestampFromDate(now),
+            nextCursor,
           }),
         },
       });

@@ -25,7 +25,10 @@ function recordAttempt(source: SourceRow, outcome: FetchOutcome, at: Date): void
   }
 }
 
-/** Ends a run with its outcome (items taken on success), in the caller's transaction, and tells it. */
+/**
+ * Ends a run with its outcome, in the caller's transaction, and tells it. On success it takes the entries as items,
+ * leaving out and counting those over a cap or without an identity that fits.
+ */
 export async function finishRun(
   em: EntityManager,
   run: FetchRunRow,
@@ -46,7 +49,8 @@ export async function finishRun(
       return entry ? [{ entry, retrieval }] : [];
     });
     const { counts } = await takeEntries(em, source.key, entries);
-    Object.assign(run, { state: "succeeded", bytes: BigInt(outcome.bytes), ...counts });
+    const entriesSkipped = outcome.entries.length - entries.length;
+    Object.assign(run, { state: "succeeded", bytes: BigInt(outcome.bytes), ...counts, entriesSkipped });
   } else if (outcome.state === "not_modified") {
     run.state = "not_modified";
   } else {

@@ -6,7 +6,6 @@ import { type Authorship, AuthorshipSchema } from "../../../gen/pf/v1/authorship
 import { HotRead, type ReadContext } from "../../kit/db/reads.js";
 import { qualified } from "../../kit/db/orm.js";
 import { problem } from "../../kit/handler/problem.js";
-import { renderMarkdown } from "../../kit/rich-text/markdown.js";
 
 /** A person wrote it, or it is AI output ("no author, labelled as AI"). */
 export type AuthorKind = "person" | "ai";
@@ -121,7 +120,7 @@ export function authorshipOf(kind: AuthorKind, author: string): Authorship {
     : create(AuthorshipSchema, { author: { case: "ai", value: { service: author } } });
 }
 
-/** A post as the contract answers it: its Markdown and the sanitized HTML rendered from it. */
+/** A post as the contract answers it: its Markdown (the kit renders body_html once the answer is made). */
 export function postToProto(post: StoredPost): Post {
   const deleted = post.deletedAt !== null;
   return create(PostSchema, {
@@ -130,7 +129,6 @@ export function postToProto(post: StoredPost): Post {
     author: authorshipOf(post.authorKind, post.author),
     ai: post.authorKind === "ai",
     body: deleted ? "" : post.body,
-    bodyHtml: deleted ? "" : renderMarkdown(post.body),
     createdAt: timestampFromDate(new Date(post.createdAt)),
     editedAt: post.editedAt ? timestampFromDate(new Date(post.editedAt)) : undefined,
     deleted,

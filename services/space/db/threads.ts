@@ -121,13 +121,14 @@ export async function readThreadById(ctx: ReadContext, id: string): Promise<Stor
   return row;
 }
 
-const newestInSpaces = new HotRead<StoredThread & { body: string }, [string[], number]>(
+const newestInSpaces = new HotRead<StoredThread & { body: string; bodyRevision: number }, [string[], number]>(
   "threads.newest",
-  `select ${COLUMNS}, 0 as "myVote", (select p.body from {posts} p where p.thread_id = t.id and p.first) as body
-    from {threads} t where t.space = any($1) and t.deleted_at is null order by t.created_at desc, t.id desc limit $2`,
+  `select ${COLUMNS}, 0 as "myVote", f.body, f.revision as "bodyRevision"
+    from {threads} t left join {posts} f on f.thread_id = t.id and f.first
+    where t.space = any($1) and t.deleted_at is null order by t.created_at desc, t.id desc limit $2`,
 );
 
-/** The newest threads of the given spaces with their first post's body (the feeds). */
+/** The newest threads of the given spaces with their first post's body and its revision (the feeds). */
 export function readNewestThreads(ctx: ReadContext, spaces: string[], limit: number) {
   return newestInSpaces.run(ctx, spaces, limit);
 }

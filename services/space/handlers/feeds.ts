@@ -2,14 +2,14 @@ import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { ThreadReadResultSchema } from "../../../gen/pf/space/v1/forum_pb.js";
 import type { SpaceService } from "../../../gen/pf/space/v1/space_pb.js";
-import { answerDocument, preferredType } from "../../kit/feeds/answer.js";
-import { renderFeed, type FeedItem } from "../../kit/feeds/feed.js";
-import { excerpt } from "../../kit/rich-text/markdown.js";
+import { answerVersioned, preferredType } from "../../kit/feeds/answer.js";
+import { FEED_CONTENT_TYPES, renderFeed, type FeedItem } from "../../kit/feeds/feed.js";
+import { markdownRendering } from "../../kit/rich-text/rendering.js";
 import type { SpaceContext } from "../context.js";
 import { readSpace, readSpaces, spaceToProto, type StoredSpace } from "../db/spaces.js";
 import { readNewestThreads, threadToProto } from "../db/threads.js";
 import { opens } from "../domain/spaces.js";
-import { enter, limitAnonymousRead, type Reader } from "../readers.js";
+import { enter, type Reader } from "../readers.js";
 
 type FeedHandlers = Pick<ServiceImpl<typeof SpaceService>, "readForumFeed" | "readSpaceFeed">;
 
@@ -45,31 +45,41 @@ export function feedHandlers(ctx: SpaceContext): FeedHandlers {
     });
     const wanted = preferredType(call, ["application/rss+xml", "application/xml", "text/xml", "application/json"]);
     if (wanted === "application/json") return result;
-    const items: FeedItem[] = threads.map((thread) => ({
-      id: `${site}/s/${thread.space}/t/${thread.slug}`,
-      title: thread.title,
-      link: `${site}/s/${thread.space}/t/${thread.slug}`,
-      date: new Date(thread.createdAt),
-      summary: excerpt(thread.body, SUMMARY_CHARS),
-      ...(thread.authorKind === "ai" ? { author: "AI", categories: ["AI"] } : {}),
-    }));
-    const rendered = renderFeed(
-      { title: feed.title, siteLink: `${site}${feed.page}`, feedLink: `${site}${feed.self}`, items },
-      "rss",
-    );
-    result.feed = answerDocument(call, { ...rendered, maxAgeSeconds: ctx.settings.feedMaxAgeSeconds });
+    // Named before any work by what it shows (each first post by its revision): 304, or made once per version.
+    const version = JSON.stringify({
+      feed,
+      summary: SUMMARY_CHARS,
+      threads: threads.map((t) => [t.id, t.space, t.slug, t.title, t.createdAt, t.authorKind, t.bodyRevision]),
+    });
+    result.feed = await answerVersioned(call, {
+      contentType: FEED_CONTENT_TYPES.rss,
+      maxAgeSeconds: ctx.settings.feedMaxAgeSeconds,
+      version: `${site}\n${version}`,
+      make: async () => {
+        const items: FeedItem[] = await Promise.all(
+          threads.map(async (thread) => ({
+            id: `${site}/s/${thread.space}/t/${thread.slug}`,
+            title: thread.title,
+            link: `${site}/s/${thread.space}/t/${thread.slug}`,
+            date: new Date(thread.createdAt),
+            summary: await markdownRendering().excerpt(thread.body ?? "", SUMMARY_CHARS),
+            ...(thread.authorKind === "ai" ? { author: "AI", categories: ["AI"] } : {}),
+          })),
+        );
+        const model = { title: feed.title, siteLink: `${site}${feed.page}`, feedLink: `${site}${feed.self}`, items };
+        return renderFeed(model, "rss").body;
+      },
+    });
     return result;
   }
 
   return {
     async *readForumFeed(_request, call) {
-      await limitAnonymousRead(ctx, call);
       const spaces = (await readSpaces(ctx)).filter(openToAll);
       yield await answer(call, spaces, { title: "Forum", page: "/s", self: "/s/feed.xml" });
     },
 
     async *readSpaceFeed(request, call) {
-      await limitAnonymousRead(ctx, call);
       const space = await enter(ctx, ANONYMOUS, await readSpace(ctx, request.space));
       const page = `/s/${space.key}`;
       yield await answer(call, [space], { title: space.title, page, self: `${page}/feed.xml` });

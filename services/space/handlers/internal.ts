@@ -4,7 +4,7 @@ import type { SpaceContext } from "../context.js";
 import { readSpace } from "../db/spaces.js";
 import { enter, readerOf } from "../readers.js";
 import { postTarget, threadTarget } from "../targets.js";
-import { actorOf, moderationNote, writerOf, written, type Writer } from "../writers.js";
+import { actorOf, forwardedWriterOf, moderationNote, voterOf, writerOf, written, type Writer } from "../writers.js";
 import { deleteIn, editIn, postBody, replyIn } from "./posts.js";
 import { moderationResult, writeResult } from "./results.js";
 import { createThreadIn, moderateThreadIn, threadText } from "./threads.js";
@@ -13,8 +13,9 @@ import { voteIn, voteOf } from "./votes.js";
 /**
  * Community's forum routes, forwarded (analysis B.0): the same rules as the
  * public routes, threads and posts named by id, every call under a required
- * idempotency key, moderators' actions audited with the relaying service and
- * the reason.
+ * idempotency key, AI output credited to the service that sent it to
+ * community, moderators' actions audited with the relaying service and the
+ * reason.
  */
 export function internalHandlers(ctx: SpaceContext): ServiceImpl<typeof SpaceInternalService> {
   const scope = (what: string, writer: Writer) => ({
@@ -24,7 +25,7 @@ export function internalHandlers(ctx: SpaceContext): ServiceImpl<typeof SpaceInt
 
   return {
     async createThread(request, call) {
-      const writer = writerOf(call);
+      const writer = forwardedWriterOf(call, request.aiService);
       const text = threadText(request);
       return written(
         ctx,
@@ -37,7 +38,7 @@ export function internalHandlers(ctx: SpaceContext): ServiceImpl<typeof SpaceInt
     },
 
     async replyToThread(request, call) {
-      const writer = writerOf(call);
+      const writer = forwardedWriterOf(call, request.aiService);
       const body = postBody(request.body);
       return written(
         ctx,
@@ -50,8 +51,7 @@ export function internalHandlers(ctx: SpaceContext): ServiceImpl<typeof SpaceInt
     },
 
     async voteOnThread(request, call) {
-      const writer = writerOf(call);
-      if (writer.kind !== "person") throw new Error("voteOnThread admits people only");
+      const writer = voterOf(call);
       const value = voteOf(request.value);
       return written(
         ctx,
@@ -64,7 +64,7 @@ export function internalHandlers(ctx: SpaceContext): ServiceImpl<typeof SpaceInt
     },
 
     async editPost(request, call) {
-      const writer = writerOf(call);
+      const writer = forwardedWriterOf(call, request.aiService);
       const body = postBody(request.body);
       const note = moderationNote(writer, request);
       return written(
@@ -78,7 +78,7 @@ export function internalHandlers(ctx: SpaceContext): ServiceImpl<typeof SpaceInt
     },
 
     async deletePost(request, call) {
-      const writer = writerOf(call);
+      const writer = forwardedWriterOf(call, request.aiService);
       const note = moderationNote(writer, request);
       return written(
         ctx,

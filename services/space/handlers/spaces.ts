@@ -7,20 +7,18 @@ import { invalid } from "../../kit/handler/problem.js";
 import type { SpaceContext } from "../context.js";
 import { readSpace, readSpaces, spaceIn, spaceToProto, upsertSpace, visibilityFromProto } from "../db/spaces.js";
 import { spaceProblem, type SpaceSeed } from "../domain/spaces.js";
-import { limitAnonymousRead, openedBy, readerOf, see } from "../readers.js";
+import { openedBy, readerOf, see } from "../readers.js";
 
 type SpaceHandlers = Pick<ServiceImpl<typeof SpaceService>, "listSpaces" | "getSpace">;
 
 export function spaceHandlers(ctx: SpaceContext): SpaceHandlers {
   return {
     async listSpaces(_request, call) {
-      await limitAnonymousRead(ctx, call);
       const spaces = await openedBy(readerOf(ctx, call), await readSpaces(ctx));
       return create(ForumReadResultSchema, { spaces: spaces.map(spaceToProto) });
     },
 
     async getSpace(request, call) {
-      await limitAnonymousRead(ctx, call);
       // One space's metadata, members-only ones flagged: the gate is its threads', not its metadata's.
       const space = await see(readerOf(ctx, call), await readSpace(ctx, request.space));
       return create(ForumReadResultSchema, { space: spaceToProto(space), spaces: [spaceToProto(space)] });

@@ -6,7 +6,7 @@ import type { SpaceService } from "../../../gen/pf/space/v1/space_pb.js";
 import { newId } from "../../kit/handler/ids.js";
 import { decodeCursor, decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { userText } from "../../kit/handler/text.js";
+import { plainTitle, userText } from "../../kit/handler/text.js";
 import { claimSlug } from "../../kit/slugs/slugs.js";
 import type { SpaceContext } from "../context.js";
 import { recordModeration } from "../db/audit.js";
@@ -34,7 +34,7 @@ import {
 import { hotness } from "../../kit/handler/hotness.js";
 import { checkPosition, type Order } from "../domain/ordering.js";
 import { postChanged, threadChanged } from "../events.js";
-import { enter, limitAnonymousRead, readerOf } from "../readers.js";
+import { enter, readerOf } from "../readers.js";
 import { threadTarget, type ThreadTarget } from "../targets.js";
 import { actorOf, authorOf, limitWriter, requireAuthor, writerOf, written, type Writer } from "../writers.js";
 import { type Outcome, writeResult } from "./results.js";
@@ -51,9 +51,9 @@ const ORDERS: Record<ThreadOrder, Order> = {
   [ThreadOrder.TOP]: "top",
 };
 
-/** A thread's title and first post, checked (400 naming the field). */
+/** A thread's title (plain text, tags removed, as community's) and first post, checked (400 naming the field). */
 export function threadText(request: { title: string; body: string }) {
-  return { title: userText("title", request.title, 200), body: userText("body", request.body, 20_000) };
+  return { title: plainTitle("title", request.title, 200), body: userText("body", request.body, 20_000) };
 }
 
 /** Creates a thread in a space the writer may open: its slug, its first post, the events. */
@@ -177,7 +177,6 @@ export async function moderateThreadIn(
 export function threadHandlers(ctx: SpaceContext): ThreadHandlers {
   return {
     async listThreads(request, call) {
-      await limitAnonymousRead(ctx, call);
       const reader = readerOf(ctx, call);
       const space = await enter(ctx, reader, await readSpace(ctx, request.space));
       const order = ORDERS[request.order];
@@ -196,7 +195,6 @@ export function threadHandlers(ctx: SpaceContext): ThreadHandlers {
     },
 
     async getThread(request, call) {
-      await limitAnonymousRead(ctx, call);
       const reader = readerOf(ctx, call);
       const space = await enter(ctx, reader, await readSpace(ctx, request.space));
       const thread = await readThread(ctx, space.key, request.slug, reader.person);

@@ -10,7 +10,7 @@ import { voteValue } from "../domain/votes.js";
 import { threadChanged } from "../events.js";
 import { readerOf } from "../readers.js";
 import { threadTarget, type ThreadTarget } from "../targets.js";
-import { limitWriter, writerOf, written, type Writer } from "../writers.js";
+import { limitWriter, voterOf, written, type Writer } from "../writers.js";
 import { requireOpen } from "./posts.js";
 import { type Outcome, writeResult } from "./results.js";
 
@@ -54,8 +54,7 @@ export async function voteIn(
 export function voteHandlers(ctx: SpaceContext): VoteHandlers {
   return {
     async voteOnThread(request, call) {
-      const writer = writerOf(call);
-      if (writer.kind !== "person") throw new Error("voteOnThread admits people only");
+      const writer = voterOf(call);
       const value = voteOf(request.value);
       return written(
         ctx,

@@ -1,9 +1,7 @@
 import { create } from "@bufbuild/protobuf";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import { ResolveOutcome, ResolveResultSchema } from "../../../gen/pf/trade/v1/instruments_pb.js";
 import type { TradeService } from "../../../gen/pf/trade/v1/trade_pb.js";
-import { principalOf } from "../../kit/auth/principal.js";
-import { rateLimit } from "../../kit/handler/rate-limit.js";
 import type { TradeContext } from "../context.js";
 import { readInstruments, resolvedIds } from "../db/resolve.js";
 import { resolveSteps } from "../domain/resolve.js";
@@ -15,21 +13,12 @@ type ResolveHandlers = Pick<ServiceImpl<typeof TradeService>, "resolveInstrument
  * that finds anything decides. Several instruments at that step (share
  * classes under one CIK, a ticker on two exchanges, a repeated name) answer
  * ambiguous with the candidates and none chosen. Open to anonymous callers,
- * who are limited per client address.
+ * who are limited per client address (the route's declared `resolve` limit).
  */
 export function resolveHandlers(ctx: TradeContext): ResolveHandlers {
-  /** Anonymous callers count per address the gateway saw (none known: nothing to count). */
-  const limitAnonymous = async (call: HandlerContext) => {
-    const client = ctx.clientKeys.of(call.requestHeader);
-    if (principalOf(call).kind !== "anonymous" || client === "") return;
-    const rule = { name: "trade.resolve.anonymous", key: client, limit: ctx.settings.anonymousResolvesPerMinute };
-    await ctx.transaction((em) => rateLimit(em, [{ ...rule, windowMs: 60_000 }], ctx.clock.now()));
-  };
-
   return {
-    async resolveInstrument(request, call) {
+    async resolveInstrument(request) {
       const steps = resolveSteps(request);
-      await limitAnonymous(call);
       for (const step of steps) {
         const ids = await resolvedIds(ctx, step.by, step.value);
         if (ids.length === 0) continue;

@@ -1,6 +1,7 @@
 // Space's side of community's forum routes (analysis B.0): community forwards
 // forum writes and moderation here, passing the acting subject (X-PF-Subject),
-// staff status (X-PF-Staff: 1) and origin (X-PF-Origin: ai) it was given.
+// staff status (X-PF-Staff: 1) and origin (X-PF-Origin: ai) it was given, and
+// for AI output the service that sent it (ai_service).
 // Space alone checks visibility, the members-only gate, locks and limits; it
 // audits every moderation action (actor, relaying service, reason). No HTTP
 // binding: community's token only, every other caller refused. All designed.
@@ -22,7 +23,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/space/v1/internal.proto.
  */
 export const file_pf_space_v1_internal: GenFile = /*@__PURE__*/
-  fileDesc("ChpwZi9zcGFjZS92MS9pbnRlcm5hbC5wcm90bxILcGYuc3BhY2UudjEiWgoTQ3JlYXRlVGhyZWFkUmVxdWVzdBINCgVzcGFjZRgBIAEoCRINCgV0aXRsZRgCIAEoCRIMCgRib2R5GAMgASgJEhcKD2lkZW1wb3RlbmN5X2tleRgEIAEoCSJZChRSZXBseVRvVGhyZWFkUmVxdWVzdBIaCgl0aHJlYWRfaWQYASABKAlCB8K1GAN0aHISDAoEYm9keRgCIAEoCRIXCg9pZGVtcG90ZW5jeV9rZXkYAyABKAkiWQoTVm90ZU9uVGhyZWFkUmVxdWVzdBIaCgl0aHJlYWRfaWQYASABKAlCB8K1GAN0aHISDQoFdmFsdWUYAiABKAUSFwoPaWRlbXBvdGVuY3lfa2V5GAMgASgJInYKD0VkaXRQb3N0UmVxdWVzdBIYCgdwb3N0X2lkGAEgASgJQgfCtRgDcHN0EgwKBGJvZHkYAiABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAMgASgJEg4KBnJlYXNvbhgEIAEoCRISCgpyZWxheWVkX2J5GAUgASgJImoKEURlbGV0ZVBvc3RSZXF1ZXN0EhgKB3Bvc3RfaWQYASABKAlCB8K1GANwc3QSFwoPaWRlbXBvdGVuY3lfa2V5GAIgASgJEg4KBnJlYXNvbhgDIAEoCRISCgpyZWxheWVkX2J5GAQgASgJInsKEFBpblRocmVhZFJlcXVlc3QSGgoJdGhyZWFkX2lkGAEgASgJQgfCtRgDdGhyEg4KBnBpbm5lZBgCIAEoCBIXCg9pZGVtcG90ZW5jeV9rZXkYAyABKAkSDgoGcmVhc29uGAQgASgJEhIKCnJlbGF5ZWRfYnkYBSABKAkifAoRTG9ja1RocmVhZFJlcXVlc3QSGgoJdGhyZWFkX2lkGAEgASgJQgfCtRgDdGhyEg4KBmxvY2tlZBgCIAEoCBIXCg9pZGVtcG90ZW5jeV9rZXkYAyABKAkSDgoGcmVhc29uGAQgASgJEhIKCnJlbGF5ZWRfYnkYBSABKAkitAEKD01vZGVyYXRpb25FbnRyeRIKCgJpZBgBIAEoCRIOCgZhY3Rpb24YAiABKAkSEQoJdGhyZWFkX2lkGAMgASgJEg8KB3Bvc3RfaWQYBCABKAkSDQoFYWN0b3IYBSABKAkSEgoKcmVsYXllZF9ieRgGIAEoCRIOCgZyZWFzb24YByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAihQEKEE1vZGVyYXRpb25SZXN1bHQSIwoGdGhyZWFkGAEgASgLMhMucGYuc3BhY2UudjEuVGhyZWFkEh8KBHBvc3QYAiABKAsyES5wZi5zcGFjZS52MS5Qb3N0EisKBWF1ZGl0GAMgASgLMhwucGYuc3BhY2UudjEuTW9kZXJhdGlvbkVudHJ5MtwJChRTcGFjZUludGVybmFsU2VydmljZRKtAQoMQ3JlYXRlVGhyZWFkEiAucGYuc3BhY2UudjEuQ3JlYXRlVGhyZWFkUmVxdWVzdBocLnBmLnNwYWNlLnYxLlBvc3RXcml0ZVJlc3VsdCJdirUYVQoQc3BhY2UucG9zdC53cml0ZRADKgljb21tdW5pdHloBYIBAmFpigEsChBzcGFjZS5wb3N0LndyaXRlEAMqCWNvbW11bml0eTABaAGCAQZwZXJzb26otRgBEq8BCg1SZXBseVRvVGhyZWFkEiEucGYuc3BhY2UudjEuUmVwbHlUb1RocmVhZFJlcXVlc3QaHC5wZi5zcGFjZS52MS5Qb3N0V3JpdGVSZXN1bHQiXYq1GFUKEHNwYWNlLnBvc3Qud3JpdGUQAyoJY29tbXVuaXR5aAWCAQJhaYoBLAoQc3BhY2UucG9zdC53cml0ZRADKgljb21tdW5pdHkwAWgBggEGcGVyc29uqLUYARKEAQoMVm90ZU9uVGhyZWFkEiAucGYuc3BhY2UudjEuVm90ZU9uVGhyZWFkUmVxdWVzdBocLnBmLnNwYWNlLnYxLlBvc3RXcml0ZVJlc3VsdCI0irUYLAoQc3BhY2UucG9zdC53cml0ZRADKgljb21tdW5pdHkwAWgBggEGcGVyc29uqLUYARLcAQoIRWRpdFBvc3QSHC5wZi5zcGFjZS52MS5FZGl0UG9zdFJlcXVlc3QaHS5wZi5zcGFjZS52MS5Nb2RlcmF0aW9uUmVzdWx0IpIBirUYiQEKEHNwYWNlLnBvc3Qud3JpdGUQAyoJY29tbXVuaXR5aAWCAQJhaYoBMQoTc3BhY2UucG9zdC5tb2RlcmF0ZRADKgljb21tdW5pdHkwAWgDggEIbW9kZXJhdGWKASwKEHNwYWNlLnBvc3Qud3JpdGUQAyoJY29tbXVuaXR5MAFoAYIBBnBlcnNvbqi1GAES4AEKCkRlbGV0ZVBvc3QSHi5wZi5zcGFjZS52MS5EZWxldGVQb3N0UmVxdWVzdBodLnBmLnNwYWNlLnYxLk1vZGVyYXRpb25SZXN1bHQikgGKtRiJAQoQc3BhY2UucG9zdC53cml0ZRADKgljb21tdW5pdHloBYIBAmFpigExChNzcGFjZS5wb3N0Lm1vZGVyYXRlEAMqCWNvbW11bml0eTABaAOCAQhtb2RlcmF0ZYoBLAoQc3BhY2UucG9zdC53cml0ZRADKgljb21tdW5pdHkwAWgBggEGcGVyc29uqLUYARKEAQoJUGluVGhyZWFkEh0ucGYuc3BhY2UudjEuUGluVGhyZWFkUmVxdWVzdBodLnBmLnNwYWNlLnYxLk1vZGVyYXRpb25SZXN1bHQiOYq1GDEKE3NwYWNlLnBvc3QubW9kZXJhdGUQAyoJY29tbXVuaXR5MAFoA4IBCG1vZGVyYXRlqLUYARKGAQoKTG9ja1RocmVhZBIeLnBmLnNwYWNlLnYxLkxvY2tUaHJlYWRSZXF1ZXN0Gh0ucGYuc3BhY2UudjEuTW9kZXJhdGlvblJlc3VsdCI5irUYMQoTc3BhY2UucG9zdC5tb2RlcmF0ZRADKgljb21tdW5pdHkwAWgDggEIbW9kZXJhdGWotRgBGgmatRgFc3BhY2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_pf_space_v1_forum, file_pf_v1_options]);
+  fileDesc("ChpwZi9zcGFjZS92MS9pbnRlcm5hbC5wcm90bxILcGYuc3BhY2UudjEibgoTQ3JlYXRlVGhyZWFkUmVxdWVzdBINCgVzcGFjZRgBIAEoCRINCgV0aXRsZRgCIAEoCRIMCgRib2R5GAMgASgJEhcKD2lkZW1wb3RlbmN5X2tleRgEIAEoCRISCgphaV9zZXJ2aWNlGAUgASgJIm0KFFJlcGx5VG9UaHJlYWRSZXF1ZXN0EhoKCXRocmVhZF9pZBgBIAEoCUIHwrUYA3RochIMCgRib2R5GAIgASgJEhcKD2lkZW1wb3RlbmN5X2tleRgDIAEoCRISCgphaV9zZXJ2aWNlGAQgASgJIlkKE1ZvdGVPblRocmVhZFJlcXVlc3QSGgoJdGhyZWFkX2lkGAEgASgJQgfCtRgDdGhyEg0KBXZhbHVlGAIgASgFEhcKD2lkZW1wb3RlbmN5X2tleRgDIAEoCSKKAQoPRWRpdFBvc3RSZXF1ZXN0EhgKB3Bvc3RfaWQYASABKAlCB8K1GANwc3QSDAoEYm9keRgCIAEoCRIXCg9pZGVtcG90ZW5jeV9rZXkYAyABKAkSDgoGcmVhc29uGAQgASgJEhIKCnJlbGF5ZWRfYnkYBSABKAkSEgoKYWlfc2VydmljZRgGIAEoCSJ+ChFEZWxldGVQb3N0UmVxdWVzdBIYCgdwb3N0X2lkGAEgASgJQgfCtRgDcHN0EhcKD2lkZW1wb3RlbmN5X2tleRgCIAEoCRIOCgZyZWFzb24YAyABKAkSEgoKcmVsYXllZF9ieRgEIAEoCRISCgphaV9zZXJ2aWNlGAUgASgJInsKEFBpblRocmVhZFJlcXVlc3QSGgoJdGhyZWFkX2lkGAEgASgJQgfCtRgDdGhyEg4KBnBpbm5lZBgCIAEoCBIXCg9pZGVtcG90ZW5jeV9rZXkYAyABKAkSDgoGcmVhc29uGAQgASgJEhIKCnJlbGF5ZWRfYnkYBSABKAkifAoRTG9ja1RocmVhZFJlcXVlc3QSGgoJdGhyZWFkX2lkGAEgASgJQgfCtRgDdGhyEg4KBmxvY2tlZBgCIAEoCBIXCg9pZGVtcG90ZW5jeV9rZXkYAyABKAkSDgoGcmVhc29uGAQgASgJEhIKCnJlbGF5ZWRfYnkYBSABKAkitAEKD01vZGVyYXRpb25FbnRyeRIKCgJpZBgBIAEoCRIOCgZhY3Rpb24YAiABKAkSEQoJdGhyZWFkX2lkGAMgASgJEg8KB3Bvc3RfaWQYBCABKAkSDQoFYWN0b3IYBSABKAkSEgoKcmVsYXllZF9ieRgGIAEoCRIOCgZyZWFzb24YByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAihQEKEE1vZGVyYXRpb25SZXN1bHQSIwoGdGhyZWFkGAEgASgLMhMucGYuc3BhY2UudjEuVGhyZWFkEh8KBHBvc3QYAiABKAsyES5wZi5zcGFjZS52MS5Qb3N0EisKBWF1ZGl0GAMgASgLMhwucGYuc3BhY2UudjEuTW9kZXJhdGlvbkVudHJ5Mt8JChRTcGFjZUludGVybmFsU2VydmljZRKtAQoMQ3JlYXRlVGhyZWFkEiAucGYuc3BhY2UudjEuQ3JlYXRlVGhyZWFkUmVxdWVzdBocLnBmLnNwYWNlLnYxLlBvc3RXcml0ZVJlc3VsdCJdirUYVQoQc3BhY2UucG9zdC53cml0ZRADKgljb21tdW5pdHloBYIBAmFpigEsChBzcGFjZS5wb3N0LndyaXRlEAMqCWNvbW11bml0eTABaAGCAQZwZXJzb26otRgBEq8BCg1SZXBseVRvVGhyZWFkEiEucGYuc3BhY2UudjEuUmVwbHlUb1RocmVhZFJlcXVlc3QaHC5wZi5zcGFjZS52MS5Qb3N0V3JpdGVSZXN1bHQiXYq1GFUKEHNwYWNlLnBvc3Qud3JpdGUQAyoJY29tbXVuaXR5aAWCAQJhaYoBLAoQc3BhY2UucG9zdC53cml0ZRADKgljb21tdW5pdHkwAWgBggEGcGVyc29uqLUYARKHAQoMVm90ZU9uVGhyZWFkEiAucGYuc3BhY2UudjEuVm90ZU9uVGhyZWFkUmVxdWVzdBocLnBmLnNwYWNlLnYxLlBvc3RXcml0ZVJlc3VsdCI3irUYLwoQc3BhY2UucG9zdC53cml0ZRADKgljb21tdW5pdHkwAWgBggEGcGVyc29umAEBqLUYARLcAQoIRWRpdFBvc3QSHC5wZi5zcGFjZS52MS5FZGl0UG9zdFJlcXVlc3QaHS5wZi5zcGFjZS52MS5Nb2RlcmF0aW9uUmVzdWx0IpIBirUYiQEKEHNwYWNlLnBvc3Qud3JpdGUQAyoJY29tbXVuaXR5aAWCAQJhaYoBMQoTc3BhY2UucG9zdC5tb2RlcmF0ZRADKgljb21tdW5pdHkwAWgDggEIbW9kZXJhdGWKASwKEHNwYWNlLnBvc3Qud3JpdGUQAyoJY29tbXVuaXR5MAFoAYIBBnBlcnNvbqi1GAES4AEKCkRlbGV0ZVBvc3QSHi5wZi5zcGFjZS52MS5EZWxldGVQb3N0UmVxdWVzdBodLnBmLnNwYWNlLnYxLk1vZGVyYXRpb25SZXN1bHQikgGKtRiJAQoQc3BhY2UucG9zdC53cml0ZRADKgljb21tdW5pdHloBYIBAmFpigExChNzcGFjZS5wb3N0Lm1vZGVyYXRlEAMqCWNvbW11bml0eTABaAOCAQhtb2RlcmF0ZYoBLAoQc3BhY2UucG9zdC53cml0ZRADKgljb21tdW5pdHkwAWgBggEGcGVyc29uqLUYARKEAQoJUGluVGhyZWFkEh0ucGYuc3BhY2UudjEuUGluVGhyZWFkUmVxdWVzdBodLnBmLnNwYWNlLnYxLk1vZGVyYXRpb25SZXN1bHQiOYq1GDEKE3NwYWNlLnBvc3QubW9kZXJhdGUQAyoJY29tbXVuaXR5MAFoA4IBCG1vZGVyYXRlqLUYARKGAQoKTG9ja1RocmVhZBIeLnBmLnNwYWNlLnYxLkxvY2tUaHJlYWRSZXF1ZXN0Gh0ucGYuc3BhY2UudjEuTW9kZXJhdGlvblJlc3VsdCI5irUYMQoTc3BhY2UucG9zdC5tb2RlcmF0ZRADKgljb21tdW5pdHkwAWgDggEIbW9kZXJhdGWotRgBGgmatRgFc3BhY2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_pf_space_v1_forum, file_pf_v1_options]);
 
 /**
  * A thread to create.
@@ -57,6 +58,15 @@ export type CreateThreadRequest = Message<"pf.space.v1.CreateThreadRequest"> & {
    * @generated from field: string idempotency_key = 4;
    */
   idempotencyKey: string;
+
+  /**
+   * AI output only (X-PF-Origin: ai): the service that sent it to community
+   * (svc:<key>), credited as the AI post's author and compared on its edits
+   * and deletes; required from AI output, 400 from anyone else.
+   *
+   * @generated from field: string ai_service = 5;
+   */
+  aiService: string;
 };
 
 /**
@@ -92,6 +102,15 @@ export type ReplyToThreadRequest = Message<"pf.space.v1.ReplyToThreadRequest"> &
    * @generated from field: string idempotency_key = 3;
    */
   idempotencyKey: string;
+
+  /**
+   * AI output only (X-PF-Origin: ai): the service that sent it to community
+   * (svc:<key>), credited as the AI post's author and compared on its edits
+   * and deletes; required from AI output, 400 from anyone else.
+   *
+   * @generated from field: string ai_service = 4;
+   */
+  aiService: string;
 };
 
 /**
@@ -178,6 +197,15 @@ export type EditPostRequest = Message<"pf.space.v1.EditPostRequest"> & {
    * @generated from field: string relayed_by = 5;
    */
   relayedBy: string;
+
+  /**
+   * AI output only (X-PF-Origin: ai): the service that sent it to community
+   * (svc:<key>), credited as the AI post's author and compared on its edits
+   * and deletes; required from AI output, 400 from anyone else.
+   *
+   * @generated from field: string ai_service = 6;
+   */
+  aiService: string;
 };
 
 /**
@@ -220,6 +248,15 @@ export type DeletePostRequest = Message<"pf.space.v1.DeletePostRequest"> & {
    * @generated from field: string relayed_by = 4;
    */
   relayedBy: string;
+
+  /**
+   * AI output only (X-PF-Origin: ai): the service that sent it to community
+   * (svc:<key>), credited as the AI post's author and compared on its edits
+   * and deletes; required from AI output, 400 from anyone else.
+   *
+   * @generated from field: string ai_service = 5;
+   */
+  aiService: string;
 };
 
 /**

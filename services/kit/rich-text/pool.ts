@@ -1,0 +1,156 @@
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
+import { problem } from "../handler/problem.js";
+
+/** What a rendering worker makes of a source: sanitised HTML, plain text, or an excerpt of `maxChars`. */
+export type RenderKind = "html" | "text" | "excerpt";
+
+export interface RenderJob {
+  id: number;
+  kind: RenderKind;
+  source: string;
+  maxChars?: number;
+}
+
+export interface RenderAnswer {
+  id: number;
+  text: string;
+}
+
+export interface PoolOptions {
+  /** Worker threads. */
+  workers: number;
+  /** How long one job may take on its worker before the worker is terminated. */
+  budgetMs: number;
+  /** Jobs waiting for a worker at most; one more is refused (503 rendering.busy). */
+  queue: number;
+}
+
+interface Waiting {
+  job: RenderJob;
+  done: (text: string | undefined) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  ready: boolean;
+  busy?: { waiting: Waiting; timer: NodeJS.Timeout };
+}
+
+/** Each worker's V8 heap at most, so a render that swells is ended by its worker, not the process. */
+const WORKER_HEAP_MB = 256;
+
+/**
+ * Worker threads that render Markdown off the event loop every service shares (README "Rich text"). A job waits
+ * in a bounded queue for an idle worker; a job still running after its time budget has its worker terminated
+ * (a new one takes the slot) and answers `undefined`, as does a worker that fails: the caller shows its fallback.
+ */
+export class RenderPool {
+  private readonly slots: (Slot | undefined)[];
+  private readonly waiting: Waiting[] = [];
+  private nextId = 1;
+  /** Jobs answered by a worker, and jobs ended past their budget (or by a failed worker). */
+  readonly counts = { rendered: 0, overBudget: 0 };
+
+  constructor(private readonly options: PoolOptions) {
+    this.slots = Array.from({ length: options.workers }, () => undefined);
+  }
+
+  /** The worker's answer, or `undefined` when the job overran its budget or its worker failed. */
+  run(kind: RenderKind, source: string, maxChars?: number): Promise<string | undefined> {
+    if (this.waiting.length >= this.options.queue)
+      return Promise.reject(problem(503, "rendering.busy", "Too much text is being rendered; try again shortly."));
+    return new Promise((done) => {
+      this.waiting.push({ job: { id: this.nextId++, kind, source, maxChars }, done });
+      this.dispatch();
+    });
+  }
+
+  /** Ends every worker (a process or test that is done with rendering); jobs in flight answer `undefined`. */
+  async close(): Promise<void> {
+    for (const waiting of this.waiting.splice(0)) waiting.done(undefined);
+    await Promise.all(this.slots.map((slot) => slot && this.end(slot)));
+  }
+
+  private dispatch(): void {
+    for (let index = 0; index < this.slots.length && this.waiting.length > 0; index++) {
+      const slot = (this.slots[index] ??= this.start(index));
+      if (!slot.ready || slot.busy) continue;
+      const waiting = this.waiting.shift()!;
+      const timer = setTimeout(() => {
+        this.counts.overBudget++;
+        this.finish(slot, undefined);
+        void this.end(slot);
+      }, this.options.budgetMs);
+      slot.busy = { waiting, timer };
+      slot.worker.ref();
+      slot.worker.postMessage(waiting.job);
+    }
+    // An idle worker never keeps the process alive; one starting for a job or rendering does.
+    for (const slot of this.slots) if (slot?.ready && !slot.busy) slot.worker.unref();
+  }
+
+  private start(index: number): Slot {
+    const worker = spawn();
+    const slot: Slot = { worker, ready: false };
+    worker.on("message", (message: RenderAnswer | "ready") => {
+      if (message === "ready") slot.ready = true;
+      else if (slot.busy?.waiting.job.id === message.id) {
+        this.counts.rendered++;
+        this.finish(slot, message.text);
+      }
+      this.dispatch();
+    });
+    worker.on("error", (error) => {
+      process.emitWarning(`a Markdown rendering worker failed: ${error.message}`);
+      if (slot.busy) this.counts.overBudget++;
+      this.finish(slot, undefined);
+    });
+    worker.on("exit", () => {
+      this.finish(slot, undefined);
+      if (this.slots[index] === slot) this.slots[index] = undefined;
+      // A worker that could not start answers what waits with the fallback, rather than start again at once.
+      if (slot.ready) this.dispatch();
+      else for (const waiting of this.waiting.splice(0)) waiting.done(undefined);
+    });
+    return slot;
+  }
+
+  private finish(slot: Slot, text: string | undefined): void {
+    if (!slot.busy) return;
+    clearTimeout(slot.busy.timer);
+    const { done } = slot.busy.waiting;
+    slot.busy = undefined;
+    done(text);
+  }
+
+  private async end(slot: Slot): Promise<void> {
+    const index = this.slots.indexOf(slot);
+    if (index >= 0) this.slots[index] = undefined;
+    await slot.worker.terminate();
+    this.dispatch();
+  }
+}
+
+/**
+ * A rendering worker. From the bundle (`npm start`) esbuild has written render-worker.js beside it; from source
+ * (tests, tsx) the worker loads the TypeScript through tsx's API. It says "ready" once it can take jobs, so a
+ * job's budget never counts the worker's start.
+ */
+function spawn(): Worker {
+  const options = { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } };
+  const here = import.meta.url;
+  const ready = `require("node:worker_threads").parentPort.postMessage("ready")`;
+  if (!here.endsWith(".ts")) {
+    const entry = JSON.stringify(new URL("./render-worker.js", here).href);
+    return new Worker(`import(${entry}).then(() => ${ready})`, { ...options, eval: true });
+  }
+  // tsx's ES module API (its CommonJS one cannot register hooks from a worker).
+  const tsx = JSON.stringify(
+    new URL("dist/esm/api/index.mjs", pathToFileURL(createRequire(here).resolve("tsx/package.json"))).href,
+  );
+  const entry = JSON.stringify(new URL("./render-worker.ts", here).href);
+  const code = `import(${tsx}).then((api) => api.tsImport(${entry}, ${JSON.stringify(here)})).then(() => ${ready})`;
+  return new Worker(code, { ...options, eval: true });
+}
