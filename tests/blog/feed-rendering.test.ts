@@ -51,7 +51,7 @@ describe("a blog feed of ten 200,000-character posts (issue 24)", () => {
       markdownRendering().forget();
       const before = stats();
       let feedDone = false;
-      const feed = fetch(feedUrl(handle)).then(async (answer) => {
+      const feed = fetch(feedUrl(handle, "feed.json")).then(async (answer) => {
         feedDone = true;
         return { status: answer.status, text: await answer.text() };
       });
@@ -68,8 +68,16 @@ describe("a blog feed of ten 200,000-character posts (issue 24)", () => {
       expect(open[0].open).toBe(0);
       const answer = await feed;
       expect(answer.status).toBe(200);
-      expect(answer.text).toContain('rel="nofollow ugc noopener"');
-      expect(stats().asked - before.asked).toBe(10);
+      const items = (JSON.parse(answer.text) as { items: { content_html?: string; content_text?: string }[] }).items;
+      expect(items).toHaveLength(10);
+      // Full text up to 1,000,000 characters of Markdown, newest first: five posts; the others carry their summary.
+      expect(items.map((item) => item.content_html !== undefined)).toEqual([
+        ...Array(5).fill(true),
+        ...Array(5).fill(false),
+      ]);
+      expect(items[0].content_html).toContain('rel="nofollow ugc noopener"');
+      expect(items[9].content_text).toMatch(/^Summary \d$/);
+      expect(stats().asked - before.asked).toBe(5);
     },
     120_000,
   );

@@ -26,7 +26,11 @@ function trickle(t: TestPlatform, app: string, token: string, bytes: number, eve
       const parts: Buffer[] = [];
       response.on("data", (part: Buffer) => parts.push(part));
       response.on("end", () =>
-        resolve({ status: response.statusCode!, body: JSON.parse(Buffer.concat(parts).toString()), afterMs: Date.now() - began }),
+        resolve({
+          status: response.statusCode!,
+          body: JSON.parse(Buffer.concat(parts).toString()),
+          afterMs: Date.now() - began,
+        }),
       );
     });
     request.on("error", reject);

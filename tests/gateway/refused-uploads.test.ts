@@ -24,23 +24,28 @@ describeWith(DATABASE_SERVER, "uploads refused before their body is read", () =>
     ["over the service's cap", 413, "media.too_large", () => media.token(appClaims())],
   ];
   for (const [what, status, code, token] of refusals)
-    itWith(DATABASE_SERVER, `answers ${status} ${code} to ${TRIES} of ${TRIES} uploads ${what}`, async () => {
-      const bearer = await token();
-      const seen: string[] = [];
-      for (let i = 0; i < TRIES; i++) {
-        const answer = await fetch(`${media.child.gatewayUrl}/media/api/v1/app1/files`, {
-          method: "POST",
-          headers: {
-            "content-type": `multipart/form-data; boundary=${BOUNDARY}`,
-            ...(bearer && { authorization: `Bearer ${bearer}` }),
-          },
-          body,
-        }).then(
-          async (response) => `${response.status} ${((await response.json()) as { code: string }).code}`,
-          (error: Error) => `${error.message}: ${(error.cause as Error | undefined)?.message}`,
-        );
-        seen.push(answer);
-      }
-      expect(seen).toEqual(Array(TRIES).fill(`${status} ${code}`));
-    }, 120_000);
+    itWith(
+      DATABASE_SERVER,
+      `answers ${status} ${code} to ${TRIES} of ${TRIES} uploads ${what}`,
+      async () => {
+        const bearer = await token();
+        const seen: string[] = [];
+        for (let i = 0; i < TRIES; i++) {
+          const answer = await fetch(`${media.child.gatewayUrl}/media/api/v1/app1/files`, {
+            method: "POST",
+            headers: {
+              "content-type": `multipart/form-data; boundary=${BOUNDARY}`,
+              ...(bearer && { authorization: `Bearer ${bearer}` }),
+            },
+            body,
+          }).then(
+            async (response) => `${response.status} ${((await response.json()) as { code: string }).code}`,
+            (error: Error) => `${error.message}: ${String((error.cause as Error | undefined)?.message)}`,
+          );
+          seen.push(answer);
+        }
+        expect(seen).toEqual(Array(TRIES).fill(`${status} ${code}`));
+      },
+      120_000,
+    );
 });

@@ -66,6 +66,15 @@ describeWith(DATABASE_SERVER, "editor lists", () => {
     expect(await codeOf(requireEditor(ctx(), asService({ origin: "ai" })))).toBe("auth.editor_required");
   });
 
+  it("never takes a mod for an editor: not as the listed person its token names, nor as a service acting for nobody", async () => {
+    const editor = person();
+    await admin().setEditor({ subject: editor } as never, asService());
+    expect(await codeOf(requireEditor(ctx(), callAs({ kind: "user", sub: editor, mod: "mod_1" })))).toBe(
+      "auth.editor_required",
+    );
+    expect(await codeOf(requireEditor(ctx(), asService({ mod: "mod_1" })))).toBe("auth.editor_required");
+  });
+
   it("sets idempotently, lists with the seeded, and removes", async () => {
     const editor = person();
     const first = await admin().setEditor({ subject: editor } as never, asService());

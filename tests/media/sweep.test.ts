@@ -1,5 +1,6 @@
 import { mkdir, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { MediaContext } from "../../services/media/context.js";
 import { addUsage, insertUpload, lockUsage } from "../../services/media/db/usage.js";
@@ -19,7 +20,7 @@ async function uploadUnderWay(key: string, at: Date, stored: boolean) {
     await addUsage(em, "swept", 100, 1);
     await insertUpload(em, { key, app: "swept", reserved: 100, at });
   });
-  if (stored) await ctx.blobs.put(key, [Buffer.alloc(100, 1)], "x/y");
+  if (stored) await ctx.blobs.put(key, Readable.from([Buffer.alloc(100, 1)]), "x/y");
 }
 
 describe("the sweep of abandoned uploads", () => {

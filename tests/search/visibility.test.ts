@@ -75,6 +75,13 @@ describe("who sees what, counts included", () => {
     expect((await seen(guest)).found).toEqual([ids.open]);
   });
 
+  it("a mod's token reads as the public, even a user token naming a person who sees more", async () => {
+    const mod = await t.token({ kind: "user", sub: "usr_ada1", mod: "mod_1", caps: ["search.query.run"] });
+    const { found, counts } = await seen(mod);
+    expect(found).toEqual([ids.open]);
+    expect(counts).toEqual({ open: 1 });
+  });
+
   it("a service acting for a person adds their groups and entitlements as it resolved them", async () => {
     const web = await delegateToken(t);
     const forAda = await seen(web, {

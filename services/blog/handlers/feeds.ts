@@ -19,6 +19,11 @@ const FILES: Record<string, { format: FeedFormat; on: (blog: BlogRow) => boolean
   "feed.json": { format: "json", on: (blog) => blog.feedJson },
 };
 const SUMMARY_CHARS = 300;
+/**
+ * Markdown characters a full-text feed carries in full at most (about 2 MB of HTML; the spec gives no number): the
+ * newest posts up to it carry their text, the rest their summary. 100 items of 200,000 characters would be 40 MB.
+ */
+const FULL_TEXT_CHARS = 1_000_000;
 
 /**
  * Feeds: exactly the public, published, listed posts (the published revision), newest first, as many as the
@@ -68,12 +73,15 @@ export function feedHandlers(ctx: BlogContext): FeedHandlers {
       return byPost;
     });
     const rendering = markdownRendering();
+    let fullText = blog.feedFullText ? FULL_TEXT_CHARS : 0;
     return Promise.all(
       posts.map(async (post): Promise<FeedItem> => {
         const revision = revisions.get(post.id)!;
+        const full = blog.feedFullText && revision.body.length <= fullText;
+        if (full) fullText -= revision.body.length;
         const [summary, contentHtml] = await Promise.all([
           revision.summary || rendering.excerpt(revision.body, SUMMARY_CHARS),
-          blog.feedFullText ? rendering.html(revision.body) : undefined,
+          full ? rendering.html(revision.body) : undefined,
         ]);
         return {
           id: post.id,
@@ -104,7 +112,7 @@ export function feedHandlers(ctx: BlogContext): FeedHandlers {
 function versionOf(blog: BlogRow, posts: PostRow[], feedLink: string): string {
   return JSON.stringify({
     feedLink,
-    blog: [blog.id, blog.title, blog.description, blog.language, blog.feedFullText, SUMMARY_CHARS],
+    blog: [blog.id, blog.title, blog.description, blog.language, blog.feedFullText, SUMMARY_CHARS, FULL_TEXT_CHARS],
     posts: posts.map((post) => [
       post.id,
       post.slug,

@@ -51,7 +51,7 @@ function collect(schema: DescMessage, message: Record<string, unknown>, work: Pr
   for (const { html, source } of plan.rendered)
     work.push(
       markdownRendering()
-        .html(String(message[source] ?? ""))
+        .html((message[source] as string | undefined) ?? "")
         .then((text) => void (message[html] = text)),
     );
   for (const field of plan.nested) {

@@ -70,7 +70,7 @@ export class RenderPool {
   /** Ends every worker (a process or test that is done with rendering); jobs in flight answer `undefined`. */
   async close(): Promise<void> {
     for (const waiting of this.waiting.splice(0)) waiting.done(undefined);
-    await Promise.all(this.slots.map((slot) => slot && this.end(slot)));
+    await Promise.all(this.slots.flatMap((slot) => (slot ? [this.end(slot)] : [])));
   }
 
   private dispatch(): void {

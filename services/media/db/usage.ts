@@ -79,8 +79,10 @@ export async function abandonedUploads(em: EntityManager, limit: number): Promis
 
 /** Removes an abandoned upload whose blob is gone, answering what it reserved (undefined when already removed). */
 export async function dropAbandoned(em: EntityManager, key: string): Promise<number | undefined> {
-  const [row] = await run(em, `delete from ${qualified(em, "uploads")} where key = ? and abandoned returning reserved`, [
-    key,
-  ]);
+  const [row] = await run(
+    em,
+    `delete from ${qualified(em, "uploads")} where key = ? and abandoned returning reserved`,
+    [key],
+  );
   return row && Number(row.reserved);
 }

@@ -209,7 +209,9 @@ export const MediaService: GenService<{
    * application/octet-stream body named by the `name` query parameter). An app writes only its own namespace
    * (403 media.namespace_refused); services write any. The body is streamed to the blob store: its sha256
    * digest and size are computed on the way, and a file over the cap is refused while it arrives (413
-   * media.too_large), leaving nothing stored. 503 media.store_unavailable when the blob store fails.
+   * media.too_large), leaving nothing stored. Each app namespace holds at most a quota of bytes and of files,
+   * counted as the bytes arrive: 413 media.quota_exceeded refuses what would pass it, keeping nothing. An app has
+   * a few uploads open at once (429 rate.limited past them). 503 media.store_unavailable when the blob store fails.
    * Over gRPC: a client stream whose first message names app, name and content_type and whose following
    * messages carry the file's bytes in `chunk`.
    *
