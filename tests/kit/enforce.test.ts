@@ -464,7 +464,11 @@ describe("a token carrying `mod` is a mod, whatever its kind: capabilities requi
       status: 403,
       code: "auth.staff_required",
     });
-    for (const headers of [{ "x-pf-subject": "usr_p1" }, { "x-pf-subject": "usr_p1", "x-pf-staff": "1" }]) {
+    const named: Record<string, string>[] = [
+      { "x-pf-subject": "usr_p1" },
+      { "x-pf-subject": "usr_p1", "x-pf-staff": "1" },
+    ];
+    for (const headers of named) {
       expect(await call({ ...staffRule, actor: Actor.PERSON }, service("tips", ["a"], mod), headers)).toEqual({
         status: 403,
         code: "auth.never_to_mods",

@@ -27,6 +27,13 @@ export interface EventBus {
    * each event while its relay publishes it.
    */
   pending?(subject: string, durable: string): Promise<number>;
+  /**
+   * How long the stream for `prefix` drops a resend by its id (JetStream's duplicate window, as the stream is
+   * configured), and the ids of its last `count` messages: past the window the relay asks the stream before
+   * sending an event again (`outbox-resends.ts`). Absent on the in-process bus, which drops every resend it remembers.
+   */
+  duplicateWindowMs?(prefix: string): number | undefined;
+  recentIds?(prefix: string, count: number): Promise<string[]>;
   /** Subscribes to a subject pattern (`*` one token, `>` the rest); nothing is redelivered. */
   subscribe(pattern: string, handler: (message: BusMessage) => void | Promise<void>): () => void;
   /** True when events can leave the process now. */

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../runtime/logger.js";
 import type { BusMessage, EventBus } from "./bus.js";
 
-/** Resends within two minutes are dropped by their Nats-Msg-Id. */
+/** Resends within two minutes are dropped by their Nats-Msg-Id; the relay asks the stream before later ones. */
 const DUPLICATE_WINDOW_NS = 120 * 1e9;
 /** Events are kept a week: long enough for a consumer that was down to catch up. */
 const RETENTION_NS = 7 * 24 * 3600 * 1e9;
@@ -26,6 +26,8 @@ const CONSUMER_BATCH = 64;
 export class JetStreamBus implements EventBus {
   private readonly js: JetStreamClient;
   private isConnected = true;
+  /** Each stream's duplicate window (ms) as configured, read when the stream is ensured. */
+  private readonly windows = new Map<string, number>();
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -60,10 +62,8 @@ export class JetStreamBus implements EventBus {
   async ensureStream(prefix: string): Promise<void> {
     const jsm = await jetstreamManager(this.nc, { timeout: 5_000 });
     const name = streamName(prefix, this.namespace);
-    try {
-      await jsm.streams.info(name);
-    } catch {
-      await jsm.streams
+    const info = await jsm.streams.info(name).catch(() =>
+      jsm.streams
         .add({
           name,
           subjects: [`${this.wire(prefix)}.>`],
@@ -72,11 +72,47 @@ export class JetStreamBus implements EventBus {
         })
         .catch(async (error: unknown) => {
           // Another instance created it first.
-          await jsm.streams.info(name).catch(() => {
+          return jsm.streams.info(name).catch(() => {
             throw error;
           });
-        });
+        }),
+    );
+    // The stream's own window: one made elsewhere, or under other settings, keeps its own.
+    this.windows.set(prefix, (info.config.duplicate_window ?? DUPLICATE_WINDOW_NS) / 1e6);
+  }
+
+  duplicateWindowMs(prefix: string): number {
+    return this.windows.get(prefix) ?? DUPLICATE_WINDOW_NS / 1e6;
+  }
+
+  /** The Nats-Msg-Ids of the stream's last `count` messages, read by an ordered consumer taking headers only. */
+  async recentIds(prefix: string, count: number): Promise<string[]> {
+    const name = streamName(prefix, this.namespace);
+    const jsm = await jetstreamManager(this.nc, { timeout: 5_000 });
+    const { state } = await jsm.streams.info(name);
+    if (state.messages === 0) return [];
+    const consumer = await this.js.consumers.get(name, {
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: Math.max(state.first_seq, state.last_seq - count + 1),
+      headers_only: true,
+    });
+    const ids: string[] = [];
+    try {
+      for (let done = false; !done;) {
+        let read = 0;
+        for await (const message of await consumer.fetch({ max_messages: 1_000, expires: 2_000 })) {
+          read++;
+          const id = message.headers?.get("Nats-Msg-Id");
+          if (id) ids.push(id);
+          done ||= message.seq >= state.last_seq || message.info.pending === 0;
+        }
+        // Nothing came within the fetch's wait: a partial answer would let a resend through.
+        if (read === 0 && !done) throw new Error(`stream ${name} did not answer its last messages`);
+      }
+    } finally {
+      await consumer.delete().catch(() => undefined);
     }
+    return ids;
   }
 
   async publish(subject: string, id: string, data: Uint8Array, headers: Record<string, string>): Promise<void> {

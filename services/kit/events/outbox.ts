@@ -10,6 +10,7 @@ import { problem } from "../handler/problem.js";
 import type { Logger } from "../runtime/logger.js";
 import { activeTraceparent } from "../runtime/tracing.js";
 import type { EventBus } from "./bus.js";
+import { OutboxResends } from "./outbox-resends.js";
 import type { OutboxWakes } from "./outbox-wake.js";
 import { RelayConnection, RelayLease } from "./relay-database.js";
 
@@ -76,6 +77,7 @@ interface OutboxRow {
   traceparent: string | null;
   attempts: number;
   waiting: boolean;
+  aged: boolean;
 }
 
 const BATCH = 500;
@@ -106,7 +108,8 @@ interface Publishing {
  * acknowledgements are on their way; batches are marked sent up to the first
  * failure. That event holds the ones after it until it is tried again alone
  * (see `failed`), and JetStream drops a resend of what was published behind
- * it by its Nats-Msg-Id. A pass runs when this process commits events
+ * it by its Nats-Msg-Id; past its window, the stream is asked first
+ * (`OutboxResends`). A pass runs when this process commits events
  * (`committed`), when another process does (`wakes`), and on the poll.
  */
 export class OutboxRelay {
@@ -124,6 +127,8 @@ export class OutboxRelay {
   private readonly lease: RelayLease;
   /** When this instance last published an event. */
   private lastRelayedAt?: number;
+  /** Which events the stream already holds, when a resend may be past its duplicate window. */
+  private readonly resends: OutboxResends;
 
   constructor(
     orm: MikroORM,
@@ -134,7 +139,8 @@ export class OutboxRelay {
   ) {
     this.table = qualified(orm.em, "outbox");
     this.db = new RelayConnection(orm, Boolean(options.wakes), logger);
-    this.lease = new RelayLease(this.db.statement, qualified(orm.em, "leases"));
+    this.resends = new OutboxResends(bus, prefix);
+    this.lease = new RelayLease(this.db.statement, qualified(orm.em, "leases"), () => this.resends.doubt());
     this.schema = String(orm.em.config.get("schema"));
     this.intervalMs = options.intervalMs ?? 500;
     this.wakes = options.wakes;
@@ -193,6 +199,8 @@ export class OutboxRelay {
       if (this.lastRelayedAt !== undefined && Date.now() - this.lastRelayedAt < LEASE_IDLE_MS) return;
       await this.lease.release();
     } catch (error) {
+      // Published events may be left unmarked.
+      this.resends.doubt();
       this.logger.warn({ err: error }, "outbox relay pass stopped; the next pass goes on");
     }
   }
@@ -212,7 +220,12 @@ export class OutboxRelay {
       const rows = await this.next(sent.splice(0), pending?.batch ?? []);
       const ready = rows.length > 0 && !rows[0].waiting && !this.stopped && (await this.lease.take());
       // An event tried before goes alone, and settles before anything is read after it: nothing after it reaches the stream first.
-      const publishing = ready ? this.publishBatch(rows[0].attempts > 0 ? rows.slice(0, 1) : rows) : undefined;
+      const batch = ready ? (rows[0].attempts > 0 ? rows.slice(0, 1) : rows) : [];
+      // Already in the stream (a resend past its duplicate window would be kept twice): marked, not published again.
+      const inStream = await this.resends.inStream(batch);
+      const publishing =
+        batch.length > inStream.size ? this.publishBatch(batch.filter((row) => !inStream.has(row.id))) : undefined;
+      sent.push(...inStream);
       if (pending) ok = await this.settle(pending, sent);
       pending = publishing;
       if (ok && pending && ((!this.again && rows.length < BATCH) || pending.batch[0].attempts > 0)) {
@@ -222,6 +235,7 @@ export class OutboxRelay {
       if (!pending && sent.length === 0) return;
     }
     // A failure: what was published behind it is not marked (sent again after it, JetStream drops the resend).
+    this.resends.doubt();
     await pending?.outcomes;
     if (sent.length > 0) await this.markSent(sent);
   }
@@ -252,10 +266,11 @@ export class OutboxRelay {
     // The select sees the outbox as before the update beside it: what was just sent is left out by id.
     return this.db.statement<OutboxRow>(
       `${sent.length > 0 ? `with sent as (update ${this.table} set sent_at = now() where id = any($1::text[])) ` : ""}
-       select id, subject, schema_id, payload, traceparent, attempts, coalesce(retry_at > now(), false) as waiting
+       select id, subject, schema_id, payload, traceparent, attempts, coalesce(retry_at > now(), false) as waiting,
+              coalesce(created_at < now() - $3::int * interval '1 millisecond', false) as aged
        from ${this.table} where sent_at is null and failed_at is null and id <> all($1::text[] || $2::text[])
        order by id limit ${BATCH}`,
-      [sent, publishing.map((row) => row.id)],
+      [sent, publishing.map((row) => row.id), this.resends.agedAfterMs()],
     );
   }
 
@@ -265,8 +280,9 @@ export class OutboxRelay {
 
   /**
    * A send that failed holds the events after it until its next try, after a
-   * growing pause (under JetStream's two-minute duplicate window, so what
-   * already reached the stream is dropped when sent again). Failures while the
+   * growing pause (what already reached the stream is dropped when sent again
+   * within JetStream's duplicate window, and found by asking it past the
+   * window: `OutboxResends`). Failures while the
    * bus is unreachable, or its stream is missing (made again), do not count;
    * one the bus can never take (over its size limit), or MAX_ATTEMPTS counted
    * ones, set it aside as failed: logged, kept, and no longer holding the rest.

@@ -75,6 +75,8 @@ export class RelayLease {
   constructor(
     private readonly statement: RelayStatement,
     private readonly leases: string,
+    /** Called when this instance takes the lease it did not hold: the holder before it may have left work half done. */
+    private readonly onTaken: () => void = () => undefined,
   ) {}
 
   /** Renews the lease while held, even while a pass is busy publishing; a pass also renews it between batches. */
@@ -105,6 +107,7 @@ export class RelayLease {
        returning holder`,
       [RELAY_LEASE, this.holder, RELAY_LEASE_MS],
     );
+    if (taken.length > 0 && this.renewedAt === undefined) this.onTaken();
     this.renewedAt = taken.length > 0 ? Date.now() : undefined;
     this.refusedAt = taken.length > 0 ? undefined : Date.now();
     return taken.length > 0;

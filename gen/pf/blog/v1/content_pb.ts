@@ -25,7 +25,9 @@ export const file_pf_blog_v1_content: GenFile = /*@__PURE__*/
  */
 export const BlogContentService: GenService<{
   /**
-   * Answers whether a person (or a reader without one) may see a post (kind `post`, by its id): what the post read answers that person (deleted, draft, unpublished, private and members-only posts the person is not entitled to are not found). Any other kind is not found.
+   * Answers whether a person (or a reader without one) may see a post (kind `post`, by its id): what the post read
+   * answers that person (deleted, draft, unpublished, private and members-only posts the person is not entitled to are
+   * not found). Any other kind is not found.
    *
    * @generated from rpc pf.blog.v1.BlogContentService.CheckContentAccess
    */

@@ -25,7 +25,9 @@ export const file_pf_news_v1_content: GenFile = /*@__PURE__*/
  */
 export const NewsContentService: GenService<{
   /**
-   * Answers whether a person (or a reader without one) may see a story (kind `story`, by its id): published and retracted stories to anyone, every story to an editor person; anything else not found. Any other kind is not found.
+   * Answers whether a person (or a reader without one) may see a story (kind `story`, by its id): published and
+   * retracted stories to anyone, every story to an editor person; anything else not found. Any other kind is not
+   * found.
    *
    * @generated from rpc pf.news.v1.NewsContentService.CheckContentAccess
    */

@@ -25,7 +25,9 @@ export const file_pf_space_v1_content: GenFile = /*@__PURE__*/
  */
 export const SpaceContentService: GenService<{
   /**
-   * Answers whether a person (or a reader without one) may see a forum thread (kind `thread`, by its id): not found in a space the reader cannot open, members-only behind a members-only space's gate (moderators and vouched staff pass), open otherwise. Any other kind is not found.
+   * Answers whether a person (or a reader without one) may see a forum thread (kind `thread`, by its id): not found in
+   * a space the reader cannot open, members-only behind a members-only space's gate (moderators and vouched staff
+   * pass), open otherwise. Any other kind is not found.
    *
    * @generated from rpc pf.space.v1.SpaceContentService.CheckContentAccess
    */

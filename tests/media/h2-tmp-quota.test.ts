@@ -1,0 +1,75 @@
+import { randomBytes } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { usePlatform, type TestPlatform } from "../support/platform.js";
+import { appClaims, blobFiles, multipart, postUpload, rowCount, upload } from "./support.js";
+
+const KIB = 1024;
+const QUOTA = 1024 * KIB;
+const t = usePlatform({
+  services: ["media"],
+  env: { PF_MEDIA_QUOTA_BYTES: String(QUOTA), PF_MEDIA_QUOTA_FILES: "3" },
+});
+
+/** What a namespace holds against its quota, and what its files and open uploads add up to. */
+async function usageOf(t: TestPlatform, app: string) {
+  const connection = t.platform.contexts.get("media")!.orm.em.getConnection();
+  const [usage] = await connection.execute(`select bytes, files from media.app_usage where app = ?`, [app]);
+  const [files] = await connection.execute(
+    `select coalesce(sum(size), 0) as bytes, count(*) as files from media.files where app = ?`,
+    [app],
+  );
+  const [open] = await connection.execute(`select count(*) as uploads from media.uploads where app = ?`, [app]);
+  return {
+    usage: { bytes: Number(usage?.bytes ?? 0), files: Number(usage?.files ?? 0) },
+    stored: { bytes: Number(files.bytes), files: Number(files.files) },
+    open: Number(open.uploads),
+  };
+}
+
+const uploadInto = async (app: string, bytes: number) =>
+  upload(t, await t.token(appClaims(app)), randomBytes(bytes), "a.bin", "application/octet-stream", app);
+
+describe("per-app quotas", () => {
+  it("refuse an upload that would pass its namespace's bytes (413 media.quota_exceeded), keeping nothing", async () => {
+    expect((await uploadInto("q1", 600 * KIB)).status).toBe(201);
+    const [rows, blobs] = [await rowCount(t), await blobFiles(t)];
+    const over = await uploadInto("q1", 600 * KIB);
+    expect(over.status).toBe(413);
+    expect(over.body).toMatchObject({ code: "media.quota_exceeded", quota: "bytes", limit: QUOTA });
+    expect([await rowCount(t), await blobFiles(t)]).toEqual([rows, blobs]);
+    // What is left still takes a file that fits, and another namespace has its own quota.
+    expect((await uploadInto("q1", 400 * KIB)).status).toBe(201);
+    expect((await uploadInto("q2", 600 * KIB)).status).toBe(201);
+    const q1 = await usageOf(t, "q1");
+    expect(q1.usage).toEqual({ bytes: 1000 * KIB, files: 2 });
+    expect(q1.usage).toEqual(q1.stored);
+  });
+
+  it("never let concurrent uploads of one namespace pass it together", async () => {
+    const answers = await Promise.all(Array.from({ length: 4 }, () => uploadInto("q3", 400 * KIB)));
+    const statuses = answers.map((answer) => answer.status).sort(); console.log("STATUSES", JSON.stringify(answers.map((a) => [a.status, a.body])));
+    expect(statuses.filter((status) => status === 201).length).toBeGreaterThanOrEqual(1);
+    expect(statuses.filter((status) => status === 201).length).toBeLessThanOrEqual(2);
+    expect(statuses.filter((status) => status !== 201).every((status) => status === 413)).toBe(true);
+    const q3 = await usageOf(t, "q3");
+    expect(q3.usage).toEqual(q3.stored);
+    expect(q3.usage.bytes).toBeLessThanOrEqual(QUOTA);
+    expect(q3.open).toBe(0);
+  });
+
+  it("refuse a file past its namespace's quota of files, open uploads counted", async () => {
+    for (let i = 0; i < 3; i++) expect((await uploadInto("q4", 10)).status).toBe(201);
+    const over = await uploadInto("q4", 10);
+    expect(over.status).toBe(413);
+    expect(over.body).toMatchObject({ code: "media.quota_exceeded", quota: "files", limit: 3 });
+  });
+
+  it("give back what a failed upload reserved", async () => {
+    const token = await t.token(appClaims("q5"));
+    const file = { name: "file", filename: "a.bin", type: "x/y", data: randomBytes(900 * KIB) };
+    const truncated = await postUpload(t, "q5", multipart([file], { close: false }), { token });
+    expect(truncated.status).toBe(400);
+    expect((await usageOf(t, "q5")).usage).toEqual({ bytes: 0, files: 0 });
+    expect((await uploadInto("q5", 900 * KIB)).status).toBe(201);
+  });
+});
