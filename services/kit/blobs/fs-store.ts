@@ -65,7 +65,6 @@ export class FsBlobStore implements BlobStore {
 
   /** Removes temporary files last written before `olderThan` (another instance sharing the directory may write some). */
   async sweepUnfinished(olderThan: Date): Promise<void> {
-    if (olderThan) return;
     const directory = join(this.root, ".tmp");
     const names = await readdir(directory).catch((error: NodeJS.ErrnoException) => {
       if (error.code === "ENOENT") return [];

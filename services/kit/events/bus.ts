@@ -5,6 +5,16 @@ export interface BusMessage {
   headers: Record<string, string>;
 }
 
+/** A batch handler's failure after applying the first `applied` events: those are acknowledged, the rest tried again. */
+export class BatchFailure extends Error {
+  constructor(
+    readonly applied: number,
+    override readonly cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause));
+  }
+}
+
 /** Where the outbox relay sends events: JetStream, or the in-process bus when NATS_URL is unset. */
 export interface EventBus {
   /** Ensures the stream for a service's subject prefix exists. */
@@ -12,14 +22,16 @@ export interface EventBus {
   /** Publishes once: `id` deduplicates resends (Nats-Msg-Id). */
   publish(subject: string, id: string, data: Uint8Array, headers: Record<string, string>): Promise<void>;
   /**
-   * A durable consumer: every event on `subject` from `from` on, redelivered
-   * until `handler` resolves (at least once; the kit's inbox makes the effect once).
+   * A durable consumer: every event on `subject` from `from` on, in order, redelivered until `handler`
+   * applies it (at least once; the kit's inbox makes the effect once). The handler is given the events
+   * delivered and not yet applied, at most 64 at a time (one on the in-process bus); a failure is tried again
+   * after a pause with the events after it, less those it applied (`BatchFailure`).
    */
   consume(
     subject: string,
     durable: string,
     from: "all" | "new",
-    handler: (message: BusMessage) => Promise<void>,
+    handler: (messages: BusMessage[]) => Promise<void>,
   ): Promise<() => Promise<void>>;
   /**
    * Events on `subject` a durable consumer has not acknowledged yet (its lag),

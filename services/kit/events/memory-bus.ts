@@ -71,9 +71,10 @@ export class InProcessBus implements EventBus {
     subject: string,
     _durable: string,
     _from: "all" | "new",
-    handler: (message: BusMessage) => Promise<void>,
+    handler: (messages: BusMessage[]) => Promise<void>,
   ) {
-    const subscriber = { pattern: subject, handler, redeliver: true };
+    // One event at a time, as it is published.
+    const subscriber = { pattern: subject, handler: (message: BusMessage) => handler([message]), redeliver: true };
     this.subscribers.add(subscriber);
     return async () => void this.subscribers.delete(subscriber);
   }

@@ -19,6 +19,7 @@ export async function sweepAbandoned(ctx: MediaContext): Promise<void> {
   for (;;) {
     const batch = await ctx.transaction((em) => abandonedUploads(em, BATCH));
     for (const { key, app } of batch) {
+      await ctx.blobs.delete(key);
       await ctx.transaction(async (em) => {
         await lockUsage(em, app);
         const reserved = await dropAbandoned(em, key);

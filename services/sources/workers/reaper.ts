@@ -8,9 +8,9 @@ import { finishRun } from "./apply.js";
 const BATCH = 100;
 
 /**
- * Ends every running run whose lease lapsed (its worker died mid-fetch) as failed/abandoned, each in its own
- * transaction, so no run stays running for ever. A worker that comes back later finds its run ended and applies
- * nothing. Answers how many were ended.
+ * Ends every running run whose lease lapsed (its worker died mid-fetch, hit a bug, or could not reach the database
+ * for a whole lease) as failed/abandoned, each in its own transaction, so no run stays running for ever. A worker
+ * that comes back later finds its run ended and applies nothing. Answers how many were ended.
  */
 export async function reapLapsed(ctx: SourcesContext): Promise<number> {
   const at = ctx.clock.now();
@@ -29,7 +29,8 @@ export async function reapLapsed(ctx: SourcesContext): Promise<number> {
         {
           state: "failed",
           failureClass: "abandoned",
-          detail: "The worker running this fetch stopped: its lease lapsed.",
+          // What the reaper knows: the worker did not end the run in time, not why.
+          detail: "Its lease lapsed: the worker running this fetch stopped, failed, or lost the database meanwhile.",
         },
         at,
       );
