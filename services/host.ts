@@ -117,7 +117,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
         clock,
       ).interceptor(),
       // Innermost: an answer's Markdown is rendered once its handler (and the handler's transaction) is done.
-      // TEMP renderedFields(),
+      renderedFields(),
     ];
     const implementations: Implementation[] = [];
     const local = new LocalServices();

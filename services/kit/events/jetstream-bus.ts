@@ -1,8 +1,15 @@
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
+import {
+  AckPolicy,
+  DeliverPolicy,
+  jetstream,
+  jetstreamManager,
+  type JetStreamClient,
+  type JsMsg,
+} from "@nats-io/jetstream";
 import { connect, headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../runtime/logger.js";
-import type { BusMessage, EventBus } from "./bus.js";
+import { BatchFailure, type BusMessage, type EventBus } from "./bus.js";
 
 /** Resends within two minutes are dropped by their Nats-Msg-Id; the relay asks the stream before later ones. */
 const DUPLICATE_WINDOW_NS = 120 * 1e9;
@@ -125,7 +132,7 @@ export class JetStreamBus implements EventBus {
     subject: string,
     durable: string,
     from: "all" | "new",
-    handler: (message: BusMessage) => Promise<void>,
+    handler: (messages: BusMessage[]) => Promise<void>,
   ) {
     const prefix = subject.split(".")[0];
     await this.ensureStream(prefix);
@@ -134,41 +141,88 @@ export class JetStreamBus implements EventBus {
     const consumer = await this.js.consumers.get(stream, durable);
     const messages = await consumer.consume({ max_messages: CONSUMER_BATCH });
     const stopping = new AbortController();
-    const done = (async () => {
+    // Delivered and not yet handed to the handler: at most max_ack_pending, the server sends no more unacked.
+    const delivered: JsMsg[] = [];
+    const unacked = new Set<JsMsg>();
+    let arrived: (() => void) | undefined;
+    const reading = (async () => {
       for await (const message of messages) {
-        if (stopping.signal.aborted) break;
-        const headers: Record<string, string> = {};
-        for (const [name, values] of message.headers ?? []) headers[name] = values[0];
-        // A handler longer than the ack wait is not redelivered while it runs.
-        const heartbeat = setInterval(() => quietly(() => message.working()), CONSUMER_WORKING_EVERY_MS);
-        try {
-          // A failure is tried again here, not nak'd: the events pulled after it wait, so order is kept.
-          for (let attempt = 1; !stopping.signal.aborted; attempt++) {
-            try {
-              await handler({ subject: this.spec(message.subject), data: message.data, headers });
-              quietly(() => message.ack());
-              break;
-            } catch (error) {
-              this.logger.warn(
-                { err: error, subject: message.subject, durable, attempt },
-                "consumer failed; the event is tried again after a pause",
-              );
-              // Stopped mid-pause: left unacked, it is redelivered after the ack wait.
-              await sleep(Math.min(30_000, 250 * 2 ** Math.min(attempt - 1, 7)), undefined, {
-                signal: stopping.signal,
-              }).catch(() => undefined);
-            }
-          }
-        } finally {
-          clearInterval(heartbeat);
+        delivered.push(message);
+        unacked.add(message);
+        arrived?.();
+      }
+    })().finally(() => stopping.abort());
+    // Every event delivered and not acknowledged, waiting or being applied, is not redelivered meanwhile.
+    const heartbeat = setInterval(
+      () => unacked.forEach((message) => quietly(() => message.working())),
+      CONSUMER_WORKING_EVERY_MS,
+    );
+    const ack = (message: JsMsg) => {
+      unacked.delete(message);
+      quietly(() => message.ack());
+    };
+    const done = (async () => {
+      while (!stopping.signal.aborted) {
+        if (delivered.length === 0) {
+          await new Promise<void>((resolve) => {
+            arrived = resolve;
+            stopping.signal.addEventListener("abort", () => resolve(), { once: true });
+          });
+          arrived = undefined;
+          continue;
         }
+        // What arrived while the last batch was applied goes together: a backlog drains in batches.
+        await this.applyBatch(delivered.splice(0, CONSUMER_BATCH), handler, ack, durable, stopping.signal);
       }
     })();
     return async () => {
       stopping.abort();
       await messages.close();
-      await done;
+      await Promise.all([reading, done]);
+      clearInterval(heartbeat);
     };
+  }
+
+  /**
+   * Hands a batch to the handler until it is applied. A failure is tried again here, not nak'd, with the
+   * events after it: the events pulled after it wait, so order is kept; those it applied are acknowledged.
+   */
+  private async applyBatch(
+    batch: JsMsg[],
+    handler: (messages: BusMessage[]) => Promise<void>,
+    ack: (message: JsMsg) => void,
+    durable: string,
+    signal: AbortSignal,
+  ): Promise<void> {
+    let rest = batch;
+    for (let attempt = 1; rest.length > 0 && !signal.aborted; attempt++) {
+      try {
+        await handler(rest.map((message) => this.busMessage(message)));
+        rest.forEach(ack);
+        return;
+      } catch (error) {
+        const applied = error instanceof BatchFailure ? error.applied : 0;
+        rest.slice(0, applied).forEach(ack);
+        rest = rest.slice(applied);
+        // Another event failing: its pauses start again from the shortest.
+        if (applied > 0) attempt = 1;
+        this.logger.warn(
+          { err: error instanceof BatchFailure ? error.cause : error, subject: rest[0]?.subject, durable, attempt },
+          "consumer failed; the event is tried again after a pause",
+        );
+        // Stopped mid-pause: left unacked, it is redelivered after the ack wait.
+        await sleep(Math.min(30_000, 250 * 2 ** Math.min(attempt - 1, 7)), undefined, { signal }).catch(
+          () => undefined,
+        );
+      }
+    }
+  }
+
+  /** A message as handlers see it: the spec's subject, the first value of each header. */
+  private busMessage(message: Pick<JsMsg, "subject" | "data" | "headers">): BusMessage {
+    const headers: Record<string, string> = {};
+    for (const [name, values] of message.headers ?? []) headers[name] = values[0];
+    return { subject: this.spec(message.subject), data: message.data, headers };
   }
 
   /** Creates the durable consumer, or brings one made under older settings up to the current ack wait and batch. */
@@ -202,10 +256,7 @@ export class JetStreamBus implements EventBus {
   subscribe(pattern: string, handler: (message: BusMessage) => void | Promise<void>): () => void {
     const subscription = this.nc.subscribe(this.wire(pattern), {
       callback: (error, message) => {
-        if (error) return;
-        const headers: Record<string, string> = {};
-        for (const [name, values] of message.headers ?? []) headers[name] = values[0];
-        void handler({ subject: this.spec(message.subject), data: message.data, headers });
+        if (!error) void handler(this.busMessage(message));
       },
     });
     return () => subscription.unsubscribe();
