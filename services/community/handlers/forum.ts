@@ -10,16 +10,17 @@ import { SpaceInternalService } from "../../../gen/pf/space/v1/internal_pb.js";
 import { callerOf, principalOf } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
+import { rateLimitedCall } from "../../kit/handler/rate-limit.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import { relayFailure } from "../../kit/rpc/relay-failure.js";
 import { applyForumModeration } from "../consumers/forum-moderation.js";
 import { userText } from "../../kit/handler/text.js";
 import type { CommunityContext } from "../context.js";
+import type { Rate } from "../settings.js";
 import { moderationByKey, moderationToProto, recordModeration } from "../db/moderation.js";
 import { type ForumAction, requireSpaceId } from "../domain/forum.js";
 import { requireReason, requireTitle, TEXT } from "../domain/text.js";
 import { requireVote } from "../domain/threads.js";
-import { limitWriter } from "./limits.js";
 import { moderatorOf } from "./moderators.js";
 
 type ForumHandlers = Pick<
@@ -64,8 +65,12 @@ export function forumHandlers(ctx: CommunityContext): ForumHandlers {
     }
   };
 
-  const countPost = (who: string) =>
-    ctx.transaction((em) => limitWriter(em, "community.post.person", ctx.settings.postPerPerson, who, ctx.clock.now()));
+  /**
+   * A write forwarded to space, counted against the writer's limit only if space takes it: a write space refuses
+   * or does not answer gives its hit back, so a writer retrying through an outage is never refused for it.
+   */
+  const forwardLimited = <T>(rule: string, rate: Rate, who: string, work: () => Promise<T>): Promise<T> =>
+    rateLimitedCall(ctx, [{ name: rule, key: who, ...rate }], ctx.clock.now(), () => forward(work));
 
   /**
    * A moderator's forum action: recorded pending (with the caller's key, so a
@@ -157,8 +162,7 @@ export function forumHandlers(ctx: CommunityContext): ForumHandlers {
       const body = userText("body", request.body, TEXT.post);
       if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(request.space)) throw invalid("space", "space is a space's key");
       const { who, headers, aiService } = writer(call);
-      await countPost(who);
-      const answer = await forward(() =>
+      const answer = await forwardLimited("community.post.person", ctx.settings.postPerPerson, who, () =>
         space().createThread(
           { space: request.space, title, body, idempotencyKey: keyFor(who, request.idempotencyKey), aiService },
           { headers },
@@ -171,8 +175,7 @@ export function forumHandlers(ctx: CommunityContext): ForumHandlers {
       const threadId = requireSpaceId("thread", request.id);
       const body = userText("body", request.body, TEXT.post);
       const { who, headers, aiService } = writer(call);
-      await countPost(who);
-      const answer = await forward(() =>
+      const answer = await forwardLimited("community.post.person", ctx.settings.postPerPerson, who, () =>
         space().replyToThread(
           { threadId, body, idempotencyKey: keyFor(who, request.idempotencyKey), aiService },
           { headers },
@@ -185,10 +188,7 @@ export function forumHandlers(ctx: CommunityContext): ForumHandlers {
       const threadId = requireSpaceId("thread", request.id);
       const value = requireVote(request.value);
       const { who, headers } = writer(call);
-      await ctx.transaction((em) =>
-        limitWriter(em, "community.vote.person", ctx.settings.votePerPerson, who, ctx.clock.now()),
-      );
-      const answer = await forward(() =>
+      const answer = await forwardLimited("community.vote.person", ctx.settings.votePerPerson, who, () =>
         space().voteOnThread({ threadId, value, idempotencyKey: keyFor(who, request.idempotencyKey) }, { headers }),
       );
       return create(PostWriteResultSchema, { thread: answer.thread, post: answer.post });

@@ -3,7 +3,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { SpanKind } from "@opentelemetry/api";
 import { qualified } from "../db/orm.js";
 import { contextOf, inSpan, tracingOn } from "../runtime/tracing.js";
-import type { BusMessage, EventBus } from "./bus.js";
+import { BatchFailure, type BusMessage, type EventBus } from "./bus.js";
 
 /** What a consumer runs on: the service's key, bus and transactions (a service context is one). */
 export interface ConsumerHost {
@@ -42,77 +42,143 @@ export function consumer<C extends ConsumerHost, Desc extends DescMessage>(defin
   return definition as unknown as Consumer<C>;
 }
 
+/** An event as a consumer applies it. */
+interface Delivery {
+  event: MessageShape<DescMessage>;
+  meta: EventMeta;
+  traceparent?: string;
+}
+
 /**
  * The handler that applies each delivery once: the inbox row (consumer, event
  * id) and the consumer's own writes commit together, so a redelivery after a
- * crash or a lost ack finds the row and does nothing.
+ * crash or a lost ack finds the row and does nothing. A consumer without
+ * `outside` applies each event in a transaction of its own; one with it (an
+ * effect) applies a batch with two: one reading which of its events the inbox
+ * holds, and, after the work outside of those that were not, one marking them.
  */
 export function inboxHandler<C extends ConsumerHost>(
   ctx: C,
   definition: Consumer<C>,
-): (message: BusMessage) => Promise<void> {
+): (messages: BusMessage[]) => Promise<void> {
   const decoder = new TextDecoder();
-  const handle = async (message: BusMessage) => {
+  const deliveryOf = (message: BusMessage): Delivery => {
     const id = message.headers["Nats-Msg-Id"];
     if (!id) throw new Error(`event on ${message.subject} has no Nats-Msg-Id`);
     // Newer producers may add fields this consumer does not know yet.
     const event = fromJsonString(definition.event, decoder.decode(message.data), { ignoreUnknownFields: true });
-    const meta = { id, subject: message.subject };
-    if (definition.outside) {
-      if (await handled(ctx, definition.name, id)) return;
-      await definition.outside(event, meta, ctx);
-    }
-    await ctx.transaction(async (em) => {
-      const fresh = await em
-        .getConnection()
-        .execute(
-          `insert into ${qualified(em, "inbox")} (consumer, event_id) values (?, ?) on conflict do nothing returning event_id`,
-          [definition.name, id],
-          "all",
-          em.getTransactionContext(),
-        );
-      if (fresh.length > 0) await definition.handle(event, em, meta, ctx);
-    });
+    return { event, meta: { id, subject: message.subject }, traceparent: message.headers.traceparent };
   };
-  return tracingOn() ? traced(`${ctx.key}/${definition.name}`, `${ctx.key}_${definition.name}`, handle) : handle;
+  const span = tracingOn() ? traced(`${ctx.key}/${definition.name}`, `${ctx.key}_${definition.name}`) : untraced;
+  if (definition.outside) return outsideInBatches(ctx, definition, definition.outside, deliveryOf, span);
+  const one = (delivery: Delivery) =>
+    span(delivery, () =>
+      ctx.transaction(async (em) => {
+        const fresh = await markHandled(em, definition.name, [delivery.meta.id]);
+        if (fresh.size > 0) await definition.handle(delivery.event, em, delivery.meta, ctx);
+      }),
+    );
+  return async (messages) => {
+    for (const [index, message] of messages.entries()) {
+      try {
+        await one(deliveryOf(message));
+      } catch (error) {
+        throw new BatchFailure(index, error);
+      }
+    }
+  };
 }
 
-/** Whether the inbox holds the event for the consumer. */
-function handled(ctx: ConsumerHost, name: string, id: string): Promise<boolean> {
-  return ctx.transaction(async (em) => {
-    const rows = await em
-      .getConnection()
-      .execute(
-        `select 1 from ${qualified(em, "inbox")} where consumer = ? and event_id = ?`,
-        [name, id],
-        "all",
-        em.getTransactionContext(),
-      );
-    return rows.length > 0;
-  });
+/**
+ * A batch of an effect-like consumer: which events the inbox holds, in one
+ * transaction; the work outside for the others, in order, until one fails;
+ * then the inbox marks (and `handle`) of those done, in one transaction. A
+ * crash before that mark does the work again (the effect's key is the same).
+ */
+function outsideInBatches<C extends ConsumerHost>(
+  ctx: C,
+  definition: Consumer<C>,
+  outside: NonNullable<Consumer<C>["outside"]>,
+  deliveryOf: (message: BusMessage) => Delivery,
+  span: Span,
+): (messages: BusMessage[]) => Promise<void> {
+  return async (messages) => {
+    const deliveries = messages.map(deliveryOf);
+    const ids = deliveries.map((delivery) => delivery.meta.id);
+    const handled = await ctx.transaction((em) => handledOf(em, definition.name, ids));
+    const done: Delivery[] = [];
+    let failure: BatchFailure | undefined;
+    for (const [index, delivery] of deliveries.entries()) {
+      // A redelivery of an event already in this batch is handled with it.
+      if (handled.has(delivery.meta.id)) continue;
+      handled.add(delivery.meta.id);
+      try {
+        await span(delivery, () => outside(delivery.event, delivery.meta, ctx));
+      } catch (error) {
+        failure = new BatchFailure(index, error);
+        break;
+      }
+      done.push(delivery);
+    }
+    if (done.length > 0) {
+      await ctx.transaction(async (em) => {
+        const fresh = await markHandled(
+          em,
+          definition.name,
+          done.map((delivery) => delivery.meta.id),
+        );
+        for (const { event, meta } of done) if (fresh.has(meta.id)) await definition.handle(event, em, meta, ctx);
+      });
+    }
+    if (failure) throw failure;
+  };
 }
+
+/** Which of `ids` the inbox holds for the consumer. */
+async function handledOf(em: EntityManager, name: string, ids: string[]): Promise<Set<string>> {
+  const rows: { event_id: string }[] = await em
+    .getConnection()
+    .execute(
+      `select event_id from ${qualified(em, "inbox")} where consumer = ? and event_id in (${ids.map(() => "?").join(", ")})`,
+      [name, ...ids],
+      "all",
+      em.getTransactionContext(),
+    );
+  return new Set(rows.map((row) => row.event_id));
+}
+
+/** Marks `ids` handled by the consumer in the caller's transaction; answers those not marked before. */
+async function markHandled(em: EntityManager, name: string, ids: string[]): Promise<Set<string>> {
+  const rows: { event_id: string }[] = await em.getConnection().execute(
+    `insert into ${qualified(em, "inbox")} (consumer, event_id) values ${ids.map(() => "(?, ?)").join(", ")}
+       on conflict do nothing returning event_id`,
+    ids.flatMap((id) => [name, id]),
+    "all",
+    em.getTransactionContext(),
+  );
+  return new Set(rows.map((row) => row.event_id));
+}
+
+/** Runs a delivery's work, in a span or not. */
+type Span = <T>(delivery: Delivery, work: () => Promise<T>) => Promise<T>;
+
+const untraced: Span = (_delivery, work) => work();
 
 /**
  * Each delivery applied in a span named `<service>/<consumer>`, child of the
  * span that wrote the event (the `traceparent` its outbox row carried onto the
  * message): one trace from the request that made the change to its consumers.
  */
-function traced(
-  name: string,
-  durable: string,
-  handle: (message: BusMessage) => Promise<void>,
-): (message: BusMessage) => Promise<void> {
-  return (message) => {
+function traced(name: string, durable: string): Span {
+  return (delivery, work) => {
     const attributes = {
       "messaging.system": "nats",
       "messaging.operation.type": "process",
-      "messaging.destination.name": message.subject,
-      "messaging.message.id": message.headers["Nats-Msg-Id"],
+      "messaging.destination.name": delivery.meta.subject,
+      "messaging.message.id": delivery.meta.id,
       "messaging.consumer.group.name": durable,
     };
-    return inSpan(name, { kind: SpanKind.CONSUMER, attributes }, contextOf(message.headers.traceparent), () =>
-      handle(message),
-    );
+    return inSpan(name, { kind: SpanKind.CONSUMER, attributes }, contextOf(delivery.traceparent), work);
   };
 }
 

@@ -219,7 +219,7 @@ export class JetStreamBus implements EventBus {
   }
 
   /** A message as handlers see it: the spec's subject, the first value of each header. */
-  private busMessage(message: Pick<JsMsg, "subject" | "data" | "headers">): BusMessage {
+  private busMessage(message: { subject: string; data: Uint8Array; headers?: JsMsg["headers"] }): BusMessage {
     const headers: Record<string, string> = {};
     for (const [name, values] of message.headers ?? []) headers[name] = values[0];
     return { subject: this.spec(message.subject), data: message.data, headers };

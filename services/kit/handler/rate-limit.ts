@@ -33,27 +33,64 @@ export async function rateLimit(em: EntityManager, rules: RateRule[], at: Date):
   const tx = em.getTransactionContext();
   const table = qualified(em, "rate_limits");
   let refused: { rule: RateRule; retryAfterSeconds: number } | undefined;
-  // One order for every caller, so two calls taking the same counters never deadlock.
-  const ordered = [...rules].sort((a, b) => (a.name === b.name ? compare(a.key, b.key) : compare(a.name, b.name)));
-  for (const rule of ordered) {
+  for (const rule of ordered(rules)) {
     if (!(Number.isInteger(rule.limit) && rule.limit >= 1 && Number.isInteger(rule.windowMs) && rule.windowMs >= 1)) {
       throw new Error(`rate rule ${rule.name}: limit and windowMs must be positive integers`);
     }
-    const start = Math.floor(at.getTime() / rule.windowMs) * rule.windowMs;
-    const end = start + rule.windowMs;
+    const { start, end } = windowOf(rule, at);
     const counted = await connection.execute(
       `insert into ${table} (name, key, window_start, ends_at, hits) values (?, ?, ?, ?, 1)
        on conflict (name, key, window_start) do update set hits = ${table}.hits + 1 where ${table}.hits < ?
        returning hits`,
-      [rule.name, rule.key, new Date(start), new Date(end), rule.limit],
+      [rule.name, rule.key, start, end, rule.limit],
       "all",
       tx,
     );
     if (counted.length > 0) continue;
-    const retryAfterSeconds = Math.max(1, Math.ceil((end - at.getTime()) / 1000));
+    const retryAfterSeconds = Math.max(1, Math.ceil((end.getTime() - at.getTime()) / 1000));
     if (!refused || retryAfterSeconds > refused.retryAfterSeconds) refused = { rule, retryAfterSeconds };
   }
   if (refused) throw tooManyRequests(refused.rule.name, refused.retryAfterSeconds);
+}
+
+/**
+ * Counts `rules` for a write another service does (community's forum writes, done by space): the hits are counted
+ * and committed first, in a transaction of their own (never one held across the call), so concurrent requests pass
+ * at most `limit` together; when `call` fails, refused or unanswered, they are given back, so such a request counts
+ * against nothing and its retry is not refused for the failures before it.
+ */
+export async function rateLimitedCall<T>(
+  ctx: { transaction<R>(work: (em: EntityManager) => Promise<R>): Promise<R> },
+  rules: RateRule[],
+  at: Date,
+  call: () => Promise<T>,
+): Promise<T> {
+  await ctx.transaction((em) => rateLimit(em, rules, at));
+  try {
+    return await call();
+  } catch (error) {
+    // A give-back that fails too (the database gone as well) leaves the hit: the limit errs on the side of counting.
+    await ctx.transaction((em) => giveBack(em, rules, at)).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Takes back the hit `rateLimit(em, rules, at)` counted, in the window of the same `at` (the hit's, even when the
+ * next has begun), never below zero. Rules are taken in `rateLimit`'s order, so a give-back and a count never deadlock.
+ */
+export async function giveBack(em: EntityManager, rules: RateRule[], at: Date): Promise<void> {
+  const table = qualified(em, "rate_limits");
+  for (const rule of ordered(rules)) {
+    await em
+      .getConnection()
+      .execute(
+        `update ${table} set hits = hits - 1 where name = ? and key = ? and window_start = ? and hits > 0`,
+        [rule.name, rule.key, windowOf(rule, at).start],
+        "run",
+        em.getTransactionContext(),
+      );
+  }
 }
 
 /** The kit's 429 `rate.limited`: the rule refused, and when to try again (the gateway's Retry-After). */
@@ -67,6 +104,17 @@ export function tooManyRequests(rule: string, retryAfterSeconds: number): Connec
 /** The calling client's IP address as the gateway saw it; "" for callers that did not come through it. */
 export function clientIpOf(header: Headers): string {
   return header.get(CLIENT_IP_HEADER) ?? "";
+}
+
+/** One order for every caller, so two calls taking the same counters never deadlock. */
+function ordered(rules: RateRule[]): RateRule[] {
+  return [...rules].sort((a, b) => (a.name === b.name ? compare(a.key, b.key) : compare(a.name, b.name)));
+}
+
+/** The fixed window `at` falls in, aligned to `windowMs` from the epoch. */
+function windowOf(rule: RateRule, at: Date): { start: Date; end: Date } {
+  const start = Math.floor(at.getTime() / rule.windowMs) * rule.windowMs;
+  return { start: new Date(start), end: new Date(start + rule.windowMs) };
 }
 
 function compare(a: string, b: string): number {
