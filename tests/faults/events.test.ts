@@ -113,8 +113,8 @@ describeWith(NATS, "events after a crash", () => {
     const ctx = t.platform.contexts.get("network")!;
     const durable = `slow_${Date.now().toString(36)}`;
     const deliveries: string[] = [];
-    const stop = await ctx.bus.consume("network.notification.pushed", durable, "new", async (message) => {
-      deliveries.push(message.headers["Nats-Msg-Id"]);
+    const stop = await ctx.bus.consume("network.notification.pushed", durable, "new", async (messages) => {
+      deliveries.push(...messages.map((message) => message.headers["Nats-Msg-Id"]));
       await new Promise((resolve) => setTimeout(resolve, CONSUMER_ACK_WAIT_MS + 2_000));
     });
     try {

@@ -90,8 +90,8 @@ describe.each([
       ),
       headers: { "Nats-Msg-Id": `evt_dup_${Date.now()}` },
     };
-    await handle(message);
-    await handle(message);
+    await handle([message]);
+    await handle([message]);
     expect(applied).toEqual(["once"]);
   });
 });

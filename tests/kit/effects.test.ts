@@ -113,6 +113,63 @@ async function removeDurable(durable: string): Promise<void> {
 }
 
 describeWith(NATS, "effect() on JetStream", () => {
+  it("drains a backlog in batches, in order and once, and sets aside an event that keeps failing", async () => {
+    const name = `eff_batch_${runs()}`;
+    const applied: string[] = [];
+    let poisonTries = 0;
+    const definition = effect<EffectHost, typeof NotificationPushedSchema>({
+      name,
+      subject: "network.notification.pushed",
+      event: NotificationPushedSchema,
+      from: "new",
+      maxFailures: 2,
+      async apply(event) {
+        const title = event.notification?.title ?? "";
+        if (!title.startsWith(`${marker}${name}:`)) return;
+        if (title.endsWith(":poison")) {
+          poisonTries++;
+          throw new Error("the effect's own bug on this event");
+        }
+        applied.push(title);
+      },
+    });
+    const ctx = t.platform.contexts.get("network")!;
+    // The owner's transactions the effect runs, counted.
+    let transactions = 0;
+    const counted = new Proxy(ctx, {
+      get(target, property) {
+        if (property === "transaction")
+          return (work: Parameters<typeof ctx.transaction>[0]) => (transactions++, target.transaction(work));
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    // Made, then stopped: the backlog piles up while no instance applies it.
+    await (
+      await startConsumer(ctx, definition)
+    )();
+    const titles = Array.from({ length: 120 }, (_, i) => `${marker}${name}:${i === 10 ? "poison" : i}`);
+    for (const title of titles) await push(title);
+    const stop = await startConsumer(counted, definition);
+    try {
+      const expected = titles.filter((title) => !title.endsWith(":poison"));
+      await until(() => applied.length >= expected.length, 30_000);
+      expect(applied).toEqual(expected);
+      // Batches: which are handled and their marks, a few transactions for 120 events (one each was two).
+      expect(transactions).toBeLessThan(titles.length / 4);
+      expect(poisonTries).toBe(2);
+      const [refusal] = await ctx.transaction((em) => effectRefusals(em, name));
+      expect(refusal).toMatchObject({
+        status: 500,
+        code: "effect.failed",
+        detail: "the effect's own bug on this event",
+      });
+    } finally {
+      await stop();
+      await removeDurable(`network_${name}`);
+    }
+  }, 60_000);
+
   it("retries while the callee is down and when its answer is lost, and applies the change exactly once", async () => {
     const name = `eff_once_${runs()}`;
     const { definition, attempts, applied } = coinEffect(name);

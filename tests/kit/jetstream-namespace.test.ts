@@ -47,8 +47,8 @@ describeWith(NATS, "the JetStream bus under a namespace", () => {
 
   it("delivers to a durable consumer only its filter's events, with spec subjects, and never another namespace's", async () => {
     const [gotA, gotB]: BusMessage[][] = [[], []];
-    const stopA = await a.consume("nsy.item.made", "nsy-test", "all", async (m) => void gotA.push(m));
-    const stopB = await b.consume("nsy.item.made", "nsy-test", "all", async (m) => void gotB.push(m));
+    const stopA = await a.consume("nsy.item.made", "nsy-test", "all", async (batch) => void gotA.push(...batch));
+    const stopB = await b.consume("nsy.item.made", "nsy-test", "all", async (batch) => void gotB.push(...batch));
     await a.publish("nsy.item.made", "evt_d1", data, { "Pf-Schema": "x@1" });
     await a.publish("nsy.item.gone", "evt_d2", data, {});
     for (let i = 0; i < 100 && gotA.length === 0; i++) await sleep(20);

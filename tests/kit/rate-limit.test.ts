@@ -1,9 +1,12 @@
+import { createContextValues, type UnaryRequest } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { pruneKitTables } from "../../services/kit/runtime/housekeeping.js";
-import { problemOf } from "../../services/kit/handler/problem.js";
-import { rateLimit, type RateRule } from "../../services/kit/handler/rate-limit.js";
+import { problem, problemOf } from "../../services/kit/handler/problem.js";
+import { rateLimit, rateLimitedCall, type RateRule } from "../../services/kit/handler/rate-limit.js";
+import { callScope } from "../../services/kit/rpc/call.js";
 import { usePlatform } from "../support/platform.js";
+import { until } from "../support/until.js";
 
 const clock = new ManualClock(new Date("2030-03-01T12:00:30Z"));
 const t = usePlatform({ services: ["network"], clock });
@@ -100,5 +103,47 @@ describe("rateLimit", () => {
     await pruneKitTables(network());
     // Only the window that ended (12:01 the day before) more than a day ago is gone.
     expect(await hits("test.prune", "usr_1")).toEqual([1, 1]);
+  });
+});
+
+describe("rateLimitedCall (a write another service does)", () => {
+  const refusedBy = (status: number) => () =>
+    Promise.reject(problem(status, "other.refused", "The other service said no."));
+  const limited = (rule: RateRule, call: () => Promise<string>) =>
+    rateLimitedCall(network(), [rule], clock.now(), call).then(
+      (answer) => answer,
+      (error: unknown) => problemOf(error)?.status,
+    );
+
+  it("counts what the call answered, and gives back what it refused or left unanswered", async () => {
+    const rule = { name: "test.call", key: "usr_1", limit: 2, windowMs: MINUTE };
+    expect(await limited(rule, async () => "taken")).toBe("taken");
+    for (let i = 0; i < 4; i++) {
+      expect(await limited(rule, refusedBy(503))).toBe(503);
+      expect(await limited(rule, refusedBy(409))).toBe(409);
+    }
+    expect(await hits("test.call", "usr_1")).toEqual([1]);
+    expect(await limited(rule, async () => "taken")).toBe("taken");
+    // At the limit, refused before the call is made: nothing to give back.
+    let called = false;
+    expect(await limited(rule, async () => String((called = true)))).toBe(429);
+    expect(called).toBe(false);
+    expect(await hits("test.call", "usr_1")).toEqual([2]);
+  });
+
+  it("gives the hit back even when the call it serves has run past its deadline", async () => {
+    const rule = { name: "test.call.late", key: "usr_1", limit: 1, windowMs: MINUTE };
+    const request = {
+      header: new Headers(),
+      signal: new AbortController().signal,
+      contextValues: createContextValues(),
+    };
+    const served = callScope(100)(async () => {
+      // The other service answers nothing until after the served call's deadline.
+      const late = () => new Promise<string>((_resolve, reject) => setTimeout(() => reject(new Error("timeout")), 200));
+      return (await limited(rule, late)) as never;
+    });
+    await expect(served(request as unknown as UnaryRequest)).rejects.toThrow(/deadline/);
+    await until(async () => (await hits("test.call.late", "usr_1")).join() === "0");
   });
 });

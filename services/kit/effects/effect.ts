@@ -33,20 +33,33 @@ export interface Effect<C extends EffectHost, Desc extends DescMessage> {
    * 4xx but 401/403/408/429/499) records it; anything else is retried.
    */
   apply(event: MessageShape<Desc>, ctx: C, key: string, meta: EventMeta): Promise<void>;
+  /**
+   * Failures of one event that are not the callee's silence (an error of `apply` itself, the callee's 500 on
+   * it) after which it is set aside, so the events after it go on; 10 unless given.
+   */
+  maxFailures?: number;
 }
 
+/** Failures of one event, the callee not silent, after which it is set aside. */
+const MAX_FAILURES = 10;
+
 /**
- * Declares an effect: a module lists it beside its consumers. Each delivery
- * not yet applied calls `apply` outside any transaction, then marks the event
- * handled in the inbox. When the callee did not answer (`notAnswered`: down,
- * 5xx, a deadline, our own credentials or rate refused) the delivery fails
- * and comes back after a growing pause (the consumer's retry in place:
+ * Declares an effect: a module lists it beside its consumers. The events
+ * delivered are applied in batches (the consumer's, up to 64): which the inbox
+ * holds in one transaction, `apply` for the others in order outside any, their
+ * inbox marks in one more. When the callee did not answer (`notAnswered`:
+ * down, 503, a deadline, our own credentials or rate refused) the delivery
+ * fails and comes back after a growing pause (the consumer's retry in place:
  * 250 ms … 30 s), holding the events after it, for as long as it takes. A
  * definite refusal is recorded in `effect_refusals` (logged as an error) and
- * the event counts as handled: a refusal would be the same on every retry. A
+ * the event counts as handled: a refusal would be the same on every retry. So
+ * is a failure that is no silence (`apply` throwing, the callee's 500) once it
+ * has failed `maxFailures` times: set aside, it no longer holds the rest. A
  * crash between the call and the inbox mark calls again with the same key.
  */
 export function effect<C extends EffectHost, Desc extends DescMessage>(definition: Effect<C, Desc>): Consumer<C> {
+  // Per event being retried in place: its failures that were not the callee's silence.
+  const failures = new Map<string, number>();
   return consumer<C, Desc>({
     name: definition.name,
     subject: definition.subject,
@@ -55,13 +68,18 @@ export function effect<C extends EffectHost, Desc extends DescMessage>(definitio
     async outside(event, meta, ctx) {
       try {
         await definition.apply(event, ctx, `${definition.name}:${meta.id}`, meta);
+        failures.delete(meta.id);
       } catch (error) {
-        const refusal = definiteRefusal(error);
+        const counted = notSilence(error) ? (failures.get(meta.id) ?? 0) + 1 : 0;
+        const refusal =
+          definiteRefusal(error) ?? (counted >= (definition.maxFailures ?? MAX_FAILURES) ? setAside(error) : undefined);
         if (!refusal) {
+          if (counted > 0) failures.set(meta.id, counted);
           ctx.logger.warn({ err: error, effect: definition.name, event: meta.id }, "effect not applied; retried");
           throw error;
         }
-        ctx.logger.error({ effect: definition.name, event: meta.id, ...refusal }, "effect refused by its callee");
+        failures.delete(meta.id);
+        ctx.logger.error({ effect: definition.name, event: meta.id, ...refusal }, "effect refused or set aside");
         await ctx.transaction((em) => recordRefusal(em, definition.name, meta, refusal));
       }
     },
@@ -80,6 +98,20 @@ function definiteRefusal(error: unknown): Refusal | undefined {
   if (!(error instanceof ConnectError) || notAnswered(error)) return undefined;
   const [problem] = error.findDetails(ProblemSchema);
   return problem && { status: problem.status, code: problem.code, detail: problem.detail };
+}
+
+/** A failure that is not the callee's silence: `apply` itself failed, or the callee answered 500 to this event. */
+function notSilence(error: unknown): boolean {
+  if (!(error instanceof ConnectError)) return true;
+  const [problem] = error.findDetails(ProblemSchema);
+  return problem?.status === 500;
+}
+
+/** An event set aside after its failures: kept beside the refusals, as the callee's problem or `effect.failed`. */
+function setAside(error: unknown): Refusal {
+  const [problem] = error instanceof ConnectError ? error.findDetails(ProblemSchema) : [];
+  const detail = error instanceof Error ? error.message : String(error);
+  return { status: problem?.status ?? 500, code: problem?.code ?? "effect.failed", detail: problem?.detail ?? detail };
 }
 
 async function recordRefusal(em: EntityManager, effect: string, meta: EventMeta, refusal: Refusal): Promise<void> {

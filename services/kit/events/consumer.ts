@@ -103,22 +103,22 @@ function outsideInBatches<C extends ConsumerHost>(
   span: Span,
 ): (messages: BusMessage[]) => Promise<void> {
   return async (messages) => {
-    const deliveries = messages.map(deliveryOf);
-    const ids = deliveries.map((delivery) => delivery.meta.id);
+    const ids = messages.map((message) => message.headers["Nats-Msg-Id"] ?? "");
     const handled = await ctx.transaction((em) => handledOf(em, definition.name, ids));
     const done: Delivery[] = [];
     let failure: BatchFailure | undefined;
-    for (const [index, delivery] of deliveries.entries()) {
+    for (const [index, message] of messages.entries()) {
       // A redelivery of an event already in this batch is handled with it.
-      if (handled.has(delivery.meta.id)) continue;
-      handled.add(delivery.meta.id);
+      if (handled.has(ids[index])) continue;
+      handled.add(ids[index]);
       try {
+        const delivery = deliveryOf(message);
         await span(delivery, () => outside(delivery.event, delivery.meta, ctx));
+        done.push(delivery);
       } catch (error) {
         failure = new BatchFailure(index, error);
         break;
       }
-      done.push(delivery);
     }
     if (done.length > 0) {
       await ctx.transaction(async (em) => {

@@ -1,6 +1,7 @@
 import type { ConnectError } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { qualified } from "../db/orm.js";
+import { outsideCall } from "../rpc/call.js";
 import { problem } from "./problem.js";
 
 /** One limit: at most `limit` hits per `windowMs` for one key of one named rule. */
@@ -69,8 +70,9 @@ export async function rateLimitedCall<T>(
   try {
     return await call();
   } catch (error) {
-    // A give-back that fails too (the database gone as well) leaves the hit: the limit errs on the side of counting.
-    await ctx.transaction((em) => giveBack(em, rules, at)).catch(() => undefined);
+    // Outside the call: a call left unanswered until its deadline may commit nothing more, but the hit still goes
+    // back. One that fails too (the database gone as well) leaves the hit: the limit errs on the side of counting.
+    await outsideCall(() => ctx.transaction((em) => giveBack(em, rules, at))).catch(() => undefined);
     throw error;
   }
 }

@@ -69,7 +69,6 @@ export async function executeNext(
 ): Promise<boolean> {
   const { runLeaseMs, hostGapMs } = ctx.settings;
   const claimed = await ctx.transaction((em) => claimRun(em, worker, ctx.clock.now(), runLeaseMs, hostGapMs));
-  console.error('DBG claim', worker, claimed?.sourceKey, new Date().toISOString());
   if (!claimed) return false;
   onClaim();
   const renewal = setInterval(() => {
