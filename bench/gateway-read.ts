@@ -4,7 +4,7 @@ import pg from "pg";
 import type { AddressInfo } from "node:net";
 import { NetworkAdminService } from "../gen/pf/network/v1/admin_pb.js";
 import { StaffRole } from "../gen/pf/network/v1/network_pb.js";
-import type { Platform } from "../services/host.js";
+import type { Platform } from "../platform/host.js";
 import { runLoad, type Benchmark, type LoadSettings } from "./load.js";
 import { startBenchPlatform } from "./platform.js";
 

@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../services/kit/runtime/config.js";
 import { adminQuery, withDatabase } from "../services/kit/db/server.js";
-import { startPlatform, type Platform } from "../services/host.js";
+import { startPlatform, type Platform } from "../platform/host.js";
 import { createLogger } from "../services/kit/runtime/logger.js";
-import { modules } from "../services/registry.js";
+import { modules } from "../platform/registry.js";
 
 /** Per process: two benches at once on one server would otherwise drop each other's database. */
 const DATABASE = `pf_bench_${process.pid}`;

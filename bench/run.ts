@@ -1,4 +1,5 @@
 import { healthUnderAbuse } from "./abuse.js";
+import { effectsUnderLoad } from "./effects.js";
 import { eventDelivery } from "./events.js";
 import { gatewayDatabaseRead, gatewayRead } from "./gateway-read.js";
 import { ledgerTransfers } from "./ledger.js";
@@ -16,6 +17,7 @@ const benchmarks: Benchmark[] = [
   healthUnderAbuse,
   publicReadsUnderAbuse,
   eventDelivery,
+  effectsUnderLoad,
   ledgerTransfers,
   mediaTransfer,
   searchQueries,

@@ -8,8 +8,8 @@ import { money } from "../kit/handler/money.js";
 import { problemOf } from "../kit/handler/problem.js";
 import { callerRefused, notAnswered } from "../kit/rpc/call.js";
 import type { TipsContext } from "./context.js";
-import { declineCheckout, lockCheckout, settleCheckout } from "./db/checkouts.js";
-import { CheckoutRow } from "./db/entities.js";
+import { checkoutById, declineCheckout, keepIntent, lockCheckout, settleCheckout } from "./db/checkouts.js";
+import type { CheckoutRow } from "./db/entities.js";
 
 const REASONS: Record<string, string> = { tip: "tip", paid_message: "paid message", media_request: "media request" };
 
@@ -34,7 +34,7 @@ export const billingKeyOf = (id: string) => `tips:${id}`;
  * the same billing key. Answers the checkout as it is now.
  */
 export async function pay(ctx: TipsContext, id: string): Promise<CheckoutRow> {
-  const row = await ctx.orm.em.fork().findOneOrFail(CheckoutRow, { id });
+  const row = await checkoutById(ctx.orm.em.fork(), id);
   if (row.paymentState !== "pending" || (row.method === "intent" && row.intentId)) return row;
   const amount = money(row.amount, row.currency);
   let answer: { transfer: Transfer } | { intent: Intent };
@@ -84,8 +84,7 @@ export function awaitingBilling(row: CheckoutRow): boolean {
 /** Records what billing says of a checkout's intent: its id and checkout URL, and its final state once it has one. */
 export function applyIntent(ctx: TipsContext, id: string, intent: Intent): Promise<CheckoutRow> {
   return record(ctx, id, async (em, row, at) => {
-    if (row.paymentState === "pending" && !row.intentId)
-      Object.assign(row, { intentId: intent.id, checkoutUrl: intent.checkoutUrl, updatedAt: at });
+    if (row.paymentState === "pending" && !row.intentId) await keepIntent(em, row, intent, at);
     if (intent.status === IntentStatus.SETTLED) await settleCheckout(em, row, { intentId: intent.id }, at);
     else if (intent.status === IntentStatus.DECLINED)
       await declineCheckout(em, row, intent.declineReason || "declined", at);
@@ -100,7 +99,6 @@ async function record(
   return ctx.transaction(async (em) => {
     const row = (await lockCheckout(em, id))!;
     await change(em, row, ctx.clock.now());
-    await em.flush();
     return row;
   });
 }

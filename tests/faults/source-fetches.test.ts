@@ -147,11 +147,14 @@ describeWith(DATABASE_SERVER, "the database unreachable when a run's outcome is 
       await proxy.open();
 
       let run: any;
-      await until(async () => ENDED((run = (await runsOf(call, key).catch(() => []))[0])));
+      // Bounded, so that what the run became is asserted below (before the fix it stayed running).
+      await until(async () => ENDED((run = (await runsOf(call, key).catch(() => []))[0])), 10_000).catch(() => {});
       const entries = FEEDS.rss.entries("").length;
       expect(run).toMatchObject({ id: running.id, state: "RUN_STATE_SUCCEEDED", http_status: 200, items_new: entries });
       expect((await call("GET", `/items?source_key=${key}`)).body.items.items).toHaveLength(entries);
       expect((await call("GET", `/sources/${key}`)).body.source.health).toMatchObject({ consecutive_failures: 0 });
+      // The log says what happened to it (not that its worker stopped).
+      expect(logged.find((line) => line.run === running.id)?.msg).toMatch(/database unreachable/);
 
       // One interval later the source's next turn queues a run, and it runs.
       clock.advance(60_000);

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { KIT_MIGRATIONS, openServiceDatabase, type MikroORM } from "../../services/kit/db/orm.js";
 import { adminQuery, withDatabase } from "../../services/kit/db/server.js";
-import { modules } from "../../services/registry.js";
+import { modules } from "../../platform/registry.js";
 import { serverUrl } from "../support/database.js";
 import { DATABASE_SERVER, describeWith, itWith } from "../support/skips.js";
 

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { modules } from "../../services/registry.js";
+import { modules } from "../../platform/registry.js";
 import { usePlatform } from "../support/platform.js";
 import { describeWith, itWith, need } from "../support/skips.js";
 

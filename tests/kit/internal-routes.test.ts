@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { bindingsOf } from "../../gateway/bindings.js";
 import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
 import { Visibility } from "../../gen/pf/v1/options_pb.js";
-import { modules } from "../../services/registry.js";
+import { modules } from "../../platform/registry.js";
 import {
   capabilitiesOf,
   expectedRefusal,

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { StoryReadResultSchema } from "../../gen/pf/news/v1/stories_pb.js";
 import { markdown_of as markdownOf } from "../../gen/pf/v1/options_pb.js";
 import { problemOf } from "../../services/kit/handler/problem.js";
-import { modules } from "../../services/registry.js";
+import { modules } from "../../platform/registry.js";
 import { fill } from "../../services/kit/rich-text/fields.js";
 import {
   excerpt,

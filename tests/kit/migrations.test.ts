@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { modules } from "../../services/registry.js";
+import { modules } from "../../platform/registry.js";
 import { usePlatform } from "../support/platform.js";
 
 const t = usePlatform();

@@ -30,7 +30,7 @@ import { CLIENT_IP_HEADER } from "../../services/kit/handler/rate-limit.js";
 import { declaredRateLimit, RateLimits } from "../../services/kit/rpc/rate-limits.js";
 import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { loadConfig } from "../../services/kit/runtime/config.js";
-import { modules } from "../../services/registry.js";
+import { modules } from "../../platform/registry.js";
 
 type Limit = MessageInitShape<typeof RateLimitSchema>;
 type Rule = MessageInitShape<typeof AccessSchema>;

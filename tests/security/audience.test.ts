@@ -8,7 +8,7 @@ import { routeAccessOf } from "../../services/kit/auth/enforce.js";
 import { loadKeys, type PlatformKeys } from "../../services/kit/auth/keys.js";
 import { TokenVerifier } from "../../services/kit/auth/tokens.js";
 import { loadConfig } from "../../services/kit/runtime/config.js";
-import { modules } from "../../services/registry.js";
+import { modules } from "../../platform/registry.js";
 import { usePlatform } from "../support/platform.js";
 
 /**

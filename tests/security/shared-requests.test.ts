@@ -15,7 +15,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { bindingsOf, type Binding } from "../../gateway/bindings.js";
 import { requestFields } from "../../gateway/request.js";
 import { id_prefix as idPrefix, request_fields as requestFieldsOption } from "../../gen/pf/v1/options_pb.js";
-import { modules } from "../../services/registry.js";
+import { modules } from "../../platform/registry.js";
 import { admittedCaller, routesOf, type Caller, type Route, servicesOf } from "../support/access.js";
 import { usePlatform } from "../support/platform.js";
 import { answered, rpcAnswer } from "../support/rpc-answer.js";

@@ -7,7 +7,7 @@ import { http as httpOption } from "../../gen/google/api/annotations_pb.js";
 import { Actor, Visibility, type Access } from "../../gen/pf/v1/options_pb.js";
 import { routeAccessOf } from "../../services/kit/auth/enforce.js";
 import { AUDIENCE, type TokenClaims } from "../../services/kit/auth/tokens.js";
-import { modules } from "../../services/registry.js";
+import { modules } from "../../platform/registry.js";
 import type { TestPlatform } from "./platform.js";
 import { itWith, need } from "./skips.js";
 

@@ -12,11 +12,11 @@ export interface ChildPlatform {
   stop(): Promise<void>;
 }
 
-/** Starts services/main.ts on Node with these settings (merged over the test's environment) and waits for /readyz. */
+/** Starts platform/main.ts on Node with these settings (merged over the test's environment) and waits for /readyz. */
 export async function startChildPlatform(env: Record<string, string>, readyWithinMs = 30_000): Promise<ChildPlatform> {
   const port = env.PF_HTTP_PORT;
   if (!port) throw new Error("a child platform needs PF_HTTP_PORT, so a restart answers on the same address");
-  const child = spawn(process.execPath, ["--import", "tsx", "services/main.ts"], {
+  const child = spawn(process.execPath, ["--import", "tsx", "platform/main.ts"], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: "warn", PF_METRICS_PORT: "0", ...env },
     stdio: ["ignore", "ignore", "pipe"],

@@ -1,6 +1,6 @@
 import { MikroORM } from "@mikro-orm/postgresql";
 import { openServiceDatabase } from "../../services/kit/db/orm.js";
-import { modules } from "../../services/registry.js";
+import { modules } from "../../platform/registry.js";
 import pg from "pg";
 import { adminQuery, withDatabase } from "../../services/kit/db/server.js";
 import { serverUrl, TEMPLATE_PREFIX } from "./database.js";

@@ -9,9 +9,9 @@ import type { TokenClaims } from "../../services/kit/auth/tokens.js";
 import type { Clock } from "../../services/kit/runtime/clock.js";
 import type { Logger } from "../../services/kit/runtime/logger.js";
 import { loadConfig } from "../../services/kit/runtime/config.js";
-import { startPlatform, type Platform } from "../../services/host.js";
+import { startPlatform, type Platform } from "../../platform/host.js";
 import { createLogger } from "../../services/kit/runtime/logger.js";
-import { modules } from "../../services/registry.js";
+import { modules } from "../../platform/registry.js";
 import { createTestDatabase, serverUrl } from "./database.js";
 import { deleteNamespaceStreams, newTestEvents, type TestEvents } from "./nats.js";
 

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/v1/options.proto.
  */
 export const file_pf_v1_options: GenFile = /*@__PURE__*/
-  fileDesc("ChNwZi92MS9vcHRpb25zLnByb3RvEgVwZi52MSLdAwoGQWNjZXNzEhQKDGNhcGFiaWxpdGllcxgBIAMoCRIlCgp2aXNpYmlsaXR5GAIgASgOMhEucGYudjEuVmlzaWJpbGl0eRIVCg1uZXZlcl90b19hcHBzGAMgASgIEhUKDW5ldmVyX3RvX21vZHMYBCABKAgSFQoNb25seV9zZXJ2aWNlcxgFIAMoCRIWCg5hY3Rpbmdfc3ViamVjdBgGIAEoCBIRCglhbm9ueW1vdXMYByABKAgSGAoQb3JpZ2luX2Zyb21fYXBwcxgIIAEoCBISCgpyYXRlX2xpbWl0GAkgASgJEhgKEGFsbF9jYXBhYmlsaXRpZXMYCiADKAkSEQoJbm9fcGVvcGxlGAsgASgIEhYKDnNlcGFyYXRlX2dyYW50GAwgASgIEhsKBWFjdG9yGA0gASgOMgwucGYudjEuQWN0b3ISHAoUY2FwYWJpbGl0eV91bmNoZWNrZWQYDiABKAgSGQoEY29ycxgPIAEoDjILLnBmLnYxLkNvcnMSDAoEbmFtZRgQIAEoCRIjCgxhbHRlcm5hdGl2ZXMYESADKAsyDS5wZi52MS5BY2Nlc3MSFAoMY29yc19zZXR0aW5nGBIgASgJEhQKDG5vX2FpX29yaWdpbhgTIAEoCCKiAQoJUmF0ZUxpbWl0EgwKBG5hbWUYASABKAkSIwoJYW5vbnltb3VzGAIgASgLMhAucGYudjEuUmF0ZUNsYXNzEiAKBnBlcnNvbhgDIAEoCzIQLnBmLnYxLlJhdGVDbGFzcxIdCgNhcHAYBCABKAsyEC5wZi52MS5SYXRlQ2xhc3MSIQoHc2VydmljZRgFIAEoCzIQLnBmLnYxLlJhdGVDbGFzcyIwCglSYXRlQ2xhc3MSEgoKcGVyX21pbnV0ZRgBIAEoDRIPCgdzZXR0aW5nGAIgASgJIh4KDVJlcXVlc3RGaWVsZHMSDQoFbmFtZXMYASADKAkiWAoGVXBsb2FkEhEKCW1heF9ieXRlcxgBIAEoAxITCgttZWRpYV90eXBlcxgCIAMoCRISCgpuYW1lX2ZpZWxkGAMgASgJEhIKCnR5cGVfZmllbGQYBCABKAkqjAEKClZpc2liaWxpdHkSGgoWVklTSUJJTElUWV9VTlNQRUNJRklFRBAAEhUKEVZJU0lCSUxJVFlfUFVCTElDEAESGgoWVklTSUJJTElUWV9GSVJTVF9QQVJUWRACEhcKE1ZJU0lCSUxJVFlfSU5URVJOQUwQAxIWChJWSVNJQklMSVRZX1BBUlRORVIQBCqCAQoFQWN0b3ISFQoRQUNUT1JfVU5TUEVDSUZJRUQQABIQCgxBQ1RPUl9QRVJTT04QARIQCgxBQ1RPUl9NRU1CRVIQAhIPCgtBQ1RPUl9TVEFGRhADEhgKFEFDVE9SX1BMQVRGT1JNX1NUQUZGEAQSEwoPQUNUT1JfQUlfT1VUUFVUEAUqPAoEQ29ycxIUChBDT1JTX1VOU1BFQ0lGSUVEEAASDQoJQ09SU19PUEVOEAESDwoLQ09SU19MSVNURUQQAjpHCgZhY2Nlc3MSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjRhgMgASgLMg0ucGYudjEuQWNjZXNzUgZhY2Nlc3M6VAoLcmF0ZV9saW1pdHMSHy5nb29nbGUucHJvdG9idWYuU2VydmljZU9wdGlvbnMY2oYDIAMoCzIQLnBmLnYxLlJhdGVMaW1pdFIKcmF0ZUxpbWl0czpLChBzdWNjZXNzX3N0YXR1c2VzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY1IYDIAMoBVIPc3VjY2Vzc1N0YXR1c2VzOjwKCGRlc2lnbmVkEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY1YYDIAEoCFIIZGVzaWduZWQ6OQoGc2NoZW1hEh8uZ29vZ2xlLnByb3RvYnVmLk1lc3NhZ2VPcHRpb25zGNKGAyABKAlSBnNjaGVtYTpCCgtzZXJ2aWNlX2tleRIfLmdvb2dsZS5wcm90b2J1Zi5TZXJ2aWNlT3B0aW9ucxjThgMgASgJUgpzZXJ2aWNlS2V5OkgKDnRva2VuX2F1ZGllbmNlEh8uZ29vZ2xlLnByb3RvYnVmLlNlcnZpY2VPcHRpb25zGNaGAyABKAlSDXRva2VuQXVkaWVuY2U6PAoJaWRfcHJlZml4Eh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjYhgMgASgJUghpZFByZWZpeDpACgttYXJrZG93bl9vZhIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMY7oYDIAEoCVIKbWFya2Rvd25PZjpdCg5yZXF1ZXN0X2ZpZWxkcxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNmGAyABKAsyFC5wZi52MS5SZXF1ZXN0RmllbGRzUg1yZXF1ZXN0RmllbGRzOkcKBnVwbG9hZBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGOSGAyABKAsyDS5wZi52MS5VcGxvYWRSBnVwbG9hZGIGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("ChNwZi92MS9vcHRpb25zLnByb3RvEgVwZi52MSKEBAoGQWNjZXNzEhQKDGNhcGFiaWxpdGllcxgBIAMoCRIlCgp2aXNpYmlsaXR5GAIgASgOMhEucGYudjEuVmlzaWJpbGl0eRIVCg1uZXZlcl90b19hcHBzGAMgASgIEhUKDW5ldmVyX3RvX21vZHMYBCABKAgSFQoNb25seV9zZXJ2aWNlcxgFIAMoCRIWCg5hY3Rpbmdfc3ViamVjdBgGIAEoCBIRCglhbm9ueW1vdXMYByABKAgSGAoQb3JpZ2luX2Zyb21fYXBwcxgIIAEoCBISCgpyYXRlX2xpbWl0GAkgASgJEhgKEGFsbF9jYXBhYmlsaXRpZXMYCiADKAkSEQoJbm9fcGVvcGxlGAsgASgIEhYKDnNlcGFyYXRlX2dyYW50GAwgASgIEhsKBWFjdG9yGA0gASgOMgwucGYudjEuQWN0b3ISHAoUY2FwYWJpbGl0eV91bmNoZWNrZWQYDiABKAgSGQoEY29ycxgPIAEoDjILLnBmLnYxLkNvcnMSDAoEbmFtZRgQIAEoCRIjCgxhbHRlcm5hdGl2ZXMYESADKAsyDS5wZi52MS5BY2Nlc3MSFAoMY29yc19zZXR0aW5nGBIgASgJEhQKDG5vX2FpX29yaWdpbhgTIAEoCBIlCghyZWxhdGlvbhgUIAEoCzITLnBmLnYxLlJlbGF0aW9uUnVsZSJSCgxSZWxhdGlvblJ1bGUSDAoEbmFtZRgBIAEoCRITCgtzY29wZV9maWVsZBgCIAEoCRINCgVyb2xlcxgDIAMoCRIQCgh3aGVuX3NldBgEIAMoCSJECghSZWxhdGlvbhIMCgRuYW1lGAEgASgJEg8KB3JlZnVzYWwYAiABKAkSGQoRYWN0aW5nX2Zvcl9ub2JvZHkYAyABKAgiogEKCVJhdGVMaW1pdBIMCgRuYW1lGAEgASgJEiMKCWFub255bW91cxgCIAEoCzIQLnBmLnYxLlJhdGVDbGFzcxIgCgZwZXJzb24YAyABKAsyEC5wZi52MS5SYXRlQ2xhc3MSHQoDYXBwGAQgASgLMhAucGYudjEuUmF0ZUNsYXNzEiEKB3NlcnZpY2UYBSABKAsyEC5wZi52MS5SYXRlQ2xhc3MiMAoJUmF0ZUNsYXNzEhIKCnBlcl9taW51dGUYASABKA0SDwoHc2V0dGluZxgCIAEoCSIeCg1SZXF1ZXN0RmllbGRzEg0KBW5hbWVzGAEgAygJIlgKBlVwbG9hZBIRCgltYXhfYnl0ZXMYASABKAMSEwoLbWVkaWFfdHlwZXMYAiADKAkSEgoKbmFtZV9maWVsZBgDIAEoCRISCgp0eXBlX2ZpZWxkGAQgASgJKowBCgpWaXNpYmlsaXR5EhoKFlZJU0lCSUxJVFlfVU5TUEVDSUZJRUQQABIVChFWSVNJQklMSVRZX1BVQkxJQxABEhoKFlZJU0lCSUxJVFlfRklSU1RfUEFSVFkQAhIXChNWSVNJQklMSVRZX0lOVEVSTkFMEAMSFgoSVklTSUJJTElUWV9QQVJUTkVSEAQqggEKBUFjdG9yEhUKEUFDVE9SX1VOU1BFQ0lGSUVEEAASEAoMQUNUT1JfUEVSU09OEAESEAoMQUNUT1JfTUVNQkVSEAISDwoLQUNUT1JfU1RBRkYQAxIYChRBQ1RPUl9QTEFURk9STV9TVEFGRhAEEhMKD0FDVE9SX0FJX09VVFBVVBAFKjwKBENvcnMSFAoQQ09SU19VTlNQRUNJRklFRBAAEg0KCUNPUlNfT1BFThABEg8KC0NPUlNfTElTVEVEEAI6UAoJcmVsYXRpb25zEh8uZ29vZ2xlLnByb3RvYnVmLlNlcnZpY2VPcHRpb25zGNuGAyADKAsyDy5wZi52MS5SZWxhdGlvblIJcmVsYXRpb25zOkcKBmFjY2VzcxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNGGAyABKAsyDS5wZi52MS5BY2Nlc3NSBmFjY2VzczpUCgtyYXRlX2xpbWl0cxIfLmdvb2dsZS5wcm90b2J1Zi5TZXJ2aWNlT3B0aW9ucxjahgMgAygLMhAucGYudjEuUmF0ZUxpbWl0UgpyYXRlTGltaXRzOksKEHN1Y2Nlc3Nfc3RhdHVzZXMSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjUhgMgAygFUg9zdWNjZXNzU3RhdHVzZXM6PAoIZGVzaWduZWQSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjVhgMgASgIUghkZXNpZ25lZDo5CgZzY2hlbWESHy5nb29nbGUucHJvdG9idWYuTWVzc2FnZU9wdGlvbnMY0oYDIAEoCVIGc2NoZW1hOkIKC3NlcnZpY2Vfa2V5Eh8uZ29vZ2xlLnByb3RvYnVmLlNlcnZpY2VPcHRpb25zGNOGAyABKAlSCnNlcnZpY2VLZXk6SAoOdG9rZW5fYXVkaWVuY2USHy5nb29nbGUucHJvdG9idWYuU2VydmljZU9wdGlvbnMY1oYDIAEoCVINdG9rZW5BdWRpZW5jZTo8CglpZF9wcmVmaXgSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGNiGAyABKAlSCGlkUHJlZml4OkAKC21hcmtkb3duX29mEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjuhgMgASgJUgptYXJrZG93bk9mOl0KDnJlcXVlc3RfZmllbGRzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY2YYDIAEoCzIULnBmLnYxLlJlcXVlc3RGaWVsZHNSDXJlcXVlc3RGaWVsZHM6RwoGdXBsb2FkEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY5IYDIAEoCzINLnBmLnYxLlVwbG9hZFIGdXBsb2FkYgZwcm90bzM", [file_google_protobuf_descriptor]);
 
 /**
  * Access rule of one RPC.
@@ -169,6 +169,15 @@ export type Access = Message<"pf.v1.Access"> & {
    * @generated from field: bool no_ai_origin = 19;
    */
   noAiOrigin: boolean;
+
+  /**
+   * A relation the caller must hold, besides what the rule asks of its token
+   * (a role, a list, a membership): one of its service's `relations`. The kit
+   * resolves it once the request is read, before the handler (kit/auth/relations.ts).
+   *
+   * @generated from field: pf.v1.RelationRule relation = 20;
+   */
+  relation?: RelationRule | undefined;
 };
 
 /**
@@ -177,6 +186,90 @@ export type Access = Message<"pf.v1.Access"> & {
  */
 export const AccessSchema: GenMessage<Access> = /*@__PURE__*/
   messageDesc(file_pf_v1_options, 0);
+
+/**
+ * Which relation a rule requires and what scopes it.
+ *
+ * @generated from message pf.v1.RelationRule
+ */
+export type RelationRule = Message<"pf.v1.RelationRule"> & {
+  /**
+   * The name of one of the service's `relations` (`editor`: the service's editor list).
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The request field naming the object the relation is held to (a path variable is
+   * the request's field: "blog_id"); "" for a relation to the service as a whole.
+   *
+   * @generated from field: string scope_field = 2;
+   */
+  scopeField: string;
+
+  /**
+   * The roles of the relation that admit (any of); none: any role does.
+   *
+   * @generated from field: repeated string roles = 3;
+   */
+  roles: string[];
+
+  /**
+   * The relation is required only when the request sets one of these fields
+   * (one action of several on a route, a read asking for more); none: always.
+   *
+   * @generated from field: repeated string when_set = 4;
+   */
+  whenSet: string[];
+};
+
+/**
+ * Describes the message pf.v1.RelationRule.
+ * Use `create(RelationRuleSchema)` to create a new message.
+ */
+export const RelationRuleSchema: GenMessage<RelationRule> = /*@__PURE__*/
+  messageDesc(file_pf_v1_options, 1);
+
+/**
+ * A relation a service declares (`relations`) and its access rules name
+ * (`relation`): who stands in it is data (an editor list, a blog's members),
+ * answered by the resolver the service registers. A caller outside it is
+ * refused with `refusal`; a resolver that cannot answer is 503
+ * relation.unavailable, never a yes and never a no.
+ *
+ * @generated from message pf.v1.Relation
+ */
+export type Relation = Message<"pf.v1.Relation"> & {
+  /**
+   * The name rules give it (`editor`); documented as `<service key>.<name>`.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The 403 code of a caller outside it, from the kit's vocabulary (auth.editor_required).
+   *
+   * @generated from field: string refusal = 2;
+   */
+  refusal: string;
+
+  /**
+   * A service or first-party app acting for nobody holds it (the platform's own calls);
+   * otherwise only a person the resolver names does.
+   *
+   * @generated from field: bool acting_for_nobody = 3;
+   */
+  actingForNobody: boolean;
+};
+
+/**
+ * Describes the message pf.v1.Relation.
+ * Use `create(RelationSchema)` to create a new message.
+ */
+export const RelationSchema: GenMessage<Relation> = /*@__PURE__*/
+  messageDesc(file_pf_v1_options, 2);
 
 /**
  * A rate limit a service declares (`rate_limits`) and its routes' access rules
@@ -230,7 +323,7 @@ export type RateLimit = Message<"pf.v1.RateLimit"> & {
  * Use `create(RateLimitSchema)` to create a new message.
  */
 export const RateLimitSchema: GenMessage<RateLimit> = /*@__PURE__*/
-  messageDesc(file_pf_v1_options, 1);
+  messageDesc(file_pf_v1_options, 3);
 
 /**
  * One tier's limit; a tier left unset is not limited.
@@ -258,7 +351,7 @@ export type RateClass = Message<"pf.v1.RateClass"> & {
  * Use `create(RateClassSchema)` to create a new message.
  */
 export const RateClassSchema: GenMessage<RateClass> = /*@__PURE__*/
-  messageDesc(file_pf_v1_options, 2);
+  messageDesc(file_pf_v1_options, 4);
 
 /**
  * The fields of its request one route reads (request_fields).
@@ -279,7 +372,7 @@ export type RequestFields = Message<"pf.v1.RequestFields"> & {
  * Use `create(RequestFieldsSchema)` to create a new message.
  */
 export const RequestFieldsSchema: GenMessage<RequestFields> = /*@__PURE__*/
-  messageDesc(file_pf_v1_options, 3);
+  messageDesc(file_pf_v1_options, 5);
 
 /**
  * How the gateway takes a file upload on a client-streaming RPC (gateway/uploads.ts): the request body is
@@ -325,7 +418,7 @@ export type Upload = Message<"pf.v1.Upload"> & {
  * Use `create(UploadSchema)` to create a new message.
  */
 export const UploadSchema: GenMessage<Upload> = /*@__PURE__*/
-  messageDesc(file_pf_v1_options, 4);
+  messageDesc(file_pf_v1_options, 6);
 
 /**
  * Who a route is for, as the spec's Visibility column says.
@@ -470,12 +563,20 @@ export const CorsSchema: GenEnum<Cors> = /*@__PURE__*/
   enumDesc(file_pf_v1_options, 2);
 
 /**
+ * The relations the service's access rules name (Access.relation).
+ *
+ * @generated from extension: repeated pf.v1.Relation relations = 50011;
+ */
+export const relations: GenExtension<ServiceOptions, Relation[]> = /*@__PURE__*/
+  extDesc(file_pf_v1_options, 0);
+
+/**
  * The access rule of the RPC; every RPC of a pf service carries one.
  *
  * @generated from extension: pf.v1.Access access = 50001;
  */
 export const access: GenExtension<MethodOptions, Access> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 0);
+  extDesc(file_pf_v1_options, 1);
 
 /**
  * The rate limits the service's access rules name (Access.rate_limit).
@@ -483,7 +584,7 @@ export const access: GenExtension<MethodOptions, Access> = /*@__PURE__*/
  * @generated from extension: repeated pf.v1.RateLimit rate_limits = 50010;
  */
 export const rate_limits: GenExtension<ServiceOptions, RateLimit[]> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 1);
+  extDesc(file_pf_v1_options, 2);
 
 /**
  * The HTTP statuses a success may answer with, when not only 200; the
@@ -493,7 +594,7 @@ export const rate_limits: GenExtension<ServiceOptions, RateLimit[]> = /*@__PURE_
  * @generated from extension: repeated int32 success_statuses = 50004;
  */
 export const success_statuses: GenExtension<MethodOptions, number[]> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 2);
+  extDesc(file_pf_v1_options, 3);
 
 /**
  * The route is designed by us where the spec shows none (OpenAPI `x-pf-designed`).
@@ -501,7 +602,7 @@ export const success_statuses: GenExtension<MethodOptions, number[]> = /*@__PURE
  * @generated from extension: bool designed = 50005;
  */
 export const designed: GenExtension<MethodOptions, boolean> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 3);
+  extDesc(file_pf_v1_options, 4);
 
 /**
  * The spec's schema id (`tips.paid-request@1`); names OpenAPI components.
@@ -509,7 +610,7 @@ export const designed: GenExtension<MethodOptions, boolean> = /*@__PURE__*/
  * @generated from extension: string schema = 50002;
  */
 export const schema: GenExtension<MessageOptions, string> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 4);
+  extDesc(file_pf_v1_options, 5);
 
 /**
  * The service key (`network`, `tips`…): proto package, Postgres schema,
@@ -518,7 +619,7 @@ export const schema: GenExtension<MessageOptions, string> = /*@__PURE__*/
  * @generated from extension: string service_key = 50003;
  */
 export const service_key: GenExtension<ServiceOptions, string> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 5);
+  extDesc(file_pf_v1_options, 6);
 
 /**
  * The token audience the service's routes take ("" = the platform's, `pf`):
@@ -527,7 +628,7 @@ export const service_key: GenExtension<ServiceOptions, string> = /*@__PURE__*/
  * @generated from extension: string token_audience = 50006;
  */
 export const token_audience: GenExtension<ServiceOptions, string> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 6);
+  extDesc(file_pf_v1_options, 7);
 
 /**
  * The field holds an id the platform made with this prefix (`pln` for
@@ -539,7 +640,7 @@ export const token_audience: GenExtension<ServiceOptions, string> = /*@__PURE__*
  * @generated from extension: string id_prefix = 50008;
  */
 export const id_prefix: GenExtension<FieldOptions, string> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 7);
+  extDesc(file_pf_v1_options, 8);
 
 /**
  * On a string field holding HTML: it is the sanitised HTML of the named
@@ -551,7 +652,7 @@ export const id_prefix: GenExtension<FieldOptions, string> = /*@__PURE__*/
  * @generated from extension: string markdown_of = 50030;
  */
 export const markdown_of: GenExtension<FieldOptions, string> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 8);
+  extDesc(file_pf_v1_options, 9);
 
 /**
  * The fields of the request this route reads, when its request message is
@@ -562,11 +663,11 @@ export const markdown_of: GenExtension<FieldOptions, string> = /*@__PURE__*/
  * @generated from extension: pf.v1.RequestFields request_fields = 50009;
  */
 export const request_fields: GenExtension<MethodOptions, RequestFields> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 9);
+  extDesc(file_pf_v1_options, 10);
 
 /**
  * @generated from extension: pf.v1.Upload upload = 50020;
  */
 export const upload: GenExtension<MethodOptions, Upload> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 10);
+  extDesc(file_pf_v1_options, 11);
 

@@ -13,7 +13,7 @@ import type { BlogRow } from "../db/entities.js";
 import { handleFromUsername, requireHandle, requireItemCount, requireLanguage, requireTheme } from "../domain/blogs.js";
 import { blogCreated } from "../events.js";
 import { isOfficial, loadBlog, requireOwner } from "./roles.js";
-import { blogToProto } from "./views.js";
+import { blogToProto } from "../views.js";
 
 type BlogHandlers = Pick<ServiceImpl<typeof BlogService>, "createBlog" | "configureBlog" | "setTheme">;
 

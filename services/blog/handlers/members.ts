@@ -11,7 +11,7 @@ import { cancelSchedulesById, pendingSchedulesBy } from "../db/posts.js";
 import { requireRole, type Role } from "../domain/blogs.js";
 import { mayEdit } from "../domain/posts.js";
 import { loadBlog, postPerson, requireOwner } from "./roles.js";
-import { memberToProto } from "./views.js";
+import { memberToProto } from "../views.js";
 
 type MemberHandlers = Pick<ServiceImpl<typeof BlogService>, "listMembers" | "setMember" | "removeMember">;
 

@@ -32,9 +32,9 @@ import {
   TITLE_MAX,
 } from "../domain/posts.js";
 import { postChanged } from "../events.js";
-import { expectedRevisionOf, postAuthorOf, recordReview, saveRevision, type Revise } from "./revise.js";
+import { expectedRevisionOf, postAuthorOf, recordReview, saveRevision, type Revise } from "../revisions.js";
 import { admittedAsStaff, loadBlog, loadPostForWrite, requirePostEditor } from "./roles.js";
-import { postView } from "./views.js";
+import { postView } from "../views.js";
 
 type PostHandlers = Pick<
   ServiceImpl<typeof PostService>,

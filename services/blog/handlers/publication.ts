@@ -10,10 +10,10 @@ import { answerStatus } from "../../kit/handler/status.js";
 import type { BlogContext } from "../context.js";
 import { cancelSchedules, insertSchedule, revisionOf, scheduleByKey } from "../db/posts.js";
 import type { ScheduleRow } from "../db/entities.js";
-import { publishNow, unpublishNow } from "./publishing.js";
-import { recordReview } from "./revise.js";
+import { publishNow, unpublishNow } from "../publishing.js";
+import { recordReview } from "../revisions.js";
 import { loadPostForWrite, requirePostEditor } from "./roles.js";
-import { postView, scheduleToProto } from "./views.js";
+import { postView, scheduleToProto } from "../views.js";
 
 type PublicationHandlers = Pick<
   ServiceImpl<typeof PostService>,

@@ -15,7 +15,7 @@ import type { BlogRow, PostRow } from "../db/entities.js";
 import { latestReviews, postById, postPage, revisionOf, revisionPage, revisionsOf, slugScope } from "../db/posts.js";
 import { seen, sightOf, type Sight } from "../readers.js";
 import { loadBlog } from "./roles.js";
-import { postView, revisionToProto } from "./views.js";
+import { postView, revisionToProto } from "../views.js";
 
 type ReadHandlers = Pick<
   ServiceImpl<typeof PostService>,

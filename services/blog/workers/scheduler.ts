@@ -3,7 +3,7 @@ import { leasedJob } from "../../kit/runtime/lease.js";
 import type { BlogContext } from "../context.js";
 import { dueScheduleIds, finishSchedule, lockPendingSchedule, postById } from "../db/posts.js";
 import { scheduleFinished } from "../events.js";
-import { publishNow, unpublishNow } from "../handlers/publishing.js";
+import { publishNow, unpublishNow } from "../publishing.js";
 import { requirePostEditor } from "../handlers/roles.js";
 
 /** Schedules looked up per pass of the loop. */

@@ -31,8 +31,8 @@ import {
   requireVote,
 } from "../domain/threads.js";
 import { requireReason, TEXT } from "../domain/text.js";
-import { writeComment } from "./comment-writes.js";
-import { limitWriter } from "./limits.js";
+import { writeComment } from "../comment-writes.js";
+import { limitWriter } from "../limits.js";
 import { moderatorOf, readsAsModerator } from "./moderators.js";
 
 type CommentHandlers = Pick<

@@ -11,7 +11,7 @@ import type { PasteRow } from "../db/entities.js";
 import { pasteBySlug, pasteRef, pasteToProto, react, unlike } from "../db/pastes.js";
 import { commentToProto, resolveThread } from "../db/threads.js";
 import { TEXT } from "../domain/text.js";
-import { writeComment } from "./comment-writes.js";
+import { writeComment } from "../comment-writes.js";
 
 type ReactionHandlers = Pick<
   ServiceImpl<typeof PasteService>,

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
+import { LockMode, type EntityManager, type RequiredEntityData } from "@mikro-orm/postgresql";
 import {
   Availability,
   Condition,
@@ -13,11 +13,12 @@ import {
   TallySchema,
 } from "../../../gen/pf/deals/v1/offers_pb.js";
 import { qualified } from "../../kit/db/orm.js";
+import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
 import { hotness } from "../../kit/handler/hotness.js";
 import { tallyVotes } from "../domain/hotness.js";
-import { expiredAtOf, offerStatus } from "../domain/offers.js";
-import { ObservationRow, OfferRow } from "./entities.js";
+import { EXPIRY, expiredAtOf, offerStatus } from "../domain/offers.js";
+import { ObservationRow, OfferRow, ReviewRow } from "./entities.js";
 
 export const offerNotFound = () => problem(404, "offer.not_found", "There is no such offer.");
 
@@ -26,6 +27,56 @@ export async function offerById(em: EntityManager, id: string, lock = false): Pr
   const row = await em.findOne(OfferRow, { id }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
   if (!row) throw offerNotFound();
   return row;
+}
+
+/** The offer posted with this link (its key), known to exist (a duplicate found it). */
+export function offerByLink(em: EntityManager, key: string): Promise<OfferRow> {
+  return em.findOneOrFail(OfferRow, { linkKey: key });
+}
+
+/** Whether an offer was posted with this link (its key), reading its id only. */
+export async function linkTaken(em: EntityManager, key: string): Promise<boolean> {
+  return (await em.findOne(OfferRow, { linkKey: key }, { fields: ["id"] })) !== null;
+}
+
+/** Both offers locked in id order (two merges crossing never deadlock); 404 when either is missing. */
+export async function lockOfferPair(em: EntityManager, a: string, b: string): Promise<[OfferRow, OfferRow]> {
+  const rows = await em.find(
+    OfferRow,
+    { id: { $in: [a, b] } },
+    { lockMode: LockMode.PESSIMISTIC_WRITE, orderBy: { id: "asc" } },
+  );
+  const first = rows.find((row) => row.id === a);
+  const second = rows.find((row) => row.id === b);
+  if (!first || !second) throw offerNotFound();
+  return [first, second];
+}
+
+/** Writes a submitted offer. */
+export async function insertOffer(em: EntityManager, offer: RequiredEntityData<OfferRow>): Promise<OfferRow> {
+  const row = em.create(OfferRow, offer);
+  await em.flush();
+  return row;
+}
+
+/** Writes changes to an offer (edits, expiry, merge, moderation) in the caller's transaction. */
+export async function changeOffer(em: EntityManager, row: OfferRow, changes: Partial<OfferRow>): Promise<void> {
+  Object.assign(row, changes);
+  await em.flush();
+}
+
+/** A person's review of an offer's AI-assisted text: recorded, and the offer indexed again. */
+export async function recordReview(em: EntityManager, row: OfferRow, reviewer: string, note: string, at: Date) {
+  em.create(ReviewRow, { id: newId("rev"), offerId: row.id, reviewer, note, createdAt: at });
+  await changeOffer(em, row, { reviewedBy: reviewer, reviewedAt: at, noindex: false, updatedAt: at });
+}
+
+/** Expires up to `limit` offers past their stated end, as of that end; answers their ids. */
+export async function expireDueOffers(em: EntityManager, at: Date, limit: number): Promise<string[]> {
+  const due = await em.find(OfferRow, { expiredAt: null, expiresAt: { $ne: null, $lte: at } }, { limit });
+  for (const row of due) Object.assign(row, { expiredAt: row.expiresAt, expiredBy: EXPIRY, updatedAt: at });
+  await em.flush();
+  return due.map((row) => row.id);
 }
 
 /** 409 offer.not_active unless the offer is active as of `now` (votes, observations): past its stated end it is not. */

@@ -2,6 +2,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { advisoryLock } from "../../kit/db/advisory-lock.js";
 import { qualified } from "../../kit/db/orm.js";
 import type { AliasKind } from "../domain/products.js";
+import { ProductAliasRow, ProductRow } from "./entities.js";
 
 export type Alias = { kind: AliasKind; value: string };
 
@@ -33,4 +34,30 @@ export async function attachAliases(em: EntityManager, productId: string, aliase
 export async function lockAliases(em: EntityManager, aliases: Alias[]): Promise<void> {
   const keys = [...new Set(aliases.map(({ kind, value }) => `${kind}:${value}`))].sort();
   for (const key of keys) await advisoryLock(em, `deals.alias:${key}`);
+}
+
+/** Whether a product with this id exists. */
+export async function productExists(em: EntityManager, id: string): Promise<boolean> {
+  return (await em.findOne(ProductRow, { id })) !== null;
+}
+
+/** A new product, named. */
+export async function insertProduct(em: EntityManager, product: { id: string; name: string; at: Date }) {
+  em.create(ProductRow, { id: product.id, name: product.name, createdAt: product.at });
+  await em.flush();
+}
+
+/** The product with this id, known to exist. */
+export function productById(em: EntityManager, id: string): Promise<ProductRow> {
+  return em.findOneOrFail(ProductRow, { id });
+}
+
+/** The known rows of these aliases, whichever product they name. */
+export function aliasesNamed(em: EntityManager, aliases: Alias[]): Promise<ProductAliasRow[]> {
+  return em.find(ProductAliasRow, { $or: aliases.map(({ kind, value }) => ({ kind, value })) });
+}
+
+/** A product's aliases, by kind then value. */
+export function aliasesOf(em: EntityManager, productId: string): Promise<ProductAliasRow[]> {
+  return em.find(ProductAliasRow, { productId }, { orderBy: { kind: "asc", value: "asc" } });
 }

@@ -1,5 +1,24 @@
-import type { EntityManager } from "@mikro-orm/postgresql";
+import type { EntityManager, RequiredEntityData } from "@mikro-orm/postgresql";
 import { qualified } from "../../kit/db/orm.js";
+import { VoteRow } from "./entities.js";
+
+/** A person's vote on an offer that still counts, if any. */
+export function presentVote(em: EntityManager, offerId: string, voter: string): Promise<VoteRow | null> {
+  return em.findOne(VoteRow, { offerId, voter, removedAt: null });
+}
+
+/** Takes a vote back: the row stays, removed as of `at`. */
+export async function withdrawVote(em: EntityManager, vote: VoteRow, at: Date): Promise<void> {
+  vote.removedAt = at;
+  await em.flush();
+}
+
+/** Writes a new vote. */
+export async function castVote(em: EntityManager, vote: RequiredEntityData<VoteRow>): Promise<VoteRow> {
+  const row = em.create(VoteRow, vote);
+  await em.flush();
+  return row;
+}
 
 /** Up-votes `from` gives, still counting, to offers `to` submitted, cast after `since` (vote-ring detection). */
 export async function upvotesBetween(em: EntityManager, from: string, to: string, since: Date): Promise<number> {

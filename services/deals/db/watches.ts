@@ -1,7 +1,31 @@
-import type { EntityManager } from "@mikro-orm/postgresql";
+import type { EntityManager, RequiredEntityData } from "@mikro-orm/postgresql";
 import { qualified } from "../../kit/db/orm.js";
 import { HotRead, type ReadContext } from "../../kit/db/reads.js";
-import type { WatchRow } from "./entities.js";
+import { newId } from "../../kit/handler/ids.js";
+import { WatchRow } from "./entities.js";
+
+/** How many watches and saved searches a person keeps. */
+export function watchCount(em: EntityManager, owner: string): Promise<number> {
+  return em.count(WatchRow, { owner });
+}
+
+/** Writes a new watch (or saved search) under a new id. */
+export async function insertWatch(em: EntityManager, watch: Omit<RequiredEntityData<WatchRow>, "id">): Promise<WatchRow> {
+  const row = em.create(WatchRow, { ...watch, id: newId("wch") });
+  await em.flush();
+  return row;
+}
+
+/** The watch with this id, anyone's; null when there is none. */
+export function watchById(em: EntityManager, id: string): Promise<WatchRow | null> {
+  return em.findOne(WatchRow, { id });
+}
+
+/** Deletes a watch; its past matches stay. */
+export async function deleteWatch(em: EntityManager, row: WatchRow): Promise<void> {
+  em.remove(row);
+  await em.flush();
+}
 
 /** How often a watch notified, and when last. */
 export type Notified = { count: bigint; last?: Date };

@@ -1,6 +1,6 @@
 import { create, toJson, type JsonObject } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { LockMode, UniqueConstraintViolationException, type FilterQuery } from "@mikro-orm/postgresql";
+import { UniqueConstraintViolationException } from "@mikro-orm/postgresql";
 import type { DealsService } from "../../../gen/pf/deals/v1/deals_pb.js";
 import {
   FlagListSchema,
@@ -19,8 +19,8 @@ import { invalid, problem } from "../../kit/handler/problem.js";
 import { rateLimit } from "../../kit/handler/rate-limit.js";
 import type { DealsContext } from "../context.js";
 import { audit } from "../db/audit.js";
-import { FlagRow } from "../db/entities.js";
-import { flagToProto, raiseFlag, reasonName } from "../db/flags.js";
+import type { FlagRow } from "../db/entities.js";
+import { flagsPage, flagToProto, lockFlag, openFlagOf, raiseFlag, reasonName, resolveFlag } from "../db/flags.js";
 import { offerById } from "../db/offers.js";
 
 type FlagHandlers = Pick<ServiceImpl<typeof DealsService>, "flagOffer" | "listFlags" | "resolveFlag">;
@@ -52,7 +52,7 @@ export function flagHandlers(ctx: DealsContext): FlagHandlers {
           // The offer's row lock puts one person's reports on it in order: the second finds the first open.
           await offerById(em, request.id, true);
           await rateLimit(em, [{ name: "deals.flag.person", key: person, ...ctx.settings.flagPerPerson }], at);
-          const open = await em.findOne(FlagRow, { offerId: request.id, reporter: person, resolvedAt: null });
+          const open = await openFlagOf(em, request.id, person);
           if (open) throw duplicate(open);
           const flag = await raiseFlag(em, { offerId: request.id, reporter: person, reason, note, at });
           return create(FlagResultSchema, { flag });
@@ -60,9 +60,7 @@ export function flagHandlers(ctx: DealsContext): FlagHandlers {
       } catch (error) {
         // Whatever got past the lock, flags_one_open keeps one open report: the loser answers as any duplicate.
         if (!(error instanceof UniqueConstraintViolationException)) throw error;
-        const open = await ctx.orm.em
-          .fork()
-          .findOne(FlagRow, { offerId: request.id, reporter: person, resolvedAt: null });
+        const open = await openFlagOf(ctx.orm.em.fork(), request.id, person);
         if (!open) throw error;
         throw duplicate(open);
       }
@@ -75,17 +73,13 @@ export function flagHandlers(ctx: DealsContext): FlagHandlers {
       const limit = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const state = request.state === FlagState.UNSPECIFIED ? FlagState.OPEN : request.state;
-      const where: FilterQuery<FlagRow> = {
-        ...(state === FlagState.OPEN
-          ? { resolvedAt: null }
-          : state === FlagState.RESOLVED
-            ? { resolvedAt: { $ne: null } }
-            : {}),
-        ...(reason ? { reason } : {}),
-        ...(request.offerId ? { offerId: request.offerId } : {}),
-        ...(before !== undefined ? { id: { $lt: before } } : {}),
-      };
-      const rows = await ctx.orm.em.fork().find(FlagRow, where, { orderBy: { id: "desc" }, limit: limit + 1 });
+      const resolved = state === FlagState.OPEN ? false : state === FlagState.RESOLVED ? true : undefined;
+      const rows = await flagsPage(
+        ctx.orm.em.fork(),
+        { resolved, reason, offerId: request.offerId },
+        before,
+        limit + 1,
+      );
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
       const value = create(FlagListSchema, { flags: items.map(flagToProto), nextCursor });
       return create(ModerationResultSchema, { result: { case: "flags", value } });
@@ -103,12 +97,11 @@ export function flagHandlers(ctx: DealsContext): FlagHandlers {
       const reason = maxLength("reason", request.reason, 500);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
-        const row = await em.findOne(FlagRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        const row = await lockFlag(em, request.id);
         if (!row) throw problem(404, "flag.not_found", "There is no such flag.");
         if (row.resolvedAt !== null)
           throw problem(409, "flag.resolved", "The flag is already resolved.", { outcome: row.outcome ?? "" });
-        Object.assign(row, { resolvedAt: at, resolvedBy: actor, outcome, resolution: reason });
-        await em.flush();
+        await resolveFlag(em, row, { at, by: actor, outcome, reason });
         const entry = await audit(em, {
           action: "resolve_flag",
           offerId: row.offerId,

@@ -1,6 +1,6 @@
 import { create, toJson } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
+import type { EntityManager } from "@mikro-orm/postgresql";
 import type { DealsService } from "../../../gen/pf/deals/v1/deals_pb.js";
 import { MergeSchema, OfferResultSchema, type Tally, TallySchema } from "../../../gen/pf/deals/v1/offers_pb.js";
 import { staffActor } from "../../kit/auth/principal.js";
@@ -8,8 +8,8 @@ import { maxLength } from "../../kit/handler/text.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { DealsContext } from "../context.js";
 import { audit } from "../db/audit.js";
-import { OfferRow } from "../db/entities.js";
-import { groupOf, offerNotFound, offerToProto, tallyOf } from "../db/offers.js";
+import type { OfferRow } from "../db/entities.js";
+import { changeOffer, groupOf, lockOfferPair, offerById, offerToProto, tallyOf } from "../db/offers.js";
 import { offerDocuments } from "../db/search.js";
 import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 
@@ -21,19 +21,6 @@ const tallies = async (em: EntityManager, offer: OfferRow, canonical: OfferRow) 
 });
 
 const json = (tally: Tally) => toJson(TallySchema, tally, { useProtoFieldName: true, alwaysEmitImplicit: true });
-
-/** Both offers locked in id order (two merges crossing never deadlock); 404 when either is missing. */
-async function lockPair(em: EntityManager, a: string, b: string): Promise<[OfferRow, OfferRow]> {
-  const rows = await em.find(
-    OfferRow,
-    { id: { $in: [a, b] } },
-    { lockMode: LockMode.PESSIMISTIC_WRITE, orderBy: { id: "asc" } },
-  );
-  const first = rows.find((row) => row.id === a);
-  const second = rows.find((row) => row.id === b);
-  if (!first || !second) throw offerNotFound();
-  return [first, second];
-}
 
 /**
  * Merge and unmerge: setting or clearing one column (merged_into) of the
@@ -52,10 +39,8 @@ export function mergeHandlers(ctx: DealsContext): MergeHandlers {
   ) =>
     ctx.transaction(async (em) => {
       const at = ctx.clock.now();
-      const found = await em.findOne(OfferRow, { id });
-      if (!found) throw offerNotFound();
-      const into = intoOf(found);
-      const [offer, canonical] = await lockPair(em, id, into);
+      const into = intoOf(await offerById(em, id));
+      const [offer, canonical] = await lockOfferPair(em, id, into);
       if (action === "merge") {
         if (offer.mergedInto)
           throw problem(409, "offer.merged", "The offer is already merged.", { merged_into: offer.mergedInto });
@@ -75,8 +60,7 @@ export function mergeHandlers(ctx: DealsContext): MergeHandlers {
         throw problem(409, "offer.not_merged", "The offer is not merged.");
       }
       const before = await tallies(em, offer, canonical);
-      Object.assign(offer, { mergedInto: action === "merge" ? canonical.id : null, updatedAt: at });
-      await em.flush();
+      await changeOffer(em, offer, { mergedInto: action === "merge" ? canonical.id : null, updatedAt: at });
       // A merged offer leaves search (its canonical stays); an unmerged one comes back if still listed.
       await refreshSearchDocuments(em, offerDocuments, [offer.id], at);
       const after = await tallies(em, offer, canonical);

@@ -9,13 +9,12 @@ import {
   ModerationResultSchema,
 } from "../../../gen/pf/deals/v1/moderation_pb.js";
 import { staffActor } from "../../kit/auth/principal.js";
-import { newId } from "../../kit/handler/ids.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { problem } from "../../kit/handler/problem.js";
 import type { DealsContext } from "../context.js";
 import { audit } from "../db/audit.js";
-import { ReviewRow, type OfferRow } from "../db/entities.js";
-import { offerById, offerToProto } from "../db/offers.js";
+import type { OfferRow } from "../db/entities.js";
+import { changeOffer, offerById, offerToProto, recordReview } from "../db/offers.js";
 import { offerDocuments } from "../db/search.js";
 import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 
@@ -38,7 +37,6 @@ export function moderationHandlers(ctx: DealsContext): ModerationHandlers {
       const at = ctx.clock.now();
       const row = await offerById(em, request.id, true);
       const entry = await act(em, row, actor, reason, at);
-      await em.flush();
       await refreshSearchDocuments(em, offerDocuments, [row.id], at);
       const value = create(ModeratedOfferSchema, { offer: await offerToProto(em, row, at), audit: entry });
       return create(ModerationResultSchema, { result: { case: "offer", value } });
@@ -49,14 +47,14 @@ export function moderationHandlers(ctx: DealsContext): ModerationHandlers {
     disableOffer: (request, call) =>
       moderate(request, call, async (em, row, actor, reason, at) => {
         if (row.disabledAt !== null) return undefined;
-        Object.assign(row, { disabledAt: at, updatedAt: at });
+        await changeOffer(em, row, { disabledAt: at, updatedAt: at });
         return audit(em, { action: "disable", offerId: row.id, actor, reason, at });
       }),
 
     enableOffer: (request, call) =>
       moderate(request, call, async (em, row, actor, reason, at) => {
         if (row.disabledAt === null) return undefined;
-        Object.assign(row, { disabledAt: null, updatedAt: at });
+        await changeOffer(em, row, { disabledAt: null, updatedAt: at });
         return audit(em, { action: "enable", offerId: row.id, actor, reason, at });
       }),
 
@@ -70,8 +68,7 @@ export function moderationHandlers(ctx: DealsContext): ModerationHandlers {
             "A review is recorded for a person (a usr_ subject in X-PF-Subject, stated staff) only.",
           );
         }
-        em.create(ReviewRow, { id: newId("rev"), offerId: row.id, reviewer: actor, note: reason, createdAt: at });
-        Object.assign(row, { reviewedBy: actor, reviewedAt: at, noindex: false, updatedAt: at });
+        await recordReview(em, row, actor, reason, at);
         return audit(em, { action: "review", offerId: row.id, actor, reason, at });
       }),
   };

@@ -12,9 +12,18 @@ import { invalid, problem } from "../../kit/handler/problem.js";
 import { rateLimit } from "../../kit/handler/rate-limit.js";
 import type { DealsContext } from "../context.js";
 import { audit } from "../db/audit.js";
-import { OfferRow, ProductRow } from "../db/entities.js";
 import { hasObservation, observedFacts, recordObservation } from "../db/observations.js";
-import { offerById, offerToProto, observationToProto, requireActive } from "../db/offers.js";
+import {
+  changeOffer,
+  insertOffer,
+  linkTaken,
+  offerById,
+  offerByLink,
+  offerToProto,
+  observationToProto,
+  requireActive,
+} from "../db/offers.js";
+import { productExists } from "../db/products.js";
 import { linkKey } from "../domain/links.js";
 import {
   EXPIRY,
@@ -34,13 +43,13 @@ type OfferHandlers = Pick<
 
 /** 400 unless the product exists. */
 async function requireProduct(em: EntityManager, field: string, id: string): Promise<string> {
-  if (!(await em.findOne(ProductRow, { id }))) throw invalid(field, `${field} names no product (resolve it first)`);
+  if (!(await productExists(em, id))) throw invalid(field, `${field} names no product (resolve it first)`);
   return id;
 }
 
 /** 409 offer.duplicate carrying the existing offer. */
 async function duplicate(em: EntityManager, key: string, now: Date) {
-  const existing = await em.findOneOrFail(OfferRow, { linkKey: key });
+  const existing = await offerByLink(em, key);
   const offer = toJson(OfferSchema, await offerToProto(em, existing, now), {
     useProtoFieldName: true,
     alwaysEmitImplicit: true,
@@ -104,7 +113,7 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
               : request.productId === ""
                 ? null
                 : await requireProduct(em, "product_id", request.productId);
-          Object.assign(row, {
+          await changeOffer(em, row, {
             ...(title !== undefined ? { title } : {}),
             ...(description !== undefined ? { description } : {}),
             ...(category !== undefined ? { category } : {}),
@@ -114,7 +123,6 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
             ...(principal.origin === "ai" ? { aiAssisted: true, noindex: true } : {}),
             updatedAt: at,
           });
-          await em.flush();
           await refreshSearchDocuments(em, offerDocuments, [row.id], at);
         }
         let observation;
@@ -152,11 +160,11 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
           idempotency.run(em, async () => {
             const at = ctx.clock.now();
             await rateLimit(em, [{ name: "deals.submit.person", key: person, ...ctx.settings.submitPerPerson }], at);
-            if (await em.findOne(OfferRow, { linkKey: key }, { fields: ["id"] })) throw await duplicate(em, key, at);
+            if (await linkTaken(em, key)) throw await duplicate(em, key, at);
             const productId =
               request.productId === "" ? null : await requireProduct(em, "product_id", request.productId);
             const ai = principal.origin === "ai";
-            const row = em.create(OfferRow, {
+            const row = await insertOffer(em, {
               id: newId("off"),
               link: request.link,
               linkKey: key,
@@ -177,7 +185,6 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
               createdAt: at,
               updatedAt: at,
             });
-            await em.flush();
             const observation = await recordObservation(em, row, facts, person, at);
             await refreshSearchDocuments(em, offerDocuments, [row.id], at);
             return create(OfferResultSchema, {
@@ -211,8 +218,7 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
         if (status === "expired") return create(OfferResultSchema, { offer: await offerToProto(em, row, at) });
         if (status !== "active")
           throw problem(409, "offer.not_active", `The offer is ${status}.`, { offer_status: status });
-        Object.assign(row, { expiredAt: at, expiredBy: person, updatedAt: at });
-        await em.flush();
+        await changeOffer(em, row, { expiredAt: at, expiredBy: person, updatedAt: at });
         await refreshSearchDocuments(em, offerDocuments, [row.id], at);
         if (moderator && row.submittedBy !== moderator)
           await audit(em, { action: "expire", offerId: row.id, actor: moderator, reason, at });

@@ -5,8 +5,15 @@ import { ProductAliasSchema, ProductResolveResultSchema, ProductSchema } from ".
 import { newId } from "../../kit/handler/ids.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { DealsContext } from "../context.js";
-import { ProductAliasRow, ProductRow } from "../db/entities.js";
-import { attachAliases, lockAliases, type Alias } from "../db/products.js";
+import {
+  aliasesNamed,
+  aliasesOf,
+  attachAliases,
+  insertProduct,
+  lockAliases,
+  productById,
+  type Alias,
+} from "../db/products.js";
 import { ALIAS_KINDS, normaliseAlias } from "../domain/products.js";
 
 type ProductHandlers = Pick<ServiceImpl<typeof DealsService>, "resolveProduct">;
@@ -30,7 +37,7 @@ export function productHandlers(ctx: DealsContext): ProductHandlers {
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         await lockAliases(em, sent);
-        const known = await em.find(ProductAliasRow, { $or: sent.map(({ kind, value }) => ({ kind, value })) });
+        const known = await aliasesNamed(em, sent);
         const strongest = ALIAS_KINDS.map((kind) => known.find((row) => row.kind === kind)).find(
           (row) => row !== undefined,
         );
@@ -40,8 +47,7 @@ export function productHandlers(ctx: DealsContext): ProductHandlers {
           if (request.create === false)
             throw problem(404, "product.not_found", "No product has these aliases (and create is false).");
           productId = newId("prd");
-          em.create(ProductRow, { id: productId, name: request.name.trim() || sent[0].value, createdAt: at });
-          await em.flush();
+          await insertProduct(em, { id: productId, name: request.name.trim() || sent[0].value, at });
           created = true;
         }
         const unknown = sent.filter(
@@ -49,11 +55,11 @@ export function productHandlers(ctx: DealsContext): ProductHandlers {
         );
         const lost = await attachAliases(em, productId, unknown, at);
         const raced = lost.length
-          ? await em.find(ProductAliasRow, { $or: lost.map(({ kind, value }) => ({ kind, value })) })
+          ? await aliasesNamed(em, lost)
           : [];
         const conflicts = [...known, ...raced].filter((row) => row.productId !== productId);
-        const product = await em.findOneOrFail(ProductRow, { id: productId });
-        const aliases = await em.find(ProductAliasRow, { productId }, { orderBy: { kind: "asc", value: "asc" } });
+        const product = await productById(em, productId);
+        const aliases = await aliasesOf(em, productId);
         return create(ProductResolveResultSchema, {
           product: create(ProductSchema, { id: product.id, name: product.name, aliases: aliases.map(aliasProto) }),
           created,

@@ -9,10 +9,10 @@ import { newId } from "../../kit/handler/ids.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { rateLimit, type RateRule } from "../../kit/handler/rate-limit.js";
 import type { DealsContext } from "../context.js";
-import { FlagRow, VoteRow, type OfferRow } from "../db/entities.js";
-import { raiseFlag } from "../db/flags.js";
+import type { OfferRow, VoteRow } from "../db/entities.js";
+import { openFlagOf, raiseFlag } from "../db/flags.js";
 import { groupOf, offerById, requireActive, tallyOf } from "../db/offers.js";
-import { upvotesBetween } from "../db/votes.js";
+import { castVote, presentVote, upvotesBetween, withdrawVote } from "../db/votes.js";
 import { voteWeight } from "../domain/hotness.js";
 
 type VoteHandlers = Pick<ServiceImpl<typeof DealsService>, "setVote" | "removeVote">;
@@ -68,14 +68,11 @@ export function voteHandlers(ctx: DealsContext): VoteHandlers {
         requireActive(offer, at);
         if (offer.submittedBy === voter) throw problem(403, "vote.own_offer", "No votes on one's own offer.");
         await rateLimit(em, limits(call, voter, offer.id), at);
-        const present = await em.findOne(VoteRow, { offerId: offer.id, voter, removedAt: null });
+        const present = await presentVote(em, offer.id, voter);
         let vote = present;
         if (!present || Number(present.value) !== request.value) {
-          if (present) {
-            present.removedAt = at;
-            await em.flush();
-          }
-          vote = em.create(VoteRow, {
+          if (present) await withdrawVote(em, present, at);
+          vote = await castVote(em, {
             id: newId("vot"),
             offerId: offer.id,
             voter,
@@ -85,7 +82,6 @@ export function voteHandlers(ctx: DealsContext): VoteHandlers {
             createdAt: at,
             removedAt: null,
           });
-          await em.flush();
           if (request.value === 1) await detectRing(em, voter, offer, at);
         }
         return create(VoteResultSchema, { vote: voteToProto(vote!), tally: await tallyAfter(em, offer) });
@@ -98,10 +94,9 @@ export function voteHandlers(ctx: DealsContext): VoteHandlers {
         const at = ctx.clock.now();
         const offer = await offerById(em, request.id, true);
         await rateLimit(em, limits(call, voter, offer.id), at);
-        const present = await em.findOne(VoteRow, { offerId: offer.id, voter, removedAt: null });
+        const present = await presentVote(em, offer.id, voter);
         if (!present) throw problem(404, "vote.not_found", "You have no vote on this offer.");
-        present.removedAt = at;
-        await em.flush();
+        await withdrawVote(em, present, at);
         return create(VoteResultSchema, { vote: voteToProto(present), tally: await tallyAfter(em, offer) });
       });
     },
@@ -118,7 +113,7 @@ export function voteHandlers(ctx: DealsContext): VoteHandlers {
     if (given < settings.voteRingThreshold) return;
     const received = await upvotesBetween(em, offer.submittedBy, voter, since);
     if (received < settings.voteRingThreshold) return;
-    if (await em.findOne(FlagRow, { offerId: offer.id, reporter: DETECTION, resolvedAt: null })) return;
+    if (await openFlagOf(em, offer.id, DETECTION)) return;
     await raiseFlag(em, {
       offerId: offer.id,
       reporter: DETECTION,

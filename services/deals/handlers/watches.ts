@@ -11,13 +11,22 @@ import {
 } from "../../../gen/pf/deals/v1/watches_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
 import { requireBelowCap } from "../../kit/handler/caps.js";
-import { newId } from "../../kit/handler/ids.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { DealsContext } from "../context.js";
-import { ProductRow, WatchRow } from "../db/entities.js";
-import { notifiedOf, readNotified, readWatches, type Notified, type StoredWatch } from "../db/watches.js";
+import { productExists } from "../db/products.js";
+import {
+  deleteWatch,
+  insertWatch,
+  notifiedOf,
+  readNotified,
+  readWatches,
+  watchById,
+  watchCount,
+  type Notified,
+  type StoredWatch,
+} from "../db/watches.js";
 import { requirePrice } from "../domain/observations.js";
 import { keywordWords, type WatchKind as Kind } from "../domain/watches.js";
 import { WATCH_KINDS } from "../events.js";
@@ -113,7 +122,7 @@ export function watchHandlers(ctx: DealsContext): WatchHandlers {
       }
       const limit = ctx.settings.watchesPerPerson;
       return ctx.transaction(async (em) => {
-        if (request.productId !== "" && !(await em.findOne(ProductRow, { id: request.productId }))) {
+        if (request.productId !== "" && !(await productExists(em, request.productId))) {
           throw invalid("product_id", "product_id names no product (resolve it first)");
         }
         // Saved searches count too: each is a row kept for its owner. A deleted watch is gone and frees its room.
@@ -126,10 +135,9 @@ export function watchHandlers(ctx: DealsContext): WatchHandlers {
             code: "watch.limit",
             detail: `A person keeps at most ${limit} watches and saved searches; delete one to make room.`,
           },
-          () => em.count(WatchRow, { owner }),
+          () => watchCount(em, owner),
         );
-        const row = em.create(WatchRow, {
-          id: newId("wch"),
+        const row = await insertWatch(em, {
           owner,
           kind,
           keyword,
@@ -140,7 +148,6 @@ export function watchHandlers(ctx: DealsContext): WatchHandlers {
           query,
           createdAt: ctx.clock.now(),
         });
-        await em.flush();
         return create(WatchResultSchema, { result: { case: "watch", value: watchToProto(row) } });
       });
     },
@@ -148,12 +155,11 @@ export function watchHandlers(ctx: DealsContext): WatchHandlers {
     async deleteWatch(request, call) {
       const owner = actingPerson(call);
       return ctx.transaction(async (em) => {
-        const row = await em.findOne(WatchRow, { id: request.id });
+        const row = await watchById(em, request.id);
         if (!row || row.owner !== owner) throw notFound();
         // Its past matches stay: they are what made each notification at most once.
         const notified = await notifiedOf(em, [row.id]);
-        em.remove(row);
-        await em.flush();
+        await deleteWatch(em, row);
         return create(WatchResultSchema, { result: { case: "watch", value: watchToProto(row, notified.get(row.id)) } });
       });
     },

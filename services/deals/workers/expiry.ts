@@ -1,8 +1,7 @@
 import { leasedJob } from "../../kit/runtime/lease.js";
 import type { Worker } from "../../kit/runtime/module.js";
 import type { DealsContext } from "../context.js";
-import { OfferRow } from "../db/entities.js";
-import { EXPIRY } from "../domain/offers.js";
+import { expireDueOffers } from "../db/offers.js";
 import { offerDocuments } from "../db/search.js";
 import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 
@@ -18,16 +17,9 @@ const BATCH = 500;
 export function expireDue(ctx: DealsContext): Promise<number> {
   return ctx.transaction(async (em) => {
     const at = ctx.clock.now();
-    const due = await em.find(OfferRow, { expiredAt: null, expiresAt: { $ne: null, $lte: at } }, { limit: BATCH });
-    for (const row of due) Object.assign(row, { expiredAt: row.expiresAt, expiredBy: EXPIRY, updatedAt: at });
-    await em.flush();
-    await refreshSearchDocuments(
-      em,
-      offerDocuments,
-      due.map((row) => row.id),
-      at,
-    );
-    return due.length;
+    const expired = await expireDueOffers(em, at, BATCH);
+    await refreshSearchDocuments(em, offerDocuments, expired, at);
+    return expired.length;
   });
 }
 

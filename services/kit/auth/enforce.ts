@@ -165,24 +165,41 @@ export function admitsAnonymous(rule: Access): boolean {
 function admitCaller(route: RouteAccess, token: Bearer | undefined, header: Headers): Caller {
   if (token === undefined) {
     // Anonymous use is declared per rule: public reads, and first-party routes the spec opens to anonymous callers.
-    const open = route.rules.find(admitsAnonymous);
-    if (!open) throw problem(401, "auth.required", "This route needs a bearer token.");
+    const open = route.rules.filter(admitsAnonymous);
+    if (open.length === 0) throw problem(401, "auth.required", "This route needs a bearer token.");
     refuseHeaders(header, "anonymous");
-    return { principal: ANONYMOUS, admittedBy: open.name };
+    return withFallbacks(open.map((rule) => related(rule, { principal: ANONYMOUS, admittedBy: rule.name })));
   }
   if (!token.claims.aud.includes(route.audience)) {
     throw problem(401, "auth.wrong_audience", `This route takes tokens for the audience ${route.audience}.`);
   }
   const principal = principalOfToken(token.claims, token.raw);
   let refusal: unknown;
+  const admitted: Caller[] = [];
   for (const rule of route.rules) {
     try {
-      return admitByRule(rule, principal, header);
+      admitted.push(related(rule, admitByRule(rule, principal, header)));
+      // Later rules matter only while every rule admitting so far still has a relation to resolve.
+      if (rule.relation === undefined) break;
     } catch (error) {
       refusal = error;
     }
   }
-  throw refusal;
+  if (admitted.length === 0) throw refusal;
+  return withFallbacks(admitted);
+}
+
+/** The Caller of a rule, carrying the relation it requires (resolved by `Relations` once the request is read). */
+function related(rule: Access, caller: Caller): Caller {
+  return rule.relation === undefined ? caller : { ...caller, requires: rule.relation };
+}
+
+/**
+ * The first rule's Caller; when it requires a relation, the Callers of the later rules admitting the token too,
+ * tried in order where the relation is not held (a reader alternative beside an editor rule).
+ */
+function withFallbacks([first, ...later]: Caller[]): Caller {
+  return first.requires === undefined || later.length === 0 ? first : { ...first, otherwise: later };
 }
 
 /** Admits a principal by one rule, or throws that rule's refusal. */

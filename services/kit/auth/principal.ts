@@ -1,4 +1,5 @@
 import { createContextKey, type HandlerContext } from "@connectrpc/connect";
+import type { RelationRule } from "../../../gen/pf/v1/options_pb.js";
 import type { TokenKind } from "./tokens.js";
 
 /** Who is calling, as enforcement established it from the token and the X-PF-* headers; shared, never changed. */
@@ -44,6 +45,12 @@ export interface Caller {
   readonly person?: string;
   /** Set when the admitting rule requires staff: the acting staff person, or the service or app acting for nobody. */
   readonly staff?: string;
+  /** The relation the admitting rule requires (`relation`), resolved after admission by `Relations` (`relations.ts`). */
+  readonly requires?: RelationRule;
+  /** Callers of the route's later rules that admit the token too, tried in order when `requires` is not held. */
+  readonly otherwise?: readonly Caller[];
+  /** The relation the caller was found to hold (`<key>.<name>`) and its role there ("" for a caller acting for nobody). */
+  readonly relation?: { readonly name: string; readonly role: string };
 }
 
 const NOBODY: Caller = { principal: ANONYMOUS, admittedBy: "" };
@@ -78,6 +85,19 @@ export function staffActor(call: HandlerContext): string {
   if (staff === undefined)
     throw new Error(`${call.method.name} reads the staff actor but its access rule does not require staff`);
   return staff;
+}
+
+/**
+ * Who acts on a route whose rule requires a relation, for the audit: the
+ * person holding it, else the service or app acting for nobody that the
+ * relation admits (`acting_for_nobody`). As `actingPerson`, reading it where
+ * no relation admitted the call is a contract without one.
+ */
+export function relatedActor(call: HandlerContext): string {
+  const { relation, person, principal } = callerOf(call);
+  if (relation === undefined)
+    throw new Error(`${call.method.name} reads the related actor but no relation of its access rule admitted the call`);
+  return person ?? principal.sub;
 }
 
 /**

@@ -17,7 +17,7 @@ import { clusterToProto, itemToProto } from "../db/answers.js";
 import { clusterById, clusterPage, historyOf, membersOf } from "../db/clusters.js";
 import { ingestCounts, ingestTotals, itemsById } from "../db/items.js";
 import { editorActing } from "./access.js";
-import { clustersOf, mergeClusters, reverseChange, splitCluster } from "./cluster-changes.js";
+import { clustersOf, mergeClusters, reverseChange, splitCluster } from "../cluster-changes.js";
 
 type ClusterHandlers = ServiceImpl<typeof NewsClusterService>;
 

@@ -20,7 +20,7 @@ import { insertStory, storyById, storyPage } from "../db/stories.js";
 import { readable, storyToProto, viewOf } from "../db/story-view.js";
 import { storyChanged, subjects } from "../events.js";
 import { editorActing, readsAsEditor } from "./access.js";
-import { diffOf } from "./diff.js";
+import { diffOf } from "../diff.js";
 
 type StoryReadHandlers = Pick<
   ServiceImpl<typeof NewsStoryService>,

@@ -7,7 +7,7 @@ import { invalid } from "../../kit/handler/problem.js";
 import type { SearchContext } from "../context.js";
 import { checkWrite, LIMITS, type ValidWrite } from "../domain/documents.js";
 import type { RefusedWrite } from "../engine/engine.js";
-import { contentOf, writeResultOf } from "./convert.js";
+import { contentOf, writeResultOf } from "../domain/convert.js";
 
 type BatchHandlers = Pick<ServiceImpl<typeof SearchIndexService>, "writeDocuments">;
 

@@ -7,7 +7,7 @@ import { decodeTextCursor, encodeCursor, pageLimit } from "../../kit/handler/pag
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { SearchContext } from "../context.js";
 import { addressFault, checkWrite, TYPE, type WriteInput } from "../domain/documents.js";
-import { contentOf, heldToProto, rejectionToProto, writeResultOf } from "./convert.js";
+import { contentOf, heldToProto, rejectionToProto, writeResultOf } from "../domain/convert.js";
 
 type OwnerHandlers = Pick<
   ServiceImpl<typeof SearchService>,

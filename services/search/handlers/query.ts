@@ -7,7 +7,7 @@ import { invalid, problem } from "../../kit/handler/problem.js";
 import type { SearchContext } from "../context.js";
 import { checkQuery, decodePosition, encodePosition, type Query, QueryFault } from "../domain/query.js";
 import { SubjectRequired, type Viewer, viewerOf } from "../domain/visibility.js";
-import { facetCountsToProto, foundToProto } from "./convert.js";
+import { facetCountsToProto, foundToProto } from "../domain/convert.js";
 
 type QueryHandlers = Pick<ServiceImpl<typeof SearchService>, "search" | "getDocument" | "suggest">;
 

@@ -6,7 +6,7 @@ import { enter, readerOf } from "../readers.js";
 import { postTarget, threadTarget } from "../targets.js";
 import { actorOf, forwardedWriterOf, moderationNote, voterOf, writerOf, written, type Writer } from "../writers.js";
 import { deleteIn, editIn, postBody, replyIn } from "./posts.js";
-import { moderationResult, writeResult } from "./results.js";
+import { moderationResult, writeResult } from "../results.js";
 import { createThreadIn, moderateThreadIn, threadText } from "./threads.js";
 import { voteIn, voteOf } from "./votes.js";
 

@@ -13,7 +13,7 @@ import { postChanged } from "../events.js";
 import { readerOf } from "../readers.js";
 import { postTarget, threadTarget, type ThreadTarget } from "../targets.js";
 import { actorOf, authorOf, limitWriter, requireAuthor, writerOf, written, type Writer } from "../writers.js";
-import { type Outcome, writeResult } from "./results.js";
+import { type Outcome, writeResult } from "../results.js";
 import { deleteThreadIn } from "./threads.js";
 
 type PostHandlers = Pick<ServiceImpl<typeof SpaceService>, "replyToThread" | "editPost" | "deletePost">;

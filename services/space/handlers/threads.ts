@@ -37,7 +37,7 @@ import { postChanged, threadChanged } from "../events.js";
 import { enter, readerOf } from "../readers.js";
 import { threadTarget, type ThreadTarget } from "../targets.js";
 import { actorOf, authorOf, limitWriter, requireAuthor, writerOf, written, type Writer } from "../writers.js";
-import { type Outcome, writeResult } from "./results.js";
+import { type Outcome, writeResult } from "../results.js";
 
 type ThreadHandlers = Pick<
   ServiceImpl<typeof SpaceService>,

@@ -12,7 +12,7 @@ import { readerOf } from "../readers.js";
 import { threadTarget, type ThreadTarget } from "../targets.js";
 import { limitWriter, voterOf, written, type Writer } from "../writers.js";
 import { requireOpen } from "./posts.js";
-import { type Outcome, writeResult } from "./results.js";
+import { type Outcome, writeResult } from "../results.js";
 
 type VoteHandlers = Pick<ServiceImpl<typeof SpaceService>, "voteOnThread">;
 

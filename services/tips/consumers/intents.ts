@@ -3,8 +3,7 @@ import { IntentChangedSchema } from "../../../gen/pf/billing/v1/events_pb.js";
 import { IntentStatus } from "../../../gen/pf/billing/v1/intents_pb.js";
 import { consumer } from "../../kit/events/consumer.js";
 import type { TipsContext } from "../context.js";
-import { declineCheckout, lockCheckout, settleCheckout } from "../db/checkouts.js";
-import { CheckoutRow } from "../db/entities.js";
+import { checkoutOfIntent, declineCheckout, lockCheckout, settleCheckout } from "../db/checkouts.js";
 
 /**
  * billing.intent.settled and billing.intent.declined: the intent of a tips
@@ -19,11 +18,9 @@ function intentOutcome(name: string, subject: string) {
     async handle({ intent, occurredAt }, em, _meta, ctx: TipsContext) {
       if (!intent) return;
       const byReference = intent.reference?.service === "tips" ? intent.reference.id : undefined;
-      const found = byReference
-        ? { id: byReference }
-        : await em.findOne(CheckoutRow, { intentId: intent.id }, { fields: ["id"] });
+      const found = byReference ?? (await checkoutOfIntent(em, intent.id));
       if (!found) return;
-      const row = await lockCheckout(em, found.id);
+      const row = await lockCheckout(em, found);
       if (!row) return;
       // Settled when billing settled it.
       const at = occurredAt ? timestampDate(occurredAt) : ctx.clock.now();

@@ -1,4 +1,4 @@
-import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
+import { LockMode, type EntityManager, type RequiredEntityData } from "@mikro-orm/postgresql";
 import { qualified } from "../../kit/db/orm.js";
 import { newId } from "../../kit/handler/ids.js";
 import { deliveryOnSettle, type InteractionKind, type Moderation } from "../domain/checkouts.js";
@@ -37,6 +37,48 @@ export async function dueCheckouts(
   );
   if (ids.length === 0) return [];
   return em.find(CheckoutRow, { id: { $in: ids.map((row) => row.id) } }, { orderBy: { updatedAt: "asc" } });
+}
+
+/** The checkout with this id, known to exist (its transaction committed). */
+export function checkoutById(em: EntityManager, id: string): Promise<CheckoutRow> {
+  return em.findOneOrFail(CheckoutRow, { id });
+}
+
+/** The id of the checkout paying through this billing intent, if any. */
+export async function checkoutOfIntent(em: EntityManager, intentId: string): Promise<string | undefined> {
+  return (await em.findOne(CheckoutRow, { intentId }, { fields: ["id"] }))?.id;
+}
+
+/**
+ * Records a pending checkout under a new id; a tip or media request shows as a
+ * pending interaction from now on, a paid message exists only once billing
+ * settles it.
+ */
+export async function insertCheckout(
+  em: EntityManager,
+  checkout: Omit<RequiredEntityData<CheckoutRow>, "id">,
+  at: Date,
+): Promise<CheckoutRow> {
+  const row = em.create(CheckoutRow, { ...checkout, id: newId("int") });
+  if (row.kind !== "paid_message") em.create(InteractionRow, pendingInteraction(row, at));
+  await em.flush();
+  return row;
+}
+
+/** Keeps the intent billing made for a pending checkout: its id and where the buyer pays. */
+export async function keepIntent(
+  em: EntityManager,
+  row: CheckoutRow,
+  intent: { id: string; checkoutUrl: string },
+  at: Date,
+): Promise<void> {
+  Object.assign(row, { intentId: intent.id, checkoutUrl: intent.checkoutUrl, updatedAt: at });
+  await em.flush();
+}
+
+/** Marks a checkout still pending as looked at now: it goes to the back of the recovery's queue. */
+export async function markLookedAt(em: EntityManager, id: string, at: Date): Promise<void> {
+  await em.nativeUpdate(CheckoutRow, { id, paymentState: "pending" }, { updatedAt: at });
 }
 
 /** Locks a checkout for a change, inside the caller's transaction; null when there is none. */

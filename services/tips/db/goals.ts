@@ -1,12 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
+import { LockMode, type EntityManager, type RequiredEntityData } from "@mikro-orm/postgresql";
 import { GoalSchema, type Goal } from "../../../gen/pf/tips/v1/goals_pb.js";
 import { qualified } from "../../kit/db/orm.js";
 import { money } from "../../kit/handler/money.js";
 import { problem } from "../../kit/handler/problem.js";
 import { goalChanged } from "../events.js";
-import { GoalRow } from "./entities.js";
+import { GoalRow, InteractionRow } from "./entities.js";
 import { tipPageDocuments } from "./search.js";
 import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 
@@ -65,6 +65,35 @@ export async function goalsToProto(em: EntityManager, rows: GoalRow[]): Promise<
 
 export function goalNotFound() {
   return problem(404, "goal.not_found", "There is no such goal.");
+}
+
+/** The goal with this id, anyone's, in any state; null when there is none. */
+export function goalById(em: EntityManager, id: string): Promise<GoalRow | null> {
+  return em.findOne(GoalRow, { id });
+}
+
+/** How many open goals a creator keeps (closed ones take no room). */
+export function openGoalCount(em: EntityManager, creator: string): Promise<number> {
+  return em.count(GoalRow, { creator, closedAt: null });
+}
+
+/** A new goal, written by `publishGoal` in the same transaction. */
+export function newGoal(em: EntityManager, goal: RequiredEntityData<GoalRow>): GoalRow {
+  return em.create(GoalRow, goal);
+}
+
+/** The newest `limit` interactions counted toward a goal. */
+export function contributionsTo(em: EntityManager, goal: GoalRow, limit: number): Promise<InteractionRow[]> {
+  return em.find(
+    InteractionRow,
+    { goalId: goal.id, currency: goal.currency, paymentState: { $in: COUNTED_STATES } },
+    { orderBy: { id: "desc" }, limit },
+  );
+}
+
+/** A creator's open public goals, in the creator's order: what the public tip page shows. */
+export function publicGoalsOf(em: EntityManager, creator: string): Promise<GoalRow[]> {
+  return em.find(GoalRow, { creator, public: true, closedAt: null }, { orderBy: { position: "asc", id: "asc" } });
 }
 
 /** A goal its creator works on; 404 to anyone else, as if missing (private goals stay unseen). */

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { EntityManager } from "@mikro-orm/postgresql";
+import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
 import { CheckoutSchema, type Checkout } from "../../../gen/pf/tips/v1/checkouts_pb.js";
 import {
   DeliveryState,
@@ -101,9 +101,19 @@ export function interactionNotFound() {
   return problem(404, "interaction.not_found", "There is no such interaction.");
 }
 
+/** The interaction with this id (a checkout's shares its id), if any. */
+export function interactionById(em: EntityManager, id: string): Promise<InteractionRow | null> {
+  return em.findOne(InteractionRow, { id });
+}
+
+/** An interaction locked for a change, inside the caller's transaction; null when there is none. */
+export function lockInteraction(em: EntityManager, id: string): Promise<InteractionRow | null> {
+  return em.findOne(InteractionRow, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+}
+
 /** An interaction its creator or its supporter reads; 404 to anyone else, as if missing. */
 export async function findOwnInteraction(em: EntityManager, id: string, person: string): Promise<InteractionRow> {
-  const row = id === "" ? null : await em.findOne(InteractionRow, { id });
+  const row = id === "" ? null : await interactionById(em, id);
   if (!row || (row.creator !== person && row.supporter !== person)) throw interactionNotFound();
   return row;
 }

@@ -8,16 +8,15 @@ import { actingPerson } from "../../kit/auth/principal.js";
 import { advisoryLock } from "../../kit/db/advisory-lock.js";
 import { idempotencyOf } from "../../kit/handler/idempotency.js";
 import { requireAmount } from "../../kit/handler/money.js";
-import { newId } from "../../kit/handler/ids.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import { requireUser } from "../../kit/handler/subjects.js";
 import { optionalUrl } from "../../kit/handler/urls.js";
 import type { TipsContext } from "../context.js";
-import { pendingInteraction } from "../db/checkouts.js";
-import { CheckoutRow, GoalRow, InteractionRow } from "../db/entities.js";
-import { goalNotFound } from "../db/goals.js";
-import { checkoutToProto, interactionToProto } from "../db/interactions.js";
+import { insertCheckout } from "../db/checkouts.js";
+import type { CheckoutRow } from "../db/entities.js";
+import { goalById, goalNotFound } from "../db/goals.js";
+import { checkoutToProto, interactionById, interactionToProto } from "../db/interactions.js";
 import { loadProfile } from "../db/profiles.js";
 import { checkAgainstProfile, requireMedia, requireMessage, type Amount, type PaidKind } from "../domain/checkouts.js";
 import { requireOpen } from "../domain/goals.js";
@@ -70,9 +69,10 @@ async function startCheckout(
       checkAgainstProfile(await loadProfile(em, creator), kind, amount, media);
       if (goalId !== "") await requireGoalFor(em, goalId, creator, amount);
       const at = ctx.clock.now();
-      const row = em.create(CheckoutRow, {
-        id: newId("int"),
-        supporter,
+      const row = await insertCheckout(
+        em,
+        {
+          supporter,
         creator,
         kind,
         currency: amount.currency,
@@ -91,10 +91,9 @@ async function startCheckout(
         createdAt: at,
         updatedAt: at,
         settledAt: null,
-      });
-      // A paid message exists only once billing settles it; a tip or media request shows as pending before.
-      if (kind !== "paid_message") em.create(InteractionRow, pendingInteraction(row, at));
-      await em.flush();
+        },
+        at,
+      );
       return create(PaidResultSchema, { checkout: checkoutToProto(row) });
     });
     return first.checkout!.id;
@@ -118,7 +117,7 @@ async function startCheckout(
 
 /** The checkout and its interaction, when it has one. */
 async function answer(ctx: TipsContext, row: CheckoutRow): Promise<PaidResult> {
-  const interaction = await ctx.orm.em.fork().findOne(InteractionRow, { id: row.id });
+  const interaction = await interactionById(ctx.orm.em.fork(), row.id);
   return create(PaidResultSchema, {
     checkout: checkoutToProto(row),
     interaction: interaction ? interactionToProto(interaction) : undefined,
@@ -146,7 +145,7 @@ function requireReturnUrl(method: string, url: string): string {
 
 /** A goal a supporter may name: the creator's, public and open, in the amount's currency. */
 async function requireGoalFor(em: EntityManager, id: string, creator: string, amount: Amount) {
-  const goal = await em.findOne(GoalRow, { id });
+  const goal = await goalById(em, id);
   if (!goal || goal.creator !== creator || !goal.public) throw goalNotFound();
   requireOpen(goal);
   if (goal.currency !== amount.currency) {

@@ -9,8 +9,7 @@ import { requireAmount } from "../../kit/handler/money.js";
 import { invalid } from "../../kit/handler/problem.js";
 import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
 import type { TipsContext } from "../context.js";
-import { GoalRow, InteractionRow } from "../db/entities.js";
-import { COUNTED_STATES, findOwnGoal, goalsToProto, publishGoal } from "../db/goals.js";
+import { contributionsTo, findOwnGoal, goalsToProto, newGoal, openGoalCount, publishGoal } from "../db/goals.js";
 import { interactionToProto } from "../db/interactions.js";
 import { requireDescription, requireImageUrl, requireOpen, requireTitle } from "../domain/goals.js";
 
@@ -37,10 +36,10 @@ export function goalHandlers(ctx: TipsContext): GoalHandlers {
             code: "goal.limit",
             detail: `A creator keeps at most ${limit} open goals; close one to make room.`,
           },
-          () => em.count(GoalRow, { creator, closedAt: null }),
+          () => openGoalCount(em, creator),
         );
         const at = ctx.clock.now();
-        const row = em.create(GoalRow, {
+        const row = newGoal(em, {
           id: newId("gol"),
           creator,
           title,
@@ -64,11 +63,7 @@ export function goalHandlers(ctx: TipsContext): GoalHandlers {
       const em = ctx.orm.em.fork();
       const row = await findOwnGoal(em, request.id, creator);
       const [goal] = await goalsToProto(em, [row]);
-      const contributions = await em.find(
-        InteractionRow,
-        { goalId: row.id, currency: row.currency, paymentState: { $in: COUNTED_STATES } },
-        { orderBy: { id: "desc" }, limit: 200 },
-      );
+      const contributions = await contributionsTo(em, row, 200);
       return create(GoalResultSchema, { goal, contributions: contributions.map(interactionToProto) });
     },
 

@@ -1,6 +1,5 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { FilterQuery } from "@mikro-orm/postgresql";
 import {
   ExternalResultSchema,
   InteractionListResultSchema,
@@ -12,7 +11,6 @@ import {
 import type { TipsService } from "../../../gen/pf/tips/v1/tips_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
 import { advisoryLock } from "../../kit/db/advisory-lock.js";
-import { newId } from "../../kit/handler/ids.js";
 import { requireAmount } from "../../kit/handler/money.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
@@ -20,10 +18,9 @@ import { answerStatus } from "../../kit/handler/status.js";
 import { requireUser } from "../../kit/handler/subjects.js";
 import { maxLength } from "../../kit/handler/text.js";
 import type { TipsContext } from "../context.js";
-import { GoalRow, InteractionRow } from "../db/entities.js";
-import { goalNotFound, publishGoal } from "../db/goals.js";
+import { goalById, goalNotFound, publishGoal } from "../db/goals.js";
+import { externalByReference, insertExternal, interactionHistory, mediaQueue } from "../db/interaction-lists.js";
 import { findOwnInteraction, interactionToProto, KINDS } from "../db/interactions.js";
-import type { InteractionKind } from "../domain/checkouts.js";
 import { requireOpen } from "../domain/goals.js";
 import { interactionChanged, subjects } from "../events.js";
 
@@ -48,17 +45,19 @@ export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
       const after = decodeTextCursor(request.cursor, 1);
       if (!ROLES.has(request.role))
         throw invalid("role", "role is INTERACTION_ROLE_CREATOR or INTERACTION_ROLE_SUPPORTER (or none for both).");
-      const sides: FilterQuery<InteractionRow>[] = [];
-      if (request.role !== InteractionRole.SUPPORTER) sides.push({ creator: person });
-      if (request.role !== InteractionRole.CREATOR) sides.push({ supporter: person });
-      const where: FilterQuery<InteractionRow> = { $or: sides };
-      if (request.kind !== 0) {
-        const kind = Object.entries(KINDS).find(([, value]) => value === request.kind)?.[0];
-        if (!kind) throw invalid("kind", "kind is not an interaction kind.");
-        where.kind = kind;
-      }
-      if (after) where.id = { $lt: after[0] };
-      const rows = await ctx.orm.em.fork().find(InteractionRow, where, { orderBy: { id: "desc" }, limit: limit + 1 });
+      const kind = request.kind === 0 ? undefined : Object.entries(KINDS).find(([, value]) => value === request.kind)?.[0];
+      if (request.kind !== 0 && !kind) throw invalid("kind", "kind is not an interaction kind.");
+      const rows = await interactionHistory(
+        ctx.orm.em.fork(),
+        {
+          person,
+          asCreator: request.role !== InteractionRole.SUPPORTER,
+          asSupporter: request.role !== InteractionRole.CREATOR,
+          kind,
+        },
+        after?.[0],
+        limit + 1,
+      );
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
       return create(InteractionListResultSchema, { interactions: items.map(interactionToProto), nextCursor });
     },
@@ -74,16 +73,13 @@ export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
       const external = validExternal(request);
       return ctx.transaction(async (em) => {
         await advisoryLock(em, `tips.external:${external.provider}:${external.providerRef}`);
-        const first = await em.findOne(InteractionRow, {
-          provider: external.provider,
-          providerRef: external.providerRef,
-        });
+        const first = await externalByReference(em, external.provider, external.providerRef);
         if (first) {
           answerStatus(call, 200);
           return create(ExternalResultSchema, { interaction: interactionToProto(first), duplicate: true });
         }
         if (external.goalId) {
-          const goal = await em.findOne(GoalRow, { id: external.goalId });
+          const goal = await goalById(em, external.goalId);
           if (!goal || goal.creator !== external.creator) throw goalNotFound();
           // A closed goal keeps its history: nothing counts toward it after it closed (a provider's late report names no goal).
           requireOpen(goal);
@@ -94,8 +90,7 @@ export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
         }
         const at = ctx.clock.now();
         // Never platform money: no billing call, no liability; settled as the provider reported it.
-        const row = em.create(InteractionRow, {
-          id: newId("int"),
+        const row = await insertExternal(em, {
           ...external,
           goalId: external.goalId || null,
           kind: "external",
@@ -111,9 +106,8 @@ export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
           updatedAt: at,
           settledAt: at,
         });
-        await em.flush();
         await interactionChanged(em, subjects.interactionSettled, interactionToProto(row), at);
-        if (row.goalId) await publishGoal(em, (await em.findOne(GoalRow, { id: row.goalId }))!, at);
+        if (row.goalId) await publishGoal(em, (await goalById(em, row.goalId))!, at);
         return create(ExternalResultSchema, { interaction: interactionToProto(row), duplicate: false });
       });
     },
@@ -122,19 +116,15 @@ export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
       const creator = actingPerson(call);
       const limit = pageLimit(request.limit);
       const after = decodeTextCursor(request.cursor, 2);
-      const where: FilterQuery<InteractionRow> = {
+      const settledAt = after ? new Date(after[0]) : undefined;
+      if (settledAt && Number.isNaN(settledAt.getTime()))
+        throw invalid("cursor", "cursor is not one this service issued");
+      const rows = await mediaQueue(
+        ctx.orm.em.fork(),
         creator,
-        kind: "media_request" satisfies InteractionKind,
-        deliveryState: "queued",
-      };
-      if (after) {
-        const at = new Date(after[0]);
-        if (Number.isNaN(at.getTime())) throw invalid("cursor", "cursor is not one this service issued");
-        where.$or = [{ settledAt: { $gt: at } }, { settledAt: at, id: { $gt: after[1] } }];
-      }
-      const rows = await ctx.orm.em
-        .fork()
-        .find(InteractionRow, where, { orderBy: { settledAt: "asc", id: "asc" }, limit: limit + 1 });
+        after && settledAt ? { settledAt, id: after[1] } : undefined,
+        limit + 1,
+      );
       const { items, nextCursor } = page(rows, limit, (row) => [row.settledAt!.toISOString(), row.id]);
       return create(MediaQueueResultSchema, { requests: items.map(interactionToProto), nextCursor });
     },

@@ -1,7 +1,6 @@
 import { leasedJob } from "../../kit/runtime/lease.js";
 import type { TipsContext } from "../context.js";
-import { dueCheckouts } from "../db/checkouts.js";
-import { CheckoutRow } from "../db/entities.js";
+import { dueCheckouts, markLookedAt } from "../db/checkouts.js";
 import { applyIntent, pay } from "../payments.js";
 
 /** The longest a pending checkout waits between two looks of the recovery worker. */
@@ -21,7 +20,7 @@ export async function recoverPending(ctx: TipsContext): Promise<number> {
   const due = await dueCheckouts(em, before, now, RECOVERY_BACKOFF_MAX_MS);
   for (const row of due) {
     // Looked at now: it goes to the back and its next look backs off.
-    await em.nativeUpdate(CheckoutRow, { id: row.id, paymentState: "pending" }, { updatedAt: ctx.clock.now() });
+    await markLookedAt(em, row.id, ctx.clock.now());
     try {
       if (row.method === "intent" && row.intentId) {
         const { intent } = await ctx.billing.getIntent({ id: row.intentId });

@@ -1,7 +1,7 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import type { Author } from "../../kit/handler/authorship.js";
-import { rateLimit } from "../../kit/handler/rate-limit.js";
-import type { Rate } from "../settings.js";
+import type { Author } from "../kit/handler/authorship.js";
+import { rateLimit } from "../kit/handler/rate-limit.js";
+import type { Rate } from "./settings.js";
 
 /** Counts a write against a person's limit (AI output against its service's): 429 with Retry-After beyond it. */
 export function limitWriter(em: EntityManager, name: string, rate: Rate, writer: string, at: Date): Promise<void> {

@@ -18,7 +18,7 @@ import {
   type FacetCounts,
   FacetCountsSchema,
 } from "../../../gen/pf/search/v1/query_pb.js";
-import type { WriteInput } from "../domain/documents.js";
+import type { WriteInput } from "./documents.js";
 import type { FoundDocument, HeldDocument, RejectionRow, SearchPage, WriteAnswer } from "../engine/engine.js";
 
 /** A proto document's content as the domain checks it. */

@@ -1,12 +1,12 @@
 import { create } from "@bufbuild/protobuf";
-import { PostWriteResultSchema, type PostWriteResult } from "../../../gen/pf/space/v1/forum_pb.js";
+import { PostWriteResultSchema, type PostWriteResult } from "../../gen/pf/space/v1/forum_pb.js";
 import {
   type ModerationEntry,
   ModerationResultSchema,
   type ModerationResult,
-} from "../../../gen/pf/space/v1/internal_pb.js";
-import { postToProto, type StoredPost } from "../db/posts.js";
-import { threadToProto, type StoredThread } from "../db/threads.js";
+} from "../../gen/pf/space/v1/internal_pb.js";
+import { postToProto, type StoredPost } from "./db/posts.js";
+import { threadToProto, type StoredThread } from "./db/threads.js";
 
 /** What a write left: the thread, the post it wrote or changed, and the audit entry of a moderator's action. */
 export interface Outcome {

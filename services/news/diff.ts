@@ -1,11 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { type StoryDiff, StoryDiffSchema } from "../../../gen/pf/news/v1/story_pb.js";
-import { invalid, problem } from "../../kit/handler/problem.js";
-import { diffRevisions } from "../../kit/revisions/diff.js";
-import { revisionDiffToProto } from "../../kit/revisions/proto.js";
-import { type RevisionRecord, revisionOf } from "../db/revisions.js";
-import type { StoryRecord } from "../db/stories.js";
+import { type StoryDiff, StoryDiffSchema } from "../../gen/pf/news/v1/story_pb.js";
+import { invalid, problem } from "../kit/handler/problem.js";
+import { diffRevisions } from "../kit/revisions/diff.js";
+import { revisionDiffToProto } from "../kit/revisions/proto.js";
+import { type RevisionRecord, revisionOf } from "./db/revisions.js";
+import type { StoryRecord } from "./db/stories.js";
 
 /** A revision's text for the diff: the headline, and the paragraphs each with its citations. */
 function textOf(revision: RevisionRecord) {

@@ -1,10 +1,10 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import type { Cluster, ClusterAudit, ClusterManageRequest } from "../../../gen/pf/news/v1/clusters_pb.js";
-import { newId } from "../../kit/handler/ids.js";
-import { invalid, problem } from "../../kit/handler/problem.js";
-import { userText } from "../../kit/handler/text.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
-import { auditToProto, clusterToProto } from "../db/answers.js";
+import type { Cluster, ClusterAudit, ClusterManageRequest } from "../../gen/pf/news/v1/clusters_pb.js";
+import { newId } from "../kit/handler/ids.js";
+import { invalid, problem } from "../kit/handler/problem.js";
+import { userText } from "../kit/handler/text.js";
+import type { ServiceContext } from "../kit/runtime/module.js";
+import { auditToProto, clusterToProto } from "./db/answers.js";
 import {
   type AuditRecord,
   insertAudit,
@@ -16,10 +16,10 @@ import {
   membershipsOf,
   setClusterState,
   setMembership,
-} from "../db/clusters.js";
-import { itemsById } from "../db/items.js";
-import { type ClusterChange, type Explanation, inverseOf, type Move } from "../domain/clusters.js";
-import { clusterChanged } from "../events.js";
+} from "./db/clusters.js";
+import { itemsById } from "./db/items.js";
+import { type ClusterChange, type Explanation, inverseOf, type Move } from "./domain/clusters.js";
+import { clusterChanged } from "./events.js";
 
 /** What a change answers: its audit entry and the clusters it touched. */
 export interface ChangeAnswer {

@@ -1,6 +1,6 @@
-import { loadConfig } from "./kit/runtime/config.js";
+import { loadConfig } from "../services/kit/runtime/config.js";
 import { startPlatform } from "./host.js";
-import { createLogger } from "./kit/runtime/logger.js";
+import { createLogger } from "../services/kit/runtime/logger.js";
 import { modules } from "./registry.js";
 
 // `npm start` outside production chooses the test-mode provider, which plays the buyer and approves (unless set

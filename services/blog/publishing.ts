@@ -1,12 +1,12 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { problem } from "../../kit/handler/problem.js";
-import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
-import type { PostRow } from "../db/entities.js";
-import { cancelSchedules, revisionOf, updatePost } from "../db/posts.js";
-import { postDocuments } from "../db/search.js";
-import { requirePublishable } from "../domain/posts.js";
-import { postChanged } from "../events.js";
-import { approved } from "./revise.js";
+import { problem } from "../kit/handler/problem.js";
+import { refreshSearchDocuments } from "../kit/search-documents/record.js";
+import type { PostRow } from "./db/entities.js";
+import { cancelSchedules, revisionOf, updatePost } from "./db/posts.js";
+import { postDocuments } from "./db/search.js";
+import { requirePublishable } from "./domain/posts.js";
+import { postChanged } from "./events.js";
+import { approved } from "./revisions.js";
 
 /**
  * Publishes revision n of a locked post through the gate (409

@@ -1,16 +1,16 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import type { Review } from "../../../gen/pf/blog/v1/common_pb.js";
-import { authorColumns, authorOf, type AiClaim, type Author } from "../../kit/handler/authorship.js";
-import { newId } from "../../kit/handler/ids.js";
-import { invalid, problem } from "../../kit/handler/problem.js";
-import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
-import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
-import { claimSlug } from "../../kit/slugs/slugs.js";
-import type { PostRow, RevisionRow } from "../db/entities.js";
-import { appendRevision, insertReview, latestReviews, revisionOf, slugScope, updatePost } from "../db/posts.js";
-import { postDocuments } from "../db/search.js";
-import { postChanged } from "../events.js";
+import type { Review } from "../../gen/pf/blog/v1/common_pb.js";
+import { authorColumns, authorOf, type AiClaim, type Author } from "../kit/handler/authorship.js";
+import { newId } from "../kit/handler/ids.js";
+import { invalid, problem } from "../kit/handler/problem.js";
+import { checkRevision, ifMatchOf } from "../kit/handler/revisions.js";
+import { refreshSearchDocuments } from "../kit/search-documents/record.js";
+import { claimSlug } from "../kit/slugs/slugs.js";
+import type { PostRow, RevisionRow } from "./db/entities.js";
+import { appendRevision, insertReview, latestReviews, revisionOf, slugScope, updatePost } from "./db/posts.js";
+import { postDocuments } from "./db/search.js";
+import { postChanged } from "./events.js";
 
 /** Blog takes AI output of any workflow that names itself and its run (the spec names none). */
 export function postAuthorOf(call: HandlerContext, claim: AiClaim): Author {

@@ -1,9 +1,9 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import type { Author } from "../../kit/handler/authorship.js";
-import type { CommunityContext } from "../context.js";
-import type { CommentRow, ThreadRow } from "../db/entities.js";
-import { insertComment } from "../db/threads.js";
-import { requireOpen } from "../domain/threads.js";
+import type { Author } from "../kit/handler/authorship.js";
+import type { CommunityContext } from "./context.js";
+import type { CommentRow, ThreadRow } from "./db/entities.js";
+import { insertComment } from "./db/threads.js";
+import { requireOpen } from "./domain/threads.js";
 import { limitWriter, writerOf } from "./limits.js";
 
 /**

@@ -12,16 +12,16 @@ import {
   type Post,
   type Revision,
   type Schedule,
-} from "../../../gen/pf/blog/v1/common_pb.js";
+} from "../../gen/pf/blog/v1/common_pb.js";
 import {
   approvalToProto,
   authorFromColumns,
   authorshipToProto,
   type AuthorColumns,
-} from "../../kit/handler/authorship.js";
-import type { BlogRow, MemberRow, PostRow, ReviewRow, RevisionRow, ScheduleRow } from "../db/entities.js";
-import { latestReviews, pendingSchedules, revisionsOf } from "../db/posts.js";
-import { shownState, type PostState } from "../domain/posts.js";
+} from "../kit/handler/authorship.js";
+import type { BlogRow, MemberRow, PostRow, ReviewRow, RevisionRow, ScheduleRow } from "./db/entities.js";
+import { latestReviews, pendingSchedules, revisionsOf } from "./db/posts.js";
+import { shownState, type PostState } from "./domain/posts.js";
 
 export function blogToProto(row: BlogRow, official: boolean): Blog {
   return create(BlogSchema, {

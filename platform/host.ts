@@ -2,42 +2,43 @@ import type { DescService } from "@bufbuild/protobuf";
 import { createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from "@connectrpc/connect";
 import { join } from "node:path";
 import { buildGateway } from "../gateway/gateway.js";
-import { Admission } from "./kit/auth/enforce.js";
-import { loadKeys, type PlatformKeys } from "./kit/auth/keys.js";
-import { mintToken, TokenVerifier, type TokenClaims } from "./kit/auth/tokens.js";
-import { bearer, clientWithDefaults, keyOf, routedTransport, Transports } from "./kit/rpc/clients.js";
-import { ClientKeys } from "./kit/handler/client-address.js";
-import { vouchClientAddress } from "./kit/rpc/front-door.js";
-import { systemClock, type Clock } from "./kit/runtime/clock.js";
-import type { Config } from "./kit/runtime/config.js";
-import { startEmbeddedPostgres } from "./kit/db/embedded.js";
-import { openBlobStore } from "./kit/blobs/settings.js";
-import { seededEditors } from "./kit/editors/editors.js";
-import type { BlobStore } from "./kit/blobs/store.js";
-import { openServiceDatabase, poolWedged, type MikroORM } from "./kit/db/orm.js";
-import type { EventBus } from "./kit/events/bus.js";
-import { JetStreamBus } from "./kit/events/jetstream-bus.js";
-import { InProcessBus } from "./kit/events/memory-bus.js";
-import { startConsumer } from "./kit/events/consumer.js";
-import { OutboxRelay } from "./kit/events/outbox.js";
-import { CommitListeners, signalsOf, type CommitSignal } from "./kit/db/commits.js";
-import { OutboxWakes } from "./kit/events/outbox-wake.js";
-import { housekeeping } from "./kit/runtime/housekeeping.js";
-import { createLogger, type Logger } from "./kit/runtime/logger.js";
-import { PlatformMetrics } from "./kit/runtime/metrics.js";
-import type { AnyServiceModule, Implementation, ServiceContext } from "./kit/runtime/module.js";
-import { healthRoutes } from "./kit/rpc/health.js";
-import { reflectionRoutes } from "./kit/rpc/reflection.js";
-import { callScope, propagateCall } from "./kit/rpc/call.js";
-import { CallGuard } from "./kit/rpc/guard.js";
-import { inputGuard } from "./kit/rpc/input.js";
-import { renderedFields } from "./kit/rich-text/fields.js";
-import { RateLimits } from "./kit/rpc/rate-limits.js";
-import { LocalServices } from "./kit/rpc/local-transport.js";
-import { serveRpc } from "./kit/rpc/server.js";
-import { inTransaction } from "./kit/db/transaction.js";
-import { propagateTrace, traceCalls } from "./kit/rpc/tracing.js";
-import { flushTracing, tracingFromEnvironment, tracingOn } from "./kit/runtime/tracing.js";
+import { Admission } from "../services/kit/auth/enforce.js";
+import { loadKeys, type PlatformKeys } from "../services/kit/auth/keys.js";
+import { mintToken, TokenVerifier, type TokenClaims } from "../services/kit/auth/tokens.js";
+import { bearer, clientWithDefaults, keyOf, routedTransport, Transports } from "../services/kit/rpc/clients.js";
+import { ClientKeys } from "../services/kit/handler/client-address.js";
+import { vouchClientAddress } from "../services/kit/rpc/front-door.js";
+import { systemClock, type Clock } from "../services/kit/runtime/clock.js";
+import type { Config } from "../services/kit/runtime/config.js";
+import { startEmbeddedPostgres } from "../services/kit/db/embedded.js";
+import { openBlobStore } from "../services/kit/blobs/settings.js";
+import { seededEditors } from "../services/kit/editors/editors.js";
+import type { BlobStore } from "../services/kit/blobs/store.js";
+import { openServiceDatabase, poolWedged, type MikroORM } from "../services/kit/db/orm.js";
+import { DatabaseProbe } from "../services/kit/db/readiness.js";
+import type { EventBus } from "../services/kit/events/bus.js";
+import { JetStreamBus } from "../services/kit/events/jetstream-bus.js";
+import { InProcessBus } from "../services/kit/events/memory-bus.js";
+import { startConsumer } from "../services/kit/events/consumer.js";
+import { OutboxRelay } from "../services/kit/events/outbox.js";
+import { CommitListeners, signalsOf, type CommitSignal } from "../services/kit/db/commits.js";
+import { OutboxWakes } from "../services/kit/events/outbox-wake.js";
+import { housekeeping } from "../services/kit/runtime/housekeeping.js";
+import { createLogger, type Logger } from "../services/kit/runtime/logger.js";
+import { PlatformMetrics } from "../services/kit/runtime/metrics.js";
+import type { AnyServiceModule, Implementation, ServiceContext } from "../services/kit/runtime/module.js";
+import { healthRoutes } from "../services/kit/rpc/health.js";
+import { reflectionRoutes } from "../services/kit/rpc/reflection.js";
+import { callScope, propagateCall } from "../services/kit/rpc/call.js";
+import { CallGuard } from "../services/kit/rpc/guard.js";
+import { inputGuard } from "../services/kit/rpc/input.js";
+import { renderedFields } from "../services/kit/rich-text/fields.js";
+import { RateLimits } from "../services/kit/rpc/rate-limits.js";
+import { LocalServices } from "../services/kit/rpc/local-transport.js";
+import { serveRpc } from "../services/kit/rpc/server.js";
+import { inTransaction } from "../services/kit/db/transaction.js";
+import { propagateTrace, traceCalls } from "../services/kit/rpc/tracing.js";
+import { flushTracing, tracingFromEnvironment, tracingOn } from "../services/kit/runtime/tracing.js";
 
 export interface PlatformOptions {
   config: Config;
@@ -214,10 +215,13 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     stops.push(() => guard.drained(config.callTimeoutMs));
     stops.push(() => rpc.stopAccepting());
 
-    const readiness = async () => {
-      const database = Promise.all(orms.map((orm) => orm.isConnected())).then((each) => each.every(Boolean));
-      return { database: await answeredWithin(READINESS_DEADLINE_MS, database), nats: bus.connected() };
-    };
+    // Asked on a connection of its own, never queued behind the services' pools (a process without services has none).
+    const probe = new DatabaseProbe(databaseUrl);
+    stops.push(() => probe.stop());
+    const readiness = async () => ({
+      database: orms.length === 0 || (await probe.answers()),
+      nats: bus.connected(),
+    });
     // A service is live unless its pool is wedged (a call holds a connection at most until its deadline).
     const liveness = async () => {
       const services = [...contexts].map(async ([key, ctx]) => [
@@ -337,16 +341,6 @@ function serviceToken(keys: PlatformKeys, module: AnyServiceModule): () => Promi
     }
     return current.token;
   };
-}
-
-/** How long /readyz waits for a check: a database that cannot hand out a connection is not ready. */
-const READINESS_DEADLINE_MS = 2_000;
-
-/** The check's answer, or false when it has not answered within `ms`. */
-function answeredWithin(ms: number, check: Promise<boolean>): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  return Promise.race([check.catch(() => false), late]).finally(() => clearTimeout(timer));
 }
 
 function lazy<T>(make: () => T): () => T {

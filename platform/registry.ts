@@ -1,0 +1,39 @@
+import { billing } from "../services/billing/index.js";
+import { blog } from "../services/blog/index.js";
+import { codes } from "../services/codes/index.js";
+import { community } from "../services/community/index.js";
+import { deals } from "../services/deals/index.js";
+import { games } from "../services/games/index.js";
+import { coupons } from "../services/coupons/index.js";
+import type { AnyServiceModule } from "../services/kit/runtime/module.js";
+import { media } from "../services/media/index.js";
+import { network } from "../services/network/index.js";
+import { reviews } from "../services/reviews/index.js";
+import { news } from "../services/news/index.js";
+import { search } from "../services/search/index.js";
+import { sources } from "../services/sources/index.js";
+import { space } from "../services/space/index.js";
+import { tips } from "../services/tips/index.js";
+import { trade } from "../services/trade/index.js";
+import { vip } from "../services/vip/index.js";
+
+/** Every service the platform can run, by key. */
+export const modules: AnyServiceModule[] = [
+  network,
+  billing,
+  deals,
+  coupons,
+  tips,
+  vip,
+  trade,
+  sources,
+  games,
+  codes,
+  media,
+  search,
+  space,
+  community,
+  news,
+  blog,
+  reviews,
+];
