@@ -1,5 +1,5 @@
 import type { FastifyRequest } from "fastify";
-import { acceptedRequestId } from "../services/kit/rpc/call.js";
+import { acceptedRequestId } from "../services/kit/runtime/call.js";
 import type { IncomingMessage } from "node:http";
 import { plainAddress } from "../services/kit/handler/client-address.js";
 import { CLIENT_IP_HEADER } from "../services/kit/handler/rate-limit.js";

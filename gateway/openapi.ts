@@ -14,6 +14,11 @@ import {
   AccessSchema,
   designed,
   RateLimitSchema,
+  type RelationRule,
+  RelationRuleSchema,
+  RelationSchema,
+  relations as relationsOption,
+  service_key,
   success_statuses as successStatuses,
   Visibility,
 } from "../gen/pf/v1/options_pb.js";
@@ -231,21 +236,34 @@ function accessMembers(method: DescMethod, access: RouteAccess): JsonObject {
  * One rule's options by their proto names in kebab case: capabilities always,
  * every other option only when set (toJson leaves out what is unset), enums by
  * their value names (`first-party`, `platform-staff`), the rate limit as its
- * service declares it (`rate-limit`: name, and per tier per_minute and setting).
+ * service declares it (`rate-limit`: name, and per tier per_minute and setting),
+ * the relation as the rule names it and its service declares it (`relation`:
+ * `<key>.<name>`, scope_field, roles, when_set, refusal, acting_for_nobody).
  */
 function ruleMembers(method: DescMethod, rule: Access): JsonObject {
   const members: JsonObject = { capabilities: rule.capabilities };
   const limit = declaredRateLimit(method, rule);
   if (limit) members["rate-limit"] = toJson(RateLimitSchema, limit, { useProtoFieldName: true });
+  if (rule.relation) members.relation = relationMembers(method, rule.relation);
   const set = toJson(AccessSchema, rule, { useProtoFieldName: true }) as Record<string, JsonValue>;
   for (const field of AccessSchema.fields) {
     const value = set[field.name];
-    if (value === undefined || ["alternatives", "cors", "rate_limit"].includes(field.name)) continue;
+    if (value === undefined || ["alternatives", "cors", "rate_limit", "relation"].includes(field.name)) continue;
     // An enum's JSON is its value's proto name (`ACTOR_PLATFORM_STAFF`); its local name drops the prefix.
     const local = field.fieldKind === "enum" ? field.enum.values.find((each) => each.name === value) : undefined;
     members[kebab(field.name)] = local === undefined ? value : kebab(local.localName);
   }
   return members;
+}
+
+/** A rule's relation (`x-pf-relation`) with what its service declares of it: who holds it, who is refused how. */
+function relationMembers(method: DescMethod, relation: RelationRule): JsonObject {
+  const declared = getOption(method.parent, relationsOption).find((each) => each.name === relation.name);
+  return {
+    ...(toJson(RelationRuleSchema, relation, { useProtoFieldName: true }) as JsonObject),
+    ...(declared && (toJson(RelationSchema, declared, { useProtoFieldName: true }) as JsonObject)),
+    name: `${getOption(method.parent, service_key)}.${relation.name}`,
+  };
 }
 
 function kebab(name: string): string {

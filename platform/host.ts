@@ -15,6 +15,7 @@ import { openBlobStore } from "../services/kit/blobs/settings.js";
 import { seededEditors } from "../services/kit/editors/editors.js";
 import type { BlobStore } from "../services/kit/blobs/store.js";
 import { openServiceDatabase, poolWedged, type MikroORM } from "../services/kit/db/orm.js";
+import { schemaOf } from "../services/kit/migrations.js";
 import { DatabaseProbe } from "../services/kit/db/readiness.js";
 import type { EventBus } from "../services/kit/events/bus.js";
 import { JetStreamBus } from "../services/kit/events/jetstream-bus.js";
@@ -29,11 +30,12 @@ import { PlatformMetrics } from "../services/kit/runtime/metrics.js";
 import type { AnyServiceModule, Implementation, ServiceContext } from "../services/kit/runtime/module.js";
 import { healthRoutes } from "../services/kit/rpc/health.js";
 import { reflectionRoutes } from "../services/kit/rpc/reflection.js";
-import { callScope, propagateCall } from "../services/kit/rpc/call.js";
+import { callScope, propagateCall } from "../services/kit/runtime/call.js";
 import { CallGuard } from "../services/kit/rpc/guard.js";
 import { inputGuard } from "../services/kit/rpc/input.js";
 import { renderedFields } from "../services/kit/rich-text/fields.js";
 import { RateLimits } from "../services/kit/rpc/rate-limits.js";
+import { Relations } from "../services/kit/rpc/relations.js";
 import { LocalServices } from "../services/kit/rpc/local-transport.js";
 import { serveRpc } from "../services/kit/rpc/server.js";
 import { inTransaction } from "../services/kit/db/transaction.js";
@@ -103,6 +105,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     if (tracing) stops.push(flushTracing);
     // Every RPC counted and timed by its final code, outermost; PF_METRICS_PORT=off leaves it out.
     const metrics = config.metricsPort === undefined ? undefined : new PlatformMetrics(bus);
+    // Each module registers its relations' resolvers once its context is built (below).
+    const relations = new Relations(logger);
     const serverInterceptors = [
       ...(metrics ? [metrics.rpc.interceptor()] : []),
       ...(tracing ? [traceCalls()] : []),
@@ -110,6 +114,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       guard.interceptor(),
       admission.interceptor(),
       inputGuard(),
+      // The relations the admitting rule requires (roles, lists, memberships), resolved on the request read.
+      relations.interceptor(),
       // The declared rate limits of the admitted caller, on input the route takes: refused calls count nothing.
       new RateLimits(
         modules.flatMap((m) => m.protos),
@@ -151,7 +157,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     const wakes = config.databaseUrl ? new OutboxWakes(databaseUrl, logger) : undefined;
     for (const module of modules) {
       const orm = await openServiceDatabase(
-        { key: module.key, ...module.schema },
+        schemaOf(module),
         databaseUrl,
         config.dbPoolSize,
         config.dbAcquireTimeoutMs,
@@ -180,6 +186,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
         serviceContext({ module, config, logger, clock, orm, bus, clientKeys, relay, transports, blobs }),
       );
       contexts.set(module.key, ctx);
+      relations.register(module.protos, module.relations ?? {}, ctx);
       for (const implementation of servedAsDeclared(module, module.implementations(ctx))) {
         implementations.push(implementation);
         local.add(implementation, serverInterceptors);

@@ -2,7 +2,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { StaffRole } from "../../gen/pf/network/v1/network_pb.js";
 import { callerOf } from "../kit/auth/principal.js";
 import { problem } from "../kit/handler/problem.js";
-import { notAnswered } from "../kit/rpc/call.js";
+import { notAnswered } from "../kit/runtime/call.js";
 import type { GamesContext } from "./context.js";
 
 /** Who performs a manage action, as its audit row and event name them. */

@@ -3,6 +3,7 @@ import { NewsClusterService } from "../../gen/pf/news/v1/clusters_pb.js";
 import { NewsContentService } from "../../gen/pf/news/v1/content_pb.js";
 import { NewsSourcingService } from "../../gen/pf/news/v1/sourcing_pb.js";
 import { NewsStoryService } from "../../gen/pf/news/v1/stories_pb.js";
+import { editorRelation } from "../kit/editors/editors.js";
 import { editorHandlers } from "../kit/editors/handlers.js";
 import { baseContext, defineService, implement } from "../kit/runtime/module.js";
 import { SEARCH_DOCUMENT_WRITE, searchDocumentWorkers } from "../kit/search-documents/search-documents.js";
@@ -38,4 +39,5 @@ export const news = defineService({
   holds: [SEARCH_DOCUMENT_WRITE],
   workers: [...searchDocumentWorkers({ sources: [storyDocuments] })],
   consumers: [itemCreatedConsumer, itemRevisedConsumer, itemRemovedConsumer],
+  relations: { editor: editorRelation },
 });

@@ -3,6 +3,7 @@ import { ReviewsAdminService } from "../../gen/pf/reviews/v1/admin_pb.js";
 import { ReviewsService } from "../../gen/pf/reviews/v1/entities_pb.js";
 import { ReviewSignalsService } from "../../gen/pf/reviews/v1/signals_pb.js";
 import { ReviewSummariesService } from "../../gen/pf/reviews/v1/summaries_pb.js";
+import { editorRelation } from "../kit/editors/editors.js";
 import { editorHandlers } from "../kit/editors/handlers.js";
 import { baseContext, defineService, implement } from "../kit/runtime/module.js";
 import { SEARCH_DOCUMENT_WRITE, searchDocumentWorkers } from "../kit/search-documents/search-documents.js";
@@ -44,5 +45,5 @@ export const reviews = defineService({
   },
   holds: [SEARCH_DOCUMENT_WRITE],
   consumers: [itemCreatedConsumer],
-  workers: [...searchDocumentWorkers({ sources: [entityDocuments] })],
+  workers: [...searchDocumentWorkers({ sources: [entityDocuments] })],  relations: { editor: editorRelation },
 });

@@ -6,7 +6,7 @@ import type { Transfer } from "../../gen/pf/billing/v1/ledger_pb.js";
 import { EntityRefSchema } from "../../gen/pf/v1/refs_pb.js";
 import { money } from "../kit/handler/money.js";
 import { problemOf } from "../kit/handler/problem.js";
-import { callerRefused, notAnswered } from "../kit/rpc/call.js";
+import { callerRefused, notAnswered } from "../kit/runtime/call.js";
 import type { TipsContext } from "./context.js";
 import { checkoutById, declineCheckout, keepIntent, lockCheckout, settleCheckout } from "./db/checkouts.js";
 import type { CheckoutRow } from "./db/entities.js";

@@ -1,6 +1,7 @@
 import { TradeAdminService } from "../../gen/pf/trade/v1/admin_pb.js";
 import { MarketContextService } from "../../gen/pf/trade/v1/context_pb.js";
 import { TradeService } from "../../gen/pf/trade/v1/trade_pb.js";
+import { editorRelation } from "../kit/editors/editors.js";
 import { editorHandlers } from "../kit/editors/handlers.js";
 import { defineService, implement } from "../kit/runtime/module.js";
 import { itemCreatedConsumer, itemRemovedConsumer, itemRevisedConsumer } from "./consumers/documents.js";
@@ -41,5 +42,5 @@ export const trade = defineService({
       implement(TradeAdminService, editorHandlers(ctx)),
     ];
   },
-  consumers: [itemCreatedConsumer, itemRevisedConsumer, itemRemovedConsumer],
+  consumers: [itemCreatedConsumer, itemRevisedConsumer, itemRemovedConsumer],  relations: { editor: editorRelation },
 });

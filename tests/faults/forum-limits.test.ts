@@ -28,7 +28,7 @@ beforeAll(async () => {
     env: {
       ...shared,
       PF_SPACE_URL: `http://127.0.0.1:${proxy.port}`,
-      PF_CALL_TIMEOUT_MS: "1500",
+      PF_CALL_TIMEOUT_MS: "3000",
       PF_COMMUNITY_POSTS_PER_10_MINUTES: String(LIMIT),
       PF_COMMUNITY_VOTES_PER_10_MINUTES: String(LIMIT),
     },

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect } from "vitest";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { KIT_MIGRATIONS, openServiceDatabase, type MikroORM } from "../../services/kit/db/orm.js";
+import { openServiceDatabase, type MikroORM } from "../../services/kit/db/orm.js";
+import { KIT_MIGRATIONS, schemaOf } from "../../services/kit/migrations.js";
 import { adminQuery, withDatabase } from "../../services/kit/db/server.js";
 import { modules } from "../../platform/registry.js";
 import { serverUrl } from "../support/database.js";
@@ -22,7 +23,7 @@ describeWith(DATABASE_SERVER, "three instances starting at once on an empty data
 
   /** One instance's start: every service's schema, one after the other, as the host opens them. */
   async function start(): Promise<void> {
-    for (const module of modules) orms.push(await openServiceDatabase({ key: module.key, ...module.schema }, url(), 2));
+    for (const module of modules) orms.push(await openServiceDatabase(schemaOf(module), url(), 2));
   }
 
   itWith(DATABASE_SERVER, "all start, and each schema is migrated once", async () => {

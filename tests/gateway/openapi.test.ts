@@ -1,3 +1,5 @@
+import { NewsStoryService } from "../../gen/pf/news/v1/stories_pb.js";
+import { MarketContextService } from "../../gen/pf/trade/v1/context_pb.js";
 import { create, getOption, hasOption, setExtension, type DescService } from "@bufbuild/protobuf";
 import { readdir } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
@@ -311,10 +313,40 @@ describe("OpenAPI of the access options", () => {
     expect(service.paths["/internal/blocks"].get.responses).not.toHaveProperty("429");
   });
 
+  it("documents a rule's relation as its service declares it (x-pf-relation): name, scope, refusal, who holds it", () => {
+    const trade = openApiDocument(bindingsOf(MarketContextService), {
+      title: "pf trade",
+      basePath: "/trade",
+    }) as unknown as Document;
+    const context = trade.paths["/api/v1/instruments/{symbol}/context"];
+    expect(context.get["x-pf-relation"]).toEqual({
+      name: "trade.editor",
+      when_set: ["all"],
+      refusal: "auth.editor_required",
+      acting_for_nobody: true,
+    });
+    expect(context.post["x-pf-relation"]).toMatchObject({ when_set: ["approve", "reject", "publish"] });
+    const news = openApiDocument(bindingsOf(NewsStoryService), {
+      title: "pf news",
+      basePath: "/news",
+    }) as unknown as Document;
+    const story = news.paths["/api/v1/stories/{id}"].get;
+    expect(story).toMatchObject({ "x-pf-name": "editor", "x-pf-relation": { name: "news.editor" } });
+    expect(story["x-pf-alternatives"][0]).not.toHaveProperty("relation");
+  });
+
   it("documents the defaults: platform CORS and audience; no actor, no alternatives, not designed", () => {
     const blocks = service.paths["/internal/blocks"].get;
     expect(blocks).toMatchObject({ "x-pf-cors": "platform", "x-pf-token-audience": "pf" });
-    for (const member of ["actor", "alternatives", "capability-unchecked", "name", "designed", "rate-limit"]) {
+    for (const member of [
+      "actor",
+      "alternatives",
+      "capability-unchecked",
+      "name",
+      "designed",
+      "rate-limit",
+      "relation",
+    ]) {
       expect(blocks).not.toHaveProperty([`x-pf-${member}`]);
     }
   });

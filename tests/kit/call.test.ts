@@ -9,7 +9,7 @@ import {
   callerRefused,
   notAnswered,
   propagateCall,
-} from "../../services/kit/rpc/call.js";
+} from "../../services/kit/runtime/call.js";
 import { problem } from "../../services/kit/handler/problem.js";
 
 const request = (headers: Record<string, string> = {}) =>

@@ -5,11 +5,12 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 /**
- * The layers, bottom up: gen/ (generated contracts), services/kit, then the
- * gateway and the services beside each other, then services/host.ts,
- * registry.ts and main.ts, which assemble them. An import only ever points
- * down or within its own part; import cycles are refused everywhere (a
- * type-only import counts: it still ties the two files together).
+ * The layers, bottom up: gen/ (generated contracts), services/kit (itself in
+ * layers: KIT_FOLDERS), then the gateway and the services beside each other,
+ * then platform/ (host.ts, registry.ts, main.ts), which assembles them. An
+ * import only ever points down or within its own part; import cycles are
+ * refused everywhere (a type-only import counts: it still ties the two files
+ * together).
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -33,15 +34,74 @@ function importsIn(file: string, text: string): string[] {
     );
 }
 
-const files = [...sourcesUnder("services"), ...sourcesUnder("gateway")];
+const files = [...sourcesUnder("services"), ...sourcesUnder("gateway"), ...sourcesUnder("platform")];
 const graph = new Map(files.map((file) => [file, importsIn(file, readFileSync(join(root, file), "utf8"))]));
 
-/** The part of the tree a file belongs to: kit, a service's folder, the gateway, the top (host, registry, main) or gen. */
+/** The part of the tree a file belongs to: kit, a service's folder, the gateway, platform (the assembler) or gen. */
 function partOf(file: string): string {
   const [top, second] = file.split("/");
   if (top !== "services") return top;
-  if (second === "kit") return "kit";
-  return second.endsWith(".ts") ? "top" : `service ${second}`;
+  return second === "kit" ? "kit" : `service ${second}`;
+}
+
+/**
+ * The kit's folders, bottom up: a file imports only files of its own folder or
+ * of folders below it. The kit's top-level files (`migrations.ts`: every
+ * folder's tables) stand above every folder.
+ */
+const KIT_FOLDERS = [
+  "runtime", // settings, clock, logger, tracing, the call scope (request ids, deadlines), sealed secrets
+  "handler", // what handlers use on a request: problems, ids, subjects, paging, money, idempotency, limits
+  "auth", // tokens, keys, the caller, the one enforcement point
+  "outbound",
+  "rich-text",
+  "documents",
+  "blobs",
+  "db", // the ORM per schema, transactions, hot reads, commit signals
+  "slugs",
+  "revisions",
+  "events", // outbox, relay, buses, consumers
+  "effects",
+  "rpc", // the server, guards, clients, rate limits, streams
+  "search-documents",
+  "editors",
+  "feeds",
+];
+
+/**
+ * Files that stand above their folder's layer today, each with what it imports from above: the folder order holds
+ * for everything else, and this list only shrinks. runtime/'s module, lease, housekeeping and metrics are the
+ * service runtime (above db, events, rpc); handler/'s authorship, caps, idempotency, rate-limit, public-host and
+ * text use auth, db, outbound and rich-text. Moving them to folders at their level touches ~250 importers.
+ */
+const ABOVE_THEIR_FOLDER: Record<string, string[]> = {
+  "runtime/module.ts": ["db", "events", "rpc", "handler", "blobs"],
+  "runtime/lease.ts": ["db"],
+  "runtime/housekeeping.ts": ["db"],
+  "runtime/metrics.ts": ["db", "events", "rpc"],
+  "handler/authorship.ts": ["auth"],
+  "handler/caps.ts": ["db"],
+  "handler/idempotency.ts": ["db"],
+  "handler/rate-limit.ts": ["db"],
+  "handler/public-host.ts": ["outbound"],
+  "handler/text.ts": ["rich-text"],
+};
+
+/** A kit file's layer: its folder's place in KIT_FOLDERS, the top-level files above them all. */
+function kitLayerOf(file: string): number {
+  const inKit = file.slice("services/kit/".length);
+  return inKit.includes("/") ? KIT_FOLDERS.indexOf(inKit.split("/")[0]) : KIT_FOLDERS.length;
+}
+
+/** Imports of a kit file that point up the kit's folder order, written `from → to` (kit-relative). */
+function upwardInKit(): string[] {
+  return [...graph]
+    .filter(([file]) => file.startsWith("services/kit/"))
+    .flatMap(([file, imports]) =>
+      imports
+        .filter((target) => target.startsWith("services/kit/") && kitLayerOf(target) > kitLayerOf(file))
+        .map((target) => `${file.slice(13)} → ${target.slice(13)}`),
+    );
 }
 
 /** Import cycles, written `a → b → … → a`: walking the graph finds at least one in every tangle of files. */
@@ -71,10 +131,38 @@ function crossings(allowed: (from: string, to: string) => boolean): string[] {
   );
 }
 
-describe("the layering of services/ and gateway/", () => {
+/** Whether a file exports a handler factory: an exported function or const named `…Handlers` (`offerHandlers(ctx)`). */
+function exportsHandlerFactory(file: string, text: string): boolean {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest);
+  const exported = (node: ts.Node) =>
+    ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+  return source.statements.some((statement) => {
+    if (!exported(statement)) return false;
+    if (ts.isFunctionDeclaration(statement)) return /Handlers$/.test(statement.name?.text ?? "");
+    if (ts.isVariableStatement(statement))
+      return statement.declarationList.declarations.some(
+        (d) => ts.isIdentifier(d.name) && /Handlers$/.test(d.name.text),
+      );
+    return false;
+  });
+}
+
+const HANDLER_FILE = /^services\/[^/]+\/handlers\//;
+
+/**
+ * Helpers still under handlers/ while another change turns them into declared access rules (issue 26): remove
+ * each entry as its file leaves, and the list with the last one.
+ */
+const HELPERS_LEAVING_HANDLERS = [
+  "services/blog/handlers/roles.ts",
+  "services/community/handlers/moderators.ts",
+  "services/reviews/handlers/support.ts",
+];
+
+describe("the layering of services/, gateway/ and platform/", () => {
   it("reads the imports of every file: type-only, re-exports and dynamic ones, never those in comments or strings", () => {
     expect(files.length).toBeGreaterThan(100);
-    expect(graph.get("services/host.ts")).toContain("gateway/gateway.ts");
+    expect(graph.get("platform/host.ts")).toContain("gateway/gateway.ts");
     expect(graph.get("services/kit/auth/enforce.ts")).toContain("services/kit/auth/principal.ts");
     const text = [
       `import type { A } from "./a.js";`,
@@ -119,5 +207,63 @@ describe("the layering of services/ and gateway/", () => {
 
   it("keeps the gateway off the services and the host: it serves whatever the host hands it", () => {
     expect(crossings((from, to) => from !== "gateway" || to === "gateway" || to === "kit" || to === "gen")).toEqual([]);
+  });
+
+  it("keeps the assembler out of services/, which holds the kit and one folder per service", () => {
+    const entries = readdirSync(join(root, "services"), { withFileTypes: true });
+    expect(entries.filter((entry) => !entry.isDirectory()).map((entry) => entry.name)).toEqual([]);
+    expect(crossings((from, to) => to !== "platform" || from === "platform")).toEqual([]);
+  });
+
+  it("keeps the kit's folders in their order: nothing imports up it but the files named above their folder", () => {
+    const kitFolders = readdirSync(join(root, "services/kit"), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
+    expect([...kitFolders].sort()).toEqual([...KIT_FOLDERS].sort());
+    const allowed = (crossing: string) => {
+      const [from, to] = crossing.split(" → ");
+      return ABOVE_THEIR_FOLDER[from]?.includes(to.split("/")[0]) ?? false;
+    };
+    expect(upwardInKit().filter((crossing) => !allowed(crossing))).toEqual([]);
+    // The list only shrinks: every folder a listed file reaches up to is still reached.
+    const reached = (from: string) =>
+      upwardInKit()
+        .filter((c) => c.startsWith(`${from} → `))
+        .map((c) => c.split(" → ")[1].split("/")[0]);
+    for (const [from, folders] of Object.entries(ABOVE_THEIR_FOLDER))
+      expect({ from, folders: [...new Set(reached(from))].sort() }).toEqual({ from, folders: [...folders].sort() });
+  });
+
+  it("finds an import up the kit's folder order (the check can fail)", () => {
+    const saved = graph.get("services/kit/db/orm.ts")!;
+    graph.set("services/kit/db/orm.ts", [...saved, "services/kit/slugs/migration.ts"]);
+    try {
+      expect(upwardInKit()).toContain("db/orm.ts → slugs/migration.ts");
+    } finally {
+      graph.set("services/kit/db/orm.ts", saved);
+    }
+  });
+
+  it("keeps handlers/ to RPC handlers: every file there exports a handler factory", () => {
+    const helpers = files
+      .filter((file) => HANDLER_FILE.test(file))
+      .filter((file) => !exportsHandlerFactory(file, readFileSync(join(root, file), "utf8")));
+    expect(helpers.filter((file) => !HELPERS_LEAVING_HANDLERS.includes(file))).toEqual([]);
+    expect(exportsHandlerFactory("x.ts", "export function offerHandlers(ctx: C) { return {}; }")).toBe(true);
+    expect(exportsHandlerFactory("x.ts", "export const offerHandlers = (ctx: C) => ({});")).toBe(true);
+    expect(exportsHandlerFactory("x.ts", "export function offerView() {}\nfunction voteHandlers() {}")).toBe(false);
+  });
+
+  it("keeps workers and consumers off handlers/: what they share with a handler lives in domain/ or a root file", () => {
+    const runsAlone = /^services\/[^/]+\/(workers|consumers)\//;
+    expect(
+      [...graph].flatMap(([file, imports]) =>
+        runsAlone.test(file)
+          ? imports
+              .filter((target) => HANDLER_FILE.test(target) && !HELPERS_LEAVING_HANDLERS.includes(target))
+              .map((target) => `${file} → ${target}`)
+          : [],
+      ),
+    ).toEqual([]);
   });
 });

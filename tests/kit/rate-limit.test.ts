@@ -4,7 +4,7 @@ import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { pruneKitTables } from "../../services/kit/runtime/housekeeping.js";
 import { problem, problemOf } from "../../services/kit/handler/problem.js";
 import { rateLimit, rateLimitedCall, type RateRule } from "../../services/kit/handler/rate-limit.js";
-import { callScope } from "../../services/kit/rpc/call.js";
+import { callScope } from "../../services/kit/runtime/call.js";
 import { usePlatform } from "../support/platform.js";
 
 const clock = new ManualClock(new Date("2030-03-01T12:00:30Z"));

@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
-const files = ["services", "gateway"].flatMap((folder) =>
+const files = ["services", "gateway", "platform"].flatMap((folder) =>
   readdirSync(join(root, folder), { recursive: true, encoding: "utf8" })
     .filter((file) => file.endsWith(".ts") && !file.endsWith(".d.ts"))
     .map((file) => `${folder}/${file.split("\\").join("/")}`),

@@ -14,7 +14,7 @@ import {
   HealthCheckResponseSchema,
 } from "../../gen/grpc/health/v1/health_pb.js";
 import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
-import { callScope } from "../../services/kit/rpc/call.js";
+import { callScope } from "../../services/kit/runtime/call.js";
 import { createLogger } from "../../services/kit/runtime/logger.js";
 import { implement } from "../../services/kit/runtime/module.js";
 import { CallGuard } from "../../services/kit/rpc/guard.js";

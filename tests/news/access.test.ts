@@ -113,8 +113,24 @@ describe("whom each news route acts for, as declared", () => {
   });
 
   it("only the published-story reads are open to anonymous callers", () => {
-    const open = routes.filter((route) => route.rule.anonymous).map((route) => route.name);
+    const open = routes.filter((route) => route.rules.some((rule) => rule.anonymous)).map((route) => route.name);
     expect(open.sort()).toEqual(["getRevision", "getStory", "listStories"]);
+  });
+
+  it("every route's main rule requires the editor relation; the open reads and AI revisions have another rule", () => {
+    for (const route of routes) {
+      expect(route.rule.relation?.name, route.name).toBe("editor");
+      expect(route.relations, route.name).toContainEqual(
+        expect.objectContaining({ name: "editor", refusal: "auth.editor_required", actingForNobody: true }),
+      );
+    }
+    const others = routes.filter((route) => route.rules.length > 1).map((route) => [route.name, route.rules[1].name]);
+    expect(others.sort()).toEqual([
+      ["getRevision", "reader"],
+      ["getStory", "reader"],
+      ["listStories", "reader"],
+      ["saveRevision", "ai"],
+    ]);
   });
 });
 

@@ -4,7 +4,13 @@ import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { http as httpOption } from "../../gen/google/api/annotations_pb.js";
-import { Actor, Visibility, type Access } from "../../gen/pf/v1/options_pb.js";
+import {
+  Actor,
+  relations as relationsOption,
+  Visibility,
+  type Access,
+  type Relation,
+} from "../../gen/pf/v1/options_pb.js";
 import { routeAccessOf } from "../../services/kit/auth/enforce.js";
 import { AUDIENCE, type TokenClaims } from "../../services/kit/auth/tokens.js";
 import { modules } from "../../platform/registry.js";
@@ -29,6 +35,8 @@ export interface Route {
   audience: string;
   /** Whether a service may name the person it acts for (X-PF-Subject): a rule is first-party or acts for a person. */
   actsForPeople: boolean;
+  /** The relations its proto service declares (`pf.v1.relations`), which its rules' `relation` name. */
+  relations: readonly Relation[];
 }
 
 export function routesOf(...services: DescService[]): Route[] {
@@ -42,6 +50,7 @@ export function routesOf(...services: DescService[]): Route[] {
         rules,
         audience,
         actsForPeople: rules.some(takesActingSubject),
+        relations: getOption(service, relationsOption),
       };
     }),
   );
@@ -211,15 +220,52 @@ export function refusalByRule(
 }
 
 /**
+ * The person the matrix sends who holds no relation: the people it sends
+ * otherwise (usr_a1, usr_b1) hold every relation their service declares (its
+ * tests put them on its lists and in its roles), so their calls reach the handler.
+ */
+export const OUTSIDER = "usr_z9";
+
+/**
+ * The refusal of a rule's relation (`relation`) to a caller its token rules
+ * admit, as the kit's Relations answer it, or undefined where it holds:
+ * never AI output (naming a person, auth.person_required) nor a mod; a
+ * person unless they are the OUTSIDER; a service or first-party app acting
+ * for nobody where the relation says so. A relation required only when the
+ * request sets a field (`when_set`) is left to the service's own tests.
+ */
+export function relationRefusal(route: Route, rule: Access, claims: TokenClaims, headers: Record<string, string> = {}) {
+  if (rule.relation === undefined || rule.relation.whenSet.length > 0) return undefined;
+  const declared = route.relations.find((each) => each.name === rule.relation!.name);
+  if (!declared) throw new Error(`${route.name}: relation "${rule.relation.name}" is not declared on its service`);
+  const mod = claims.mod !== undefined;
+  const person = mod ? undefined : claims.kind === "user" ? claims.sub : headers["x-pf-subject"];
+  if (headers["x-pf-origin"] === "ai") return person === undefined ? declared.refusal : "auth.person_required";
+  if (mod) return declared.refusal;
+  if (person !== undefined) return person === OUTSIDER ? declared.refusal : undefined;
+  const platform = claims.kind === "service" || (claims.kind === "app" && claims.fp === true);
+  return declared.actingForNobody && platform ? undefined : declared.refusal;
+}
+
+/**
  * What enforcement answers a caller of a route: admitted (undefined) when any
- * of its rules admits it, otherwise the refusal of its last rule.
+ * of its rules admits it, otherwise the refusal of its last rule. Where rules
+ * admitting the token require a relation the caller does not hold, the kit
+ * tries them in order up to the first without one: the last one's relation refusal.
  */
 export function expectedRefusal(route: Route, { claims, headers = {} }: Caller): string | undefined {
   const pfHeaders = Object.keys(headers).some((name) => name.startsWith("x-pf-"));
   if (!claims) return !opensToAnonymous(route) ? "auth.required" : pfHeaders ? "auth.header_refused" : undefined;
   if ((claims.aud ?? AUDIENCE) !== route.audience) return "auth.wrong_audience";
   const refusals = route.rules.map((rule) => refusalByRule(rule, claims, headers));
-  return refusals.includes(undefined) ? undefined : refusals.at(-1);
+  const admitting = route.rules.filter((_rule, at) => refusals[at] === undefined);
+  if (admitting.length === 0) return refusals.at(-1);
+  let refusal: string | undefined;
+  for (const rule of admitting) {
+    refusal = relationRefusal(route, rule, claims, headers);
+    if (refusal === undefined) return undefined;
+  }
+  return refusal;
 }
 
 /** The HTTP status of an enforcement refusal. */
@@ -386,6 +432,18 @@ export function describeRefusals(
     if (actors.some((actor) => actor !== Actor.UNSPECIFIED)) {
       it("a service token acting for nobody, where the call must act for a person (403 auth.person_required, auth.member_required)", async () => {
         await expectAnswer({ claims: service() });
+      });
+    }
+
+    const related = route.rules.filter((rule) => rule.relation !== undefined && rule.relation.whenSet.length === 0);
+    if (related.length > 0) {
+      const names = related.map(
+        (rule) =>
+          `${rule.relation!.name}${rule.relation!.roles.length > 0 ? ` (${rule.relation!.roles.join(", ")})` : ""}`,
+      );
+      it(`a person outside its relation ${[...new Set(names)].join(", ")}: refused with the relation's code, or served as another rule admits`, async () => {
+        await expectAnswer({ claims: { ...user, sub: OUTSIDER } });
+        if (route.actsForPeople) await expectAnswer({ claims: service(), headers: { "x-pf-subject": OUTSIDER } });
       });
     }
 

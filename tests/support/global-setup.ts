@@ -1,5 +1,6 @@
 import { MikroORM } from "@mikro-orm/postgresql";
 import { openServiceDatabase } from "../../services/kit/db/orm.js";
+import { schemaOf } from "../../services/kit/migrations.js";
 import { modules } from "../../platform/registry.js";
 import pg from "pg";
 import { adminQuery, withDatabase } from "../../services/kit/db/server.js";
@@ -25,7 +26,7 @@ export default async function setup(): Promise<(() => Promise<void>) | void> {
   const orms: MikroORM[] = [];
   try {
     for (const module of modules)
-      orms.push(await openServiceDatabase({ key: module.key, ...module.schema }, withDatabase(url, template), 1));
+      orms.push(await openServiceDatabase(schemaOf(module), withDatabase(url, template), 1));
   } finally {
     await Promise.all(orms.map((orm) => orm.close()));
   }

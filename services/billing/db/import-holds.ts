@@ -46,6 +46,23 @@ export async function holdImported(
   });
 }
 
+/** Up to `rows` import holds (of one status, when given), newest first, before the cursor's id (ids sort by creation). */
+export function importHoldsPage(
+  em: EntityManager,
+  status: string | undefined,
+  before: string | undefined,
+  rows: number,
+): Promise<ImportHoldRow[]> {
+  return em.find(
+    ImportHoldRow,
+    {
+      ...(status ? { status } : {}),
+      ...(before !== undefined ? { id: { $lt: before } } : {}),
+    },
+    { orderBy: { id: "desc" }, limit: rows },
+  );
+}
+
 /**
  * Releases a held import into the balance it was imported for. The row is
  * locked first, so of two concurrent releases the second finds it released.

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { LockMode, type EntityManager, type FilterQuery } from "@mikro-orm/postgresql";
+import { LockMode, type EntityManager, type FilterQuery, type RequiredEntityData } from "@mikro-orm/postgresql";
 import {
   ChannelSubscriptionSchema,
   CreditPurchaseSchema,
@@ -75,6 +75,13 @@ function productOf(row: IntentRow): Intent["product"] {
 
 function notFound() {
   return problem(404, "intent.not_found", "There is no such intent.");
+}
+
+/** Writes a new intent, priced and with the provider's order. */
+export async function insertIntent(em: EntityManager, intent: RequiredEntityData<IntentRow>): Promise<IntentRow> {
+  const row = em.create(IntentRow, intent);
+  await em.flush();
+  return row;
 }
 
 /** An intent by id (a read), or 404 intent.not_found. */

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { EntityManager } from "@mikro-orm/postgresql";
+import type { EntityManager, FilterQuery } from "@mikro-orm/postgresql";
 import { ProviderEventSchema, type ProviderEvent } from "../../../gen/pf/billing/v1/admin_pb.js";
 import { ProviderEventStatus } from "../../../gen/pf/billing/v1/intents_pb.js";
 import { qualified } from "../../kit/db/orm.js";
@@ -22,6 +22,30 @@ const STATUS: Record<ProviderEventState, ProviderEventStatus> = {
 
 export function eventStatusToProto(state: string): ProviderEventStatus {
   return STATUS[state as ProviderEventState] ?? ProviderEventStatus.UNSPECIFIED;
+}
+
+/** How many provider events are held for the thaw. */
+export function heldEventCount(em: EntityManager): Promise<number> {
+  return em.count(ProviderEventRow, { status: "held" });
+}
+
+/** The stored provider event with this id, known to exist. */
+export function providerEventById(em: EntityManager, id: string): Promise<ProviderEventRow> {
+  return em.findOneOrFail(ProviderEventRow, { id });
+}
+
+/** Up to `rows` stored provider events (of one state, when given), newest first, before the cursor's sequence. */
+export function providerEventsPage(
+  em: EntityManager,
+  status: string | undefined,
+  before: bigint | undefined,
+  rows: number,
+): Promise<ProviderEventRow[]> {
+  const where: FilterQuery<ProviderEventRow> = {
+    ...(status !== undefined && { status }),
+    ...(before !== undefined && { seq: { $lt: before } }),
+  };
+  return em.find(ProviderEventRow, where, { orderBy: { seq: "desc" }, limit: rows });
 }
 
 export function providerEventToProto(row: ProviderEventRow): ProviderEvent {

@@ -1,6 +1,6 @@
-import type { EntityManager } from "@mikro-orm/postgresql";
+import type { EntityManager, RequiredEntityData } from "@mikro-orm/postgresql";
 import { qualified } from "../../kit/db/orm.js";
-import { SYSTEM_KINDS_SQL } from "./entities.js";
+import { ReconciliationRow, SYSTEM_KINDS_SQL } from "./entities.js";
 import type { Check, Checked, Finding } from "../domain/reconciliation.js";
 
 /**
@@ -140,4 +140,14 @@ export async function runChecks(em: EntityManager): Promise<{ findings: Finding[
       payments: BigInt(counts.payments),
     },
   };
+}
+
+/** Stores a run's report for later reads (written with the transaction). */
+export function recordReconciliation(em: EntityManager, run: RequiredEntityData<ReconciliationRow>): void {
+  em.create(ReconciliationRow, run);
+}
+
+/** A stored reconciliation run, if any. */
+export function reconciliationById(em: EntityManager, id: string): Promise<ReconciliationRow | null> {
+  return em.findOne(ReconciliationRow, { id });
 }

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
+import { LockMode, type EntityManager, type FilterQuery } from "@mikro-orm/postgresql";
 import {
   EntitlementSchema,
   PaidVia,
@@ -14,6 +14,74 @@ import { newId } from "../../kit/handler/ids.js";
 import { money } from "../domain/money.js";
 import { entitlementChanged } from "../events.js";
 import { SubscriptionRow } from "./entities.js";
+
+/** Current: not ended and paid past `now` (a lapsed one the sweep has not ended yet entitles nothing). */
+const current = (now: Date) => ({ status: { $ne: "ended" }, validUntil: { $gt: now } });
+
+/** A subject's current subscriptions (to one channel, when given), newest first: their entitlements. */
+export function entitlementsOf(
+  em: EntityManager,
+  subject: string,
+  streamer: string | undefined,
+  now: Date,
+): Promise<SubscriptionRow[]> {
+  return em.find(
+    SubscriptionRow,
+    { subject, ...(streamer ? { streamer } : {}), ...current(now) },
+    { orderBy: { id: "desc" } },
+  );
+}
+
+/** Which subscriptions a read lists: of a subject, of a channel; current ones only, or ended ones too. */
+export interface SubscriptionFilter {
+  subject?: string;
+  streamer?: string;
+  currentAt?: Date;
+  includeEnded: boolean;
+}
+
+/** Up to `rows` subscriptions matching the filter, newest first, before the cursor's id. */
+export function subscriptionsPage(
+  em: EntityManager,
+  filter: SubscriptionFilter,
+  before: string | undefined,
+  rows: number,
+): Promise<SubscriptionRow[]> {
+  const where: FilterQuery<SubscriptionRow> = {
+    ...(filter.subject ? { subject: filter.subject } : {}),
+    ...(filter.streamer ? { streamer: filter.streamer } : {}),
+    ...(before !== undefined ? { id: { $lt: before } } : {}),
+    ...(filter.currentAt ? current(filter.currentAt) : filter.includeEnded ? {} : { status: { $ne: "ended" } }),
+  };
+  return em.find(SubscriptionRow, where, { orderBy: { id: "desc" }, limit: rows });
+}
+
+/** A subscription locked for a change, inside the caller's transaction; null when there is none. */
+export function lockSubscription(em: EntityManager, id: string): Promise<SubscriptionRow | null> {
+  return em.findOne(SubscriptionRow, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+}
+
+/**
+ * The next subscription due (not ended, its period over), locked, skipping
+ * rows another sweep holds (FOR UPDATE SKIP LOCKED) and those in `skip`.
+ */
+export function nextDueSubscription(em: EntityManager, at: Date, skip: string[]): Promise<SubscriptionRow | null> {
+  return em.findOne(
+    SubscriptionRow,
+    { status: { $ne: "ended" }, validUntil: { $lte: at }, ...(skip.length ? { id: { $nin: skip } } : {}) },
+    { lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE, orderBy: { validUntil: "asc", id: "asc" } },
+  );
+}
+
+/** Writes changes to a locked subscription (cancelled, ended, renewed). */
+export async function changeSubscription(
+  em: EntityManager,
+  row: SubscriptionRow,
+  changes: Partial<SubscriptionRow>,
+): Promise<void> {
+  Object.assign(row, changes);
+  await em.flush();
+}
 
 /** One paid period of a channel subscription, bought from credit or through an intent. */
 export interface PaidPeriod {

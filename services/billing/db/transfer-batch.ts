@@ -8,7 +8,7 @@ import {
   storedAnswer,
   type IdempotencyKey,
 } from "../../kit/handler/idempotency.js";
-import { commitEnded, currentCall, exceeded, expiredNow, outsideCall, type Call } from "../../kit/rpc/call.js";
+import { commitEnded, currentCall, exceeded, expiredNow, outsideCall, type Call } from "../../kit/runtime/call.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import { transfersCreated } from "../events.js";
 import { postBatch, type Posted, type Posting } from "./ledger.js";

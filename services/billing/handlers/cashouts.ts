@@ -1,6 +1,5 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { LockMode, type FilterQuery } from "@mikro-orm/postgresql";
 import type { BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
 import {
   CashoutListSchema,
@@ -17,8 +16,15 @@ import { invalid, problem } from "../../kit/handler/problem.js";
 import { requireUser } from "../../kit/handler/subjects.js";
 import type { BillingContext } from "../context.js";
 import { balancesOf } from "../db/balances.js";
-import { cashoutStatusFromProto, cashoutToProto } from "../db/cashouts.js";
-import { CashoutRow } from "../db/entities.js";
+import {
+  cashoutById,
+  cashoutsPage,
+  cashoutStatusFromProto,
+  cashoutToProto,
+  insertCashout,
+  recordDecision,
+} from "../db/cashouts.js";
+import type { CashoutRow } from "../db/entities.js";
 import { post } from "../db/ledger.js";
 import { decide, escrowUntil, requireMinimum, type Decision } from "../domain/cashouts.js";
 import { PLATFORM } from "../domain/ledger.js";
@@ -51,7 +57,7 @@ export function cashoutHandlers(ctx: BillingContext): CashoutHandlers {
   /** Approves or denies one cashout under its row lock; a repeated decision answers the cashout as it is. */
   const decideCashout = (id: string, decision: Decision, by: string) =>
     ctx.transaction(async (em) => {
-      const row = await em.findOne(CashoutRow, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      const row = await cashoutById(em, id, true);
       if (!row) throw notFound();
       const at = ctx.clock.now();
       if (decide(row, decision, at) === "repeat") return answer(row);
@@ -74,13 +80,13 @@ export function cashoutHandlers(ctx: BillingContext): CashoutHandlers {
         createdBy: by,
         at,
       });
-      Object.assign(row, note, {
+      await recordDecision(em, row, {
+        ...note,
         status: outcome.status,
         decidedBy: by,
         decidedAt: at,
         decisionTransactionId: posted.transactionId,
       });
-      await em.flush();
       await cashoutChanged(em, outcome.event, cashoutToProto(row), at);
       return answer(row);
     });
@@ -107,7 +113,7 @@ export function cashoutHandlers(ctx: BillingContext): CashoutHandlers {
             createdBy: principal.sub,
             at,
           });
-          const row = em.create(CashoutRow, {
+          const row = await insertCashout(em, {
             id,
             subject,
             currency,
@@ -119,7 +125,6 @@ export function cashoutHandlers(ctx: BillingContext): CashoutHandlers {
             createdAt: at,
             decidedAt: null,
           });
-          await em.flush();
           await cashoutChanged(em, subjects.cashoutRequested, cashoutToProto(row), at);
           return answer(row);
         }),
@@ -127,7 +132,7 @@ export function cashoutHandlers(ctx: BillingContext): CashoutHandlers {
     },
 
     async getCashout(request) {
-      const row = await ctx.orm.em.fork().findOne(CashoutRow, { id: request.id });
+      const row = await cashoutById(ctx.orm.em.fork(), request.id);
       if (!row) throw notFound();
       return answer(row);
     },
@@ -139,12 +144,7 @@ export function cashoutHandlers(ctx: BillingContext): CashoutHandlers {
         throw invalid("status", "status is requested, approved or denied.");
       const limit = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
-      const where: FilterQuery<CashoutRow> = {
-        ...(subject ? { subject } : {}),
-        ...(status ? { status } : {}),
-        ...(before !== undefined ? { id: { $lt: before } } : {}),
-      };
-      const rows = await ctx.orm.em.fork().find(CashoutRow, where, { orderBy: { id: "desc" }, limit: limit + 1 });
+      const rows = await cashoutsPage(ctx.orm.em.fork(), { subject, status }, before, limit + 1);
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
       return create(CashoutResultSchema, {
         result: {

@@ -10,8 +10,8 @@ import { maxLength } from "../../kit/handler/text.js";
 import { problem } from "../../kit/handler/problem.js";
 import { requireUser } from "../../kit/handler/subjects.js";
 import type { BillingContext } from "../context.js";
-import { IntentRow } from "../db/entities.js";
-import { declineIntent, findIntent, intentToProto, lockIntentById } from "../db/intents.js";
+import type { IntentRow } from "../db/entities.js";
+import { declineIntent, findIntent, insertIntent, intentToProto, lockIntentById } from "../db/intents.js";
 import { requireThawed } from "../db/ledger.js";
 import { settleIntent } from "../db/settlement.js";
 import { quote, type Quote } from "../domain/intents.js";
@@ -57,7 +57,7 @@ export function intentHandlers(ctx: BillingContext): IntentHandlers {
         once.run(em, async () => {
           await requireThawed(em);
           const at = ctx.clock.now();
-          const row = em.create(IntentRow, {
+          const row = await insertIntent(em, {
             id,
             subject,
             status: "requires_action",
@@ -85,7 +85,6 @@ export function intentHandlers(ctx: BillingContext): IntentHandlers {
             updatedAt: at,
             settledAt: null,
           });
-          await em.flush();
           return answer(row);
         }),
       );

@@ -1,7 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { LockMode, type FilterQuery } from "@mikro-orm/postgresql";
 import type { BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
 import {
   EntitlementResultSchema,
@@ -15,9 +14,16 @@ import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { requireUser } from "../../kit/handler/subjects.js";
 import type { BillingContext } from "../context.js";
-import { SubscriptionRow } from "../db/entities.js";
 import { post, requireThawed } from "../db/ledger.js";
-import { addPaidPeriod, entitlementToProto, subscriptionToProto } from "../db/subscriptions.js";
+import {
+  addPaidPeriod,
+  changeSubscription,
+  entitlementsOf,
+  entitlementToProto,
+  lockSubscription,
+  subscriptionsPage,
+  subscriptionToProto,
+} from "../db/subscriptions.js";
 import { tierPrice } from "../domain/catalogue.js";
 import { billingReference } from "../domain/references.js";
 import { payeeOf } from "../domain/ledger.js";
@@ -32,9 +38,6 @@ type SubscriptionHandlers = Pick<
 const optionalUser = (field: string, value: string) => (value === "" ? undefined : requireUser(field, value));
 const optionalChannel = (field: string, value: string) => (value === "" ? undefined : requireChannel(field, value));
 
-/** Current: not ended and paid past `now` (a lapsed one the sweep has not ended yet entitles nothing). */
-const current = (now: Date) => ({ status: { $ne: "ended" }, validUntil: { $gt: now } });
-
 /**
  * Channel subscriptions and the entitlements they give, answered from
  * billing's own rows: reads (entitlement check, the subscriptions read),
@@ -46,13 +49,7 @@ export function subscriptionHandlers(ctx: BillingContext): SubscriptionHandlers 
       const subject = requireUser("subject", request.subject);
       const streamer = optionalChannel("streamer", request.streamer);
       const now = ctx.clock.now();
-      const rows = await ctx.orm.em
-        .fork()
-        .find(
-          SubscriptionRow,
-          { subject, ...(streamer ? { streamer } : {}), ...current(now) },
-          { orderBy: { id: "desc" } },
-        );
+      const rows = await entitlementsOf(ctx.orm.em.fork(), subject, streamer, now);
       return create(EntitlementResultSchema, {
         subject,
         entitlements: rows.map(entitlementToProto),
@@ -77,13 +74,12 @@ export function subscriptionHandlers(ctx: BillingContext): SubscriptionHandlers 
       const limit = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const now = ctx.clock.now();
-      const where: FilterQuery<SubscriptionRow> = {
-        ...(subject ? { subject } : {}),
-        ...(streamer ? { streamer } : {}),
-        ...(before !== undefined ? { id: { $lt: before } } : {}),
-        ...(entitlements ? current(now) : request.includeEnded ? {} : { status: { $ne: "ended" } }),
-      };
-      const rows = await ctx.orm.em.fork().find(SubscriptionRow, where, { orderBy: { id: "desc" }, limit: limit + 1 });
+      const rows = await subscriptionsPage(
+        ctx.orm.em.fork(),
+        { subject, streamer, currentAt: entitlements ? now : undefined, includeEnded: request.includeEnded },
+        before,
+        limit + 1,
+      );
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
       return create(SubscriptionsAnswerSchema, {
         answer: entitlements
@@ -146,23 +142,24 @@ export function subscriptionHandlers(ctx: BillingContext): SubscriptionHandlers 
     async cancelSubscription(request) {
       return ctx.transaction(async (em) => {
         await requireThawed(em);
-        const row = await em.findOne(SubscriptionRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        const row = await lockSubscription(em, request.id);
         if (!row) throw problem(404, "subscription.not_found", "There is no such subscription.");
         const outcome = cancellation(row, request.immediately);
         if (outcome !== "unchanged") {
           const at = ctx.clock.now();
-          if (outcome === "end") {
-            // Ended now, without refund: the rest of the period is no longer an entitlement.
-            Object.assign(row, {
-              status: "ended",
-              endedAt: at,
-              validUntil: new Date(Math.min(row.validUntil.getTime(), at.getTime())),
-            });
-          } else {
-            row.status = "canceled";
-          }
-          row.updatedAt = at;
-          await em.flush();
+          await changeSubscription(
+            em,
+            row,
+            outcome === "end"
+              ? // Ended now, without refund: the rest of the period is no longer an entitlement.
+                {
+                  status: "ended",
+                  endedAt: at,
+                  validUntil: new Date(Math.min(row.validUntil.getTime(), at.getTime())),
+                  updatedAt: at,
+                }
+              : { status: "canceled", updatedAt: at },
+          );
           await entitlementChanged(em, subscriptionToProto(row), outcome === "end" ? "ended" : "canceled", at);
         }
         return create(SubscriptionResultSchema, { subscription: subscriptionToProto(row) });

@@ -1,11 +1,11 @@
-import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
+import type { EntityManager } from "@mikro-orm/postgresql";
 import { problemOf } from "../../kit/handler/problem.js";
 import { leasedJob } from "../../kit/runtime/lease.js";
 import type { Worker } from "../../kit/runtime/module.js";
 import type { BillingContext } from "../context.js";
-import { SubscriptionRow } from "../db/entities.js";
+import type { SubscriptionRow } from "../db/entities.js";
 import { post, requireThawed } from "../db/ledger.js";
-import { subscriptionToProto } from "../db/subscriptions.js";
+import { changeSubscription, nextDueSubscription, subscriptionToProto } from "../db/subscriptions.js";
 import { payeeOf } from "../domain/ledger.js";
 import { billingReference } from "../domain/references.js";
 import { dueOutcome, nextValidUntil } from "../domain/subscriptions.js";
@@ -36,11 +36,7 @@ export async function sweepRenewals(ctx: BillingContext, by = "svc:billing"): Pr
       const outcome = await ctx.transaction(async (em) => {
         await requireThawed(em);
         const at = ctx.clock.now();
-        const row = await em.findOne(
-          SubscriptionRow,
-          { status: { $ne: "ended" }, validUntil: { $lte: at }, ...(failed.length ? { id: { $nin: failed } } : {}) },
-          { lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE, orderBy: { validUntil: "asc", id: "asc" } },
-        );
+        const row = await nextDueSubscription(em, at, failed);
         if (!row) return undefined;
         picked = row.id;
         return settle(em, ctx, row, at, by);
@@ -65,18 +61,16 @@ async function settle(
   by: string,
 ): Promise<keyof SweepCounts> {
   if (dueOutcome(row) === "renew" && (await charge(em, row, at, by))) {
-    Object.assign(row, {
+    await changeSubscription(em, row, {
       validUntil: nextValidUntil(row.validUntil, ctx.settings.periodMs),
       periods: row.periods + 1,
       updatedAt: at,
     });
-    await em.flush();
     await entitlementChanged(em, subscriptionToProto(row), "renewed", at);
     return "renewed";
   }
   // The entitlement stopped at the end of its last paid period, whenever the sweep comes by.
-  Object.assign(row, { status: "ended", endedAt: row.validUntil, updatedAt: at });
-  await em.flush();
+  await changeSubscription(em, row, { status: "ended", endedAt: row.validUntil, updatedAt: at });
   await entitlementChanged(em, subscriptionToProto(row), "ended", at);
   return "ended";
 }

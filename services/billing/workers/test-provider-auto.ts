@@ -1,6 +1,6 @@
 import { BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
 import { ProviderEventStatus } from "../../../gen/pf/billing/v1/intents_pb.js";
-import { outsideCall } from "../../kit/rpc/call.js";
+import { outsideCall } from "../../kit/runtime/call.js";
 import { leasedJob } from "../../kit/runtime/lease.js";
 import type { Worker } from "../../kit/runtime/module.js";
 import type { BillingContext } from "../context.js";

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { EntityManager } from "@mikro-orm/postgresql";
+import { LockMode, type EntityManager, type RequiredEntityData } from "@mikro-orm/postgresql";
 import {
   CouponOrigin,
   CouponSchema,
@@ -9,9 +9,45 @@ import {
   type Coupon,
 } from "../../../gen/pf/coupons/v1/coupons_pb.js";
 import { qualified } from "../../kit/db/orm.js";
+import { newId } from "../../kit/handler/ids.js";
 import { HotRead, type ReadContext } from "../../kit/db/reads.js";
 import { couponStatus, type CouponStatus as Status, type DayCount, type Moderation } from "../domain/confidence.js";
-import type { CouponRow } from "./entities.js";
+import { CouponRow } from "./entities.js";
+
+/** A code locked for a change, inside the caller's transaction; null when there is none. */
+export function lockCoupon(em: EntityManager, id: string): Promise<CouponRow | null> {
+  return em.findOne(CouponRow, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+}
+
+/** A published code staff have not disabled, locked (its lock orders its reports); null otherwise. */
+export function lockReportableCoupon(em: EntityManager, id: string): Promise<CouponRow | null> {
+  return em.findOne(
+    CouponRow,
+    { id, publishedAt: { $ne: null }, moderation: { $ne: "disabled" } },
+    { lockMode: LockMode.PESSIMISTIC_WRITE },
+  );
+}
+
+/** A merchant's code with this key, if it has one. */
+export function couponOfMerchant(em: EntityManager, merchantId: string, codeKey: string): Promise<CouponRow | null> {
+  return em.findOne(CouponRow, { merchantId, codeKey });
+}
+
+/** Writes a submitted code under a new id (with the merchant and rules made for it, when new). */
+export async function insertCoupon(
+  em: EntityManager,
+  coupon: Omit<RequiredEntityData<CouponRow>, "id">,
+): Promise<CouponRow> {
+  const row = em.create(CouponRow, { ...coupon, id: newId("cpn") });
+  await em.flush();
+  return row;
+}
+
+/** Writes changes to a code (its moderation, its review, its publication). */
+export async function changeCoupon(em: EntityManager, row: CouponRow, changes: Partial<CouponRow>): Promise<void> {
+  Object.assign(row, changes);
+  await em.flush();
+}
 
 export const STATUS_TO_PROTO: Record<Status, CouponStatus> = {
   unknown: CouponStatus.UNKNOWN,

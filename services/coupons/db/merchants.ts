@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { EntityManager } from "@mikro-orm/postgresql";
+import { LockMode, type EntityManager, type RequiredEntityData } from "@mikro-orm/postgresql";
 import {
   DomainRuleSchema,
   MerchantSchema,
@@ -8,11 +8,12 @@ import {
   type Merchant,
 } from "../../../gen/pf/coupons/v1/coupons_pb.js";
 import { HotRead, type ReadContext } from "../../kit/db/reads.js";
+import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
 import type { MerchantStatus as Status } from "../domain/transitions.js";
 import { bestRule, type DomainRule } from "../domain/rules.js";
 import { hostChain } from "../domain/hosts.js";
-import { DomainRuleRow, MerchantRow } from "./entities.js";
+import { CouponRow, DomainRuleRow, MerchantRow } from "./entities.js";
 
 export const MERCHANT_STATUS_TO_PROTO: Record<Status, MerchantStatus> = {
   pending: MerchantStatus.PENDING,
@@ -27,6 +28,56 @@ export const MERCHANT_STATUS_FROM_PROTO: Partial<Record<MerchantStatus, Status>>
 };
 
 export const merchantNotFound = () => problem(404, "coupons.merchant.not_found", "There is no such merchant.");
+
+/** The merchant with this id, if any. */
+export function merchantRow(em: EntityManager, id: string): Promise<MerchantRow | null> {
+  return em.findOne(MerchantRow, { id });
+}
+
+/** A merchant locked for a change, inside the caller's transaction; 404 when missing. */
+export async function lockMerchant(em: EntityManager, id: string): Promise<MerchantRow> {
+  const merchant = await em.findOne(MerchantRow, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  if (!merchant) throw merchantNotFound();
+  return merchant;
+}
+
+/**
+ * An existing merchant under a shared lock, read afresh: an approval running
+ * now either sees what this transaction adds under it or is seen by it.
+ */
+export function shareMerchant(em: EntityManager, id: string): Promise<MerchantRow> {
+  return em.findOneOrFail(MerchantRow, { id }, { lockMode: LockMode.PESSIMISTIC_READ, refresh: true });
+}
+
+/** Whether the merchant with this id is approved. */
+export async function merchantApproved(em: EntityManager, id: string): Promise<boolean> {
+  return (await em.count(MerchantRow, { id, status: "approved" })) > 0;
+}
+
+/** A new merchant under a new id, written with the transaction's next flush (with its rules). */
+export function newMerchant(em: EntityManager, merchant: Omit<RequiredEntityData<MerchantRow>, "id">): MerchantRow {
+  return em.create(MerchantRow, { ...merchant, id: newId("mer") });
+}
+
+/**
+ * Writes a locked merchant's new status. Approval publishes the codes people
+ * submitted (and staff reviewed) while the merchant waited: answers them.
+ */
+export async function changeMerchantStatus(
+  em: EntityManager,
+  merchant: MerchantRow,
+  to: Status,
+  at: Date,
+): Promise<CouponRow[]> {
+  Object.assign(merchant, { status: to, updatedAt: at });
+  const waiting =
+    to === "approved"
+      ? await em.find(CouponRow, { merchantId: merchant.id, publishedAt: null, heldForReview: false })
+      : [];
+  for (const row of waiting) Object.assign(row, { publishedAt: at, updatedAt: at });
+  await em.flush();
+  return waiting;
+}
 
 export function ruleToProto(rule: DomainRule) {
   return create(DomainRuleSchema, {

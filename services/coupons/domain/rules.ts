@@ -10,6 +10,9 @@ export interface DomainRule {
   pathPrefix: string;
 }
 
+/** A rule as people write it: the domain and its path prefix. */
+export const ruleKey = (rule: DomainRule) => `${rule.domain}${rule.pathPrefix}`;
+
 const MAX_PATH = 200;
 
 /**

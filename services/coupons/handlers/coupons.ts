@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { LockMode, UniqueConstraintViolationException, type EntityManager } from "@mikro-orm/postgresql";
+import { UniqueConstraintViolationException, type EntityManager } from "@mikro-orm/postgresql";
 import {
   CouponStatus,
   StatusResultSchema,
@@ -10,17 +10,32 @@ import {
   type SubmitRequest,
 } from "../../../gen/pf/coupons/v1/coupons_pb.js";
 import { actingPerson, callerOf, staffActor } from "../../kit/auth/principal.js";
-import { newId } from "../../kit/handler/ids.js";
 import { registrableDomain } from "../../kit/handler/public-suffix.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { requireUrl } from "../../kit/handler/urls.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { rateLimit } from "../../kit/handler/rate-limit.js";
-import { couponAnswer, reportsOf, STATUS_TO_PROTO, statusOf } from "../db/coupons.js";
-import { CouponRow, DomainRuleRow, MerchantRow } from "../db/entities.js";
+import {
+  changeCoupon,
+  couponAnswer,
+  couponOfMerchant,
+  insertCoupon,
+  lockCoupon,
+  reportsOf,
+  STATUS_TO_PROTO,
+  statusOf,
+} from "../db/coupons.js";
+import { newRule, siteRuleTaken } from "../db/domain-rules.js";
 import { lockCode, lockSite } from "../db/locks.js";
-import { merchantAnswer, merchantCovering, merchantNotFound } from "../db/merchants.js";
+import {
+  merchantAnswer,
+  merchantCovering,
+  merchantNotFound,
+  merchantRow,
+  newMerchant,
+  shareMerchant,
+} from "../db/merchants.js";
 import { codeKeyOf, lookedUp, normalizedCode } from "../domain/codes.js";
 import { normalizeHost } from "../domain/hosts.js";
 import { codePublished, codeStatusChanged, codeSubmitted, merchantChanged, subjects } from "../events.js";
@@ -99,7 +114,7 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
   /** The merchant a submission names; a site no merchant covers becomes a pending merchant. */
   const merchantFor = async (em: EntityManager, named: Named, by: string, at: Date) => {
     if ("merchantId" in named) {
-      const merchant = await em.findOne(MerchantRow, { id: named.merchantId });
+      const merchant = await merchantRow(em, named.merchantId);
       if (!merchant) throw merchantNotFound();
       return { merchant, created: false };
     }
@@ -117,10 +132,9 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
     const meanwhile = await merchantCovering(em, named.host, named.path);
     if (meanwhile) return { merchant: meanwhile.merchant, created: false };
     // The registrable domain with its subdomains, unless another merchant holds that rule: then this host alone.
-    const taken = await em.count(DomainRuleRow, { domain: registrable, pathPrefix: "" });
+    const taken = await siteRuleTaken(em, registrable);
     const domain = taken ? named.host : registrable;
-    const merchant = em.create(MerchantRow, {
-      id: newId("mer"),
+    const merchant = newMerchant(em, {
       name: domain,
       host: domain,
       status: "pending",
@@ -128,13 +142,7 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
       createdAt: at,
       updatedAt: at,
     });
-    em.create(DomainRuleRow, {
-      domain,
-      pathPrefix: "",
-      merchantId: merchant.id,
-      includeSubdomains: !taken,
-      createdAt: at,
-    });
+    newRule(em, merchant.id, { domain, pathPrefix: "", includeSubdomains: !taken }, at);
     return { merchant, created: true };
   };
 
@@ -165,13 +173,7 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
         const chosen = await merchantFor(em, named, submitter, at);
         const { created } = chosen;
         // A shared lock on an existing merchant, read afresh: an approval running now either sees this code or is seen by it.
-        const merchant = created
-          ? chosen.merchant
-          : await em.findOneOrFail(
-              MerchantRow,
-              { id: chosen.merchant.id },
-              { lockMode: LockMode.PESSIMISTIC_READ, refresh: true },
-            );
+        const merchant = created ? chosen.merchant : await shareMerchant(em, chosen.merchant.id);
         if (merchant.status === "disabled")
           throw problem(409, "coupons.merchant.disabled", "This merchant is disabled: it takes no codes.", {
             merchant_id: merchant.id,
@@ -179,7 +181,7 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
         const codeKey = codeKeyOf(text.code);
         // One code per merchant: a second submission of it at once waits here, then finds the first.
         await lockCode(em, merchant.id, codeKey);
-        const existing = await em.findOne(CouponRow, { merchantId: merchant.id, codeKey });
+        const existing = await couponOfMerchant(em, merchant.id, codeKey);
         // The code's id only when lookups show it: a held, unpublished or disabled code is never named.
         if (existing)
           throw problem(
@@ -190,8 +192,7 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
           );
         // A person's code of an approved merchant is published at once; AI output waits for staff, and every code for its merchant's approval.
         const published = !ai && merchant.status === "approved";
-        const row = em.create(CouponRow, {
-          id: newId("cpn"),
+        const row = await insertCoupon(em, {
           merchantId: merchant.id,
           ...text,
           codeKey,
@@ -205,8 +206,7 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
           moderationReason: "",
           createdAt: at,
           updatedAt: at,
-        });
-        await em.flush().catch((error: unknown) => {
+        }).catch((error: unknown) => {
           throw error instanceof UniqueConstraintViolationException ? submitConflict(error) : error;
         });
         const merchantMessage = await merchantAnswer(em, merchant);
@@ -242,14 +242,14 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
       const reason = maxLength("reason", request.reason.trim(), 500);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
-        const row = await em.findOne(CouponRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        const row = await lockCoupon(em, request.id);
         if (!row) throw codeNotFound();
         const before = statusOf(row, (await reportsOf(em, [row.id])).get(row.id), at).status;
         // Returning a held code to active results is the staff review: it is published once its merchant is approved.
         const reviewed = moderation === "" && row.heldForReview;
-        const merchant = await em.findOneOrFail(MerchantRow, { id: row.merchantId });
+        const merchant = (await merchantRow(em, row.merchantId))!;
         const publish = reviewed && merchant.status === "approved";
-        Object.assign(row, {
+        await changeCoupon(em, row, {
           moderation,
           moderatedBy: by,
           moderationReason: reason,
@@ -257,7 +257,6 @@ export function couponHandlers(ctx: ServiceContext): CouponHandlers {
           ...(reviewed ? { heldForReview: false } : {}),
           ...(publish ? { publishedAt: at } : {}),
         });
-        await em.flush();
         const coupon = await couponAnswer(em, row, at);
         if (coupon.status !== STATUS_TO_PROTO[before])
           await codeStatusChanged(em, coupon, { previous: STATUS_TO_PROTO[before], reason, changedBy: by }, at);

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { LockMode, UniqueConstraintViolationException, type EntityManager } from "@mikro-orm/postgresql";
+import type { EntityManager } from "@mikro-orm/postgresql";
 import {
   MerchantManageResultSchema,
   MerchantStatus,
@@ -8,24 +8,25 @@ import {
   type MerchantManageRequest,
 } from "../../../gen/pf/coupons/v1/coupons_pb.js";
 import { staffActor } from "../../kit/auth/principal.js";
-import { newId } from "../../kit/handler/ids.js";
-import { isPublicSuffix, registrableDomain } from "../../kit/handler/public-suffix.js";
+import { isPublicSuffix } from "../../kit/handler/public-suffix.js";
 import { maxLength } from "../../kit/handler/text.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { couponToProto, reportsOf } from "../db/coupons.js";
-import { CouponRow, DomainRuleRow, MerchantRow } from "../db/entities.js";
+import { addRules, removeRule } from "../db/domain-rules.js";
+import type { MerchantRow } from "../db/entities.js";
 import {
+  changeMerchantStatus,
+  lockMerchant,
   MERCHANT_STATUS_FROM_PROTO,
   MERCHANT_STATUS_TO_PROTO,
   merchantAnswer,
-  merchantNotFound,
+  newMerchant,
 } from "../db/merchants.js";
-import { lockSite } from "../db/locks.js";
 import { couponDocuments, merchantCodeIds } from "../db/search.js";
 import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 import { normalizeHost } from "../domain/hosts.js";
-import { normalizeRule, type DomainRule } from "../domain/rules.js";
+import { normalizeRule, ruleKey, type DomainRule } from "../domain/rules.js";
 import { merchantTransition, type MerchantStatus as Status } from "../domain/transitions.js";
 import { codePublished, merchantChanged, subjects } from "../events.js";
 
@@ -34,45 +35,15 @@ type MerchantHandlers = Pick<
   "createMerchant" | "updateMerchantDomains" | "updateMerchantStatus"
 >;
 
-const key = (rule: DomainRule) => `${rule.domain}${rule.pathPrefix}`;
-
 /** Rules of a request, normalized, each once. */
 function rulesOf(field: "domains" | "remove_domains", rules: DomainRule[]): DomainRule[] {
   const normalized = rules.map((rule, i) => normalizeRule(`${field}[${i}]`, rule));
   const seen = new Set<string>();
   normalized.forEach((rule, i) => {
-    if (seen.has(key(rule))) throw invalid(`${field}[${i}]`, `${field}[${i}] repeats the rule ${key(rule)}.`);
-    seen.add(key(rule));
+    if (seen.has(ruleKey(rule))) throw invalid(`${field}[${i}]`, `${field}[${i}] repeats the rule ${ruleKey(rule)}.`);
+    seen.add(ruleKey(rule));
   });
   return normalized;
-}
-
-/** Adds rules to a merchant: a rule another merchant holds is 409 coupons.domain.taken; its own is updated. */
-async function addRules(em: EntityManager, merchantId: string, rules: DomainRule[], at: Date): Promise<void> {
-  // Claims of one site wait for each other (in one order, so two requests never deadlock): the second sees the first's rule.
-  const sites = [...new Set(rules.map((rule) => registrableDomain(rule.domain) ?? rule.domain))].sort();
-  for (const site of sites) await lockSite(em, site);
-  for (const rule of rules) {
-    const held = await em.findOne(
-      DomainRuleRow,
-      { domain: rule.domain, pathPrefix: rule.pathPrefix },
-      { lockMode: LockMode.PESSIMISTIC_WRITE },
-    );
-    if (held && held.merchantId !== merchantId) {
-      throw problem(409, "coupons.domain.taken", `Another merchant holds the rule ${key(rule)}.`, {
-        domain: rule.domain,
-        path_prefix: rule.pathPrefix,
-        merchant_id: held.merchantId,
-      });
-    }
-    if (held) held.includeSubdomains = rule.includeSubdomains;
-    else em.create(DomainRuleRow, { ...rule, merchantId, createdAt: at });
-  }
-  await em.flush().catch((error: unknown) => {
-    throw error instanceof UniqueConstraintViolationException
-      ? problem(409, "coupons.domain.taken", "Another merchant just took one of these rules.")
-      : error;
-  });
 }
 
 /**
@@ -80,11 +51,6 @@ async function addRules(em: EntityManager, merchantId: string, rules: DomainRule
  * rules, approval and disabling. Every route here is for staff (ACTOR_STAFF).
  */
 export function merchantHandlers(ctx: ServiceContext): MerchantHandlers {
-  const locked = async (em: EntityManager, id: string) => {
-    const merchant = await em.findOne(MerchantRow, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    if (!merchant) throw merchantNotFound();
-    return merchant;
-  };
   const answer = async (em: EntityManager, merchant: MerchantRow, publishedCoupons = 0) =>
     create(MerchantManageResultSchema, { merchant: await merchantAnswer(em, merchant), publishedCoupons });
 
@@ -106,8 +72,7 @@ export function merchantHandlers(ctx: ServiceContext): MerchantHandlers {
         rules.unshift({ domain: host, includeSubdomains: true, pathPrefix: "" });
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
-        const merchant = em.create(MerchantRow, {
-          id: newId("mer"),
+        const merchant = newMerchant(em, {
           name,
           host,
           status,
@@ -130,15 +95,10 @@ export function merchantHandlers(ctx: ServiceContext): MerchantHandlers {
         throw invalid("domains", "Name rules to add (domains) or to remove (remove_domains).");
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
-        const merchant = await locked(em, request.id);
+        const merchant = await lockMerchant(em, request.id);
         for (const [i, rule] of removing.entries()) {
-          const removed = await em.nativeDelete(DomainRuleRow, {
-            domain: rule.domain,
-            pathPrefix: rule.pathPrefix,
-            merchantId: merchant.id,
-          });
-          if (removed === 0)
-            throw problem(404, "coupons.domain.not_found", `This merchant has no rule ${key(rule)}.`, {
+          if (!(await removeRule(em, merchant.id, rule)))
+            throw problem(404, "coupons.domain.not_found", `This merchant has no rule ${ruleKey(rule)}.`, {
               field: `remove_domains[${i}]`,
             });
         }
@@ -158,17 +118,11 @@ export function merchantHandlers(ctx: ServiceContext): MerchantHandlers {
       const reason = maxLength("reason", request.reason.trim(), 500);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
-        const merchant = await locked(em, request.id);
+        const merchant = await lockMerchant(em, request.id);
         const from = merchant.status as Status;
         if (merchantTransition(from, to) === "same") return answer(em, merchant);
-        Object.assign(merchant, { status: to, updatedAt: at });
         // Approval publishes the codes people submitted (and staff reviewed) while the merchant waited.
-        const waiting =
-          to === "approved"
-            ? await em.find(CouponRow, { merchantId: merchant.id, publishedAt: null, heldForReview: false })
-            : [];
-        for (const row of waiting) Object.assign(row, { publishedAt: at, updatedAt: at });
-        await em.flush();
+        const waiting = await changeMerchantStatus(em, merchant, to, at);
         const reports = await reportsOf(
           em,
           waiting.map((row) => row.id),

@@ -1,14 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { LockMode, UniqueConstraintViolationException } from "@mikro-orm/postgresql";
+import { UniqueConstraintViolationException } from "@mikro-orm/postgresql";
 import { ReportOutcome, ReportResultSchema, type CouponsService } from "../../../gen/pf/coupons/v1/coupons_pb.js";
 import { actingPerson, principalOf } from "../../kit/auth/principal.js";
-import { newId } from "../../kit/handler/ids.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { rateLimit } from "../../kit/handler/rate-limit.js";
-import { couponAnswer, reportsOf, STATUS_TO_PROTO, statusOf } from "../db/coupons.js";
-import { CouponRow, MerchantRow, ReportRow } from "../db/entities.js";
+import { couponAnswer, lockReportableCoupon, reportsOf, STATUS_TO_PROTO, statusOf } from "../db/coupons.js";
+import { merchantApproved } from "../db/merchants.js";
+import { recordReport, reportedOn } from "../db/reports.js";
 import { utcDay } from "../domain/confidence.js";
 import { codeReported, codeStatusChanged } from "../events.js";
 import { reportRule } from "../settings.js";
@@ -47,27 +47,13 @@ export function reportHandlers(ctx: ServiceContext): Pick<ServiceImpl<typeof Cou
         const day = utcDay(at);
         await rateLimit(em, [reportRule(reporter)], at);
         // The code's lock orders its reports, so each person keeps one latest report.
-        const row = await em.findOne(
-          CouponRow,
-          { id: request.id, publishedAt: { $ne: null }, moderation: { $ne: "disabled" } },
-          { lockMode: LockMode.PESSIMISTIC_WRITE },
-        );
-        if (!row || !(await em.count(MerchantRow, { id: row.merchantId, status: "approved" }))) throw codeNotFound();
+        const row = await lockReportableCoupon(em, request.id);
+        if (!row || !(await merchantApproved(em, row.merchantId))) throw codeNotFound();
         const before = statusOf(row, (await reportsOf(em, [row.id])).get(row.id), at).status;
         if (before === "expired")
           throw problem(409, "coupons.code.expired", "This code has expired: it takes no more reports.");
-        if (await em.count(ReportRow, { couponId: row.id, reporter, day })) throw duplicate(day);
-        await em.nativeUpdate(ReportRow, { couponId: row.id, reporter, latest: true }, { latest: false });
-        em.create(ReportRow, {
-          id: newId("crp"),
-          couponId: row.id,
-          reporter,
-          outcome,
-          day,
-          latest: true,
-          createdAt: at,
-        });
-        await em.flush().catch((error: unknown) => {
+        if (await reportedOn(em, row.id, reporter, day)) throw duplicate(day);
+        await recordReport(em, { couponId: row.id, reporter, outcome, day, at }).catch((error: unknown) => {
           throw error instanceof UniqueConstraintViolationException ? duplicate(day) : error;
         });
         const coupon = await couponAnswer(em, row, at);

@@ -20,7 +20,7 @@ import { tallyVotes } from "../domain/hotness.js";
 import { EXPIRY, expiredAtOf, offerStatus } from "../domain/offers.js";
 import { ObservationRow, OfferRow, ReviewRow } from "./entities.js";
 
-export const offerNotFound = () => problem(404, "offer.not_found", "There is no such offer.");
+const offerNotFound = () => problem(404, "offer.not_found", "There is no such offer.");
 
 /** The offer, locked for the rest of the transaction when asked; 404 when missing. */
 export async function offerById(em: EntityManager, id: string, lock = false): Promise<OfferRow> {

@@ -10,7 +10,10 @@ export function watchCount(em: EntityManager, owner: string): Promise<number> {
 }
 
 /** Writes a new watch (or saved search) under a new id. */
-export async function insertWatch(em: EntityManager, watch: Omit<RequiredEntityData<WatchRow>, "id">): Promise<WatchRow> {
+export async function insertWatch(
+  em: EntityManager,
+  watch: Omit<RequiredEntityData<WatchRow>, "id">,
+): Promise<WatchRow> {
   const row = em.create(WatchRow, { ...watch, id: newId("wch") });
   await em.flush();
   return row;

@@ -54,9 +54,7 @@ export function productHandlers(ctx: DealsContext): ProductHandlers {
           ({ kind, value }) => !known.some((row) => row.kind === kind && row.value === value),
         );
         const lost = await attachAliases(em, productId, unknown, at);
-        const raced = lost.length
-          ? await aliasesNamed(em, lost)
-          : [];
+        const raced = lost.length ? await aliasesNamed(em, lost) : [];
         const conflicts = [...known, ...raced].filter((row) => row.productId !== productId);
         const product = await productById(em, productId);
         const aliases = await aliasesOf(em, productId);

@@ -2,13 +2,6 @@ import { MikroORM, type EntitySchema, type Options } from "@mikro-orm/postgresql
 import type { Pool, PoolClient } from "pg";
 import { Migrator } from "@mikro-orm/migrations";
 import type { MigrationObject } from "@mikro-orm/core";
-import { kitMigration } from "./kit-migration.js";
-import { kitRateLimitsMigration } from "./kit-rate-limits-migration.js";
-import { kitOutboxTraceparentMigration } from "./kit-outbox-traceparent-migration.js";
-import { kitEditorsMigration } from "./kit-editors-migration.js";
-import { kitSearchDocumentsMigration } from "../search-documents/migration.js";
-import { kitSlugsMigration } from "../slugs/migration.js";
-import { kitEffectRefusalsMigration } from "../effects/migration.js";
 import { withMigrationLock } from "./migration-lock.js";
 
 export { MikroORM };
@@ -20,23 +13,12 @@ export interface ServiceSchema {
   // MikroORM's own signature takes entity schemas of any shape.
 
   entities: EntitySchema<any, any>[];
-  /** Committed migrations, oldest first; the kit's tables come before them. */
+  /** Every committed migration, oldest first: the kit's tables', then the service's (`schemaOf`, kit/migrations.ts). */
   migrations: MigrationObject[];
 }
 
 /** How long a caller waits for a free connection by default (PF_DB_ACQUIRE_TIMEOUT_MS). */
 const ACQUIRE_TIMEOUT_MS = 5_000;
-
-/** The kit's own tables, migrated in every service's schema before the service's own migrations, in this order. */
-export const KIT_MIGRATIONS = [
-  kitMigration,
-  kitRateLimitsMigration,
-  kitOutboxTraceparentMigration,
-  kitEditorsMigration,
-  kitSearchDocumentsMigration,
-  kitSlugsMigration,
-  kitEffectRefusalsMigration,
-];
 
 export function ormOptions(
   schema: ServiceSchema,
@@ -55,7 +37,7 @@ export function ormOptions(
     migrations: {
       schema: schema.key,
       tableName: "mikro_orm_migrations",
-      migrationsList: [...KIT_MIGRATIONS, ...schema.migrations],
+      migrationsList: schema.migrations,
       snapshot: false,
       transactional: true,
       silent: true,

@@ -1,8 +1,15 @@
 import type { Pool } from "pg";
-import type { ServiceContext } from "../runtime/module.js";
+import type { Config } from "../runtime/config.js";
+import type { MikroORM } from "./orm.js";
 
-/** What a hot read runs on: the service's ORM (its pool and schema) and whether the database is the embedded one. */
-export type ReadContext = Pick<ServiceContext, "orm" | "config">;
+/**
+ * What a hot read runs on: the service's ORM (its pool and schema) and whether the database is the embedded one.
+ * A service's context is one; named here, not taken from `runtime/module.ts`, which stands above `db/`.
+ */
+export interface ReadContext {
+  orm: MikroORM;
+  config: Pick<Config, "databaseUrl">;
+}
 
 /** How one service's pool runs a read: its statement text, and whether it is prepared by name. */
 interface Prepared {

@@ -1,6 +1,6 @@
 import type { EntityManager, MikroORM } from "@mikro-orm/postgresql";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { commitWithin, currentCall } from "../rpc/call.js";
+import { commitWithin, currentCall } from "../runtime/call.js";
 
 const RETRYABLE = new Set(["40001", "40P01"]);
 

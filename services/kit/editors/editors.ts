@@ -1,9 +1,6 @@
-import type { HandlerContext } from "@connectrpc/connect";
-import { callerOf, personOf } from "../auth/principal.js";
-import { problem } from "../handler/problem.js";
 import { idPattern } from "../handler/ids.js";
 import type { Config } from "../runtime/config.js";
-import type { ServiceContext } from "../runtime/module.js";
+import type { RelationResolver, ServiceContext } from "../runtime/module.js";
 import { isListedEditor } from "./store.js";
 
 const PERSON = idPattern("usr");
@@ -35,31 +32,11 @@ export async function isEditor(ctx: ServiceContext, person: string): Promise<boo
 }
 
 /**
- * Admits an editor of the service (analysis K7) and answers who acts: a person
- * on the editor list, with their own user token or named by a service in
- * X-PF-Subject; or, unless `person` is asked for, a service or first-party app
- * acting for nobody (answers undefined). AI output (`X-PF-Origin: ai`) is never
- * an editor, whoever it names. Everyone else: 403 `auth.editor_required`.
+ * The resolver of a service's `editor` relation (analysis K7): a person on
+ * its editor list holds it as `editor`. Declared on the proto service with
+ * `refusal: "auth.editor_required"` and `acting_for_nobody: true` (a service
+ * or first-party app acting for nobody is an editor too); the kit enforces it
+ * (`rpc/relations.ts`: AI output and mods never hold it).
  */
-export async function requireEditor(
-  ctx: ServiceContext,
-  call: HandlerContext,
-  options: { person?: boolean } = {},
-): Promise<string | undefined> {
-  const { principal, person: admitted } = callerOf(call);
-  if (principal.origin === "ai") throw editorRequired("AI output is never an editor; a person on the list must act.");
-  const person = admitted ?? personOf(principal);
-  if (person !== undefined) {
-    if (await isEditor(ctx, person)) return person;
-    throw editorRequired(`${person} is not on the ${ctx.key} editor list.`);
-  }
-  if (options.person) throw editorRequired(`A person on the ${ctx.key} editor list must act; a service alone cannot.`);
-  // A mod is never an editor, not even as the service or app acting for nobody.
-  if (principal.mod === undefined && (principal.kind === "service" || (principal.kind === "app" && principal.fp)))
-    return undefined;
-  throw editorRequired(`Only the ${ctx.key} editors may do this.`);
-}
-
-function editorRequired(detail: string): Error {
-  return problem(403, "auth.editor_required", detail);
-}
+export const editorRelation: RelationResolver = async (ctx, { person }) =>
+  (await isEditor(ctx, person)) ? "editor" : undefined;

@@ -4,7 +4,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { ProblemSchema } from "../../../gen/pf/v1/problem_pb.js";
 import { qualified } from "../db/orm.js";
 import { consumer, type Consumer, type ConsumerHost, type EventMeta } from "../events/consumer.js";
-import { notAnswered } from "../rpc/call.js";
+import { notAnswered } from "../runtime/call.js";
 import type { Logger } from "../runtime/logger.js";
 
 /** What an effect runs on: a service context (its logger, transactions, typed clients in `apply`). */
@@ -38,6 +38,11 @@ export interface Effect<C extends EffectHost, Desc extends DescMessage> {
    * it) after which it is set aside, so the events after it go on; 10 unless given.
    */
   maxFailures?: number;
+  /**
+   * The object the effect changes, when order matters only per object (a post's thread, a forum thread): a
+   * backlog's events of different objects are then applied side by side. Without it, strictly in order.
+   */
+  orderKey?(event: MessageShape<Desc>): string;
 }
 
 /** Failures of one event, the callee not silent, after which it is set aside. */
@@ -65,6 +70,7 @@ export function effect<C extends EffectHost, Desc extends DescMessage>(definitio
     subject: definition.subject,
     event: definition.event,
     from: definition.from ?? "all",
+    orderKey: definition.orderKey,
     async outside(event, meta, ctx) {
       try {
         await definition.apply(event, ctx, `${definition.name}:${meta.id}`, meta);

@@ -5,10 +5,10 @@ export interface BusMessage {
   headers: Record<string, string>;
 }
 
-/** A batch handler's failure after applying the first `applied` events: those are acknowledged, the rest tried again. */
+/** A batch handler's failure after applying some of its events (their places in the batch): those are acknowledged, the rest tried again. */
 export class BatchFailure extends Error {
   constructor(
-    readonly applied: number,
+    readonly applied: ReadonlySet<number>,
     override readonly cause: unknown,
   ) {
     super(cause instanceof Error ? cause.message : String(cause));
@@ -25,7 +25,7 @@ export interface EventBus {
    * A durable consumer: every event on `subject` from `from` on, in order, redelivered until `handler`
    * applies it (at least once; the kit's inbox makes the effect once). The handler is given the events
    * delivered and not yet applied, at most 64 at a time (one on the in-process bus); a failure is tried again
-   * after a pause with the events after it, less those it applied (`BatchFailure`).
+   * after a pause with the rest of its batch, less those it applied (`BatchFailure`).
    */
   consume(
     subject: string,

@@ -35,7 +35,15 @@ export interface Consumer<C extends ConsumerHost = ConsumerHost, Desc extends De
    * delivery, which comes again; it may run again after a crash before the mark.
    */
   outside?(event: MessageShape<Desc>, meta: EventMeta, ctx: C): Promise<void>;
+  /**
+   * What `outside` must keep in order (the object an effect changes): events of one key run in order, those of
+   * different keys in a batch side by side. Without it, every event waits for the one before it.
+   */
+  orderKey?(event: MessageShape<Desc>): string;
 }
+
+/** Keys of a batch whose work outside runs at once: a consumer catching up shares the callee with live traffic. */
+const SIDE_BY_SIDE = 64;
 
 /** Declares a consumer with its event type checked. */
 export function consumer<C extends ConsumerHost, Desc extends DescMessage>(definition: Consumer<C, Desc>): Consumer<C> {
@@ -83,7 +91,7 @@ export function inboxHandler<C extends ConsumerHost>(
       try {
         await one(deliveryOf(message));
       } catch (error) {
-        throw new BatchFailure(index, error);
+        throw new BatchFailure(new Set(Array.from({ length: index }, (_, before) => before)), error);
       }
     }
   };
@@ -91,9 +99,10 @@ export function inboxHandler<C extends ConsumerHost>(
 
 /**
  * A batch of an effect-like consumer: which events the inbox holds, in one
- * transaction; the work outside for the others, in order, until one fails;
- * then the inbox marks (and `handle`) of those done, in one transaction. A
- * crash before that mark does the work again (the effect's key is the same).
+ * transaction; the work outside for the others, in order per `orderKey` (a
+ * key stops at its first failure, the others go on); then the inbox marks
+ * (and `handle`) of those done, in one transaction. A crash before that mark
+ * does the work again (the effect's key is the same).
  */
 function outsideInBatches<C extends ConsumerHost>(
   ctx: C,
@@ -103,23 +112,43 @@ function outsideInBatches<C extends ConsumerHost>(
   span: Span,
 ): (messages: BusMessage[]) => Promise<void> {
   return async (messages) => {
-    const ids = messages.map((message) => message.headers["Nats-Msg-Id"] ?? "");
-    const handled = await ctx.transaction((em) => handledOf(em, definition.name, ids));
-    const done: Delivery[] = [];
-    let failure: BatchFailure | undefined;
-    for (const [index, message] of messages.entries()) {
-      // A redelivery of an event already in this batch is handled with it.
-      if (handled.has(ids[index])) continue;
-      handled.add(ids[index]);
-      try {
-        const delivery = deliveryOf(message);
-        await span(delivery, () => outside(delivery.event, delivery.meta, ctx));
-        done.push(delivery);
-      } catch (error) {
-        failure = new BatchFailure(index, error);
-        break;
+    const deliveries = messages.map(deliveryOf);
+    const handled = await ctx.transaction((em) =>
+      handledOf(
+        em,
+        definition.name,
+        deliveries.map((delivery) => delivery.meta.id),
+      ),
+    );
+    const applied = new Set<number>();
+    const keys = new Map<string, number[]>();
+    for (const [index, { event, meta }] of deliveries.entries()) {
+      // Handled before, or a redelivery of an event already in this batch (handled with it).
+      if (handled.has(meta.id)) applied.add(index);
+      else {
+        const key = definition.orderKey?.(event) ?? "";
+        keys.set(key, [...(keys.get(key) ?? []), index]);
       }
+      handled.add(meta.id);
     }
+    const done: Delivery[] = [];
+    let failure: unknown;
+    const queue = [...keys.values()];
+    const runKeys = async () => {
+      for (let indices = queue.shift(); indices; indices = queue.shift())
+        for (const index of indices) {
+          const delivery = deliveries[index];
+          try {
+            await span(delivery, () => outside(delivery.event, delivery.meta, ctx));
+          } catch (error) {
+            failure ??= error;
+            break;
+          }
+          applied.add(index);
+          done.push(delivery);
+        }
+    };
+    await Promise.all(Array.from({ length: Math.min(SIDE_BY_SIDE, queue.length) }, runKeys));
     if (done.length > 0) {
       await ctx.transaction(async (em) => {
         const fresh = await markHandled(
@@ -130,7 +159,7 @@ function outsideInBatches<C extends ConsumerHost>(
         for (const { event, meta } of done) if (fresh.has(meta.id)) await definition.handle(event, em, meta, ctx);
       });
     }
-    if (failure) throw failure;
+    if (failure !== undefined) throw new BatchFailure(applied, failure);
   };
 }
 

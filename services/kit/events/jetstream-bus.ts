@@ -185,7 +185,7 @@ export class JetStreamBus implements EventBus {
 
   /**
    * Hands a batch to the handler until it is applied. A failure is tried again here, not nak'd, with the
-   * events after it: the events pulled after it wait, so order is kept; those it applied are acknowledged.
+   * rest of the batch: the events pulled after it wait, so order is kept; those it applied are acknowledged.
    */
   private async applyBatch(
     batch: JsMsg[],
@@ -201,11 +201,11 @@ export class JetStreamBus implements EventBus {
         rest.forEach(ack);
         return;
       } catch (error) {
-        const applied = error instanceof BatchFailure ? error.applied : 0;
-        rest.slice(0, applied).forEach(ack);
-        rest = rest.slice(applied);
+        const applied = error instanceof BatchFailure ? error.applied : new Set<number>();
+        rest.filter((_, index) => applied.has(index)).forEach(ack);
+        rest = rest.filter((_, index) => !applied.has(index));
         // Another event failing: its pauses start again from the shortest.
-        if (applied > 0) attempt = 1;
+        if (applied.size > 0) attempt = 1;
         this.logger.warn(
           { err: error instanceof BatchFailure ? error.cause : error, subject: rest[0]?.subject, durable, attempt },
           "consumer failed; the event is tried again after a pause",

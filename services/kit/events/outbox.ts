@@ -3,7 +3,7 @@ import { getOption } from "@bufbuild/protobuf";
 import type { EntityManager, MikroORM } from "@mikro-orm/postgresql";
 import { schema as schemaOption } from "../../../gen/pf/v1/options_pb.js";
 import { qualified } from "../db/orm.js";
-import { outsideCall } from "../rpc/call.js";
+import { outsideCall } from "../runtime/call.js";
 import { signalAfterCommit } from "../db/commits.js";
 import { newId } from "../handler/ids.js";
 import { problem } from "../handler/problem.js";

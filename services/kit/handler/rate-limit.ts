@@ -1,7 +1,7 @@
 import type { ConnectError } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { qualified } from "../db/orm.js";
-import { outsideCall } from "../rpc/call.js";
+import { outsideCall } from "../runtime/call.js";
 import { problem } from "./problem.js";
 
 /** One limit: at most `limit` hits per `windowMs` for one key of one named rule. */

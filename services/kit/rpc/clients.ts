@@ -2,7 +2,7 @@ import { getOption, type DescService } from "@bufbuild/protobuf";
 import { createClient, type CallOptions, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { service_key as serviceKey } from "../../../gen/pf/v1/options_pb.js";
-import { currentCall } from "./call.js";
+import { currentCall } from "../runtime/call.js";
 
 const keys = new WeakMap<DescService, string>();
 

@@ -10,7 +10,7 @@ import {
   type UnaryRequest,
   type UnaryResponse,
 } from "@connectrpc/connect";
-import { deadlineKey, neverAborted } from "./call.js";
+import { deadlineKey, neverAborted } from "../runtime/call.js";
 import type { Implementation } from "../runtime/module.js";
 import { PlainHeaders } from "./plain-headers.js";
 

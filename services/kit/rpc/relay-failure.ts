@@ -1,7 +1,7 @@
 import { ConnectError } from "@connectrpc/connect";
 import { ProblemSchema } from "../../../gen/pf/v1/problem_pb.js";
 import { problem } from "../handler/problem.js";
-import { notAnswered } from "./call.js";
+import { notAnswered } from "../runtime/call.js";
 
 /**
  * Whether the callee decided about the request itself although `notAnswered`

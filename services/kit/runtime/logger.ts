@@ -1,5 +1,5 @@
 import { pino, type DestinationStream, type Logger } from "pino";
-import { currentRequestId } from "../rpc/call.js";
+import { currentRequestId } from "./call.js";
 import { activeTraceIds } from "./tracing.js";
 
 export type { Logger };

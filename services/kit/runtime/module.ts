@@ -52,6 +52,19 @@ export interface ServiceContext {
   editors: readonly string[];
 }
 
+/**
+ * A service's answer to "what is this person to this object": their role in
+ * a relation it declares (`editor`, a blog member's `owner`…), or undefined
+ * when they stand outside it. `scope` is the request's `scope_field` ("" for
+ * a relation to the service as a whole). It may read the database or ask
+ * another service; throwing because a dependency did not answer is 503, never
+ * a no (`kit/rpc/relations.ts`).
+ */
+export type RelationResolver<C extends ServiceContext = ServiceContext> = (
+  ctx: C,
+  asked: { person: string; scope: string },
+) => Promise<string | undefined>;
+
 /** Background work a module runs while the host is up (see `leasedJob`); returns how to stop it. */
 export type Worker<C extends ServiceContext = ServiceContext> = (ctx: C) => Promise<() => Promise<void>>;
 
@@ -81,6 +94,8 @@ export interface ServiceModule<C extends ServiceContext = ServiceContext> {
   workers?: Worker<NoInfer<C>>[];
   /** Durable event consumers (`consumers/`), started once the service serves. */
   consumers?: Consumer<NoInfer<C>>[];
+  /** The resolvers of the relations its protos declare (`pf.v1.relations`), by name: the kit enforces them (`rpc/relations.ts`). */
+  relations?: Readonly<Record<string, RelationResolver<NoInfer<C>>>>;
 }
 
 /** A module of any context, as the host and the registry hold them (the host passes each module its own context back). */

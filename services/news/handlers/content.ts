@@ -1,10 +1,9 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { NewsContentService } from "../../../gen/pf/news/v1/content_pb.js";
-import { isEditor } from "../../kit/editors/editors.js";
 import { contentAccessHandler, NOT_FOUND, OPEN } from "../../kit/rpc/content-access.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import { storyById } from "../db/stories.js";
-import { readable } from "../db/story-view.js";
+import { storyOpenTo } from "../readers.js";
 
 /**
  * What a reader may see of a story, for its community thread (internal, community only), as the story read
@@ -15,8 +14,7 @@ export function contentHandlers(ctx: ServiceContext): ServiceImpl<typeof NewsCon
     async story(id, reader) {
       const story = await ctx.transaction((em) => storyById(em, id));
       if (!story) return NOT_FOUND;
-      if (readable(story)) return OPEN;
-      return reader.subject !== "" && (await isEditor(ctx, reader.subject)) ? OPEN : NOT_FOUND;
+      return (await storyOpenTo(ctx, story, reader.subject)) ? OPEN : NOT_FOUND;
     },
   });
 }

@@ -8,8 +8,7 @@ import {
   type StoryReviseResult,
   StoryReviseResultSchema,
 } from "../../../gen/pf/news/v1/stories_pb.js";
-import { callerOf } from "../../kit/auth/principal.js";
-import { requireEditor } from "../../kit/editors/editors.js";
+import { callerOf, relatedActor } from "../../kit/auth/principal.js";
 import { type AiRule, type Author, approverOf, authorOf } from "../../kit/handler/authorship.js";
 import { idempotencyOf } from "../../kit/handler/idempotency.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
@@ -31,7 +30,6 @@ import { lockStory, perspectivesOf, sourcesOf, type StoryRecord, timelineOf, tou
 import { aiAssisted } from "../domain/publish.js";
 import { citedText, LIMITS } from "../domain/text.js";
 import { aiDraftRequested, storyChanged, subjects } from "../events.js";
-import { editorActing } from "./access.js";
 
 type RevisionHandlers = Pick<
   ServiceImpl<typeof NewsStoryService>,
@@ -53,13 +51,13 @@ export function revisionHandlers(ctx: ServiceContext): RevisionHandlers {
     async saveRevision(request, call) {
       const input = request.revision;
       if (!input) throw invalid("revision", "revision is required");
-      const author = await writerOf(ctx, call, input);
+      const author = writerOf(call, input);
       const once = idempotencyOf(call, request, { scope: `revision:${request.id}` });
       return ctx.transaction((em) => once.run(em, () => saveRevision(ctx, em, call, request, input, author)));
     },
 
     async requestAiDraft(request, call) {
-      const by = await editorActing(ctx, call);
+      const by = relatedActor(call);
       const input = request.aiDraft;
       if (!input) throw invalid("ai_draft", "ai_draft is required");
       const instructions = userText("ai_draft.instructions", input.instructions, LIMITS.note, true);
@@ -77,7 +75,7 @@ export function revisionHandlers(ctx: ServiceContext): RevisionHandlers {
     },
 
     async addFlag(request, call) {
-      const by = await editorActing(ctx, call);
+      const by = relatedActor(call);
       const input = request.flag;
       if (!input) throw invalid("flag", "flag is required");
       const note = userText("flag.note", input.note, LIMITS.note);
@@ -94,7 +92,6 @@ export function revisionHandlers(ctx: ServiceContext): RevisionHandlers {
 
     async approveRevision(request, call) {
       const approver = approverOf(call);
-      await requireEditor(ctx, call, { person: true });
       const note = userText("note", request.note, LIMITS.note, true);
       return ctx.transaction(async (em) => {
         const story = await lockStory(em, request.id);
@@ -117,13 +114,13 @@ export function revisionHandlers(ctx: ServiceContext): RevisionHandlers {
 
 /**
  * Who writes a revision: AI output (X-PF-Origin: ai, naming news.draft_story
- * and its run), never attributed to a person; otherwise an editor (a person,
- * or a service acting for nobody).
+ * and its run), never attributed to a person; otherwise the editor the
+ * route's relation admitted (a person, or a service acting for nobody).
  */
-async function writerOf(ctx: ServiceContext, call: HandlerContext, input: RevisionInput): Promise<Author> {
+function writerOf(call: HandlerContext, input: RevisionInput): Author {
   const claim = { workflow: input.workflow, runId: input.runId, stubProvider: input.stubProvider };
-  if (callerOf(call).principal.origin === "ai") return authorOf(call, claim, DRAFT_RULE);
-  await requireEditor(ctx, call);
+  // The "editor" rule admitted an editor (its relation held), the "ai" rule AI output sent for nobody.
+  if (callerOf(call).admittedBy === "ai") return authorOf(call, claim, DRAFT_RULE);
   if (input.aiDraftId !== "") throw invalid("revision.ai_draft_id", "Only AI output answers an AI draft request.");
   return authorOf(call, claim, DRAFT_RULE);
 }

@@ -7,6 +7,7 @@ import {
   SourceAttachResultSchema,
   TimelineUpdateResultSchema,
 } from "../../../gen/pf/news/v1/sourcing_pb.js";
+import { relatedActor } from "../../kit/auth/principal.js";
 import { problem } from "../../kit/handler/problem.js";
 import { userText } from "../../kit/handler/text.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
@@ -28,7 +29,6 @@ import {
   touchStory,
 } from "../db/stories.js";
 import { LIMITS } from "../domain/text.js";
-import { editorActing } from "./access.js";
 
 type SourcingHandlers = ServiceImpl<typeof NewsSourcingService>;
 
@@ -62,7 +62,7 @@ export function sourcingHandlers(ctx: ServiceContext): SourcingHandlers {
 
   return {
     async attachSource(request, call) {
-      const by = await editorActing(ctx, call);
+      const by = relatedActor(call);
       return ctx.transaction(async (em) => {
         // The story's lock orders concurrent attaches: each takes the next number, none is reused.
         const story = await lockStory(em, request.id);
@@ -78,7 +78,7 @@ export function sourcingHandlers(ctx: ServiceContext): SourcingHandlers {
     },
 
     async detachSource(request, call) {
-      const by = await editorActing(ctx, call);
+      const by = relatedActor(call);
       return ctx.transaction(async (em) => {
         const story = await lockStory(em, request.id);
         const entry = liveEntry(await sourcesOf(em, story.id), request.item);
@@ -88,7 +88,7 @@ export function sourcingHandlers(ctx: ServiceContext): SourcingHandlers {
     },
 
     async addPerspective(request, call) {
-      const by = await editorActing(ctx, call);
+      const by = relatedActor(call);
       const label = userText("label", request.label, 200);
       return ctx.transaction(async (em) => {
         const story = await lockStory(em, request.id);
@@ -100,7 +100,6 @@ export function sourcingHandlers(ctx: ServiceContext): SourcingHandlers {
     },
 
     async deletePerspective(request, call) {
-      await editorActing(ctx, call);
       return ctx.transaction(async (em) => {
         const story = await lockStory(em, request.id);
         const at = ctx.clock.now();
@@ -112,7 +111,6 @@ export function sourcingHandlers(ctx: ServiceContext): SourcingHandlers {
     },
 
     async setSourcePerspective(request, call) {
-      await editorActing(ctx, call);
       return ctx.transaction(async (em) => {
         const story = await lockStory(em, request.id);
         const entry = liveEntry(await sourcesOf(em, story.id), request.item);
@@ -128,7 +126,7 @@ export function sourcingHandlers(ctx: ServiceContext): SourcingHandlers {
     },
 
     async addTimelineEntry(request, call) {
-      const by = await editorActing(ctx, call);
+      const by = relatedActor(call);
       const date = userText("date", request.date, 64);
       const text = userText("text", request.text, LIMITS.note);
       return ctx.transaction(async (em) => {
@@ -151,7 +149,6 @@ export function sourcingHandlers(ctx: ServiceContext): SourcingHandlers {
     },
 
     async deleteTimelineEntry(request, call) {
-      await editorActing(ctx, call);
       return ctx.transaction(async (em) => {
         const story = await lockStory(em, request.id);
         const at = ctx.clock.now();

@@ -3,6 +3,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { EntityManageResultSchema } from "../../../gen/pf/reviews/v1/envelopes_pb.js";
 import type { ReviewsService } from "../../../gen/pf/reviews/v1/entities_pb.js";
+import { relatedActor } from "../../kit/auth/principal.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import { maxLength } from "../../kit/handler/text.js";
@@ -23,7 +24,7 @@ import { refreshEntities } from "../db/search.js";
 import { type AliasKind, isAliasKind, normalizeAlias } from "../domain/identifiers.js";
 import { entityChanged } from "../events.js";
 import { aliasConflict } from "./entities.js";
-import { editorOf, entityOf, requireActive, requireRef } from "./support.js";
+import { entityOf, requireActive, requireRef } from "./support.js";
 
 type AliasHandlers = Pick<
   ServiceImpl<typeof ReviewsService>,
@@ -90,7 +91,7 @@ export function aliasHandlers(ctx: ServiceContext): AliasHandlers {
       if (!isAliasKind(request.aliasKind))
         throw invalid("alias_kind", "alias_kind is one of name, url, gtin, sku, mpn, source, external_id");
       normalizeAlias("alias", request.aliasKind, request.alias);
-      const by = await editorOf(ctx, call);
+      const by = relatedActor(call);
       return change(ref, by, (em, row, at) =>
         addAliasTo(em, row, request.aliasKind as AliasKind, request.alias, "alias", by, at),
       );
@@ -98,7 +99,7 @@ export function aliasHandlers(ctx: ServiceContext): AliasHandlers {
 
     async removeAlias(request, call) {
       const ref = requireRef("ref", request.ref);
-      const by = await editorOf(ctx, call);
+      const by = relatedActor(call);
       return change(ref, by, async (em, row) => {
         const alias = await deleteAlias(em, row.id, request.id);
         if (!alias) throw problem(404, "alias.not_found", `${row.id} has no alias ${request.id}.`, { id: request.id });
@@ -109,7 +110,7 @@ export function aliasHandlers(ctx: ServiceContext): AliasHandlers {
     async putBinding(request, call) {
       const ref = requireRef("ref", request.ref);
       normalizeAlias("source", "source", request.source);
-      const by = await editorOf(ctx, call);
+      const by = relatedActor(call);
       return change(ref, by, async (em, row, at) => {
         const done = await addAliasTo(em, row, "source", request.source, "source", by, at);
         if (!done) answerStatus(call, 200);
@@ -127,7 +128,7 @@ export function aliasHandlers(ctx: ServiceContext): AliasHandlers {
         throw invalid("target", "exactly one of target (an entity) or target_ref is required");
       if (targetRef && (!targetRef.service || !targetRef.kind || !targetRef.id))
         throw invalid("target_ref", "target_ref names a service, a kind and an id");
-      const by = await editorOf(ctx, call);
+      const by = relatedActor(call);
       return change(ref, by, async (em, row, at) => {
         const targetEntity = target === "" ? "" : (await entityOf(em, target)).id;
         if (targetEntity === row.id) throw invalid("target", "an entity does not link to itself");
@@ -148,7 +149,7 @@ export function aliasHandlers(ctx: ServiceContext): AliasHandlers {
 
     async removeLink(request, call) {
       const ref = requireRef("ref", request.ref);
-      const by = await editorOf(ctx, call);
+      const by = relatedActor(call);
       return change(ref, by, async (em, row) => {
         const link = await deleteLink(em, row.id, request.id);
         if (!link) throw problem(404, "link.not_found", `${row.id} has no link ${request.id}.`, { id: request.id });
@@ -160,7 +161,7 @@ export function aliasHandlers(ctx: ServiceContext): AliasHandlers {
       const ref = requireRef("ref", request.ref);
       const limitation = maxLength("limitation", request.limitation.trim(), NOTE_MAX);
       const verification = maxLength("verification", request.verification.trim(), NOTE_MAX);
-      const by = await editorOf(ctx, call);
+      const by = relatedActor(call);
       return change(ref, by, async (_em, row, at) => {
         if (row.limitation === limitation && row.verification === verification) return undefined;
         return {

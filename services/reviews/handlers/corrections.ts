@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { ReviewCorrectionsService } from "../../../gen/pf/reviews/v1/corrections_pb.js";
 import { CorrectionSubmitResultSchema, EntityManageResultSchema } from "../../../gen/pf/reviews/v1/envelopes_pb.js";
-import { actingPerson } from "../../kit/auth/principal.js";
+import { actingPerson, relatedActor } from "../../kit/auth/principal.js";
 import { idempotencyOf } from "../../kit/handler/idempotency.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
@@ -13,7 +13,7 @@ import type { ServiceContext } from "../../kit/runtime/module.js";
 import { correctionToProto } from "../db/answers.js";
 import { correctionById, correctionsPage, insertCorrection, triageCorrection } from "../db/corrections.js";
 import { correctionSubmitted } from "../events.js";
-import { editorOf, entityOf, requireRef } from "./support.js";
+import { entityOf, requireRef } from "./support.js";
 
 const TARGET_KINDS = ["entity", "alias", "signal", "summary", "aggregate"];
 const STATES = ["open", "accepted", "rejected", "duplicate"];
@@ -67,7 +67,6 @@ export function correctionHandlers(ctx: ServiceContext): ServiceImpl<typeof Revi
     },
 
     async listCorrections(request, call) {
-      await editorOf(ctx, call);
       if (request.state !== "" && !STATES.includes(request.state))
         throw invalid("state", `state is one of ${STATES.join(", ")}`);
       const limit = pageLimit(request.limit);
@@ -80,7 +79,6 @@ export function correctionHandlers(ctx: ServiceContext): ServiceImpl<typeof Revi
     },
 
     async getCorrection(request, call) {
-      await editorOf(ctx, call);
       const row = await correctionById(ctx.orm.em.fork(), request.id);
       if (!row) throw correctionNotFound(request.id);
       return create(EntityManageResultSchema, { result: { case: "correction", value: correctionToProto(row) } });
@@ -90,7 +88,7 @@ export function correctionHandlers(ctx: ServiceContext): ServiceImpl<typeof Revi
       if (!["accepted", "rejected", "duplicate"].includes(request.state))
         throw invalid("state", "state is accepted, rejected or duplicate");
       const note = maxLength("editor_note", request.editorNote.trim(), NOTE_MAX);
-      const by = await editorOf(ctx, call);
+      const by = relatedActor(call);
       return ctx.transaction(async (em) => {
         const row = await correctionById(em, request.id);
         if (!row) throw correctionNotFound(request.id);

@@ -7,6 +7,7 @@ import {
   EntityResolveResultSchema,
 } from "../../../gen/pf/reviews/v1/envelopes_pb.js";
 import type { ReviewsService } from "../../../gen/pf/reviews/v1/entities_pb.js";
+import { relatedActor } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
@@ -36,7 +37,7 @@ import { isAliasKind, nameKey, normalizeAlias } from "../domain/identifiers.js";
 import { entityChanged } from "../events.js";
 import { resolve } from "../db/resolve.js";
 import { refreshEntities } from "../db/search.js";
-import { editorOf, entityNotFound, entityOf, requireActive, requireRef } from "./support.js";
+import { entityNotFound, entityOf, requireActive, requireRef } from "./support.js";
 
 type EntityHandlers = Pick<
   ServiceImpl<typeof ReviewsService>,
@@ -94,7 +95,7 @@ export function entityHandlers(ctx: ServiceContext): EntityHandlers {
           normalized: normalizeAlias(`${field}.value`, alias.kind, alias.value),
         };
       });
-      const by = await editorOf(ctx, call);
+      const by = relatedActor(call);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const id = newId("ent");
@@ -132,7 +133,7 @@ export function entityHandlers(ctx: ServiceContext): EntityHandlers {
       const slug = request.slug.trim();
       if (name === undefined && description === undefined && slug === "")
         throw invalid("name", "nothing to change: name, description or slug");
-      const by = await editorOf(ctx, call);
+      const by = relatedActor(call);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const row = requireActive(await entityOf(em, ref, true));
@@ -173,7 +174,7 @@ export function entityHandlers(ctx: ServiceContext): EntityHandlers {
 
     async deleteEntity(request: EntityManageRequest, call: HandlerContext) {
       const ref = requireRef("ref", request.ref);
-      const by = await editorOf(ctx, call);
+      const by = relatedActor(call);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const row = requireActive(await entityOf(em, ref, true));

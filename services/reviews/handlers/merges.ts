@@ -3,7 +3,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { EntityMergeResultSchema, EntitySplitResultSchema } from "../../../gen/pf/reviews/v1/envelopes_pb.js";
 import type { ReviewsService } from "../../../gen/pf/reviews/v1/entities_pb.js";
-import { requireEditor } from "../../kit/editors/editors.js";
+import { actingPerson } from "../../kit/auth/principal.js";
 import { problem } from "../../kit/handler/problem.js";
 import { userText } from "../../kit/handler/text.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
@@ -36,16 +36,13 @@ const REASON_MAX = 1000;
  * state and merged_into link change, so a split restores exactly what was.
  */
 export function mergeHandlers(ctx: ServiceContext): MergeHandlers {
-  /** The editor person: never a service alone (declared ACTOR_PERSON), and on the editor list. */
-  const editorPerson = async (call: Parameters<MergeHandlers["mergeEntity"]>[1]) =>
-    (await requireEditor(ctx, call, { person: true }))!;
-
   return {
     async mergeEntity(request, call) {
       const ref = requireRef("ref", request.ref);
       const into = requireRef("into", request.into);
       const reason = userText("reason", request.reason, REASON_MAX).trim();
-      const by = await editorPerson(call);
+      // The editor person: declared ACTOR_PERSON with the editor relation.
+      const by = actingPerson(call);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const [source, target] = await lockedPair(em, ref, into);
@@ -89,7 +86,8 @@ export function mergeHandlers(ctx: ServiceContext): MergeHandlers {
     async splitEntity(request, call) {
       const ref = requireRef("ref", request.ref);
       const reason = userText("reason", request.reason, REASON_MAX).trim();
-      const by = await editorPerson(call);
+      // The editor person: declared ACTOR_PERSON with the editor relation.
+      const by = actingPerson(call);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const source = await entityOf(em, ref, true);

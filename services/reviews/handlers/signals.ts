@@ -7,8 +7,7 @@ import {
   SignalWriteResultSchema,
 } from "../../../gen/pf/reviews/v1/envelopes_pb.js";
 import type { ReviewSignalsService } from "../../../gen/pf/reviews/v1/signals_pb.js";
-import { principalOf } from "../../kit/auth/principal.js";
-import { requireEditor } from "../../kit/editors/editors.js";
+import { principalOf, relatedActor } from "../../kit/auth/principal.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
@@ -19,7 +18,7 @@ import { entityAnswer, queueItemToProto, signalToProto } from "../db/answers.js"
 import { recordHistory, rootOf, treeOf } from "../db/catalog.js";
 import { lockedQueueItem, pendingPage, recordQueueDecision } from "../db/queue.js";
 import { deleteExclusion, insertExclusion, insertSignal, signalById, signalsOf } from "../db/signals.js";
-import { editorOf, entityOf, requireActive, requireRef } from "./support.js";
+import { entityOf, requireActive, requireRef } from "./support.js";
 
 const KEY = /^[a-z0-9][a-z0-9._-]{0,63}$/i;
 const REF_MAX = 256;
@@ -100,7 +99,7 @@ export function signalHandlers(ctx: ServiceContext): ServiceImpl<typeof ReviewSi
         throw invalid("signal_id", "exactly one of signal_id or source is required");
       if (sourceKey !== "" && !KEY.test(sourceKey)) throw invalid("source", "source is a source key");
       const reason = userText("reason", request.reason, REASON_MAX).trim();
-      const by = await editorOf(ctx, call);
+      const by = relatedActor(call);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const entity = requireActive(await entityOf(em, ref, true));
@@ -123,7 +122,7 @@ export function signalHandlers(ctx: ServiceContext): ServiceImpl<typeof ReviewSi
 
     async removeExclusion(request, call) {
       const ref = requireRef("ref", request.ref);
-      const by = await editorOf(ctx, call);
+      const by = relatedActor(call);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const entity = requireActive(await entityOf(em, ref, true));
@@ -136,7 +135,6 @@ export function signalHandlers(ctx: ServiceContext): ServiceImpl<typeof ReviewSi
     },
 
     async listQueue(request, call) {
-      await requireEditor(ctx, call);
       const limit = pageLimit(request.limit);
       const after = decodeTextCursor(request.cursor, 1)?.[0];
       const { items, nextCursor } = page(await pendingPage(ctx.orm.em.fork(), limit, after), limit, (row) => [row.id]);
@@ -149,7 +147,7 @@ export function signalHandlers(ctx: ServiceContext): ServiceImpl<typeof ReviewSi
       const confirm = request.confirm.trim();
       if ((confirm === "") === !request.ignore)
         throw invalid("confirm", "exactly one of confirm (an entity) or ignore is required");
-      const by = await editorOf(ctx, call);
+      const by = relatedActor(call);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const item = await lockedQueueItem(em, request.id);

@@ -1,9 +1,5 @@
-import type { HandlerContext } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { principalOf } from "../../kit/auth/principal.js";
-import { requireEditor } from "../../kit/editors/editors.js";
-import { invalid, problem, problemOf } from "../../kit/handler/problem.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
 import { entityByRef } from "../db/catalog.js";
 import type { EntityRow } from "../db/entities.js";
 
@@ -29,26 +25,6 @@ export function requireActive(row: EntityRow): EntityRow {
       merged_into: row.mergedInto ?? "",
     });
   return row;
-}
-
-/**
- * The editor acting (analysis K7): a person on the reviews editor list (own
- * token or X-PF-Subject), or a service or first-party app acting for nobody,
- * named by its subject. Everyone else: 403 auth.editor_required.
- */
-export async function editorOf(ctx: ServiceContext, call: HandlerContext): Promise<string> {
-  return (await requireEditor(ctx, call)) ?? principalOf(call).sub;
-}
-
-/** Whether the caller is an editor (for reads that show editors more). */
-export async function isEditorCall(ctx: ServiceContext, call: HandlerContext): Promise<boolean> {
-  try {
-    await requireEditor(ctx, call);
-    return true;
-  } catch (error) {
-    if (problemOf(error).code === "auth.editor_required") return false;
-    throw error;
-  }
 }
 
 export function entityNotFound(ref: string): Error {

@@ -158,7 +158,7 @@ export async function declineCheckout(em: EntityManager, row: CheckoutRow, reaso
 }
 
 /** The interaction a checkout stands for, before its payment settles. */
-export function pendingInteraction(row: CheckoutRow, at: Date) {
+function pendingInteraction(row: CheckoutRow, at: Date) {
   return {
     id: row.id,
     creator: row.creator,

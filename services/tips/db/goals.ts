@@ -11,7 +11,7 @@ import { tipPageDocuments } from "./search.js";
 import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 
 /** What counts toward a goal: settled (or externally paid) interactions naming it, in its currency; hidden ones too. */
-export const COUNTED_STATES = ["settled", "external"];
+const COUNTED_STATES = ["settled", "external"];
 
 interface Tally {
   total: bigint;
@@ -70,6 +70,11 @@ export function goalNotFound() {
 /** The goal with this id, anyone's, in any state; null when there is none. */
 export function goalById(em: EntityManager, id: string): Promise<GoalRow | null> {
   return em.findOne(GoalRow, { id });
+}
+
+/** Who made the goal with this id (reading that column only); undefined when there is none. */
+export async function goalOwner(em: EntityManager, id: string): Promise<string | undefined> {
+  return (await em.findOne(GoalRow, { id }, { fields: ["creator"] }))?.creator;
 }
 
 /** How many open goals a creator keeps (closed ones take no room). */

@@ -1,5 +1,26 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { qualified } from "../../kit/db/orm.js";
+import { OverlayAlertRow, OverlayGoalRow } from "./overlay-entities.js";
+
+/** The overlays' last heard progress of these goals of a creator (another creator's goal ids find nothing). */
+export function goalViews(em: EntityManager, creator: string, goalIds: string[]): Promise<OverlayGoalRow[]> {
+  return em.find(OverlayGoalRow, { creator, goalId: { $in: goalIds } });
+}
+
+/** Up to `limit` alerts of a creator still shown, after an event id and since a time, the oldest first. */
+export function alertsShownAfter(
+  em: EntityManager,
+  creator: string,
+  afterEventId: string,
+  since: Date,
+  limit: number,
+): Promise<OverlayAlertRow[]> {
+  return em.find(
+    OverlayAlertRow,
+    { creator, hidden: false, eventId: { $gt: afterEventId }, shownAt: { $gte: since } },
+    { orderBy: { eventId: "asc" }, limit },
+  );
+}
 
 /** Keeps a hidden interaction's alert from resumed streams, in the caller's transaction. */
 export async function hideAlert(em: EntityManager, interactionId: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { create, fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { EntityManager } from "@mikro-orm/postgresql";
+import type { EntityManager, RequiredEntityData } from "@mikro-orm/postgresql";
 import { ProfileSchema, type Profile } from "../../../gen/pf/tips/v1/profiles_pb.js";
 import type { ProfileSettings } from "../domain/profiles.js";
 import { HotRead, type ReadContext } from "../../kit/db/reads.js";
@@ -34,9 +34,27 @@ export function profileToProto(row: StoredProfile): Profile {
   });
 }
 
+/** A creator's profile row, or null when the creator has none. */
+export function profileRow(em: EntityManager, creator: string): Promise<ProfileRow | null> {
+  return em.findOne(ProfileRow, { creator });
+}
+
+/** Writes a creator's first profile. */
+export async function insertProfile(em: EntityManager, profile: RequiredEntityData<ProfileRow>): Promise<ProfileRow> {
+  const row = em.create(ProfileRow, profile);
+  await em.flush();
+  return row;
+}
+
+/** Writes changes to a profile. */
+export async function changeProfile(em: EntityManager, row: ProfileRow, changes: Partial<ProfileRow>): Promise<void> {
+  Object.assign(row, changes);
+  await em.flush();
+}
+
 /** A creator's profile, or undefined when the creator has none. */
 export async function loadProfile(em: EntityManager, creator: string): Promise<Profile | undefined> {
-  const row = await em.findOne(ProfileRow, { creator });
+  const row = await profileRow(em, creator);
   return row ? profileToProto(row) : undefined;
 }
 

@@ -45,7 +45,8 @@ export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
       const after = decodeTextCursor(request.cursor, 1);
       if (!ROLES.has(request.role))
         throw invalid("role", "role is INTERACTION_ROLE_CREATOR or INTERACTION_ROLE_SUPPORTER (or none for both).");
-      const kind = request.kind === 0 ? undefined : Object.entries(KINDS).find(([, value]) => value === request.kind)?.[0];
+      const kind =
+        request.kind === 0 ? undefined : Object.entries(KINDS).find(([, value]) => value === request.kind)?.[0];
       if (request.kind !== 0 && !kind) throw invalid("kind", "kind is not an interaction kind.");
       const rows = await interactionHistory(
         ctx.orm.em.fork(),

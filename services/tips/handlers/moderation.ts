@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { LockMode, type EntityManager, type FilterQuery } from "@mikro-orm/postgresql";
+import type { EntityManager } from "@mikro-orm/postgresql";
 import {
   ModerationAction,
   ModerationRecordSchema,
@@ -10,14 +10,15 @@ import {
 } from "../../../gen/pf/tips/v1/moderation_pb.js";
 import type { TipsService } from "../../../gen/pf/tips/v1/tips_pb.js";
 import { actingPerson, principalOf } from "../../kit/auth/principal.js";
-import { newId } from "../../kit/handler/ids.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { problem } from "../../kit/handler/problem.js";
 import { requireUser } from "../../kit/handler/subjects.js";
 import type { TipsContext } from "../context.js";
-import { InteractionRow, ModerationRow } from "../db/entities.js";
-import { interactionNotFound, interactionToProto } from "../db/interactions.js";
+import type { ModerationRow } from "../db/entities.js";
+import { moderationQueue } from "../db/interaction-lists.js";
+import { interactionNotFound, interactionToProto, lockInteraction } from "../db/interactions.js";
+import { moderateInteraction, moderationLog } from "../db/moderation.js";
 import { loadProfile } from "../db/profiles.js";
 import { deliveryOnSettle, type InteractionKind } from "../domain/checkouts.js";
 import { mayModerate } from "../domain/profiles.js";
@@ -58,30 +59,22 @@ export function moderationHandlers(ctx: TipsContext): ModerationHandlers {
     const actor = actingPerson(call);
     const reason = maxLength("reason", request.reason, 500);
     return ctx.transaction(async (em) => {
-      const row =
-        request.id === ""
-          ? null
-          : await em.findOne(InteractionRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      const row = request.id === "" ? null : await lockInteraction(em, request.id);
       // Someone who may not moderate it learns nothing of it, as if missing (like an interaction read).
       if (!row || row.kind !== "paid_message" || !mayModerate(await loadProfile(em, row.creator), row.creator, actor))
         throw interactionNotFound();
       const wanted = action === "hide" ? "hidden" : "visible";
       if (row.moderation === wanted) return create(ModerationResultSchema, { interaction: interactionToProto(row) });
       const at = ctx.clock.now();
-      row.moderation = wanted;
-      row.deliveryState = action === "hide" ? "suppressed" : deliveryOnSettle(row.kind as InteractionKind, "visible");
-      row.updatedAt = at;
-      const record = em.create(ModerationRow, {
-        id: newId("mod"),
-        interactionId: row.id,
-        creator: row.creator,
+      const record = await moderateInteraction(em, row, {
         action,
+        moderation: wanted,
+        deliveryState: action === "hide" ? "suppressed" : deliveryOnSettle(row.kind as InteractionKind, "visible"),
         actor,
         relayedBy: principalOf(call).sub,
         reason,
-        createdAt: at,
+        at,
       });
-      await em.flush();
       const interaction = interactionToProto(row);
       await interactionChanged(
         em,
@@ -99,22 +92,14 @@ export function moderationHandlers(ctx: TipsContext): ModerationHandlers {
 
     async listModerationQueue(request, call) {
       const { creator, limit, after } = await listing(ctx, request, call);
-      const where: FilterQuery<InteractionRow> = {
-        creator,
-        kind: "paid_message",
-        moderation: { $in: ["hidden", "held"] },
-      };
-      if (after) where.id = { $lt: after[0] };
-      const rows = await ctx.orm.em.fork().find(InteractionRow, where, { orderBy: { id: "desc" }, limit: limit + 1 });
+      const rows = await moderationQueue(ctx.orm.em.fork(), creator, after?.[0], limit + 1);
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
       return create(ModerationResultSchema, { queue: items.map(interactionToProto), nextCursor });
     },
 
     async listModerationLog(request, call) {
       const { creator, limit, after } = await listing(ctx, request, call);
-      const where: FilterQuery<ModerationRow> = { creator };
-      if (after) where.id = { $lt: after[0] };
-      const rows = await ctx.orm.em.fork().find(ModerationRow, where, { orderBy: { id: "desc" }, limit: limit + 1 });
+      const rows = await moderationLog(ctx.orm.em.fork(), creator, after?.[0], limit + 1);
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
       return create(ModerationResultSchema, { log: items.map(recordToProto), nextCursor });
     },

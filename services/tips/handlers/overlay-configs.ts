@@ -1,7 +1,7 @@
 import { create, fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
+import type { EntityManager } from "@mikro-orm/postgresql";
 import {
   AlertSettingsSchema,
   GoalSettingsSchema,
@@ -15,13 +15,12 @@ import {
 } from "../../../gen/pf/tips/v1/overlays_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
 import { requireBelowCap } from "../../kit/handler/caps.js";
-import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
 import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
 import type { TipsContext } from "../context.js";
-import { GoalRow } from "../db/entities.js";
-import { goalNotFound } from "../db/goals.js";
-import { OverlayConfigRow } from "../db/overlay-entities.js";
+import { goalNotFound, goalOwner } from "../db/goals.js";
+import { changeConfig, configById, configCount, configsOf, insertConfig } from "../db/overlay-configs.js";
+import type { OverlayConfigRow } from "../db/overlay-entities.js";
 import {
   configName,
   defaultSection,
@@ -78,9 +77,7 @@ export function overlayConfigHandlers(ctx: TipsContext): ConfigHandlers {
   return {
     async listOverlayConfigs(_request, call) {
       const creator = actingPerson(call);
-      const rows = await ctx.orm.em
-        .fork()
-        .find(OverlayConfigRow, { creator }, { orderBy: { id: "asc" }, limit: MAX_CONFIGS });
+      const rows = await configsOf(ctx.orm.em.fork(), creator, MAX_CONFIGS);
       return create(OverlayConfigResultSchema, {
         result: { case: "configs", value: create(OverlayConfigListSchema, { configs: rows.map(configToProto) }) },
       });
@@ -102,12 +99,11 @@ export function overlayConfigHandlers(ctx: TipsContext): ConfigHandlers {
             code: "overlay_config.limit",
             detail: `A creator keeps at most ${MAX_CONFIGS} overlay configs; edit one instead.`,
           },
-          () => em.count(OverlayConfigRow, { creator }),
+          () => configCount(em, creator),
         );
         await requireOwnGoal(em, kind, section, creator);
         const at = ctx.clock.now();
-        const created = em.create(OverlayConfigRow, {
-          id: newId("ovc"),
+        const created = await insertConfig(em, {
           creator,
           kind,
           name,
@@ -116,7 +112,6 @@ export function overlayConfigHandlers(ctx: TipsContext): ConfigHandlers {
           createdAt: at,
           updatedAt: at,
         });
-        await em.flush();
         await configChanged(em, configToProto(created), at);
         return created;
       });
@@ -125,7 +120,7 @@ export function overlayConfigHandlers(ctx: TipsContext): ConfigHandlers {
 
     async getOverlayConfig(request, call) {
       const creator = actingPerson(call);
-      const row = await ctx.orm.em.fork().findOne(OverlayConfigRow, { id: request.id });
+      const row = await configById(ctx.orm.em.fork(), request.id);
       if (!row || row.creator !== creator) throw notFound();
       return answer(row, call);
     },
@@ -135,24 +130,19 @@ export function overlayConfigHandlers(ctx: TipsContext): ConfigHandlers {
       const ifMatch = ifMatchOf(call);
       const name = request.name === undefined ? undefined : configName(request.name);
       const row = await ctx.transaction(async (em) => {
-        const current = await em.findOne(
-          OverlayConfigRow,
-          { id: request.id },
-          { lockMode: LockMode.PESSIMISTIC_WRITE },
-        );
+        const current = await configById(em, request.id, true);
         if (!current || current.creator !== creator) throw notFound();
         checkRevision(current.revision, request.expectedRevision, ifMatch);
         const kind = current.kind as OverlayKindName;
         const section = sectionOf(kind, request);
         if (section) await requireOwnGoal(em, kind, section, creator);
         const at = ctx.clock.now();
-        em.assign(current, {
+        await changeConfig(em, current, {
           ...(name !== undefined && { name }),
           ...(section && { settings: settingsJson(kind, section) }),
           revision: current.revision + 1n,
           updatedAt: at,
         });
-        await em.flush();
         await configChanged(em, configToProto(current), at);
         return current;
       });
@@ -169,6 +159,5 @@ async function requireOwnGoal(
   creator: string,
 ): Promise<void> {
   if (kind !== "goals") return;
-  const goal = await em.findOne(GoalRow, { id: (section as GoalSettings).goalId }, { fields: ["creator"] });
-  if (!goal || goal.creator !== creator) throw goalNotFound();
+  if ((await goalOwner(em, (section as GoalSettings).goalId)) !== creator) throw goalNotFound();
 }

@@ -16,7 +16,10 @@ import { problem } from "../../kit/handler/problem.js";
 import type { StreamSlots } from "../../kit/rpc/stream-slots.js";
 import type { TipsContext } from "../context.js";
 import { loadProfile } from "../db/profiles.js";
-import { OverlayAlertRow, OverlayConfigRow, OverlayGoalRow, OverlayTokenRow } from "../db/overlay-entities.js";
+import { configById, configsOf } from "../db/overlay-configs.js";
+import type { OverlayTokenRow } from "../db/overlay-entities.js";
+import { isRevoked, tokenBySecretHash } from "../db/overlay-tokens.js";
+import { alertsShownAfter, goalViews } from "../db/overlay-views.js";
 import { kindName, type OverlayKindName } from "../domain/overlay-configs.js";
 import {
   alertOf,
@@ -56,15 +59,11 @@ const revoked = () => problem(401, "overlay_token.revoked", "The overlay token w
 /** Queued by an open stream's timer: read the token again. */
 const RECHECK = "recheck";
 
-async function isRevoked(em: EntityManager, tokenId: string): Promise<boolean> {
-  return (await em.findOne(OverlayTokenRow, { id: tokenId }, { fields: ["revokedAt"] }))?.revokedAt != null;
-}
-
 /** The token a stream presents, by the hash of its secret; unknown and revoked tokens are one 401. */
 async function tokenOf(em: EntityManager, secret: string): Promise<OverlayTokenRow> {
   if (secret === "")
     throw problem(401, "overlay_token.invalid", "An overlay stream needs its overlay token (?token=…).");
-  const row = await em.findOne(OverlayTokenRow, { secretHash: secretHash(secret) });
+  const row = await tokenBySecretHash(em, secretHash(secret));
   if (!row || row.revokedAt) throw invalidToken();
   return row;
 }
@@ -76,7 +75,7 @@ async function scopesOf(em: EntityManager, token: OverlayTokenRow, configId: str
     ...(token.scopeGoals ? ["goals" as const] : []),
   ]);
   if (configId === "") return scopes;
-  const config = await em.findOne(OverlayConfigRow, { id: configId });
+  const config = await configById(em, configId);
   if (!config || config.creator !== token.creator)
     throw problem(404, "overlay_config.not_found", "There is no such overlay config.");
   const kind = config.kind as OverlayKindName;
@@ -116,7 +115,7 @@ export function overlayStreamHandlers(ctx: TipsContext, hub: OverlayHub, slots: 
         const em = ctx.orm.em.fork();
         // Read again now that the feed is heard: a revocation between the two reads is either seen here or heard.
         if (await isRevoked(em, token.id)) throw invalidToken();
-        const configs = (await em.find(OverlayConfigRow, { creator: token.creator }, { orderBy: { id: "asc" } }))
+        const configs = (await configsOf(em, token.creator))
           .filter((row) => showsConfig(scopes, request.configId, { id: row.id, kind: row.kind as OverlayKindName }))
           .map(configToProto);
         const shown = new Map(configs.map((config) => [config.id, config]));
@@ -204,7 +203,7 @@ async function goalsOf(
 ): Promise<OverlayEvent[]> {
   const wanted = [...goalIds].filter((id) => !sent.has(id));
   if (wanted.length === 0) return [];
-  const rows = await em.find(OverlayGoalRow, { creator, goalId: { $in: wanted } });
+  const rows = await goalViews(em, creator, wanted);
   return rows.map((row) => {
     sent.add(row.goalId);
     return event("", undefined, "goal", fromJson(OverlayGoalSchema, row.goal as JsonObject));
@@ -221,11 +220,7 @@ async function resumedAlerts(
   const after = resumePoint(call.requestHeader.get("last-event-id"));
   if (!after) return [];
   const since = new Date(ctx.clock.now().getTime() - RESUME_WINDOW_MS);
-  const rows = await em.find(
-    OverlayAlertRow,
-    { creator, hidden: false, eventId: { $gt: after }, shownAt: { $gte: since } },
-    { orderBy: { eventId: "asc" }, limit: RESUME_LIMIT },
-  );
+  const rows = await alertsShownAfter(em, creator, after, since, RESUME_LIMIT);
   return rows.map((row) =>
     event(row.eventId, undefined, "alert", fromJson(OverlayAlertSchema, row.alert as JsonObject)),
   );

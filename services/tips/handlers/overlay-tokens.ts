@@ -1,7 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { LockMode } from "@mikro-orm/postgresql";
 import { randomBytes } from "node:crypto";
 import {
   OverlayTokenListSchema,
@@ -12,12 +11,12 @@ import {
 } from "../../../gen/pf/tips/v1/overlays_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
 import { requireBelowCap } from "../../kit/handler/caps.js";
-import { newId } from "../../kit/handler/ids.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { problem } from "../../kit/handler/problem.js";
 import type { TipsContext } from "../context.js";
-import { OverlayTokenRow } from "../db/overlay-entities.js";
+import type { OverlayTokenRow } from "../db/overlay-entities.js";
+import { insertToken, liveTokenCount, lockToken, revokeToken, tokensOf } from "../db/overlay-tokens.js";
 import { requestedScopes, scopesOf, SECRET_PREFIX, secretHash } from "../domain/overlay-tokens.js";
 import { tokenRevoked } from "../events.js";
 
@@ -50,15 +49,7 @@ export function overlayTokenHandlers(ctx: TipsContext): TokenHandlers {
       const creator = actingPerson(call);
       const limit = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
-      const rows = await ctx.orm.em.fork().find(
-        OverlayTokenRow,
-        {
-          creator,
-          ...(request.includeRevoked ? {} : { revokedAt: null }),
-          ...(before ? { id: { $lt: before } } : {}),
-        },
-        { orderBy: { id: "desc" }, limit: limit + 1 },
-      );
+      const rows = await tokensOf(ctx.orm.em.fork(), creator, request.includeRevoked, before, limit + 1);
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
       return create(OverlayTokenResultSchema, {
         result: {
@@ -86,10 +77,9 @@ export function overlayTokenHandlers(ctx: TipsContext): TokenHandlers {
             code: "overlay_token.limit",
             detail: `A creator keeps at most ${limit} live overlay tokens; revoke one to make room.`,
           },
-          () => em.count(OverlayTokenRow, { creator, revokedAt: null }),
+          () => liveTokenCount(em, creator),
         );
-        const minted = em.create(OverlayTokenRow, {
-          id: newId("ovt"),
+        return insertToken(em, {
           creator,
           scopeAlerts: scopes.has("alerts"),
           scopeGoals: scopes.has("goals"),
@@ -99,8 +89,6 @@ export function overlayTokenHandlers(ctx: TipsContext): TokenHandlers {
           createdAt: ctx.clock.now(),
           revokedAt: null,
         });
-        await em.flush();
-        return minted;
       });
       return create(OverlayTokenResultSchema, { result: { case: "token", value: tokenToProto(row) }, secret });
     },
@@ -108,13 +96,12 @@ export function overlayTokenHandlers(ctx: TipsContext): TokenHandlers {
     async revokeOverlayToken(request, call) {
       const creator = actingPerson(call);
       const row = await ctx.transaction(async (em) => {
-        const token = await em.findOne(OverlayTokenRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        const token = await lockToken(em, request.id);
         if (!token || token.creator !== creator)
           throw problem(404, "overlay_token.not_found", "There is no such overlay token.");
         if (token.revokedAt) return token;
         const at = ctx.clock.now();
-        token.revokedAt = at;
-        await em.flush();
+        await revokeToken(em, token, at);
         await tokenRevoked(em, token, at);
         return token;
       });

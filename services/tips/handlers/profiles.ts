@@ -8,10 +8,17 @@ import { problem } from "../../kit/handler/problem.js";
 import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
 import { requireUser } from "../../kit/handler/subjects.js";
 import type { TipsContext } from "../context.js";
-import { GoalRow, InteractionRow, ProfileRow } from "../db/entities.js";
-import { goalsToProto } from "../db/goals.js";
+import { goalsToProto, publicGoalsOf } from "../db/goals.js";
+import { publicMessagesOf } from "../db/interaction-lists.js";
 import { interactionToProto } from "../db/interactions.js";
-import { profileToProto, readProfile, settingsDocument } from "../db/profiles.js";
+import {
+  changeProfile,
+  insertProfile,
+  profileRow,
+  profileToProto,
+  readProfile,
+  settingsDocument,
+} from "../db/profiles.js";
 import { publicMessage } from "../domain/interactions.js";
 import { tipPageDocuments } from "../db/search.js";
 import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
@@ -48,11 +55,11 @@ export function profileHandlers(ctx: TipsContext): ProfileHandlers {
       return ctx.transaction(async (em) => {
         await advisoryLock(em, `tips.profile:${creator}`);
         const at = ctx.clock.now();
-        let row = await em.findOne(ProfileRow, { creator });
+        let row = await profileRow(em, creator);
         if (row) {
           checkRevision(row.revision, request.expectedRevision, ifMatch);
           const current = profileToProto(row);
-          Object.assign(row, {
+          await changeProfile(em, row, {
             pageEnabled: request.pageEnabled ?? row.pageEnabled,
             accepting: request.accepting ?? row.accepting,
             settings: settingsDocument({ ...current, ...update }),
@@ -65,7 +72,7 @@ export function profileHandlers(ctx: TipsContext): ProfileHandlers {
             throw problem(412, "revision.conflict", "There is no profile yet: send no revision to create it.");
           }
           // A new profile starts closed (page off, not accepting) unless the creator switches it on.
-          row = em.create(ProfileRow, {
+          row = await insertProfile(em, {
             creator,
             pageEnabled: request.pageEnabled ?? false,
             accepting: request.accepting ?? false,
@@ -75,7 +82,6 @@ export function profileHandlers(ctx: TipsContext): ProfileHandlers {
             updatedAt: at,
           });
         }
-        await em.flush();
         await refreshSearchDocuments(em, tipPageDocuments, [creator], at);
         return create(ProfileResultSchema, { profile: profileToProto(row) });
       });
@@ -86,16 +92,8 @@ export function profileHandlers(ctx: TipsContext): ProfileHandlers {
       const profile = await readProfile(ctx, creator);
       if (!profile || !profile.pageEnabled) throw profileNotFound();
       const em = ctx.orm.em.fork();
-      const goals = await em.find(
-        GoalRow,
-        { creator, public: true, closedAt: null },
-        { orderBy: { position: "asc", id: "asc" } },
-      );
-      const messages = await em.find(
-        InteractionRow,
-        { creator, kind: "paid_message", paymentState: "settled", moderation: "visible" },
-        { orderBy: { id: "desc" }, limit: PUBLIC_MESSAGES },
-      );
+      const goals = await publicGoalsOf(em, creator);
+      const messages = await publicMessagesOf(em, creator, PUBLIC_MESSAGES);
       return create(PublicPageResultSchema, {
         profile: publicPart(profile),
         goals: await goalsToProto(em, goals),

@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import {
   AliasKind,
@@ -10,7 +10,6 @@ import {
 } from "../../../gen/pf/trade/v1/instruments_pb.js";
 import type { TradeService } from "../../../gen/pf/trade/v1/trade_pb.js";
 import { advisoryLock } from "../../kit/db/advisory-lock.js";
-import { requireEditor } from "../../kit/editors/editors.js";
 import { newId } from "../../kit/handler/ids.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
@@ -47,21 +46,16 @@ const instrumentNotFound = (symbol: string) =>
 
 /**
  * Instrument management: people must be on the market-context editor list
- * (`requireEditor`, whatever their token); services and first-party apps
- * acting for nobody may manage too. Ticker and CIK aliases are unique across
+ * (the declared `editor` relation, whatever their token); services and
+ * first-party apps acting for nobody may manage too. Ticker and CIK aliases are unique across
  * instruments (409 alias.conflict), names may repeat.
  */
 export function instrumentHandlers(ctx: TradeContext): InstrumentHandlers {
   const answer = async (em: EntityManager, id: string) =>
     create(InstrumentManageResultSchema, { instrument: (await instrumentAnswers(em, [id]))[0] });
 
-  const managed = async (call: HandlerContext) => {
-    await requireEditor(ctx, call);
-  };
-
   return {
     async createInstrument(request, call) {
-      await managed(call);
       const symbol = requireSymbol("symbol", request.symbol);
       const name = requireName(request.name ?? "");
       const kind = requireKind(request.kind ?? InstrumentKind.UNSPECIFIED);
@@ -96,7 +90,6 @@ export function instrumentHandlers(ctx: TradeContext): InstrumentHandlers {
     },
 
     async updateInstrument(request, call) {
-      await managed(call);
       const symbol = requireSymbol("symbol", request.symbol);
       const name = request.name === undefined ? undefined : requireName(request.name);
       const kind = request.kind === undefined ? undefined : requireKind(request.kind);
@@ -122,7 +115,6 @@ export function instrumentHandlers(ctx: TradeContext): InstrumentHandlers {
     },
 
     async addAlias(request, call) {
-      await managed(call);
       const symbol = requireSymbol("symbol", request.symbol);
       const { kind, normalized, value } = aliasOf(request);
       return ctx.transaction(async (em) => {

@@ -17,7 +17,7 @@ import {
 import { qualified } from "../../kit/db/orm.js";
 import { HotRead, type ReadContext } from "../../kit/db/reads.js";
 import type { VipContext } from "../context.js";
-import { notAnswered } from "../../kit/rpc/call.js";
+import { notAnswered } from "../../kit/runtime/call.js";
 import { relayBilling } from "../domain/billing.js";
 import { answerOf, factFromBilling, isStale, type BillingEntitlement, type Fact } from "../domain/entitlements.js";
 import { EntitlementRow } from "./entities.js";

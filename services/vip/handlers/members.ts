@@ -15,7 +15,7 @@ import type { VipContext } from "../context.js";
 import { EntitlementRow } from "../db/entities.js";
 import { billingEntitlementOf, storeFact } from "../db/projection.js";
 import { requireOwner, requireSelfOrGrant } from "../domain/access.js";
-import { notAnswered } from "../../kit/rpc/call.js";
+import { notAnswered } from "../../kit/runtime/call.js";
 import { relayBilling } from "../domain/billing.js";
 
 type MemberHandlers = Pick<ServiceImpl<typeof VipService>, "listMembers">;

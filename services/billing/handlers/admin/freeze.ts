@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
+import type { EntityManager } from "@mikro-orm/postgresql";
 import {
   AdminResultSchema,
   EconomySchema,
@@ -11,7 +11,9 @@ import {
 import { principalOf } from "../../../kit/auth/principal.js";
 import { invalid } from "../../../kit/handler/problem.js";
 import type { BillingContext } from "../../context.js";
-import { EconomyRow, ProviderEventRow } from "../../db/entities.js";
+import { economyRow, setFreeze } from "../../db/economy.js";
+import type { EconomyRow } from "../../db/entities.js";
+import { heldEventCount } from "../../db/provider-events.js";
 import { requireReason } from "../../domain/requests.js";
 import { economyChanged } from "../../events.js";
 import { applyProviderEvents } from "../../workers/provider-events.js";
@@ -28,7 +30,7 @@ export function freezeHandlers(ctx: BillingContext): FreezeHandlers {
   return {
     async getFreeze() {
       const em = ctx.orm.em.fork();
-      return result(await economyOf(em, await em.findOneOrFail(EconomyRow, { id: 1 })));
+      return result(await economyOf(em, await economyRow(em)));
     },
 
     async setFreeze(request, call) {
@@ -38,11 +40,11 @@ export function freezeHandlers(ctx: BillingContext): FreezeHandlers {
       const reason = requireReason(request.reason);
       const principal = principalOf(call);
       const { economy, thawed } = await ctx.transaction(async (em) => {
-        const row = await em.findOneOrFail(EconomyRow, { id: 1 }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        const row = await economyRow(em, true);
         // Setting the state it already has changes nothing, not even who set it and why.
         if (row.frozen === frozen) return { economy: await economyOf(em, row), thawed: false };
         const at = ctx.clock.now();
-        Object.assign(row, { frozen, reason, changedBy: principal.sub, changedAt: at });
+        await setFreeze(em, row, { frozen, reason, changedBy: principal.sub, changedAt: at });
         const economy = await economyOf(em, row);
         await economyChanged(em, economy, at);
         return { economy, thawed: !frozen };
@@ -60,7 +62,7 @@ export function freezeHandlers(ctx: BillingContext): FreezeHandlers {
 
 /** The switch as answered: with the number of provider events held for the thaw. */
 async function economyOf(em: EntityManager, row: EconomyRow): Promise<Economy> {
-  const held = await em.count(ProviderEventRow, { status: "held" });
+  const held = await heldEventCount(em);
   return create(EconomySchema, {
     frozen: row.frozen,
     reason: row.reason,

@@ -10,8 +10,7 @@ import { maxLength } from "../../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../../kit/handler/paging.js";
 import { invalid } from "../../../kit/handler/problem.js";
 import type { BillingContext } from "../../context.js";
-import { ImportHoldRow } from "../../db/entities.js";
-import { importHoldToProto, releaseImportHold } from "../../db/import-holds.js";
+import { importHoldsPage, importHoldToProto, releaseImportHold } from "../../db/import-holds.js";
 
 type ImportHoldHandlers = Pick<ServiceImpl<typeof BillingAdminService>, "listImportHolds" | "releaseImportHold">;
 
@@ -25,15 +24,7 @@ export function importHoldHandlers(ctx: BillingContext): ImportHoldHandlers {
         throw invalid("status", "status is held or released.");
       const limit = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
-      // Ids sort by creation time, so the id is the page's position.
-      const rows = await ctx.orm.em.fork().find(
-        ImportHoldRow,
-        {
-          ...(request.status ? { status: request.status } : {}),
-          ...(before !== undefined ? { id: { $lt: before } } : {}),
-        },
-        { orderBy: { id: "desc" }, limit: limit + 1 },
-      );
+      const rows = await importHoldsPage(ctx.orm.em.fork(), request.status || undefined, before, limit + 1);
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
       return create(AdminResultSchema, {
         result: {

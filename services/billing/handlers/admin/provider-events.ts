@@ -1,6 +1,5 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { FilterQuery } from "@mikro-orm/postgresql";
 import {
   AdminResultSchema,
   ProviderEventListSchema,
@@ -9,8 +8,13 @@ import {
 import { decodeTextCursor, page, pageLimit } from "../../../kit/handler/paging.js";
 import { invalid, problem } from "../../../kit/handler/problem.js";
 import type { BillingContext } from "../../context.js";
-import { ProviderEventRow } from "../../db/entities.js";
-import { EVENT_STATES, providerEventToProto, type ProviderEventState } from "../../db/provider-events.js";
+import {
+  EVENT_STATES,
+  providerEventById,
+  providerEventsPage,
+  providerEventToProto,
+  type ProviderEventState,
+} from "../../db/provider-events.js";
 import { reapply } from "../../workers/provider-events.js";
 
 type ProviderEventHandlers = Pick<
@@ -29,13 +33,12 @@ export function providerEventHandlers(ctx: BillingContext): ProviderEventHandler
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       if (before !== undefined && !/^\d+$/.test(before))
         throw invalid("cursor", "cursor is not one this service issued");
-      const where: FilterQuery<ProviderEventRow> = {
-        ...(request.status !== "" && { status: request.status }),
-        ...(before !== undefined && { seq: { $lt: BigInt(before) } }),
-      };
-      const rows = await ctx.orm.em
-        .fork()
-        .find(ProviderEventRow, where, { orderBy: { seq: "desc" }, limit: limit + 1 });
+      const rows = await providerEventsPage(
+        ctx.orm.em.fork(),
+        request.status === "" ? undefined : request.status,
+        before === undefined ? undefined : BigInt(before),
+        limit + 1,
+      );
       const { items, nextCursor } = page(rows, limit, (row) => [row.seq.toString()]);
       return create(AdminResultSchema, {
         result: {
@@ -48,7 +51,7 @@ export function providerEventHandlers(ctx: BillingContext): ProviderEventHandler
     async reprocessProviderEvent(request) {
       if (!(await reapply(ctx, request.id)))
         throw problem(404, "provider_event.not_found", "There is no such provider event.");
-      const row = await ctx.orm.em.fork().findOneOrFail(ProviderEventRow, { id: request.id });
+      const row = await providerEventById(ctx.orm.em.fork(), request.id);
       return create(AdminResultSchema, { result: { case: "providerEvent", value: providerEventToProto(row) } });
     },
   };

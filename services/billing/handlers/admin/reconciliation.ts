@@ -10,8 +10,7 @@ import { principalOf } from "../../../kit/auth/principal.js";
 import { newId } from "../../../kit/handler/ids.js";
 import { problem } from "../../../kit/handler/problem.js";
 import type { BillingContext } from "../../context.js";
-import { ReconciliationRow } from "../../db/entities.js";
-import { runChecks } from "../../db/reconciliation.js";
+import { reconciliationById, recordReconciliation, runChecks } from "../../db/reconciliation.js";
 import { reconciliationReport } from "../../domain/reconciliation.js";
 
 type ReconciliationHandlers = Pick<ServiceImpl<typeof BillingAdminService>, "runReconciliation" | "getReconciliation">;
@@ -31,7 +30,7 @@ export function reconciliationHandlers(ctx: BillingContext): ReconciliationHandl
         const { findings, checked } = await runChecks(em);
         const run = { id: newId("rec"), ranAt: ctx.clock.now(), ranBy: principal.sub };
         const report = reconciliationReport(run, findings, checked);
-        em.create(ReconciliationRow, {
+        recordReconciliation(em, {
           ...run,
           balanced: report.balanced,
           report: toJson(ReconciliationSchema, report),
@@ -42,7 +41,7 @@ export function reconciliationHandlers(ctx: BillingContext): ReconciliationHandl
     },
 
     async getReconciliation(request) {
-      const row = await ctx.orm.em.fork().findOne(ReconciliationRow, { id: request.id });
+      const row = await reconciliationById(ctx.orm.em.fork(), request.id);
       if (!row) throw problem(404, "reconciliation.not_found", `There is no reconciliation run ${request.id}.`);
       return result(fromJson(ReconciliationSchema, row.report as JsonValue));
     },

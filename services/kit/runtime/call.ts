@@ -2,7 +2,7 @@ import { Code, ConnectError, createContextKey, type Interceptor } from "@connect
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { ProblemSchema } from "../../../gen/pf/v1/problem_pb.js";
-import { outsideSpan } from "../runtime/tracing.js";
+import { outsideSpan } from "./tracing.js";
 
 const REQUEST_ID = "x-request-id";
 const TOKEN_LIKE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
