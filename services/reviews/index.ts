@@ -45,5 +45,6 @@ export const reviews = defineService({
   },
   holds: [SEARCH_DOCUMENT_WRITE],
   consumers: [itemCreatedConsumer],
-  workers: [...searchDocumentWorkers({ sources: [entityDocuments] })],  relations: { editor: editorRelation },
+  workers: [...searchDocumentWorkers({ sources: [entityDocuments] })],
+  relations: { editor: editorRelation },
 });

@@ -42,5 +42,6 @@ export const trade = defineService({
       implement(TradeAdminService, editorHandlers(ctx)),
     ];
   },
-  consumers: [itemCreatedConsumer, itemRevisedConsumer, itemRemovedConsumer],  relations: { editor: editorRelation },
+  consumers: [itemCreatedConsumer, itemRevisedConsumer, itemRemovedConsumer],
+  relations: { editor: editorRelation },
 });

@@ -332,7 +332,7 @@ describe("OpenAPI of the access options", () => {
     }) as unknown as Document;
     const story = news.paths["/api/v1/stories/{id}"].get;
     expect(story).toMatchObject({ "x-pf-name": "editor", "x-pf-relation": { name: "news.editor" } });
-    expect(story["x-pf-alternatives"][0]).not.toHaveProperty("relation");
+    expect((story["x-pf-alternatives"] as object[])[0]).not.toHaveProperty("relation");
   });
 
   it("documents the defaults: platform CORS and audience; no actor, no alternatives, not designed", () => {

@@ -1,4 +1,5 @@
 import pg from "pg";
+import { until } from "./until.js";
 
 /**
  * Holds one coin account's row from another session, so a call that needs it
@@ -8,7 +9,7 @@ export async function holdCoinAccount(
   databaseUrl: string,
   appId: string,
   subject: string,
-): Promise<{ release(): Promise<void> }> {
+): Promise<{ release(): Promise<void>; queued(): Promise<void> }> {
   const holder = new pg.Client({ connectionString: databaseUrl });
   await holder.connect();
   await holder.query("begin");
@@ -17,9 +18,20 @@ export async function holdCoinAccount(
     subject,
   ]);
   return {
+    queued: () => untilBlockedBy(holder),
     async release() {
       await holder.query("commit");
       await holder.end();
     },
   };
+}
+
+/** Resolves once another session waits on a lock this session holds (the call under test has reached it). */
+export async function untilBlockedBy(holder: pg.Client, timeoutMs?: number): Promise<void> {
+  await until(async () => {
+    const { rows } = await holder.query<{ n: number }>(
+      "select count(*)::int as n from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid))",
+    );
+    return rows[0].n > 0;
+  }, timeoutMs);
 }
