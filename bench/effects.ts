@@ -66,7 +66,7 @@ export const effectsUnderLoad: Benchmark = {
       )();
       let pushed = 0;
       await Promise.all(
-        Array.from({ length: WRITERS }, async () => {
+        Array.from({ length: 16 }, async () => {
           while (pushed < BACKLOG)
             await pusher.pushNotification({ kind: "bench", recipients: ["usr_bench1"], title: `${run}-${pushed++}` });
         }),

@@ -1,7 +1,7 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { newId } from "../kit/handler/ids.js";
-import { type ChangeCounter, itemByIdentity, lockChangeCounter, recordRevision } from "./db/items.js";
-import { ItemRow } from "./db/entities.js";
+import { type ChangeCounter, itemByIdentity, lockChangeCounter, newItem, recordRevision } from "./db/items.js";
+import type { ItemRow } from "./db/entities.js";
 import { contentHashOf, type Entry, identityOf, type Retrieval } from "./domain/items.js";
 import { itemChanged } from "./events.js";
 
@@ -60,7 +60,7 @@ export async function takeEntries(
       row = Object.assign(found, content, { revision: found.revision + 1 });
       counts.itemsRevised++;
     } else {
-      row = em.create(ItemRow, {
+      row = newItem(em, {
         id: newId("itm"),
         sourceKey,
         identity,

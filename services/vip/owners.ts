@@ -2,7 +2,8 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { TipsOwnerService } from "../../gen/pf/tips/v1/owners_pb.js";
 import type { OwnerRequestSchema, OwnerResult } from "../../gen/pf/v1/owners_pb.js";
 import type { ServiceContext } from "../kit/runtime/module.js";
-import { PerkRow, PlanRow } from "./db/entities.js";
+import { perkById } from "./db/perks.js";
+import { planById } from "./db/plans.js";
 import { relayFailure } from "../kit/rpc/relay-failure.js";
 
 /** Who owns an object of one service: a person (`usr_…`) or `network`; "" when that service holds no such object. */
@@ -34,8 +35,8 @@ function asking(service: string, client: OwnerClient): OwnerResolver {
 export function ownerResolvers(base: ServiceContext): ReadonlyMap<string, OwnerResolver> {
   const own: OwnerResolver = async (kind, id) => {
     const em = base.orm.em.fork();
-    if (kind === "plan") return (await em.findOne(PlanRow, { id }))?.owner ?? "";
-    if (kind === "perk") return (await em.findOne(PerkRow, { id }))?.owner ?? "";
+    if (kind === "plan") return (await planById(em, id))?.owner ?? "";
+    if (kind === "perk") return (await perkById(em, id))?.owner ?? "";
     return "";
   };
   return new Map([

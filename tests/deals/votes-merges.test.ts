@@ -9,6 +9,7 @@ import { VoteRequestSchema } from "../../gen/pf/deals/v1/votes_pb.js";
 import { qualified } from "../../services/kit/db/orm.js";
 import { problemOf } from "../../services/kit/handler/problem.js";
 import { usePlatform } from "../support/platform.js";
+import { untilBlockedBy } from "../support/row-lock.js";
 import { DATABASE_SERVER, itWith } from "../support/skips.js";
 import { actingFor, ALL_DEALS, dealsOf, person, submit } from "./support.js";
 
@@ -269,7 +270,7 @@ describe("flags", () => {
         [offer.id, reporter],
       );
       const call = as("POST", `/offers/${offer.id}/flags`, reporter, { reason: "FLAG_REASON_OTHER" });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await untilBlockedBy(holder);
       await holder.query("commit");
       const answer = await call;
       expect(answer.body).toMatchObject({ status: 409, code: "flag.duplicate", flag: { id: "flg_held" } });

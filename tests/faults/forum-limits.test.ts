@@ -95,7 +95,7 @@ describe("a forum write space refuses or does not answer counts nothing against 
     expectStatus(await web("POST", `/api/v1/threads/${target.id}/posts`, author, { body: "a reply" }), 201);
   });
 
-  it("a write whose answer never comes (space held past the deadline) gives its hit back once the call has ended", async () => {
+  it("a write whose answer never comes (held until community gives up on space) gives its hit back too", async () => {
     const author = person("h");
     const key = `h-${fresh()}`;
     proxy.holdAnswers = true;

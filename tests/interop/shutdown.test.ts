@@ -2,6 +2,8 @@ import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { fileURLToPath } from "node:url";
 import { holdCoinAccount } from "../support/row-lock.js";
+import { accepts } from "../support/ports.js";
+import { until } from "../support/until.js";
 import { describe, expect, it } from "vitest";
 import { startTestPlatform } from "../support/platform.js";
 
@@ -41,9 +43,10 @@ describe("stopping the host", () => {
     // Hold the account's row so the next credit waits inside its transaction.
     const held = await holdCoinAccount(t.platform.databaseUrl, "app_stop", "usr_stop1");
     const waiting = credit("k1");
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await held.queued();
     const stopping = t.stop();
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Stopping has begun once the RPC server takes no new connection; the call being served still runs.
+    await until(async () => !(await accepts(t.platform.rpcUrl)));
     await held.release();
 
     const answer = await waiting;
@@ -71,10 +74,10 @@ describe("stopping the gateway", () => {
     expect((await credit("g0")).status).toBe(200);
     const held = await holdCoinAccount(t.platform.databaseUrl, "app_gw", "usr_gw1");
     const waiting = credit("g1");
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await held.queued();
     const started = Date.now();
     const stopping = t.stop();
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await until(async () => !(await accepts(t.gatewayUrl)));
     await held.release();
     const answer = await waiting;
     await stopping;

@@ -26,13 +26,13 @@ describe("a call whose deadline passes", () => {
     expect(late.body).toMatchObject({ status: 504, code: "deadline_exceeded" });
     await held.release();
 
-    // The debit went on once the row was free, and rolled back instead of committing.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The debit went on once the row was free, and rolled back instead of committing: it queued for the row
+    // first, so a read that locks the row answers only once the debit's transaction ended.
     const [row] = await t.platform.contexts
       .get("network")!
       .orm.em.getConnection()
       .execute<{ balance: string }[]>(
-        `select balance from network.coin_accounts where app_id = 'app_dl' and subject = 'usr_dl1'`,
+        `select balance from network.coin_accounts where app_id = 'app_dl' and subject = 'usr_dl1' for update`,
       );
     expect(row.balance).toBe("10");
   });

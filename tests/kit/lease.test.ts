@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from "vitest";
 import { JOB_LEASE_MS, leasedJob } from "../../services/kit/runtime/lease.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { until } from "../support/until.js";
 
 let first: TestPlatform;
 let second: TestPlatform;
@@ -14,7 +15,22 @@ afterAll(async () => {
   await first?.stop();
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** How many times an instance has tried to take the named lease so far (each pass begins with a try). */
+const spies = new Map<TestPlatform, MockInstance>();
+function leaseTries(platform: TestPlatform, name: string): number {
+  const connection = platform.platform.contexts.get("network")!.orm.em.getConnection();
+  if (!spies.has(platform)) spies.set(platform, vi.spyOn(connection, "execute"));
+  return spies
+    .get(platform)!
+    .mock.calls.filter(([sql, params]) => /^insert into \S*leases/.test(String(sql)) && Array.isArray(params) && params[0] === name)
+    .length;
+}
+
+/** Resolves once `platform` has tried to take the lease again after this moment (and, the lease held, failed). */
+async function untilTriedBy(platform: TestPlatform, name: string): Promise<void> {
+  const before = leaseTries(platform, name);
+  await until(() => leaseTries(platform, name) > before + 1);
+}
 
 describe("leased background jobs", () => {
   it("never run on two instances at once", async () => {
@@ -22,16 +38,16 @@ describe("leased background jobs", () => {
     const job = (instance: string) =>
       leasedJob("sweep", { everyMs: 10 }, async () => {
         const start = performance.now();
-        await sleep(15);
+        // Held until the other instance has tried to run it meanwhile.
+        await untilTriedBy(instance === "first" ? second : first, "sweep");
         passes.push({ instance, start, end: performance.now() });
       });
     const stops = await Promise.all([
       job("first")(first.platform.contexts.get("network")!),
       job("second")(second.platform.contexts.get("network")!),
     ]);
-    await sleep(600);
+    await until(() => passes.length > 5);
     await Promise.all(stops.map((stop) => stop()));
-    expect(passes.length).toBeGreaterThan(5);
     const ordered = [...passes].sort((a, b) => a.start - b.start);
     for (let i = 1; i < ordered.length; i++) expect(ordered[i].start).toBeGreaterThanOrEqual(ordered[i - 1].end);
   });
@@ -39,16 +55,24 @@ describe("leased background jobs", () => {
   it("keep the lease while a run takes longer than the lease itself", async () => {
     const runs: { instance: string; start: number; end: number }[] = [];
     const job = (instance: string) =>
-      leasedJob("long-sweep", { everyMs: 20, leaseMs: 150 }, async () => {
+      leasedJob("long-sweep", { everyMs: 20, leaseMs: 150 }, async (ctx) => {
         const start = performance.now();
-        await sleep(400);
+        // Held past the end of the lease first taken, then until the other instance has tried to take it.
+        const [taken] = await ctx.orm.em
+          .getConnection()
+          .execute<{ until: Date }[]>(`select until from network.leases where name = 'long-sweep'`);
+        await until(async () => {
+          const [now] = await ctx.orm.em.getConnection().execute<{ now: Date }[]>("select now() as now");
+          return now.now > taken.until;
+        });
+        await untilTriedBy(instance === "first" ? second : first, "long-sweep");
         runs.push({ instance, start, end: performance.now() });
       });
     const stops = await Promise.all([
       job("first")(first.platform.contexts.get("network")!),
       job("second")(second.platform.contexts.get("network")!),
     ]);
-    await sleep(1_000);
+    await until(() => runs.length > 0);
     await Promise.all(stops.map((stop) => stop()));
     const ordered = [...runs].sort((a, b) => a.start - b.start);
     expect(ordered.length).toBeGreaterThan(0);
@@ -64,9 +88,15 @@ describe("leased background jobs", () => {
       );
     let ran = 0;
     const stop = await leasedJob("expiry", { everyMs: 20 }, async () => void ran++)(ctx);
-    await sleep(250);
+    // It tried while the lease was held (the crashed instance's lease lasts 400 ms), and did not run.
+    await until(async () => {
+      const [held] = await ctx.orm.em
+        .getConnection()
+        .execute<{ held: boolean }[]>(`select until > now() as held from network.leases where name = 'expiry'`);
+      return leaseTries(first, "expiry") > 1 && held.held;
+    });
     expect(ran).toBe(0);
-    await sleep(400);
+    await until(() => ran > 0);
     await stop();
     expect(ran).toBeGreaterThan(0);
   });

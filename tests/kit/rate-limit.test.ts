@@ -1,11 +1,13 @@
 import { createContextValues, type UnaryRequest } from "@connectrpc/connect";
+import type { EntityManager } from "@mikro-orm/postgresql";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { pruneKitTables } from "../../services/kit/runtime/housekeeping.js";
 import { problem, problemOf } from "../../services/kit/handler/problem.js";
 import { rateLimit, rateLimitedCall, type RateRule } from "../../services/kit/handler/rate-limit.js";
-import { callScope } from "../../services/kit/runtime/call.js";
+import { callScope, currentCall } from "../../services/kit/runtime/call.js";
 import { usePlatform } from "../support/platform.js";
+import { until } from "../support/until.js";
 
 const clock = new ManualClock(new Date("2030-03-01T12:00:30Z"));
 const t = usePlatform({ services: ["network"], clock });
@@ -14,12 +16,12 @@ const MINUTE = 60_000;
 const network = () => t.platform.contexts.get("network")!;
 
 /** One request: a transaction that counts its hits, as a handler's would; answers the problem when refused. */
-async function hit(rules: RateRule[], at: Date = clock.now(), holdMs = 0) {
+async function hit(rules: RateRule[], at: Date = clock.now(), hold?: (em: EntityManager) => Promise<void>) {
   try {
     await network().transaction(async (em) => {
       await rateLimit(em, rules, at);
       // The rest of the handler's work, holding the counters' locks.
-      await new Promise((resolve) => setTimeout(resolve, holdMs));
+      await hold?.(em);
     });
     return undefined;
   } catch (error) {
@@ -79,7 +81,23 @@ describe("rateLimit", () => {
 
   it("lets exactly `limit` of many concurrent requests through", async () => {
     const rule = { name: "test.concurrent", key: "usr_1", limit: 5, windowMs: MINUTE };
-    const answers = await Promise.all(Array.from({ length: 20 }, () => hit([rule], clock.now(), 20)));
+    // Each request let through holds the counters' locks until another one queues behind them (or none is left).
+    let answered = 0;
+    const queuedBehind = async (em: EntityManager) => {
+      const [row] = await em
+        .getConnection()
+        .execute<{ n: number }[]>(
+          "select count(*)::int as n from pg_locks where not granted and pg_backend_pid() = any(pg_blocking_pids(pid))",
+          [],
+          "all",
+          em.getTransactionContext(),
+        );
+      return row.n > 0;
+    };
+    const hold = (em: EntityManager) => until(async () => answered === 19 || (await queuedBehind(em)));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => hit([rule], clock.now(), hold).finally(() => answered++)),
+    );
     expect(answers.filter((answer) => answer === undefined)).toHaveLength(5);
     expect(answers.filter((answer) => answer?.code === "rate.limited")).toHaveLength(15);
     expect(await hits("test.concurrent", "usr_1")).toEqual([5]);
@@ -139,7 +157,11 @@ describe("rateLimitedCall (a write another service does)", () => {
     };
     const served = callScope(100)(async () => {
       // The other service does not answer until after the served call's deadline: no statement of the call may run now.
-      const late = () => new Promise<string>((_resolve, reject) => setTimeout(() => reject(new Error("timeout")), 200));
+      const late = async (): Promise<string> => {
+        const call = currentCall()!;
+        await until(() => Date.now() > call.deadline);
+        throw new Error("timeout");
+      };
       return (await limited(rule, late)) as never;
     });
     // Answered once the hit is given back (the count committed, so the answer stands though late).

@@ -1,4 +1,4 @@
-import { createServer, type AddressInfo } from "node:net";
+import { connect, createServer, type AddressInfo } from "node:net";
 
 /** `count` distinct TCP ports on loopback that nothing listens on now (a restarted process can take the same). */
 export async function freePorts(count: number): Promise<number[]> {
@@ -14,4 +14,17 @@ export async function freePorts(count: number): Promise<number[]> {
   );
   await Promise.all(servers.map((server) => new Promise((done) => server.close(done))));
   return ports;
+}
+
+/** Whether a server takes TCP connections at this URL's host and port now (a stopping server refuses them). */
+export function accepts(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname.replace(/^\[|\]$/g, ""));
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
 }

@@ -26,11 +26,14 @@ export async function holdCoinAccount(
   };
 }
 
-/** Resolves once another session waits on a lock this session holds (the call under test has reached it). */
+/**
+ * Resolves once another session waits on a lock this session holds (the call under test has reached it).
+ * Read from pg_locks, which is live: pg_stat_activity would be a snapshot kept for the holder's transaction.
+ */
 export async function untilBlockedBy(holder: pg.Client, timeoutMs?: number): Promise<void> {
   await until(async () => {
     const { rows } = await holder.query<{ n: number }>(
-      "select count(*)::int as n from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid))",
+      "select count(*)::int as n from pg_locks where not granted and pg_backend_pid() = any(pg_blocking_pids(pid))",
     );
     return rows[0].n > 0;
   }, timeoutMs);

@@ -15,6 +15,8 @@ export const hideDeletedPostThread = effect<BlogContext, typeof PostEventSchema>
   name: "blog-thread-hidden",
   subject: postSubject("deleted"),
   event: PostEventSchema,
+  // Posts are hidden independently: a backlog's threads are hidden side by side.
+  orderKey: (event) => event.postId,
   async apply(event, ctx, key) {
     const headers = { "idempotency-key": key };
     const resolved = await ctx.community

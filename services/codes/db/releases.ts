@@ -53,6 +53,12 @@ export async function insertRelease(
   }
 }
 
+/** Writes changes to a release (those made on the row, and `changes`) in the caller's transaction. */
+export async function changeRelease(em: EntityManager, row: ReleaseRow, changes: Partial<ReleaseRow> = {}) {
+  Object.assign(row, changes);
+  await em.flush();
+}
+
 const STATUS: Record<string, ReleaseStatus> = {
   draft: ReleaseStatus.DRAFT,
   published: ReleaseStatus.PUBLISHED,

@@ -9,7 +9,7 @@ import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import type { ReleaseRow } from "../db/entities.js";
-import { insertRelease, releaseAnswer, releaseById, releaseForUpdate, releaseOfVersion } from "../db/releases.js";
+import { changeRelease, insertRelease, releaseAnswer, releaseById, releaseForUpdate, releaseOfVersion } from "../db/releases.js";
 import { trustOf } from "../db/trust.js";
 import { validateManifest } from "../domain/manifests.js";
 import {
@@ -71,7 +71,7 @@ export function manageHandlers(ctx: ServiceContext): ManageHandlers {
       const wasPublic = row.publishedAt !== null;
       row.status = transition(row.status as Status, action);
       await change(em, row, ctx.clock.now());
-      await em.flush();
+      await changeRelease(em, row);
       const result = await answer(em, row);
       if (action === "publish") await releasePublished(em, result.release!);
       if (action === "deprecate") await releaseDeprecated(em, result.release!);

@@ -3,6 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
 import { type Paste, PasteSchema } from "../../../gen/pf/community/v1/common_pb.js";
 import { authorFromColumns, authorshipToProto } from "../../kit/handler/authorship.js";
+import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
 import { qualified } from "../../kit/db/orm.js";
 import { claimSlug, resolveSlug } from "../../kit/slugs/slugs.js";
@@ -160,4 +161,24 @@ export async function pasteToProto(
     updatedAt: timestampFromDate(row.updatedAt),
     liked: await likes(em, row.id, reader.person),
   });
+}
+
+/** Writes a new paste with the slug of its title. */
+export async function insertPaste(em: EntityManager, values: Omit<PasteRow, "id" | "slug">): Promise<PasteRow> {
+  const id = newId("pas");
+  const slug = await claimPasteSlug(em, id, values.title, values.createdAt);
+  const row = em.create(PasteRow, { id, slug, ...values });
+  await em.flush();
+  return row;
+}
+
+/** Writes changes to a paste (those made on the row, and `changes`) in the caller's transaction. */
+export async function changePaste(em: EntityManager, row: PasteRow, changes: Partial<PasteRow> = {}): Promise<void> {
+  Object.assign(row, changes);
+  await em.flush();
+}
+
+/** Reads a paste's row again (its counts after a reaction written in SQL). */
+export async function reloadPaste(em: EntityManager, row: PasteRow): Promise<void> {
+  await em.refresh(row);
 }

@@ -86,3 +86,9 @@ export function pulseItemToProto(row: PulseItemRow, withActor = false): PulseIte
     retractedAt: row.retractedAt ? timestampFromDate(row.retractedAt) : undefined,
   });
 }
+
+/** Writes changes to a pulse item in the caller's transaction. */
+export async function changePulseItem(em: EntityManager, row: PulseItemRow, changes: Partial<PulseItemRow>): Promise<void> {
+  Object.assign(row, changes);
+  await em.flush();
+}

@@ -55,6 +55,12 @@ export async function threadById(em: EntityManager, id: string, lock = false): P
   return row;
 }
 
+/** Writes changes to a thread (its visibility) in the caller's transaction. */
+export async function changeThread(em: EntityManager, row: ThreadRow, changes: Partial<ThreadRow>): Promise<void> {
+  Object.assign(row, changes);
+  await em.flush();
+}
+
 export function threadToProto(row: ThreadRow): CommentThread {
   return create(CommentThreadSchema, {
     id: row.id,

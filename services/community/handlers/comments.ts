@@ -14,6 +14,7 @@ import { moderationToProto, recordModeration } from "../db/moderation.js";
 import {
   commentById,
   commentsOf,
+  changeThread,
   commentToProto,
   resolveThread,
   setVote,
@@ -181,8 +182,7 @@ export function commentHandlers(ctx: CommunityContext): CommentHandlers {
         const at = ctx.clock.now();
         const thread = await threadById(em, request.id, true);
         const changed = thread.visibility !== visibility;
-        thread.visibility = visibility;
-        await em.flush();
+        await changeThread(em, thread, { visibility });
         const record = changed
           ? await recordModeration(em, {
               action: "visibility",

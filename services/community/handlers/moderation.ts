@@ -12,7 +12,7 @@ import { invalid, problemOf } from "../../kit/handler/problem.js";
 import type { CommunityContext } from "../context.js";
 import type { ModerationRow, PasteRow } from "../db/entities.js";
 import { moderationLog, moderationToProto, recordModeration } from "../db/moderation.js";
-import { pasteBySlug, pasteRef, pasteToProto } from "../db/pastes.js";
+import { changePaste, pasteBySlug, pasteRef, pasteToProto } from "../db/pastes.js";
 import { commentById, commentNotFound, commentToProto, threadOfRef, tombstone } from "../db/threads.js";
 import { requireReason } from "../domain/text.js";
 import { moderatorOf } from "./moderators.js";
@@ -46,8 +46,7 @@ export function moderationHandlers(ctx: CommunityContext): ModerationHandlers {
   ): Promise<ModerationRow | undefined> => {
     const state = action === "censor" ? "censored" : "deleted";
     if (row.state === state || (action === "censor" && row.state === "deleted")) return undefined;
-    Object.assign(row, { state, updatedAt: at, ...(action === "censor" ? { censorReason: reason } : {}) });
-    await em.flush();
+    await changePaste(em, row, { state, updatedAt: at, ...(action === "censor" ? { censorReason: reason } : {}) });
     return recordModeration(em, {
       action: action === "censor" ? "censor" : "delete_paste",
       target: { service: "community", kind: "paste", id: row.id },

@@ -8,7 +8,7 @@ import { problem } from "../../kit/handler/problem.js";
 import { userText } from "../../kit/handler/text.js";
 import type { CommunityContext } from "../context.js";
 import type { PasteRow } from "../db/entities.js";
-import { pasteBySlug, pasteRef, pasteToProto, react, unlike } from "../db/pastes.js";
+import { pasteBySlug, pasteRef, pasteToProto, react, reloadPaste, unlike } from "../db/pastes.js";
 import { commentToProto, resolveThread } from "../db/threads.js";
 import { TEXT } from "../domain/text.js";
 import { writeComment } from "../comment-writes.js";
@@ -33,7 +33,7 @@ export function pasteReactionHandlers(ctx: CommunityContext): ReactionHandlers {
     return ctx.transaction(async (em) => {
       const { row } = await pasteBySlug(em, slug, true);
       await work(em, row, person);
-      await em.refresh(row);
+      await reloadPaste(em, row);
       return create(PasteWriteResultSchema, { paste: await pasteToProto(em, row, { person }) });
     });
   };

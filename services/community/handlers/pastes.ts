@@ -9,13 +9,12 @@ import {
 import { actingPerson } from "../../kit/auth/principal.js";
 import { authorOf } from "../../kit/handler/authorship.js";
 import { idempotencyOf } from "../../kit/handler/idempotency.js";
-import { newId } from "../../kit/handler/ids.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { rateLimit } from "../../kit/handler/rate-limit.js";
 import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
 import type { CommunityContext } from "../context.js";
-import { authorRow, PasteRow } from "../db/entities.js";
-import { claimPasteSlug, pasteBySlug, pasteToProto } from "../db/pastes.js";
+import { authorRow, type PasteRow } from "../db/entities.js";
+import { changePaste, claimPasteSlug, insertPaste, pasteBySlug, pasteToProto } from "../db/pastes.js";
 import { requireLanguage, requirePasteText, requireTitle, TEXT } from "../domain/text.js";
 
 type PasteHandlers = Pick<ServiceImpl<typeof PasteService>, "createPaste" | "editPaste" | "deletePaste" | "forkPaste">;
@@ -36,15 +35,6 @@ export function pasteHandlers(ctx: CommunityContext): PasteHandlers {
   const { settings } = ctx;
   const limit = (em: EntityManager, person: string, at: Date) =>
     rateLimit(em, [{ name: "community.paste.person", key: person, ...settings.pastePerPerson }], at);
-
-  /** Inserts a paste with its slug; answers it. */
-  const insert = async (em: EntityManager, values: Omit<PasteRow, "id" | "slug">) => {
-    const id = newId("pas");
-    const slug = await claimPasteSlug(em, id, values.title, values.createdAt);
-    const row = em.create(PasteRow, { id, slug, ...values });
-    await em.flush();
-    return row;
-  };
 
   const result = async (em: EntityManager, row: PasteRow, call: HandlerContext) =>
     create(PasteWriteResultSchema, { paste: await pasteToProto(em, row, { person: actingPerson(call) }) });
@@ -69,7 +59,7 @@ export function pasteHandlers(ctx: CommunityContext): PasteHandlers {
         once.run(em, async () => {
           const at = ctx.clock.now();
           await limit(em, writer, at);
-          const row = await insert(em, {
+          const row = await insertPaste(em, {
             title,
             kind,
             body,
@@ -112,8 +102,7 @@ export function pasteHandlers(ctx: CommunityContext): PasteHandlers {
           row.title = title;
           row.slug = await claimPasteSlug(em, row.id, title, at);
         }
-        Object.assign(row, { language, revision: row.revision + 1, updatedAt: at });
-        await em.flush();
+        await changePaste(em, row, { language, revision: row.revision + 1, updatedAt: at });
         return result(em, row, call);
       });
     },
@@ -123,8 +112,7 @@ export function pasteHandlers(ctx: CommunityContext): PasteHandlers {
       return ctx.transaction(async (em) => {
         const { row } = await pasteBySlug(em, request.slug, true);
         requireOwner(row, person);
-        Object.assign(row, { state: "deleted", updatedAt: ctx.clock.now() });
-        await em.flush();
+        await changePaste(em, row, { state: "deleted", updatedAt: ctx.clock.now() });
         return result(em, row, call);
       });
     },
@@ -140,7 +128,7 @@ export function pasteHandlers(ctx: CommunityContext): PasteHandlers {
           const { row: parent } = await pasteBySlug(em, request.slug, true);
           if (parent.state !== "active") throw problem(409, "paste.censored", "A censored paste cannot be forked.");
           parent.forks += 1;
-          const row = await insert(em, {
+          const row = await insertPaste(em, {
             title: title ?? parent.title,
             kind: parent.kind,
             body: parent.body,

@@ -12,7 +12,7 @@ import { problem } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import { requireUrl } from "../../kit/handler/urls.js";
 import type { CommunityContext } from "../context.js";
-import { insertPulseItem, pulseItemOfRef, pulseItemToProto, pulsePage } from "../db/pulse.js";
+import { changePulseItem, insertPulseItem, pulseItemOfRef, pulseItemToProto, pulsePage } from "../db/pulse.js";
 import { pulseProvenance, requireOccurredAt, requirePublic } from "../domain/pulse.js";
 import { requireRef } from "../domain/threads.js";
 import { requireTitle } from "../domain/text.js";
@@ -53,8 +53,7 @@ export function pulseHandlers(ctx: CommunityContext): PulseHandlers {
         const row = (await pulseItemOfRef(em, ref, true))!;
         if (!created) {
           // Provenance stands: origin, actor and occurred_at stay the first record's; a retracted ref comes back.
-          Object.assign(row, { title, url, updatedAt: at, retractedAt: null });
-          await em.flush();
+          await changePulseItem(em, row, { title, url, updatedAt: at, retractedAt: null });
           answerStatus(call, 200);
         }
         return create(PulseWriteResultSchema, { item: pulseItemToProto(row, true) });
@@ -71,8 +70,7 @@ export function pulseHandlers(ctx: CommunityContext): PulseHandlers {
       return ctx.transaction(async (em) => {
         const row = await pulseItemOfRef(em, ref, true);
         if (!row) throw problem(404, "pulse.not_found", "No pulse item for this ref.");
-        row.retractedAt ??= ctx.clock.now();
-        await em.flush();
+        await changePulseItem(em, row, { retractedAt: row.retractedAt ?? ctx.clock.now() });
         return create(PulseWriteResultSchema, { item: pulseItemToProto(row, true) });
       });
     },

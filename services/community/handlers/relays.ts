@@ -5,9 +5,8 @@ import { requirePublicUrl } from "../../kit/handler/public-host.js";
 import { invalid } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import type { CommunityContext } from "../context.js";
-import { RelayRow } from "../db/entities.js";
 import { recordModeration } from "../db/moderation.js";
-import { relayById, relayNotFound, relays, relayToProto } from "../db/relays.js";
+import { deleteRelay, relayById, relayNotFound, relays, relayToProto, saveRelay } from "../db/relays.js";
 import { requireReason } from "../domain/text.js";
 import { moderatorOf } from "./moderators.js";
 
@@ -57,9 +56,8 @@ export function relayHandlers(ctx: CommunityContext): RelayHandlers {
           updatedAt: at,
         };
         const found = await relayById(em, id);
-        const row = found ? Object.assign(found, values) : em.create(RelayRow, { id, ...values });
+        const row = await saveRelay(em, found, { id, ...values });
         if (!found) answerStatus(call, 201);
-        await em.flush();
         await recordModeration(em, {
           action: "relay_put",
           target: { service: "community", kind: "relay", id },
@@ -80,8 +78,7 @@ export function relayHandlers(ctx: CommunityContext): RelayHandlers {
       return ctx.transaction(async (em) => {
         const row = await relayById(em, id);
         if (!row) throw relayNotFound();
-        em.remove(row);
-        await em.flush();
+        await deleteRelay(em, row);
         await recordModeration(em, {
           action: "relay_delete",
           target: { service: "community", kind: "relay", id },

@@ -55,12 +55,31 @@ export class HotRead<Row extends object, Params extends unknown[]> {
   }
 
   private async prepare(ctx: ReadContext): Promise<Prepared> {
-    const pool = (await ctx.orm.em.getConnection().getNativeClient()) as Pool;
-    const schema = String(ctx.orm.config.get("schema"));
-    const text = this.sql.replace(/\{([a-z_]+)\}/g, (_match, table: string) => `"${schema}".${table}`);
+    const pool = await poolOf(ctx.orm);
+    const text = qualifiedText(ctx.orm, this.sql);
     // The embedded database (no DATABASE_URL) shares one session between connections: unnamed statements there.
+    const schema = String(ctx.orm.config.get("schema"));
     const prepared = { pool, text, name: ctx.config.databaseUrl ? `pf.${schema}.${this.name}` : undefined };
     this.prepared.set(ctx.orm, prepared);
     return prepared;
   }
+}
+
+/**
+ * One statement of its own, outside any transaction, whose text is built per call (search's queries and its
+ * one-statement upsert): on the same pool as a `HotRead`, unprepared, `$1…` parameters, `{table}` qualified.
+ */
+export async function statement<Row>(orm: MikroORM, text: string, values: unknown[]): Promise<Row[]> {
+  const pool = await poolOf(orm);
+  return (await pool.query(qualifiedText(orm, text), values)).rows as Row[];
+}
+
+/** The service's `pg` pool: the one MikroORM opened; no service opens or holds one of its own. */
+function poolOf(orm: MikroORM): Promise<Pool> {
+  return orm.em.getConnection().getNativeClient() as Promise<Pool>;
+}
+
+function qualifiedText(orm: MikroORM, text: string): string {
+  const schema = String(orm.config.get("schema"));
+  return text.replace(/\{([a-z_]+)\}/g, (_match, table: string) => `"${schema}".${table}`);
 }

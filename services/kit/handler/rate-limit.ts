@@ -81,7 +81,7 @@ export async function rateLimitedCall<T>(
  * Takes back the hit `rateLimit(em, rules, at)` counted, in the window of the same `at` (the hit's, even when the
  * next has begun), never below zero. Rules are taken in `rateLimit`'s order, so a give-back and a count never deadlock.
  */
-export async function giveBack(em: EntityManager, rules: RateRule[], at: Date): Promise<void> {
+async function giveBack(em: EntityManager, rules: RateRule[], at: Date): Promise<void> {
   const table = qualified(em, "rate_limits");
   for (const rule of ordered(rules)) {
     await em

@@ -17,8 +17,10 @@ export interface StoredFile {
 }
 
 /** Records a file object whose bytes are stored. */
-export function insertFile(em: EntityManager, file: StoredFile): FileRow {
-  return em.create(FileRow, { ...file, size: BigInt(file.size) });
+export async function insertFile(em: EntityManager, file: StoredFile): Promise<FileRow> {
+  const row = em.create(FileRow, { ...file, size: BigInt(file.size) });
+  await em.flush();
+  return row;
 }
 
 /** A file object by its key, in any namespace (`/f/{key}`), or null. */

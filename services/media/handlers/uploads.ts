@@ -85,8 +85,7 @@ async function record(
   try {
     return await ctx.transaction(async (em) => {
       await reservation.settle(em, file.size);
-      const row = insertFile(em, { ...file, key, app, createdAt: ctx.clock.now() });
-      await em.flush();
+      const row = await insertFile(em, { ...file, key, app, createdAt: ctx.clock.now() });
       const created = fileToProto(row);
       await objectCreated(em, created);
       return created;

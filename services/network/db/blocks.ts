@@ -28,3 +28,8 @@ export async function insertBlock(em: EntityManager, blocker: string, blocked: s
   );
   return created.length > 0;
 }
+
+/** Removes a block; true when there was one. */
+export async function deleteBlock(em: EntityManager, blocker: string, blocked: string): Promise<boolean> {
+  return (await em.nativeDelete(Block, { blocker, blocked })) > 0;
+}

@@ -1,6 +1,7 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { qualified } from "../../kit/db/orm.js";
 import { HotRead, type ReadContext } from "../../kit/db/reads.js";
+import { LegacyId } from "./entities.js";
 
 /**
  * Links a legacy id to a subject unless it is linked already (two links at
@@ -19,6 +20,11 @@ export async function insertLegacyId(
     em.getTransactionContext(),
   );
   return inserted.length > 0;
+}
+
+/** The link of a legacy id, or null; `fresh` reads it again past the transaction's identity map (a concurrent link). */
+export function legacyIdOf(em: EntityManager, service: string, localId: string, fresh = false) {
+  return em.findOne(LegacyId, { service, localId }, fresh ? { refresh: true } : {});
 }
 
 const links = new HotRead<{ service: string; localId: string; subject: string }, [string[], string[]]>(

@@ -1,6 +1,8 @@
 import { create } from "@bufbuild/protobuf";
+import type { EntityManager } from "@mikro-orm/postgresql";
 import { SubjectRefSchema, type SubjectRef } from "../../../gen/pf/v1/refs_pb.js";
 import { HotRead, type ReadContext } from "../../kit/db/reads.js";
+import { Subject } from "./entities.js";
 
 /** A subject's stored display projection. */
 export interface SubjectDisplay {
@@ -27,3 +29,7 @@ export function toRef(id: string, row: SubjectDisplay | undefined): SubjectRef {
     display: row ? { displayName: row.displayName, handle: row.handle, avatarUrl: row.avatarUrl } : undefined,
   });
 }
+
+/** Writes a subject's display projection. */
+export const saveSubject = (em: EntityManager, subject: SubjectDisplay & { id: string; updatedAt: Date }) =>
+  em.upsert(Subject, subject);

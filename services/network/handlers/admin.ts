@@ -13,10 +13,11 @@ import { invalid, problem } from "../../kit/handler/problem.js";
 import { requireSubject, requireUser } from "../../kit/handler/subjects.js";
 import { maxLength } from "../../kit/handler/text.js";
 import type { NetworkContext } from "../context.js";
-import { blocksOf, insertBlock } from "../db/blocks.js";
-import { Block, LegacyId, Setting, StaffMember, Subject } from "../db/entities.js";
-import { insertLegacyId } from "../db/legacy-ids.js";
-import { subjectRefs, toRef } from "../db/subject-refs.js";
+import { blocksOf, deleteBlock, insertBlock } from "../db/blocks.js";
+import { insertLegacyId, legacyIdOf } from "../db/legacy-ids.js";
+import { deleteSetting, saveSetting } from "../db/settings.js";
+import { deleteStaffMember, isNetworkOwner, networkOwner, saveStaffMember } from "../db/staff.js";
+import { saveSubject, subjectRefs, toRef } from "../db/subject-refs.js";
 import { roleName } from "../domain/staff.js";
 import { relationChanged, subjectChanged, subjects } from "../events.js";
 import { GITHUB_TOKEN_ENV, GITHUB_TOKEN_SETTING } from "./integrations.js";
@@ -32,7 +33,7 @@ export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAd
       const member = await ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         if (role === "owner") {
-          const owner = await em.findOne(StaffMember, { role: "owner" });
+          const owner = await networkOwner(em);
           if (owner && owner.subject !== subject)
             throw problem(
               409,
@@ -40,9 +41,12 @@ export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAd
               "The network has one owner; change the current owner's role first.",
             );
         }
-        const saved = await em
-          .upsert(StaffMember, { subject, role, capabilities: [...new Set(request.capabilities)], updatedAt: at })
-          .catch((error: unknown) => {
+        const saved = await saveStaffMember(em, {
+          subject,
+          role,
+          capabilities: [...new Set(request.capabilities)],
+          updatedAt: at,
+        }).catch((error: unknown) => {
             // Two owners set at once: the one-owner index refuses the second.
             throw error instanceof UniqueConstraintViolationException
               ? problem(409, "staff.owner_exists", "The network has one owner; change the current owner's role first.")
@@ -64,10 +68,10 @@ export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAd
     async removeStaff(request) {
       const subject = requireUser("subject", request.subject);
       const removed = await ctx.transaction(async (em) => {
-        const count = await em.nativeDelete(StaffMember, { subject });
-        if (count > 0)
+        const removed = await deleteStaffMember(em, subject);
+        if (removed)
           await relationChanged(em, subjects.staffChanged, { subject, other: "", present: false, at: ctx.clock.now() });
-        return count > 0;
+        return removed;
       });
       staffList.forget();
       return create(RemoveStaffResponseSchema, { removed });
@@ -87,8 +91,7 @@ export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAd
     async removeBlock(request) {
       const [blocker, blocked] = blockPair(request.blocker, request.blocked);
       return ctx.transaction(async (em) => {
-        const count = await em.nativeDelete(Block, { blocker, blocked });
-        if (count > 0)
+        if (await deleteBlock(em, blocker, blocked))
           await relationChanged(em, subjects.blockChanged, {
             subject: blocker,
             other: blocked,
@@ -107,7 +110,7 @@ export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAd
       maxLength("display.avatar_url", display?.avatarUrl ?? "", 2000);
       const ref = await ctx.transaction(async (em) => {
         const at = ctx.clock.now();
-        const row = await em.upsert(Subject, {
+        const row = await saveSubject(em, {
           id,
           displayName: display?.displayName ?? "",
           handle: display?.handle ?? "",
@@ -127,7 +130,7 @@ export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAd
       if (request.localId === "") throw invalid("local_id", "local_id is the id the service gave the subject");
       const subject = requireSubject("subject", request.subject);
       await ctx.transaction(async (em) => {
-        const existing = await em.findOne(LegacyId, { service: request.service, localId: request.localId });
+        const existing = await legacyIdOf(em, request.service, request.localId);
         if (existing && existing.subject !== subject) {
           throw problem(409, "identity.legacy_conflict", "That legacy id already resolves to another subject.", {
             subject: existing.subject,
@@ -137,14 +140,10 @@ export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAd
         // A concurrent link of the same id: the first one stays, and this one answers against it.
         const link = { service: request.service, localId: request.localId, subject };
         if (!(await insertLegacyId(em, link, ctx.clock.now()))) {
-          const winner = await em.findOneOrFail(
-            LegacyId,
-            { service: request.service, localId: request.localId },
-            { refresh: true },
-          );
-          if (winner.subject !== subject)
+          const winner = await legacyIdOf(em, request.service, request.localId, true);
+          if (winner?.subject !== subject)
             throw problem(409, "identity.legacy_conflict", "That legacy id already resolves to another subject.", {
-              subject: winner.subject,
+              subject: winner?.subject,
             });
         }
       });
@@ -159,13 +158,12 @@ export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAd
     async setGithubToken(request, call) {
       // "The owner sets it": the admin panel calls for the owner, named in X-PF-Subject (ACTOR_PERSON).
       const person = actingPerson(call);
-      const owner = await ctx.orm.em.fork().findOne(StaffMember, { subject: person, role: "owner" });
-      if (!owner)
+      if (!(await isNetworkOwner(ctx.orm.em.fork(), person)))
         throw problem(403, "integration.github.owner_only", "Only the network owner sets the code-hosting token.");
       const at = ctx.clock.now();
       await ctx.transaction(async (em) => {
-        if (request.token === "") await em.nativeDelete(Setting, { name: GITHUB_TOKEN_SETTING });
-        else await em.upsert(Setting, { name: GITHUB_TOKEN_SETTING, value: sealer.seal(request.token), updatedAt: at });
+        if (request.token === "") await deleteSetting(em, GITHUB_TOKEN_SETTING);
+        else await saveSetting(em, GITHUB_TOKEN_SETTING, sealer.seal(request.token), at);
       });
       if (request.token !== "")
         return create(SetGithubTokenResponseSchema, { source: "admin", updatedAt: timestampFromDate(at) });

@@ -5,7 +5,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { GithubTokenResultSchema, type NetworkService } from "../../../gen/pf/network/v1/network_pb.js";
 import { problem } from "../../kit/handler/problem.js";
 import type { NetworkContext } from "../context.js";
-import { Setting } from "../db/entities.js";
+import { settingOf } from "../db/settings.js";
 
 export const GITHUB_TOKEN_SETTING = "integrations.github.token";
 /** The environment setting the owner may use instead of the admin panel. */
@@ -14,7 +14,7 @@ const SCOPE = "public_repo:read";
 
 /** The current code-hosting token: the admin setting first, then the environment. */
 export async function githubToken(ctx: NetworkContext, em: EntityManager) {
-  const setting = await em.findOne(Setting, { name: GITHUB_TOKEN_SETTING });
+  const setting = await settingOf(em, GITHUB_TOKEN_SETTING);
   if (setting) {
     return create(GithubTokenResultSchema, {
       token: ctx.sealer.open(setting.value),

@@ -1,12 +1,13 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { LockMode, UniqueConstraintViolationException } from "@mikro-orm/postgresql";
+import { UniqueConstraintViolationException } from "@mikro-orm/postgresql";
 import { ModuleRecordSchema, type NetworkService } from "../../../gen/pf/network/v1/network_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import { problem } from "../../kit/handler/problem.js";
-import { ModuleRecord } from "../db/entities.js";
+import type { ModuleRecord } from "../db/entities.js";
+import { changeModuleRecord, insertModuleRecord, moduleRecord } from "../db/modules.js";
 import { ifMatchOf } from "../../kit/handler/revisions.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import { mayRead, ownsNamespace, requireNamespace } from "../domain/namespaces.js";
@@ -30,7 +31,7 @@ export function moduleHandlers(
           `The namespace ${namespace} is not granted to this caller.`,
         );
       }
-      const row = await ctx.orm.em.fork().findOne(ModuleRecord, { namespace, subject });
+      const row = await moduleRecord(ctx.orm.em.fork(), namespace, subject);
       if (!row) throw problem(404, "modules.not_found", "No module record for this subject in this namespace.");
       return answer(row, call);
     },
@@ -51,21 +52,18 @@ export function moduleHandlers(
       const row = await ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const writtenBy = principal.service!;
-        const current = await em.findOne(
-          ModuleRecord,
-          { namespace, subject },
-          { lockMode: LockMode.PESSIMISTIC_WRITE },
-        );
+        const current = await moduleRecord(em, namespace, subject, true);
         // `*` matches whatever exists; a weak tag matches nothing.
         const expected = given === "any" ? (current?.revision ?? -1n) : given === "never" ? -1n : given;
         let written: ModuleRecord;
         if (current === null) {
           if (expected !== undefined && expected !== 0n) throw conflict(0n);
-          written = em.create(ModuleRecord, { namespace, subject, revision: 1n, record, writtenBy, updatedAt: at });
           // A concurrent first write fails on the primary key and answers as a conflict.
-          await em.flush().catch((error: unknown) => {
-            throw error instanceof UniqueConstraintViolationException ? conflict(1n) : error;
-          });
+          written = await insertModuleRecord(em, { namespace, subject, revision: 1n, record, writtenBy, updatedAt: at }).catch(
+            (error: unknown) => {
+              throw error instanceof UniqueConstraintViolationException ? conflict(1n) : error;
+            },
+          );
         } else {
           if (expected === undefined) {
             throw problem(428, "revision.required", "The record exists: send If-Match with its revision.", {
@@ -73,7 +71,7 @@ export function moduleHandlers(
             });
           }
           if (expected !== current.revision) throw conflict(current.revision);
-          written = em.assign(current, { revision: current.revision + 1n, record, writtenBy, updatedAt: at });
+          written = await changeModuleRecord(em, current, { revision: current.revision + 1n, record, writtenBy, updatedAt: at });
         }
         await moduleWritten(em, { namespace, subject, revision: written.revision, writtenBy, at });
         return written;

@@ -12,7 +12,7 @@ import { newId } from "../../kit/handler/ids.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { invalid } from "../../kit/handler/problem.js";
-import { Notification } from "../db/entities.js";
+import { insertNotifications } from "../db/notifications.js";
 import { requireUser } from "../../kit/handler/subjects.js";
 import { notificationPushed } from "../events.js";
 
@@ -67,8 +67,8 @@ export function notificationHandlers(
               createdAt: timestampFromDate(at),
             }),
           );
-          await em.insertMany(
-            Notification,
+          await insertNotifications(
+            em,
             notifications.map((n) => ({
               id: n.id,
               recipient: n.recipient,

@@ -1,7 +1,7 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { newId } from "../../kit/handler/ids.js";
 import type { ClusterChange, ClusterState, Explanation, Move } from "../domain/clusters.js";
-import { sql } from "./sql.js";
+import { sql } from "../../kit/db/sql.js";
 
 /** A cluster as stored. */
 export interface ClusterRecord {

@@ -1,6 +1,6 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { titleKey } from "../domain/clusters.js";
-import { sql } from "./sql.js";
+import { sql } from "../../kit/db/sql.js";
 
 /** A source item as stored. */
 export interface ItemRecord {

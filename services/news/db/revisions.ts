@@ -3,7 +3,7 @@ import { type Author, authorColumns } from "../../kit/handler/authorship.js";
 import { newId } from "../../kit/handler/ids.js";
 import { nextRevisionNumber } from "../../kit/revisions/immutable.js";
 import type { Cited } from "../domain/text.js";
-import { sql } from "./sql.js";
+import { sql } from "../../kit/db/sql.js";
 import type { PerspectiveRecord, SourceRecord, TimelineRecord } from "./stories.js";
 
 /** What a revision freezes: the source table, timeline and perspectives as they were when saved. */

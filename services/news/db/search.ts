@@ -2,7 +2,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { plainText } from "../../kit/rich-text/markdown.js";
 import type { SearchDocument, SearchDocumentSource } from "../../kit/search-documents/document.js";
 import type { Cited } from "../domain/text.js";
-import { sql } from "./sql.js";
+import { sql } from "../../kit/db/sql.js";
 
 interface StoryText {
   id: string;

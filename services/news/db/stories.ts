@@ -1,7 +1,7 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
-import { sql } from "./sql.js";
+import { sql } from "../../kit/db/sql.js";
 
 /** A story's state. */
 export type StoryState = "draft" | "published" | "unpublished" | "retracted";

@@ -1,11 +1,11 @@
 import type { MikroORM } from "@mikro-orm/postgresql";
-import type { Pool } from "pg";
 import { qualified } from "../../kit/db/orm.js";
+import { statement } from "../../kit/db/reads.js";
 
 /** Runs one statement (numbered parameters) on the service's pool, outside any transaction, and answers its rows. */
 export type Run = <Row>(sql: string, values: unknown[]) => Promise<Row[]>;
 
-/** The search tables, qualified, and how to run statements on them. */
+/** The search tables, qualified, and how to run statements on them (the kit's `statement`: no pool of its own). */
 export interface Tables {
   run: Run;
   documents: string;
@@ -13,14 +13,10 @@ export interface Tables {
 }
 
 export function tablesOf(orm: MikroORM): Tables {
-  let pool: Promise<Pool> | undefined;
   return {
     documents: qualified(orm.em, "documents"),
     rejections: qualified(orm.em, "rejections"),
-    run: async <Row>(sql: string, values: unknown[]) => {
-      pool ??= orm.em.getConnection().getNativeClient() as Promise<Pool>;
-      return (await (await pool).query(sql, values)).rows as Row[];
-    },
+    run: <Row>(sql: string, values: unknown[]) => statement<Row>(orm, sql, values),
   };
 }
 

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
+import { LockMode, type EntityManager, type RequiredEntityData } from "@mikro-orm/postgresql";
 import {
   type Item,
   type ItemRevision,
@@ -49,6 +49,20 @@ export async function lockChangeCounter(em: EntityManager): Promise<ChangeCounte
 /** The item of this identity in its source, removed ones included (what makes removal sticky). */
 export const itemByIdentity = (em: EntityManager, sourceKey: string, identity: string) =>
   em.findOne(ItemRow, { sourceKey, identity });
+
+/** A new item taken in, written with the caller's next write (`writeItems`). */
+export const newItem = (em: EntityManager, item: RequiredEntityData<ItemRow>): ItemRow => em.create(ItemRow, item);
+
+/** Writes the items taken in or changed (and their revisions) in the caller's transaction. */
+export async function writeItems(em: EntityManager): Promise<void> {
+  await em.flush();
+}
+
+/** Writes changes to an item in the caller's transaction. */
+export async function changeItem(em: EntityManager, row: ItemRow, changes: Partial<ItemRow>): Promise<void> {
+  Object.assign(row, changes);
+  await em.flush();
+}
 
 /** The item, locked when asked; 404 when missing. */
 export async function itemById(em: EntityManager, id: string, lock = false): Promise<ItemRow> {

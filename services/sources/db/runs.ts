@@ -20,9 +20,14 @@ const ACTIVE = ["queued", "running"];
 export const activeRun = (em: EntityManager, sourceKey: string) =>
   em.findOne(FetchRunRow, { sourceKey, state: { $in: ACTIVE } });
 
-/** Queues a run (a manual trigger; the scheduler queues many with `queueDue`). */
-export function queueRun(em: EntityManager, sourceKey: string, trigger: "schedule" | "manual", at: Date): FetchRunRow {
-  return em.create(FetchRunRow, {
+/** Queues a run (a manual trigger; the scheduler queues many with `queueDue`), written at once. */
+export async function queueRun(
+  em: EntityManager,
+  sourceKey: string,
+  trigger: "schedule" | "manual",
+  at: Date,
+): Promise<FetchRunRow> {
+  const row = em.create(FetchRunRow, {
     id: newId("run"),
     sourceKey,
     state: "queued",
@@ -36,6 +41,13 @@ export function queueRun(em: EntityManager, sourceKey: string, trigger: "schedul
     itemsSkippedRemoved: 0,
     entriesSkipped: 0,
   });
+  await em.flush();
+  return row;
+}
+
+/** Writes a run's end and its source's health, as changed on their rows, in the caller's transaction. */
+export async function writeRunEnd(em: EntityManager): Promise<void> {
+  await em.flush();
 }
 
 /**

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
+import { LockMode, type EntityManager, type RequiredEntityData } from "@mikro-orm/postgresql";
 import {
   CredentialScheme,
   type Source,
@@ -24,6 +24,22 @@ export async function sourceByKey(em: EntityManager, key: string, lock = false):
   const row = await em.findOne(SourceRow, { key }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
   if (!row) throw sourceNotFound();
   return row;
+}
+
+/** The source of this key, or null when there is none. */
+export const findSource = (em: EntityManager, key: string) => em.findOne(SourceRow, { key });
+
+/** Writes a new source. */
+export async function insertSource(em: EntityManager, source: RequiredEntityData<SourceRow>): Promise<SourceRow> {
+  const row = em.create(SourceRow, source);
+  await em.flush();
+  return row;
+}
+
+/** Writes changes to a source (those made on the row, and `changes`) in the caller's transaction. */
+export async function changeSource(em: EntityManager, row: SourceRow, changes: Partial<SourceRow> = {}): Promise<void> {
+  Object.assign(row, changes);
+  await em.flush();
 }
 
 /** Sources by key after the cursor's, filtered by kind and enabled (the source list, health). */
@@ -60,12 +76,13 @@ export async function hasItems(em: EntityManager, key: string): Promise<boolean>
   return rows.length > 0;
 }
 
-/** Deletes a source without items, and its finished runs. */
-export async function deleteSource(em: EntityManager, key: string): Promise<void> {
+/** Deletes a source without items, and its finished runs; the row is forgotten, so nothing writes it again. */
+export async function deleteSource(em: EntityManager, row: SourceRow): Promise<void> {
   const connection = em.getConnection();
   const tx = em.getTransactionContext();
-  await connection.execute(`delete from ${qualified(em, "fetch_runs")} where source_key = ?`, [key], "run", tx);
-  await connection.execute(`delete from ${qualified(em, "sources")} where key = ?`, [key], "run", tx);
+  await connection.execute(`delete from ${qualified(em, "fetch_runs")} where source_key = ?`, [row.key], "run", tx);
+  await connection.execute(`delete from ${qualified(em, "sources")} where key = ?`, [row.key], "run", tx);
+  em.getUnitOfWork().unsetIdentity(row);
 }
 
 /**

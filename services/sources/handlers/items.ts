@@ -18,6 +18,7 @@ import { maxLength } from "../../kit/handler/text.js";
 import type { SourcesContext } from "../context.js";
 import type { SourceRow } from "../db/entities.js";
 import {
+  changeItem,
   itemById,
   itemsPage,
   itemToProto,
@@ -25,6 +26,7 @@ import {
   revisionsOf,
   revisionToProto,
   sourceKeyOfItem,
+  writeItems,
 } from "../db/items.js";
 import { sourceByKey, sourcesByKeys, sourceStatusOf } from "../db/sources.js";
 import { manualEntry, MANUAL_PARSER, rawHashOf } from "../domain/items.js";
@@ -113,14 +115,9 @@ export function itemHandlers(ctx: SourcesContext): ItemHandlers {
         const row = await itemById(em, request.id, true);
         // Removed already: answered as it is, its first reason kept.
         if (row.removedAt) return answer(row);
-        Object.assign(row, {
-          removedAt: ctx.clock.now(),
-          removedReason: reason,
-          removedBy: by,
-          changeOrder: counter.next(),
-        });
+        const changeOrder = counter.next();
         await counter.save();
-        await em.flush();
+        await changeItem(em, row, { removedAt: ctx.clock.now(), removedReason: reason, removedBy: by, changeOrder });
         await itemRemoved(em, row);
         return answer(row);
       });
@@ -149,7 +146,7 @@ export function itemHandlers(ctx: SourcesContext): ItemHandlers {
           },
         }));
         const { items, counts } = await takeEntries(em, key, entries);
-        await em.flush();
+        await writeItems(em);
         return create(SourceManageResultSchema, {
           result: {
             case: "items",

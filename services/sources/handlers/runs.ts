@@ -62,9 +62,8 @@ export function runHandlers(ctx: SourcesContext): RunHandlers {
           const at = ctx.clock.now();
           const limit = ctx.settings.fetchTriggersPerMinute;
           await rateLimit(em, [{ name: "sources.fetch.trigger", key, limit, windowMs: MINUTE }], at);
-          run = queueRun(em, key, "manual", at);
+          run = await queueRun(em, key, "manual", at);
         }
-        await em.flush();
         return create(SourceManageResultSchema, { result: { case: "run", value: runToProto(run) } });
       });
     },

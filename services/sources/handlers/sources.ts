@@ -12,9 +12,18 @@ import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { maxLength } from "../../kit/handler/text.js";
 import type { SourcesContext } from "../context.js";
-import { SourceRow } from "../db/entities.js";
+import type { SourceRow } from "../db/entities.js";
 import { filterOf, textOf } from "../db/enums.js";
-import { deleteSource, hasItems, sourceByKey, sourcesPage, sourceToProto } from "../db/sources.js";
+import {
+  changeSource,
+  deleteSource,
+  findSource,
+  hasItems,
+  insertSource,
+  sourceByKey,
+  sourcesPage,
+  sourceToProto,
+} from "../db/sources.js";
 import {
   checkEnableGate,
   hostOf,
@@ -127,8 +136,8 @@ export function sourceHandlers(ctx: SourcesContext): SourceHandlers {
       checkEnableGate(fields);
       try {
         return await ctx.transaction(async (em) => {
-          if (await em.findOne(SourceRow, { key })) throw sourceExists(key);
-          const row = em.create(SourceRow, {
+          if (await findSource(em, key)) throw sourceExists(key);
+          const row = await insertSource(em, {
             ...fields,
             nextFetchAt: fields.enabled && url ? at : null,
             consecutiveFailures: 0,
@@ -136,7 +145,6 @@ export function sourceHandlers(ctx: SourcesContext): SourceHandlers {
             createdAt: at,
             updatedAt: at,
           });
-          await em.flush();
           await sourceChanged(em, sourceToProto(row, at), "created");
           return manageResult(row);
         });
@@ -177,8 +185,7 @@ export function sourceHandlers(ctx: SourcesContext): SourceHandlers {
         checkEnableGate({ ...row, kind: row.kind as Kind });
         // A source enabled again is due at once; its scheduled fetches follow from there.
         if (row.enabled && !wasEnabled && row.url) row.nextFetchAt = at;
-        row.updatedAt = at;
-        await em.flush();
+        await changeSource(em, row, { updatedAt: at });
         const change: SourceChange = row.enabled === wasEnabled ? "changed" : row.enabled ? "enabled" : "disabled";
         await sourceChanged(em, sourceToProto(row, at), change);
         return manageResult(row);
@@ -192,8 +199,7 @@ export function sourceHandlers(ctx: SourcesContext): SourceHandlers {
         // Removed items count: their record is what keeps a removal sticky.
         if (await hasItems(em, key))
           throw problem(409, "source.has_items", "A source with items (removed ones included) cannot be deleted.");
-        await deleteSource(em, key);
-        em.getUnitOfWork().unsetIdentity(row);
+        await deleteSource(em, row);
         const at = ctx.clock.now();
         await sourceChanged(em, sourceToProto(row, at), "deleted");
         return manageResult(row);

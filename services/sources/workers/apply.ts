@@ -2,7 +2,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import type { FetchOutcome } from "../fetch/fetch-source.js";
 import type { SourcesContext } from "../context.js";
 import type { FetchRunRow, SourceRow } from "../db/entities.js";
-import { heldRun, runToProto } from "../db/runs.js";
+import { heldRun, runToProto, writeRunEnd } from "../db/runs.js";
 import { sourceByKey } from "../db/sources.js";
 import { entryOfFetched, storable } from "../domain/items.js";
 import { runsFinished } from "../events.js";
@@ -62,7 +62,7 @@ export async function finishRun(
     });
   }
   recordAttempt(source, outcome, at);
-  await em.flush();
+  await writeRunEnd(em);
   await runsFinished(em, [runToProto(run)]);
 }
 

@@ -21,8 +21,11 @@ export interface RuleDraft {
   createdAt: Date;
 }
 
-/** Stores a rule. */
-export async function insertRule(em: EntityManager, draft: RuleDraft): Promise<void> {
+/** How many alert rules a person keeps. */
+export const ruleCount = (em: EntityManager, owner: string) => em.count(AlertRuleRow, { owner });
+
+/** Stores a rule, and answers it as stored (the level as the database parsed it). */
+export async function insertRule(em: EntityManager, draft: RuleDraft): Promise<AlertRuleRow> {
   await em.getConnection().execute(
     `insert into ${qualified(em, "alert_rules")} (id, owner, instrument_id, kind, metric, unit, currency, level_text,
        level, direction, filing_type, created_at)
@@ -44,6 +47,12 @@ export async function insertRule(em: EntityManager, draft: RuleDraft): Promise<v
     "run",
     em.getTransactionContext(),
   );
+  return em.findOneOrFail(AlertRuleRow, { id: draft.id });
+}
+
+/** Deletes a rule; its deliveries stay. */
+export async function deleteRule(em: EntityManager, id: string): Promise<void> {
+  await em.nativeDelete(AlertRuleRow, { id });
 }
 
 /** A person's rule, or null when it is missing or another person's (both answer 404). */

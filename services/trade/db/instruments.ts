@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { EntityManager } from "@mikro-orm/postgresql";
+import type { EntityManager, RequiredEntityData } from "@mikro-orm/postgresql";
 import {
   AliasKind,
   AliasSchema,
@@ -19,6 +19,45 @@ export async function instrumentBySymbol(em: EntityManager, symbol: string): Pro
   const normalized = normalizeSymbol(symbol);
   if (normalized === "") return null;
   return em.findOne(InstrumentRow, { symbol: normalized });
+}
+
+/** The instrument of this id (one the caller found by its ticker or an observation names). */
+export const instrumentById = (em: EntityManager, id: string) => em.findOneOrFail(InstrumentRow, { id });
+
+/** Writes a new instrument. */
+export async function insertInstrument(
+  em: EntityManager,
+  instrument: RequiredEntityData<InstrumentRow>,
+): Promise<InstrumentRow> {
+  const row = em.create(InstrumentRow, instrument);
+  await em.flush();
+  return row;
+}
+
+/** Writes changes to an instrument (those made on the row, and `changes`) in the caller's transaction. */
+export async function changeInstrument(
+  em: EntityManager,
+  row: InstrumentRow,
+  changes: Partial<InstrumentRow> = {},
+): Promise<void> {
+  Object.assign(row, changes);
+  await em.flush();
+}
+
+/** Whether the instrument holds this alias already (of this kind, as normalised). */
+export async function hasAlias(em: EntityManager, instrumentId: string, kind: string, normalized: string) {
+  return (await em.findOne(InstrumentAliasRow, { instrumentId, kind, normalized })) !== null;
+}
+
+/** Writes an alias of an instrument, and when the instrument changed. */
+export async function insertAlias(
+  em: EntityManager,
+  row: InstrumentRow,
+  alias: Pick<InstrumentAliasRow, "kind" | "normalized" | "value">,
+  at: Date,
+): Promise<void> {
+  em.create(InstrumentAliasRow, { instrumentId: row.id, ...alias, createdAt: at });
+  await changeInstrument(em, row, { updatedAt: at });
 }
 
 /** An instrument's aliases, by kind then normalised value. */

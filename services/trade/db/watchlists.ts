@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { EntityManager } from "@mikro-orm/postgresql";
+import type { EntityManager, RequiredEntityData } from "@mikro-orm/postgresql";
 import { type Watchlist, WatchlistItemSchema, WatchlistSchema } from "../../../gen/pf/trade/v1/watchlists_pb.js";
 import { qualified } from "../../kit/db/orm.js";
 import { InstrumentRow, WatchlistItemRow, WatchlistRow } from "./entities.js";
@@ -9,6 +9,29 @@ import { InstrumentRow, WatchlistItemRow, WatchlistRow } from "./entities.js";
 export async function ownWatchlist(em: EntityManager, id: string, owner: string): Promise<WatchlistRow | null> {
   const row = await em.findOne(WatchlistRow, { id });
   return row && row.owner === owner ? row : null;
+}
+
+/** How many watchlists a person keeps. */
+export const watchlistCount = (em: EntityManager, owner: string) => em.count(WatchlistRow, { owner });
+
+/** Writes a new watchlist. */
+export async function insertWatchlist(
+  em: EntityManager,
+  watchlist: RequiredEntityData<WatchlistRow>,
+): Promise<WatchlistRow> {
+  const row = em.create(WatchlistRow, watchlist);
+  await em.flush();
+  return row;
+}
+
+/** Writes changes to a watchlist (its name, when its items last changed) in the caller's transaction. */
+export async function changeWatchlist(
+  em: EntityManager,
+  row: WatchlistRow,
+  changes: Partial<WatchlistRow> = {},
+): Promise<void> {
+  Object.assign(row, changes);
+  await em.flush();
 }
 
 /** Up to `rows` of a person's watchlists, newest first, before the cursor's id. */

@@ -16,9 +16,8 @@ import { newId } from "../../kit/handler/ids.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { problem } from "../../kit/handler/problem.js";
 import type { TradeContext } from "../context.js";
-import { deliveriesOf, insertRule, ownRule, ruleAnswers, rulesOf } from "../db/alerts.js";
+import { deleteRule, deliveriesOf, insertRule, ownRule, ruleAnswers, ruleCount, rulesOf } from "../db/alerts.js";
 import { deliveryAnswers } from "../db/deliveries.js";
-import { AlertRuleRow } from "../db/entities.js";
 import { instrumentBySymbol } from "../db/instruments.js";
 import { ruleFields } from "../domain/alerts.js";
 import { requireSymbol } from "../domain/symbols.js";
@@ -72,11 +71,16 @@ export function alertHandlers(ctx: TradeContext): AlertHandlers {
             code: "alert.limit",
             detail: `A person keeps at most ${limit} alert rules; delete one to make room.`,
           },
-          () => em.count(AlertRuleRow, { owner }),
+          () => ruleCount(em, owner),
         );
-        const id = newId("alr");
-        await insertRule(em, { ...fields, id, owner, instrumentId: instrument.id, createdAt: ctx.clock.now() });
-        const [rule] = await ruleAnswers(em, [await em.findOneOrFail(AlertRuleRow, { id })]);
+        const row = await insertRule(em, {
+          ...fields,
+          id: newId("alr"),
+          owner,
+          instrumentId: instrument.id,
+          createdAt: ctx.clock.now(),
+        });
+        const [rule] = await ruleAnswers(em, [row]);
         return create(AlertRuleResultSchema, { rule });
       });
     },
@@ -87,7 +91,7 @@ export function alertHandlers(ctx: TradeContext): AlertHandlers {
         const row = await ownRule(em, request.id, owner);
         if (!row) throw problem(404, "alert.not_found", "There is no such alert rule.");
         // Its deliveries stay: they are what made each delivery at most once, and the person's history.
-        await em.nativeDelete(AlertRuleRow, { id: row.id });
+        await deleteRule(em, row.id);
         return create(DeletedResultSchema, { id: row.id, deleted: true });
       });
     },

@@ -15,8 +15,15 @@ import { invalid, problem } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import { maxLength } from "../../kit/handler/text.js";
 import type { TradeContext } from "../context.js";
-import { InstrumentAliasRow, InstrumentRow } from "../db/entities.js";
-import { aliasHolder, instrumentAnswers, instrumentBySymbol } from "../db/instruments.js";
+import {
+  aliasHolder,
+  changeInstrument,
+  hasAlias,
+  insertAlias,
+  insertInstrument,
+  instrumentAnswers,
+  instrumentBySymbol,
+} from "../db/instruments.js";
 import { normalizeCik, normalizeName, normalizeSymbol, requireCik, requireSymbol } from "../domain/symbols.js";
 import { wordOf } from "../domain/vocabulary.js";
 
@@ -71,7 +78,7 @@ export function instrumentHandlers(ctx: TradeContext): InstrumentHandlers {
         }
         if (await aliasHolder(em, "ticker", symbol, "")) throw aliasConflict("symbol", symbol);
         const at = ctx.clock.now();
-        const row = em.create(InstrumentRow, {
+        const row = await insertInstrument(em, {
           id: newId("ins"),
           symbol,
           name,
@@ -84,7 +91,6 @@ export function instrumentHandlers(ctx: TradeContext): InstrumentHandlers {
           createdAt: at,
           updatedAt: at,
         });
-        await em.flush();
         return answer(em, row.id);
       });
     },
@@ -108,8 +114,7 @@ export function instrumentHandlers(ctx: TradeContext): InstrumentHandlers {
         if (cik !== undefined) row.cik = cik;
         if (currency !== undefined) row.currency = currency;
         if (status !== undefined) row.status = status;
-        row.updatedAt = ctx.clock.now();
-        await em.flush();
+        await changeInstrument(em, row, { updatedAt: ctx.clock.now() });
         return answer(em, row.id);
       });
     },
@@ -121,15 +126,12 @@ export function instrumentHandlers(ctx: TradeContext): InstrumentHandlers {
         await advisoryLock(em, LOCK);
         const row = await instrumentBySymbol(em, symbol);
         if (!row) throw instrumentNotFound(symbol);
-        const known = await em.findOne(InstrumentAliasRow, { instrumentId: row.id, kind, normalized });
-        if (known) {
+        if (await hasAlias(em, row.id, kind, normalized)) {
           answerStatus(call, 200);
           return answer(em, row.id);
         }
         if (kind !== "name" && (await aliasHolder(em, kind, normalized, row.id))) throw aliasConflict("alias", value);
-        em.create(InstrumentAliasRow, { instrumentId: row.id, kind, normalized, value, createdAt: ctx.clock.now() });
-        row.updatedAt = ctx.clock.now();
-        await em.flush();
+        await insertAlias(em, row, { kind, normalized, value }, ctx.clock.now());
         return answer(em, row.id);
       });
     },

@@ -8,8 +8,7 @@ import { problem } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import type { TradeContext } from "../context.js";
 import { crossedRules, deliveryAnswers, insertDeliveries } from "../db/deliveries.js";
-import { InstrumentRow } from "../db/entities.js";
-import { idsByTicker } from "../db/instruments.js";
+import { idsByTicker, instrumentById } from "../db/instruments.js";
 import { insertObservation, observationByRef, observationToProto, sameStatement } from "../db/observations.js";
 import { observationStatement } from "../domain/observations.js";
 import { requireSymbol } from "../domain/symbols.js";
@@ -34,7 +33,7 @@ export function observationHandlers(ctx: TradeContext): ObservationHandlers {
         if (instrumentId === undefined || more !== undefined) {
           throw problem(404, "instrument.not_found", `There is no instrument ${symbol}.`, { symbol });
         }
-        const instrument = await em.findOneOrFail(InstrumentRow, { id: instrumentId });
+        const instrument = await instrumentById(em, instrumentId);
         // One writer per series at a time: each sees the previous latest value the one before it committed.
         await advisoryLock(
           em,
@@ -44,7 +43,7 @@ export function observationHandlers(ctx: TradeContext): ObservationHandlers {
         if (!(await insertObservation(em, stated))) {
           const existing = await observationByRef(em, stated.sourceKey, stated.sourceRef);
           if (!existing) throw new Error("an observation reference was taken but is not readable");
-          const first = await em.findOneOrFail(InstrumentRow, { id: existing.instrumentId });
+          const first = await instrumentById(em, existing.instrumentId);
           const observation = observationToProto(existing, first.symbol);
           if (!sameStatement(existing, stated)) {
             throw problem(

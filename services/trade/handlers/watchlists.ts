@@ -14,16 +14,18 @@ import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { maxLength } from "../../kit/handler/text.js";
 import type { TradeContext } from "../context.js";
-import { WatchlistRow } from "../db/entities.js";
 import { instrumentBySymbol } from "../db/instruments.js";
 import {
   addItem,
+  changeWatchlist,
   deleteWatchlist,
   hasItem,
+  insertWatchlist,
   itemCount,
   ownWatchlist,
   removeItem,
   watchlistAnswers,
+  watchlistCount,
   watchlistsOf,
 } from "../db/watchlists.js";
 import { requireSymbol } from "../domain/symbols.js";
@@ -86,11 +88,10 @@ export function watchlistHandlers(ctx: TradeContext): WatchlistHandlers {
             code: "watchlist.limit",
             detail: `A person keeps at most ${limit} watchlists; delete one to make room.`,
           },
-          () => em.count(WatchlistRow, { owner }),
+          () => watchlistCount(em, owner),
         );
         const at = ctx.clock.now();
-        const row = em.create(WatchlistRow, { id: newId("wlt"), owner, name, createdAt: at, updatedAt: at });
-        await em.flush();
+        const row = await insertWatchlist(em, { id: newId("wlt"), owner, name, createdAt: at, updatedAt: at });
         return answer(em, row);
       });
     },
@@ -106,8 +107,7 @@ export function watchlistHandlers(ctx: TradeContext): WatchlistHandlers {
       const name = requireName(request.name);
       return ctx.transaction(async (em) => {
         const row = await own(em, request.id, owner);
-        Object.assign(row, { name, updatedAt: ctx.clock.now() });
-        await em.flush();
+        await changeWatchlist(em, row, { name, updatedAt: ctx.clock.now() });
         return answer(em, row);
       });
     },
@@ -144,7 +144,7 @@ export function watchlistHandlers(ctx: TradeContext): WatchlistHandlers {
           );
           if (await addItem(em, row.id, instrument.id, ctx.clock.now())) row.updatedAt = ctx.clock.now();
         }
-        await em.flush();
+        await changeWatchlist(em, row);
         return answer(em, row);
       });
     },
@@ -156,7 +156,7 @@ export function watchlistHandlers(ctx: TradeContext): WatchlistHandlers {
         const row = await own(em, request.id, owner);
         const instrument = await instrumentBySymbol(em, symbol);
         if (instrument && (await removeItem(em, row.id, instrument.id))) row.updatedAt = ctx.clock.now();
-        await em.flush();
+        await changeWatchlist(em, row);
         return answer(em, row);
       });
     },

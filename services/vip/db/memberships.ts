@@ -1,5 +1,6 @@
+import type { EntityManager, RequiredEntityData } from "@mikro-orm/postgresql";
 import { HotRead, type ReadContext } from "../../kit/db/reads.js";
-import type { MembershipRow } from "./entities.js";
+import { MembershipRow } from "./entities.js";
 
 type MembershipText = Omit<MembershipRow, "createdAt"> & { createdAt: string };
 
@@ -13,4 +14,14 @@ const membershipsOfMember = new HotRead<MembershipText, [string]>(
 /** A member's checkouts made here, newest first, read outside any transaction (a hot read). */
 export async function readMemberships(ctx: ReadContext, member: string): Promise<MembershipRow[]> {
   return (await membershipsOfMember.run(ctx, member)).map((row) => ({ ...row, createdAt: new Date(row.createdAt) }));
+}
+
+/** Writes a checkout's membership. */
+export async function insertMembership(
+  em: EntityManager,
+  membership: RequiredEntityData<MembershipRow>,
+): Promise<MembershipRow> {
+  const row = em.create(MembershipRow, membership);
+  await em.flush();
+  return row;
 }

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { EntityManager } from "@mikro-orm/postgresql";
+import { LockMode, type EntityManager, type RequiredEntityData } from "@mikro-orm/postgresql";
 import { PerkSchema, VersionPerkSchema, type Perk, type VersionPerk } from "../../../gen/pf/vip/v1/plans_pb.js";
 import { problem } from "../../kit/handler/problem.js";
 import { NETWORK } from "../domain/access.js";
@@ -42,6 +42,27 @@ export function versionPerkToProto(perk: SnapshotPerk): VersionPerk {
     description: perk.description,
     productBindings: perk.productBindings,
   });
+}
+
+/** The perk of this id, or null; locked for the rest of the transaction when asked. */
+export function perkById(em: EntityManager, id: string, lock = false): Promise<PerkRow | null> {
+  return em.findOne(PerkRow, { id }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
+}
+
+/** How many active perks an owner keeps (retired ones take no room). */
+export const activePerkCount = (em: EntityManager, owner: string) => em.count(PerkRow, { owner, status: "active" });
+
+/** Writes a new perk. */
+export async function insertPerk(em: EntityManager, perk: RequiredEntityData<PerkRow>): Promise<PerkRow> {
+  const row = em.create(PerkRow, perk);
+  await em.flush();
+  return row;
+}
+
+/** Writes changes to a perk in the caller's transaction. */
+export async function changePerk(em: EntityManager, row: PerkRow, changes: Partial<PerkRow>): Promise<void> {
+  Object.assign(row, changes);
+  await em.flush();
 }
 
 /**

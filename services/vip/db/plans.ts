@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { EntityManager } from "@mikro-orm/postgresql";
+import { LockMode, type EntityManager, type RequiredEntityData } from "@mikro-orm/postgresql";
 import {
   PlanSchema,
   PlanVersionSchema,
@@ -118,6 +118,29 @@ export function planToProto(view: PlanView, seesAll: boolean, history: boolean):
     publishedAt: row.publishedAt ? timestampFromDate(row.publishedAt) : undefined,
     archivedAt: row.archivedAt ? timestampFromDate(row.archivedAt) : undefined,
   });
+}
+
+/** The plan of this id, or null; locked for the rest of the transaction when asked. */
+export function planById(em: EntityManager, id: string, lock = false): Promise<PlanRow | null> {
+  return em.findOne(PlanRow, { id }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
+}
+
+/** A version of a plan that exists (the plan names it as current or draft). */
+export function planVersion(em: EntityManager, planId: string, version: number): Promise<PlanVersionRow> {
+  return em.findOneOrFail(PlanVersionRow, { planId, version });
+}
+
+/** How many plans an owner keeps that are not archived. */
+export const livePlanCount = (em: EntityManager, owner: string) =>
+  em.count(PlanRow, { owner, status: { $ne: "archived" } });
+
+/** A new plan, written with its first version by the caller's `changePlan`. */
+export const newPlan = (em: EntityManager, plan: RequiredEntityData<PlanRow>): PlanRow => em.create(PlanRow, plan);
+
+/** Writes changes to a plan (those made on the row and its new versions, and `changes`) in the caller's transaction. */
+export async function changePlan(em: EntityManager, plan: PlanRow, changes: Partial<PlanRow> = {}): Promise<void> {
+  Object.assign(plan, changes);
+  await em.flush();
 }
 
 /** Writes the next version of a plan (insert-only) and makes it the draft; the caller publishes it when it goes live at once. */

@@ -82,6 +82,32 @@ export async function readFactsOf(ctx: ReadContext, subject: string): Promise<Ma
   return new Map(rows.map((row) => [`${subject}:${row.streamer}`, factOfText(row)]));
 }
 
+/** The subjects the projection holds entitled to a creator at `now`, by subject after the cursor's (the members list). */
+export function entitledPage(
+  em: EntityManager,
+  streamer: string,
+  now: Date,
+  after: string,
+  limit: number,
+): Promise<EntitlementRow[]> {
+  return em.find(
+    EntitlementRow,
+    {
+      streamer,
+      status: { $ne: "ended" },
+      validUntil: { $gt: now },
+      ...(after ? { subject: { $gt: after } } : {}),
+    },
+    { orderBy: { subject: "asc" }, limit: limit + 1 },
+  );
+}
+
+/** When the projection last refreshed any fact of a creator; undefined when it holds none. */
+export async function lastRefreshOf(em: EntityManager, streamer: string): Promise<Date | undefined> {
+  const [latest] = await em.find(EntitlementRow, { streamer }, { orderBy: { refreshedAt: "desc" }, limit: 1 });
+  return latest?.refreshedAt;
+}
+
 /** Writes a fact unless the projection already holds a newer one (events and direct checks may arrive in any order). */
 export async function storeFact(em: EntityManager, subject: string, streamer: string, fact: Fact): Promise<void> {
   await em.getConnection().execute(

@@ -20,8 +20,8 @@ import { newId } from "../../kit/handler/ids.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { VipContext } from "../context.js";
-import { MembershipRow, PlanRow, PlanVersionRow } from "../db/entities.js";
-import { versionsOf } from "../db/plans.js";
+import { insertMembership } from "../db/memberships.js";
+import { planById, planVersion, versionsOf } from "../db/plans.js";
 import { factOfSubscription, readFacts, resultOf, storeFact } from "../db/projection.js";
 import { relayBilling } from "../domain/billing.js";
 import { membershipCheckedOut } from "../events.js";
@@ -58,7 +58,7 @@ export function checkoutHandlers(ctx: VipContext): CheckoutHandlers {
       const first = await idempotency.stored<CheckoutResult>(em);
       if (first) return first;
 
-      const plan = await em.findOne(PlanRow, { id: request.planId });
+      const plan = await planById(em, request.planId);
       if (!plan || plan.status === "draft") throw problem(404, "plan.not_found", "There is no such published plan.");
       if (plan.status === "archived")
         throw problem(409, "plan.archived", "The plan is archived: it takes no new members.");
@@ -72,7 +72,7 @@ export function checkoutHandlers(ctx: VipContext): CheckoutHandlers {
           { current_version: String(version) },
         );
       }
-      const terms = await em.findOneOrFail(PlanVersionRow, { planId: plan.id, version });
+      const terms = await planVersion(em, plan.id, version);
       // Billing keeps keys to 255 characters: a digest of the member and their key.
       const billingKey = `vip-checkout:${createHash("sha256").update(`${member}\n${idempotency.key}`).digest("base64url")}`;
       const product = { streamer: plan.owner, planId: plan.id, planVersion: BigInt(version), tier: terms.tier };
@@ -108,7 +108,7 @@ export function checkoutHandlers(ctx: VipContext): CheckoutHandlers {
             announce: request.preferences?.announce ?? false,
             notifications: request.preferences?.notifications ?? false,
           };
-          const row = tx.create(MembershipRow, {
+          const row = await insertMembership(tx, {
             id: newId("mbr"),
             member,
             creator: plan.owner,
@@ -120,7 +120,6 @@ export function checkoutHandlers(ctx: VipContext): CheckoutHandlers {
             subscriptionId: paid.subscription?.id ?? null,
             createdAt: at,
           });
-          await tx.flush();
           // Paid from credit, billing's answer is the freshest fact; an intent is paid later, so the projection answers.
           const fact = paid.subscription
             ? factOfSubscription(paid.subscription, asked, at)

@@ -12,8 +12,7 @@ import { callerOf } from "../../kit/auth/principal.js";
 import { decodeCursor, encodeCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { VipContext } from "../context.js";
-import { EntitlementRow } from "../db/entities.js";
-import { billingEntitlementOf, storeFact } from "../db/projection.js";
+import { billingEntitlementOf, entitledPage, lastRefreshOf, storeFact } from "../db/projection.js";
 import { requireOwner, requireSelfOrGrant } from "../domain/access.js";
 import { notAnswered } from "../../kit/runtime/call.js";
 import { relayBilling } from "../domain/billing.js";
@@ -97,23 +96,9 @@ export function memberHandlers(ctx: VipContext): MemberHandlers {
   async function fromProjection(creator: string, limit: number, after: string) {
     const em = ctx.orm.em.fork();
     const now = ctx.clock.now();
-    const rows = await em.find(
-      EntitlementRow,
-      {
-        streamer: creator,
-        status: { $ne: "ended" },
-        validUntil: { $gt: now },
-        ...(after ? { subject: { $gt: after } } : {}),
-      },
-      { orderBy: { subject: "asc" }, limit: limit + 1 },
-    );
+    const rows = await entitledPage(em, creator, now, after, limit);
     const { items, nextCursor } = page(rows, limit, (row) => ["projection", row.subject]);
-    const [latest] = await em.find(
-      EntitlementRow,
-      { streamer: creator },
-      { orderBy: { refreshedAt: "desc" }, limit: 1 },
-    );
-    const asOf = latest?.refreshedAt ?? now;
+    const asOf = (await lastRefreshOf(em, creator)) ?? now;
     return create(MembersResultSchema, {
       creator,
       source: Source.PROJECTION,

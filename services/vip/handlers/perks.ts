@@ -1,6 +1,5 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { LockMode } from "@mikro-orm/postgresql";
 import { PerkKind, PerkListResultSchema, PerkResultSchema, PerkStatus } from "../../../gen/pf/vip/v1/plans_pb.js";
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
 import type { EntityManager } from "@mikro-orm/postgresql";
@@ -11,9 +10,8 @@ import { maxLength } from "../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { VipContext } from "../context.js";
-import { PerkRow } from "../db/entities.js";
 import { readPerkPage } from "../db/plan-reads.js";
-import { perkToProto } from "../db/perks.js";
+import { activePerkCount, changePerk, insertPerk, perkById, perkToProto } from "../db/perks.js";
 import { managerOf, ownerForCreate, publicViewerOf, seesAllOf, viewerOf } from "../domain/access.js";
 import { kindOf, requireBindings } from "../domain/perks.js";
 import { requireName } from "../domain/plans.js";
@@ -36,7 +34,7 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
         code: "perk.limit",
         detail: `An owner keeps at most ${limit} active perks; retire one to make room.`,
       },
-      () => em.count(PerkRow, { owner, status: "active" }),
+      () => activePerkCount(em, owner),
     );
   };
 
@@ -74,7 +72,7 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
       return ctx.transaction(async (em) => {
         await requireRoom(em, owner);
         const at = ctx.clock.now();
-        const row = em.create(PerkRow, {
+        const row = await insertPerk(em, {
           id: newId("prk"),
           owner,
           kind,
@@ -87,7 +85,6 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
           updatedAt: at,
           retiredAt: null,
         });
-        await em.flush();
         return create(PerkResultSchema, { perk: perkToProto(row) });
       });
     },
@@ -111,7 +108,7 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
         ifMatchOf(call),
       ];
       return ctx.transaction(async (em) => {
-        const row = await em.findOne(PerkRow, { id: request.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        const row = await perkById(em, request.id, true);
         if (!row || (row.status !== "active" && !seesAllOf(viewerOf(caller), row.owner)))
           throw problem(404, "perk.not_found", "There is no such perk.");
         if (!managerOf(caller, row.owner))
@@ -128,8 +125,7 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
               ? { status: "retired", retiredAt: row.retiredAt ?? at }
               : { status: "active", retiredAt: null },
           );
-        Object.assign(row, { revision: BigInt(row.revision) + 1n, updatedAt: at });
-        await em.flush();
+        await changePerk(em, row, { revision: BigInt(row.revision) + 1n, updatedAt: at });
         call.responseHeader.set("etag", `"${row.revision}"`);
         return create(PerkResultSchema, { perk: perkToProto(row) });
       });

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
+import type { EntityManager } from "@mikro-orm/postgresql";
 import { PlanResultSchema, type PlanUpdateRequest } from "../../../gen/pf/vip/v1/plans_pb.js";
 import type { Money } from "../../../gen/pf/v1/money_pb.js";
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
@@ -9,8 +9,19 @@ import { requireBelowCap } from "../../kit/handler/caps.js";
 import { newId } from "../../kit/handler/ids.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { VipContext } from "../context.js";
-import { PlanRow, PlanVersionRow } from "../db/entities.js";
-import { addVersion, loadPlans, planToProto, publishDraft, termsOf } from "../db/plans.js";
+import type { PlanRow } from "../db/entities.js";
+import {
+  addVersion,
+  changePlan,
+  livePlanCount,
+  loadPlans,
+  newPlan,
+  planById,
+  planToProto,
+  planVersion,
+  publishDraft,
+  termsOf,
+} from "../db/plans.js";
 import { managerOf, ownerForCreate, seesAllOf, viewerOf } from "../domain/access.js";
 import { hasChanges, termsFrom, type Changes } from "../domain/plans.js";
 import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
@@ -36,7 +47,7 @@ export async function managedPlan(
   caller: Caller,
   id: string,
 ): Promise<{ plan: PlanRow; actor: string }> {
-  const plan = await em.findOne(PlanRow, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  const plan = await planById(em, id, true);
   if (!plan || (plan.status !== "published" && !seesAllOf(viewerOf(caller), plan.owner)))
     throw problem(404, "plan.not_found", "There is no such plan.");
   const actor = managerOf(caller, plan.owner);
@@ -81,7 +92,7 @@ export function planHandlers(ctx: VipContext): PlanHandlers {
       if (plan.status === "archived") throw problem(409, "plan.archived", "The plan is archived: it changes no more.");
       const at = ctx.clock.now();
       const draftOf = (version: number | null | undefined) =>
-        version == null ? null : em.findOneOrFail(PlanVersionRow, { planId: plan.id, version });
+        version == null ? null : planVersion(em, plan.id, version);
       let draft = await draftOf(plan.draftVersion);
       if (hasChanges(changes)) {
         const base = draft ?? (await draftOf(plan.currentVersion))!;
@@ -90,8 +101,7 @@ export function planHandlers(ctx: VipContext): PlanHandlers {
       // A published plan publishes each new version at once; a draft plan's draft waits for publish.
       const goesLive = draft !== null && (publish || plan.status === "published");
       if (goesLive) await publishDraft(em, plan, draft!, actor, at);
-      if (draft !== null) Object.assign(plan, { revision: BigInt(plan.revision) + 1n, updatedAt: at });
-      await em.flush();
+      await changePlan(em, plan, draft === null ? {} : { revision: BigInt(plan.revision) + 1n, updatedAt: at });
       if (goesLive) await announce(em, plan, subjects.planPublished, at);
       return answer(em, plan, call);
     });
@@ -120,10 +130,10 @@ export function planHandlers(ctx: VipContext): PlanHandlers {
             code: "plan.limit",
             detail: `An owner keeps at most ${limit} plans that are not archived; archive one to make room (a draft is published first).`,
           },
-          () => em.count(PlanRow, { owner, status: { $ne: "archived" } }),
+          () => livePlanCount(em, owner),
         );
         const at = ctx.clock.now();
-        const plan = em.create(PlanRow, {
+        const plan = newPlan(em, {
           id: newId("pln"),
           owner,
           status: "draft",
@@ -138,7 +148,7 @@ export function planHandlers(ctx: VipContext): PlanHandlers {
         });
         const version = await addVersion(em, plan, terms, actor, at, "perk_ids");
         if (request.publish) await publishDraft(em, plan, version, actor, at);
-        await em.flush();
+        await changePlan(em, plan);
         if (request.publish) await announce(em, plan, subjects.planPublished, at);
         return answer(em, plan, call);
       });
@@ -165,13 +175,12 @@ export function planHandlers(ctx: VipContext): PlanHandlers {
           );
         if (plan.status === "published") {
           const at = ctx.clock.now();
-          Object.assign(plan, {
+          await changePlan(em, plan, {
             status: "archived",
             archivedAt: at,
             updatedAt: at,
             revision: BigInt(plan.revision) + 1n,
           });
-          await em.flush();
           await announce(em, plan, subjects.planArchived, at);
         }
         return answer(em, plan, call);

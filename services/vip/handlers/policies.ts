@@ -22,9 +22,19 @@ import { invalid, problem } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import { requireSubject } from "../../kit/handler/subjects.js";
 import type { VipContext } from "../context.js";
-import { PerkRow, PlanRow, PolicyRow } from "../db/entities.js";
+import type { PolicyRow } from "../db/entities.js";
+import { perkById } from "../db/perks.js";
+import { planById } from "../db/plans.js";
 import { hotPlanRows } from "../db/plan-reads.js";
-import { readPolicyOf } from "../db/policies.js";
+import {
+  changePolicy,
+  deletePolicy,
+  insertPolicy,
+  policyById,
+  policiesPage,
+  policyFor,
+  readPolicyOf,
+} from "../db/policies.js";
 import { entitlementFor } from "../db/projection.js";
 import { NETWORK, requireOwner, requireSelfOrGrant, viewerOf, type Viewer } from "../domain/access.js";
 import { evaluate, type Rule } from "../domain/policies.js";
@@ -82,10 +92,10 @@ function ruleOf(request: PolicySetRequest): Rule {
 
 /** The rule's plan must be the creator's, its perk the creator's or the network's (for the network: the network's; 422 naming the field otherwise). */
 async function checkTarget(em: EntityManager, creator: string, rule: Rule, request: PolicySetRequest): Promise<void> {
-  if (rule === "plan_member" && (await em.findOne(PlanRow, { id: request.planId }))?.owner !== creator) {
+  if (rule === "plan_member" && (await planById(em, request.planId))?.owner !== creator) {
     throw problem(422, "request.invalid", "plan_id names no plan of this creator", { field: "plan_id" });
   }
-  const perk = rule === "perk_holder" ? await em.findOne(PerkRow, { id: request.perkId }) : undefined;
+  const perk = rule === "perk_holder" ? await perkById(em, request.perkId) : undefined;
   if (rule === "perk_holder" && perk?.owner !== creator && perk?.owner !== NETWORK) {
     throw problem(422, "request.invalid", "perk_id names no perk of this creator or the network", { field: "perk_id" });
   }
@@ -129,14 +139,10 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
         throw problem(403, "vip.forbidden", "People list their own policies only.");
       const limit = pageLimit(request.limit);
       const before = decodeTextCursor(request.cursor, 1)?.[0];
-      const rows = await ctx.orm.em.fork().find(
-        PolicyRow,
-        {
-          ...(owner ? { creator: owner } : {}),
-          ...(request.resourceService ? { resourceService: request.resourceService } : {}),
-          ...(typeof before === "string" ? { id: { $lt: before } } : {}),
-        },
-        { orderBy: { id: "desc" }, limit: limit + 1 },
+      const rows = await policiesPage(
+        ctx.orm.em.fork(),
+        { creator: owner, resourceService: request.resourceService, before: typeof before === "string" ? before : undefined },
+        limit,
       );
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
       return create(PolicyResultSchema, {
@@ -163,14 +169,10 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
         await checkTarget(em, creator, rule, request);
         await advisoryLock(em, `vip.policy:${resource.service}/${resource.kind}/${resource.id}`);
         const at = ctx.clock.now();
-        let existing = await em.findOne(PolicyRow, {
-          resourceService: resource.service,
-          resourceKind: resource.kind,
-          resourceId: resource.id,
-        });
+        let existing = await policyFor(em, resource);
         // Another creator's rule here predates the owner check (or the resource changed hands): the owner's replaces it.
         if (existing && existing.creator !== creator) {
-          await em.remove(existing).flush();
+          await deletePolicy(em, existing);
           existing = null;
         }
         const fields = {
@@ -182,8 +184,8 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
           updatedAt: at,
         };
         const written = existing
-          ? Object.assign(existing, fields)
-          : em.create(PolicyRow, {
+          ? await changePolicy(em, existing, fields)
+          : await insertPolicy(em, {
               id: newId("pol"),
               creator,
               resourceService: resource.service,
@@ -192,7 +194,6 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
               createdAt: at,
               ...fields,
             });
-        await em.flush();
         return { row: written, created: !existing };
       });
       if (!created) answerStatus(call, 200);
@@ -200,17 +201,16 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
     },
 
     async getPolicy(request, call) {
-      const row = await ctx.orm.em.fork().findOne(PolicyRow, { id: request.id });
+      const row = await policyById(ctx.orm.em.fork(), request.id);
       if (!row || !managesPolicies(viewerOf(callerOf(call)), row.creator)) throw notFound();
       return answer(row);
     },
 
     async deletePolicy(request, call) {
       return ctx.transaction(async (em) => {
-        const row = await em.findOne(PolicyRow, { id: request.id });
+        const row = await policyById(em, request.id);
         if (!row || !managesPolicies(viewerOf(callerOf(call)), row.creator)) throw notFound();
-        em.remove(row);
-        await em.flush();
+        await deletePolicy(em, row);
         return answer(row);
       });
     },
