@@ -26,20 +26,24 @@ function leaseTries(platform: TestPlatform, name: string): number {
     .length;
 }
 
-/** Resolves once `platform` has tried to take the lease again after this moment (and, the lease held, failed). */
-async function untilTriedBy(platform: TestPlatform, name: string): Promise<void> {
+/**
+ * Resolves once `platform` has tried to take the lease again after this moment (and, the lease held, failed),
+ * or the test is stopping the jobs (a stopped instance tries no more).
+ */
+async function untilTriedBy(platform: TestPlatform, name: string, stopping: () => boolean): Promise<void> {
   const before = leaseTries(platform, name);
-  await until(() => leaseTries(platform, name) > before + 1);
+  await until(() => stopping() || leaseTries(platform, name) > before + 1);
 }
 
 describe("leased background jobs", () => {
   it("never run on two instances at once", async () => {
     const passes: { instance: string; start: number; end: number }[] = [];
+    let stopping = false;
     const job = (instance: string) =>
       leasedJob("sweep", { everyMs: 10 }, async () => {
         const start = performance.now();
         // Held until the other instance has tried to run it meanwhile.
-        await untilTriedBy(instance === "first" ? second : first, "sweep");
+        await untilTriedBy(instance === "first" ? second : first, "sweep", () => stopping);
         passes.push({ instance, start, end: performance.now() });
       });
     const stops = await Promise.all([
@@ -47,6 +51,7 @@ describe("leased background jobs", () => {
       job("second")(second.platform.contexts.get("network")!),
     ]);
     await until(() => passes.length > 5);
+    stopping = true;
     await Promise.all(stops.map((stop) => stop()));
     const ordered = [...passes].sort((a, b) => a.start - b.start);
     for (let i = 1; i < ordered.length; i++) expect(ordered[i].start).toBeGreaterThanOrEqual(ordered[i - 1].end);
@@ -54,18 +59,21 @@ describe("leased background jobs", () => {
 
   it("keep the lease while a run takes longer than the lease itself", async () => {
     const runs: { instance: string; start: number; end: number }[] = [];
+    let stopping = false;
     const job = (instance: string) =>
       leasedJob("long-sweep", { everyMs: 20, leaseMs: 150 }, async (ctx) => {
         const start = performance.now();
         // Held past the end of the lease first taken, then until the other instance has tried to take it.
         const [taken] = await ctx.orm.em
           .getConnection()
-          .execute<{ until: Date }[]>(`select until from network.leases where name = 'long-sweep'`);
+          .execute<{ until: string }[]>(`select until::text from network.leases where name = 'long-sweep'`);
         await until(async () => {
-          const [now] = await ctx.orm.em.getConnection().execute<{ now: Date }[]>("select now() as now");
-          return now.now > taken.until;
+          const [lapsed] = await ctx.orm.em
+            .getConnection()
+            .execute<{ lapsed: boolean }[]>("select now() > ?::timestamptz as lapsed", [taken.until]);
+          return lapsed.lapsed;
         });
-        await untilTriedBy(instance === "first" ? second : first, "long-sweep");
+        await untilTriedBy(instance === "first" ? second : first, "long-sweep", () => stopping);
         runs.push({ instance, start, end: performance.now() });
       });
     const stops = await Promise.all([
@@ -73,6 +81,7 @@ describe("leased background jobs", () => {
       job("second")(second.platform.contexts.get("network")!),
     ]);
     await until(() => runs.length > 0);
+    stopping = true;
     await Promise.all(stops.map((stop) => stop()));
     const ordered = [...runs].sort((a, b) => a.start - b.start);
     expect(ordered.length).toBeGreaterThan(0);

@@ -8,7 +8,11 @@ import { describe, expect, it } from "vitest";
  * Data access in one place: SQL only in a service's db/ (or the kit), and
  * always schema-qualified through the kit (`qualified(em, table)`), never with
  * a schema name written out. Committed migrations are exempt from the second
- * rule: landed migrations are never edited.
+ * rule: landed migrations are never edited. The same for MikroORM: handlers,
+ * workers, consumers and root files only pass an EntityManager along (to named
+ * functions of db/), fork one or open a transaction; and no service opens a
+ * pool or connection of its own (hot reads and search's statements run on the
+ * kit's `HotRead` and `statement`, over the pool MikroORM opened).
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -24,6 +28,7 @@ const schemas = readdirSync(join(root, "services"), { withFileTypes: true })
   .map((entry) => entry.name);
 
 const mayHoldSql = (file: string) => /^services\/([^/]+\/db|kit)\//.test(file);
+const kit = (file: string) => file.startsWith("services/kit/");
 const migration = (file: string) => /^services\/[^/]+\/db\/migrations\//.test(file);
 
 /**
@@ -98,7 +103,73 @@ function scan(file: string, source: string): { literals: Finding[]; executes: st
   return { literals, executes };
 }
 
-const scanned = files.map((file) => ({ file, ...scan(file, readFileSync(join(root, file), "utf8")) }));
+/** What code outside db/ may do with an EntityManager besides passing it along. */
+const PASSED_ALONG = new Set(["fork", "transaction"]);
+
+/**
+ * Where a file uses MikroORM's EntityManager itself (`em.find(…)`, `tx.create(…)`, `orm.em.fork().findOne(…)`,
+ * `…getConnection()`), and where it reaches a pool or connection of its own (`new Pool(…)`, a value imported from
+ * `pg`, `getNativeClient()`). An EntityManager is known by its name `em`, a parameter typed `EntityManager`, the
+ * callback's parameter of a `transaction(…)`, a variable holding a fork, or an expression ending in `.em`/`.fork()`.
+ */
+function scanAccess(file: string, source: string): { managerCalls: string[]; pools: string[] } {
+  const tree = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true);
+  const managers = new Set(["em"]);
+  const managerCalls: string[] = [];
+  const pools: string[] = [];
+  const where = (node: ts.Node) => `${file}:${tree.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
+  const isManager = (node: ts.Expression): boolean => {
+    if (ts.isParenthesizedExpression(node) || ts.isNonNullExpression(node)) return isManager(node.expression);
+    if (ts.isIdentifier(node)) return managers.has(node.text);
+    if (ts.isPropertyAccessExpression(node)) return node.name.text === "em";
+    return ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)
+      ? node.expression.name.text === "fork"
+      : false;
+  };
+  const learn = (node: ts.Node): void => {
+    if ((ts.isParameter(node) || ts.isVariableDeclaration(node)) && ts.isIdentifier(node.name)) {
+      const typed = node.type !== undefined && /\bEntityManager\b/.test(node.type.getText(tree));
+      const forked = ts.isVariableDeclaration(node) && node.initializer !== undefined && isManager(node.initializer);
+      if (typed || forked) managers.add(node.name.text);
+    }
+    if (
+      ts.isCallExpression(node) &&
+      ts.isPropertyAccessExpression(node.expression) &&
+      node.expression.name.text === "transaction"
+    ) {
+      const work = node.arguments.find((argument) => ts.isArrowFunction(argument) || ts.isFunctionExpression(argument));
+      const first = work && (work as ts.ArrowFunction).parameters[0];
+      if (first && ts.isIdentifier(first.name)) managers.add(first.name.text);
+    }
+    ts.forEachChild(node, learn);
+  };
+  learn(tree);
+  const visit = (node: ts.Node): void => {
+    if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
+      const { name, expression } = node.expression;
+      if (name.text === "getConnection" || (isManager(expression) && !PASSED_ALONG.has(name.text)))
+        managerCalls.push(`${where(node)}: ${node.expression.getText(tree)}(…)`);
+      if (name.text === "getNativeClient") pools.push(`${where(node)}: getNativeClient()`);
+    }
+    if (ts.isNewExpression(node) && /^(pg\.)?(Pool|Client)$/.test(node.expression.getText(tree)))
+      pools.push(`${where(node)}: new ${node.expression.getText(tree)}(…)`);
+    if (
+      ts.isImportDeclaration(node) &&
+      ts.isStringLiteral(node.moduleSpecifier) &&
+      /^pg(-pool)?$/.test(node.moduleSpecifier.text) &&
+      !node.importClause?.isTypeOnly
+    )
+      pools.push(`${where(node)}: import from "${node.moduleSpecifier.text}"`);
+    ts.forEachChild(node, visit);
+  };
+  visit(tree);
+  return { managerCalls, pools };
+}
+
+const scanned = files.map((file) => {
+  const source = readFileSync(join(root, file), "utf8");
+  return { file, ...scan(file, source), ...scanAccess(file, source) };
+});
 
 describe("the scanner", () => {
   const sqlOf = (source: string) =>
@@ -145,6 +216,63 @@ describe("the scanner", () => {
   });
 });
 
+describe("the EntityManager and pool scanner", () => {
+  const calls = (source: string) => scanAccess("x.ts", source).managerCalls.map((found) => found.split(": ")[1]);
+
+  it("finds an EntityManager used outside db/, whatever it is called", () => {
+    expect(
+      calls(
+        [
+          "await em.findOne(PlanRow, { id });",
+          "ctx.transaction((tx) => tx.create(MembershipRow, row));",
+          "const row = await ctx.orm.em.fork().findOne(PolicyRow, { id });",
+          "const reader = ctx.orm.em.fork(); await reader.find(Row, {});",
+          "async function f(m: EntityManager) { await m.flush(); }",
+          "await em.remove(row).flush();",
+          "await orm.em.getConnection().execute('x');",
+        ].join("\n"),
+      ),
+    ).toEqual([
+      "em.findOne(…)",
+      "tx.create(…)",
+      "ctx.orm.em.fork().findOne(…)",
+      "reader.find(…)",
+      "m.flush(…)",
+      "em.remove(…)",
+      "orm.em.getConnection(…)",
+    ]);
+  });
+
+  it("lets code pass an EntityManager along, fork one and open a transaction", () => {
+    const source = [
+      "const em = ctx.orm.em.fork();",
+      "await planById(em, id);",
+      "await ctx.transaction(async (em) => changePlan(em, plan, {}));",
+      "const rows = list.find((row) => row.id === id); items.count(); create(Schema, {});",
+    ].join("\n");
+    expect(calls(source)).toEqual([]);
+  });
+
+  it("finds a pool or connection of a service's own", () => {
+    const found = scanAccess(
+      "x.ts",
+      [
+        'import { Pool } from "pg";',
+        'import type { Pool as P } from "pg";',
+        "const pool = new Pool({ connectionString });",
+        "const client = new pg.Client();",
+        "const native = await orm.em.getConnection().getNativeClient();",
+      ].join("\n"),
+    ).pools;
+    expect(found.map((where) => where.split(": ")[1])).toEqual([
+      'import from "pg"',
+      "new Pool(…)",
+      "new pg.Client(…)",
+      "getNativeClient()",
+    ]);
+  });
+});
+
 describe("SQL in services/", () => {
   it("is found where it is allowed (the kit and db/ folders hold some)", () => {
     expect(
@@ -168,5 +296,14 @@ describe("SQL in services/", () => {
       .flatMap(({ literals }) => literals.filter((found) => schemaNamed(found.sql).test(found.text)))
       .map((found) => `${found.where}: ${found.text.trim().slice(0, 80)}`);
     expect(named).toEqual([]);
+  });
+
+  it("is reached through named functions of db/: no EntityManager method but fork and transaction outside db/ and the kit", () => {
+    const outside = scanned.filter(({ file }) => !mayHoldSql(file));
+    expect(outside.flatMap(({ managerCalls }) => managerCalls)).toEqual([]);
+  });
+
+  it("runs on the pool MikroORM opened: no service opens a pool or connection of its own", () => {
+    expect(scanned.filter(({ file }) => !kit(file)).flatMap(({ pools }) => pools)).toEqual([]);
   });
 });

@@ -130,7 +130,8 @@ describe("TypeScript examples in the docs", () => {
       continue;
     }
     it(`${where} compiles${mode.beside ? ` beside ${mode.beside}` : ""}`, () => {
-      if (mode.beside) expect(existsSync(join(ROOT, mode.beside)), `${where}: in=${mode.beside} names no file`).toBe(true);
+      if (mode.beside)
+        expect(existsSync(join(ROOT, mode.beside)), `${where}: in=${mode.beside} names no file`).toBe(true);
       expect(faults.get(block)).toEqual([]);
     });
   }

@@ -80,7 +80,10 @@ describe("every service's anatomy (docs/conventions.md)", () => {
       PARTS.filter((part) => {
         const present = existsSync(join(ROOT, "services", key, part));
         return present === (lacks.get(part) ?? []).includes(key);
-      }).map((part) => `services/${key}/${part} ${(lacks.get(part) ?? []).includes(key) ? "is listed as absent" : "is missing"}`),
+      }).map(
+        (part) =>
+          `services/${key}/${part} ${(lacks.get(part) ?? []).includes(key) ? "is listed as absent" : "is missing"}`,
+      ),
     );
     expect(wrong).toEqual([]);
   });
@@ -145,8 +148,7 @@ function readings(): { found: Reading[]; unclassified: string[] } {
         found.push({ name: node.name.text, owner: ownerOf(path) });
       // A name built from parts (`PF_${key}_…`), not a message that starts with one.
       const built = ts.isTemplateExpression(node) && /^PF_[A-Z0-9_]*$/.test(node.head.text);
-      if (built && !(path in TEMPLATES))
-        unclassified.push(`${path}: ${node.getText(source)}`);
+      if (built && !(path in TEMPLATES)) unclassified.push(`${path}: ${node.getText(source)}`);
       ts.forEachChild(node, visit);
     };
     visit(source);
@@ -195,7 +197,11 @@ describe("settings", () => {
 
   it("listed in a settings table of the README or a service's are each read", () => {
     const names = new Set(found.map((reading) => reading.name));
-    const readmes = ["README.md", "gateway/README.md", ...readdirSync(join(ROOT, "services")).map((key) => `services/${key}/README.md`)];
+    const readmes = [
+      "README.md",
+      "gateway/README.md",
+      ...readdirSync(join(ROOT, "services")).map((key) => `services/${key}/README.md`),
+    ];
     const unread = readmes
       .filter((path) => existsSync(join(ROOT, path)))
       .flatMap((path) => tabled(read(path)).map((name) => ({ path, name })))
