@@ -9,6 +9,7 @@ import { entities } from "./db/entities.js";
 import { Migration20261127000000_blog } from "./db/migrations/Migration20261127000000_blog.js";
 import { Migration20261229000000_blog_schedules_by } from "./db/migrations/Migration20261229000000_blog_schedules_by.js";
 import { postDocuments } from "./db/search.js";
+import { memberRoles } from "./member-roles.js";
 import { blogHandlers } from "./handlers/blogs.js";
 import { contentHandlers } from "./handlers/content.js";
 import { feedHandlers } from "./handlers/feeds.js";
@@ -50,6 +51,7 @@ export const blog = defineService({
     "community.comment.moderate",
     SEARCH_DOCUMENT_WRITE,
   ],
+  relations: memberRoles,
   consumers: [hideDeletedPostThread],
   workers: [scheduler, ...searchDocumentWorkers<BlogContext>({ sources: [postDocuments] })],
 });

@@ -19,7 +19,9 @@ import {
   authorshipToProto,
   type AuthorColumns,
 } from "../kit/handler/authorship.js";
+import type { ReadContext } from "../kit/db/reads.js";
 import type { BlogRow, MemberRow, PostRow, ReviewRow, RevisionRow, ScheduleRow } from "./db/entities.js";
+import { readPendingSchedules, readReviewedRevisions } from "./db/post-reads.js";
 import { latestReviews, pendingSchedules, revisionsOf } from "./db/posts.js";
 import { shownState, type PostState } from "./domain/posts.js";
 
@@ -94,6 +96,12 @@ export function scheduleToProto(row: ScheduleRow): Schedule {
   });
 }
 
+/** The revisions a post's message holds: the one its reader sees (members the current), and the published one. */
+function shownOf(post: PostRow, member: boolean): { shown: number; ns: number[] } {
+  const shown = member ? post.currentRevision : (post.publishedRevision ?? post.currentRevision);
+  return { shown, ns: [...new Set([shown, post.publishedRevision ?? shown])] };
+}
+
 /**
  * A post as a reader sees it: members the current revision and the pending
  * schedules; everyone else the published revision only. In a listing the
@@ -106,16 +114,59 @@ export async function postView(
   handle: string,
   options: { member: boolean; listing?: boolean },
 ): Promise<Post> {
-  const shown = options.member ? post.currentRevision : (post.publishedRevision ?? post.currentRevision);
-  const ns = [...new Set([shown, post.publishedRevision ?? shown])];
+  const { ns } = shownOf(post, options.member);
   const [revisions, reviews, schedules] = await Promise.all([
     revisionsOf(em, post.id, ns, !options.listing),
     latestReviews(em, post.id, ns),
     options.member ? pendingSchedules(em, [post.id]) : Promise.resolve([]),
   ]);
-  const byN = new Map(revisions.map((row) => [row.n, row]));
+  return postMessage(post, handle, { revisions, reviews: [...reviews.values()], schedules }, options);
+}
+
+/**
+ * `postView` of a page of posts (or one) outside any transaction, for the public reads: two statements whatever
+ * the number of posts (their revisions with the reviews that count, and for members the pending schedules).
+ */
+export async function readPostViews(
+  ctx: ReadContext,
+  posts: PostRow[],
+  handle: string,
+  options: { member: boolean; listing?: boolean },
+): Promise<Post[]> {
+  const keys = posts.flatMap((post) => shownOf(post, options.member).ns.map((n) => ({ postId: post.id, n })));
+  const [{ revisions, reviews }, schedules] = await Promise.all([
+    readReviewedRevisions(ctx, keys, !options.listing),
+    options.member && posts.length > 0
+      ? readPendingSchedules(
+          ctx,
+          posts.map((post) => post.id),
+        )
+      : Promise.resolve([]),
+  ]);
+  const of = <T extends { postId: string }>(rows: T[], post: PostRow) => rows.filter((row) => row.postId === post.id);
+  return posts.map((post) =>
+    postMessage(
+      post,
+      handle,
+      { revisions: of(revisions, post), reviews: of(reviews, post), schedules: of(schedules, post) },
+      options,
+    ),
+  );
+}
+
+/** A post's message from its rows: its revisions shown, the reviews that count for them, its pending schedules. */
+function postMessage(
+  post: PostRow,
+  handle: string,
+  rows: { revisions: RevisionRow[]; reviews: ReviewRow[]; schedules: ScheduleRow[] },
+  options: { member: boolean; listing?: boolean },
+): Post {
+  const { shown } = shownOf(post, options.member);
+  const byN = new Map(rows.revisions.map((row) => [row.n, row]));
+  const reviews = new Map(rows.reviews.map((row) => [row.revision, row]));
   const revision = byN.get(shown);
   const published = byN.get(post.publishedRevision ?? -1);
+  const { schedules } = rows;
   return create(PostSchema, {
     id: post.id,
     blogId: post.blogId,

@@ -4,6 +4,7 @@ import { kitMigration } from "./db/kit-migration.js";
 import { kitOutboxTraceparentMigration } from "./db/kit-outbox-traceparent-migration.js";
 import { kitRateLimitsMigration } from "./db/kit-rate-limits-migration.js";
 import { kitEffectRefusalsMigration } from "./effects/migration.js";
+import { kitQuotasMigration } from "./quotas/migration.js";
 import { kitSearchDocumentsMigration } from "./search-documents/migration.js";
 import { kitSlugsMigration } from "./slugs/migration.js";
 
@@ -19,6 +20,7 @@ export const KIT_MIGRATIONS = [
   kitSearchDocumentsMigration,
   kitSlugsMigration,
   kitEffectRefusalsMigration,
+  kitQuotasMigration,
 ];
 
 /** A module's schema as its database is opened: the kit's tables first, then the service's committed migrations. */

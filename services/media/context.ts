@@ -1,11 +1,14 @@
 import type { ServiceContext } from "../kit/runtime/module.js";
+import { mediaQuotas, type MediaQuotas } from "./domain/quota.js";
 import { mediaSettings, type MediaSettings } from "./settings.js";
 
-/** Built once by the host: the service context (with its blob store) and the media settings. */
+/** Built once by the host: the service context (with its blob store), the media settings and the quotas they set. */
 export interface MediaContext extends ServiceContext {
   settings: MediaSettings;
+  quotas: MediaQuotas;
 }
 
 export function mediaContext(base: ServiceContext): MediaContext {
-  return { ...base, settings: mediaSettings(base.config) };
+  const settings = mediaSettings(base.config);
+  return { ...base, settings, quotas: mediaQuotas(settings) };
 }

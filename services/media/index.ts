@@ -4,6 +4,7 @@ import { mediaContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261215000000_media } from "./db/migrations/Migration20261215000000_media.js";
 import { Migration20261216000000_media_quotas } from "./db/migrations/Migration20261216000000_media_quotas.js";
+import { Migration20261217000000_media_kit_quotas } from "./db/migrations/Migration20261217000000_media_kit_quotas.js";
 import { readHandlers } from "./handlers/reads.js";
 import { uploadHandlers } from "./handlers/uploads.js";
 import { sweep } from "./workers/sweep.js";
@@ -16,6 +17,7 @@ export const media = defineService({
     migrations: [
       { name: "Migration20261215000000_media", class: Migration20261215000000_media },
       { name: "Migration20261216000000_media_quotas", class: Migration20261216000000_media_quotas },
+      { name: "Migration20261217000000_media_kit_quotas", class: Migration20261217000000_media_kit_quotas },
     ],
   },
   context: mediaContext,

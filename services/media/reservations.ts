@@ -1,16 +1,16 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
+import { reserve, type Reservation } from "../kit/quotas/quotas.js";
 import type { MediaContext } from "./context.js";
-import { addUsage, insertUpload, lockUsage, reserveMore, takeUpload } from "./db/usage.js";
-import { grantOf, quotaExceeded, uploadAbandoned } from "./domain/quota.js";
+import { RESERVE_STEP } from "./domain/quota.js";
 
 /**
- * One upload's hold on its namespace's quota, from before its first byte is stored to its file row: it counts the
- * file at once and reserves bytes ahead of those arriving, each reservation a short transaction on the namespace's
- * locked usage, so concurrent uploads never both pass the quota. Its file row settles it; a failure gives it back;
- * a crash leaves its upload row for the sweep (workers/sweep.ts).
+ * One upload's hold on its namespace's quotas (the kit's quotas, held for the upload's key), from before its first
+ * byte is stored to its file row: it counts the file at once and reserves bytes ahead of those arriving, each
+ * reservation a short transaction on the namespace's locked counter, so concurrent uploads never both pass the
+ * quota. Its file row settles it; a failure gives it back; a crash leaves it for the sweep (workers/sweep.ts).
  */
-export class Reservation {
-  private reserved = 0;
+export class UploadReservation {
+  private held?: { files: Reservation; bytes: Reservation };
 
   constructor(
     private readonly ctx: MediaContext,
@@ -18,59 +18,51 @@ export class Reservation {
     readonly app: string,
   ) {}
 
-  /** Records the upload, its file counted: 413 media.quota_exceeded when the namespace holds its quota of files. */
+  /** Counts the file and reserves bytes ahead: 413 media.quota_exceeded when the namespace holds its files. */
   async begin(): Promise<void> {
-    const { quotaBytes, quotaFiles } = this.ctx.settings;
-    this.reserved = await this.ctx.transaction(async (em) => {
-      const usage = await lockUsage(em, this.app);
-      if (usage.files + 1 > quotaFiles) throw quotaExceeded(this.app, "files", quotaFiles);
-      const ahead = grantOf(usage.bytes, quotaBytes, 0) ?? 0;
-      await addUsage(em, this.app, ahead, 1);
-      await insertUpload(em, { key: this.key, app: this.app, reserved: ahead, at: this.ctx.clock.now() });
-      return ahead;
-    });
+    const { quotas } = this.ctx;
+    const holder = this.key;
+    this.held = await this.ctx.transaction(async (em) => ({
+      files: await reserve(this.ctx, quotas.files, this.app, 1, { em, holder }),
+      bytes: await reserve(this.ctx, quotas.bytes, this.app, 0, { em, holder, ahead: RESERVE_STEP }),
+    }));
   }
 
   /** Passes the file's bytes on once reserved: 413 media.quota_exceeded as soon as they would pass the quota. */
   async *reserving(body: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array, void> {
+    const { bytes } = this.begun();
     let received = 0;
     for await (const chunk of body) {
       received += chunk.byteLength;
-      if (received > this.reserved) await this.reserve(received - this.reserved);
+      const need = received - bytes.units;
+      if (need > 0) await bytes.more(need, { ahead: Math.max(need, RESERVE_STEP) });
       yield chunk;
     }
   }
 
-  /** In the transaction writing the file row: the reservation becomes the file's size. */
+  /** In the transaction writing the file row: the reservations become the file and its size. */
   async settle(em: EntityManager, size: number): Promise<void> {
-    await lockUsage(em, this.app);
-    const reserved = await takeUpload(em, this.key);
-    if (reserved === undefined) throw uploadAbandoned();
-    await addUsage(em, this.app, size - reserved, 0);
+    const { files, bytes } = this.begun();
+    await files.settle(1, em);
+    await bytes.settle(size, em);
   }
 
   /** Gives back what a failed upload held; if that fails too, the sweep does it once the upload looks abandoned. */
   async release(): Promise<void> {
+    const held = this.held;
+    if (!held) return;
     await this.ctx
       .transaction(async (em) => {
-        await lockUsage(em, this.app);
-        const reserved = await takeUpload(em, this.key);
-        if (reserved !== undefined) await addUsage(em, this.app, -reserved, -1);
+        await held.files.release(em);
+        await held.bytes.release(em);
       })
       .catch((error: unknown) =>
         this.ctx.logger.error({ err: error, key: this.key }, "a failed upload's reservation waits for the sweep"),
       );
   }
 
-  private async reserve(need: number): Promise<void> {
-    const quota = this.ctx.settings.quotaBytes;
-    this.reserved += await this.ctx.transaction(async (em) => {
-      const usage = await lockUsage(em, this.app);
-      const grant = grantOf(usage.bytes, quota, need);
-      if (grant === undefined) throw quotaExceeded(this.app, "bytes", quota);
-      if (!(await reserveMore(em, this.key, grant, this.ctx.clock.now()))) throw uploadAbandoned();
-      await addUsage(em, this.app, grant, 0);
-      return grant;
-    });
+  private begun(): { files: Reservation; bytes: Reservation } {
+    if (!this.held) throw new Error("an upload's reservation is used before it began");
+    return this.held;
   }
 }

@@ -1,7 +1,7 @@
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, expect } from "vitest";
 import { startChildMedia, type ChildMedia } from "../media/child.js";
-import { appClaims, BOUNDARY } from "../media/support.js";
+import { appClaims, BOUNDARY, namespaceUsage, openUploads } from "../media/support.js";
 import { DATABASE_SERVER, describeWith, itWith } from "../support/skips.js";
 import { until } from "../support/until.js";
 
@@ -17,8 +17,7 @@ describeWith(DATABASE_SERVER, "a process killed mid-upload and started again", (
   afterAll(() => media?.stop());
 
   const temporaryFiles = async () => (await media.blobFiles()).filter((path) => path.includes("/.tmp/"));
-  const query = async (sql: string) =>
-    media.observer.platform.contexts.get("media")!.orm.em.getConnection().execute(sql);
+  const observed = () => media.observer.platform.contexts.get("media")!;
 
   itWith(
     DATABASE_SERVER,
@@ -35,7 +34,7 @@ describeWith(DATABASE_SERVER, "a process killed mid-upload and started again", (
       );
       request.write(Buffer.alloc(3 * MIB, 1));
       await until(async () => (await temporaryFiles()).length === 1);
-      await until(async () => (await query(`select key from media.uploads where app = 'crashed'`)).length === 1);
+      await until(async () => (await openUploads(observed(), "crashed")).length === 1);
 
       await media.child.kill();
       request.destroy();
@@ -44,9 +43,8 @@ describeWith(DATABASE_SERVER, "a process killed mid-upload and started again", (
 
       await media.restart({ PF_MEDIA_SWEEP_EVERY_MS: "200", PF_MEDIA_SWEEP_AFTER_MS: "1000" });
       await until(async () => (await temporaryFiles()).length === 0);
-      await until(async () => (await query(`select key from media.uploads`)).length === 0);
-      const [usage] = await query(`select bytes, files from media.app_usage where app = 'crashed'`);
-      expect({ bytes: Number(usage.bytes), files: Number(usage.files) }).toEqual({ bytes: 0, files: 0 });
+      await until(async () => (await openUploads(observed())).length === 0);
+      expect(await namespaceUsage(observed(), "crashed")).toEqual({ bytes: 0, files: 0 });
     },
     90_000,
   );

@@ -11,6 +11,7 @@ import {
   propagateCall,
 } from "../../services/kit/runtime/call.js";
 import { problem } from "../../services/kit/handler/problem.js";
+import { until } from "../support/until.js";
 
 const request = (headers: Record<string, string> = {}) =>
   ({
@@ -73,7 +74,8 @@ describe("calls made from calls, in process", () => {
       await callScope(10_000)(async () => (await commitWithin(async () => "written")) as never)(
         inner(Date.now() + 10_000),
       );
-      await new Promise((resolve) => setTimeout(resolve, 120));
+      const call = currentCall()!;
+      await until(() => Date.now() > call.deadline);
       return "answer" as never;
     });
     await expect(outer(request())).resolves.toBe("answer");
@@ -83,7 +85,8 @@ describe("calls made from calls, in process", () => {
     const outgoing = propagateCall()(async () => "called" as never);
     const after: string[] = [];
     const outer = callScope(30)(async () => {
-      await new Promise((resolve) => setTimeout(resolve, 120));
+      const call = currentCall()!;
+      await until(() => Date.now() > call.deadline);
       after.push(await commitWithin(async () => "written").catch((error: Error) => error.message));
       after.push(
         String(
@@ -97,8 +100,7 @@ describe("calls made from calls, in process", () => {
     });
     await expect(outer(request())).rejects.toThrow(/deadline/);
     // The handler went on after its caller was answered: neither its commit nor its call went through.
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(after).toHaveLength(2);
+    await until(() => after.length === 2);
     expect(after.every((outcome) => /deadline/.test(outcome))).toBe(true);
   });
 });

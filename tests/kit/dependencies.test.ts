@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect } from "vitest";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { DATABASE_SERVER, describeWith, itWith } from "../support/skips.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
+import { until } from "../support/until.js";
 
 let database: TestPlatform;
 let proxy: TcpProxy;
@@ -41,11 +42,7 @@ describeWith(DATABASE_SERVER, "when the database is unreachable", () => {
       expect((await t.http("GET", "/readyz")).status).toBe(503);
 
       await proxy.open();
-      const deadline = Date.now() + 10_000;
-      while ((await resolve()).status !== 404) {
-        if (Date.now() > deadline) throw new Error("did not recover");
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await until(async () => (await resolve()).status === 404, 10_000);
       expect((await t.http("GET", "/readyz")).status).toBe(200);
     },
   );

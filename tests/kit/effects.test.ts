@@ -8,6 +8,7 @@ import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
 import { effect, effectRefusals, type EffectHost } from "../../services/kit/effects/effect.js";
 import { startConsumer } from "../../services/kit/events/consumer.js";
 import { bearer } from "../../services/kit/rpc/clients.js";
+import { durableCaughtUp } from "../support/nats.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { describeWith, NATS } from "../support/skips.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
@@ -219,7 +220,8 @@ describeWith(NATS, "effect() on JetStream", () => {
         status: 409,
         code: "insufficient_funds",
       });
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // Every event taken and acknowledged, the refused one included: nothing comes again.
+      await until(() => durableCaughtUp(process.env.NATS_URL!, t.events!, "network", `network_${name}`));
       expect(attempts(refused)).toBe(1);
       expect(await balancePlusOne(subject)).toBe(4n);
     } finally {

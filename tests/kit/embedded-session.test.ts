@@ -88,9 +88,11 @@ describe("the embedded database's one session, shared by its socket connections"
     const other = queue.enqueue(2, query("select count(*) from kept"), (data) => {
       read += readAnswers(Buffer.from(data)).rows.join("");
     });
-    // Connection 2 waits while connection 1's transaction is open; connection 1 goes away, its work rolled back.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Connection 2 waits while connection 1's transaction is open (connection 1's next statement is served
+    // ahead of it); connection 1 goes away, its work rolled back.
+    await queue.enqueue(1, query("select 1"), noAnswer);
     expect(read).toBe("");
+    expect(queue.getQueueLength()).toBe(1);
     queue.clearQueueForHandler(1);
     await queue.clearTransactionIfNeeded(1);
     await other;

@@ -4,6 +4,7 @@ import { JetStreamBus } from "../../services/kit/events/jetstream-bus.js";
 import { createLogger } from "../../services/kit/runtime/logger.js";
 import { deleteNamespaceStreams, newTestEvents } from "../support/nats.js";
 import { describeWith, NATS } from "../support/skips.js";
+import { until } from "../support/until.js";
 
 /**
  * Two deployments on one NATS server, each under its own namespace: on the
@@ -12,7 +13,6 @@ import { describeWith, NATS } from "../support/skips.js";
  * durable consumers by their filter).
  */
 const natsUrl = process.env.NATS_URL;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const data = new TextEncoder().encode("{}");
 
 describeWith(NATS, "the JetStream bus under a namespace", () => {
@@ -38,11 +38,14 @@ describeWith(NATS, "the JetStream bus under a namespace", () => {
     await a.ensureStream("nsx");
     await a.publish("nsx.job.done", "evt_w1", data, {});
     await a.publish("nsx.job.started", "evt_w2", data, {});
-    for (let i = 0; i < 50 && seenA.length === 0; i++) await sleep(20);
-    await sleep(100);
+    // Each side's own last event arrives after whatever it would have heard of the ones before.
+    await a.publish("nsx.last.done", "evt_w3", data, {});
+    await b.ensureStream("nsx");
+    await b.publish("nsx.own.done", "evt_w4", data, {});
+    await until(() => seenA.includes("nsx.last.done") && seenB.includes("nsx.own.done"));
     stops.forEach((stop) => stop());
-    expect(seenA).toEqual(["nsx.job.done"]);
-    expect(seenB).toEqual([]);
+    expect(seenA).toEqual(["nsx.job.done", "nsx.last.done"]);
+    expect(seenB).toEqual(["nsx.own.done"]);
   });
 
   it("delivers to a durable consumer only its filter's events, with spec subjects, and never another namespace's", async () => {
@@ -51,12 +54,18 @@ describeWith(NATS, "the JetStream bus under a namespace", () => {
     const stopB = await b.consume("nsy.item.made", "nsy-test", "all", async (batch) => void gotB.push(...batch));
     await a.publish("nsy.item.made", "evt_d1", data, { "Pf-Schema": "x@1" });
     await a.publish("nsy.item.gone", "evt_d2", data, {});
-    for (let i = 0; i < 100 && gotA.length === 0; i++) await sleep(20);
-    await sleep(200);
+    // Each side's own last event arrives after whatever it would have been handed of the ones before.
+    await a.publish("nsy.item.made", "evt_d3", data, { "Pf-Schema": "x@2" });
+    await b.publish("nsy.item.made", "evt_d4", data, { "Pf-Schema": "own@1" });
+    const seen = (got: BusMessage[], schema: string) => got.some((m) => m.headers["Pf-Schema"] === schema);
+    await until(() => seen(gotA, "x@2") && seen(gotB, "own@1"));
     await stopA();
     await stopB();
-    expect(gotA.map((m) => [m.subject, m.headers["Pf-Schema"]])).toEqual([["nsy.item.made", "x@1"]]);
-    expect(gotB).toEqual([]);
+    expect(gotA.map((m) => [m.subject, m.headers["Pf-Schema"]])).toEqual([
+      ["nsy.item.made", "x@1"],
+      ["nsy.item.made", "x@2"],
+    ]);
+    expect(gotB.map((m) => [m.subject, m.headers["Pf-Schema"]])).toEqual([["nsy.item.made", "own@1"]]);
   });
 
   it("makes its streams PF_<NAMESPACE>_<PREFIX> over `<namespace>.<prefix>.>`, deleted with the namespace", async () => {

@@ -58,6 +58,7 @@ const KIT_FOLDERS = [
   "documents",
   "blobs",
   "db", // the ORM per schema, transactions, hot reads, commit signals
+  "quotas", // reserve, settle, release: units per key, per window or standing
   "slugs",
   "revisions",
   "events", // outbox, relay, buses, consumers

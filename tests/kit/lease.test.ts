@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JOB_LEASE_MS, leasedJob } from "../../services/kit/runtime/lease.js";
+import { leaseTries } from "../support/lease-tries.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { until } from "../support/until.js";
 
@@ -15,24 +16,14 @@ afterAll(async () => {
   await first?.stop();
 });
 
-/** How many times an instance has tried to take the named lease so far (each pass begins with a try). */
-const spies = new Map<TestPlatform, MockInstance>();
-function leaseTries(platform: TestPlatform, name: string): number {
-  const connection = platform.platform.contexts.get("network")!.orm.em.getConnection();
-  if (!spies.has(platform)) spies.set(platform, vi.spyOn(connection, "execute"));
-  return spies
-    .get(platform)!
-    .mock.calls.filter(([sql, params]) => /^insert into \S*leases/.test(String(sql)) && Array.isArray(params) && params[0] === name)
-    .length;
-}
-
 /**
  * Resolves once `platform` has tried to take the lease again after this moment (and, the lease held, failed),
  * or the test is stopping the jobs (a stopped instance tries no more).
  */
 async function untilTriedBy(platform: TestPlatform, name: string, stopping: () => boolean): Promise<void> {
-  const before = leaseTries(platform, name);
-  await until(() => stopping() || leaseTries(platform, name) > before + 1);
+  const network = platform.platform.contexts.get("network")!;
+  const before = leaseTries(network, name);
+  await until(() => stopping() || leaseTries(network, name) > before + 1);
 }
 
 describe("leased background jobs", () => {
@@ -102,7 +93,7 @@ describe("leased background jobs", () => {
       const [held] = await ctx.orm.em
         .getConnection()
         .execute<{ held: boolean }[]>(`select until > now() as held from network.leases where name = 'expiry'`);
-      return leaseTries(first, "expiry") > 1 && held.held;
+      return leaseTries(ctx, "expiry") > 1 && held.held;
     });
     expect(ran).toBe(0);
     await until(() => ran > 0);

@@ -36,7 +36,7 @@ describeWith(SERVERS, "outbox relays woken by commits (LISTEN/NOTIFY), the poll 
       callback: (_e, m) => void arrived.set(m.headers?.get("Nats-Msg-Id") ?? "", Date.now()),
     });
     await nc.flush();
-    await settled();
+    await settled(a);
   });
   afterAll(async () => {
     await nc?.close();
@@ -89,7 +89,7 @@ describeWith(SERVERS, "outbox relays woken by commits (LISTEN/NOTIFY), the poll 
       const now = await listeners();
       return now.length === 2 && now.every((pid) => !before.includes(pid));
     }, 10_000);
-    await settled();
+    await settled(a);
     await relayedAcross("after the reconnect");
   });
 
@@ -114,8 +114,22 @@ describeWith(SERVERS, "outbox relays woken by commits (LISTEN/NOTIFY), the poll 
   });
 });
 
-/** The passes every relay makes once its process listens are over, and none holds the lease. */
-const settled = () => new Promise((resolve) => setTimeout(resolve, 500));
+/**
+ * Both processes listen (each wake connection's last statement, after its LISTEN, is done: it then wakes its
+ * relay) and a relay has made a pass (its lease row is there).
+ */
+async function settled(on: TestPlatform): Promise<void> {
+  const connection = network(on).orm.em.getConnection();
+  await until(async () => {
+    const [row] = await connection.execute<{ listening: number; passes: number }[]>(
+      `select (select count(*)::int from pg_stat_activity where datname = current_database() and application_name = ?
+                 and state = 'idle' and query like 'select pg_backend_pid()%') as listening,
+              (select count(*)::int from network.leases where name = 'kit.outbox-relay') as passes`,
+      [APPLICATION_NAME],
+    );
+    return row.listening === 2 && row.passes === 1;
+  }, 10_000);
+}
 
 function network(t: TestPlatform): ServiceContext {
   return t.platform.contexts.get("network")!;

@@ -35,6 +35,14 @@ describe("the outbox relay on the in-process bus", () => {
     let active = 0;
     let overlapped = false;
     let failures = 0;
+    const written = async () =>
+      (
+        await ctx.orm.em
+          .getConnection()
+          .execute<{ n: number }[]>(`select count(*)::int as n from network.outbox where payload like ?`, [
+            `%${marker}%`,
+          ])
+      )[0].n;
     const stop = await startConsumer(
       ctx,
       consumer({
@@ -44,7 +52,8 @@ describe("the outbox relay on the in-process bus", () => {
         async handle(event) {
           const title = event.notification!.title.slice(marker.length);
           overlapped ||= ++active > 1;
-          await new Promise((resolve) => setTimeout(resolve, 5));
+          // "1" is held until the events behind it are committed: a relay that overlapped would hand one over now.
+          if (title === "1") await until(async () => (await written()) >= 4);
           active--;
           if (title === "2" && failures++ === 0) throw new Error("projection busy");
           seen.push(title);

@@ -12,6 +12,7 @@ import { http } from "../../gen/google/api/annotations_pb.js";
 import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
 import { access } from "../../gen/pf/v1/options_pb.js";
 import { testEnforcement } from "../gateway/support.js";
+import { until } from "../support/until.js";
 import { healthRoutes } from "../../services/kit/rpc/health.js";
 import { reflectionRoutes } from "../../services/kit/rpc/reflection.js";
 
@@ -131,10 +132,12 @@ describe("grpc.health.v1.Health", () => {
       call.on("data", (res: { status: string }) => events.push(res.status));
       call.on("end", () => events.push("end"));
       const ended = new Promise<grpc.ServiceError>((resolve) => call.on("error", resolve));
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(events).toEqual([expected]);
+      await until(() => events.length > 0);
+      const beforeCancel = [...events];
       call.cancel();
+      // Still open when cancelled, and nothing after the status up to then.
       expect((await ended).code).toBe(grpc.status.CANCELLED);
+      expect(beforeCancel).toEqual([expected]);
     }
   });
 });

@@ -14,6 +14,7 @@ import { SearchRelay } from "../../services/kit/search-documents/relay.js";
 import { searchDocumentWorkers } from "../../services/kit/search-documents/search-documents.js";
 import { statementsOf } from "../../services/kit/search-documents/statements.js";
 import type { ServiceContext } from "../../services/kit/runtime/module.js";
+import { leaseTries } from "../support/lease-tries.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { until } from "../support/until.js";
 
@@ -24,14 +25,15 @@ class FakeSearch implements SearchIndex {
   calls: DocumentWrite[][] = [];
   active = 0;
   overlapped = false;
-  delayMs = 0;
+  /** Awaited inside each write, as a slow search would be. */
+  hold?: () => Promise<void>;
   refuse?: (write: DocumentWrite) => boolean;
 
   async write(writes: DocumentWrite[]): Promise<WriteOutcome[]> {
     this.active++;
     if (this.active > 1) this.overlapped = true;
     try {
-      if (this.delayMs) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+      await this.hold?.();
       if (this.down) throw new ConnectError("search is down", Code.Unavailable);
       if (writes.length > 1 && writes.some((write) => this.refuse?.(write)))
         throw new ConnectError("one write is malformed", Code.InvalidArgument);
@@ -221,7 +223,14 @@ describe("the relay", () => {
 
   it("never has two instances push at once, and pushes each change once", async () => {
     const search = new FakeSearch();
-    search.delayMs = 20;
+    const relays = [first, second].map((platform) => platform.platform.contexts.get("network")!);
+    const tries = () => relays.reduce((sum, ctx) => sum + leaseTries(ctx, "kit.search-relay"), 0);
+    let stopping = false;
+    // Each push is held until the other instance has tried to relay meanwhile (the pushing one is busy).
+    search.hold = async () => {
+      const before = tries();
+      await until(() => stopping || tries() > before + 1);
+    };
     const env = { ...ctx.config.env, PF_SEARCH_RELAY_POLL_MS: "10", PF_SEARCH_RELAY_BATCH: "3" };
     const workers = searchDocumentWorkers<ServiceContext>({ sources: [], index: () => search });
     const instance = (platform: TestPlatform) => {
@@ -235,6 +244,7 @@ describe("the relay", () => {
       );
       await until(async () => search.held.size === 30, 10_000);
     } finally {
+      stopping = true;
       await Promise.all(stops.map((stop) => stop()));
     }
     expect(search.overlapped).toBe(false);

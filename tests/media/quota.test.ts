@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { usePlatform, type TestPlatform } from "../support/platform.js";
-import { appClaims, blobFiles, multipart, postUpload, rowCount, upload } from "./support.js";
+import { appClaims, blobFiles, multipart, openUploads, postUpload, rowCount, upload, namespaceUsage } from "./support.js";
 
 const KIB = 1024;
 const QUOTA = 1024 * KIB;
@@ -10,19 +10,16 @@ const t = usePlatform({
   env: { PF_MEDIA_QUOTA_BYTES: String(QUOTA), PF_MEDIA_QUOTA_FILES: "3" },
 });
 
-/** What a namespace holds against its quota, and what its files and open uploads add up to. */
+/** What a namespace holds against its quotas, what its files add up to, and its uploads under way. */
 async function usageOf(t: TestPlatform, app: string) {
-  const connection = t.platform.contexts.get("media")!.orm.em.getConnection();
-  const [usage] = await connection.execute(`select bytes, files from media.app_usage where app = ?`, [app]);
-  const [files] = await connection.execute(
-    `select coalesce(sum(size), 0) as bytes, count(*) as files from media.files where app = ?`,
-    [app],
-  );
-  const [open] = await connection.execute(`select count(*) as uploads from media.uploads where app = ?`, [app]);
+  const media = t.platform.contexts.get("media")!;
+  const [files] = await media.orm.em
+    .getConnection()
+    .execute(`select coalesce(sum(size), 0) as bytes, count(*) as files from media.files where app = ?`, [app]);
   return {
-    usage: { bytes: Number(usage?.bytes ?? 0), files: Number(usage?.files ?? 0) },
+    usage: await namespaceUsage(media, app),
     stored: { bytes: Number(files.bytes), files: Number(files.files) },
-    open: Number(open.uploads),
+    open: (await openUploads(media, app)).length,
   };
 }
 

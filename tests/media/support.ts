@@ -3,6 +3,7 @@ import { readdir } from "node:fs/promises";
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import type { TokenClaims } from "../../services/kit/auth/tokens.js";
+import type { ServiceContext } from "../../services/kit/runtime/module.js";
 import { FileRow } from "../../services/media/db/entities.js";
 import type { TestPlatform } from "../support/platform.js";
 
@@ -79,6 +80,26 @@ export async function getBytes(t: TestPlatform, path: string, headers: Record<st
 /** How many file rows the media schema holds. */
 export function rowCount(t: TestPlatform): Promise<number> {
   return t.platform.contexts.get("media")!.orm.em.fork().count(FileRow);
+}
+
+/** What a namespace holds against its quotas: the kit's standing totals `media.bytes` and `media.files`. */
+export async function namespaceUsage(media: ServiceContext, app: string): Promise<{ bytes: number; files: number }> {
+  const rows = await media.orm.em
+    .getConnection()
+    .execute<{ name: string; used: string }[]>(`select name, used from media.quota_usage where key = ?`, [app]);
+  const used = (name: string) => Number(rows.find((row) => row.name === name)?.used ?? 0);
+  return { bytes: used("media.bytes"), files: used("media.files") };
+}
+
+/** The keys of the uploads under way (in `app`, or anywhere): what the quota reservations are held for. */
+export async function openUploads(media: ServiceContext, app?: string): Promise<string[]> {
+  const rows = await media.orm.em
+    .getConnection()
+    .execute<{ holder: string }[]>(
+      `select distinct holder from media.quota_reservations where key = coalesce(?, key) order by holder`,
+      [app ?? null],
+    );
+  return rows.map((row) => row.holder);
 }
 
 /** Every file under the platform's blob directory, temporary ones included (the fs store). */

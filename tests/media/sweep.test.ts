@@ -2,24 +2,28 @@ import { mkdir, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
+import { reserve } from "../../services/kit/quotas/quotas.js";
+import { ManualClock } from "../../services/kit/runtime/clock.js";
 import type { MediaContext } from "../../services/media/context.js";
-import { addUsage, insertUpload, lockUsage } from "../../services/media/db/usage.js";
 import { sweepAbandoned } from "../../services/media/workers/sweep.js";
 import { usePlatform } from "../support/platform.js";
-import { blobFiles } from "./support.js";
+import { blobFiles, namespaceUsage, openUploads } from "./support.js";
 
 const HOUR = 3_600_000;
-const t = usePlatform({ services: ["media"], env: { PF_MEDIA_SWEEP_AFTER_MS: String(2 * HOUR) } });
+const clock = new ManualClock(new Date());
+const t = usePlatform({ services: ["media"], clock, env: { PF_MEDIA_SWEEP_AFTER_MS: String(2 * HOUR) } });
 const media = () => t.platform.contexts.get("media") as MediaContext;
 
-/** An upload under way as the handler records it, last touched at `at`, its blob already stored when `stored`. */
+/** An upload under way as the handler holds it (its file and 100 bytes), last touched at `at`, its blob stored when `stored`. */
 async function uploadUnderWay(key: string, at: Date, stored: boolean) {
   const ctx = media();
+  const now = clock.now();
+  clock.set(at);
   await ctx.transaction(async (em) => {
-    await lockUsage(em, "swept");
-    await addUsage(em, "swept", 100, 1);
-    await insertUpload(em, { key, app: "swept", reserved: 100, at });
+    await reserve(ctx, ctx.quotas.files, "swept", 1, { em, holder: key });
+    await reserve(ctx, ctx.quotas.bytes, "swept", 100, { em, holder: key });
   });
+  clock.set(now);
   if (stored) await ctx.blobs.put(key, Readable.from([Buffer.alloc(100, 1)]), "x/y");
 }
 
@@ -40,11 +44,7 @@ describe("the sweep of abandoned uploads", () => {
 
     const left = (await blobFiles(t)).map((path) => path.slice(path.indexOf("/blobs/") + "/blobs/".length)).sort();
     expect(left).toEqual([".tmp/fresh", "media/liveCCCCCCCCCCCCCCCCCCCC"]);
-    const connection = ctx.orm.em.getConnection();
-    expect((await connection.execute(`select key from media.uploads`)).map((row) => row.key)).toEqual([
-      "liveCCCCCCCCCCCCCCCCCCCC",
-    ]);
-    const [usage] = await connection.execute(`select bytes, files from media.app_usage where app = 'swept'`);
-    expect({ bytes: Number(usage.bytes), files: Number(usage.files) }).toEqual({ bytes: 100, files: 1 });
+    expect(await openUploads(ctx)).toEqual(["liveCCCCCCCCCCCCCCCCCCCC"]);
+    expect(await namespaceUsage(ctx, "swept")).toEqual({ bytes: 100, files: 1 });
   });
 });

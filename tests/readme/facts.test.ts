@@ -104,7 +104,7 @@ describe("every service's anatomy (docs/conventions.md)", () => {
   });
 });
 
-/** A setting the code reads, and the README that owns it (its folder's; the platform's is the root README). */
+/** A setting the code reads, and the README that owns it (its service's or the gateway's; else the root README). */
 interface Reading {
   name: string;
   owner: string;

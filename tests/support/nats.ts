@@ -68,3 +68,17 @@ export async function subscribeToStream(
   })();
   return { received, stop: () => void messages.stop() };
 }
+
+/**
+ * Whether a durable consumer has taken and acknowledged every event of its stream so far (nothing left to deliver
+ * or to deliver again): the moment after which an event it handled is never handled again.
+ */
+export async function durableCaughtUp(url: string, events: TestEvents, prefix: string, durable: string) {
+  const nc = await connect({ servers: url });
+  try {
+    const info = await (await jetstreamManager(nc)).consumers.info(events.stream(prefix), durable);
+    return info.num_pending === 0 && info.num_ack_pending === 0;
+  } finally {
+    await nc.close();
+  }
+}

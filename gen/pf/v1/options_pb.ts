@@ -249,7 +249,8 @@ export type Relation = Message<"pf.v1.Relation"> & {
   name: string;
 
   /**
-   * The 403 code of a caller outside it, from the kit's vocabulary (auth.editor_required).
+   * The 403 code of a caller outside it: the kit's vocabulary (auth.editor_required), or
+   * the service's own code where its spec names one (blog.member_required).
    *
    * @generated from field: string refusal = 2;
    */

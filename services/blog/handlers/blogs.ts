@@ -12,7 +12,7 @@ import { blogFor, insertBlog, updateBlog } from "../db/blogs.js";
 import type { BlogRow } from "../db/entities.js";
 import { handleFromUsername, requireHandle, requireItemCount, requireLanguage, requireTheme } from "../domain/blogs.js";
 import { blogCreated } from "../events.js";
-import { isOfficial, loadBlog, requireOwner } from "./roles.js";
+import { isOfficial, loadBlog, requireOfficialForStaff } from "./roles.js";
 import { blogToProto } from "../views.js";
 
 type BlogHandlers = Pick<ServiceImpl<typeof BlogService>, "createBlog" | "configureBlog" | "setTheme">;
@@ -96,7 +96,7 @@ export function blogHandlers(ctx: BlogContext): BlogHandlers {
       if (feed?.fullText !== undefined) changes.feedFullText = feed.fullText;
       return ctx.transaction(async (em) => {
         const blog = await loadBlog(em, request.handle, true);
-        await requireOwner(ctx, em, blog, call, { staff: true });
+        requireOfficialForStaff(ctx, blog, call);
         if (Object.keys(changes).length > 0)
           await updateBlog(em, blog, { ...changes, revision: BigInt(blog.revision) + 1n, updatedAt: ctx.clock.now() });
         return create(BlogResultSchema, { blog: blogToProto(blog, isOfficial(ctx, blog)) });
@@ -107,7 +107,6 @@ export function blogHandlers(ctx: BlogContext): BlogHandlers {
       const theme = requireTheme(request.theme);
       return ctx.transaction(async (em) => {
         const blog = await loadBlog(em, request.handle, true);
-        await requireOwner(ctx, em, blog, call, { staff: false });
         if (blog.theme !== theme)
           await updateBlog(em, blog, { theme, revision: BigInt(blog.revision) + 1n, updatedAt: ctx.clock.now() });
         return create(BlogResultSchema, { blog: blogToProto(blog, isOfficial(ctx, blog)) });

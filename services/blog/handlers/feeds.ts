@@ -7,8 +7,8 @@ import { problem } from "../../kit/handler/problem.js";
 import { markdownRendering } from "../../kit/rich-text/rendering.js";
 import type { BlogContext } from "../context.js";
 import type { BlogRow, PostRow } from "../db/entities.js";
-import { feedPosts, revisionsOf } from "../db/posts.js";
-import { loadBlog } from "./roles.js";
+import { readPostPage, readReviewedRevisions } from "../db/post-reads.js";
+import { blogToRead } from "./roles.js";
 
 type FeedHandlers = Pick<ServiceImpl<typeof BlogService>, "getFeed" | "getPublicFeed">;
 
@@ -31,16 +31,15 @@ const FULL_TEXT_CHARS = 1_000_000;
  *
  * A feed is named, before any work, by its version: the blog's settings and, per post, its id, slug, dates,
  * taxonomy and published revision (revisions are immutable). A reader holding that ETag gets 304; anyone else
- * the feed made once per version (kit `answerVersioned`): its revisions read in a transaction of their own, left
- * before their Markdown is rendered off the event loop.
+ * the feed made once per version (kit `answerVersioned`): its revisions read, then their Markdown rendered off the
+ * event loop.
  */
 export function feedHandlers(ctx: BlogContext): FeedHandlers {
   async function feed(call: HandlerContext, handle: string, format: FeedFormat, check?: (blog: BlogRow) => boolean) {
-    const { blog, posts } = await ctx.transaction(async (em) => {
-      const blog = await loadBlog(em, handle);
-      if (check && !check(blog)) throw problem(404, "feed.disabled", "This feed is switched off for the blog.");
-      return { blog, posts: await feedPosts(em, blog.id, blog.feedItems) };
-    });
+    // Hot reads, outside any transaction: a feed is read far more often than it changes.
+    const blog = await blogToRead(ctx, handle);
+    if (check && !check(blog)) throw problem(404, "feed.disabled", "This feed is switched off for the blog.");
+    const posts = await readPostPage(ctx, blog.id, { all: false, rows: blog.feedItems });
     const site = `${ctx.settings.siteUrl}/${blog.handle}`;
     const feedLink = `${ctx.settings.siteUrl}/feeds/${blog.handle}/${fileOf(format)}`;
     return create(FeedResultSchema, {
@@ -64,14 +63,11 @@ export function feedHandlers(ctx: BlogContext): FeedHandlers {
     });
   }
 
-  /** The posts' items: the published revisions read (one transaction), then their Markdown rendered outside it. */
+  /** The posts' items: the published revisions read (one statement), then their Markdown rendered. */
   async function itemsOf(blog: BlogRow, posts: PostRow[], site: string): Promise<FeedItem[]> {
-    const revisions = await ctx.transaction(async (em) => {
-      const byPost = new Map<string, Awaited<ReturnType<typeof revisionsOf>>[number]>();
-      for (const post of posts)
-        for (const row of await revisionsOf(em, post.id, [post.publishedRevision!])) byPost.set(post.id, row);
-      return byPost;
-    });
+    const keys = posts.map((post) => ({ postId: post.id, n: post.publishedRevision! }));
+    const read = await readReviewedRevisions(ctx, keys, true);
+    const revisions = new Map(read.revisions.map((row) => [row.postId, row]));
     const rendering = markdownRendering();
     let fullText = blog.feedFullText ? FULL_TEXT_CHARS : 0;
     return Promise.all(

@@ -17,7 +17,6 @@ import { maxLength, userText } from "../../kit/handler/text.js";
 import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 import { claimSlug } from "../../kit/slugs/slugs.js";
 import type { BlogContext } from "../context.js";
-import { roleOf } from "../db/blogs.js";
 import type { PostRow, RevisionRow } from "../db/entities.js";
 import { appendRevision, cancelSchedules, insertPost, postById, slugScope, updatePost } from "../db/posts.js";
 import { postDocuments } from "../db/search.js";
@@ -56,7 +55,7 @@ export function postHandlers(ctx: BlogContext): PostHandlers {
     const expected = expectedRevisionOf(call, expectedBody);
     return ctx.transaction(async (em) => {
       const { post, blog } = await loadPostForWrite(em, id);
-      await requirePostEditor(em, post, person);
+      requirePostEditor(call, post, person);
       await saveRevision(em, post, author, expected, change(post), ctx.clock.now());
       return create(PostUpdateResultSchema, { post: await postView(em, post, blog.handle, { member: true }) });
     });
@@ -82,8 +81,6 @@ export function postHandlers(ctx: BlogContext): PostHandlers {
       return ctx.transaction((em) =>
         once.run(em, async () => {
           const blog = await loadBlog(em, request.handle);
-          if ((await roleOf(em, blog.id, person)) === undefined)
-            throw problem(403, "blog.member_required", "Only members of the blog write posts on it.");
           const at = ctx.clock.now();
           const id = newId("pst", at.getTime());
           const columns = authorColumns(author);
@@ -163,7 +160,7 @@ export function postHandlers(ctx: BlogContext): PostHandlers {
       return ctx.transaction(async (em) => {
         const post = await postById(em, request.id, true);
         if (!post) throw problem(404, "post.not_found", "No such post.");
-        if (!admittedAsStaff(call)) await requirePostEditor(em, post, callerOf(call).person);
+        if (!admittedAsStaff(call)) requirePostEditor(call, post, callerOf(call).person);
         if (post.state !== "deleted") await deleteNow(em, post, callerOf(call).staff ?? callerOf(call).person ?? "");
         return create(DeleteResultSchema, {
           id: post.id,
@@ -187,7 +184,7 @@ export function postHandlers(ctx: BlogContext): PostHandlers {
     const reviewer = approverOf(call);
     return ctx.transaction(async (em) => {
       const { post, blog } = await loadPostForWrite(em, request.id);
-      await requirePostEditor(em, post, reviewer);
+      requirePostEditor(call, post, reviewer);
       await recordReview(em, post, request.review!, reviewer, ctx.clock.now());
       return create(PostUpdateResultSchema, { post: await postView(em, post, blog.handle, { member: true }) });
     });

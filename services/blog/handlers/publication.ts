@@ -29,7 +29,7 @@ export function publicationHandlers(ctx: BlogContext): PublicationHandlers {
       const reviewer = request.review ? approverOf(call) : undefined;
       return ctx.transaction(async (em) => {
         const { post, blog } = await loadPostForWrite(em, request.id);
-        await requirePostEditor(em, post, person);
+        requirePostEditor(call, post, person);
         const at = ctx.clock.now();
         const n = request.revision || post.currentRevision;
         if (request.review && reviewer) await recordReview(em, post, { ...request.review, revision: n }, reviewer, at);
@@ -45,7 +45,7 @@ export function publicationHandlers(ctx: BlogContext): PublicationHandlers {
       const person = actingPerson(call);
       return ctx.transaction(async (em) => {
         const { post, blog } = await loadPostForWrite(em, request.id);
-        await requirePostEditor(em, post, person);
+        requirePostEditor(call, post, person);
         const changed = await unpublishNow(em, post, person, ctx.clock.now());
         return create(PublicationResultSchema, {
           post: await postView(em, post, blog.handle, { member: true }),
@@ -63,7 +63,7 @@ export function publicationHandlers(ctx: BlogContext): PublicationHandlers {
       if (request.revision < 0) throw invalid("revision", "revision is a revision's number.");
       return ctx.transaction(async (em) => {
         const { post } = await loadPostForWrite(em, request.id);
-        await requirePostEditor(em, post, person);
+        requirePostEditor(call, post, person);
         const at = ctx.clock.now();
         const n = request.revision || post.currentRevision;
         const key = { postId: post.id, action: request.action, at: when, revision: n };
@@ -102,7 +102,7 @@ export function publicationHandlers(ctx: BlogContext): PublicationHandlers {
         throw invalid("action", "action is publish or unpublish.");
       return ctx.transaction(async (em) => {
         const { post } = await loadPostForWrite(em, request.id);
-        await requirePostEditor(em, post, person);
+        requirePostEditor(call, post, person);
         const cancelled = await cancelSchedules(em, post.id, ctx.clock.now(), request.action || undefined);
         return create(ScheduleResultSchema, { cancelled: cancelled.map(scheduleToProto) });
       });

@@ -3,19 +3,20 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { PostReadResultSchema, type PostService } from "../../../gen/pf/blog/v1/posts_pb.js";
 import { personOf, principalOf } from "../../kit/auth/principal.js";
-import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { decodeTextCursor, decodeTimeCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import { diffRevisions } from "../../kit/revisions/diff.js";
 import { revisionDiffToProto } from "../../kit/revisions/proto.js";
 import { resolveSlug } from "../../kit/slugs/slugs.js";
 import type { BlogContext } from "../context.js";
-import { blogById, roleOf } from "../db/blogs.js";
+import { blogById } from "../db/blogs.js";
 import type { BlogRow, PostRow } from "../db/entities.js";
-import { latestReviews, postById, postPage, revisionOf, revisionPage, revisionsOf, slugScope } from "../db/posts.js";
-import { seen, sightOf, type Sight } from "../readers.js";
-import { loadBlog } from "./roles.js";
-import { postView, revisionToProto } from "../views.js";
+import { readPostPage, readPostToRead } from "../db/post-reads.js";
+import { latestReviews, postById, revisionOf, revisionPage, revisionsOf, slugScope } from "../db/posts.js";
+import { seen, sightOf, sightWith, type Sight } from "../readers.js";
+import { blogToRead, loadBlog } from "./roles.js";
+import { readPostViews, revisionToProto } from "../views.js";
 
 type ReadHandlers = Pick<
   ServiceImpl<typeof PostService>,
@@ -32,20 +33,18 @@ const TEXT_FIELDS = ["title", "summary", "body"] as const;
 export function readHandlers(ctx: BlogContext): ReadHandlers {
   const notFound = () => problem(404, "post.not_found", "No such post.");
 
-  /** The post read as the caller may see it, or 404. */
-  async function read(call: HandlerContext, find: (em: EntityManager) => Promise<PostRow | null>) {
+  /**
+   * The post read as the caller may see it, or 404: a hot read (the post with its blog and the reader's role, then
+   * its revisions with their reviews; two statements, no transaction), vip asked between them when it must be.
+   */
+  async function read(call: HandlerContext, id: string) {
     const person = personOf(principalOf(call));
-    const found = await ctx.transaction(async (em) => {
-      const post = await find(em);
-      if (!post) throw notFound();
-      const blog = (await blogById(em, post.blogId))!;
-      return { post, blog, sight: await sightOf(em, post, person) };
-    });
-    if (!(await seen(ctx, found.sight, person, found.blog))) throw notFound();
-    const member = found.sight === "member";
-    return ctx.transaction(async (em) =>
-      create(PostReadResultSchema, { post: await postView(em, found.post, found.blog.handle, { member }) }),
-    );
+    const found = await readPostToRead(ctx, id, person);
+    if (!found) throw notFound();
+    const sight = sightWith(found.post, found.role);
+    if (!(await seen(ctx, sight, person, found.blog))) throw notFound();
+    const [post] = await readPostViews(ctx, [found.post], found.blog.handle, { member: sight === "member" });
+    return create(PostReadResultSchema, { post });
   }
 
   /**
@@ -67,7 +66,7 @@ export function readHandlers(ctx: BlogContext): ReadHandlers {
   }
 
   return {
-    getPost: (request, call) => read(call, (em) => postById(em, request.id)),
+    getPost: (request, call) => read(call, request.id),
 
     async getPostBySlug(request, call) {
       const target = await ctx.transaction(async (em) => {
@@ -81,28 +80,22 @@ export function readHandlers(ctx: BlogContext): ReadHandlers {
         answerStatus(call, 301);
         return create(PostReadResultSchema, { movedTo: target.slug.slug });
       }
-      const postId = target.slug.objectId;
-      return read(call, (em) => postById(em, postId));
+      return read(call, target.slug.objectId);
     },
 
-    async listPosts(request, call) {
+    /** all=1 is for members: the declared `member` relation, required when `all` is set. */
+    async listPosts(request) {
       const limit = Math.min(pageLimit(request.limit ?? 20), 100);
-      const after = decodeTextCursor(request.cursor, 2) as [string, string] | undefined;
-      const person = personOf(principalOf(call));
-      return ctx.transaction(async (em) => {
-        const blog = await loadBlog(em, request.handle);
-        if (request.all && (await roleOf(em, blog.id, person)) === undefined)
-          throw problem(403, "blog.member_required", "all=1 lists every post: members only.");
-        const rows = await postPage(em, blog.id, { all: request.all, limit, after });
-        const { items, nextCursor } = page(rows, limit, (row) => [
-          new Date((request.all ? row.createdAt : row.publishedAt)!).toISOString(),
-          row.id,
-        ]);
-        const posts = await Promise.all(
-          items.map((row) => postView(em, row, blog.handle, { member: request.all, listing: true })),
-        );
-        return create(PostReadResultSchema, { posts, nextCursor });
-      });
+      const after = decodeTimeCursor(request.cursor);
+      // Hot reads: the page, then all its posts' revisions with their reviews in one statement.
+      const blog = await blogToRead(ctx, request.handle);
+      const rows = await readPostPage(ctx, blog.id, { all: request.all, rows: limit + 1, after });
+      const { items, nextCursor } = page(rows, limit, (row) => [
+        (request.all ? row.createdAt : row.publishedAt)!.toISOString(),
+        row.id,
+      ]);
+      const posts = await readPostViews(ctx, items, blog.handle, { member: request.all, listing: true });
+      return create(PostReadResultSchema, { posts, nextCursor });
     },
 
     listRevisions: (request, call) =>

@@ -3,7 +3,9 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { callerOf } from "../../kit/auth/principal.js";
 import { problem } from "../../kit/handler/problem.js";
 import type { BlogContext } from "../context.js";
+import type { ReadContext } from "../../kit/db/reads.js";
 import { blogByHandle, blogById, roleOf } from "../db/blogs.js";
+import { readBlog } from "../db/post-reads.js";
 import type { BlogRow, PostRow } from "../db/entities.js";
 import { postById } from "../db/posts.js";
 import type { Role } from "../domain/blogs.js";
@@ -11,29 +13,34 @@ import { mayEdit } from "../domain/posts.js";
 
 /** Row ownership of blogs and posts: who holds which role (the route's access rule admitted the caller already). */
 
+const blogNotFound = () => problem(404, "blog.not_found", "No blog has this handle.");
+
 export async function loadBlog(em: EntityManager, handle: string, lock = false): Promise<BlogRow> {
   const blog = await blogByHandle(em, handle.toLowerCase(), lock);
-  if (!blog) throw problem(404, "blog.not_found", "No blog has this handle.");
+  if (!blog) throw blogNotFound();
+  return blog;
+}
+
+/** `loadBlog` for the public reads: a hot read, outside any transaction. */
+export async function blogToRead(ctx: ReadContext, handle: string): Promise<BlogRow> {
+  const blog = await readBlog(ctx, handle.toLowerCase());
+  if (!blog) throw blogNotFound();
   return blog;
 }
 
 export const isOfficial = (ctx: BlogContext, blog: BlogRow) =>
   ctx.settings.officialHandle !== "" && blog.handle === ctx.settings.officialHandle;
 
-/** Admitted as staff (the route's main rule): a service or app for nobody, or a person a service vouches as staff. */
-export const admittedAsStaff = (call: HandlerContext) => callerOf(call).staff !== undefined;
+/**
+ * Admitted by the route's `staff` alternative (a service or app for nobody, or a person a service vouches as staff),
+ * not by the member relation its main rule declares.
+ */
+export const admittedAsStaff = (call: HandlerContext) => callerOf(call).admittedBy === "staff";
 
-/** Owners; staff too on the official blog where `staff` allows it. 403 blog.owner_required otherwise. */
-export async function requireOwner(
-  ctx: BlogContext,
-  em: EntityManager,
-  blog: BlogRow,
-  call: HandlerContext,
-  options: { staff: boolean },
-): Promise<void> {
-  if (options.staff && admittedAsStaff(call) && isOfficial(ctx, blog)) return;
-  if ((await roleOf(em, blog.id, callerOf(call).person)) === "owner") return;
-  throw problem(403, "blog.owner_required", "Only an owner of the blog may do this.");
+/** Staff configure only the official blog (owners, admitted by the declared `owner` relation, any of theirs). */
+export function requireOfficialForStaff(ctx: BlogContext, blog: BlogRow, call: HandlerContext): void {
+  if (admittedAsStaff(call) && !isOfficial(ctx, blog))
+    throw problem(403, "blog.owner_required", "Only an owner of the blog may do this; staff only the official one.");
 }
 
 /** The person a post belongs to for "authors edit their own posts": its author, or who asked for an AI draft. */
@@ -49,11 +56,26 @@ export async function loadPostForWrite(em: EntityManager, id: string): Promise<{
   return { post, blog: blog! };
 }
 
-/** Editors and owners edit every post, authors their own: 403 blog.member_required or blog.not_author otherwise. */
-export async function requirePostEditor(em: EntityManager, post: PostRow, person: string | undefined): Promise<Role> {
+/**
+ * Editors and owners edit every post, authors their own (row ownership): 403 blog.not_author otherwise. The role is
+ * the one the declared `post_member` relation found (blog.member_required to anyone outside it).
+ */
+export function requirePostEditor(call: HandlerContext, post: PostRow, person: string | undefined): void {
+  requireMayEdit(callerOf(call).relation!.role as Role, person, post);
+}
+
+/**
+ * For the scheduler, applying a schedule long after the call: the person who scheduled it must still hold a role
+ * that may edit the post (removed or demoted since: 403 blog.member_required or blog.not_author), read in its
+ * transaction. No caller to declare a relation for: it is the schedule's standing, not a route's.
+ */
+export async function requireStillEditor(em: EntityManager, post: PostRow, person: string): Promise<void> {
   const role = await roleOf(em, post.blogId, person);
   if (role === undefined) throw problem(403, "blog.member_required", "Only members of the blog may do this.");
+  requireMayEdit(role, person, post);
+}
+
+function requireMayEdit(role: Role, person: string | undefined, post: PostRow): void {
   if (!mayEdit(role, person, postPerson(post)))
     throw problem(403, "blog.not_author", "Authors edit only their own posts.");
-  return role;
 }

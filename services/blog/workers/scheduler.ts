@@ -4,7 +4,7 @@ import type { BlogContext } from "../context.js";
 import { dueScheduleIds, finishSchedule, lockPendingSchedule, postById } from "../db/posts.js";
 import { scheduleFinished } from "../events.js";
 import { publishNow, unpublishNow } from "../publishing.js";
-import { requirePostEditor } from "../handlers/roles.js";
+import { requireStillEditor } from "../handlers/roles.js";
 
 /** Schedules looked up per pass of the loop. */
 const BATCH = 50;
@@ -43,7 +43,7 @@ async function applySchedule(ctx: BlogContext, id: string): Promise<void> {
       if (!schedule) return;
       const post = await postById(em, schedule.postId, true);
       if (!post || post.state === "deleted") throw refusal("post.deleted", "The post is deleted.");
-      await requirePostEditor(em, post, schedule.scheduledBy);
+      await requireStillEditor(em, post, schedule.scheduledBy);
       const changed =
         schedule.action === "publish"
           ? await publishNow(em, post, schedule.revision, ACTOR, at)

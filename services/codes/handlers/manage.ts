@@ -9,7 +9,14 @@ import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import type { ReleaseRow } from "../db/entities.js";
-import { changeRelease, insertRelease, releaseAnswer, releaseById, releaseForUpdate, releaseOfVersion } from "../db/releases.js";
+import {
+  changeRelease,
+  insertRelease,
+  releaseAnswer,
+  releaseById,
+  releaseForUpdate,
+  releaseOfVersion,
+} from "../db/releases.js";
 import { trustOf } from "../db/trust.js";
 import { validateManifest } from "../domain/manifests.js";
 import {

@@ -2,13 +2,13 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
 import { type Paste, PasteSchema } from "../../../gen/pf/community/v1/common_pb.js";
-import { authorFromColumns, authorshipToProto } from "../../kit/handler/authorship.js";
+import { type AuthorColumns, authorFromColumns, authorshipToProto } from "../../kit/handler/authorship.js";
 import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
 import { qualified } from "../../kit/db/orm.js";
+import { HotRead, type ReadContext } from "../../kit/db/reads.js";
 import { claimSlug, resolveSlug } from "../../kit/slugs/slugs.js";
 import { PasteRow } from "./entities.js";
-import { threadOfRef } from "./threads.js";
 
 /** The slug scope of pastes: one namespace under /api/pastes. */
 const SLUGS = "pastes";
@@ -47,31 +47,55 @@ export async function pasteLives(em: EntityManager, id: string): Promise<boolean
   return row !== null && row.state !== "deleted";
 }
 
+/** A paste of a listing: its row without the text, its comment count and whether the reader likes it. */
+export type ListedPaste = Omit<PasteRow, "body" | "screenshot" | "censorReason" | "createdAt" | "updatedAt"> & {
+  createdAt: string;
+  updatedAt: string;
+  comments: number;
+  liked: boolean;
+};
+
+/** The comment count of the paste `id` names (its thread, if ever resolved) and whether `person` likes it. */
+const facts = (tables: { threads: string; likes: string }, id: string, person: string) =>
+  `coalesce((select t.comments from ${tables.threads} t
+      where t.ref_service = 'community' and t.ref_kind = 'paste' and t.ref_id = ${id}), 0) as comments,
+    exists (select 1 from ${tables.likes} l where l.paste_id = ${id} and l.person = ${person}) as liked`;
+const LISTED = `p.id, p.slug, p.title, p.kind, p.language, p.author_kind as "authorKind", p.author, p.workflow,
+  p.run_id as "runId", p.stub_provider as "stubProvider", p.requested_by as "requestedBy", p.owner,
+  p.forked_from as "forkedFrom", p.state, p.likes, p.copies, p.forks, p.revision, p.created_at as "createdAt",
+  p.updated_at as "updatedAt", ${facts({ threads: "{threads}", likes: "{paste_likes}" }, "p.id", "$2")}`;
+const OWNED = `p.owner = $1 and p.state <> 'deleted'`;
+const pastesFirst = new HotRead<ListedPaste, [string, string | null, number]>(
+  "pastes.of_owner.first",
+  `select ${LISTED} from {pastes} p where ${OWNED} order by p.created_at desc, p.id desc limit $3`,
+);
+const pastesNext = new HotRead<ListedPaste, [string, string | null, number, string, string]>(
+  "pastes.of_owner.next",
+  `select ${LISTED} from {pastes} p where ${OWNED} and (p.created_at, p.id) < ($4::timestamptz, $5::text)
+    order by p.created_at desc, p.id desc limit $3`,
+);
+
 /**
- * A person's active pastes, newest first, after a cursor (created_at, id), without their text: a listing never
- * holds a page of 512 KiB texts (README "Pastes").
+ * A person's active pastes, newest first, after a cursor (created_at, id), as `reader` sees them: one statement
+ * whatever the page's size, without their text (a listing never holds a page of 512 KiB texts, README "Pastes").
  */
-export async function pastesOf(
-  em: EntityManager,
+export function readPastesOf(
+  ctx: ReadContext,
   owner: string,
-  after: [string, string] | undefined,
+  reader: string | undefined,
+  after: { at: Date; id: string } | undefined,
   limit: number,
-): Promise<PasteRow[]> {
-  const rows = em.find(
-    PasteRow,
-    {
-      owner,
-      state: { $ne: "deleted" },
-      ...(after
-        ? {
-            $or: [{ createdAt: { $lt: new Date(after[0]) } }, { createdAt: new Date(after[0]), id: { $lt: after[1] } }],
-          }
-        : {}),
-    },
-    { orderBy: { createdAt: "desc", id: "desc" }, limit, exclude: ["body"] },
+): Promise<ListedPaste[]> {
+  if (!after) return pastesFirst.run(ctx, owner, reader ?? null, limit);
+  return pastesNext.run(ctx, owner, reader ?? null, limit, after.at.toISOString(), after.id);
+}
+
+/** A listed paste's message: no text, no screenshot (the paste's read has them). */
+export function listedPasteToProto(row: ListedPaste): Paste {
+  return pasteMessage(
+    { ...row, body: "", screenshot: "", createdAt: new Date(row.createdAt), updatedAt: new Date(row.updatedAt) },
+    row,
   );
-  // The body is left unread: pasteToProto answers none in a listing.
-  return rows as Promise<PasteRow[]>;
 }
 
 /**
@@ -111,55 +135,55 @@ export async function unlike(em: EntityManager, pasteId: string, person: string)
   return rows.length > 0;
 }
 
-/** Whether a person likes a paste. */
-export async function likes(em: EntityManager, pasteId: string, person: string | undefined): Promise<boolean> {
-  if (!person) return false;
-  return (
-    (
-      await em
-        .getConnection()
-        .execute<unknown[]>(
-          `select 1 from ${qualified(em, "paste_likes")} where paste_id = ? and person = ?`,
-          [pasteId, person],
-          "all",
-          em.getTransactionContext(),
-        )
-    ).length > 0
-  );
-}
-
 /**
  * A paste as a reader sees it: a censored paste's text only to staff (the
- * original is kept), and no text in a listing. Its HTML is the kit's to
- * render once the answer is made (body_html declares `markdown_of`).
+ * original is kept). Its HTML is the kit's to render once the answer is made
+ * (body_html declares `markdown_of`). Its comment count and the reader's like
+ * are read in one statement, in the caller's transaction.
  */
 export async function pasteToProto(
   em: EntityManager,
   row: PasteRow,
-  reader: { person?: string; staff?: boolean; listing?: boolean } = {},
+  reader: { person?: string; staff?: boolean } = {},
 ): Promise<Paste> {
-  const shown = !reader.listing && (row.state === "active" || (row.state === "censored" && reader.staff === true));
-  const thread = await threadOfRef(em, pasteRef(row.id));
+  const shown = row.state === "active" || (row.state === "censored" && reader.staff === true);
+  const tables = { threads: qualified(em, "threads"), likes: qualified(em, "paste_likes") };
+  const [read] = await em
+    .getConnection()
+    .execute<{ comments: number; liked: boolean }[]>(
+      `select ${facts(tables, "?", "?")}`,
+      [row.id, row.id, reader.person ?? null],
+      "all",
+      em.getTransactionContext(),
+    );
+  return pasteMessage({ ...row, body: shown ? row.body : "", screenshot: shown ? (row.screenshot ?? "") : "" }, read!);
+}
+
+/** The message of a paste whose text is already what the reader may see. */
+function pasteMessage(
+  row: Omit<PasteRow, "censorReason" | "screenshot"> & { screenshot: string },
+  facts: { comments: number; liked: boolean },
+): Paste {
   return create(PasteSchema, {
     id: row.id,
     slug: row.slug,
     title: row.title,
     kind: row.kind,
-    body: shown ? row.body : "",
-    screenshot: shown ? (row.screenshot ?? "") : "",
+    body: row.body,
+    screenshot: row.screenshot,
     language: row.language,
-    authorship: authorshipToProto(authorFromColumns(row as Parameters<typeof authorFromColumns>[0])),
+    authorship: authorshipToProto(authorFromColumns(row as AuthorColumns)),
     owner: row.owner ?? "",
     forkedFrom: row.forkedFrom ?? "",
     state: row.state,
     likes: BigInt(row.likes),
     copies: BigInt(row.copies),
     forks: BigInt(row.forks),
-    comments: BigInt(thread?.comments ?? 0),
+    comments: BigInt(facts.comments),
     revision: BigInt(row.revision),
     createdAt: timestampFromDate(row.createdAt),
     updatedAt: timestampFromDate(row.updatedAt),
-    liked: await likes(em, row.id, reader.person),
+    liked: facts.liked,
   });
 }
 

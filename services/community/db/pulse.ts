@@ -88,7 +88,11 @@ export function pulseItemToProto(row: PulseItemRow, withActor = false): PulseIte
 }
 
 /** Writes changes to a pulse item in the caller's transaction. */
-export async function changePulseItem(em: EntityManager, row: PulseItemRow, changes: Partial<PulseItemRow>): Promise<void> {
+export async function changePulseItem(
+  em: EntityManager,
+  row: PulseItemRow,
+  changes: Partial<PulseItemRow>,
+): Promise<void> {
   Object.assign(row, changes);
   await em.flush();
 }

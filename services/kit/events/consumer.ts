@@ -42,7 +42,7 @@ export interface Consumer<C extends ConsumerHost = ConsumerHost, Desc extends De
   orderKey?(event: MessageShape<Desc>): string;
 }
 
-/** Keys of a batch whose work outside runs at once: a consumer catching up shares the callee with live traffic. */
+/** Keys of a batch whose work outside runs at once: all of a JetStream batch (16 drained a backlog a fifth slower in the bench). */
 const SIDE_BY_SIDE = 64;
 
 /** Declares a consumer with its event type checked. */

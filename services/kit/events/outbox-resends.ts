@@ -38,7 +38,7 @@ export class OutboxResends {
   /** How old a row must be to be asked about (null: never; the bus drops every resend it remembers). */
   agedAfterMs(): number | null {
     const window = this.bus.duplicateWindowMs?.(this.prefix);
-    return window === undefined || !this.bus.recentIds ? null : window / 2;
+    return window === undefined || !this.bus.recentIds ? null : Math.floor(window / 2);
   }
 
   /** Rows may be in the stream unmarked: after the lease was taken, and after a pass that stopped part way. */

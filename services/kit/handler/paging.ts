@@ -42,6 +42,19 @@ export function decodeTextCursor(cursor: string, size: number): string[] | undef
   return position as string[];
 }
 
+/**
+ * A cursor of a (time, id) position, as `page` made it from an ISO time and an id: anything else, a time that is
+ * none included, is 400 naming `cursor`, never a query on a mistyped key.
+ */
+export function decodeTimeCursor(cursor: string): { at: Date; id: string } | undefined {
+  const position = decodeTextCursor(cursor, 2);
+  if (position === undefined) return undefined;
+  const at = new Date(position[0]!);
+  if (Number.isNaN(at.getTime()))
+    throw problem(400, "request.invalid", "cursor is not one this service issued", { field: "cursor" });
+  return { at, id: position[1]! };
+}
+
 /** Cuts a page fetched with limit + 1 rows and makes the next cursor from the last row kept. */
 export function page<T>(rows: T[], limit: number, position: (row: T) => unknown[]): { items: T[]; nextCursor: string } {
   if (rows.length <= limit) return { items: rows, nextCursor: "" };

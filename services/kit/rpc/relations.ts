@@ -15,13 +15,22 @@ import type { Logger } from "../runtime/logger.js";
 import type { RelationResolver, ServiceContext } from "../runtime/module.js";
 import { notAnswered } from "../runtime/call.js";
 
-/** The 403 codes a relation may refuse with: the kit's vocabulary (services/kit/README.md), never a service's own. */
+/** The kit's 403 codes a relation may refuse with (services/kit/README.md); any other `auth.` code is enforcement's. */
 export const RELATION_REFUSALS = [
   "auth.editor_required",
   "auth.staff_required",
   "auth.member_required",
   "auth.role_required",
 ] as const;
+
+/**
+ * A declared refusal: one of the kit's, or the declaring service's own code where its spec names one for that
+ * refusal (blog.member_required), declared once beside the relation; never another `auth.` or `relation.` code.
+ */
+export function declarableRefusal(code: string): boolean {
+  if ((RELATION_REFUSALS as readonly string[]).includes(code)) return true;
+  return /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/.test(code) && !/^(auth|relation)\./.test(code);
+}
 
 /** One declared relation as this process resolves it. */
 interface Resolving {
@@ -50,7 +59,7 @@ export class Relations {
 
   /**
    * Registers a module's resolvers for its proto services and checks its contract at start: every relation a rule
-   * names is declared on its service with a refusal of the kit's vocabulary, resolved by the module, scoped by a
+   * names is declared on its service with a refusal of the kit's vocabulary (or the service's own code), resolved by the module, scoped by a
    * string field of the request, required when fields the request has are set, and never on a client stream.
    */
   register<C extends ServiceContext>(
@@ -66,8 +75,10 @@ export class Relations {
         const resolver = resolvers[declared.name];
         const where = `${service.typeName} relation "${declared.name}"`;
         if (!resolver) throw new Error(`${where}: the ${key} module registers no resolver for it (relations)`);
-        if (!(RELATION_REFUSALS as readonly string[]).includes(declared.refusal))
-          throw new Error(`${where}: refusal "${declared.refusal}" is not one of ${RELATION_REFUSALS.join(", ")}`);
+        if (!declarableRefusal(declared.refusal))
+          throw new Error(
+            `${where}: refusal "${declared.refusal}" is neither one of ${RELATION_REFUSALS.join(", ")} nor a code of the service's own`,
+          );
         const seen = found.get(declared.name);
         if (
           seen &&

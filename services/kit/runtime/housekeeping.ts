@@ -10,11 +10,11 @@ export const RETENTION = {
   inboxDays: 30,
   /** Idempotency keys: a retry within a month gets the first answer. */
   idempotencyDays: 30,
-  /** Rate-limit windows, after they end: a day covers any clock skew between instances. */
+  /** Rate-limit and quota windows, after they end: a day covers any clock skew between instances. */
   rateWindowsDays: 1,
 };
 
-/** Removes the kit's rows that are done with: sent events, old inbox marks and idempotency keys, ended rate-limit windows. */
+/** Removes the kit's rows that are done with: sent events, old inbox marks and idempotency keys, ended rate-limit and quota windows. */
 export async function pruneKitTables(ctx: ServiceContext): Promise<void> {
   const connection = ctx.orm.em.getConnection();
   const now = ctx.clock.now();
@@ -30,6 +30,13 @@ export async function pruneKitTables(ctx: ServiceContext): Promise<void> {
   await connection.execute(`delete from ${qualified(em, "rate_limits")} where ends_at < ?`, [
     before(RETENTION.rateWindowsDays),
   ]);
+  // A quota's ended window, unless a reservation still counts in it (it settles or expires there).
+  const reservations = qualified(em, "quota_reservations");
+  await connection.execute(
+    `delete from ${qualified(em, "quota_usage")} u where ends_at < ? and not exists
+     (select 1 from ${reservations} r where r.name = u.name and r.key = u.key and r.window_start = u.window_start)`,
+    [before(RETENTION.rateWindowsDays)],
+  );
 }
 
 /** Runs hourly (first a minute or two after start) on one instance of each service; the host starts it for every module. */

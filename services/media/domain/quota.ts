@@ -1,18 +1,28 @@
+import type { Quota } from "../../kit/quotas/quotas.js";
 import { problem } from "../../kit/handler/problem.js";
+import type { MediaSettings } from "../settings.js";
 
 /** How far ahead of its bytes an upload reserves: one reservation per this many bytes, not per chunk. */
 export const RESERVE_STEP = 4 * 1024 * 1024;
 
-/**
- * What an upload's next reservation takes of a namespace holding `used` of `quota` bytes, when it lacks `need`:
- * RESERVE_STEP ahead while the quota leaves that, else exactly `need` (never all that is left, which would refuse a
- * concurrent upload of the same namespace that fits); undefined when not even `need` fits.
- */
-export function grantOf(used: number, quota: number, need: number): number | undefined {
-  const left = quota - used;
-  const ahead = Math.max(need, RESERVE_STEP);
-  if (ahead <= left) return ahead;
-  return need <= left ? need : undefined;
+/** A namespace's two quotas (standing totals, kept by the kit's quotas), keyed by the namespace. */
+export interface MediaQuotas {
+  /** Bytes its files and open uploads hold. */
+  bytes: Quota;
+  /** Files it holds, open uploads counted. */
+  files: Quota;
+}
+
+/** The quotas from the settings: an upload untouched past PF_MEDIA_SWEEP_AFTER_MS is abandoned, its holds expired. */
+export function mediaQuotas(settings: MediaSettings): MediaQuotas {
+  const quota = (unit: "bytes" | "files", limit: number): Quota => ({
+    name: `media.${unit}`,
+    limit,
+    expireAfterMs: settings.sweepAfterMs,
+    refused: (app) => quotaExceeded(app, unit, limit),
+    expired: uploadAbandoned,
+  });
+  return { bytes: quota("bytes", settings.quotaBytes), files: quota("files", settings.quotaFiles) };
 }
 
 /** 413: the namespace holds its quota of bytes or files (`quota` says which, `limit` how many). */

@@ -10,7 +10,7 @@ import type { MediaContext } from "../context.js";
 import { fileToProto, insertFile, type StoredFile } from "../db/files.js";
 import { checkedApp, checkedContentType, checkedName, keyFrom } from "../domain/files.js";
 import { objectCreated } from "../events.js";
-import { Reservation } from "../reservations.js";
+import { UploadReservation } from "../reservations.js";
 
 type UploadHandlers = Pick<ServiceImpl<typeof MediaService>, "uploadFile">;
 
@@ -41,7 +41,7 @@ export function uploadHandlers(ctx: MediaContext): UploadHandlers {
         principal.kind === "service" ? [] : [{ name: "media.upload.open", key: principal.sub, limit }],
       );
       try {
-        const reservation = new Reservation(ctx, keyFrom(randomBytes(18)), app);
+        const reservation = new UploadReservation(ctx, keyFrom(randomBytes(18)), app);
         await reservation.begin();
         const stored = await store(ctx, reservation, chunksOf(head.value, messages), contentType);
         return await record(ctx, reservation, { name, contentType, ...stored, uploader: principal.sub });
@@ -55,7 +55,7 @@ export function uploadHandlers(ctx: MediaContext): UploadHandlers {
 /** Streams the file into the blob store under its reservation; a failure gives the reservation back. */
 async function store(
   ctx: MediaContext,
-  reservation: Reservation,
+  reservation: UploadReservation,
   chunks: AsyncIterable<Uint8Array>,
   contentType: string,
 ): Promise<Measured> {
@@ -78,7 +78,7 @@ async function store(
 /** Writes the row and its event, settling the reservation; a row that cannot be written takes its blob with it. */
 async function record(
   ctx: MediaContext,
-  reservation: Reservation,
+  reservation: UploadReservation,
   file: Pick<StoredFile, "name" | "contentType" | "size" | "sha256" | "uploader">,
 ): Promise<File> {
   const { key, app } = reservation;

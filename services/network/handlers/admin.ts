@@ -47,11 +47,11 @@ export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAd
           capabilities: [...new Set(request.capabilities)],
           updatedAt: at,
         }).catch((error: unknown) => {
-            // Two owners set at once: the one-owner index refuses the second.
-            throw error instanceof UniqueConstraintViolationException
-              ? problem(409, "staff.owner_exists", "The network has one owner; change the current owner's role first.")
-              : error;
-          });
+          // Two owners set at once: the one-owner index refuses the second.
+          throw error instanceof UniqueConstraintViolationException
+            ? problem(409, "staff.owner_exists", "The network has one owner; change the current owner's role first.")
+            : error;
+        });
         await relationChanged(em, subjects.staffChanged, { subject, other: "", present: true, at });
         return saved;
       });
@@ -141,9 +141,10 @@ export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAd
         const link = { service: request.service, localId: request.localId, subject };
         if (!(await insertLegacyId(em, link, ctx.clock.now()))) {
           const winner = await legacyIdOf(em, request.service, request.localId, true);
-          if (winner?.subject !== subject)
+          if (!winner) throw new Error("a legacy id was taken but is not readable");
+          if (winner.subject !== subject)
             throw problem(409, "identity.legacy_conflict", "That legacy id already resolves to another subject.", {
-              subject: winner?.subject,
+              subject: winner.subject,
             });
         }
       });

@@ -59,11 +59,16 @@ export function moduleHandlers(
         if (current === null) {
           if (expected !== undefined && expected !== 0n) throw conflict(0n);
           // A concurrent first write fails on the primary key and answers as a conflict.
-          written = await insertModuleRecord(em, { namespace, subject, revision: 1n, record, writtenBy, updatedAt: at }).catch(
-            (error: unknown) => {
-              throw error instanceof UniqueConstraintViolationException ? conflict(1n) : error;
-            },
-          );
+          written = await insertModuleRecord(em, {
+            namespace,
+            subject,
+            revision: 1n,
+            record,
+            writtenBy,
+            updatedAt: at,
+          }).catch((error: unknown) => {
+            throw error instanceof UniqueConstraintViolationException ? conflict(1n) : error;
+          });
         } else {
           if (expected === undefined) {
             throw problem(428, "revision.required", "The record exists: send If-Match with its revision.", {
@@ -71,7 +76,12 @@ export function moduleHandlers(
             });
           }
           if (expected !== current.revision) throw conflict(current.revision);
-          written = await changeModuleRecord(em, current, { revision: current.revision + 1n, record, writtenBy, updatedAt: at });
+          written = await changeModuleRecord(em, current, {
+            revision: current.revision + 1n,
+            record,
+            writtenBy,
+            updatedAt: at,
+          });
         }
         await moduleWritten(em, { namespace, subject, revision: written.revision, writtenBy, at });
         return written;

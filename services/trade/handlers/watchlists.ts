@@ -14,6 +14,7 @@ import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { maxLength } from "../../kit/handler/text.js";
 import type { TradeContext } from "../context.js";
+import type { WatchlistRow } from "../db/entities.js";
 import { instrumentBySymbol } from "../db/instruments.js";
 import {
   addItem,

@@ -141,7 +141,11 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const rows = await policiesPage(
         ctx.orm.em.fork(),
-        { creator: owner, resourceService: request.resourceService, before: typeof before === "string" ? before : undefined },
+        {
+          creator: owner,
+          resourceService: request.resourceService,
+          before: typeof before === "string" ? before : undefined,
+        },
         limit,
       );
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);

@@ -1,0 +1,18 @@
+import { vi, type MockInstance } from "vitest";
+import type { ServiceContext } from "../../services/kit/runtime/module.js";
+
+const spies = new WeakMap<object, MockInstance>();
+
+/**
+ * How many times an instance has tried to take a leased job's lease so far (each pass of the job begins with a
+ * try): the observable sign that another instance looked while one holds the job.
+ */
+export function leaseTries(ctx: ServiceContext, name: string): number {
+  const connection = ctx.orm.em.getConnection();
+  if (!spies.has(connection)) spies.set(connection, vi.spyOn(connection, "execute"));
+  return spies
+    .get(connection)!
+    .mock.calls.filter(
+      ([sql, params]) => /^insert into \S*leases/.test(String(sql)) && Array.isArray(params) && params[0] === name,
+    ).length;
+}
