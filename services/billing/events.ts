@@ -1,5 +1,3 @@
-import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { Economy } from "../../gen/pf/billing/v1/admin_pb.js";
 import type { Cashout } from "../../gen/pf/billing/v1/cashouts_pb.js";
@@ -32,12 +30,7 @@ export const subjects = {
 
 export function intentChanged(em: EntityManager, intent: Intent, at: Date) {
   const subject = intent.settledAt ? subjects.intentSettled : subjects.intentDeclined;
-  return recordEvent(
-    em,
-    subject,
-    IntentChangedSchema,
-    create(IntentChangedSchema, { intent, occurredAt: timestampFromDate(at) }),
-  );
+  return recordEvent(em, subject, IntentChangedSchema, { intent }, at);
 }
 
 /** One event per transfer, with one statement (a transfer alone, or a batch of them). */
@@ -46,19 +39,14 @@ export function transfersCreated(em: EntityManager, transfers: Transfer[]) {
     em,
     subjects.transferCreated,
     TransferCreatedSchema,
-    transfers.map((transfer) => create(TransferCreatedSchema, { transfer, occurredAt: transfer.createdAt })),
+    transfers.map((transfer) => ({ transfer, occurredAt: transfer.createdAt })),
   );
 }
 
 export type EntitlementChange = "started" | "renewed" | "canceled" | "ended";
 
 export function entitlementChanged(em: EntityManager, subscription: Subscription, change: EntitlementChange, at: Date) {
-  return recordEvent(
-    em,
-    subjects.entitlementChanged,
-    EntitlementChangedSchema,
-    create(EntitlementChangedSchema, { subscription, change, occurredAt: timestampFromDate(at) }),
-  );
+  return recordEvent(em, subjects.entitlementChanged, EntitlementChangedSchema, { subscription, change }, at);
 }
 
 export function cashoutChanged(
@@ -67,12 +55,7 @@ export function cashoutChanged(
   cashout: Cashout,
   at: Date,
 ) {
-  return recordEvent(
-    em,
-    subject,
-    CashoutChangedSchema,
-    create(CashoutChangedSchema, { cashout, occurredAt: timestampFromDate(at) }),
-  );
+  return recordEvent(em, subject, CashoutChangedSchema, { cashout }, at);
 }
 
 export function economyChanged(em: EntityManager, economy: Economy, at: Date) {
@@ -80,15 +63,11 @@ export function economyChanged(em: EntityManager, economy: Economy, at: Date) {
     em,
     economy.frozen ? subjects.economyFrozen : subjects.economyThawed,
     EconomyChangedSchema,
-    create(EconomyChangedSchema, { economy, occurredAt: timestampFromDate(at) }),
+    { economy },
+    at,
   );
 }
 
 export function adjustmentPosted(em: EntityManager, transaction: LedgerTransaction, at: Date) {
-  return recordEvent(
-    em,
-    subjects.adjustmentPosted,
-    AdjustmentPostedSchema,
-    create(AdjustmentPostedSchema, { transaction, occurredAt: timestampFromDate(at) }),
-  );
+  return recordEvent(em, subjects.adjustmentPosted, AdjustmentPostedSchema, { transaction }, at);
 }

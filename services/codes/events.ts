@@ -1,4 +1,3 @@
-import { create } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import {
   ReleaseDeprecatedSchema,
@@ -23,25 +22,15 @@ export const subjects = {
 
 /** codes.release.published, in the publishing transaction. */
 export function releasePublished(em: EntityManager, release: Release) {
-  return recordEvent(
-    em,
-    subjects.releasePublished,
-    ReleasePublishedSchema,
-    create(ReleasePublishedSchema, { release }),
-  );
+  return recordEvent(em, subjects.releasePublished, ReleasePublishedSchema, { release });
 }
 
 /** codes.release.deprecated, in the deprecating transaction. */
 export function releaseDeprecated(em: EntityManager, release: Release) {
-  return recordEvent(
-    em,
-    subjects.releaseDeprecated,
-    ReleaseDeprecatedSchema,
-    create(ReleaseDeprecatedSchema, { release }),
-  );
+  return recordEvent(em, subjects.releaseDeprecated, ReleaseDeprecatedSchema, { release });
 }
 
 /** codes.release.revoked, in the revoking transaction (only for a release once published). */
 export function releaseRevoked(em: EntityManager, release: Release) {
-  return recordEvent(em, subjects.releaseRevoked, ReleaseRevokedSchema, create(ReleaseRevokedSchema, { release }));
+  return recordEvent(em, subjects.releaseRevoked, ReleaseRevokedSchema, { release });
 }

@@ -1,4 +1,3 @@
-import { create } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { ModerationRecord } from "../../gen/pf/community/v1/common_pb.js";
 import { ModerationRecordedSchema } from "../../gen/pf/community/v1/events_pb.js";
@@ -12,10 +11,5 @@ export const subjects = {
 
 /** Records the event of a moderation record, in the transaction that wrote it. */
 export function moderationRecorded(em: EntityManager, record: ModerationRecord) {
-  return recordEvent(
-    em,
-    subjects.moderationRecorded,
-    ModerationRecordedSchema,
-    create(ModerationRecordedSchema, { record }),
-  );
+  return recordEvent(em, subjects.moderationRecorded, ModerationRecordedSchema, { record });
 }

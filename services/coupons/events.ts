@@ -1,5 +1,3 @@
-import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type {
   Coupon,
@@ -34,21 +32,11 @@ export function codeSubmitted(
   state: { heldForReview: boolean; published: boolean },
   at: Date,
 ) {
-  return recordEvent(
-    em,
-    subjects.codeSubmitted,
-    CodeSubmittedSchema,
-    create(CodeSubmittedSchema, { coupon, ...state, occurredAt: timestampFromDate(at) }),
-  );
+  return recordEvent(em, subjects.codeSubmitted, CodeSubmittedSchema, { coupon, ...state }, at);
 }
 
 export function codePublished(em: EntityManager, coupon: Coupon, at: Date) {
-  return recordEvent(
-    em,
-    subjects.codePublished,
-    CodePublishedSchema,
-    create(CodePublishedSchema, { coupon, occurredAt: timestampFromDate(at) }),
-  );
+  return recordEvent(em, subjects.codePublished, CodePublishedSchema, { coupon }, at);
 }
 
 export function codeStatusChanged(
@@ -57,21 +45,11 @@ export function codeStatusChanged(
   change: { previous: CouponStatus; reason: string; changedBy: string },
   at: Date,
 ) {
-  return recordEvent(
-    em,
-    subjects.codeStatusChanged,
-    CodeStatusChangedSchema,
-    create(CodeStatusChangedSchema, { coupon, ...change, occurredAt: timestampFromDate(at) }),
-  );
+  return recordEvent(em, subjects.codeStatusChanged, CodeStatusChangedSchema, { coupon, ...change }, at);
 }
 
 export function codeReported(em: EntityManager, coupon: Coupon, outcome: ReportOutcome, at: Date) {
-  return recordEvent(
-    em,
-    subjects.codeReported,
-    CodeReportedSchema,
-    create(CodeReportedSchema, { coupon, outcome, occurredAt: timestampFromDate(at) }),
-  );
+  return recordEvent(em, subjects.codeReported, CodeReportedSchema, { coupon, outcome }, at);
 }
 
 export function merchantChanged(
@@ -82,10 +60,5 @@ export function merchantChanged(
   change: { previous?: MerchantStatus; reason?: string; changedBy: string },
   at: Date,
 ) {
-  return recordEvent(
-    em,
-    subject,
-    MerchantChangedSchema,
-    create(MerchantChangedSchema, { merchant, ...change, occurredAt: timestampFromDate(at) }),
-  );
+  return recordEvent(em, subject, MerchantChangedSchema, { merchant, ...change }, at);
 }

@@ -1,4 +1,3 @@
-import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { Flag } from "../../gen/pf/deals/v1/moderation_pb.js";
@@ -31,19 +30,17 @@ export function watchesMatched(
     em,
     subjects.watchMatched,
     WatchMatchedSchema,
-    matches.map((match) =>
-      create(WatchMatchedSchema, {
-        watchId: match.watchId,
-        owner: match.owner,
-        kind: WATCH_KINDS[match.kind],
-        offer: match.offer,
-        observation: match.observation,
-        occurredAt: timestampFromDate(match.at),
-      }),
-    ),
+    matches.map((match) => ({
+      watchId: match.watchId,
+      owner: match.owner,
+      kind: WATCH_KINDS[match.kind],
+      offer: match.offer,
+      observation: match.observation,
+      occurredAt: timestampFromDate(match.at),
+    })),
   );
 }
 
 export function flagRaised(em: EntityManager, flag: Flag) {
-  return recordEvent(em, subjects.flagRaised, FlagRaisedSchema, create(FlagRaisedSchema, { flag }));
+  return recordEvent(em, subjects.flagRaised, FlagRaisedSchema, { flag });
 }

@@ -1,4 +1,3 @@
-import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { ModEventSchema } from "../../gen/pf/games/v1/events_pb.js";
@@ -31,30 +30,25 @@ export interface ModEventFacts {
 
 /** games.mod.<action> for an install as the action left it, in the transaction of the change (the outbox). */
 export function modChanged(em: EntityManager, install: ModInstallRow, facts: ModEventFacts) {
-  return recordEvent(
-    em,
-    subjects[facts.action],
-    ModEventSchema,
-    create(ModEventSchema, {
-      action: facts.action,
-      installId: install.id,
-      revision: install.revision,
-      modId: install.modId,
-      name: install.name,
-      version: install.version,
-      game: install.game,
-      server: install.server,
-      status: statusToProto(install.status),
-      requestedCapabilities: install.requested,
-      grantedCapabilities: install.granted,
-      activeCapabilities: activeCapabilities(install.status as Status, install.granted),
-      capability: facts.capability ?? "",
-      contentDigest: install.contentDigest,
-      contentSize: install.contentSize,
-      contentPath: `/api/v1/mods/${install.id}`,
-      actor: facts.actor,
-      reason: facts.reason ?? "",
-      at: timestampFromDate(facts.at),
-    }),
-  );
+  return recordEvent(em, subjects[facts.action], ModEventSchema, {
+    action: facts.action,
+    installId: install.id,
+    revision: install.revision,
+    modId: install.modId,
+    name: install.name,
+    version: install.version,
+    game: install.game,
+    server: install.server,
+    status: statusToProto(install.status),
+    requestedCapabilities: install.requested,
+    grantedCapabilities: install.granted,
+    activeCapabilities: activeCapabilities(install.status as Status, install.granted),
+    capability: facts.capability ?? "",
+    contentDigest: install.contentDigest,
+    contentSize: install.contentSize,
+    contentPath: `/api/v1/mods/${install.id}`,
+    actor: facts.actor,
+    reason: facts.reason ?? "",
+    at: timestampFromDate(facts.at),
+  });
 }

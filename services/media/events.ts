@@ -1,4 +1,3 @@
-import { create } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { ObjectCreatedSchema } from "../../gen/pf/media/v1/events_pb.js";
 import type { File } from "../../gen/pf/media/v1/media_pb.js";
@@ -12,5 +11,5 @@ export const subjects = {
 
 /** media.object.created, in the transaction recording the object. */
 export function objectCreated(em: EntityManager, file: File) {
-  return recordEvent(em, subjects.objectCreated, ObjectCreatedSchema, create(ObjectCreatedSchema, { file }));
+  return recordEvent(em, subjects.objectCreated, ObjectCreatedSchema, { file });
 }

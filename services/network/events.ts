@@ -1,5 +1,3 @@
-import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import {
   CoinsChangedSchema,
@@ -33,7 +31,8 @@ export function coinsChanged(
     em,
     entry.delta > 0n ? subjects.coinsCredited : subjects.coinsDebited,
     CoinsChangedSchema,
-    create(CoinsChangedSchema, { ...entry, occurredAt: timestampFromDate(entry.at) }),
+    entry,
+    entry.at,
   );
 }
 
@@ -41,42 +40,22 @@ export function coinsTransferred(
   em: EntityManager,
   transfer: { transferId: string; appId: string; fromSubject: string; toSubject: string; amount: bigint; at: Date },
 ) {
-  return recordEvent(
-    em,
-    subjects.coinsTransferred,
-    CoinsTransferredSchema,
-    create(CoinsTransferredSchema, { ...transfer, occurredAt: timestampFromDate(transfer.at) }),
-  );
+  return recordEvent(em, subjects.coinsTransferred, CoinsTransferredSchema, transfer, transfer.at);
 }
 
 export function notificationPushed(em: EntityManager, notification: Notification) {
-  return recordEvent(
-    em,
-    subjects.notificationPushed,
-    NotificationPushedSchema,
-    create(NotificationPushedSchema, { notification }),
-  );
+  return recordEvent(em, subjects.notificationPushed, NotificationPushedSchema, { notification });
 }
 
 export function moduleWritten(
   em: EntityManager,
   write: { namespace: string; subject: string; revision: bigint; writtenBy: string; at: Date },
 ) {
-  return recordEvent(
-    em,
-    subjects.moduleWritten,
-    ModuleWrittenSchema,
-    create(ModuleWrittenSchema, { ...write, occurredAt: timestampFromDate(write.at) }),
-  );
+  return recordEvent(em, subjects.moduleWritten, ModuleWrittenSchema, write, write.at);
 }
 
 export function subjectChanged(em: EntityManager, subject: SubjectRef, at: Date) {
-  return recordEvent(
-    em,
-    subjects.subjectChanged,
-    SubjectChangedSchema,
-    create(SubjectChangedSchema, { subject, occurredAt: timestampFromDate(at) }),
-  );
+  return recordEvent(em, subjects.subjectChanged, SubjectChangedSchema, { subject }, at);
 }
 
 export function relationChanged(
@@ -84,10 +63,5 @@ export function relationChanged(
   subject: typeof subjects.staffChanged | typeof subjects.blockChanged,
   change: { subject: string; other: string; present: boolean; at: Date },
 ) {
-  return recordEvent(
-    em,
-    subject,
-    RelationChangedSchema,
-    create(RelationChangedSchema, { ...change, occurredAt: timestampFromDate(change.at) }),
-  );
+  return recordEvent(em, subject, RelationChangedSchema, change, change.at);
 }

@@ -1,4 +1,3 @@
-import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { AiDraftRequestedSchema, ClusterChangedSchema, StoryChangedSchema } from "../../gen/pf/news/v1/events_pb.js";
@@ -29,33 +28,23 @@ export function storyChanged(
   extra: { revision?: number; flagId?: string } = {},
 ) {
   const listed = story.state === "published";
-  return recordEvent(
-    em,
-    subject,
-    StoryChangedSchema,
-    create(StoryChangedSchema, {
-      storyId: story.id,
-      state: story.state,
-      revision: extra.revision ?? 0,
-      noindex: !listed,
-      inSitemap: listed,
-      flagId: extra.flagId ?? "",
-      at: timestampFromDate(at),
-    }),
-  );
+  return recordEvent(em, subject, StoryChangedSchema, {
+    storyId: story.id,
+    state: story.state,
+    revision: extra.revision ?? 0,
+    noindex: !listed,
+    inSitemap: listed,
+    flagId: extra.flagId ?? "",
+    at: timestampFromDate(at),
+  });
 }
 
 /** news.cluster.changed: a merge, split or reversal with the items it moved. */
 export function clusterChanged(em: EntityManager, audit: AuditRecord) {
-  return recordEvent(
-    em,
-    subjects.clusterChanged,
-    ClusterChangedSchema,
-    create(ClusterChangedSchema, { audit: auditToProto(audit) }),
-  );
+  return recordEvent(em, subjects.clusterChanged, ClusterChangedSchema, { audit: auditToProto(audit) });
 }
 
 /** news.ai_draft.requested: for the AI workflow news.draft_story, with the numbered source input. */
 export function aiDraftRequested(em: EntityManager, draft: AiDraft) {
-  return recordEvent(em, subjects.aiDraftRequested, AiDraftRequestedSchema, create(AiDraftRequestedSchema, { draft }));
+  return recordEvent(em, subjects.aiDraftRequested, AiDraftRequestedSchema, { draft });
 }

@@ -1,4 +1,3 @@
-import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import {
@@ -20,12 +19,10 @@ export function entityChanged(
   em: EntityManager,
   change: { entityId: string; action: string; otherEntityId?: string; actor: string; at: Date },
 ) {
-  return recordEvent(
-    em,
-    subjects.entity(change.action),
-    EntityChangedSchema,
-    create(EntityChangedSchema, { ...change, at: timestampFromDate(change.at) }),
-  );
+  return recordEvent(em, subjects.entity(change.action), EntityChangedSchema, {
+    ...change,
+    at: timestampFromDate(change.at),
+  });
 }
 
 /** reviews.summary.<state> (proposed, approved, rejected, published, unpublished, flagged). */
@@ -33,20 +30,16 @@ export function summaryChanged(
   em: EntityManager,
   change: { entityId: string; revision: number; state: string; at: Date },
 ) {
-  return recordEvent(
-    em,
-    subjects.summary(change.state),
-    SummaryChangedSchema,
-    create(SummaryChangedSchema, { ...change, at: timestampFromDate(change.at) }),
-  );
+  return recordEvent(em, subjects.summary(change.state), SummaryChangedSchema, {
+    ...change,
+    at: timestampFromDate(change.at),
+  });
 }
 
 /** reviews.correction.submitted: ids only, the text stays in the editors' queue. */
 export function correctionSubmitted(em: EntityManager, change: { correctionId: string; entityId: string; at: Date }) {
-  return recordEvent(
-    em,
-    subjects.correctionSubmitted,
-    CorrectionSubmittedSchema,
-    create(CorrectionSubmittedSchema, { ...change, at: timestampFromDate(change.at) }),
-  );
+  return recordEvent(em, subjects.correctionSubmitted, CorrectionSubmittedSchema, {
+    ...change,
+    at: timestampFromDate(change.at),
+  });
 }

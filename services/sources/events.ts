@@ -1,4 +1,3 @@
-import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import {
@@ -26,40 +25,30 @@ export type SourceChange = "created" | "changed" | "enabled" | "disabled" | "del
 
 /** sources.item.created (revision 1) or sources.item.revised, in the transaction that wrote the revision. */
 export function itemChanged(em: EntityManager, row: ItemRow) {
-  return recordEvent(
-    em,
-    row.revision === 1 ? subjects.itemCreated : subjects.itemRevised,
-    ItemChangedSchema,
-    create(ItemChangedSchema, {
-      itemId: row.id,
-      sourceKey: row.sourceKey,
-      canonicalUrl: row.canonicalUrl,
-      revision: row.revision,
-      changeOrder: BigInt(row.changeOrder),
-      contentHash: row.contentHash,
-      title: row.title,
-      publishedAt: row.publishedAt ? timestampFromDate(row.publishedAt) : undefined,
-      identifiers: row.identifiers,
-      filingType: row.filingType,
-      externalId: row.externalId,
-    }),
-  );
+  return recordEvent(em, row.revision === 1 ? subjects.itemCreated : subjects.itemRevised, ItemChangedSchema, {
+    itemId: row.id,
+    sourceKey: row.sourceKey,
+    canonicalUrl: row.canonicalUrl,
+    revision: row.revision,
+    changeOrder: BigInt(row.changeOrder),
+    contentHash: row.contentHash,
+    title: row.title,
+    publishedAt: row.publishedAt ? timestampFromDate(row.publishedAt) : undefined,
+    identifiers: row.identifiers,
+    filingType: row.filingType,
+    externalId: row.externalId,
+  });
 }
 
 /** sources.item.removed, with the reason. */
 export function itemRemoved(em: EntityManager, row: ItemRow) {
-  return recordEvent(
-    em,
-    subjects.itemRemoved,
-    ItemRemovedSchema,
-    create(ItemRemovedSchema, {
-      itemId: row.id,
-      sourceKey: row.sourceKey,
-      canonicalUrl: row.canonicalUrl,
-      reason: row.removedReason ?? "",
-      changeOrder: BigInt(row.changeOrder),
-    }),
-  );
+  return recordEvent(em, subjects.itemRemoved, ItemRemovedSchema, {
+    itemId: row.id,
+    sourceKey: row.sourceKey,
+    canonicalUrl: row.canonicalUrl,
+    reason: row.removedReason ?? "",
+    changeOrder: BigInt(row.changeOrder),
+  });
 }
 
 /** sources.run.finished, for each run that ended (a fetch applied, or the reaper's abandoned runs). */
@@ -68,11 +57,11 @@ export function runsFinished(em: EntityManager, runs: FetchRun[]) {
     em,
     subjects.runFinished,
     RunFinishedSchema,
-    runs.map((run) => create(RunFinishedSchema, { run })),
+    runs.map((run) => ({ run })),
   );
 }
 
 /** sources.source.changed: the source as it is now (as it was, when deleted). */
 export function sourceChanged(em: EntityManager, source: Source, change: SourceChange) {
-  return recordEvent(em, subjects.sourceChanged, SourceChangedSchema, create(SourceChangedSchema, { source, change }));
+  return recordEvent(em, subjects.sourceChanged, SourceChangedSchema, { source, change });
 }

@@ -1,4 +1,3 @@
-import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { PostEventSchema, ThreadEventSchema } from "../../gen/pf/space/v1/events_pb.js";
@@ -23,24 +22,19 @@ export function threadChanged(
   facts: { space: StoredSpace; thread: StoredThread; actor: string; at: Date },
 ) {
   const { space, thread } = facts;
-  return recordEvent(
-    em,
-    threadSubject(action),
-    ThreadEventSchema,
-    create(ThreadEventSchema, {
-      action,
-      threadId: thread.id,
-      space: space.key,
-      visibility: visibilityToProto(space.visibility),
-      membersOnly: space.membersOnly,
-      slug: thread.slug,
-      author: thread.authorKind === "person" ? thread.author : "",
-      ai: thread.authorKind === "ai",
-      actor: facts.actor,
-      score: thread.score,
-      at: timestampFromDate(facts.at),
-    }),
-  );
+  return recordEvent(em, threadSubject(action), ThreadEventSchema, {
+    action,
+    threadId: thread.id,
+    space: space.key,
+    visibility: visibilityToProto(space.visibility),
+    membersOnly: space.membersOnly,
+    slug: thread.slug,
+    author: thread.authorKind === "person" ? thread.author : "",
+    ai: thread.authorKind === "ai",
+    actor: facts.actor,
+    score: thread.score,
+    at: timestampFromDate(facts.at),
+  });
 }
 
 /** space.post.<action>, in the transaction of the change. */
@@ -50,20 +44,15 @@ export function postChanged(
   facts: { space: string; post: StoredPost; actor: string; at: Date },
 ) {
   const { post } = facts;
-  return recordEvent(
-    em,
-    postSubject(action),
-    PostEventSchema,
-    create(PostEventSchema, {
-      action,
-      postId: post.id,
-      threadId: post.threadId,
-      space: facts.space,
-      author: post.authorKind === "person" ? post.author : "",
-      ai: post.authorKind === "ai",
-      actor: facts.actor,
-      revision: post.revision,
-      at: timestampFromDate(facts.at),
-    }),
-  );
+  return recordEvent(em, postSubject(action), PostEventSchema, {
+    action,
+    postId: post.id,
+    threadId: post.threadId,
+    space: facts.space,
+    author: post.authorKind === "person" ? post.author : "",
+    ai: post.authorKind === "ai",
+    actor: facts.actor,
+    revision: post.revision,
+    at: timestampFromDate(facts.at),
+  });
 }

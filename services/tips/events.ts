@@ -1,5 +1,3 @@
-import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { GoalChangedSchema, InteractionChangedSchema } from "../../gen/pf/tips/v1/events_pb.js";
 import { OverlayConfigChangedSchema, OverlayTokenRevokedSchema } from "../../gen/pf/tips/v1/overlay_events_pb.js";
@@ -21,30 +19,15 @@ export const subjects = {
 export type InteractionSubject = (typeof subjects)["interactionSettled" | "interactionHidden" | "interactionRestored"];
 
 export function interactionChanged(em: EntityManager, subject: InteractionSubject, interaction: Interaction, at: Date) {
-  return recordEvent(
-    em,
-    subject,
-    InteractionChangedSchema,
-    create(InteractionChangedSchema, { interaction, occurredAt: timestampFromDate(at) }),
-  );
+  return recordEvent(em, subject, InteractionChangedSchema, { interaction }, at);
 }
 
 export function goalChanged(em: EntityManager, goal: Goal, at: Date) {
-  return recordEvent(
-    em,
-    subjects.goalChanged,
-    GoalChangedSchema,
-    create(GoalChangedSchema, { goal, occurredAt: timestampFromDate(at) }),
-  );
+  return recordEvent(em, subjects.goalChanged, GoalChangedSchema, { goal }, at);
 }
 
 export function configChanged(em: EntityManager, config: OverlayConfig, at: Date) {
-  return recordEvent(
-    em,
-    subjects.configChanged,
-    OverlayConfigChangedSchema,
-    create(OverlayConfigChangedSchema, { config, occurredAt: timestampFromDate(at) }),
-  );
+  return recordEvent(em, subjects.configChanged, OverlayConfigChangedSchema, { config }, at);
 }
 
 export function tokenRevoked(em: EntityManager, token: { id: string; creator: string }, at: Date) {
@@ -52,6 +35,7 @@ export function tokenRevoked(em: EntityManager, token: { id: string; creator: st
     em,
     subjects.tokenRevoked,
     OverlayTokenRevokedSchema,
-    create(OverlayTokenRevokedSchema, { tokenId: token.id, creator: token.creator, occurredAt: timestampFromDate(at) }),
+    { tokenId: token.id, creator: token.creator },
+    at,
   );
 }

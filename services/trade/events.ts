@@ -1,4 +1,3 @@
-import { create } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { AlertDelivery } from "../../gen/pf/trade/v1/alerts_pb.js";
 import {
@@ -25,28 +24,16 @@ export function alertsTriggered(em: EntityManager, deliveries: AlertDelivery[]) 
     em,
     subjects.alertTriggered,
     AlertTriggeredSchema,
-    deliveries.map((delivery) =>
-      create(AlertTriggeredSchema, { delivery, subject: delivery.subject, visibility: "subject" }),
-    ),
+    deliveries.map((delivery) => ({ delivery, subject: delivery.subject, visibility: "subject" })),
   );
 }
 
 /** trade.context.proposed, in the proposing transaction. */
 export function contextProposed(em: EntityManager, symbol: string, revision: ContextRevision) {
-  return recordEvent(
-    em,
-    subjects.contextProposed,
-    ContextProposedSchema,
-    create(ContextProposedSchema, { symbol, revision }),
-  );
+  return recordEvent(em, subjects.contextProposed, ContextProposedSchema, { symbol, revision });
 }
 
 /** trade.context.published, in the publishing transaction. */
 export function contextPublished(em: EntityManager, symbol: string, revision: ContextRevision, superseded: number) {
-  return recordEvent(
-    em,
-    subjects.contextPublished,
-    ContextPublishedSchema,
-    create(ContextPublishedSchema, { symbol, revision, superseded }),
-  );
+  return recordEvent(em, subjects.contextPublished, ContextPublishedSchema, { symbol, revision, superseded });
 }

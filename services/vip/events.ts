@@ -1,5 +1,3 @@
-import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { MembershipCheckedOutSchema, PlanChangedSchema } from "../../gen/pf/vip/v1/events_pb.js";
 import type { Membership } from "../../gen/pf/vip/v1/memberships_pb.js";
@@ -19,19 +17,9 @@ export function planChanged(
   plan: Plan,
   at: Date,
 ) {
-  return recordEvent(
-    em,
-    subject,
-    PlanChangedSchema,
-    create(PlanChangedSchema, { plan, occurredAt: timestampFromDate(at) }),
-  );
+  return recordEvent(em, subject, PlanChangedSchema, { plan }, at);
 }
 
 export function membershipCheckedOut(em: EntityManager, membership: Membership, at: Date) {
-  return recordEvent(
-    em,
-    subjects.membershipCheckedOut,
-    MembershipCheckedOutSchema,
-    create(MembershipCheckedOutSchema, { membership, occurredAt: timestampFromDate(at) }),
-  );
+  return recordEvent(em, subjects.membershipCheckedOut, MembershipCheckedOutSchema, { membership }, at);
 }

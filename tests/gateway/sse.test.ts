@@ -21,6 +21,7 @@ import { OverlayEventSchema, OverlayKind, TipsOverlayService } from "../../gen/p
 import { createLogger } from "../../services/kit/runtime/logger.js";
 import { problem } from "../../services/kit/handler/problem.js";
 import { openEventStream } from "../support/sse.js";
+import { until } from "../support/until.js";
 import { admitEveryone } from "./support.js";
 
 /**
@@ -42,8 +43,7 @@ const binding = (
   body: "",
 });
 
-const seen: { lastEventId?: string | null; aborted?: boolean; flooded?: number } = {};
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const seen: { lastEventId?: string | null; aborted?: boolean; waiting?: boolean; flooded?: number } = {};
 
 /** Waits until the RPC's signal aborts (the client went away) and notes it. */
 function untilAborted(context: HandlerContext): Promise<void> {
@@ -60,7 +60,10 @@ const transport = createRouterTransport((router) => {
     check: () => create(HealthCheckResponseSchema),
     async *watch(request, context) {
       if (request.service === "refused") throw problem(403, "test.refused", "Not this one.");
-      if (request.service === "slow") await untilAborted(context);
+      if (request.service === "slow") {
+        seen.waiting = true;
+        await untilAborted(context);
+      }
       if (request.service === "empty") return;
       yield { status: HealthCheckResponse_ServingStatus.SERVING };
       if (request.service === "fails") throw problem(409, "test.later", "Failed after the first event.");
@@ -202,23 +205,22 @@ describe("server-streaming RPCs as text/event-stream", () => {
     seen.aborted = false;
     const stream = (await openEventStream(`${url}/watch/quiet`)).stream!;
     await stream.next();
-    await sleep(350);
-    expect(stream.comments.filter((comment) => comment === "keep-alive").length).toBeGreaterThanOrEqual(2);
+    // Two heartbeats (100 ms apart) are past the 50 ms call deadline.
+    await until(() => stream.comments.filter((comment) => comment === "keep-alive").length >= 2);
     expect(seen.aborted).toBe(false);
     await stream.close();
-    for (let i = 0; i < 50 && !seen.aborted; i++) await sleep(20);
-    expect(seen.aborted).toBe(true);
+    await until(() => seen.aborted === true);
   });
 
   it("cancel the RPC when the client goes away before the first message", async () => {
     seen.aborted = false;
+    seen.waiting = false;
     const gone = new AbortController();
     const answer = fetch(`${url}/watch/slow`, { signal: gone.signal }).catch(() => undefined);
-    await sleep(100);
+    await until(() => seen.waiting === true);
     gone.abort();
     await answer;
-    for (let i = 0; i < 50 && !seen.aborted; i++) await sleep(20);
-    expect(seen.aborted).toBe(true);
+    await until(() => seen.aborted === true);
   });
 
   it("read the RPC only as fast as the client takes the events (a client that stops reading stops the RPC, memory stays bounded)", async () => {
@@ -228,13 +230,18 @@ describe("server-streaming RPCs as text/event-stream", () => {
     expect(response.statusCode).toBe(200);
     // The client reads nothing: only socket buffers and the body's own can fill.
     response.pause();
-    await sleep(2000);
+    // The gateway's own heartbeats on another stream mark time passing on its side (100 ms each).
+    const clock = (await openEventStream(`${url}/watch/quiet`)).stream!;
+    const beats = () => clock.comments.filter((comment) => comment === "keep-alive").length;
+    await until(() => beats() >= 5);
     const produced = seen.flooded!;
     // Unbounded, the in-memory RPC would have made thousands of 256 KB events by now.
     expect(produced).toBeLessThan(300);
-    await sleep(300);
+    const then = beats();
+    await until(() => beats() >= then + 3);
     expect(seen.flooded! - produced).toBeLessThan(5);
     response.destroy();
+    await clock.close();
   });
 
   it("answer a stream that ends before any message as an empty event stream, and one that ends after it with its end", async () => {

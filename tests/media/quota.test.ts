@@ -1,7 +1,16 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { usePlatform, type TestPlatform } from "../support/platform.js";
-import { appClaims, blobFiles, multipart, openUploads, postUpload, rowCount, upload, namespaceUsage } from "./support.js";
+import {
+  appClaims,
+  blobFiles,
+  multipart,
+  openUploads,
+  postUpload,
+  rowCount,
+  upload,
+  namespaceUsage,
+} from "./support.js";
 
 const KIB = 1024;
 const QUOTA = 1024 * KIB;

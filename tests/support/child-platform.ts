@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { until } from "./until.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -25,20 +26,19 @@ export async function startChildPlatform(env: Record<string, string>, readyWithi
   child.stderr!.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4_000)));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const gatewayUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + readyWithinMs;
-  for (;;) {
+  const ready = async () => {
     if (child.exitCode !== null) throw new Error(`the child platform exited (${child.exitCode}): ${stderr}`);
-    if (Date.now() > deadline) {
-      child.kill("SIGKILL");
-      throw new Error(`the child platform was not ready within ${readyWithinMs} ms: ${stderr}`);
-    }
-    const ready = await fetch(`${gatewayUrl}/readyz`).then(
+    return fetch(`${gatewayUrl}/readyz`).then(
       (answer) => answer.status === 200,
       () => false,
     );
-    if (ready) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  };
+  await until(ready, readyWithinMs).catch((error: Error) => {
+    child.kill("SIGKILL");
+    throw error.message.startsWith("timed out")
+      ? new Error(`the child platform was not ready within ${readyWithinMs} ms: ${stderr}`)
+      : error;
+  });
   const end = async (signal: NodeJS.Signals) => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     await exited;

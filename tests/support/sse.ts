@@ -1,3 +1,5 @@
+import { until } from "./until.js";
+
 /** One server-sent event as a client sees it. */
 export interface SentEvent {
   id?: string;
@@ -18,7 +20,6 @@ export class EventStreamReader {
   private readonly events: SentEvent[] = [];
   private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
   private readonly decoder = new TextDecoder();
-  private waiting?: () => void;
 
   constructor(readonly response: Response) {
     this.reader = response.body!.getReader();
@@ -36,13 +37,11 @@ export class EventStreamReader {
           this.parse(this.buffer.slice(0, end));
           this.buffer = this.buffer.slice(end + 2);
         }
-        this.waiting?.();
       }
     } catch {
       // Cancelled by close(), or the connection dropped: either way the stream ended.
     }
     this.ended = true;
-    this.waiting?.();
   }
 
   private parse(block: string): void {
@@ -65,26 +64,17 @@ export class EventStreamReader {
 
   /** The next event, or undefined when the stream ends first; fails after `timeoutMs`. */
   async next(timeoutMs = 5000): Promise<SentEvent | undefined> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const event = this.events.shift();
-      if (event) return event;
-      if (this.ended) return undefined;
-      if (Date.now() > deadline) throw new Error("no event within the time limit");
-      await new Promise<void>((resolve) => {
-        this.waiting = resolve;
-        setTimeout(resolve, 50);
-      });
-    }
+    await until(() => this.events.length > 0 || this.ended, timeoutMs).catch(() => {
+      throw new Error("no event within the time limit");
+    });
+    return this.events.shift();
   }
 
   /** Resolves once the server ended the stream; fails after `timeoutMs`. */
   async end(timeoutMs = 5000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!this.ended) {
-      if (Date.now() > deadline) throw new Error("the stream did not end within the time limit");
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await until(() => this.ended, timeoutMs).catch(() => {
+      throw new Error("the stream did not end within the time limit");
+    });
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,5 @@
-import { toJsonString, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import { create, toJsonString, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { getOption } from "@bufbuild/protobuf";
 import type { EntityManager, MikroORM } from "@mikro-orm/postgresql";
 import { schema as schemaOption } from "../../../gen/pf/v1/options_pb.js";
@@ -27,14 +28,17 @@ const MAX_ATTEMPTS = 10;
 /**
  * Writes an event into the service's outbox in the caller's transaction, so
  * the event exists exactly when the change it reports does. The relay sends it.
+ * `at` is the change's time (the caller's clock): it fills the event's
+ * `occurred_at` when its schema has one and the event leaves it unset.
  */
 export async function recordEvent<Desc extends DescMessage>(
   em: EntityManager,
   subject: string,
   desc: Desc,
-  event: MessageShape<Desc>,
+  event: MessageInitShape<Desc>,
+  at?: Date,
 ): Promise<string> {
-  const [id] = await recordEvents(em, subject, desc, [event]);
+  const [id] = await recordEvents(em, subject, desc, [event], at);
   return id;
 }
 
@@ -43,13 +47,15 @@ export async function recordEvents<Desc extends DescMessage>(
   em: EntityManager,
   subject: string,
   desc: Desc,
-  events: MessageShape<Desc>[],
+  events: MessageInitShape<Desc>[],
+  at?: Date,
 ): Promise<string[]> {
   if (events.length === 0) return [];
   const schemaId = getOption(desc, schemaOption) || desc.typeName;
   // The span writing the change: the event's consumers continue its trace.
   const traceparent = activeTraceparent() ?? null;
-  const rows = events.map((event) => {
+  const rows = events.map((init) => {
+    const event = occurred(desc, init, at);
     const payload = toJsonString(desc, event, { useProtoFieldName: true, alwaysEmitImplicit: true });
     // NATS refuses messages past its max_payload (1 MiB by default): refuse the change instead of an event that cannot leave.
     if (Buffer.byteLength(payload) > MAX_EVENT_BYTES) {
@@ -67,6 +73,24 @@ export async function recordEvents<Desc extends DescMessage>(
     );
   signalAfterCommit(em, "events");
   return rows.map(([id]) => id as string);
+}
+
+/**
+ * The event, its `occurred_at` (a Timestamp, where the schema has one) set to `at` when unset. A schema with one and
+ * no time, or a time and no such field, is the caller's mistake: it fails the change rather than publish a wrong time.
+ */
+function occurred<Desc extends DescMessage>(desc: Desc, init: MessageInitShape<Desc>, at: Date | undefined) {
+  const event = create(desc, init);
+  const field = desc.fields.find(
+    (f) => f.name === "occurred_at" && f.fieldKind === "message" && f.message.typeName === "google.protobuf.Timestamp",
+  );
+  if (!field) {
+    if (at) throw new Error(`${desc.typeName} has no occurred_at for the time given`);
+    return event;
+  }
+  if ((event as Record<string, unknown>)[field.localName] !== undefined) return event;
+  if (!at) throw new Error(`${desc.typeName} needs the change's time for its occurred_at`);
+  return create(desc, { ...event, [field.localName]: timestampFromDate(at) } as MessageInitShape<Desc>);
 }
 
 interface OutboxRow {
