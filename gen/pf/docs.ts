@@ -35,6 +35,7 @@ export const protoComments: Readonly<Record<string, string>> = {
   "pf.v1.Relation.name": "The name rules give it (`editor`); documented as `<service key>.<name>`.",
   "pf.v1.Relation.refusal": "The 403 code of a caller outside it: the kit's vocabulary (auth.editor_required), or the service's own code where its spec names one (blog.member_required).",
   "pf.v1.Relation.acting_for_nobody": "A service or first-party app acting for nobody holds it (the platform's own calls); otherwise only a person the resolver names does.",
+  "pf.v1.Relation.held_by_ai_output": "AI output naming a person holds it as that person does (an AI draft the person asks for on their blog); otherwise AI output never holds it (auth.person_required).",
   "pf.v1.RateLimit": "A rate limit a service declares (`rate_limits`) and its routes' access rules name (`rate_limit`): the calls one caller may make per minute, by the caller's tier. The kit counts them before any handler runs, in each instance's memory (N instances allow N times a limit); a refused call counts nothing and is 429 rate.limited with retry_after_seconds.",
   "pf.v1.RateLimit.name": "The name rules give it (`read`). Its counters are `<service key>.<name>.<tier>`, shared by every route naming it; services of one key declaring a name declare it alike.",
   "pf.v1.RateLimit.anonymous": "Callers without a token, counted by client address (its keyed hash; an IPv6 /64 counts as one).",

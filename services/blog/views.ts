@@ -58,7 +58,7 @@ export function memberToProto(row: MemberRow): Member {
 
 /** The author of a post or revision as the shared message: AI output never names the person who asked. */
 export function authorshipOf(row: AuthorColumns) {
-  return authorshipToProto(authorFromColumns({ ...row, authorKind: row.authorKind as AuthorColumns["authorKind"] }));
+  return authorshipToProto(authorFromColumns(row));
 }
 
 /** A revision; in a listing without its body (rows read without it), which the kit renders as body_html otherwise. */
@@ -68,7 +68,7 @@ export function revisionToProto(row: RevisionRow, review: ReviewRow | undefined,
     title: row.title,
     summary: row.summary,
     body: listing ? "" : row.body,
-    authorship: authorshipOf(row as AuthorColumns),
+    authorship: authorshipOf(row),
     reviewRequired: row.reviewRequired,
     approval:
       review &&
@@ -185,7 +185,7 @@ function postMessage(
     noindex: (published ?? revision)?.reviewRequired ?? false,
     currentRevision: post.currentRevision,
     publishedRevision: post.publishedRevision ?? 0,
-    authorship: authorshipOf(post as AuthorColumns),
+    authorship: authorshipOf(post),
     revision: revision && revisionToProto(revision, reviews.get(revision.n), options.listing),
     schedules: schedules.map(scheduleToProto),
     publishedAt: post.publishedAt ? timestampFromDate(new Date(post.publishedAt)) : undefined,

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { BlogService } from "../../gen/pf/blog/v1/blogs_pb.js";
 import { PostService } from "../../gen/pf/blog/v1/posts_pb.js";
 import { BlogContentService } from "../../gen/pf/blog/v1/content_pb.js";
@@ -13,6 +13,7 @@ import {
 } from "../support/access.js";
 import { describeContentAccess } from "../support/content-access.js";
 import { usePlatform } from "../support/platform.js";
+import { ALL_BLOG, newPost, webCaller } from "./support.js";
 
 const post = "/blog/api/v1/posts/pst_01jd0000000000000000000000";
 /** One valid call per blog route; the refusals vary only the caller. */
@@ -52,6 +53,19 @@ const calls: Record<string, RouteCall> = {
 
 const routes = routesOf(BlogService, PostService);
 const t = usePlatform({ services: ["blog"] });
+
+/**
+ * The matrix's people hold every role its relations ask (usr_a1 and usr_b1 own access-blog; the post is theirs), so
+ * the OUTSIDER is refused by the relation, not by a missing blog or post (404 to anyone).
+ */
+beforeAll(async () => {
+  const web = await t.token({ kind: "service", svc: "web", caps: ALL_BLOG });
+  const call = webCaller(t, () => web);
+  await call("POST", "/api/v1/blogs", "usr_a1", { handle: "access-blog" });
+  await call("PUT", "/api/v1/blogs/access-blog/members/usr_b1", "usr_a1", { role: "owner" });
+  const { id } = await newPost(call, "access-blog", "usr_a1");
+  for (const each of Object.values(calls)) each.path = each.path.replace(post, `/blog/api/v1/posts/${id}`);
+});
 const DESIGNED = ["getPublicFeed", "getPostBySlug"];
 
 describe("every blog route", () => {
@@ -76,7 +90,8 @@ describe("whom each blog route admits, as declared", () => {
     );
     for (const name of ["getFeed", "getPublicFeed", "listPosts", "getPost", "getPostBySlug"])
       expect(declared[name], name).toEqual(["UNSPECIFIED", true, 1]);
-    for (const name of ["configureBlog", "deletePost"]) expect(declared[name], name).toEqual(["STAFF", false, 2]);
+    // Owners and members by the declared relation first, staff (the official blog, any post) otherwise.
+    for (const name of ["configureBlog", "deletePost"]) expect(declared[name], name).toEqual(["PERSON", false, 2]);
     expect(declared.createBlog).toEqual(["MEMBER", false, 1]);
     for (const name of ["updatePost", "publishPost", "schedulePost", "unpublishPost", "setTheme", "setMember"])
       expect(declared[name], name).toEqual(["PERSON", false, 1]);

@@ -4,6 +4,7 @@ import { CommentService } from "../../gen/pf/community/v1/comments_pb.js";
 import { describeWith } from "../support/skips.js";
 import { until } from "../support/until.js";
 import { SERVERS, useBeside } from "../support/beside.js";
+import { untilPushFailed } from "../support/search-relay.js";
 import { httpAt } from "../support/platform.js";
 import { ALL_BLOG, found, fresh, newBlog, newPost, webCaller } from "./support.js";
 
@@ -51,8 +52,8 @@ async function deleteWhileCut(call: Call, post: { id: string; owner: string }) {
   expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
   expect(deleted.body.id).toBe(post.id);
   expect((await call("GET", `/api/v1/posts/${post.id}`)).body).toMatchObject({ status: 410, code: "post.deleted" });
-  // The effect and the relay try and fail meanwhile.
-  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  // The relay tries and fails meanwhile (and the effect, woken by the same commit, with it).
+  await untilPushFailed(split.service.platform.databaseUrl, "blog", [post.id]);
 }
 
 /** Once community and search are back: the thread is hidden and the document leaves search. */

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { qualified } from "../../services/kit/db/orm.js";
 import { ManualClock } from "../../services/kit/runtime/clock.js";
+import { untilPassesAfter } from "../support/lease-tries.js";
 import { outboxEvents } from "../support/outbox.js";
 import { usePlatform } from "../support/platform.js";
 import { until } from "../support/until.js";
@@ -8,6 +9,7 @@ import { ALL_BLOG, fresh, newBlog, newPost, person, webCaller } from "./support.
 
 const clock = new ManualClock(new Date());
 const t = usePlatform({ services: ["blog"], clock, env: { PF_BLOG_SCHEDULER_EVERY_MS: "50" } });
+const blog = () => t.platform.contexts.get("blog")!;
 let web = "";
 beforeAll(async () => {
   web = await t.token({ kind: "service", svc: "web", caps: ALL_BLOG });
@@ -317,7 +319,7 @@ describe("the scheduler", () => {
     await until(async () => (await state()).state === "failed");
     expect(await state()).toEqual({ state: "failed", failure: "post.review_required" });
     clock.advance(61_000);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await untilPassesAfter(blog(), "blog.scheduler");
     expect((await outboxEvents(t, "blog", id)).map((e) => e.subject)).toEqual(["blog.schedule.failed"]);
     expect((await t.http("GET", `/blog/api/v1/posts/${post.id}`)).status).toBe(404);
   });
@@ -338,8 +340,8 @@ describe("the scheduler", () => {
     );
     try {
       clock.advance(61_000);
-      // Several passes (every 50 ms) fail in turn.
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Several passes fail in turn.
+      await untilPassesAfter(blog(), "blog.scheduler", 3);
       expect((await t.http("GET", `/blog/api/v1/posts/${post.id}`)).status).toBe(404);
       expect((await call("GET", `/api/v1/posts/${post.id}`, owner)).body.post.state).toBe("scheduled");
       expect(await sql(`select state from {schedules} where id = ?`, [id])).toEqual([{ state: "pending" }]);
@@ -351,7 +353,7 @@ describe("the scheduler", () => {
       await sql(`drop function {refuse_applied}()`);
     }
     await until(async () => (await t.http("GET", `/blog/api/v1/posts/${post.id}`)).status === 200);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await untilPassesAfter(blog(), "blog.scheduler");
     const subjects = (await outboxEvents(t, "blog", post.id)).map((event) => event.subject);
     expect(subjects.filter((subject) => subject === "blog.post.published")).toHaveLength(1);
     expect(subjects.filter((subject) => subject === "blog.schedule.applied")).toHaveLength(1);

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { until } from "../support/until.js";
 import { useBeside } from "../support/beside.js";
+import { untilPushFailed } from "../support/search-relay.js";
 import { ALL_BLOG, found, fresh, newBlog, newPost, webCaller } from "./support.js";
 
 // Search in a platform of its own, cut off while posts are published and unpublished: blog's writes never wait for
@@ -24,7 +25,7 @@ describe("publishing and unpublishing while search is unreachable", () => {
     expect(published.body.post).toMatchObject({ state: "published" });
     expect((await call("GET", `/api/v1/posts/${post.id}`)).status).toBe(200);
     // The relay tries and fails meanwhile; search has nothing of it.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await untilPushFailed(split.service.platform.databaseUrl, "blog", [post.id]);
     expect(await found(split, word)).toEqual([]);
     await split.reachable(["search"], true);
     await until(async () => (await found(split, word)).includes(post.id), 30_000);
@@ -34,7 +35,7 @@ describe("publishing and unpublishing while search is unreachable", () => {
     expect(unpublished.status, JSON.stringify(unpublished.body)).toBe(200);
     expect(unpublished.body).toMatchObject({ unchanged: false, post: { state: "unpublished" } });
     expect((await call("GET", `/api/v1/posts/${post.id}`)).status).toBe(404);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await untilPushFailed(split.service.platform.databaseUrl, "blog", [post.id]);
     // Search still shows what it had.
     expect(await found(split, word)).toEqual([post.id]);
     await split.reachable(["search"], true);

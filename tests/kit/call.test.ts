@@ -11,7 +11,7 @@ import {
   propagateCall,
 } from "../../services/kit/runtime/call.js";
 import { problem } from "../../services/kit/handler/problem.js";
-import { until } from "../support/until.js";
+import { until, untilPast } from "../support/until.js";
 
 const request = (headers: Record<string, string> = {}) =>
   ({
@@ -74,8 +74,7 @@ describe("calls made from calls, in process", () => {
       await callScope(10_000)(async () => (await commitWithin(async () => "written")) as never)(
         inner(Date.now() + 10_000),
       );
-      const call = currentCall()!;
-      await until(() => Date.now() > call.deadline);
+      await untilPast(currentCall()!.deadline);
       return "answer" as never;
     });
     await expect(outer(request())).resolves.toBe("answer");
@@ -85,8 +84,7 @@ describe("calls made from calls, in process", () => {
     const outgoing = propagateCall()(async () => "called" as never);
     const after: string[] = [];
     const outer = callScope(30)(async () => {
-      const call = currentCall()!;
-      await until(() => Date.now() > call.deadline);
+      await untilPast(currentCall()!.deadline);
       after.push(await commitWithin(async () => "written").catch((error: Error) => error.message));
       after.push(
         String(

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../services/kit/handler/ids.js";
 import { useBeside } from "../support/beside.js";
+import { untilPushFailed } from "../support/search-relay.js";
 import { until } from "../support/until.js";
 import { ALL_NEWS, EDITOR, NEWS_ENV, newsCaller, openStory, saveRevision } from "./support.js";
 
@@ -26,12 +27,12 @@ async function found(words: string): Promise<string[]> {
   return answer.body.results.map((hit: { id: string }) => hit.id);
 }
 
-/** Search cut off for one write: the write is answered at once, and the relay tries and fails for a while. */
-async function whileSearchIsCut<T>(write: () => Promise<T>): Promise<T> {
+/** Search cut off for one write of `story`: the write is answered at once, and the relay tries and fails. */
+async function whileSearchIsCut<T>(story: string, write: () => Promise<T>): Promise<T> {
   await split.reachable(["search"], false);
   try {
     const answer = await write();
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await untilPushFailed(t.platform.databaseUrl, "news", [story]);
     return answer;
   } finally {
     await split.reachable(["search"], true);
@@ -48,7 +49,7 @@ describe("a story's search document while search is unreachable", () => {
     });
     expect(saved.status, JSON.stringify(saved.body)).toBe(201);
 
-    const published = await whileSearchIsCut(async () => {
+    const published = await whileSearchIsCut(story, async () => {
       const answer = await as("POST", `/stories/${story}/publish`, EDITOR, {});
       expect(answer.status, JSON.stringify(answer.body)).toBe(200);
       expect(answer.body.story).toMatchObject({ state: "published", published_revision: 1 });
@@ -59,7 +60,7 @@ describe("a story's search document while search is unreachable", () => {
     expect(published.body.story.id).toBe(story);
     await until(async () => (await found(word)).includes(story), 30_000);
 
-    await whileSearchIsCut(async () => {
+    await whileSearchIsCut(story, async () => {
       const retracted = await as("POST", `/stories/${story}/retract`, EDITOR, { note: "The bridge stayed open." });
       expect(retracted.status, JSON.stringify(retracted.body)).toBe(200);
       expect(retracted.body.story).toMatchObject({ state: "retracted", noindex: true, in_sitemap: false });

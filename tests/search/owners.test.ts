@@ -2,6 +2,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SearchService } from "../../gen/pf/search/v1/search_pb.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { untilPushFailed } from "../support/search-relay.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 import { until } from "../support/until.js";
 import { backend, merchant, staff, submitted, unique } from "../coupons/support.js";
@@ -92,7 +93,7 @@ describe("owners' documents in search", () => {
     const laterCode = unique("TEA");
     const whileDown = (await submitted(owners, coupons, later.id, { code: laterCode })).coupon as { id: string };
     // The relay tries and fails meanwhile; search still shows what it had.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await untilPushFailed(owners.platform.databaseUrl, "coupons", [whileDown.id]);
     expect((await found("coupons", "coupon", code)).map((hit) => hit.id)).toContain(published.id);
     expect(await found("coupons", "coupon", laterCode)).toEqual([]);
 

@@ -229,7 +229,8 @@ export const OUTSIDER = "usr_z9";
 /**
  * The refusal of a rule's relation (`relation`) to a caller its token rules
  * admit, as the kit's Relations answer it, or undefined where it holds:
- * never AI output (naming a person, auth.person_required) nor a mod; a
+ * never AI output (naming a person, auth.person_required, unless the relation
+ * is `held_by_ai_output`: then as that person) nor a mod; a
  * person unless they are the OUTSIDER; a service or first-party app acting
  * for nobody where the relation says so. A relation required only when the
  * request sets a field (`when_set`) is left to the service's own tests.
@@ -240,7 +241,10 @@ export function relationRefusal(route: Route, rule: Access, claims: TokenClaims,
   if (!declared) throw new Error(`${route.name}: relation "${rule.relation.name}" is not declared on its service`);
   const mod = claims.mod !== undefined;
   const person = mod ? undefined : claims.kind === "user" ? claims.sub : headers["x-pf-subject"];
-  if (headers["x-pf-origin"] === "ai") return person === undefined ? declared.refusal : "auth.person_required";
+  if (headers["x-pf-origin"] === "ai") {
+    if (person === undefined) return declared.refusal;
+    if (!declared.heldByAiOutput) return "auth.person_required";
+  }
   if (mod) return declared.refusal;
   if (person !== undefined) return person === OUTSIDER ? declared.refusal : undefined;
   const platform = claims.kind === "service" || (claims.kind === "app" && claims.fp === true);

@@ -1,5 +1,6 @@
 import { vi, type MockInstance } from "vitest";
 import type { ServiceContext } from "../../services/kit/runtime/module.js";
+import { until } from "./until.js";
 
 const spies = new WeakMap<object, MockInstance>();
 
@@ -15,4 +16,14 @@ export function leaseTries(ctx: ServiceContext, name: string): number {
     .mock.calls.filter(
       ([sql, params]) => /^insert into \S*leases/.test(String(sql)) && Array.isArray(params) && params[0] === name,
     ).length;
+}
+
+/**
+ * Resolves once `passes` whole passes of the leased job `name` have begun and ended after this moment on this
+ * instance (a pass begins with its try, and the next try waits for it to end): what the job does with the state
+ * of now is done.
+ */
+export async function untilPassesAfter(ctx: ServiceContext, name: string, passes = 1): Promise<void> {
+  const before = leaseTries(ctx, name);
+  await until(() => leaseTries(ctx, name) > before + passes);
 }

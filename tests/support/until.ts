@@ -6,3 +6,12 @@ export async function until(check: () => boolean | Promise<boolean>, timeoutMs =
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/**
+ * Waits until the wall clock has passed `moment` (ms since the epoch). Only for what is tested against a deadline
+ * the code keeps on Date.now() itself (a call's deadline), which no ManualClock drives: the moment passing is then
+ * the observable condition.
+ */
+export async function untilPast(moment: number): Promise<void> {
+  await until(() => Date.now() > moment, Math.max(15_000, moment - Date.now() + 15_000));
+}

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { usePlatform } from "../support/platform.js";
 import { openEventStream } from "../support/sse.js";
+import { until, untilPast } from "../support/until.js";
 import { creatorId, mintOverlayToken, recordExternalTip, streamUrl } from "./overlay-support.js";
 
 /**
@@ -16,7 +17,6 @@ const t = usePlatform({
   services: ["tips"],
   env: { PF_CALL_TIMEOUT_MS: String(CALL_TIMEOUT_MS), PF_TIPS_OVERLAY_RECHECK_MS: "100" },
 });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const protoDir = fileURLToPath(new URL("../../proto", import.meta.url));
 
 type ServerStream = (request: object, metadata: grpc.Metadata) => grpc.ClientReadableStream<any>;
@@ -44,7 +44,7 @@ describe("an overlay stream held open past the call deadline", () => {
     const { secret } = await mintOverlayToken(t, creator, ["OVERLAY_SCOPE_ALERTS"]);
     const stream = (await openEventStream(streamUrl(t, secret))).stream!;
     expect(await stream.next()).toMatchObject({ event: "opened" });
-    await sleep(CALL_TIMEOUT_MS * 4);
+    await untilPast(Date.now() + CALL_TIMEOUT_MS * 4);
     expect(stream.ended).toBe(false);
     await recordExternalTip(t, creator, { message: "late" });
     expect(await stream.next(3000)).toMatchObject({ event: "alert" });
@@ -59,13 +59,13 @@ describe("an overlay stream held open past the call deadline", () => {
     let failure: grpc.ServiceError | undefined;
     call.on("data", (message) => received.push(message));
     call.on("error", (error: grpc.ServiceError) => (failure = error));
-    for (let i = 0; i < 100 && received.length === 0 && !failure; i++) await sleep(20);
+    await until(() => received.length > 0 || failure !== undefined);
     expect(failure).toBeUndefined();
     expect(received[0]).toMatchObject({ event: "opened" });
-    await sleep(CALL_TIMEOUT_MS * 4);
+    await untilPast(Date.now() + CALL_TIMEOUT_MS * 4);
     expect(failure).toBeUndefined();
     await recordExternalTip(t, creator, { message: "late" });
-    for (let i = 0; i < 150 && !received.some((m) => m.event === "alert") && !failure; i++) await sleep(20);
+    await until(() => received.some((m) => m.event === "alert") || failure !== undefined);
     expect(failure).toBeUndefined();
     expect(received.some((m) => m.event === "alert")).toBe(true);
     call.cancel();

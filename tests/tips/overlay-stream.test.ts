@@ -1,8 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { InteractionChangedSchema } from "../../gen/pf/tips/v1/events_pb.js";
 import { InteractionKind, InteractionSchema, PaymentState } from "../../gen/pf/tips/v1/interactions_pb.js";
-import { recordEvent } from "../../services/kit/events/outbox.js";
+import { interactionChanged, subjects } from "../../services/tips/events.js";
 import { usePlatform } from "../support/platform.js";
 import { openEventStream, type EventStreamReader } from "../support/sse.js";
 import { creatorId, mintOverlayToken, recordExternalTip, streamUrl } from "./overlay-support.js";
@@ -127,14 +126,7 @@ describe("an open overlay stream", () => {
     // A hide, as the payments half publishes it (tips.interaction.hidden through the outbox).
     const tips = t.platform.contexts.get("tips")!;
     const hidden = create(InteractionSchema, { id: interaction.id, creator, hidden: true });
-    await tips.transaction((em) =>
-      recordEvent(
-        em,
-        "tips.interaction.hidden",
-        InteractionChangedSchema,
-        create(InteractionChangedSchema, { interaction: hidden }),
-      ),
-    );
+    await tips.transaction((em) => interactionChanged(em, subjects.interactionHidden, hidden, tips.clock.now()));
     expect(await stream.next(AT_ONCE_MS)).toMatchObject({
       event: "alert_removed",
       data: { alert_removed: { interaction_id: interaction.id } },
@@ -157,20 +149,18 @@ describe("an open overlay stream", () => {
     const tips = t.platform.contexts.get("tips")!;
     const settle = (id: string, minor: bigint) =>
       tips.transaction((em) =>
-        recordEvent(
+        interactionChanged(
           em,
-          "tips.interaction.settled",
-          InteractionChangedSchema,
-          create(InteractionChangedSchema, {
-            interaction: create(InteractionSchema, {
-              id,
-              creator,
-              kind: InteractionKind.PAID_MESSAGE,
-              message: "read me",
-              amount: { minorUnits: minor, currency: "USD" },
-              paymentState: PaymentState.SETTLED,
-            }),
+          subjects.interactionSettled,
+          create(InteractionSchema, {
+            id,
+            creator,
+            kind: InteractionKind.PAID_MESSAGE,
+            message: "read me",
+            amount: { minorUnits: minor, currency: "USD" },
+            paymentState: PaymentState.SETTLED,
           }),
+          tips.clock.now(),
         ),
       );
     await settle("int_loud1", 600n);

@@ -4,6 +4,7 @@ import type { EntitlementChangedSchema } from "../../gen/pf/billing/v1/events_pb
 import { entitlementsConsumer } from "../../services/vip/consumers/entitlements.js";
 import type { VipContext } from "../../services/vip/context.js";
 import type { HttpAnswer, TestPlatform } from "../support/platform.js";
+import { until as holds } from "../support/until.js";
 
 let seq = 0;
 /** A fresh usr_ subject. */
@@ -76,12 +77,11 @@ export function applyEntitlementEvent(
   return vip.transaction((em) => entitlementsConsumer.handle(event, em, meta, vip));
 }
 
+/** Reads until `done` holds of what was read (the kit's `until`), and answers the last value read. */
 export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out; last: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  let value!: T;
+  await holds(async () => done((value = await read())), timeoutMs).catch(() => {
+    throw new Error(`timed out; last: ${JSON.stringify(value)}`);
+  });
+  return value;
 }

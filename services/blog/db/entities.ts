@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from "@mikro-orm/postgresql";
+import { authorProperties } from "../../kit/db/author-columns.js";
 import { immutableTrigger } from "../../kit/revisions/immutable.js";
 
 /** A member blog: one per usr_ subject (`created_for`), its settings and theme. */
@@ -55,12 +56,7 @@ export const PostRow = defineEntity({
   properties: {
     id: p.text().primary(),
     blogId: p.text(),
-    authorKind: p.text(),
-    author: p.text(),
-    workflow: p.text().nullable(),
-    runId: p.text().nullable(),
-    stubProvider: p.boolean(),
-    requestedBy: p.text().nullable(),
+    ...authorProperties(),
     slug: p.text(),
     state: p.text(),
     visibility: p.text(),
@@ -91,12 +87,7 @@ export const RevisionRow = defineEntity({
     title: p.text(),
     summary: p.text(),
     body: p.text(),
-    authorKind: p.text(),
-    author: p.text(),
-    workflow: p.text().nullable(),
-    runId: p.text().nullable(),
-    stubProvider: p.boolean(),
-    requestedBy: p.text().nullable(),
+    ...authorProperties(),
     reviewRequired: p.boolean(),
     basedOn: p.integer().nullable(),
     createdAt: p.datetime(),

@@ -83,14 +83,10 @@ export function postHandlers(ctx: BlogContext): PostHandlers {
           const blog = await loadBlog(em, request.handle);
           const at = ctx.clock.now();
           const id = newId("pst", at.getTime());
-          const columns = authorColumns(author);
           const post = {
             id,
             blogId: blog.id,
-            ...columns,
-            workflow: columns.workflow ?? null,
-            runId: columns.runId ?? null,
-            requestedBy: columns.requestedBy ?? null,
+            ...authorColumns(author),
             slug: "",
             state: "draft",
             visibility,

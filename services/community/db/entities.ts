@@ -1,20 +1,5 @@
 import { defineEntity, p, type InferEntity } from "@mikro-orm/postgresql";
-import { type Author, authorColumns } from "../../kit/handler/authorship.js";
-
-/** Who wrote a paste or a comment: the kit's author columns (`authorColumns`), ai never naming a person. */
-const authorProperties = () => ({
-  authorKind: p.text(),
-  author: p.text(),
-  workflow: p.text().nullable(),
-  runId: p.text().nullable(),
-  stubProvider: p.boolean(),
-  requestedBy: p.text().nullable(),
-});
-
-/** An author as a row's columns, the parts it lacks null. */
-export function authorRow(author: Author) {
-  return { workflow: null, runId: null, requestedBy: null, ...authorColumns(author) };
-}
+import { authorProperties } from "../../kit/db/author-columns.js";
 
 /** A paste. `owner` is the person it was written for (null for AI output); censoring is sticky. */
 export const PasteRow = defineEntity({

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
 import { type Paste, PasteSchema } from "../../../gen/pf/community/v1/common_pb.js";
-import { type AuthorColumns, authorFromColumns, authorshipToProto } from "../../kit/handler/authorship.js";
+import { authorFromColumns, authorshipToProto } from "../../kit/handler/authorship.js";
 import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
 import { qualified } from "../../kit/db/orm.js";
@@ -172,7 +172,7 @@ function pasteMessage(
     body: row.body,
     screenshot: row.screenshot,
     language: row.language,
-    authorship: authorshipToProto(authorFromColumns(row as AuthorColumns)),
+    authorship: authorshipToProto(authorFromColumns(row)),
     owner: row.owner ?? "",
     forkedFrom: row.forkedFrom ?? "",
     state: row.state,

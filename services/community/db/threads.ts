@@ -7,12 +7,12 @@ import {
   type CommentThread,
   CommentThreadSchema,
 } from "../../../gen/pf/community/v1/common_pb.js";
-import { type Author, authorFromColumns, authorshipToProto } from "../../kit/handler/authorship.js";
+import { type Author, authorColumns, authorFromColumns, authorshipToProto } from "../../kit/handler/authorship.js";
 import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
 import { qualified } from "../../kit/db/orm.js";
 import { threadNotFound } from "../domain/threads.js";
-import { authorRow, CommentRow, CommentVoteRow, ThreadRow } from "./entities.js";
+import { CommentRow, CommentVoteRow, ThreadRow } from "./entities.js";
 
 /** An EntityRef as the thread columns hold it. */
 export interface Ref {
@@ -82,7 +82,7 @@ export async function insertComment(
   const row = em.create(CommentRow, {
     id: newId("cmt"),
     threadId: thread.id,
-    ...authorRow(author),
+    ...authorColumns(author),
     body,
     score: 0,
     createdAt: at,
@@ -158,7 +158,7 @@ export function commentToProto(row: CommentRow, myVote = 0): Comment {
   return create(CommentSchema, {
     id: row.id,
     threadId: row.threadId,
-    authorship: authorshipToProto(authorFromColumns(row as Parameters<typeof authorFromColumns>[0])),
+    authorship: authorshipToProto(authorFromColumns(row)),
     body: row.body,
     score: BigInt(row.score),
     myVote,

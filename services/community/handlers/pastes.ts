@@ -7,13 +7,13 @@ import {
   PasteWriteResultSchema,
 } from "../../../gen/pf/community/v1/pastes_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
-import { authorOf } from "../../kit/handler/authorship.js";
+import { authorColumns, authorOf } from "../../kit/handler/authorship.js";
 import { idempotencyOf } from "../../kit/handler/idempotency.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { rateLimit } from "../../kit/handler/rate-limit.js";
 import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
 import type { CommunityContext } from "../context.js";
-import { authorRow, type PasteRow } from "../db/entities.js";
+import type { PasteRow } from "../db/entities.js";
 import { changePaste, claimPasteSlug, insertPaste, pasteBySlug, pasteToProto } from "../db/pastes.js";
 import { requireLanguage, requirePasteText, requireTitle, TEXT } from "../domain/text.js";
 
@@ -65,7 +65,7 @@ export function pasteHandlers(ctx: CommunityContext): PasteHandlers {
             body,
             screenshot: kind === "screenshot" ? request.screenshot : null,
             language,
-            ...authorRow(author),
+            ...authorColumns(author),
             owner,
             forkedFrom: null,
             state: "active",
@@ -134,7 +134,7 @@ export function pasteHandlers(ctx: CommunityContext): PasteHandlers {
             body: parent.body,
             screenshot: parent.screenshot,
             language: parent.language,
-            ...authorRow({ kind: "person", person }),
+            ...authorColumns({ kind: "person", person }),
             owner: person,
             forkedFrom: parent.id,
             state: "active",

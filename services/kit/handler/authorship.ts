@@ -113,24 +113,28 @@ export function approvalToProto(decision: { approver: string; at: Date; approved
   });
 }
 
-/** How a service stores an author: one column per part (`author_kind`, `author`, `workflow`, …). */
+/**
+ * How a service stores an author: one column per part (`author_kind`, `author`, `workflow`, …), the entity
+ * properties of `kit/db/author-columns.ts`.
+ */
 export interface AuthorColumns {
   authorKind: "person" | "ai" | "system";
   /** The person, or the service that sent it. */
   author: string;
-  workflow?: string | null;
-  runId?: string | null;
+  workflow: string | null;
+  runId: string | null;
   stubProvider: boolean;
-  requestedBy?: string | null;
+  requestedBy: string | null;
 }
 
-/** An author as columns. */
+/** An author as columns, the parts it lacks null. */
 export function authorColumns(author: Author): AuthorColumns {
+  const none = { workflow: null, runId: null, stubProvider: false, requestedBy: null };
   switch (author.kind) {
     case "person":
-      return { authorKind: "person", author: author.person, stubProvider: false };
+      return { authorKind: "person", author: author.person, ...none };
     case "system":
-      return { authorKind: "system", author: author.service, stubProvider: false };
+      return { authorKind: "system", author: author.service, ...none };
     case "ai":
       return {
         authorKind: "ai",

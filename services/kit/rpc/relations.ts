@@ -48,7 +48,7 @@ interface Resolving {
  * relation is refused with the relation's declared code, unless a later rule
  * of the route admits it (`Caller.otherwise`); the handler reads what
  * admitted it (`callerOf(call).relation`, `relatedActor`). AI output never
- * holds a relation (naming a person, 403 auth.person_required), nor a mod. A resolver that cannot answer is 503
+ * holds a relation (naming a person, 403 auth.person_required) unless declared `held_by_ai_output`, nor a mod. A resolver that cannot answer is 503
  * `relation.unavailable`: never allowed, never a false "not allowed".
  */
 export class Relations {
@@ -82,7 +82,8 @@ export class Relations {
         const seen = found.get(declared.name);
         if (
           seen &&
-          (seen.declared.refusal !== declared.refusal || seen.declared.actingForNobody !== declared.actingForNobody)
+          (seen.declared.refusal !== declared.refusal || seen.declared.actingForNobody !== declared.actingForNobody ||
+            seen.declared.heldByAiOutput !== declared.heldByAiOutput)
         )
           throw new Error(`${where} is declared twice in ${key}, unalike`);
         found.set(declared.name, {
@@ -132,7 +133,8 @@ export class Relations {
 
   /** The caller's role in the relation; "" for a service or first-party app acting for nobody where that holds it. */
   private async roleOf(relation: Resolving, { principal, person }: Caller, scope: string): Promise<string | undefined> {
-    if (principal.origin === "ai" || principal.mod !== undefined) return undefined;
+    if (principal.mod !== undefined) return undefined;
+    if (principal.origin === "ai" && !(person !== undefined && relation.declared.heldByAiOutput)) return undefined;
     if (person === undefined) {
       const platform = principal.kind === "service" || (principal.kind === "app" && principal.fp);
       return relation.declared.actingForNobody && platform ? "" : undefined;
@@ -168,7 +170,7 @@ function scopeOf(method: DescMethod, rule: RelationRule, message: Message): stri
 
 function refused(relation: Resolving, rule: RelationRule, { person, principal }: Caller): Error {
   // AI output is never a person's: naming one, it is refused as a person's own act is (enforce.ts, no_ai_origin).
-  if (person !== undefined && principal.origin === "ai")
+  if (person !== undefined && principal.origin === "ai" && !relation.declared.heldByAiOutput)
     return problem(403, "auth.person_required", `AI output never holds ${relation.name} as the person it names.`);
   const roles = rule.roles.length > 0 ? ` as ${rule.roles.join(" or ")}` : "";
   const who = person ?? "A caller acting for nobody";

@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from "@mikro-orm/postgresql";
+import { authorProperties } from "../../kit/db/author-columns.js";
 import { immutableTrigger } from "../../kit/revisions/immutable.js";
 
 /** News's copy of a sources item: its dedupe outcome and whether it was removed upstream. */
@@ -180,12 +181,7 @@ export const RevisionRow = defineEntity({
     n: p.integer().primary(),
     headline: p.json<unknown>(),
     paragraphs: p.json<unknown>(),
-    authorKind: p.text(),
-    author: p.text(),
-    workflow: p.text().nullable(),
-    runId: p.text().nullable(),
-    stubProvider: p.boolean(),
-    requestedBy: p.text().nullable(),
+    ...authorProperties(),
     aiAssisted: p.boolean(),
     basedOn: p.integer(),
     answersFlags: p.json<string[]>(),

@@ -21,7 +21,6 @@ import {
 } from "../../../gen/pf/reviews/v1/resources_pb.js";
 import {
   approvalToProto,
-  type AuthorColumns,
   authorFromColumns,
   authorshipToProto,
 } from "../../kit/handler/authorship.js";
@@ -165,7 +164,7 @@ export function revisionToProto(row: SummaryRevisionRow): SummaryRevision {
     overview: row.overview,
     pros: row.pros,
     cons: row.cons,
-    authorship: authorshipToProto(authorFromColumns(row as AuthorColumns)),
+    authorship: authorshipToProto(authorFromColumns(row)),
     review:
       row.reviewedBy && row.reviewedAt
         ? approvalToProto({

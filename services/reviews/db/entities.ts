@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from "@mikro-orm/postgresql";
+import { authorProperties } from "../../kit/db/author-columns.js";
 import { immutableTrigger } from "../../kit/revisions/immutable.js";
 
 /** An entity. `name_key` is its name normalised for candidates; `merged_into` the target while merged. */
@@ -174,12 +175,7 @@ export const SummaryRevisionRow = defineEntity({
     overview: p.text(),
     pros: p.json<PointColumn[]>(),
     cons: p.json<PointColumn[]>(),
-    authorKind: p.text(),
-    author: p.text(),
-    workflow: p.text().nullable(),
-    runId: p.text().nullable(),
-    stubProvider: p.boolean(),
-    requestedBy: p.text().nullable(),
+    ...authorProperties(),
     reviewedBy: p.text().nullable(),
     reviewedAt: p.datetime().nullable(),
     approved: p.boolean().nullable(),

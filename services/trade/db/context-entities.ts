@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from "@mikro-orm/postgresql";
+import { authorProperties } from "../../kit/db/author-columns.js";
 
 /** A stored input of the workflow trade.summarize_market_context: one per instrument and set of sources. */
 export const ContextInputRow = defineEntity({
@@ -66,12 +67,7 @@ export const ContextRevisionRow = defineEntity({
     citations: p.json<number[]>(),
     inputId: p.text(),
     status: p.text(),
-    authorKind: p.text(),
-    author: p.text(),
-    workflow: p.text().nullable(),
-    runId: p.text().nullable(),
-    stubProvider: p.boolean(),
-    requestedBy: p.text().nullable(),
+    ...authorProperties(),
     decidedBy: p.text().nullable(),
     decidedAt: p.datetime().nullable(),
     decisionNote: p.text(),

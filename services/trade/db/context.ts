@@ -12,7 +12,6 @@ import { advisoryLock } from "../../kit/db/advisory-lock.js";
 import { qualified } from "../../kit/db/orm.js";
 import {
   type Author,
-  type AuthorColumns,
   approvalToProto,
   authorColumns,
   authorFromColumns,
@@ -122,7 +121,7 @@ export async function revisionAnswers(em: EntityManager, rows: ContextRevisionRo
 
 /** A revision as the contract's message, its citations taken from `sources` (`inputId:number` → source). */
 export function revisionToProto(row: ContextRevisionRow, sources: ReadonlyMap<string, InputSource>): ContextRevision {
-  const author = authorFromColumns(row as AuthorColumns);
+  const author = authorFromColumns(row);
   const decision = decisionOf(row);
   return create(ContextRevisionSchema, {
     id: row.id,
