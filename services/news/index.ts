@@ -7,7 +7,7 @@ import { editorRelation } from "../kit/editors/editors.js";
 import { editorHandlers } from "../kit/editors/handlers.js";
 import { baseContext, defineService, implement } from "../kit/runtime/module.js";
 import { SEARCH_DOCUMENT_WRITE, searchDocumentWorkers } from "../kit/search-documents/search-documents.js";
-import { itemCreatedConsumer, itemRemovedConsumer, itemRevisedConsumer } from "./consumers/items.js";
+import { itemConsumers } from "./consumers/items.js";
 import { entities } from "./db/entities.js";
 import { Migration20261227000000_news } from "./db/migrations/Migration20261227000000_news.js";
 import { storyDocuments } from "./db/search.js";
@@ -38,6 +38,6 @@ export const news = defineService({
   },
   holds: [SEARCH_DOCUMENT_WRITE],
   workers: [...searchDocumentWorkers({ sources: [storyDocuments] })],
-  consumers: [itemCreatedConsumer, itemRevisedConsumer, itemRemovedConsumer],
+  consumers: itemConsumers,
   relations: { editor: editorRelation },
 });

@@ -4,7 +4,7 @@ import { TradeService } from "../../gen/pf/trade/v1/trade_pb.js";
 import { editorRelation } from "../kit/editors/editors.js";
 import { editorHandlers } from "../kit/editors/handlers.js";
 import { defineService, implement } from "../kit/runtime/module.js";
-import { itemCreatedConsumer, itemRemovedConsumer, itemRevisedConsumer } from "./consumers/documents.js";
+import { documentConsumers } from "./consumers/documents.js";
 import { tradeContext } from "./context.js";
 import { contextEntities } from "./db/context-entities.js";
 import { entities } from "./db/entities.js";
@@ -42,6 +42,6 @@ export const trade = defineService({
       implement(TradeAdminService, editorHandlers(ctx)),
     ];
   },
-  consumers: [itemCreatedConsumer, itemRevisedConsumer, itemRemovedConsumer],
+  consumers: documentConsumers,
   relations: { editor: editorRelation },
 });

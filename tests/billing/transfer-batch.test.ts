@@ -5,6 +5,7 @@ import type { TransferResult } from "../../gen/pf/billing/v1/ledger_pb.js";
 import { problemOf } from "../../services/kit/handler/problem.js";
 import { usePlatform } from "../support/platform.js";
 import { DATABASE_SERVER, describeWith, itWith } from "../support/skips.js";
+import { until } from "../support/until.js";
 import { billingOf, fund, person } from "./support.js";
 
 const usd = (minor: number) => ({ minorUnits: BigInt(minor), currency: "USD" });
@@ -166,19 +167,24 @@ describeWith(DATABASE_SERVER, "a transfer whose caller stops waiting while its b
     );
   });
 
-  /** Holds the row lock of an account from another transaction until `release` is called. */
+  /**
+   * Holds the row lock of an account from another transaction until `release` is called; `queued` resolves once
+   * another session waits on it.
+   */
   async function holdAccount(owner: string, kind: string) {
     const em = billingOf(t).orm.em.fork();
     await em.begin();
-    await em
-      .getConnection()
-      .execute(
-        `select 1 from billing.accounts where owner = ? and kind = ? for update`,
-        [owner, kind],
-        "all",
-        em.getTransactionContext(),
-      );
-    return () => em.rollback();
+    const run = <T extends object>(sql: string, params: unknown[] = []) =>
+      em.getConnection().execute<T[]>(sql, params, "all", em.getTransactionContext());
+    await run(`select 1 from billing.accounts where owner = ? and kind = ? for update`, [owner, kind]);
+    const queued = () =>
+      until(async () => {
+        const [row] = await run<{ n: number }>(
+          "select count(*)::int as n from pg_locks where not granted and pg_backend_pid() = any(pg_blocking_pids(pid))",
+        );
+        return row.n > 0;
+      });
+    return { release: () => em.rollback(), queued };
   }
 
   itWith(
@@ -196,18 +202,19 @@ describeWith(DATABASE_SERVER, "a transfer whose caller stops waiting while its b
             { timeoutMs },
           ),
         );
-      const releaseC1 = await holdAccount(c1, "payable");
-      const releaseC2 = await holdAccount(c2, "payable");
+      const heldC1 = await holdAccount(c1, "payable");
+      const heldC2 = await holdAccount(c2, "payable");
       // The first batch waits on c1; the next two queue behind it, then wait together on c2.
       const firstSent = send(first, c1, 10_000);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await heldC1.queued();
       const lateSent = send(late, c2, 900);
       const patientSent = send(patient, c2, 10_000);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      await releaseC1();
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-      await releaseC2();
-      const [a, b, c] = await Promise.all([firstSent, lateSent, patientSent]);
+      await heldC1.release();
+      await heldC2.queued();
+      // The late one is answered while its batch still waits on c2.
+      const b = await lateSent;
+      await heldC2.release();
+      const [a, c] = await Promise.all([firstSent, patientSent]);
       expect([a.code, b.code, c.code]).toEqual(["ok", "deadline_exceeded", "ok"]);
       const balanceOf = async (owner: string) =>
         (

@@ -2,6 +2,7 @@ import { DeliverPolicy, jetstream } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { qualified } from "../../services/kit/db/orm.js";
+import { caughtUp } from "../support/nats.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { describeWith, NATS } from "../support/skips.js";
 import { until } from "../support/until.js";
@@ -37,7 +38,7 @@ async function subscribeToMods(nc: NatsConnection, t: TestPlatform) {
         body: message.json(),
       });
   })();
-  return { received, stop: () => void messages.stop() };
+  return { received, caughtUp: () => caughtUp(consumer, () => received.length), stop: () => void messages.stop() };
 }
 
 describeWith(NATS, "games.mod.* on NATS", () => {
@@ -96,8 +97,8 @@ describeWith(NATS, "games.mod.* on NATS", () => {
     await again("POST", `/mods/${a.id}/revoke`, {});
     await again("POST", `/mods/${b.id}/revoke`, {});
     await until(() => received.length >= 10);
-    // Later events would have arrived by now if a resend had slipped through: the stream is ordered.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Everything the stream holds for the subscriber has arrived: a resend that slipped through would be here.
+    await until(() => subscriber.caughtUp());
 
     expect(received).toHaveLength(10);
     expect(new Set(received.map((m) => m.id)).size).toBe(10);

@@ -81,6 +81,21 @@ describe("authorship", () => {
       expect(authorFromColumns(authorColumns(author))).toEqual(author);
     }
   });
+
+  it("fills every column, the parts a person or a service lacks null, so a row needs nothing more", () => {
+    expect(authorColumns({ kind: "person", person: "usr_bob" })).toEqual({
+      authorKind: "person",
+      author: "usr_bob",
+      workflow: null,
+      runId: null,
+      stubProvider: false,
+      requestedBy: null,
+    });
+    expect(authorColumns({ kind: "system", service: "svc_feeds" })).toMatchObject({
+      workflow: null,
+      requestedBy: null,
+    });
+  });
 });
 
 describe("approval", () => {

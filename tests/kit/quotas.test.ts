@@ -5,6 +5,7 @@ import { expireReservations, reserve, type Quota } from "../../services/kit/quot
 import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { pruneKitTables } from "../../services/kit/runtime/housekeeping.js";
 import { usePlatform } from "../support/platform.js";
+import { DATABASE_SERVER, itWith } from "../support/skips.js";
 import { until } from "../support/until.js";
 
 const clock = new ManualClock(new Date("2030-03-01T12:00:30Z"));
@@ -54,7 +55,8 @@ async function queuedBehind(em: EntityManager): Promise<boolean> {
 }
 
 describe("quotas", () => {
-  it("let exactly floor(limit / units) of many concurrent reservations through", async () => {
+  // A race of row locks: the embedded database runs one transaction at a time, so none would ever queue.
+  itWith(DATABASE_SERVER, "let exactly floor(limit / units) of many concurrent reservations through", async () => {
     const tokens = quota("test.concurrent", 10);
     // Each reservation granted holds its counter until another one queues behind it (or none is left).
     let answered = 0;

@@ -1,12 +1,13 @@
 import { ConnectError, Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type {
-  DocumentWrite,
-  HeldDocument,
-  SearchDocument,
-  SearchDocumentSource,
-  SearchIndex,
-  WriteOutcome,
+import type { IndexDocument } from "../../gen/pf/search/v1/documents_pb.js";
+import {
+  publicDocument,
+  type DocumentWrite,
+  type HeldDocument,
+  type SearchDocumentSource,
+  type SearchIndex,
+  type WriteOutcome,
 } from "../../services/kit/search-documents/document.js";
 import { recordSearchDocuments } from "../../services/kit/search-documents/record.js";
 import { compareInventory, sweep } from "../../services/kit/search-documents/reconcile.js";
@@ -20,7 +21,7 @@ import { until } from "../support/until.js";
 
 /** Search as the owner sees it, in memory, with its revision rules: an older write never wins, a deletion wins ties. */
 class FakeSearch implements SearchIndex {
-  held = new Map<string, HeldDocument & { document?: SearchDocument }>();
+  held = new Map<string, HeldDocument & { document?: IndexDocument }>();
   down = false;
   calls: DocumentWrite[][] = [];
   active = 0;
@@ -78,16 +79,15 @@ class FakeSearch implements SearchIndex {
   }
 }
 
-const doc = (title: string): SearchDocument => ({
-  title,
-  body: `${title} body`,
-  url: `https://example.test/${encodeURIComponent(title)}`,
-  lang: "en",
-  access: [],
-  public: true,
-  published: true,
-  facets: { kind: ["note"] },
-});
+const doc = (title: string) =>
+  publicDocument({
+    title,
+    body: `${title} body`,
+    url: `https://example.test/${encodeURIComponent(title)}`,
+    lang: "en",
+    facets: { kind: ["note"] },
+    publishedAt: new Date("2026-01-02T03:04:05Z"),
+  });
 
 let first: TestPlatform;
 let second: TestPlatform;
@@ -104,7 +104,7 @@ afterAll(async () => {
 });
 
 const db = () => statementsOf(ctx.orm);
-const record = (changes: { id: string; document: SearchDocument | null; type?: string }[]) =>
+const record = (changes: { id: string; document: IndexDocument | null; type?: string }[]) =>
   ctx.transaction((em) =>
     recordSearchDocuments(
       em,
@@ -129,6 +129,21 @@ const relayOver = (search: SearchIndex, batch = 200) =>
 
 beforeEach(async () => {
   await db().run(`delete from ${db().table}`, []);
+});
+
+describe("an owner's document", () => {
+  it("is the generated IndexDocument, published for everyone, facets as their values", () => {
+    expect(doc("n")).toMatchObject({
+      $typeName: "pf.search.v1.IndexDocument",
+      lang: "en",
+      access: [],
+      public: true,
+      published: true,
+      facets: { kind: { values: ["note"] } },
+      publishedAt: { seconds: BigInt(Date.parse("2026-01-02T03:04:05Z") / 1000) },
+    });
+    expect(publicDocument({ title: "t", body: "b", publishedAt: new Date(0) })).toMatchObject({ url: "", lang: "" });
+  });
 });
 
 describe("recording search documents in the owner's transaction", () => {
@@ -167,7 +182,8 @@ describe("the relay", () => {
     await record(Array.from({ length: 5 }, (_, i) => ({ id: `n${i}`, document: doc(`note ${i}`) })));
     expect(await relayOver(search, 2).pass()).toBe(5);
     expect(search.calls.map((batch) => batch.length)).toEqual([2, 2, 1]);
-    expect(search.live("n3")?.document?.title).toBe("note 3");
+    // What search gets is the owner's message whole: facets, language and time through the stored JSON.
+    expect(search.live("n3")?.document).toEqual(doc("note 3"));
     expect(await relayOver(search, 2).pass()).toBe(0);
     await record([{ id: "n3", document: null }]);
     await relayOver(search).pass();

@@ -3,6 +3,7 @@ import { NetworkAdminService } from "../../gen/pf/network/v1/admin_pb.js";
 import { NetworkService, StaffRole } from "../../gen/pf/network/v1/network_pb.js";
 import { startTestPlatform, usePlatform, type TestPlatform } from "../support/platform.js";
 import { itWith, NATS } from "../support/skips.js";
+import { until } from "../support/until.js";
 
 const t = usePlatform({ services: ["network"] });
 let admin: ReturnType<typeof adminClient>;
@@ -129,11 +130,7 @@ describe("staff list freshness", () => {
     try {
       await list(other);
       await admin.setStaff({ subject: "usr_fresh2", role: StaffRole.ADMIN });
-      const deadline = Date.now() + 10_000;
-      while (!(await list(other)).some((s) => s.subject.id === "usr_fresh2")) {
-        if (Date.now() > deadline) throw new Error("the other instance kept a stale staff list");
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await until(async () => (await list(other)).some((s) => s.subject.id === "usr_fresh2"), 10_000);
     } finally {
       await other.stop();
     }

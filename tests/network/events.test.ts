@@ -71,7 +71,15 @@ describeWith(NATS, "network events on NATS", () => {
       });
       expect(answer.status).toBe(201);
     }
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The platform has seen NATS go: what it wrote meanwhile waits in the outbox, unsent.
+    await until(() => !t.platform.bus.connected());
+    const [unsent] = await t.platform.contexts
+      .get("network")!
+      .orm.em.getConnection()
+      .execute<{ n: number }[]>(`select count(*)::int as n from network.outbox where sent_at is null and payload ~ ?`, [
+        recipients.join("|"),
+      ]);
+    expect(unsent.n).toBe(3);
     expect(sub.received.filter((m) => recipients.includes(m.body.notification.recipient))).toHaveLength(0);
     await proxy.open();
     await until(() => recipients.every((r) => sub.received.some((m) => m.body.notification.recipient === r)), 30_000);

@@ -61,12 +61,27 @@ export async function subscribeToStream(
   });
   const messages = await consumer.consume();
   const received: StreamMessage[] = [];
+  let taken = 0;
   void (async () => {
-    for await (const message of messages)
+    for await (const message of messages) {
+      taken++;
       if (message.subject === events.subject(subject))
         received.push({ id: message.headers?.get("Nats-Msg-Id") ?? "", body: message.json() });
+    }
   })();
-  return { received, stop: () => void messages.stop() };
+  return { received, caughtUp: () => caughtUp(consumer, () => taken), stop: () => void messages.stop() };
+}
+
+/**
+ * Whether a subscriber has taken every message its stream holds for it so far: the server has nothing more to
+ * deliver and every message delivered was taken. Once true, a message that is not there was never in the stream.
+ */
+export async function caughtUp(
+  consumer: { info(cached?: boolean): Promise<{ num_pending: number; delivered: { consumer_seq: number } }> },
+  taken: () => number,
+): Promise<boolean> {
+  const info = await consumer.info(false);
+  return info.num_pending === 0 && taken() >= info.delivered.consumer_seq;
 }
 
 /**

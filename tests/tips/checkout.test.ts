@@ -6,6 +6,7 @@ import { IntentChangedSchema } from "../../gen/pf/billing/v1/events_pb.js";
 import { consumers } from "../../services/tips/consumers/intents.js";
 import type { TipsContext } from "../../services/tips/context.js";
 import { declineCheckout, lockCheckout } from "../../services/tips/db/checkouts.js";
+import { untilPassesAfter } from "../support/lease-tries.js";
 import { usePlatform } from "../support/platform.js";
 import {
   as,
@@ -519,7 +520,8 @@ describe("the recovery worker", () => {
       timeout: 10_000,
       interval: 100,
     });
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // A whole pass of the worker after that one left the old checkout alone too.
+    await untilPassesAfter(t.platform.contexts.get("tips")!, "tips.recovery");
     expect(await lookedAt(`int_old${stamp}`)).toBe(before);
   });
 });

@@ -63,32 +63,6 @@ export async function latestReviews(em: EntityManager, postId: string, ns: numbe
   return new Map(rows.map((row) => [row.revision, row]));
 }
 
-/** A page of a blog's posts, newest first: `all` every post not deleted, else the public, published, listed ones. */
-export async function postPage(
-  em: EntityManager,
-  blogId: string,
-  options: { all: boolean; limit: number; after?: [string, string] },
-): Promise<PostRow[]> {
-  const where: Record<string, unknown> = options.all
-    ? { blogId, state: { $ne: "deleted" } }
-    : { blogId, state: "published", visibility: "public", listed: true };
-  const order = options.all ? "createdAt" : "publishedAt";
-  if (options.after) {
-    const [at, id] = options.after;
-    where.$or = [{ [order]: { $lt: new Date(at) } }, { [order]: new Date(at), id: { $lt: id } }];
-  }
-  return em.find(PostRow, where, { orderBy: { [order]: "desc", id: "desc" }, limit: options.limit + 1 });
-}
-
-/** The public, published, listed posts of a blog for its feeds, newest first. */
-export function feedPosts(em: EntityManager, blogId: string, limit: number): Promise<PostRow[]> {
-  return em.find(
-    PostRow,
-    { blogId, state: "published", visibility: "public", listed: true },
-    { orderBy: { publishedAt: "desc", id: "desc" }, limit },
-  );
-}
-
 export function pendingSchedules(em: EntityManager, postIds: string[]): Promise<ScheduleRow[]> {
   return em.find(ScheduleRow, { postId: { $in: postIds }, state: "pending" }, { orderBy: { at: "asc" } });
 }

@@ -1,5 +1,6 @@
 import { qualified } from "../../kit/db/orm.js";
-import type { SearchDocument, SearchDocumentSource } from "../../kit/search-documents/document.js";
+import type { IndexDocument } from "../../../gen/pf/search/v1/documents_pb.js";
+import { publicDocument, type SearchDocumentSource } from "../../kit/search-documents/document.js";
 import { plainText } from "../../kit/rich-text/markdown.js";
 
 interface PostText {
@@ -53,16 +54,12 @@ function postDocumentSource(): SearchDocumentSource {
 }
 
 /** No url: the source is static and the site address a setting (README "Search"); readers find it by facets. */
-function documentOf(row: PostText): SearchDocument {
-  return {
+function documentOf(row: PostText): IndexDocument {
+  return publicDocument({
     title: row.title,
     body: [row.summary, plainText(row.body)].filter((part) => part !== "").join("\n\n"),
-    url: "",
     lang: row.language,
-    access: [],
-    public: true,
-    published: true,
     facets: { taxonomy: row.taxonomy, blog: [row.handle] },
-    publishedAt: new Date(row.published_at).toISOString(),
-  };
+    publishedAt: new Date(row.published_at),
+  });
 }

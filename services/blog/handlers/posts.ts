@@ -83,10 +83,11 @@ export function postHandlers(ctx: BlogContext): PostHandlers {
           const blog = await loadBlog(em, request.handle);
           const at = ctx.clock.now();
           const id = newId("pst", at.getTime());
+          const columns = authorColumns(author);
           const post = {
             id,
             blogId: blog.id,
-            ...authorColumns(author),
+            ...columns,
             slug: "",
             state: "draft",
             visibility,

@@ -1,6 +1,7 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { qualified } from "../../kit/db/orm.js";
-import type { SearchDocument, SearchDocumentSource } from "../../kit/search-documents/document.js";
+import type { IndexDocument } from "../../../gen/pf/search/v1/documents_pb.js";
+import { publicDocument, type SearchDocumentSource } from "../../kit/search-documents/document.js";
 
 interface CodeRow {
   id: string;
@@ -36,18 +37,14 @@ export const couponDocuments: SearchDocumentSource = {
   ids: (em, after, limit) => idsAfter(em, `published_at is not null`, after, limit),
 };
 
-function documentOf(row: CodeRow): SearchDocument {
-  return {
+function documentOf(row: CodeRow): IndexDocument {
+  return publicDocument({
     title: `${row.code} — ${row.merchant_name}`,
     body: [row.description, row.restrictions].filter((text) => text !== "").join("\n\n"),
     url: `https://${row.merchant_host}/`,
-    lang: "",
-    access: [],
-    public: true,
-    published: true,
     facets: { merchant: [row.merchant_id], site: [row.merchant_host] },
-    publishedAt: new Date(row.published_at).toISOString(),
-  };
+    publishedAt: new Date(row.published_at),
+  });
 }
 
 async function idsAfter(em: EntityManager, where: string, after: string, limit: number): Promise<string[]> {

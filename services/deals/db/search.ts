@@ -1,6 +1,7 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { qualified } from "../../kit/db/orm.js";
-import type { SearchDocument, SearchDocumentSource } from "../../kit/search-documents/document.js";
+import type { IndexDocument } from "../../../gen/pf/search/v1/documents_pb.js";
+import { publicDocument, type SearchDocumentSource } from "../../kit/search-documents/document.js";
 
 interface OfferText {
   id: string;
@@ -44,19 +45,15 @@ export const offerDocuments: SearchDocumentSource = {
   },
 };
 
-function documentOf(row: OfferText): SearchDocument {
-  return {
+function documentOf(row: OfferText): IndexDocument {
+  return publicDocument({
     title: row.title,
     body: row.description,
     url: row.link,
-    lang: "",
-    access: [],
-    public: true,
-    published: true,
     facets: {
       ...(row.category !== "" && { category: [row.category] }),
       ...(row.product_id && { product: [row.product_id] }),
     },
-    publishedAt: new Date(row.created_at).toISOString(),
-  };
+    publishedAt: new Date(row.created_at),
+  });
 }

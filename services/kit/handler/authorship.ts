@@ -121,14 +121,14 @@ export interface AuthorColumns {
   authorKind: "person" | "ai" | "system";
   /** The person, or the service that sent it. */
   author: string;
-  workflow: string | null;
-  runId: string | null;
+  workflow?: string | null;
+  runId?: string | null;
   stubProvider: boolean;
-  requestedBy: string | null;
+  requestedBy?: string | null;
 }
 
 /** An author as columns, the parts it lacks null. */
-export function authorColumns(author: Author): AuthorColumns {
+export function authorColumns(author: Author): Required<AuthorColumns> {
   const none = { workflow: null, runId: null, stubProvider: false, requestedBy: null };
   switch (author.kind) {
     case "person":

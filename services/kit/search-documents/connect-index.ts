@@ -1,15 +1,9 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
-import {
-  DocumentWriteSchema,
-  IndexDocumentSchema,
-  WriteOutcome as Outcome,
-  type IndexDocument,
-} from "../../../gen/pf/search/v1/documents_pb.js";
+import { DocumentWriteSchema, WriteOutcome as Outcome } from "../../../gen/pf/search/v1/documents_pb.js";
 import { SearchIndexService, SearchService } from "../../../gen/pf/search/v1/search_pb.js";
 import { MAX_LIMIT } from "../handler/paging.js";
-import type { SearchDocument, SearchIndex, WriteOutcome } from "./document.js";
+import type { SearchIndex, WriteOutcome } from "./document.js";
 
 /**
  * The search service as an owner's `SearchIndex`: its typed clients, carrying the owner's own token (which must hold
@@ -31,7 +25,7 @@ export function connectSearchIndex(
             id: write.id,
             revision: BigInt(write.revision),
             deleted: write.deleted,
-            ...(write.document && { document: indexDocumentOf(write.document) }),
+            ...(write.document && { document: write.document }),
           }),
         ),
       });
@@ -56,18 +50,4 @@ export function connectSearchIndex(
       };
     },
   };
-}
-
-function indexDocumentOf(document: SearchDocument): IndexDocument {
-  return create(IndexDocumentSchema, {
-    title: document.title,
-    body: document.body,
-    url: document.url,
-    lang: document.lang,
-    access: document.access,
-    public: document.public,
-    published: document.published,
-    facets: Object.fromEntries(Object.entries(document.facets).map(([key, values]) => [key, { values }])),
-    ...(document.publishedAt && { publishedAt: timestampFromDate(new Date(document.publishedAt)) }),
-  });
 }

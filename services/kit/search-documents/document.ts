@@ -1,24 +1,37 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
+import { type IndexDocument, IndexDocumentSchema } from "../../../gen/pf/search/v1/documents_pb.js";
 
-/**
- * A document as its owner wants search to hold it (`search.index-document@1`), stored as JSON in the owner's
- * `search_documents` table. Who may see it: everyone when `public`; otherwise the subjects, groups, entitlements
- * or roles `access` names. Unpublished documents are never returned by search.
- */
-export interface SearchDocument {
+/** What an owner says of a document everyone may find; the rest of `search.index-document@1` is the builder's. */
+export interface PublicDocument {
   title: string;
   body: string;
-  /** An absolute http(s) URL, "" for none. */
-  url: string;
-  /** BCP 47, "" for none. */
-  lang: string;
-  access: string[];
-  public: boolean;
-  published: boolean;
+  /** An absolute http(s) URL; none when unset. */
+  url?: string;
+  /** BCP 47; none when unset. */
+  lang?: string;
   /** Facet values by key (keys `[a-z0-9_-]`). */
-  facets: Record<string, string[]>;
-  /** RFC 3339; recency ranks by it. */
-  publishedAt?: string;
+  facets?: Record<string, string[]>;
+  /** Recency ranks by it. */
+  publishedAt: Date;
+}
+
+/**
+ * A published document everyone may see, as search takes it (the generated `IndexDocument`, stored as its JSON in
+ * the owner's `search_documents` table). Every owner's documents are public: one builder, so none writes the shape.
+ */
+export function publicDocument(parts: PublicDocument): IndexDocument {
+  return create(IndexDocumentSchema, {
+    title: parts.title,
+    body: parts.body,
+    url: parts.url ?? "",
+    lang: parts.lang ?? "",
+    public: true,
+    published: true,
+    facets: Object.fromEntries(Object.entries(parts.facets ?? {}).map(([key, values]) => [key, { values }])),
+    publishedAt: timestampFromDate(parts.publishedAt),
+  });
 }
 
 /** One write the relay sends: a document at a revision, or its tombstone. */
@@ -27,7 +40,7 @@ export interface DocumentWrite {
   id: string;
   revision: number;
   deleted: boolean;
-  document?: SearchDocument;
+  document?: IndexDocument;
 }
 
 /** What search made of one write. */
@@ -68,7 +81,7 @@ export interface SearchDocumentSource {
    * The documents these ids should be in search at `at` (the owner's clock), read in `em`'s transaction; an id left
    * out should not be.
    */
-  describe(em: EntityManager, ids: string[], at: Date): Promise<Map<string, SearchDocument>>;
+  describe(em: EntityManager, ids: string[], at: Date): Promise<Map<string, IndexDocument>>;
   /**
    * A page of the ids that may have a document, after `after` ("" first) in the source's own order, for the
    * sweep that brings every document up to date (new fields, time passing, documents older than the wiring).

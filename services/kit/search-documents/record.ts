@@ -1,13 +1,15 @@
+import { toJson } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
+import { type IndexDocument, IndexDocumentSchema } from "../../../gen/pf/search/v1/documents_pb.js";
 import { signalAfterCommit } from "../db/commits.js";
 import { qualified } from "../db/orm.js";
-import type { SearchDocument, SearchDocumentSource } from "./document.js";
+import type { SearchDocumentSource } from "./document.js";
 
 /** A document's desired state: its content, or null for its tombstone. */
 export interface DocumentChange {
   type: string;
   id: string;
-  document: SearchDocument | null;
+  document: IndexDocument | null;
 }
 
 /**
@@ -19,7 +21,10 @@ export interface DocumentChange {
 export async function recordSearchDocuments(em: EntityManager, changes: DocumentChange[]): Promise<void> {
   // One state per document: the last given wins (an upsert may not touch a row twice).
   const latest = new Map(changes.map((change) => [`${change.type}\u0000${change.id}`, change]));
-  const live = [...latest.values()].filter((change) => change.document !== null);
+  // Stored as the message's JSON: what the relay reads back and sends.
+  const live = [...latest.values()].flatMap(({ type, id, document }) =>
+    document ? [{ type, id, document: toJson(IndexDocumentSchema, document) }] : [],
+  );
   const gone = [...latest.values()].filter((change) => change.document === null);
   const table = qualified(em, "search_documents");
   const run = (sql: string, rows: unknown[]) =>
@@ -32,7 +37,7 @@ export async function recordSearchDocuments(em: EntityManager, changes: Document
        set revision = d.revision + 1, deleted = false, document = excluded.document, changed_at = now(),
            rejected = false, attempts = 0, last_error = null
        where d.deleted or d.document is distinct from excluded.document`,
-      live.map(({ type, id, document }) => ({ type, id, document })),
+      live,
     );
   }
   if (gone.length > 0) {

@@ -1,6 +1,8 @@
+import { fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { IndexDocumentSchema } from "../../../gen/pf/search/v1/documents_pb.js";
 import type { Logger } from "../runtime/logger.js";
-import type { DocumentWrite, SearchDocument, SearchIndex, WriteOutcome } from "./document.js";
+import type { DocumentWrite, SearchIndex, WriteOutcome } from "./document.js";
 import type { Statement } from "./statements.js";
 
 /** How the relay behaves (`settings.ts`). */
@@ -16,7 +18,8 @@ interface PendingRow {
   id: string;
   revision: string;
   deleted: boolean;
-  document: SearchDocument | null;
+  /** The document's JSON as `recordSearchDocuments` stored it. */
+  document: JsonValue | null;
 }
 
 /** Codes with which search refuses a batch whole for what it holds: the writes go one by one to find the one. */
@@ -153,6 +156,6 @@ function writeOf(row: PendingRow): DocumentWrite {
     id: row.id,
     revision: Number(row.revision),
     deleted: row.deleted,
-    ...(row.document && { document: row.document }),
+    ...(row.document && { document: fromJson(IndexDocumentSchema, row.document) }),
   };
 }

@@ -1,7 +1,7 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { type ItemChanged, ItemChangedSchema, ItemRemovedSchema } from "../../../gen/pf/sources/v1/events_pb.js";
-import { consumer } from "../../kit/events/consumer.js";
+import type { ItemChanged, ItemRemoved } from "../../../gen/pf/sources/v1/events_pb.js";
+import { sourceItemConsumers } from "../../kit/events/source-items.js";
 import type { ServiceContext } from "../../kit/runtime/module.js";
 import { insertCluster, membershipsOf, setMembership } from "../db/clusters.js";
 import { markDuplicate, markRemoved, matchOf, upsertItem } from "../db/items.js";
@@ -54,37 +54,16 @@ async function applyItem(event: ItemChanged, em: EntityManager, ctx: ServiceCont
     await flagStories(em, event.itemId, "source_changed_upstream", `Revision ${event.revision} upstream.`, at);
 }
 
-/** sources.item.created: a new item to dedupe and cluster. */
-export const itemCreatedConsumer = consumer<ServiceContext, typeof ItemChangedSchema>({
-  name: "items-created",
-  subject: "sources.item.created",
-  event: ItemChangedSchema,
-  from: "all",
-  handle: (event, em, _meta, ctx) => applyItem(event, em, ctx),
-});
-
-/** sources.item.revised: the item's new revision; stories resting on it are flagged. */
-export const itemRevisedConsumer = consumer<ServiceContext, typeof ItemChangedSchema>({
-  name: "items-revised",
-  subject: "sources.item.revised",
-  event: ItemChangedSchema,
-  from: "all",
-  handle: (event, em, _meta, ctx) => applyItem(event, em, ctx),
-});
-
 /**
  * sources.item.removed: the item is removed upstream (sticky); every story
  * resting on it is flagged, and its publish gate refuses from now on.
  */
-export const itemRemovedConsumer = consumer<ServiceContext, typeof ItemRemovedSchema>({
-  name: "items-removed",
-  subject: "sources.item.removed",
-  event: ItemRemovedSchema,
-  from: "all",
-  async handle(event, em, _meta, ctx) {
-    const at = ctx.clock.now();
-    const removal = { id: event.itemId, sourceKey: event.sourceKey, canonicalUrl: event.canonicalUrl };
-    if (await markRemoved(em, { ...removal, reason: event.reason, changeOrder: event.changeOrder }, at))
-      await flagStories(em, event.itemId, "source_removed_upstream", event.reason, at);
-  },
-});
+async function removeItem(event: ItemRemoved, em: EntityManager, ctx: ServiceContext): Promise<void> {
+  const at = ctx.clock.now();
+  const removal = { id: event.itemId, sourceKey: event.sourceKey, canonicalUrl: event.canonicalUrl };
+  if (await markRemoved(em, { ...removal, reason: event.reason, changeOrder: event.changeOrder }, at))
+    await flagStories(em, event.itemId, "source_removed_upstream", event.reason, at);
+}
+
+/** A new item to dedupe and cluster, its revisions flagging the stories resting on it, and its removal. */
+export const itemConsumers = sourceItemConsumers<ServiceContext>("items", { changed: applyItem, removed: removeItem });

@@ -1,6 +1,7 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { plainText } from "../../kit/rich-text/markdown.js";
-import type { SearchDocument, SearchDocumentSource } from "../../kit/search-documents/document.js";
+import type { IndexDocument } from "../../../gen/pf/search/v1/documents_pb.js";
+import { publicDocument, type SearchDocumentSource } from "../../kit/search-documents/document.js";
 import type { Cited } from "../domain/text.js";
 import { sql } from "../../kit/db/sql.js";
 
@@ -39,16 +40,10 @@ export const storyDocuments: SearchDocumentSource = {
 };
 
 /** No url: search takes absolute addresses only and news knows no site address (README "Search"), as blog. */
-function documentOf(row: StoryText): SearchDocument {
-  return {
+function documentOf(row: StoryText): IndexDocument {
+  return publicDocument({
     title: plainText(row.headline.text),
     body: row.paragraphs.map((paragraph) => plainText(paragraph.text)).join("\n\n"),
-    url: "",
-    lang: "",
-    access: [],
-    public: true,
-    published: true,
-    facets: {},
-    publishedAt: new Date(row.published_at).toISOString(),
-  };
+    publishedAt: new Date(row.published_at),
+  });
 }

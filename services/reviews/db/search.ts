@@ -1,6 +1,7 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { qualified } from "../../kit/db/orm.js";
-import type { SearchDocument, SearchDocumentSource } from "../../kit/search-documents/document.js";
+import type { IndexDocument } from "../../../gen/pf/search/v1/documents_pb.js";
+import { publicDocument, type SearchDocumentSource } from "../../kit/search-documents/document.js";
 import { plainText } from "../../kit/rich-text/markdown.js";
 import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 import type { PointColumn } from "./entities.js";
@@ -48,19 +49,13 @@ export const entityDocuments: SearchDocumentSource = {
   },
 };
 
-function documentOf(row: EntityText): SearchDocument {
+function documentOf(row: EntityText): IndexDocument {
   const summary = [row.overview ?? "", ...(row.pros ?? []).map((p) => p.text), ...(row.cons ?? []).map((p) => p.text)];
-  return {
+  return publicDocument({
     title: row.name,
     body: plainText([row.description, ...summary].filter((part) => part !== "").join("\n\n")),
-    url: "",
-    lang: "",
-    access: [],
-    public: true,
-    published: true,
-    facets: {},
-    publishedAt: new Date(row.created_at).toISOString(),
-  };
+    publishedAt: new Date(row.created_at),
+  });
 }
 
 /** Refreshes entities' search documents in the changing transaction, after writing what it changed. */

@@ -1,5 +1,6 @@
 import { qualified } from "../../kit/db/orm.js";
-import type { SearchDocument, SearchDocumentSource } from "../../kit/search-documents/document.js";
+import type { IndexDocument } from "../../../gen/pf/search/v1/documents_pb.js";
+import { publicDocument, type SearchDocumentSource } from "../../kit/search-documents/document.js";
 
 interface PageText {
   creator: string;
@@ -41,16 +42,11 @@ export const tipPageDocuments: SearchDocumentSource = {
   },
 };
 
-function documentOf(row: PageText): SearchDocument {
-  return {
+function documentOf(row: PageText): IndexDocument {
+  return publicDocument({
     title: `Tips for ${row.creator}`,
     body: row.goals,
-    url: "",
-    lang: "",
-    access: [],
-    public: true,
-    published: true,
     facets: { accepting: [String(row.accepting)] },
-    publishedAt: new Date(row.created_at).toISOString(),
-  };
+    publishedAt: new Date(row.created_at),
+  });
 }

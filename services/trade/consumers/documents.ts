@@ -1,7 +1,7 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { type ItemChanged, ItemChangedSchema, ItemRemovedSchema } from "../../../gen/pf/sources/v1/events_pb.js";
-import { consumer } from "../../kit/events/consumer.js";
+import type { ItemChanged } from "../../../gen/pf/sources/v1/events_pb.js";
+import { sourceItemConsumers } from "../../kit/events/source-items.js";
 import type { TradeContext } from "../context.js";
 import { deliveryAnswers, documentRules, insertDeliveries } from "../db/deliveries.js";
 import { removeItemDocuments, upsertDocument } from "../db/documents.js";
@@ -48,29 +48,11 @@ async function applyItem(event: ItemChanged, em: EntityManager, ctx: TradeContex
   }
 }
 
-/** sources.item.created: a new item, perhaps a document. */
-export const itemCreatedConsumer = consumer<TradeContext, typeof ItemChangedSchema>({
-  name: "documents-created",
-  subject: "sources.item.created",
-  event: ItemChangedSchema,
-  from: "all",
-  handle: (event, em, _meta, ctx) => applyItem(event, em, ctx),
-});
-
-/** sources.item.revised: a new revision of an item; the document follows it. */
-export const itemRevisedConsumer = consumer<TradeContext, typeof ItemChangedSchema>({
-  name: "documents-revised",
-  subject: "sources.item.revised",
-  event: ItemChangedSchema,
-  from: "all",
-  handle: (event, em, _meta, ctx) => applyItem(event, em, ctx),
-});
-
-/** sources.item.removed: the item's documents are set aside (sticky, as upstream); deliveries made stay. */
-export const itemRemovedConsumer = consumer<TradeContext, typeof ItemRemovedSchema>({
-  name: "documents-removed",
-  subject: "sources.item.removed",
-  event: ItemRemovedSchema,
-  from: "all",
-  handle: (event, em, _meta, ctx) => removeItemDocuments(em, event.itemId, event.reason, ctx.clock.now()),
+/**
+ * A new item or revision, perhaps a document; a removal sets the item's documents aside (sticky, as upstream),
+ * deliveries made stay.
+ */
+export const documentConsumers = sourceItemConsumers<TradeContext>("documents", {
+  changed: applyItem,
+  removed: (event, em, ctx) => removeItemDocuments(em, event.itemId, event.reason, ctx.clock.now()),
 });
