@@ -1,6 +1,7 @@
 import pg from "pg";
 import { SearchIndexService } from "../gen/pf/search/v1/search_pb.js";
 import { createClient } from "@connectrpc/connect";
+import { publicDocument } from "../services/kit/search-documents/document.js";
 import { recordSearchDocuments } from "../services/kit/search-documents/record.js";
 import { runLoad, type Benchmark, type LoadSettings } from "./load.js";
 import { startBenchPlatform } from "./platform.js";
@@ -154,14 +155,13 @@ async function batchRate(bench: Awaited<ReturnType<typeof startBenchPlatform>>):
       type: "offer",
       id: `w${n}-${i}`,
       revision: 1n,
-      document: {
+      document: publicDocument({
         title: `${WORDS_EN[i % 10]} offer ${n}-${i}`,
         body: `${WORDS_EN[(i + n) % 10]} ${WORDS_EN[(i * 3) % 10]} deal`,
         lang: "en",
-        public: true,
-        published: true,
-        facets: { merchant: { values: [`m${i % 50}`] } },
-      },
+        facets: { merchant: [`m${i % 50}`] },
+        publishedAt: new Date(),
+      }),
     })),
   });
   const options = { headers: { authorization: `Bearer ${token}` } };
@@ -192,16 +192,13 @@ async function relayRate(bench: Awaited<ReturnType<typeof startBenchPlatform>>):
           Array.from({ length: 500 }, (_, i) => ({
             type: "bench",
             id: `r${n}-${i}`,
-            document: {
+            document: publicDocument({
               title: `${WORDS_EN[i % 10]} relayed ${n}-${i}`,
               body: `${WORDS_EN[(i + n) % 10]} ${WORDS_EN[(i * 3) % 10]} code`,
-              url: "",
               lang: "en",
-              access: [],
-              public: true,
-              published: true,
               facets: { merchant: [`m${i % 50}`] },
-            },
+              publishedAt: new Date(),
+            }),
           })),
         ),
       );

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { markdownRendering } from "../../services/kit/rich-text/rendering.js";
 import { usePlatform } from "../support/platform.js";
 import { DATABASE_SERVER, itWith } from "../support/skips.js";
+import { statementsDuring } from "../support/statements.js";
 import { until } from "../support/until.js";
 import { ALL_BLOG, fresh, newBlog, newPost, webCaller } from "./support.js";
 
@@ -129,5 +130,46 @@ describe("a blog feed of ten 200,000-character posts (issue 24)", () => {
       body: "**Only** in the read",
       body_html: "<p><strong>Only</strong> in the read</p>\n",
     });
+  });
+});
+
+describe("the public reads' cost (issue 24)", () => {
+  it("a page of posts and a feed cost the statements of 2 posts with 8; a post's read is two statements", async () => {
+    const [two, eight] = [await blogWith(2, () => "Two."), await blogWith(8, () => "Eight.")];
+    const TABLES = /posts|post_revisions|post_reviews|blogs|members/;
+    type Listed = { id: string; revision: { title: string } };
+    const listing = async (blog: { handle: string }) => {
+      const answer = await t.http("GET", `/blog/api/v1/blogs/${blog.handle}/posts`);
+      expect(answer.status).toBe(200);
+      return answer.body.posts as Listed[];
+    };
+    const feed = async (blog: { handle: string }) => {
+      const answer = await fetch(feedUrl(blog.handle, "feed.json"));
+      expect(answer.status).toBe(200);
+      return (await answer.json()) as { items: { id: string; title: string }[] };
+    };
+    // Before: the blog and the posts' page, then each post's revisions and reviews (6 statements against 18); the
+    // feed, made on its first read, read each post's published revision (4 against 10).
+    for (const read of [listing, feed])
+      expect(await statementsDuring(TABLES, () => read(eight))).toBe(await statementsDuring(TABLES, () => read(two)));
+    const newestFirst = [...eight.posts].reverse();
+    expect((await listing(eight)).map((post) => [post.id, post.revision.title])).toEqual(
+      newestFirst.map((post, i) => [post.id, `Post ${7 - i}`]),
+    );
+    expect((await feed(eight)).items.map((item) => item.title)).toEqual(newestFirst.map((_, i) => `Post ${7 - i}`));
+    const pages: string[] = [];
+    for (let cursor = ""; ;) {
+      const next = await t.http("GET", `/blog/api/v1/blogs/${eight.handle}/posts?limit=3&cursor=${cursor}`);
+      pages.push(...next.body.posts.map((each: Listed) => each.id));
+      cursor = next.body.next_cursor ?? "";
+      if (!cursor) break;
+    }
+    expect(pages).toEqual(newestFirst.map((each) => each.id));
+    const forged = Buffer.from(JSON.stringify(["yesterday", "pst_x"])).toString("base64url");
+    const refused = await t.http("GET", `/blog/api/v1/blogs/${eight.handle}/posts?cursor=${forged}`);
+    expect([refused.status, refused.body.code, refused.body.field]).toEqual([400, "request.invalid", "cursor"]);
+    // Before: the post and its blog (and the reader's role) in one transaction, its revisions and reviews in another.
+    const post = `/blog/api/v1/posts/${eight.posts[0].id}`;
+    expect(await statementsDuring(TABLES, async () => expect((await t.http("GET", post)).status).toBe(200))).toBe(2);
   });
 });

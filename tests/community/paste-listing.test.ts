@@ -1,8 +1,8 @@
-import pg from "pg";
-import { beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { markdownRendering } from "../../services/kit/rich-text/rendering.js";
 import { MARKDOWN_MAX_CHARS } from "../../services/kit/rich-text/markdown.js";
 import { usePlatform } from "../support/platform.js";
+import { statementsDuring } from "../support/statements.js";
 import { as, createPaste, expectStatus, fresh, person, serviceToken } from "./support.js";
 
 /**
@@ -42,20 +42,6 @@ describe("pastes under the rendering budgets (issue 24)", () => {
   });
 });
 
-/** The statements this process sends that read or write pastes, their likes or their comment threads during `work`. */
-async function pasteStatements(work: () => Promise<unknown>): Promise<number> {
-  const query = vi.spyOn(pg.Client.prototype, "query");
-  try {
-    await work();
-    const texts = query.mock.calls.map(([sent]) =>
-      typeof sent === "string" ? sent : (sent as { text?: string }).text,
-    );
-    return texts.filter((text) => /paste|threads/.test(text ?? "")).length;
-  } finally {
-    query.mockRestore();
-  }
-}
-
 describe("a paste listing's cost (issue 24)", () => {
   it("a page of 50 pastes costs the statements a page of 5 does, each with its comments and the reader's like", async () => {
     const call = as(t, () => web);
@@ -91,11 +77,13 @@ describe("a paste listing's cost (issue 24)", () => {
     expect(anonymous.pastes.map((paste: Listed) => paste.liked ?? false)).toEqual([false, false, false, false, false]);
 
     // Before: one statement for the page, then each paste's thread and the reader's like (11 against 101).
-    const [ofFive, ofFifty] = [await pasteStatements(() => list(few, 5)), await pasteStatements(() => list(many, 50))];
+    const PASTES = /paste|threads/;
+    const ofFive = await statementsDuring(PASTES, () => list(few, 5));
+    const ofFifty = await statementsDuring(PASTES, () => list(many, 50));
     expect(ofFifty).toBe(ofFive);
     expect(ofFive).toBeLessThanOrEqual(2);
 
-    // The cursor walks the same pastes in pages.
+    // The cursor walks the same pastes in pages; one that is not a (time, id) this service issued is 400.
     const paged: string[] = [];
     let cursor = "";
     do {
@@ -104,5 +92,8 @@ describe("a paste listing's cost (issue 24)", () => {
       cursor = next.next_cursor ?? "";
     } while (cursor);
     expect(paged).toEqual(made[many]!.map((paste) => paste.id).reverse());
+    const forged = Buffer.from(JSON.stringify(["yesterday", "pas_x"])).toString("base64url");
+    const refused = expectStatus(await call("GET", `/api/pastes?owner=${many}&cursor=${forged}`, reader), 400).body;
+    expect(refused).toMatchObject({ code: "request.invalid", field: "cursor" });
   });
 });

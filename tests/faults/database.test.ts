@@ -8,11 +8,23 @@ import { createLogger } from "../../services/kit/runtime/logger.js";
 import { usePlatform } from "../support/platform.js";
 import { serverUrl } from "../support/database.js";
 import { DATABASE_SERVER, describeWith, itWith } from "../support/skips.js";
+import { until } from "../support/until.js";
 
 describeWith(DATABASE_SERVER, "PostgreSQL connections terminated under load", () => {
   // Its bursts fill every service's pool at once: two connections each keep the whole platform well under the
   // server's 100 while another file runs beside it (with four each, 17 services took 68 and the server refused clients).
   const t = usePlatform({ env: { PF_DB_POOL: "2" } });
+
+  /** Whether the server still has this backend. */
+  async function backendAlive(pid: number): Promise<boolean> {
+    const client = new pg.Client({ connectionString: serverUrl() });
+    await client.connect();
+    try {
+      return (await client.query("select 1 from pg_stat_activity where pid = $1", [pid])).rowCount! > 0;
+    } finally {
+      await client.end();
+    }
+  }
 
   /** Terminates the platform's backends (every one, or those given), as a server restart would. */
   async function terminate(pid?: number): Promise<void> {
@@ -31,12 +43,18 @@ describeWith(DATABASE_SERVER, "PostgreSQL connections terminated under load", ()
   }
 
   /** One short transaction of the service; fails if it has not answered within `ms` (a drained pool never does). */
-  function read(ctx: ServiceContext, ms: number, sql = "select 1"): Promise<unknown> {
+  async function read(ctx: ServiceContext, ms: number, sql = "select 1"): Promise<unknown> {
+    let answered = false;
     const work = ctx.transaction((em) => em.getConnection().execute(sql, [], "all", em.getTransactionContext()));
-    return Promise.race([
-      work,
-      new Promise((_resolve, reject) => setTimeout(() => reject(new Error(`${ctx.key}: no answer in ${ms} ms`)), ms)),
-    ]);
+    // Noted either way (and so never an unhandled rejection while waiting); the caller gets the outcome itself.
+    work.then(
+      () => (answered = true),
+      () => (answered = true),
+    );
+    await until(() => answered, ms).catch(() => {
+      throw new Error(`${ctx.key}: no answer in ${ms} ms`);
+    });
+    return work;
   }
 
   itWith(DATABASE_SERVER, "every service answers again within seconds, without a restart", async () => {
@@ -55,7 +73,9 @@ describeWith(DATABASE_SERVER, "PostgreSQL connections terminated under load", ()
       reads(),
     ]);
     for (let round = 0; round < 4; round++) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Requests were answered since the last cut: the load goes on between them.
+      const answered = statuses.length;
+      await until(() => statuses.length > answered || Date.now() >= stopAt);
       await terminate();
     }
     await load;
@@ -79,7 +99,7 @@ describeWith(DATABASE_SERVER, "PostgreSQL connections terminated under load", ()
         const context = em.getTransactionContext();
         const [{ pid }] = await em.getConnection().execute("select pg_backend_pid() as pid", [], "all", context);
         await terminate(Number(pid));
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        await until(async () => !(await backendAlive(Number(pid))));
         await em.getConnection().execute("select 1", [], "all", context);
       })
       .then(
@@ -103,8 +123,8 @@ describeWith(DATABASE_SERVER, "PostgreSQL connections terminated under load", ()
     expect(held.length).toBe(2);
     try {
       expect(await poolWedged(orm, 300)).toBe(false);
-      await new Promise((resolve) => setTimeout(resolve, 400));
-      expect(await poolWedged(orm, 300)).toBe(true);
+      // Held past the 300 ms, with none given back.
+      await until(() => poolWedged(orm, 300));
     } finally {
       for (const client of held) client.release();
     }

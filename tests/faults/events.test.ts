@@ -6,9 +6,10 @@ import { NotificationPushedSchema } from "../../gen/pf/network/v1/events_pb.js";
 import { consumer, startConsumer } from "../../services/kit/events/consumer.js";
 import { CONSUMER_ACK_WAIT_MS } from "../../services/kit/events/jetstream-bus.js";
 import { RELAY_LEASE_MS, recordEvent } from "../../services/kit/events/outbox.js";
+import { durableCaughtUp } from "../support/nats.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { describeWith, NATS } from "../support/skips.js";
-import { until } from "../support/until.js";
+import { until, untilPast } from "../support/until.js";
 
 /** Events must flow again within seconds of a crash, not after a 30 s lease or ack wait. */
 const RECOVERY_MS = 8_000;
@@ -99,8 +100,8 @@ describeWith(NATS, "events after a crash", () => {
     try {
       // What the crashed instance held comes back after the ack wait; the rest is applied in batches.
       await until(() => applied.size === titles.length, CONSUMER_ACK_WAIT_MS + 6_000);
-      // Redeliveries of what the crashed instance held find the inbox mark.
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Redeliveries of what the crashed instance held find the inbox mark: every event taken and acknowledged.
+      await until(() => durableCaughtUp(process.env.NATS_URL!, t.events!, "network", durable));
       expect([...applied.values()].every((count) => count === 1)).toBe(true);
     } finally {
       await stop();
@@ -113,15 +114,20 @@ describeWith(NATS, "events after a crash", () => {
     const ctx = t.platform.contexts.get("network")!;
     const durable = `slow_${Date.now().toString(36)}`;
     const deliveries: string[] = [];
+    let handled = false;
     const stop = await ctx.bus.consume("network.notification.pushed", durable, "new", async (messages) => {
       deliveries.push(...messages.map((message) => message.headers["Nats-Msg-Id"]));
-      await new Promise((resolve) => setTimeout(resolve, CONSUMER_ACK_WAIT_MS + 2_000));
+      // Slower than the ack wait (the server's clock): busy until it has passed by two seconds.
+      await untilPast(Date.now() + CONSUMER_ACK_WAIT_MS + 2_000);
+      handled = true;
     });
     try {
       const id = `evt_0slow${Date.now().toString(36)}`;
       await ctx.bus.publish("network.notification.pushed", id, notification("slow"), { "Nats-Msg-Id": id });
       await until(() => deliveries.length > 0, 2_000);
-      await new Promise((resolve) => setTimeout(resolve, CONSUMER_ACK_WAIT_MS + 2_500));
+      // Handled, acknowledged, and nothing left to deliver again.
+      await until(() => handled, CONSUMER_ACK_WAIT_MS + 5_000);
+      await until(() => durableCaughtUp(process.env.NATS_URL!, t.events!, "network", durable));
       expect(deliveries).toEqual([id]);
     } finally {
       await stop();

@@ -15,6 +15,7 @@ import {
 import { MarkdownRendering } from "../../services/kit/rich-text/rendering.js";
 import { ByteLru } from "../../services/kit/runtime/byte-lru.js";
 import { servicesOf } from "../support/access.js";
+import { every } from "../support/timers.js";
 
 /** About 200,000 characters of links, emphasis and code: a second or so of markdown-it and sanitize-html. */
 const HEAVY = Array.from({ length: 4_000 }, (_, i) => `[link ${i}](https://x.example/${i}) *em* **strong** \`c\` <b>`)
@@ -33,9 +34,9 @@ describe("Markdown rendering off the event loop (issue 24)", () => {
   it("renders on a worker thread: the event loop keeps turning while a long source renders", async () => {
     const pool = rendering();
     let turns = 0;
-    const turning = setInterval(() => turns++, 1);
+    const stopTurning = every(1, () => turns++);
     const html = await pool.html(HEAVY);
-    clearInterval(turning);
+    stopTurning();
     // Rendered where this thread's timers could not run, its callbacks would all wait for the answer.
     expect(turns).toBeGreaterThan(0);
     expect(html).toBe(renderMarkdown(HEAVY));

@@ -5,6 +5,7 @@ import { fetchOutbound, OutboundError, outboundSettings, type Resolver } from ".
 import { loadConfig } from "../../services/kit/runtime/config.js";
 import { fixtureServer, socketsOpenedBy, testSettings, type Fixture } from "../support/http-fixture.js";
 import { REFUSED } from "../support/refused-addresses.js";
+import { every } from "../support/timers.js";
 
 const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -182,8 +183,8 @@ describe("fetchOutbound", () => {
     const silent = await fixture(() => undefined);
     const trickle = await fixture((_request, response) => {
       response.writeHead(200);
-      const timer = setInterval(() => response.write("."), 50);
-      response.on("close", () => clearInterval(timer));
+      const stop = every(50, () => response.write("."));
+      response.on("close", stop);
     });
     for (const site of [silent, trickle]) {
       const started = Date.now();

@@ -9,6 +9,7 @@ import { createTestDatabase, serverUrl } from "../support/database.js";
 import { deleteNamespaceStreams, newTestEvents, type TestEvents } from "../support/nats.js";
 import { until } from "../support/until.js";
 import { freePorts } from "../support/ports.js";
+import { watchdog } from "../support/timers.js";
 
 /**
  * The README's examples, run as a newcomer pastes them: the platform started as
@@ -110,9 +111,9 @@ async function stopGroup(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"
   if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
   const exited = new Promise((done) => child.once("exit", done));
   process.kill(-child.pid, signal);
-  const timer = setTimeout(() => child.pid !== undefined && process.kill(-child.pid, "SIGKILL"), 15_000);
+  const cancel = watchdog(15_000, () => child.pid !== undefined && process.kill(-child.pid, "SIGKILL"));
   await exited;
-  clearTimeout(timer);
+  cancel();
 }
 
 /** Runs one block with bash -e; answers its exit code and everything it printed. */
@@ -127,9 +128,9 @@ async function runBlock(script: string, env: NodeJS.ProcessEnv, timeoutMs: numbe
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const timer = setTimeout(() => void stopGroup(child, "SIGKILL"), timeoutMs);
+  const cancel = watchdog(timeoutMs, () => void stopGroup(child, "SIGKILL"));
   const code = await new Promise<number | null>((done) => child.once("close", (exitCode) => done(exitCode)));
-  clearTimeout(timer);
+  cancel();
   return { code, stdout, stderr };
 }
 

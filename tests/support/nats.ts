@@ -54,7 +54,7 @@ export async function subscribeToStream(
   events: TestEvents,
   service: string,
   subject: string,
-): Promise<{ received: StreamMessage[]; stop: () => void }> {
+): Promise<{ received: StreamMessage[]; caughtUp: () => Promise<boolean>; stop: () => void }> {
   const consumer = await jetstream(nc).consumers.get(events.stream(service), {
     deliver_policy: DeliverPolicy.StartTime,
     opt_start_time: new Date().toISOString(),

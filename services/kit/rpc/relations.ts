@@ -82,7 +82,8 @@ export class Relations {
         const seen = found.get(declared.name);
         if (
           seen &&
-          (seen.declared.refusal !== declared.refusal || seen.declared.actingForNobody !== declared.actingForNobody ||
+          (seen.declared.refusal !== declared.refusal ||
+            seen.declared.actingForNobody !== declared.actingForNobody ||
             seen.declared.heldByAiOutput !== declared.heldByAiOutput)
         )
           throw new Error(`${where} is declared twice in ${key}, unalike`);

@@ -58,7 +58,8 @@ export interface ServiceContext {
  * when they stand outside it. `scope` is the request's `scope_field` ("" for
  * a relation to the service as a whole). It may read the database or ask
  * another service; throwing because a dependency did not answer is 503, never
- * a no (`kit/rpc/relations.ts`).
+ * a no (`kit/rpc/relations.ts`); a problem it throws (the scoped object's 404)
+ * is answered as is.
  */
 export type RelationResolver<C extends ServiceContext = ServiceContext> = (
   ctx: C,
