@@ -1534,7 +1534,7 @@ export const protoComments: Readonly<Record<string, string>> = {
   "pf.games.v1.ModEvent.actor": "Who acted (as the audit names them).",
   "pf.games.v1.ModEvent.reason": "The reason given with a disable or revoke.",
   "pf.games.v1.ModEvent.at": "When the action happened.",
-  "pf.games.v1.GamesService": "The 9 documented routes of the game-mods service. Manage is for services and first-party apps holding games.mod.manage, and for a person whom network's staff list names owner or admin (checked by the service through network, never taken from a header). Never to mods: a mod does not approve its own capabilities.",
+  "pf.games.v1.GamesService": "The 9 documented routes of the game-mods service. Manage is for services and first-party apps holding games.mod.manage (the `capability` rule), and for a person whom network's staff list names owner or admin (the `network_staff` alternative: the declared relation, asked of network, never taken from a header). Never to mods: a mod does not approve its own capabilities.",
   "pf.games.v1.GamesService.ListMods": "Lists mod installs, newest first: public, no token needed. Filters by game, server scope and status.",
   "pf.games.v1.GamesService.InstallMod": "Installs a mod: a manifest (mods/mod-manifest.v1) with its content pack (games-content@1). The install starts disabled with no capability granted.",
   "pf.games.v1.GamesService.GetMod": "Reads one mod install with its manifest and content pack: public, no token needed.",

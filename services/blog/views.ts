@@ -154,8 +154,11 @@ export async function readPostViews(
   );
 }
 
-/** A post's message from its rows: its revisions shown, the reviews that count for them, its pending schedules. */
-function postMessage(
+/**
+ * A post's message from its rows, read as `postView` reads them: its revisions shown, the reviews that count for
+ * them, its pending schedules.
+ */
+export function postMessage(
   post: PostRow,
   handle: string,
   rows: { revisions: RevisionRow[]; reviews: ReviewRow[]; schedules: ScheduleRow[] },

@@ -6,6 +6,7 @@ import { Migration20261215000000_games } from "./db/migrations/Migration20261215
 import { actionHandlers } from "./handlers/actions.js";
 import { installHandlers } from "./handlers/install.js";
 import { modReadHandlers } from "./handlers/mods.js";
+import { networkStaff } from "./managers.js";
 
 /** The game-mods service (spec part 3): mod installs with capability grants, audited, published as games.mod.*. */
 export const games = defineService({
@@ -19,6 +20,8 @@ export const games = defineService({
   implementations(ctx) {
     return [implement(GamesService, { ...modReadHandlers(ctx), ...installHandlers(ctx), ...actionHandlers(ctx) })];
   },
-  // Its token's capability: network's staff list, which admits a person's own token to manage.
+  // The declared `network_staff` relation, which admits a person's own token to manage.
+  relations: networkStaff,
+  // Its token's capability: network's staff list, which the `network_staff` resolver reads.
   holds: ["network.staff.read"],
 });

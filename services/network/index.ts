@@ -12,6 +12,7 @@ import { integrationHandlers } from "./handlers/integrations.js";
 import { moduleHandlers } from "./handlers/modules.js";
 import { notificationHandlers } from "./handlers/notifications.js";
 import { staffHandlers } from "./handlers/staff.js";
+import { ownerRelation } from "./owner.js";
 
 /** The network identity-and-coins service (spec part 1). */
 export const network = defineService({
@@ -22,6 +23,7 @@ export const network = defineService({
   },
   context: networkContext,
   protos: [NetworkService, NetworkAdminService],
+  relations: ownerRelation,
   implementations(ctx) {
     return [
       implement(NetworkService, {

@@ -51,17 +51,31 @@ describe("every games route", () => {
 });
 
 describe("whom each games route admits, as declared", () => {
-  it("reads are public and open to anonymous callers; manage is first-party, never to mods, for nobody in particular", () => {
+  it("reads are public and open to anonymous callers; manage is first-party and never to mods: by capability, or a network owner or admin by the declared relation", () => {
     for (const route of routes) {
       const read = route.name === "listMods" || route.name === "getMod";
-      expect(route.rules, route.name).toHaveLength(1);
       expect(Actor[route.rule.actor], route.name).toBe("UNSPECIFIED");
-      expect(route.rule, route.name).toMatchObject(
-        read
-          ? { anonymous: true, capabilities: ["games.mod.read"], neverToMods: false }
-          : { anonymous: false, capabilities: ["games.mod.manage"], neverToMods: true, noPeople: false },
-      );
+      if (read) {
+        expect(route.rules, route.name).toHaveLength(1);
+        expect(route.rule, route.name).toMatchObject({ anonymous: true, capabilities: ["games.mod.read"] });
+        continue;
+      }
+      const manage = { anonymous: false, capabilities: ["games.mod.manage"], neverToMods: true };
+      expect(route.rules, route.name).toHaveLength(2);
+      expect(route.rule, route.name).toMatchObject({ ...manage, name: "capability", noPeople: true });
+      expect(route.rule.relation, route.name).toBeUndefined();
+      const [, staff] = route.rules;
+      expect(staff, route.name).toMatchObject({ ...manage, name: "network_staff", noPeople: false });
+      expect(Actor[staff.actor], route.name).toBe("PERSON");
+      expect(staff.relation, route.name).toMatchObject({
+        name: "network_staff",
+        scopeField: "",
+        roles: ["owner", "admin"],
+      });
     }
+    expect(routes[0].relations).toEqual([
+      expect.objectContaining({ name: "network_staff", refusal: "auth.staff_required", actingForNobody: false }),
+    ]);
   });
 
   it("reads answer a caller without a token", async () => {

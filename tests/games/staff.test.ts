@@ -67,7 +67,12 @@ describe("a person whom network's staff list names owner or admin", () => {
         ["GET", `/mods/${id}/audit`, undefined],
       ] as const) {
         const answer = await as(method, path, body);
-        expect(answer.body, `${sub} ${path}`).toMatchObject({ status: 403, code: "auth.staff_required" });
+        expect(answer.body, `${sub} ${path}`).toMatchObject({
+          status: 403,
+          code: "auth.staff_required",
+          relation: "games.network_staff",
+          roles: ["owner", "admin"],
+        });
       }
     }
     // A role claimed by header is never taken from a person (403 auth.header_refused), whatever it says.
@@ -82,15 +87,19 @@ describe("a person whom network's staff list names owner or admin", () => {
     expect(answer.body.install).toMatchObject({ trust_tier: "TRUST_TIER_UNREVIEWED", granted_capabilities: [] });
   });
 
-  it("network not answering is 503 network.unavailable (neither staff nor not staff), and nothing is changed", async () => {
+  it("network not answering is 503 relation.unavailable (neither staff nor not staff), and nothing is changed", async () => {
     const { id } = await installed(t, await managerToken(t));
     const admin = gamesCall(t, await person("usr_admin1"));
     await proxy.cut();
     try {
+      // The kit's one outage policy for a declared relation (services/kit/README.md), no longer network.unavailable.
       const answer = await admin("POST", `/mods/${id}/enable`, {});
-      expect(answer.body).toMatchObject({ status: 503, code: "network.unavailable" });
+      expect(answer.body).toMatchObject({ status: 503, code: "relation.unavailable", relation: "games.network_staff" });
       const stranger = gamesCall(t, await person("usr_nobody1"));
-      expect((await stranger("POST", `/mods/${id}/enable`, {})).body).toMatchObject({ status: 503 });
+      expect((await stranger("POST", `/mods/${id}/enable`, {})).body).toMatchObject({
+        status: 503,
+        code: "relation.unavailable",
+      });
       // Callers admitted by capability do not need network.
       expect((await gamesCall(t, await managerToken(t))("GET", `/mods/${id}/audit`)).status).toBe(200);
     } finally {

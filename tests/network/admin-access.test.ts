@@ -3,7 +3,7 @@ import { ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { NetworkAdminService } from "../../gen/pf/network/v1/admin_pb.js";
 import { StaffRole } from "../../gen/pf/network/v1/network_pb.js";
-import { access, Actor, designed } from "../../gen/pf/v1/options_pb.js";
+import { access, Actor, designed, relations } from "../../gen/pf/v1/options_pb.js";
 import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
 import type { TokenClaims } from "../../services/kit/auth/tokens.js";
 import { usePlatform } from "../support/platform.js";
@@ -21,12 +21,8 @@ const requests: Record<string, object> = {
   setGithubToken: { token: "" },
 };
 
-/** The problem code a call is answered with, or "ok". */
-async function outcome(
-  rpc: string,
-  claims: TokenClaims | undefined,
-  headers: Record<string, string> = {},
-): Promise<string> {
+/** The problem a call is answered with, or undefined. */
+async function answered(rpc: string, claims: TokenClaims | undefined, headers: Record<string, string> = {}) {
   const token = claims ? await t.token(claims) : undefined;
   const admin = t.client(NetworkAdminService, token) as unknown as Record<
     string,
@@ -34,11 +30,17 @@ async function outcome(
   >;
   try {
     await admin[rpc](requests[rpc], { headers });
-    return "ok";
+    return undefined;
   } catch (error) {
     const [problem] = (error as ConnectError).findDetails(ProblemSchema);
-    return problem?.code ?? String(error);
+    if (!problem) throw error;
+    return problem;
   }
+}
+
+/** The problem code a call is answered with, or "ok". */
+async function outcome(rpc: string, claims: TokenClaims | undefined, headers: Record<string, string> = {}) {
+  return (await answered(rpc, claims, headers))?.code ?? "ok";
 }
 
 const rpcs = NetworkAdminService.methods.map((method) => ({
@@ -74,5 +76,28 @@ describe.each(rpcs)("the designed admin RPC $name", ({ name, method, rule }) => 
     const answer = await outcome(name, admin, { "x-pf-subject": "usr_owner9" });
     if (rule.actingSubject) expect(answer).not.toMatch(/^auth\./);
     else expect(answer).toBe("auth.acting_subject_refused");
+  });
+});
+
+describe("the code-hosting token's owner", () => {
+  const admin: TokenClaims = { kind: "service", svc: "network", caps: ["network.admin"] };
+
+  it("is the declared relation owner, refused before the handler with integration.github.owner_only", async () => {
+    expect(getOption(NetworkAdminService, relations)).toEqual([
+      expect.objectContaining({ name: "owner", refusal: "integration.github.owner_only", actingForNobody: false }),
+    ]);
+    expect(getOption(NetworkAdminService.method.setGithubToken, access).relation).toMatchObject({
+      name: "owner",
+      scopeField: "",
+    });
+    const network = t.client(NetworkAdminService, await t.token(admin));
+    await network.setStaff({ subject: "usr_ownr7", role: StaffRole.OWNER });
+    await network.setStaff({ subject: "usr_admn7", role: StaffRole.ADMIN });
+    for (const person of ["usr_admn7", "usr_nobody7"]) {
+      const problem = await answered("setGithubToken", admin, { "x-pf-subject": person });
+      expect(problem, person).toMatchObject({ status: 403, code: "integration.github.owner_only" });
+      expect(problem?.extensions, person).toMatchObject({ relation: "network.owner" });
+    }
+    expect(await outcome("setGithubToken", admin, { "x-pf-subject": "usr_ownr7" })).toBe("ok");
   });
 });

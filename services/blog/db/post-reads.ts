@@ -48,26 +48,6 @@ const postOf = ({ version, publishedAt, deletedAt, createdAt, updatedAt, ...row 
   updatedAt: date(updatedAt),
 });
 
-type PostToRead = PostText & { blogCreatedFor: string; handle: string; role: Role | null };
-const postToRead = new HotRead<PostToRead, [string, string | null]>(
-  "posts.to_read",
-  `select ${POST_COLUMNS}, b.handle, b.created_for as "blogCreatedFor",
-      (select m.role from {members} m where m.blog_id = p.blog_id and m.subject = $2) as role
-    from {posts} p join {blogs} b on b.id = p.blog_id where p.id = $1`,
-);
-
-/** A post to read, with its blog's handle and subject and the reader's role in the blog; one statement. */
-export async function readPostToRead(
-  ctx: ReadContext,
-  id: string,
-  person: string | undefined,
-): Promise<{ post: PostRow; blog: Pick<BlogRow, "handle" | "createdFor">; role: Role | undefined } | undefined> {
-  const [row] = await postToRead.run(ctx, id, person ?? null);
-  if (!row) return undefined;
-  const { handle, blogCreatedFor, role, ...post } = row;
-  return { post: postOf(post), blog: { handle, createdFor: blogCreatedFor }, role: role ?? undefined };
-}
-
 /** A blog's pages: every post not deleted by creation (members), or the public, published, listed ones by publication. */
 const postPages = (name: string, where: string, order: string) => ({
   first: new HotRead<PostText, [string, number]>(
@@ -109,16 +89,25 @@ const revisionColumns = (body: boolean) => `r.post_id as "postId", r.n, r.title,
 type RevisionText = Omit<RevisionRow, "createdAt"> & { createdAt: string };
 const revisionOf = ({ createdAt, ...row }: RevisionText): RevisionRow => ({ ...row, createdAt: date(createdAt) });
 
-// Each revision ($1, $2: a set of (post, number) pairs) with the review that counts for it, the newest (as
-// db/posts.ts latestReviews), as JSON or null; with its body or, for a listing, without (never read).
-type ReviewedText = RevisionText & { review: (Omit<ReviewRow, "postId" | "revision" | "at"> & { at: string }) | null };
+/** The review that counts for revision `r`, the newest (as db/posts.ts latestReviews), as JSON or null. */
+const REVIEW = `(select json_build_object('id', v.id, 'reviewer', v.reviewer, 'verdict', v.verdict, 'note', v.note,
+    'at', v.at) from {post_reviews} v where v.post_id = r.post_id and v.revision = r.n order by v.at desc, v.id desc
+    limit 1)`;
+type ReviewText = (Omit<ReviewRow, "postId" | "revision" | "at"> & { at: string }) | null;
+type ReviewedText = RevisionText & { review: ReviewText };
+const reviewedOf = (rows: ReviewedText[]): { revisions: RevisionRow[]; reviews: ReviewRow[] } => ({
+  revisions: rows.map(({ review: _, ...row }) => revisionOf(row)),
+  reviews: rows.flatMap(({ review, postId, n }) =>
+    review ? [{ ...review, postId, revision: n, at: date(review.at) }] : [],
+  ),
+});
+
+// Each revision ($1, $2: a set of (post, number) pairs) with the review that counts for it; with its body or, for
+// a listing, without (never read).
 const reviewed = (body: boolean) =>
   new HotRead<ReviewedText, [string[], number[]]>(
     `post_revisions.reviewed${body ? "" : ".listed"}`,
-    `select ${revisionColumns(body)},
-        (select json_build_object('id', v.id, 'reviewer', v.reviewer, 'verdict', v.verdict, 'note', v.note, 'at', v.at)
-          from {post_reviews} v where v.post_id = r.post_id and v.revision = r.n order by v.at desc, v.id desc limit 1)
-          as review
+    `select ${revisionColumns(body)}, ${REVIEW} as review
       from {post_revisions} r where (r.post_id, r.n) in (select * from unnest($1::text[], $2::int[]))`,
   );
 const reviewedWithBody = reviewed(true);
@@ -146,11 +135,59 @@ export async function readReviewedRevisions(
     keys.map((key) => key.postId),
     keys.map((key) => key.n),
   );
+  return reviewedOf(rows);
+}
+
+/** A revision of `r` as JSON, with the review that counts for it. */
+const REVISION_JSON = `json_build_object('postId', r.post_id, 'n', r.n, 'title', r.title, 'summary', r.summary,
+  'body', r.body, 'authorKind', r.author_kind, 'author', r.author, 'workflow', r.workflow, 'runId', r.run_id,
+  'stubProvider', r.stub_provider, 'requestedBy', r.requested_by, 'reviewRequired', r.review_required,
+  'basedOn', r.based_on, 'createdAt', r.created_at, 'review', ${REVIEW})`;
+type PostToRead = PostText & {
+  handle: string;
+  blogCreatedFor: string;
+  role: Role | null;
+  revisions: ReviewedText[] | null;
+};
+// The revisions a post's message holds, as views.ts `postView` chooses them: the one its reader sees (a member of
+// the blog the current, anyone else the published or else the current), and the published one.
+const postToRead = new HotRead<PostToRead, [string, string | null]>(
+  "posts.to_read",
+  `select ${POST_COLUMNS}, b.handle, b.created_for as "blogCreatedFor", m.role,
+      (select json_agg(${REVISION_JSON}) from {post_revisions} r where r.post_id = p.id and r.n in (
+        case when m.role is null then coalesce(p.published_revision, p.current_revision) else p.current_revision end,
+        coalesce(p.published_revision, p.current_revision))) as revisions
+    from {posts} p join {blogs} b on b.id = p.blog_id
+      left join {members} m on m.blog_id = p.blog_id and m.subject = $2
+    where p.id = $1`,
+);
+
+/**
+ * A post to read in one statement: the post, its blog's handle and subject, the reader's role in the blog, and the
+ * revisions its message holds with the reviews that count for them.
+ */
+export async function readPostToRead(
+  ctx: ReadContext,
+  id: string,
+  person: string | undefined,
+): Promise<
+  | {
+      post: PostRow;
+      blog: Pick<BlogRow, "handle" | "createdFor">;
+      role: Role | undefined;
+      revisions: RevisionRow[];
+      reviews: ReviewRow[];
+    }
+  | undefined
+> {
+  const [row] = await postToRead.run(ctx, id, person ?? null);
+  if (!row) return undefined;
+  const { handle, blogCreatedFor, role, revisions, ...post } = row;
   return {
-    revisions: rows.map(({ review: _, ...row }) => revisionOf(row)),
-    reviews: rows.flatMap(({ review, postId, n }) =>
-      review ? [{ ...review, postId, revision: n, at: date(review.at) }] : [],
-    ),
+    post: postOf(post),
+    blog: { handle, createdFor: blogCreatedFor },
+    role: role ?? undefined,
+    ...reviewedOf(revisions ?? []),
   };
 }
 

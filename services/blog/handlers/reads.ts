@@ -12,11 +12,11 @@ import { resolveSlug } from "../../kit/slugs/slugs.js";
 import type { BlogContext } from "../context.js";
 import { blogById } from "../db/blogs.js";
 import type { BlogRow, PostRow } from "../db/entities.js";
-import { readPostPage, readPostToRead } from "../db/post-reads.js";
+import { readPendingSchedules, readPostPage, readPostToRead } from "../db/post-reads.js";
 import { latestReviews, postById, revisionOf, revisionPage, revisionsOf, slugScope } from "../db/posts.js";
 import { seen, sightOf, sightWith, type Sight } from "../readers.js";
 import { blogToRead, loadBlog } from "./roles.js";
-import { readPostViews, revisionToProto } from "../views.js";
+import { postMessage, readPostViews, revisionToProto } from "../views.js";
 
 type ReadHandlers = Pick<
   ServiceImpl<typeof PostService>,
@@ -34,8 +34,9 @@ export function readHandlers(ctx: BlogContext): ReadHandlers {
   const notFound = () => problem(404, "post.not_found", "No such post.");
 
   /**
-   * The post read as the caller may see it, or 404: a hot read (the post with its blog and the reader's role, then
-   * its revisions with their reviews; two statements, no transaction), vip asked between them when it must be.
+   * The post read as the caller may see it, or 404: a hot read (one statement: the post with its blog, the reader's
+   * role and the revisions it shows; no transaction), vip asked after it when it must be, and a member's pending
+   * schedules.
    */
   async function read(call: HandlerContext, id: string) {
     const person = personOf(principalOf(call));
@@ -43,8 +44,11 @@ export function readHandlers(ctx: BlogContext): ReadHandlers {
     if (!found) throw notFound();
     const sight = sightWith(found.post, found.role);
     if (!(await seen(ctx, sight, person, found.blog))) throw notFound();
-    const [post] = await readPostViews(ctx, [found.post], found.blog.handle, { member: sight === "member" });
-    return create(PostReadResultSchema, { post });
+    const member = sight === "member";
+    const schedules = member ? await readPendingSchedules(ctx, [found.post.id]) : [];
+    return create(PostReadResultSchema, {
+      post: postMessage(found.post, found.blog.handle, { ...found, schedules }, { member }),
+    });
   }
 
   /**

@@ -11,7 +11,7 @@ import { auditOf, auditToProto, insertAudit } from "../db/audit.js";
 import { installExists, installToProto, lockedInstall, modNotFound } from "../db/installs.js";
 import { applyChange, type Change, requireCapability, type Status } from "../domain/installs.js";
 import { modChanged } from "../events.js";
-import { managerOf } from "../managers.js";
+import { auditedManager } from "../managers.js";
 
 type ActionHandlers = Pick<
   ServiceImpl<typeof GamesService>,
@@ -27,13 +27,13 @@ const MAX_REASON = 500;
  * changes nothing answers the install as it stands (`changed: false`).
  */
 export function actionHandlers(ctx: GamesContext): ActionHandlers {
-  /** Who asks comes first (network's staff list for a person), then what they ask (`ask` checks the input). */
+  /** Who asks (the rule that admitted them: games.proto), then what they ask (`ask` checks the input). */
   async function act(
     call: HandlerContext,
     id: string,
     ask: () => { change: Change; reason?: string },
   ): Promise<ModManageResult> {
-    const manager = await managerOf(ctx, call);
+    const manager = auditedManager(call);
     const { change, reason = "" } = ask();
     return ctx.transaction(async (em) => {
       const row = await lockedInstall(em, id);
@@ -91,8 +91,7 @@ export function actionHandlers(ctx: GamesContext): ActionHandlers {
         change: { action: "ungranted", capability: requireCapability(request.capability) },
       })),
 
-    async listModAudit(request, call) {
-      await managerOf(ctx, call);
+    async listModAudit(request) {
       const limit = pageLimit(request.limit);
       const below = auditCursor(request.cursor);
       const em = ctx.orm.em.fork();

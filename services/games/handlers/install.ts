@@ -12,7 +12,7 @@ import { insertInstall, installToProto, liveInstall, versionRevoked } from "../d
 import { readContentPack, readManifest, requirePinnedContent } from "../domain/manifest.js";
 import { KEY_PATTERN } from "../../kit/documents/mod-manifest.js";
 import { modChanged } from "../events.js";
-import { managerOf } from "../managers.js";
+import { auditedManager } from "../managers.js";
 
 const serverShape = new RegExp(KEY_PATTERN);
 
@@ -25,7 +25,7 @@ const serverShape = new RegExp(KEY_PATTERN);
 export function installHandlers(ctx: GamesContext): Pick<ServiceImpl<typeof GamesService>, "installMod"> {
   return {
     async installMod(request, call) {
-      const manager = await managerOf(ctx, call);
+      const manager = auditedManager(call);
       if (!request.manifest) throw invalid("manifest", "manifest is required (mods/mod-manifest.v1)");
       if (!request.contentPack) throw invalid("content_pack", "content_pack is required (games-content@1)");
       if (request.server !== "" && !serverShape.test(request.server))
