@@ -2,6 +2,7 @@ import type { ConnectError } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { SpaceVisibility } from "../../gen/pf/space/v1/forum_pb.js";
 import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
+import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { usePlatform } from "../support/platform.js";
 import { communityClient, expectStatus, makeSpace, person, spaceKey, startThread, writerService } from "./support.js";
 
@@ -9,8 +10,10 @@ import { communityClient, expectStatus, makeSpace, person, spaceKey, startThread
  * The forum with vip and network not answering (their addresses lead nowhere):
  * "unknown never authorizes". Low limits, so they show in a few calls.
  */
+// A clock that stands still: the limits count in windows aligned to the minute, which a real clock may cross mid-test.
 const t = usePlatform({
   services: ["space"],
+  clock: new ManualClock(new Date("2026-11-28T12:00:10Z")),
   env: {
     PF_VIP_URL: "http://127.0.0.1:9",
     PF_NETWORK_URL: "http://127.0.0.1:9",
