@@ -8,7 +8,7 @@ import type { ThreadRow } from "./db/entities.js";
 import { pasteLives } from "./db/pastes.js";
 import { commentById, type Ref, threadById } from "./db/threads.js";
 import { requireContentOpen, requireReadable } from "./domain/threads.js";
-import { readsAsModerator } from "./handlers/moderators.js";
+import { readsAsModerator } from "./moderators.js";
 
 /**
  * The content a comment thread belongs to, by its ref's service: blog's posts, news' stories and space's threads

@@ -150,16 +150,6 @@ function exportsHandlerFactory(file: string, text: string): boolean {
 
 const HANDLER_FILE = /^services\/[^/]+\/handlers\//;
 
-/**
- * Helpers still under handlers/ while another change turns them into declared access rules (issue 26): remove
- * each entry as its file leaves, and the list with the last one.
- */
-const HELPERS_LEAVING_HANDLERS = [
-  "services/blog/handlers/roles.ts",
-  "services/community/handlers/moderators.ts",
-  "services/reviews/handlers/support.ts",
-];
-
 describe("the layering of services/, gateway/ and platform/", () => {
   it("reads the imports of every file: type-only, re-exports and dynamic ones, never those in comments or strings", () => {
     expect(files.length).toBeGreaterThan(100);
@@ -249,7 +239,7 @@ describe("the layering of services/, gateway/ and platform/", () => {
     const helpers = files
       .filter((file) => HANDLER_FILE.test(file))
       .filter((file) => !exportsHandlerFactory(file, readFileSync(join(root, file), "utf8")));
-    expect(helpers.filter((file) => !HELPERS_LEAVING_HANDLERS.includes(file))).toEqual([]);
+    expect(helpers).toEqual([]);
     expect(exportsHandlerFactory("x.ts", "export function offerHandlers(ctx: C) { return {}; }")).toBe(true);
     expect(exportsHandlerFactory("x.ts", "export const offerHandlers = (ctx: C) => ({});")).toBe(true);
     expect(exportsHandlerFactory("x.ts", "export function offerView() {}\nfunction voteHandlers() {}")).toBe(false);
@@ -260,9 +250,7 @@ describe("the layering of services/, gateway/ and platform/", () => {
     expect(
       [...graph].flatMap(([file, imports]) =>
         runsAlone.test(file)
-          ? imports
-              .filter((target) => HANDLER_FILE.test(target) && !HELPERS_LEAVING_HANDLERS.includes(target))
-              .map((target) => `${file} → ${target}`)
+          ? imports.filter((target) => HANDLER_FILE.test(target)).map((target) => `${file} → ${target}`)
           : [],
       ),
     ).toEqual([]);

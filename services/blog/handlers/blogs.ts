@@ -12,7 +12,7 @@ import { blogFor, insertBlog, updateBlog } from "../db/blogs.js";
 import type { BlogRow } from "../db/entities.js";
 import { handleFromUsername, requireHandle, requireItemCount, requireLanguage, requireTheme } from "../domain/blogs.js";
 import { blogCreated } from "../events.js";
-import { isOfficial, loadBlog, requireOfficialForStaff } from "./roles.js";
+import { isOfficial, loadBlog, requireOfficialForStaff } from "../ownership.js";
 import { blogToProto } from "../views.js";
 
 type BlogHandlers = Pick<ServiceImpl<typeof BlogService>, "createBlog" | "configureBlog" | "setTheme">;

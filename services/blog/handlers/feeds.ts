@@ -8,7 +8,7 @@ import { markdownRendering } from "../../kit/rich-text/rendering.js";
 import type { BlogContext } from "../context.js";
 import type { BlogRow, PostRow } from "../db/entities.js";
 import { readPostPage, readReviewedRevisions } from "../db/post-reads.js";
-import { blogToRead } from "./roles.js";
+import { blogToRead } from "../ownership.js";
 
 type FeedHandlers = Pick<ServiceImpl<typeof BlogService>, "getFeed" | "getPublicFeed">;
 

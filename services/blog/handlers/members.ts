@@ -10,7 +10,7 @@ import type { BlogRow } from "../db/entities.js";
 import { cancelSchedulesById, pendingSchedulesBy } from "../db/posts.js";
 import { requireRole, type Role } from "../domain/blogs.js";
 import { mayEdit } from "../domain/posts.js";
-import { loadBlog, postPerson } from "./roles.js";
+import { loadBlog, postPerson } from "../ownership.js";
 import { memberToProto } from "../views.js";
 
 type MemberHandlers = Pick<ServiceImpl<typeof BlogService>, "listMembers" | "setMember" | "removeMember">;

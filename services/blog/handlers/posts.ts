@@ -32,7 +32,7 @@ import {
 } from "../domain/posts.js";
 import { postChanged } from "../events.js";
 import { expectedRevisionOf, postAuthorOf, recordReview, saveRevision, type Revise } from "../revisions.js";
-import { admittedAsStaff, loadBlog, loadPostForWrite, requirePostEditor } from "./roles.js";
+import { admittedAsStaff, loadBlog, loadPostForWrite, requirePostEditor } from "../ownership.js";
 import { postView } from "../views.js";
 
 type PostHandlers = Pick<

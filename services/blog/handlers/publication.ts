@@ -12,7 +12,7 @@ import { cancelSchedules, insertSchedule, revisionOf, scheduleByKey } from "../d
 import type { ScheduleRow } from "../db/entities.js";
 import { publishNow, unpublishNow } from "../publishing.js";
 import { recordReview } from "../revisions.js";
-import { loadPostForWrite, requirePostEditor } from "./roles.js";
+import { loadPostForWrite, requirePostEditor } from "../ownership.js";
 import { postView, scheduleToProto } from "../views.js";
 
 type PublicationHandlers = Pick<

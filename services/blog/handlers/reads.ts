@@ -15,7 +15,7 @@ import type { BlogRow, PostRow } from "../db/entities.js";
 import { readPendingSchedules, readPostPage, readPostToRead } from "../db/post-reads.js";
 import { latestReviews, postById, revisionOf, revisionPage, revisionsOf, slugScope } from "../db/posts.js";
 import { seen, sightOf, sightWith, type Sight } from "../readers.js";
-import { blogToRead, loadBlog } from "./roles.js";
+import { blogToRead, loadBlog } from "../ownership.js";
 import { postMessage, readPostViews, revisionToProto } from "../views.js";
 
 type ReadHandlers = Pick<

@@ -4,7 +4,7 @@ import type { BlogContext } from "../context.js";
 import { dueScheduleIds, finishSchedule, lockPendingSchedule, postById } from "../db/posts.js";
 import { scheduleFinished } from "../events.js";
 import { publishNow, unpublishNow } from "../publishing.js";
-import { requireStillEditor } from "../handlers/roles.js";
+import { requireStillEditor } from "../ownership.js";
 
 /** Schedules looked up per pass of the loop. */
 const BATCH = 50;

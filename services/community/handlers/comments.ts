@@ -34,7 +34,7 @@ import {
 import { requireReason, TEXT } from "../domain/text.js";
 import { writeComment } from "../comment-writes.js";
 import { limitWriter } from "../limits.js";
-import { moderatorOf, readsAsModerator } from "./moderators.js";
+import { moderatorOf, readsAsModerator } from "../moderators.js";
 
 type CommentHandlers = Pick<
   ServiceImpl<typeof CommentService>,

@@ -21,7 +21,7 @@ import { moderationByKey, moderationToProto, recordModeration } from "../db/mode
 import { type ForumAction, requireSpaceId } from "../domain/forum.js";
 import { requireReason, requireTitle, TEXT } from "../domain/text.js";
 import { requireVote } from "../domain/threads.js";
-import { moderatorOf } from "./moderators.js";
+import { moderatorOf } from "../moderators.js";
 
 type ForumHandlers = Pick<
   ServiceImpl<typeof ForumService>,

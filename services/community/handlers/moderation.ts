@@ -15,7 +15,7 @@ import { moderationLog, moderationToProto, recordModeration } from "../db/modera
 import { changePaste, pasteBySlug, pasteRef, pasteToProto } from "../db/pastes.js";
 import { commentById, commentNotFound, commentToProto, threadOfRef, tombstone } from "../db/threads.js";
 import { requireReason } from "../domain/text.js";
-import { moderatorOf } from "./moderators.js";
+import { moderatorOf } from "../moderators.js";
 
 type ModerationHandlers = Pick<
   ServiceImpl<typeof ModerationService>,

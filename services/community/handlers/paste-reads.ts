@@ -15,7 +15,7 @@ import type { CommunityContext } from "../context.js";
 import { listedPasteToProto, pasteBySlug, pasteNotFound, pasteRef, pasteToProto, readPastesOf } from "../db/pastes.js";
 import { commentsOf, commentToProto, threadOfRef, votesOf } from "../db/threads.js";
 import { requireReadable } from "../domain/threads.js";
-import { readsAsModerator } from "./moderators.js";
+import { readsAsModerator } from "../moderators.js";
 
 type PasteReadHandlers = Pick<
   ServiceImpl<typeof PasteService>,

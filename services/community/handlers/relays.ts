@@ -8,7 +8,7 @@ import type { CommunityContext } from "../context.js";
 import { recordModeration } from "../db/moderation.js";
 import { deleteRelay, relayById, relayNotFound, relays, relayToProto, saveRelay } from "../db/relays.js";
 import { requireReason } from "../domain/text.js";
-import { moderatorOf } from "./moderators.js";
+import { moderatorOf } from "../moderators.js";
 
 type RelayHandlers = Pick<ServiceImpl<typeof RelayService>, "listRelays" | "getRelay" | "putRelay" | "deleteRelay">;
 

@@ -24,7 +24,7 @@ import { refreshEntities } from "../db/search.js";
 import { type AliasKind, isAliasKind, normalizeAlias } from "../domain/identifiers.js";
 import { entityChanged } from "../events.js";
 import { aliasConflict } from "./entities.js";
-import { entityOf, requireActive, requireRef } from "./support.js";
+import { entityOf, requireActive, requireRef } from "../entity-refs.js";
 
 type AliasHandlers = Pick<
   ServiceImpl<typeof ReviewsService>,

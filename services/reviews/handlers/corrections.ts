@@ -13,7 +13,7 @@ import type { ServiceContext } from "../../kit/runtime/module.js";
 import { correctionToProto } from "../db/answers.js";
 import { correctionById, correctionsPage, insertCorrection, triageCorrection } from "../db/corrections.js";
 import { correctionSubmitted } from "../events.js";
-import { entityOf, requireRef } from "./support.js";
+import { entityOf, requireRef } from "../entity-refs.js";
 
 const TARGET_KINDS = ["entity", "alias", "signal", "summary", "aggregate"];
 const STATES = ["open", "accepted", "rejected", "duplicate"];

@@ -37,7 +37,7 @@ import { isAliasKind, nameKey, normalizeAlias } from "../domain/identifiers.js";
 import { entityChanged } from "../events.js";
 import { resolve } from "../db/resolve.js";
 import { refreshEntities } from "../db/search.js";
-import { entityNotFound, entityOf, requireActive, requireRef } from "./support.js";
+import { entityNotFound, entityOf, requireActive, requireRef } from "../entity-refs.js";
 
 type EntityHandlers = Pick<
   ServiceImpl<typeof ReviewsService>,

@@ -24,7 +24,7 @@ import { flagRevisions, insertRevision, revisionsCiting } from "../db/summaries.
 import { refreshEntities } from "../db/search.js";
 import { citationsOf, withoutCitations } from "../domain/summaries.js";
 import { entityChanged, summaryChanged } from "../events.js";
-import { entityOf, requireRef } from "./support.js";
+import { entityOf, requireRef } from "../entity-refs.js";
 
 type MergeHandlers = Pick<ServiceImpl<typeof ReviewsService>, "mergeEntity" | "splitEntity">;
 

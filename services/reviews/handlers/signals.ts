@@ -18,7 +18,7 @@ import { entityAnswer, queueItemToProto, signalToProto } from "../db/answers.js"
 import { recordHistory, rootOf, treeOf } from "../db/catalog.js";
 import { lockedQueueItem, pendingPage, recordQueueDecision } from "../db/queue.js";
 import { deleteExclusion, insertExclusion, insertSignal, signalById, signalsOf } from "../db/signals.js";
-import { entityOf, requireActive, requireRef } from "./support.js";
+import { entityOf, requireActive, requireRef } from "../entity-refs.js";
 
 const KEY = /^[a-z0-9][a-z0-9._-]{0,63}$/i;
 const REF_MAX = 256;

@@ -32,7 +32,7 @@ import {
 import { refreshEntities } from "../db/search.js";
 import { checkSummary, citationsOf, type PointInput } from "../domain/summaries.js";
 import { summaryChanged } from "../events.js";
-import { entityOf, requireActive, requireRef } from "./support.js";
+import { entityOf, requireActive, requireRef } from "../entity-refs.js";
 
 /** The AI workflow whose proposals this service takes. */
 export const SUMMARY_WORKFLOW = "reviews.summarize_entity";

@@ -1,15 +1,15 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { callerOf } from "../../kit/auth/principal.js";
-import { problem } from "../../kit/handler/problem.js";
-import type { BlogContext } from "../context.js";
-import type { ReadContext } from "../../kit/db/reads.js";
-import { blogByHandle, blogById, roleOf } from "../db/blogs.js";
-import { readBlog } from "../db/post-reads.js";
-import type { BlogRow, PostRow } from "../db/entities.js";
-import { postById } from "../db/posts.js";
-import type { Role } from "../domain/blogs.js";
-import { mayEdit } from "../domain/posts.js";
+import { callerOf } from "../kit/auth/principal.js";
+import { problem } from "../kit/handler/problem.js";
+import type { BlogContext } from "./context.js";
+import type { ReadContext } from "../kit/db/reads.js";
+import { blogByHandle, blogById, roleOf } from "./db/blogs.js";
+import { readBlog } from "./db/post-reads.js";
+import type { BlogRow, PostRow } from "./db/entities.js";
+import { postById } from "./db/posts.js";
+import type { Role } from "./domain/blogs.js";
+import { mayEdit } from "./domain/posts.js";
 
 /** Row ownership of blogs and posts: who holds which role (the route's access rule admitted the caller already). */
 

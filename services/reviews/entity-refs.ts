@@ -1,7 +1,7 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { invalid, problem } from "../../kit/handler/problem.js";
-import { entityByRef } from "../db/catalog.js";
-import type { EntityRow } from "../db/entities.js";
+import { invalid, problem } from "../kit/handler/problem.js";
+import { entityByRef } from "./db/catalog.js";
+import type { EntityRow } from "./db/entities.js";
 
 /** A `{ref}` as given: an id or a slug, required. */
 export function requireRef(field: string, ref: string): string {

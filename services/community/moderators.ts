@@ -1,5 +1,5 @@
 import type { HandlerContext } from "@connectrpc/connect";
-import { principalOf, staffActor, staffActorOf } from "../../kit/auth/principal.js";
+import { principalOf, staffActor, staffActorOf } from "../kit/auth/principal.js";
 
 /** Who moderates in this call, for the audit: the actor, the person forwarded, and the relaying service. */
 export function moderatorOf(call: HandlerContext): { actor: string; person: string | null; relayedBy: string } {
