@@ -5,7 +5,7 @@ import { NotificationPushedSchema } from "../../gen/pf/network/v1/events_pb.js";
 import { consumer, startConsumer } from "../../services/kit/events/consumer.js";
 import { recordEvent } from "../../services/kit/events/outbox.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
-import { describeWith, NATS } from "../support/skips.js";
+import { DATABASE_SERVER, describeWith, itWith, NATS } from "../support/skips.js";
 import { until } from "../support/until.js";
 
 const marker = `ob-${Date.now().toString(36)}-`;
@@ -29,70 +29,75 @@ describe("the outbox relay on the in-process bus", () => {
   });
   afterAll(() => t?.stop());
 
-  it("delivers events one at a time in the order written; a failing one is tried again after a pause and holds the rest", async () => {
-    const ctx = t.platform.contexts.get("network")!;
-    const seen: string[] = [];
-    let active = 0;
-    let overlapped = false;
-    let failures = 0;
-    const written = async () =>
-      (
-        await ctx.orm.em
-          .getConnection()
-          .execute<{ n: number }[]>(`select count(*)::int as n from network.outbox where payload like ?`, [
-            `%${marker}%`,
-          ])
-      )[0].n;
-    const stop = await startConsumer(
-      ctx,
-      consumer({
-        name: "order_probe",
-        subject: "network.notification.pushed",
-        event: NotificationPushedSchema,
-        async handle(event) {
-          const title = event.notification!.title.slice(marker.length);
-          overlapped ||= ++active > 1;
-          // "1" is held until the events behind it are committed: a relay that overlapped would hand one over now.
-          if (title === "1") await until(async () => (await written()) >= 4);
-          active--;
-          if (title === "2" && failures++ === 0) throw new Error("projection busy");
-          seen.push(title);
-        },
-      }),
-    );
-    try {
-      await push("1");
-      // One transaction, so one batch: "3" and "4" are queued behind "2" when it fails.
-      await ctx.transaction(async (em) => {
-        for (const title of ["2", "3", "4"]) {
-          await recordEvent(
-            em,
-            "network.notification.pushed",
-            NotificationPushedSchema,
-            create(NotificationPushedSchema, { notification: { title: marker + title } }),
-          );
-        }
-      });
-      await until(() => seen.length === 4);
-      expect(overlapped).toBe(false);
-      // "2" failed once: after its pause it came, and the ones behind it after it.
-      expect(seen).toEqual(["1", "2", "3", "4"]);
-      // The relay records the send just after the consumer is done with it.
-      const row = async () =>
+  // "1" waits for a write committed beside the relay's pass: the embedded database, a single session, serves one at a time.
+  itWith(
+    DATABASE_SERVER,
+    "delivers events one at a time in the order written; a failing one is tried again after a pause and holds the rest",
+    async () => {
+      const ctx = t.platform.contexts.get("network")!;
+      const seen: string[] = [];
+      let active = 0;
+      let overlapped = false;
+      let failures = 0;
+      const written = async () =>
         (
           await ctx.orm.em
             .getConnection()
-            .execute<{ attempts: number; sent: boolean }[]>(
-              `select attempts, sent_at is not null as sent from network.outbox where payload like ?`,
-              [`%${marker}2"%`],
-            )
-        )[0];
-      await until(async () => (await row()).sent);
-      expect(await row()).toEqual({ attempts: 1, sent: true });
-    } finally {
-      await stop();
-    }
-  });
+            .execute<{ n: number }[]>(`select count(*)::int as n from network.outbox where payload like ?`, [
+              `%${marker}%`,
+            ])
+        )[0].n;
+      const stop = await startConsumer(
+        ctx,
+        consumer({
+          name: "order_probe",
+          subject: "network.notification.pushed",
+          event: NotificationPushedSchema,
+          async handle(event) {
+            const title = event.notification!.title.slice(marker.length);
+            overlapped ||= ++active > 1;
+            // "1" is held until the events behind it are committed: a relay that overlapped would hand one over now.
+            if (title === "1") await until(async () => (await written()) >= 4);
+            active--;
+            if (title === "2" && failures++ === 0) throw new Error("projection busy");
+            seen.push(title);
+          },
+        }),
+      );
+      try {
+        await push("1");
+        // One transaction, so one batch: "3" and "4" are queued behind "2" when it fails.
+        await ctx.transaction(async (em) => {
+          for (const title of ["2", "3", "4"]) {
+            await recordEvent(
+              em,
+              "network.notification.pushed",
+              NotificationPushedSchema,
+              create(NotificationPushedSchema, { notification: { title: marker + title } }),
+            );
+          }
+        });
+        await until(() => seen.length === 4);
+        expect(overlapped).toBe(false);
+        // "2" failed once: after its pause it came, and the ones behind it after it.
+        expect(seen).toEqual(["1", "2", "3", "4"]);
+        // The relay records the send just after the consumer is done with it.
+        const row = async () =>
+          (
+            await ctx.orm.em
+              .getConnection()
+              .execute<{ attempts: number; sent: boolean }[]>(
+                `select attempts, sent_at is not null as sent from network.outbox where payload like ?`,
+                [`%${marker}2"%`],
+              )
+          )[0];
+        await until(async () => (await row()).sent);
+        expect(await row()).toEqual({ attempts: 1, sent: true });
+      } finally {
+        await stop();
+      }
+    },
+  );
 });
 
 describeWith(NATS, "the outbox relay on JetStream", () => {
