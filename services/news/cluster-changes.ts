@@ -29,6 +29,23 @@ export interface ChangeAnswer {
 
 const MAX_ITEMS = 500;
 
+/**
+ * A locked cluster that still takes changes: 404 cluster.not_found when missing, 409 cluster.merged when merged.
+ * `field` names the request's list that named it (the route's own cluster is named by the path).
+ */
+function requireActive(locked: Map<string, { state: string }>, id: string, field?: string): void {
+  const cluster = locked.get(id);
+  const name = field ? `Cluster ${id}` : "This cluster";
+  if (!cluster)
+    throw problem(
+      404,
+      "cluster.not_found",
+      field ? `No such cluster: ${id}.` : "No such cluster.",
+      field ? { field } : undefined,
+    );
+  if (cluster.state !== "active") throw problem(409, "cluster.merged", `${name} is not active.`);
+}
+
 /** Merges the request's clusters into the named one: every member moves, each merged cluster points at it. */
 export async function mergeClusters(
   ctx: ServiceContext,
@@ -42,14 +59,8 @@ export async function mergeClusters(
   if (others.length > 50) throw invalid("cluster_ids", "At most 50 clusters at once.");
   if (others.includes(request.id)) throw invalid("cluster_ids", "A cluster cannot be merged into itself.");
   const locked = await lockClusters(em, [request.id, ...others]);
-  const target = locked.get(request.id);
-  if (!target) throw problem(404, "cluster.not_found", "No such cluster.");
-  if (target.state !== "active") throw problem(409, "cluster.merged", "This cluster is not active.");
-  for (const id of others) {
-    const other = locked.get(id);
-    if (!other) throw problem(404, "cluster.not_found", `No such cluster: ${id}.`, { field: "cluster_ids" });
-    if (other.state !== "active") throw problem(409, "cluster.merged", `Cluster ${id} is not active.`);
-  }
+  requireActive(locked, request.id);
+  for (const id of others) requireActive(locked, id, "cluster_ids");
   const at = ctx.clock.now();
   const after: Explanation = { method: "editor_merge", evidence: reason, score: 100, by, at: at.toISOString() };
   const moves = (await membersOf(em, others)).map((member) => moveOf(member, request.id, after));
@@ -73,9 +84,7 @@ export async function splitCluster(
   if (items.length === 0) throw invalid("item_ids", "Name at least one item to split off.");
   if (items.length > MAX_ITEMS) throw invalid("item_ids", `At most ${MAX_ITEMS} items at once.`);
   const locked = await lockClusters(em, [request.id]);
-  const source = locked.get(request.id);
-  if (!source) throw problem(404, "cluster.not_found", "No such cluster.");
-  if (source.state !== "active") throw problem(409, "cluster.merged", "This cluster is not active.");
+  requireActive(locked, request.id);
   const members = await membershipsOf(em, items);
   const stranger = items.find((item) => members.get(item)?.cluster_id !== request.id);
   if (stranger !== undefined)
