@@ -94,10 +94,10 @@ afterAll(() => rm(dataDir, { recursive: true, force: true }));
  * The probe served as the host serves a service: admission, then the
  * declared limits, then a handler that counts the calls it answers.
  */
-function serve(rule: Rule = OPEN_READ, env: Record<string, string> = {}) {
+function serve(rule: Rule = OPEN_READ, env: Record<string, string> = {}, maxCallers?: number) {
   const service = probeWith(rule);
   const clock = new ManualClock(new Date("2026-03-01T12:00:30Z"));
-  const limits = new RateLimits([service], env, clientKeys, clock);
+  const limits = new RateLimits([service], env, clientKeys, clock, maxCallers);
   let handled = 0;
   const chain = admission.interceptor()(
     limits.interceptor()(async () => {
@@ -134,6 +134,16 @@ describe("declared rate limits", () => {
     expect(probe.handled()).toBe(2);
     expect(await probe.read("203.0.113.8")).toBeUndefined();
     expect(probe.handled()).toBe(3);
+  });
+
+  it("hold a bounded number of callers a window: past it an unseen address is refused, a counted one goes on", async () => {
+    const probe = serve(OPEN_READ, {}, 2);
+    expect(await probe.read("203.0.113.1")).toBeUndefined();
+    expect(await probe.read("2001:db8:9:1::1")).toBeUndefined();
+    expect(await probe.read("2001:db8:9:2::1")).toMatchObject({ status: 429, code: "rate.limited" });
+    expect(await probe.read("203.0.113.1")).toBeUndefined();
+    probe.clock.advance(60_000);
+    expect(await probe.read("2001:db8:9:2::1")).toBeUndefined();
   });
 
   it("count an IPv6 client by its /64: a neighbour in the same /64 shares the limit, another /64 does not", async () => {

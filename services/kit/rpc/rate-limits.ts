@@ -28,6 +28,9 @@ type TierLimits = Partial<Record<RateTier, TierLimit>>;
 /** Every declared limit counts calls per minute, in windows aligned to the minute. */
 const WINDOW_MS = 60_000;
 
+/** Counters one window holds at most (about 100 bytes each): 10 MB, far above one instance's distinct callers a minute. */
+const MAX_CALLERS = 100_000;
+
 /**
  * The rate limit an access rule names (`rate_limit`), as its proto service
  * declares it (`rate_limits`); undefined when the rule names none. A name the
@@ -67,6 +70,8 @@ export class RateLimits {
     env: Record<string, string | undefined>,
     private readonly clientKeys: ClientKeys,
     private readonly clock: Clock,
+    /** Callers counted in one window at most: past it an unseen caller is refused, so a flood of addresses cannot grow memory. */
+    private readonly maxCallers = MAX_CALLERS,
   ) {
     const counters = new Map<string, string>();
     for (const service of services) {
@@ -110,10 +115,11 @@ export class RateLimits {
       this.hits = new Map();
     }
     const counted = `${limit.counter}\n${key}`;
-    const hits = this.hits.get(counted) ?? 0;
-    if (hits >= limit.perMinute)
+    const hits = this.hits.get(counted);
+    const full = hits === undefined && this.hits.size >= this.maxCallers;
+    if ((hits ?? 0) >= limit.perMinute || full)
       throw tooManyRequests(limit.counter, Math.max(1, Math.ceil((start + WINDOW_MS - now) / 1000)));
-    this.hits.set(counted, hits + 1);
+    this.hits.set(counted, (hits ?? 0) + 1);
   }
 }
 
