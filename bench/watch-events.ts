@@ -6,7 +6,7 @@ import { WatchKind } from "../gen/pf/deals/v1/watches_pb.js";
 import { WatchMatchedSchema } from "../gen/pf/deals/v1/events_pb.js";
 import { clientWithDefaults } from "../services/kit/rpc/clients.js";
 import { recordEvents } from "../services/kit/events/outbox.js";
-import type { ServiceContext } from "../services/kit/runtime/module.js";
+import type { ServiceContext } from "../services/kit/service/module.js";
 import { percentile, type Benchmark, type LoadResult, type LoadSettings } from "./load.js";
 import { startBenchPlatform } from "./platform.js";
 import { Arrivals, countInStream, streamEnd, type StreamCount } from "./event-count.js";

@@ -1,6 +1,6 @@
 import type { DescMethod } from "@bufbuild/protobuf";
 import type { ContextValues } from "@connectrpc/connect";
-import type { FastifyRequest, onRequestHookHandler } from "fastify";
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
 import { admittedCall } from "../services/kit/auth/enforce.js";
 import type { Caller } from "../services/kit/auth/principal.js";
 import { PlainHeaders } from "../services/kit/rpc/plain-headers.js";
@@ -15,6 +15,9 @@ export interface AdmittedRequest {
   readonly values: ContextValues;
 }
 
+/** How a refused request is answered. */
+export type Refusal = (request: FastifyRequest, reply: FastifyReply, error: unknown) => void;
+
 const admitted = new WeakMap<FastifyRequest, AdmittedRequest>();
 
 /** The headers and admission of a request its route's hook admitted. */
@@ -28,14 +31,18 @@ export function admittedRequest(request: FastifyRequest): AdmittedRequest | unde
  * path and query are mapped: a caller without the right (no token, a forged
  * one, one the route refuses) gets the RPC's own refusal and learns nothing of
  * the route's shape. The RPC takes this admission (`admittedCall`) instead of
- * repeating it; a cached token is admitted without waiting.
+ * repeating it; a cached token is admitted without waiting. A refusal is
+ * answered as a problem, or as `answer` writes it (connect.ts: in the caller's
+ * RPC protocol), and its connection closes after it.
  */
-export function admissionHook(method: DescMethod, context: RouteContext): onRequestHookHandler {
-  const { admission, logger } = context;
+export function admissionHook(
+  method: DescMethod,
+  context: Pick<RouteContext, "admission" | "logger">,
+  answer: Refusal = (request, reply, error) => sendFailure(request, reply, error, context.logger),
+): onRequestHookHandler {
+  const { admission } = context;
   return (request, reply, done) => {
-    const refuse = (error: unknown) => {
-      sendFailure(request, closeAfterAnswer(request, reply), error, logger);
-    };
+    const refuse = (error: unknown) => answer(request, closeAfterAnswer(request, reply), error);
     const admit = (headers: Record<string, string>, caller: Caller) => {
       admitted.set(request, { headers, values: admittedCall(method, caller) });
       done();

@@ -117,10 +117,10 @@ export function byteHandler(binding: Binding, context: RouteContext): RouteHandl
     }
     async function* bytes() {
       try {
-        yield body!.data;
+        yield* slices(body!.data);
         for (let next = await messages.next(); !next.done; next = await messages.next()) {
           const data = bodyOf(next.value)?.data;
-          if (data && data.length > 0) yield data;
+          if (data && data.length > 0) yield* slices(data);
         }
       } finally {
         cancel.abort();
@@ -133,6 +133,13 @@ export function byteHandler(binding: Binding, context: RouteContext): RouteHandl
     });
     return reply.send(stream);
   };
+}
+
+/** Bytes written at once at most: a 2 MB feed goes out in turns with other answers, never in one long write. */
+const SLICE_BYTES = 64 * 1024;
+
+function* slices(data: Uint8Array) {
+  for (let start = 0; start < data.length; start += SLICE_BYTES) yield data.subarray(start, start + SLICE_BYTES);
 }
 
 async function* single(message: Message) {

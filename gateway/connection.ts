@@ -4,6 +4,13 @@ import type { FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify
 import { problemMessage } from "../services/kit/handler/problem.js";
 import { instanceOf, sendProblem } from "./problems.js";
 
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** The route reads its body as it arrives (uploads, client streams) and watches its pace itself. */
+    streamsBody?: boolean;
+  }
+}
+
 /** The longest a refused request's connection reads what its client still sends (nginx's lingering_time is 30 s). */
 export const LINGER_MS = 10_000;
 /** A lingering connection closes once its client sent nothing for this long (nginx's lingering_timeout). */
@@ -53,7 +60,7 @@ function linger(socket: Socket, incoming: IncomingMessage): void {
 export function bodyDeadline(timeoutMs: number): onRequestHookHandler {
   return (request, reply, done) => {
     // A route reading its body as it arrives (uploads.ts) watches its pace instead.
-    const streams = (request.routeOptions.config as { streamsBody?: boolean } | undefined)?.streamsBody === true;
+    const streams = request.routeOptions.config.streamsBody === true;
     if (sendsBody(request) && !streams) {
       const timer = setTimeout(() => {
         if (reply.sent) return;

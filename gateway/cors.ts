@@ -1,3 +1,5 @@
+import type { DescMethod } from "@bufbuild/protobuf";
+import { cors as connectCors } from "@connectrpc/connect";
 import cors, { type FastifyCorsOptions } from "@fastify/cors";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { Cors } from "../gen/pf/v1/options_pb.js";
@@ -34,8 +36,17 @@ export const CORS_ALLOWED_HEADERS = [
 
 export const CORS_EXPOSED_HEADERS = ["ETag", "Location", "Retry-After", "X-Request-Id"];
 
+/** The same, with what Connect and gRPC-Web clients send and read (connect-protocol-version, x-grpc-web, grpc-status, …). */
+export const CONNECT_ALLOWED_HEADERS = unite(CORS_ALLOWED_HEADERS, connectCors.allowedHeaders);
+export const CONNECT_EXPOSED_HEADERS = unite(CORS_EXPOSED_HEADERS, connectCors.exposedHeaders);
+
+function unite(ours: readonly string[], theirs: readonly string[]): string[] {
+  const known = new Set(ours.map((name) => name.toLowerCase()));
+  return [...ours, ...theirs.filter((name) => !known.has(name.toLowerCase()))];
+}
+
 /** Whether a binding's route answers any origin: its RPC's main rule says `cors: CORS_OPEN`. */
-export function corsOpen(binding: Binding): boolean {
+export function corsOpen(binding: Pick<Binding, "method">): boolean {
   return accessOf(binding.method).cors === Cors.OPEN;
 }
 
@@ -49,7 +60,10 @@ export function corsKind(binding: Binding): "open" | "listed" | "platform" {
  * The origins a route with its own allow-list answers (`cors: CORS_LISTED`):
  * the comma-separated setting its rule names; undefined for other routes.
  */
-export function listedOrigins(binding: Binding, env: Record<string, string | undefined>): string[] | undefined {
+export function listedOrigins(
+  binding: Pick<Binding, "method">,
+  env: Record<string, string | undefined>,
+): string[] | undefined {
   const rule = accessOf(binding.method);
   if (rule.cors !== Cors.LISTED) return undefined;
   return (env[rule.corsSetting] ?? "")
@@ -64,7 +78,9 @@ export function listedOrigins(binding: Binding, env: Record<string, string | und
  * their own setting only, the others the platform's origins (PF_CORS_ORIGINS)
  * only. A request is decided by the route it is routed to; a preflight,
  * routed to the CORS plugin, by the route it asks about (its path and
- * Access-Control-Request-Method). With no origin configured and no open or
+ * Access-Control-Request-Method). A Connect route (`connectPaths`: its path,
+ * its RPC) is decided by its RPC's rule alike, and lets browsers send and read
+ * the Connect and gRPC-Web headers. With no origin configured and no open or
  * listed route, no request gets CORS headers.
  */
 export async function registerCors(
@@ -73,13 +89,15 @@ export async function registerCors(
   bindings: readonly Binding[],
   routes: RouteTable,
   env: Record<string, string | undefined> = {},
+  connectPaths: ReadonlyMap<string, DescMethod> = new Map(),
 ): Promise<void> {
-  const listed = new Map<Binding["method"], string[]>();
-  for (const binding of bindings) {
-    const own = listedOrigins(binding, env);
-    if (own !== undefined) listed.set(binding.method, own);
+  const methods = [...bindings, ...[...connectPaths.values()].map((method) => ({ method }))];
+  const listed = new Map<DescMethod, string[]>();
+  for (const each of methods) {
+    const own = listedOrigins(each, env);
+    if (own !== undefined) listed.set(each.method, own);
   }
-  if (origins.length === 0 && !bindings.some(corsOpen) && listed.size === 0) return;
+  if (origins.length === 0 && !methods.some(corsOpen) && listed.size === 0) return;
   const platform: FastifyCorsOptions = {
     // false: no origin but the open routes' (and preflights of other routes are not answered).
     origin: origins.length > 0 ? [...origins] : false,
@@ -91,18 +109,29 @@ export async function registerCors(
     strictPreflight: false,
   };
   const open: FastifyCorsOptions = { ...platform, origin: "*" };
+  const connect: FastifyCorsOptions = {
+    ...platform,
+    methods: [...connectCors.allowedMethods],
+    allowedHeaders: CONNECT_ALLOWED_HEADERS,
+    exposedHeaders: CONNECT_EXPOSED_HEADERS,
+  };
+  /** The options of a route of this RPC, from those of its kind of route. */
+  const byRule = (method: DescMethod, base: FastifyCorsOptions): FastifyCorsOptions => {
+    if (corsOpen({ method })) return { ...base, origin: "*" };
+    const own = listed.get(method);
+    return own === undefined ? base : { ...base, origin: own.length > 0 ? own : false };
+  };
   const asked = (request: FastifyRequest) => {
     const verb = request.method === "OPTIONS" ? request.headers["access-control-request-method"] : request.method;
     if (typeof verb !== "string") return undefined;
     return routes.bindingAt(request.headers.host ?? "", instanceOf(request), verb);
   };
   const optionsOf = (request: FastifyRequest): FastifyCorsOptions => {
+    const rpc = connectPaths.size > 0 ? connectPaths.get(instanceOf(request)) : undefined;
+    if (rpc) return byRule(rpc, connect);
     if (request.method !== "OPTIONS" && request.routeOptions.config.corsOpen === true) return open;
     const binding = listed.size > 0 || request.method === "OPTIONS" ? asked(request) : undefined;
-    if (binding === undefined) return platform;
-    if (corsOpen(binding)) return open;
-    const own = listed.get(binding.method);
-    return own === undefined ? platform : { ...platform, origin: own.length > 0 ? own : false };
+    return binding === undefined ? platform : byRule(binding.method, platform);
   };
   await app.register(cors, { delegator: (request, callback) => callback(null, optionsOf(request)) });
 }

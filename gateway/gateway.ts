@@ -12,6 +12,7 @@ import { registerCors } from "./cors.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "./headers.js";
 import { jsonShapeFault } from "./json-shape.js";
 import { registerDocs } from "./docs.js";
+import { serveAsyncApi } from "./asyncapi.js";
 import { openApiDocument, publiclyDocumented, type DocumentScope } from "./openapi.js";
 import { instanceOf, problemOfFastify, sendFailure, sendProblem } from "./problems.js";
 import type { Admitting } from "./route-context.js";
@@ -27,7 +28,7 @@ export interface GatewayOptions {
   transport: Transport;
   /** The services' enforcement, applied before the gateway reads a request (401 before any shape check). */
   admission: Admitting;
-  /** Uses bodyLimit, corsOrigins, hostRouting and callTimeoutMs. */
+  /** Uses bodyLimit, corsOrigins, hostRouting, callTimeoutMs, and natsUrl with natsNamespace (the AsyncAPI server). */
   config: Config;
   logger: Logger;
   /** Reachability of what the process depends on, for /readyz. */
@@ -140,6 +141,7 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
     return sendJson(reply, ready ? 200 : 503, { status: ready ? "ok" : "unavailable", checks });
   });
   serveOpenApi(app, bindings, { hostRouting: config.hostRouting, admission: options.admission, logger });
+  serveAsyncApi(app, [...new Set(bindings.map((binding) => binding.key))], config);
   registerDocs(app, [...new Set(bindings.map((binding) => binding.key))].sort());
 
   const openStreams = new Set<AbortController>();

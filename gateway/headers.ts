@@ -1,8 +1,7 @@
 import type { FastifyRequest } from "fastify";
 import { acceptedRequestId } from "../services/kit/runtime/call.js";
 import type { IncomingMessage } from "node:http";
-import { plainAddress } from "../services/kit/handler/client-address.js";
-import { CLIENT_IP_HEADER } from "../services/kit/handler/rate-limit.js";
+import { CLIENT_IP_HEADER, plainAddress } from "../services/kit/handler/client-address.js";
 import { requestTraceparent } from "./tracing.js";
 
 /**

@@ -1,5 +1,5 @@
-import type { JsonObject } from "@bufbuild/protobuf";
-import { Actor, Visibility, type Access } from "../gen/pf/v1/options_pb.js";
+import { getOption, type JsonObject } from "@bufbuild/protobuf";
+import { Actor, in_flight as inFlight, Visibility, type Access } from "../gen/pf/v1/options_pb.js";
 import { protoComments } from "../gen/pf/docs.js";
 import { admitsAnonymous, type RouteAccess } from "../services/kit/auth/enforce.js";
 import type { Binding } from "./bindings.js";
@@ -29,6 +29,8 @@ export function routeProblems(binding: Binding, access: RouteAccess): RouteProbl
   add(401, "auth.wrong_audience", `the token is not for the audience ${access.audience}`);
   add(403, "auth.header_refused", "X-PF-* headers from a caller that is not a service");
   for (const rule of access.rules) ruleRefusals(rule, add);
+  if (getOption(binding.method, inFlight) !== "")
+    add(503, "service.busy", "too many of the route's costly calls wait their turn (Retry-After: when to try again)");
   for (const { status, code } of namedInComment(binding)) add(status, code, "see the description");
   return [...found.values()].sort((a, b) => a.status - b.status);
 }

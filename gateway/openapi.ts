@@ -1,12 +1,4 @@
-import {
-  getOption,
-  toJson,
-  type DescMethod,
-  type DescService,
-  type JsonObject,
-  type JsonValue,
-} from "@bufbuild/protobuf";
-import { protoComments } from "../gen/pf/docs.js";
+import { getOption, toJson, type DescMethod, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { ProblemSchema } from "../gen/pf/v1/problem_pb.js";
 import { STATUS_CODES } from "node:http";
 import {
@@ -25,14 +17,14 @@ import {
 import { admitsAnonymous, routeAccessOf, type RouteAccess } from "../services/kit/auth/enforce.js";
 import { routeFieldsOf } from "../services/kit/rpc/input.js";
 import { declaredRateLimit } from "../services/kit/rpc/rate-limits.js";
-import { rpcName, type Binding } from "./bindings.js";
-import { takesRawBytes } from "./bodies.js";
+import type { Binding } from "./bindings.js";
 import { answersBytes } from "./bytes.js";
 import { corsKind } from "./cors.js";
 import { problemResponses, routeProblems } from "./openapi-problems.js";
 import { PROBLEM_CONTENT_TYPE } from "./problems.js";
 import { EVENT_STREAM_CONTENT_TYPE } from "./sse.js";
-import { requestFields } from "./request.js";
+import { operationId, resourceTags } from "./openapi-names.js";
+import { BINARY, requestOf } from "./openapi-request.js";
 import { componentName, described, SchemaComponents } from "./schemas.js";
 import { openApiPath } from "./template.js";
 import { uploadOf } from "./uploads.js";
@@ -44,48 +36,58 @@ export interface DocumentScope {
 }
 
 /**
- * OpenAPI 3.1 of the bindings: one tag per service key, one operation per
- * binding, components named by schema id, the access of each RPC as x-pf-*
- * members and the problems it answers as responses.
+ * OpenAPI 3.1 of the bindings: one operation per binding, tagged by its
+ * resource (openapi-names.ts), components named by schema id, the access of
+ * each RPC as x-pf-* members and the problems it answers as responses. Only
+ * the components the operations reach are kept.
  */
 export function openApiDocument(bindings: readonly Binding[], scope: DocumentScope): JsonObject {
   const components = new SchemaComponents();
   const problem = problemSchema(components);
+  const { tagOf, tags } = resourceTags(bindings, scope.basePath === undefined);
   const paths: Record<string, JsonObject> = {};
   for (const binding of bindings) {
     const path = (scope.basePath === undefined ? `/${binding.key}` : "") + openApiPath(binding.template);
     paths[path] ??= {};
-    paths[path][binding.verb.toLowerCase()] = operation(binding, components, problem);
+    paths[path][binding.verb.toLowerCase()] = operation(binding, tagOf(binding), components, problem);
   }
   return {
     openapi: "3.1.0",
     info: { title: scope.title, version: "v1" },
-    ...(scope.basePath !== undefined && { servers: [{ url: scope.basePath }] }),
-    tags: serviceTags(bindings),
+    servers: [{ url: scope.basePath ?? "/" }],
+    tags,
     paths,
     components: {
-      schemas: components.schemas,
+      schemas: reached(paths, components.schemas),
       securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } },
     },
   };
 }
 
 /**
- * One tag per service key, in the bindings' order, described by the proto
- * comments of its services that have a route in the document (an internal
- * service's comment stays out of the public document).
+ * The components the paths refer to, and those they refer to in turn: a
+ * message documented in full where an operation's body leaves fields out
+ * (openapi-request.ts) may be referred to by nothing else.
  */
-function serviceTags(bindings: readonly Binding[]): JsonObject[] {
-  const services = new Map<string, Set<DescService>>();
-  for (const { key, service } of bindings) services.set(key, (services.get(key) ?? new Set()).add(service));
-  return [...services].map(([key, described]) => {
-    const comments = [...described].flatMap((service) => {
-      const comment = protoComments[service.typeName];
-      return comment ? [`**${service.name}**: ${comment}`] : [];
-    });
-    return { name: key, ...(comments.length > 0 && { description: comments.join("\n\n") }) };
-  });
+function reached(paths: JsonObject, schemas: Record<string, JsonObject>): Record<string, JsonObject> {
+  const found = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(visit);
+    else if (value !== null && typeof value === "object") {
+      for (const [member, inner] of Object.entries(value)) {
+        if (member !== "$ref" || typeof inner !== "string") visit(inner);
+        else if (inner.startsWith(REF) && !found.has(inner.slice(REF.length))) {
+          found.add(inner.slice(REF.length));
+          visit(schemas[inner.slice(REF.length)]);
+        }
+      }
+    }
+  };
+  visit(paths);
+  return Object.fromEntries(Object.entries(schemas).filter(([name]) => found.has(name)));
 }
+
+const REF = "#/components/schemas/";
 
 /**
  * Whether a route is in the public document (served to callers without a
@@ -98,50 +100,16 @@ export function publiclyDocumented(binding: Binding): boolean {
   );
 }
 
-function operation(binding: Binding, components: SchemaComponents, problem: JsonObject): JsonObject {
+function operation(binding: Binding, tag: string, components: SchemaComponents, problem: JsonObject): JsonObject {
   const { method } = binding;
-  const fields = requestFields(binding);
-  const parameters: JsonObject[] = fields.path.map((target, index) => ({
-    name: target.path,
-    in: "path",
-    required: true,
-    schema: components.field(target.field),
-    ...(binding.template.variables[index].rest && { description: "The rest of the path; may contain slashes." }),
-  }));
-  // Both spellings of a query parameter lead to one target: document it once, by its proto name; only those the route reads.
   const reads = routeFieldsOf(method);
-  for (const target of new Set(fields.query.values())) {
-    if (reads && !reads.has(target.steps[0].name)) continue;
-    if (target.map) {
-      // A map field takes one parameter per key (`facet.<key>=value`): documented as a pattern of names.
-      parameters.push({
-        name: `${target.path}.{key}`,
-        in: "query",
-        description: `One parameter per key of ${target.path}: ${target.path}.<key>=<value>.`,
-        schema: { type: "string" },
-      });
-      continue;
-    }
-    parameters.push({ name: target.path, in: "query", schema: components.field(target.field) });
-  }
-  const input = binding.bodyField ? components.field(binding.bodyField) : components.message(method.input);
   const output = binding.responseField ? components.field(binding.responseField) : components.message(method.output);
   const access = routeAccessOf(method);
   return {
-    operationId: rpcName(method),
+    operationId: operationId(binding),
     ...described(`${method.parent.typeName}.${method.name}`, method.name),
-    tags: [binding.key],
-    parameters,
-    ...(binding.body !== "" && {
-      requestBody: {
-        required: true,
-        content: uploadOf(binding)
-          ? uploadContent(uploadOf(binding)!.mediaTypes)
-          : takesRawBytes(binding)
-            ? { "*/*": { schema: BINARY } }
-            : { "application/json": { schema: input } },
-      },
-    }),
+    tags: [tag],
+    ...requestOf(binding, components),
     ...(uploadOf(binding) && { "x-pf-max-bytes": Number(uploadOf(binding)!.maxBytes) }),
     responses: {
       ...(answersBytes(binding)
@@ -162,7 +130,6 @@ function operation(binding: Binding, components: SchemaComponents, problem: Json
   };
 }
 
-/** Whether a rule admits callers without a token, as enforcement reads it: public or first-party, with `anonymous`. */
 /** The statuses a success answers with (200 unless the RPC says otherwise); 204 and 304 carry no body. */
 function successResponses(statuses: readonly number[], output: JsonObject): JsonObject {
   const responses: JsonObject = {};
@@ -174,19 +141,6 @@ function successResponses(statuses: readonly number[], output: JsonObject): Json
         : { description, content: { "application/json": { schema: output } } };
   }
   return responses;
-}
-
-const BINARY = { type: "string", format: "binary" };
-
-/** An upload's body: a form with one file part (text fields before it), or the raw file in a listed type. */
-function uploadContent(mediaTypes: readonly string[]): JsonObject {
-  const content: JsonObject = {};
-  for (const type of mediaTypes)
-    content[type] =
-      type === "multipart/form-data"
-        ? { schema: { type: "object", properties: { file: BINARY }, required: ["file"] } }
-        : { schema: BINARY };
-  return content;
 }
 
 /** A byte answer (bytes.ts): the bytes in their own type, or the first message as JSON; 304 without a body. */

@@ -18,10 +18,10 @@ import { idRuleOf } from "../services/kit/rpc/input.js";
 export function described(name: string, fallback?: string): JsonObject {
   const comment = protoComments[name];
   if (!comment) return fallback ? { summary: fallback } : {};
-  // The comments read "Name: what it does. More." — the summary is the name, or the first sentence.
+  // The first sentence whole ("Moderation: resolves an open flag." says more than its label), for callers:
+  // whether the spec shows the route is x-pf-designed's to say.
   const sentence = /^.*?\.(?=\s|$)/.exec(comment)?.[0] ?? comment;
-  const summary = sentence.split(": ")[0].replace(/\.$/, "");
-  return { summary, description: comment };
+  return { summary: sentence.replace(/\.$/, "").replace(/ \(designed\)/, ""), description: comment };
 }
 
 /** The proto comment of a pf element as a JSON Schema description. */
@@ -30,9 +30,15 @@ function description(name: string): JsonObject {
   return comment ? { description: comment } : {};
 }
 
-/** A message's OpenAPI component name: its spec schema id (`tips.paid-request@1`), else its full name. */
+/**
+ * A message's OpenAPI component name: its spec schema id with the version as
+ * `.v<n>` (`tips.paid-request@1` is `tips.paid-request.v1`: OpenAPI allows only
+ * `[a-zA-Z0-9._-]` in component names), else its full name. The id itself is
+ * the component's `x-pf-schema`.
+ */
 export function componentName(message: DescMessage): string {
-  return getOption(message, schemaId) || message.typeName;
+  const id = getOption(message, schemaId);
+  return id ? id.replace(/@(\d+)$/, ".v$1") : message.typeName;
 }
 
 /** Well-known types, inlined as the proto JSON mapping writes them. */
@@ -58,6 +64,8 @@ const WELL_KNOWN: Record<string, JsonObject> = {
  */
 export class SchemaComponents {
   readonly schemas: Record<string, JsonObject> = {};
+  /** The message each component was made of: two messages never share a name. */
+  private readonly named = new Map<string, DescMessage>();
 
   /** A `$ref` to the message's component (or the inline schema of a well-known type). */
   message(message: DescMessage): JsonObject {
@@ -65,9 +73,20 @@ export class SchemaComponents {
     if (known) return known;
     if (isWrapperDesc(message)) return scalarSchema(message.fields[0].scalar);
     const name = componentName(message);
-    if (!(name in this.schemas)) {
+    const named = this.named.get(name);
+    if (named !== undefined && named !== message)
+      throw new Error(`${named.typeName} and ${message.typeName} would both be the component ${name}`);
+    if (named === undefined) {
+      this.named.set(name, message);
       const properties: JsonObject = {};
-      this.schemas[name] = { type: "object", title: message.typeName, ...description(message.typeName), properties };
+      const id = getOption(message, schemaId);
+      this.schemas[name] = {
+        type: "object",
+        title: message.typeName,
+        ...(id && { "x-pf-schema": id }),
+        ...description(message.typeName),
+        properties,
+      };
       for (const field of message.fields)
         properties[field.name] = { ...this.field(field), ...description(`${message.typeName}.${field.name}`) };
     }

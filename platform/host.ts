@@ -24,10 +24,11 @@ import { startConsumer } from "../services/kit/events/consumer.js";
 import { OutboxRelay } from "../services/kit/events/outbox.js";
 import { CommitListeners, signalsOf, type CommitSignal } from "../services/kit/db/commits.js";
 import { OutboxWakes } from "../services/kit/events/outbox-wake.js";
-import { housekeeping } from "../services/kit/runtime/housekeeping.js";
+import { housekeeping } from "../services/kit/service/housekeeping.js";
 import { createLogger, type Logger } from "../services/kit/runtime/logger.js";
-import { PlatformMetrics } from "../services/kit/runtime/metrics.js";
-import type { AnyServiceModule, Implementation, ServiceContext } from "../services/kit/runtime/module.js";
+import { PlatformMetrics } from "../services/kit/service/metrics.js";
+import type { AnyServiceModule, ServiceContext } from "../services/kit/service/module.js";
+import type { Implementation } from "../services/kit/rpc/implementation.js";
 import { healthRoutes } from "../services/kit/rpc/health.js";
 import { reflectionRoutes } from "../services/kit/rpc/reflection.js";
 import { callScope, propagateCall } from "../services/kit/runtime/call.js";
@@ -35,6 +36,7 @@ import { CallGuard } from "../services/kit/rpc/guard.js";
 import { inputGuard } from "../services/kit/rpc/input.js";
 import { renderedFields } from "../services/kit/rich-text/fields.js";
 import { RateLimits } from "../services/kit/rpc/rate-limits.js";
+import { InFlightLimits } from "../services/kit/rpc/in-flight.js";
 import { Relations } from "../services/kit/rpc/relations.js";
 import { LocalServices } from "../services/kit/rpc/local-transport.js";
 import { serveRpc } from "../services/kit/rpc/server.js";
@@ -122,6 +124,11 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
         config.env,
         clientKeys,
         clock,
+      ).interceptor(),
+      // Costly public reads take turns (declared in-flight limits), their Markdown rendering included.
+      new InFlightLimits(
+        modules.flatMap((m) => m.protos),
+        config.env,
       ).interceptor(),
       // Innermost: an answer's Markdown is rendered once its handler (and the handler's transaction) is done.
       renderedFields(),

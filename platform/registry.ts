@@ -5,7 +5,7 @@ import { community } from "../services/community/index.js";
 import { deals } from "../services/deals/index.js";
 import { games } from "../services/games/index.js";
 import { coupons } from "../services/coupons/index.js";
-import type { AnyServiceModule } from "../services/kit/runtime/module.js";
+import type { AnyServiceModule } from "../services/kit/service/module.js";
 import { media } from "../services/media/index.js";
 import { network } from "../services/network/index.js";
 import { reviews } from "../services/reviews/index.js";

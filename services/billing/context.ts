@@ -1,4 +1,4 @@
-import type { ServiceContext } from "../kit/runtime/module.js";
+import type { ServiceContext } from "../kit/service/module.js";
 import { TransferBatch } from "./db/transfer-batch.js";
 import type { ProviderRegistry } from "./provider/provider.js";
 import { createProviders } from "./provider/registry.js";

@@ -1,6 +1,7 @@
 import { BillingAdminService } from "../../gen/pf/billing/v1/admin_pb.js";
 import { BillingService } from "../../gen/pf/billing/v1/billing_pb.js";
-import { defineService, implement } from "../kit/runtime/module.js";
+import { defineService } from "../kit/service/module.js";
+import { implement } from "../kit/rpc/implementation.js";
 import { billingContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261122100000_billing } from "./db/migrations/Migration20261122100000_billing.js";

@@ -2,7 +2,7 @@ import type { Client } from "@connectrpc/connect";
 import { CommentService } from "../../gen/pf/community/v1/comments_pb.js";
 import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
 import { VipService } from "../../gen/pf/vip/v1/vip_pb.js";
-import type { ServiceContext } from "../kit/runtime/module.js";
+import type { ServiceContext } from "../kit/service/module.js";
 import { blogSettings, type BlogSettings } from "./settings.js";
 
 /** Built once per blog instance: its settings and the clients of the services it calls (never in a transaction). */

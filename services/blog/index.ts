@@ -1,7 +1,8 @@
 import { BlogService } from "../../gen/pf/blog/v1/blogs_pb.js";
 import { BlogContentService } from "../../gen/pf/blog/v1/content_pb.js";
 import { PostService } from "../../gen/pf/blog/v1/posts_pb.js";
-import { defineService, implement } from "../kit/runtime/module.js";
+import { defineService } from "../kit/service/module.js";
+import { implement } from "../kit/rpc/implementation.js";
 import { SEARCH_DOCUMENT_WRITE, searchDocumentWorkers } from "../kit/search-documents/search-documents.js";
 import { hideDeletedPostThread } from "./consumers/threads.js";
 import { blogContext, type BlogContext } from "./context.js";

@@ -1,5 +1,5 @@
 import { problem } from "../kit/handler/problem.js";
-import type { RelationResolver } from "../kit/runtime/module.js";
+import type { RelationResolver } from "../kit/rpc/relations.js";
 import type { BlogContext } from "./context.js";
 import { blogByHandle, roleOf } from "./db/blogs.js";
 import { postById } from "./db/posts.js";

@@ -1,7 +1,7 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { Review } from "../../gen/pf/blog/v1/common_pb.js";
-import { authorColumns, authorOf, type AiClaim, type Author } from "../kit/handler/authorship.js";
+import { authorColumns, authorOf, type AiClaim, type Author } from "../kit/auth/authorship.js";
 import { newId } from "../kit/handler/ids.js";
 import { invalid, problem } from "../kit/handler/problem.js";
 import { checkRevision, ifMatchOf } from "../kit/handler/revisions.js";

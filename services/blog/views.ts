@@ -13,12 +13,7 @@ import {
   type Revision,
   type Schedule,
 } from "../../gen/pf/blog/v1/common_pb.js";
-import {
-  approvalToProto,
-  authorFromColumns,
-  authorshipToProto,
-  type AuthorColumns,
-} from "../kit/handler/authorship.js";
+import { approvalToProto, authorFromColumns, authorshipToProto, type AuthorColumns } from "../kit/auth/authorship.js";
 import type { ReadContext } from "../kit/db/reads.js";
 import type { BlogRow, MemberRow, PostRow, ReviewRow, RevisionRow, ScheduleRow } from "./db/entities.js";
 import { readPendingSchedules, readReviewedRevisions } from "./db/post-reads.js";

@@ -1,5 +1,6 @@
 import { CodesService } from "../../gen/pf/codes/v1/codes_pb.js";
-import { baseContext, defineService, implement } from "../kit/runtime/module.js";
+import { baseContext, defineService } from "../kit/service/module.js";
+import { implement } from "../kit/rpc/implementation.js";
 import { entities } from "./db/entities.js";
 import { Migration20261215000000_codes } from "./db/migrations/Migration20261215000000_codes.js";
 import { manageHandlers } from "./handlers/manage.js";

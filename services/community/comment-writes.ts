@@ -1,5 +1,5 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import type { Author } from "../kit/handler/authorship.js";
+import type { Author } from "../kit/auth/authorship.js";
 import type { CommunityContext } from "./context.js";
 import type { CommentRow, ThreadRow } from "./db/entities.js";
 import { insertComment } from "./db/threads.js";

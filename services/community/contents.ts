@@ -3,7 +3,7 @@ import { BlogContentService } from "../../gen/pf/blog/v1/content_pb.js";
 import { NewsContentService } from "../../gen/pf/news/v1/content_pb.js";
 import { SpaceContentService } from "../../gen/pf/space/v1/content_pb.js";
 import { askingOwner, type ContentGate, contentReaderOf, NOT_FOUND, OPEN } from "../kit/rpc/content-access.js";
-import type { ServiceContext } from "../kit/runtime/module.js";
+import type { ServiceContext } from "../kit/service/module.js";
 import type { ThreadRow } from "./db/entities.js";
 import { pasteLives } from "./db/pastes.js";
 import { commentById, type Ref, threadById } from "./db/threads.js";

@@ -1,5 +1,5 @@
 import type { ContentGate } from "../kit/rpc/content-access.js";
-import type { ServiceContext } from "../kit/runtime/module.js";
+import type { ServiceContext } from "../kit/service/module.js";
 import { Sealer } from "../kit/runtime/sealer.js";
 import { contentGates } from "./contents.js";
 import { communitySettings, type CommunitySettings } from "./settings.js";

@@ -1,6 +1,6 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import type { Author } from "../kit/handler/authorship.js";
-import { rateLimit } from "../kit/handler/rate-limit.js";
+import type { Author } from "../kit/auth/authorship.js";
+import { rateLimit } from "../kit/writes/rate-limit.js";
 import type { Rate } from "./settings.js";
 
 /** Counts a write against a person's limit (AI output against its service's): 429 with Retry-After beyond it. */

@@ -1,5 +1,6 @@
 import { CouponsService } from "../../gen/pf/coupons/v1/coupons_pb.js";
-import { baseContext, defineService, implement } from "../kit/runtime/module.js";
+import { baseContext, defineService } from "../kit/service/module.js";
+import { implement } from "../kit/rpc/implementation.js";
 import { entities } from "./db/entities.js";
 import { Migration20261123000000_coupons } from "./db/migrations/Migration20261123000000_coupons.js";
 import { Migration20261126000000_coupon_codes } from "./db/migrations/Migration20261126000000_coupon_codes.js";

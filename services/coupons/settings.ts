@@ -1,4 +1,4 @@
-import type { RateRule } from "../kit/handler/rate-limit.js";
+import type { RateRule } from "../kit/writes/rate-limit.js";
 
 const HOUR = 3_600_000;
 

@@ -1,4 +1,4 @@
-import type { ServiceContext } from "../kit/runtime/module.js";
+import type { ServiceContext } from "../kit/service/module.js";
 import { dealsSettings, type DealsSettings } from "./settings.js";
 
 /** Built once per deals instance by the host: the service context and the deals settings. */

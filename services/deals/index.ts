@@ -1,5 +1,6 @@
 import { DealsService } from "../../gen/pf/deals/v1/deals_pb.js";
-import { defineService, implement } from "../kit/runtime/module.js";
+import { defineService } from "../kit/service/module.js";
+import { implement } from "../kit/rpc/implementation.js";
 import { dealsContext, type DealsContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261123000000_deals } from "./db/migrations/Migration20261123000000_deals.js";

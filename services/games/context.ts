@@ -1,6 +1,6 @@
 import type { Client } from "@connectrpc/connect";
 import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
-import type { ServiceContext } from "../kit/runtime/module.js";
+import type { ServiceContext } from "../kit/service/module.js";
 import { gamesSettings, type GamesSettings } from "./settings.js";
 
 /** Built once per game-mods instance by the host: the service context, its settings and its network client. */

@@ -1,5 +1,6 @@
 import { GamesService } from "../../gen/pf/games/v1/games_pb.js";
-import { defineService, implement } from "../kit/runtime/module.js";
+import { defineService } from "../kit/service/module.js";
+import { implement } from "../kit/rpc/implementation.js";
 import { gamesContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261215000000_games } from "./db/migrations/Migration20261215000000_games.js";

@@ -1,7 +1,7 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import { StaffRole } from "../../gen/pf/network/v1/network_pb.js";
 import { callerOf } from "../kit/auth/principal.js";
-import type { RelationResolver } from "../kit/runtime/module.js";
+import type { RelationResolver } from "../kit/rpc/relations.js";
 import type { GamesContext } from "./context.js";
 
 /** Who performs a manage action, as its audit row and event name them. */

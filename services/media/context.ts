@@ -1,4 +1,4 @@
-import type { ServiceContext } from "../kit/runtime/module.js";
+import type { ServiceContext } from "../kit/service/module.js";
 import { mediaQuotas, type MediaQuotas } from "./domain/quota.js";
 import { mediaSettings, type MediaSettings } from "./settings.js";
 

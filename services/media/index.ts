@@ -1,5 +1,6 @@
 import { MediaService } from "../../gen/pf/media/v1/media_pb.js";
-import { defineService, implement } from "../kit/runtime/module.js";
+import { defineService } from "../kit/service/module.js";
+import { implement } from "../kit/rpc/implementation.js";
 import { mediaContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261215000000_media } from "./db/migrations/Migration20261215000000_media.js";

@@ -1,4 +1,4 @@
-import type { ServiceContext } from "../kit/runtime/module.js";
+import type { ServiceContext } from "../kit/service/module.js";
 import { Sealer } from "../kit/runtime/sealer.js";
 import { StaffList } from "./db/staff-list.js";
 

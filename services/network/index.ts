@@ -1,7 +1,8 @@
 import { NetworkAdminService } from "../../gen/pf/network/v1/admin_pb.js";
 import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
 import { networkContext } from "./context.js";
-import { defineService, implement } from "../kit/runtime/module.js";
+import { defineService } from "../kit/service/module.js";
+import { implement } from "../kit/rpc/implementation.js";
 import { entities } from "./db/entities.js";
 import { Migration20261122000000_network } from "./db/migrations/Migration20261122000000_network.js";
 import { adminHandlers } from "./handlers/admin.js";

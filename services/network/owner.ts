@@ -1,4 +1,4 @@
-import type { RelationResolver } from "../kit/runtime/module.js";
+import type { RelationResolver } from "../kit/rpc/relations.js";
 import type { NetworkContext } from "./context.js";
 import { isNetworkOwner } from "./db/staff.js";
 

@@ -3,7 +3,7 @@ import type { Cluster, ClusterAudit, ClusterManageRequest } from "../../gen/pf/n
 import { newId } from "../kit/handler/ids.js";
 import { invalid, problem } from "../kit/handler/problem.js";
 import { userText } from "../kit/handler/text.js";
-import type { ServiceContext } from "../kit/runtime/module.js";
+import type { ServiceContext } from "../kit/service/module.js";
 import { auditToProto, clusterToProto } from "./db/answers.js";
 import {
   type AuditRecord,

@@ -1,5 +1,5 @@
 import { isEditor } from "../kit/editors/editors.js";
-import type { ServiceContext } from "../kit/runtime/module.js";
+import type { ServiceContext } from "../kit/service/module.js";
 import type { StoryRecord } from "./db/stories.js";
 import { readable } from "./db/story-view.js";
 

@@ -1,4 +1,4 @@
-import type { ServiceContext } from "../kit/runtime/module.js";
+import type { ServiceContext } from "../kit/service/module.js";
 import { postgresEngine } from "./db/engine.js";
 import type { SearchEngine } from "./engine/engine.js";
 

@@ -1,5 +1,6 @@
 import { SearchIndexService, SearchService } from "../../gen/pf/search/v1/search_pb.js";
-import { defineService, implement } from "../kit/runtime/module.js";
+import { defineService } from "../kit/service/module.js";
+import { implement } from "../kit/rpc/implementation.js";
 import { searchContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261220000000_search } from "./db/migrations/Migration20261220000000_search.js";

@@ -1,5 +1,5 @@
 import { outboundSettings, type OutboundSettings } from "../kit/outbound/fetch.js";
-import type { ServiceContext } from "../kit/runtime/module.js";
+import type { ServiceContext } from "../kit/service/module.js";
 import { sourcesSettings, type SourcesSettings } from "./settings.js";
 
 /** Built once per sources instance by the host: the service context, its settings and the outbound HTTP settings. */

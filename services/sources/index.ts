@@ -1,5 +1,6 @@
 import { SourcesService } from "../../gen/pf/sources/v1/sources_pb.js";
-import { defineService, implement } from "../kit/runtime/module.js";
+import { defineService } from "../kit/service/module.js";
+import { implement } from "../kit/rpc/implementation.js";
 import { sourcesContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261203000200_sources } from "./db/migrations/Migration20261203000200_sources.js";

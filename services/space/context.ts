@@ -1,7 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
 import { VipService } from "../../gen/pf/vip/v1/vip_pb.js";
-import type { ServiceContext } from "../kit/runtime/module.js";
+import type { ServiceContext } from "../kit/service/module.js";
 import { spaceSettings, type SpaceSettings } from "./settings.js";
 
 /** Built once per forum instance by the host: the service context, its settings, and the clients of its gates. */

@@ -1,9 +1,9 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import type { Message } from "@bufbuild/protobuf";
 import { actingPerson, callerOf, staffActor } from "../kit/auth/principal.js";
-import { idempotencyOf } from "../kit/handler/idempotency.js";
+import { idempotencyOf } from "../kit/writes/idempotency.js";
 import { invalid, problem } from "../kit/handler/problem.js";
-import { rateLimit } from "../kit/handler/rate-limit.js";
+import { rateLimit } from "../kit/writes/rate-limit.js";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { SpaceContext } from "./context.js";
 import type { AuthorKind, StoredPost } from "./db/posts.js";

@@ -1,6 +1,6 @@
 import type { Client } from "@connectrpc/connect";
 import { BillingService } from "../../gen/pf/billing/v1/billing_pb.js";
-import type { ServiceContext } from "../kit/runtime/module.js";
+import type { ServiceContext } from "../kit/service/module.js";
 import { tipsSettings, type TipsSettings } from "./settings.js";
 
 /** Built once per tips instance by the host: the service context, the tips settings, and the billing client. */

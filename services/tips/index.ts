@@ -1,7 +1,8 @@
 import { TipsOverlayService } from "../../gen/pf/tips/v1/overlays_pb.js";
 import { TipsOwnerService } from "../../gen/pf/tips/v1/owners_pb.js";
 import { TipsService } from "../../gen/pf/tips/v1/tips_pb.js";
-import { defineService, implement } from "../kit/runtime/module.js";
+import { defineService } from "../kit/service/module.js";
+import { implement } from "../kit/rpc/implementation.js";
 import { consumers } from "./consumers/intents.js";
 import { tipsContext, type TipsContext } from "./context.js";
 import { entities } from "./db/entities.js";

@@ -1,4 +1,4 @@
-import type { ServiceContext } from "../kit/runtime/module.js";
+import type { ServiceContext } from "../kit/service/module.js";
 import { tradeSettings, type TradeSettings } from "./settings.js";
 
 /** Built once per trade instance by the host: the service context and the trade settings. */

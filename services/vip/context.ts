@@ -1,6 +1,6 @@
 import type { Client } from "@connectrpc/connect";
 import { BillingService } from "../../gen/pf/billing/v1/billing_pb.js";
-import type { ServiceContext } from "../kit/runtime/module.js";
+import type { ServiceContext } from "../kit/service/module.js";
 import { ownerResolvers, type OwnerResolver } from "./owners.js";
 import { vipSettings, type VipSettings } from "./settings.js";
 

@@ -1,5 +1,6 @@
 import { VipService } from "../../gen/pf/vip/v1/vip_pb.js";
-import { defineService, implement } from "../kit/runtime/module.js";
+import { defineService } from "../kit/service/module.js";
+import { implement } from "../kit/rpc/implementation.js";
 import { entitlementsConsumer } from "./consumers/entitlements.js";
 import { vipContext } from "./context.js";
 import { entities } from "./db/entities.js";

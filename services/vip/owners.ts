@@ -1,7 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { TipsOwnerService } from "../../gen/pf/tips/v1/owners_pb.js";
 import type { OwnerRequestSchema, OwnerResult } from "../../gen/pf/v1/owners_pb.js";
-import type { ServiceContext } from "../kit/runtime/module.js";
+import type { ServiceContext } from "../kit/service/module.js";
 import { perkById } from "./db/perks.js";
 import { planById } from "./db/plans.js";
 import { relayFailure } from "../kit/rpc/relay-failure.js";

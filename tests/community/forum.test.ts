@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SpaceAdminService } from "../../gen/pf/space/v1/admin_pb.js";
 import { SpaceVisibility } from "../../gen/pf/space/v1/forum_pb.js";
 import { qualified } from "../../services/kit/db/orm.js";
-import type { ServiceContext } from "../../services/kit/runtime/module.js";
+import type { ServiceContext } from "../../services/kit/service/module.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 import { until } from "../support/until.js";

@@ -1,6 +1,6 @@
 import { expect } from "vitest";
 import pg from "pg";
-import type { ServiceContext } from "../../services/kit/runtime/module.js";
+import type { ServiceContext } from "../../services/kit/service/module.js";
 import { poolWedged } from "../../services/kit/db/orm.js";
 import { problemOf } from "../../services/kit/handler/problem.js";
 import { CallGuard } from "../../services/kit/rpc/guard.js";

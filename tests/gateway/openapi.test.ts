@@ -2,7 +2,7 @@ import { NewsStoryService } from "../../gen/pf/news/v1/stories_pb.js";
 import { MarketContextService } from "../../gen/pf/trade/v1/context_pb.js";
 import { create, getOption, hasOption, setExtension, type DescService } from "@bufbuild/protobuf";
 import { readdir } from "node:fs/promises";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { bindingsOf, rpcName } from "../../gateway/bindings.js";
 import { openApiDocument } from "../../gateway/openapi.js";
 import { http } from "../../gen/google/api/annotations_pb.js";
@@ -15,8 +15,15 @@ import { withAccess, withService } from "./support.js";
 
 type Operation = {
   operationId: string;
-  parameters: { name: string; in: string; required?: boolean; schema: object }[];
-  requestBody?: { content: Record<string, { schema: { $ref: string } }> };
+  parameters: {
+    name: string;
+    in: string;
+    required?: boolean;
+    description?: string;
+    example?: unknown;
+    schema: object;
+  }[];
+  requestBody?: { content: Record<string, { schema: { $ref: string }; example?: unknown }> };
   responses: Record<string, { content: Record<string, { schema: { $ref: string } }>; [member: string]: unknown }>;
   security?: object[];
   [member: string]: unknown;
@@ -33,6 +40,8 @@ type Document = {
     >;
   };
 };
+
+type JsonSchema = { $ref?: string; properties?: Record<string, unknown> };
 
 const bindings = [NetworkService, NetworkAdminService].flatMap(bindingsOf);
 const service = openApiDocument(bindings, { title: "pf network", basePath: "/network" }) as unknown as Document;
@@ -93,11 +102,19 @@ describe("OpenAPI from the descriptors", () => {
         name: "id",
         in: "path",
         required: true,
+        description: "The plan (pln_).",
         schema: { type: "string", pattern: "^pln_[0-9a-z]{1,64}$", maxLength: 68 },
+        example: "pln_0",
       },
     ]);
     expect(plans.paths["/api/v1/plans"].get["x-pf-request-fields"]).toBeUndefined();
-    const update = plans.components.schemas["vip.plan-update-request@1"].properties;
+    // PATCH's path sets id: its body is the request's schema inline, less id.
+    const update = (
+      plans.paths["/api/v1/plans/{id}"].patch.requestBody!.content["application/json"].schema as unknown as {
+        properties: Record<string, unknown>;
+      }
+    ).properties;
+    expect(update).not.toHaveProperty("id");
     expect(update.perks).toEqual({
       $ref: "#/components/schemas/pf.vip.v1.PerkSelection",
       description: expect.any(String),
@@ -109,7 +126,7 @@ describe("OpenAPI from the descriptors", () => {
     });
   });
 
-  it("documents path parameters, query parameters and bodies from the input message", () => {
+  it("documents path parameters, query parameters and bodies from the input message, parameters by their fields' comments", () => {
     const getModule = service.paths["/internal/modules/{namespace}/{subject}"].get;
     expect(getModule.parameters.map((p) => [p.name, p.in, p.required])).toEqual([
       ["namespace", "path", true],
@@ -117,7 +134,12 @@ describe("OpenAPI from the descriptors", () => {
     ]);
     expect(getModule.requestBody).toBeUndefined();
     expect(service.paths["/internal/blocks"].get.parameters).toEqual([
-      { name: "subject", in: "query", schema: { type: "string" } },
+      {
+        name: "subject",
+        in: "query",
+        description: "The person asked about (usr_ prefixed).",
+        schema: { type: "string" },
+      },
     ]);
     expect(service.paths["/internal/identity/resolve"].get.parameters.map((p) => p.name)).toEqual([
       "subject",
@@ -126,34 +148,53 @@ describe("OpenAPI from the descriptors", () => {
     ]);
 
     const push = service.paths["/internal/notifications/{kind}"].post;
-    expect(push.parameters).toMatchObject([{ name: "kind", in: "path", required: true }]);
-    expect(push.requestBody?.content["application/json"].schema).toEqual({
-      $ref: "#/components/schemas/network.notification-push-request@1",
-    });
+    expect(push.parameters).toMatchObject([
+      {
+        name: "kind",
+        in: "path",
+        required: true,
+        description:
+          "The kind, from the path (`mention`, `reply`, `tips/received`…). The rest of the path; may contain slashes.",
+      },
+    ]);
+    // The path sets kind: the body's schema is the request's less kind, which the gateway refuses in a body.
+    const body = push.requestBody?.content["application/json"].schema as unknown as Record<string, object>;
+    expect(body).toMatchObject({ "x-pf-schema": "network.notification-push-request@1", type: "object" });
+    expect(Object.keys(body.properties)).toEqual([
+      "recipients",
+      "title",
+      "body",
+      "link",
+      "actor",
+      "payload",
+      "idempotency_key",
+    ]);
     expect(push.responses["201"].content["application/json"].schema).toEqual({
-      $ref: "#/components/schemas/network.notification-push-result@1",
+      $ref: "#/components/schemas/network.notification-push-result.v1",
     });
     expect(push.responses.default.content["application/problem+json"].schema).toEqual({
-      $ref: "#/components/schemas/errors.problem@1",
+      $ref: "#/components/schemas/errors.problem.v1",
     });
   });
 
-  it("names components by schema id (else the full name) with JSON Schemas of the proto JSON mapping", () => {
+  it("names components by schema id, its version as .v<n> (else the full name), with JSON Schemas of the proto JSON mapping", () => {
     const { schemas } = service.components;
     for (const id of [
       "network.coins-change-request@1",
       "network.coins-balance-result@1",
       "modules.module-record@1",
-      "identity.resolve-request@1",
       "errors.problem@1",
     ]) {
-      expect(schemas, id).toHaveProperty([id]);
+      // OpenAPI allows no @ in a component's name: the spec's id is its x-pf-schema.
+      const name = id.replace("@", ".v");
+      expect(schemas, id).toHaveProperty([name]);
+      expect(schemas[name]).toMatchObject({ "x-pf-schema": id });
     }
-    expect(schemas["network.coins-change-request@1"].properties.amount).toMatchObject({
+    expect(schemas["network.coins-change-request.v1"].properties.amount).toMatchObject({
       type: ["string", "integer"],
       format: "int64",
     });
-    const record = schemas["modules.module-record@1"].properties;
+    const record = schemas["modules.module-record.v1"].properties;
     expect(record.updated_at).toMatchObject({ type: "string", format: "date-time" });
     expect(record.record).toMatchObject({ type: "object", additionalProperties: true });
     const staff = schemas["pf.network.v1.StaffEntry"].properties;
@@ -163,18 +204,21 @@ describe("OpenAPI from the descriptors", () => {
     });
     expect(staff.capabilities).toMatchObject({ type: "array", items: { type: "string" } });
     expect(staff.subject).toMatchObject({ $ref: "#/components/schemas/pf.v1.SubjectRef" });
-    expect(schemas["identity.resolve-request@1"].properties.queries).toMatchObject({
-      type: "array",
-      items: { $ref: "#/components/schemas/pf.network.v1.IdentityQuery" },
+    // The batch route reads only queries (request_fields): its body is the request's schema inline, with queries only.
+    const batch = service.paths["/internal/identity/resolve-batch"].post.requestBody!.content["application/json"];
+    expect(batch.schema).toMatchObject({ "x-pf-schema": "identity.resolve-request@1" });
+    expect(Object.keys((batch.schema as unknown as { properties: object }).properties)).toEqual(["queries"]);
+    expect((batch.schema as unknown as { properties: object }).properties).toMatchObject({
+      queries: { type: "array", items: { $ref: "#/components/schemas/pf.network.v1.IdentityQuery" } },
     });
     // Descriptions are the proto comments, in the spec's words.
-    expect(schemas["network.coins-change-request@1"].properties.amount.description).toBe(
+    expect(schemas["network.coins-change-request.v1"].properties.amount.description).toBe(
       "Coins, a positive whole number of loyalty units.",
     );
-    expect(schemas["modules.module-record@1"].description).toBe(
+    expect(schemas["modules.module-record.v1"].description).toBe(
       "A subject's record in one namespace, with its revision (modules.module-record@1).",
     );
-    const problem = schemas["errors.problem@1"];
+    const problem = schemas["errors.problem.v1"];
     expect(Object.keys(problem.properties)).toEqual(["type", "title", "status", "detail", "instance", "code"]);
     expect(problem.additionalProperties).toBe(true);
   });
@@ -186,10 +230,12 @@ describe("OpenAPI from the descriptors", () => {
     }
   });
 
-  it("summarises each operation with its RPC's proto comment", () => {
+  it("summarises each operation with the first sentence of its RPC's proto comment", () => {
     const credit = service.paths["/internal/coins/credit"].post;
     expect(credit.summary).toBe("Coin credit, idempotent by idempotency_key");
-    expect(service.paths["/api/v1/staff/moderators"].get.summary).toBe("Staff list");
+    expect(service.paths["/api/v1/staff/moderators"].get.summary).toBe(
+      "Staff list: the owner, admins and global moderators with their roles and staff capabilities, for an owning service to show who moderates or to route a report",
+    );
     expect(service.paths["/internal/coins/debit"].post.description).toBe(
       "Coin debit; 409 insufficient_funds when the balance is short.",
     );
@@ -219,7 +265,7 @@ describe("OpenAPI from the descriptors", () => {
     });
     expect(debit.responses["409"]).toMatchObject({
       description: "`insufficient_funds`: see the description.",
-      content: { "application/problem+json": { schema: { $ref: "#/components/schemas/errors.problem@1" } } },
+      content: { "application/problem+json": { schema: { $ref: "#/components/schemas/errors.problem.v1" } } },
     });
     // First-party, never to apps or mods: X-PF-Subject is allowed, an app that is not first-party refused.
     const github = codes(service.paths["/internal/integrations/github-token"].get);
@@ -230,11 +276,23 @@ describe("OpenAPI from the descriptors", () => {
     expect(github[403]).not.toContain("auth.internal_only");
   });
 
-  it("tags operations by service key, each tag described by its services' comments", () => {
-    expect(service).toMatchObject({
-      tags: [{ name: "network", description: expect.stringContaining("**NetworkService**: The network routes") }],
+  it("tags operations by the resource their path names, the whole document's tags naming their service too", () => {
+    expect(service.tags.map((tag) => tag.name)).toEqual([
+      "Staff",
+      "Blocks",
+      "Coins",
+      "Identity",
+      "Integrations",
+      "Modules",
+      "Notifications",
+    ]);
+    expect(service.tags[2]).toEqual({ name: "Coins", description: "Routes under `/internal/coins`." });
+    expect(service.paths["/internal/coins/debit"].post.tags).toEqual(["Coins"]);
+    expect(whole.tags[2]).toEqual({
+      name: "Coins (network)",
+      description: "Routes under `/network/internal/coins`, in the network service.",
     });
-    expect(whole.tags.map((tag) => tag.name)).toEqual(["network"]);
+    expect(whole.paths["/network/internal/coins/debit"].post.tags).toEqual(["Coins (network)"]);
   });
 });
 
@@ -250,10 +308,10 @@ describe("OpenAPI of a server-streaming RPC", () => {
     expect(stream.responses["200"].content).toEqual({
       "text/event-stream": {
         schema: { type: "string" },
-        "x-pf-event-data": { $ref: "#/components/schemas/tips.overlay-event@1" },
+        "x-pf-event-data": { $ref: "#/components/schemas/tips.overlay-event.v1" },
       },
     });
-    expect(overlays.components.schemas["tips.overlay-event@1"].properties).toHaveProperty("alert_removed");
+    expect(overlays.components.schemas["tips.overlay-event.v1"].properties).toHaveProperty("alert_removed");
     // Public and anonymous: a bearer token is optional (the overlay token is a query parameter the service checks).
     expect(stream.security).toEqual([{ bearer: [] }, {}]);
     expect(stream.parameters.map((parameter) => parameter.name)).toEqual(["token", "config_id"]);
@@ -353,6 +411,12 @@ describe("OpenAPI of the access options", () => {
 });
 
 describe("OpenAPI of every service", () => {
+  /** A schema, or the component its $ref names. */
+  const resolved = (schema: JsonSchema): JsonSchema =>
+    schema.$ref
+      ? (document.components.schemas[schema.$ref.slice("#/components/schemas/".length)] as JsonSchema)
+      : schema;
+
   /** Every generated pf service, read from gen/ (the services need no running platform for their documents). */
   async function everyService(): Promise<DescService[]> {
     const found: DescService[] = [];
@@ -367,16 +431,64 @@ describe("OpenAPI of every service", () => {
     return found;
   }
 
-  it('marks designed routes with x-pf-designed and never summarises an operation as "Designed"', async () => {
-    const services = await everyService();
+  let services: DescService[];
+  let document: Document;
+  let operations: Operation[];
+  beforeAll(async () => {
+    services = await everyService();
+    document = openApiDocument(services.flatMap(bindingsOf), { title: "pf" }) as unknown as Document;
+    operations = Object.values(document.paths).flatMap(Object.values);
+  });
+
+  it('marks designed routes with x-pf-designed and never summarises an operation as "Designed"', () => {
     expect(services.length).toBeGreaterThan(6);
-    const document = openApiDocument(services.flatMap(bindingsOf), { title: "pf" }) as unknown as Document;
-    const operations = Object.values(document.paths).flatMap(Object.values);
     for (const op of operations) expect(op.summary, op.operationId).not.toMatch(/^Designed/i);
     const rpcs = services.flatMap((each) => each.methods.filter((method) => hasOption(method, http)));
     const marked = rpcs.filter((method) => getOption(method, designed)).map(rpcName);
     expect(marked.length).toBeGreaterThan(0);
     const documented = operations.filter((op) => op["x-pf-designed"] === true).map((op) => op.operationId);
-    expect([...new Set(documented)].sort()).toEqual([...new Set(marked)].sort());
+    expect([...new Set(documented.map((id) => id.replace(/_\d+$/, "")))].sort()).toEqual([...new Set(marked)].sort());
+  });
+
+  it("names each operation once: an RPC's additional bindings add their place among its bindings", () => {
+    const ids = operations.map((op) => op.operationId);
+    expect(ids.filter((id, index) => ids.indexOf(id) !== index)).toEqual([]);
+    expect(document.paths["/space/api/v1/spaces"].get.operationId).toBe("SpaceService.ListSpaces");
+    expect(document.paths["/space/s"].get.operationId).toBe("SpaceService.ListSpaces_2");
+    expect(document.paths["/space/s/{space}/t/{slug}"].get.operationId).toBe("SpaceService.GetThread_2");
+    // A short form is tagged as its main binding is.
+    expect(document.paths["/space/s"].get.tags).toEqual(["Spaces (space)"]);
+  });
+
+  it("leaves out of each JSON body the fields its path sets and those its route does not read", () => {
+    let checked = 0;
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [verb, op] of Object.entries(item)) {
+        const body = op.requestBody?.content["application/json"]?.schema as JsonSchema | undefined;
+        if (!body) continue;
+        const named = Object.keys(resolved(body).properties ?? {});
+        const bound = op.parameters.filter((parameter) => parameter.in === "path").map((parameter) => parameter.name);
+        for (const name of bound) expect(named, `${verb} ${path}`).not.toContain(name.split(".")[0]);
+        const reads = op["x-pf-request-fields"] as string[] | undefined;
+        if (reads) for (const name of named) expect(reads, `${verb} ${path}`).toContain(name);
+        checked += bound.length;
+      }
+    }
+    expect(checked).toBeGreaterThan(100);
+    // The path's slug is not the body's: Swagger UI's default body no longer names it.
+    const fork = document.paths["/community/api/pastes/{slug}/fork"].post.requestBody!.content["application/json"];
+    expect(fork).toMatchObject({ example: { title: "example", idempotency_key: "example" } });
+  });
+
+  it("gives every JSON body and path parameter an example, and describes the parameters by their fields' comments", () => {
+    const parameters = operations.flatMap((op) => op.parameters);
+    const path = parameters.filter((parameter) => parameter.in === "path");
+    expect(path.filter((parameter) => !("example" in parameter))).toEqual([]);
+    const json = operations.flatMap((op) => (op.requestBody?.content["application/json"] ? [op] : []));
+    expect(json.length).toBeGreaterThan(100);
+    expect(
+      json.filter((op) => !("example" in op.requestBody!.content["application/json"])).map((op) => op.operationId),
+    ).toEqual([]);
+    expect(parameters.filter((parameter) => !parameter.description).map((parameter) => parameter.name)).toEqual([]);
   });
 });

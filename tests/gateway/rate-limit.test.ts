@@ -6,7 +6,7 @@ import { BlocksResultSchema, NetworkService } from "../../gen/pf/network/v1/netw
 import { loadConfig } from "../../services/kit/runtime/config.js";
 import { createLogger } from "../../services/kit/runtime/logger.js";
 import { problem } from "../../services/kit/handler/problem.js";
-import { clientIpOf } from "../../services/kit/handler/rate-limit.js";
+import { clientIpOf } from "../../services/kit/handler/client-address.js";
 import { admitEveryone } from "./support.js";
 
 const ORIGIN = "https://app.example";

@@ -8,7 +8,7 @@ import {
   authorFromColumns,
   authorOf,
   authorshipToProto,
-} from "../../services/kit/handler/authorship.js";
+} from "../../services/kit/auth/authorship.js";
 import { problemOf } from "../../services/kit/handler/problem.js";
 import { asService, asServiceFor, asUser, callAs } from "../support/callers.js";
 

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ClientKeys, ipv6Block } from "../../services/kit/handler/client-address.js";
+import { CLIENT_IP_HEADER, ClientKeys, ipv6Block } from "../../services/kit/handler/client-address.js";
 import { loadConfig } from "../../services/kit/runtime/config.js";
-import { CLIENT_IP_HEADER } from "../../services/kit/handler/rate-limit.js";
 
 const keys = (key: string) => ClientKeys.load(loadConfig({ PF_IP_HASH_KEY: key }));
 const from = (ip: string) => new Headers({ [CLIENT_IP_HEADER]: ip });

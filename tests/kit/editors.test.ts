@@ -10,7 +10,7 @@ import { editorHandlers } from "../../services/kit/editors/handlers.js";
 import { problem, problemOf } from "../../services/kit/handler/problem.js";
 import { Relations } from "../../services/kit/rpc/relations.js";
 import { loadConfig } from "../../services/kit/runtime/config.js";
-import type { ServiceContext } from "../../services/kit/runtime/module.js";
+import type { ServiceContext } from "../../services/kit/service/module.js";
 import { describeWith, DATABASE_SERVER } from "../support/skips.js";
 import { usePlatform } from "../support/platform.js";
 import { asService, asServiceFor, asUser, callAs } from "../support/callers.js";

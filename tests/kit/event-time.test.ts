@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NotificationPushedSchema, SubjectChangedSchema } from "../../gen/pf/network/v1/events_pb.js";
 import { qualified } from "../../services/kit/db/orm.js";
 import { recordEvent } from "../../services/kit/events/outbox.js";
-import type { ServiceContext } from "../../services/kit/runtime/module.js";
+import type { ServiceContext } from "../../services/kit/service/module.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 
 /** An event's time is the change's: the kit fills `occurred_at` from the time the helper passes. */

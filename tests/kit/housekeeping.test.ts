@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../services/kit/runtime/clock.js";
-import { pruneKitTables } from "../../services/kit/runtime/housekeeping.js";
+import { pruneKitTables } from "../../services/kit/service/housekeeping.js";
 import { usePlatform } from "../support/platform.js";
 
 const clock = new ManualClock(new Date("2030-03-01T00:00:00Z"));

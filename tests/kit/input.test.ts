@@ -12,14 +12,19 @@ import { DealsService } from "../../gen/pf/deals/v1/deals_pb.js";
 import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
 import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
 import { VipService } from "../../gen/pf/vip/v1/vip_pb.js";
-import { checkInput, idRuleOf, routeFieldsOf, unknownField, unstorable } from "../../services/kit/rpc/input.js";
+import { checkInput, idRuleOf, routeFieldsOf, unknownFields, unstorable } from "../../services/kit/rpc/input.js";
 import { usePlatform } from "../support/platform.js";
 
 describe("unstorable input", () => {
-  it("names the field holding a NUL, a lone surrogate or a number that is not finite", () => {
-    expect(unstorable({ $typeName: "x", reason: "ok", idempotencyKey: "a\u0000b" }, "")).toBe("idempotency_key");
-    expect(unstorable({ record: { nested: ["fine", "\ud800"] } }, "")).toBe("record.nested[1]");
-    expect(unstorable({ record: { a: Number.POSITIVE_INFINITY } }, "")).toBe("record.a");
+  it("names each field holding a NUL, a lone surrogate or a number that is not finite", () => {
+    expect(unstorable({ $typeName: "x", reason: "ok", idempotencyKey: "a\u0000b" }, "")).toEqual(["idempotency_key"]);
+    expect(unstorable({ record: { nested: ["fine", "\ud800"] } }, "")).toEqual(["record.nested[1]"]);
+    expect(unstorable({ record: { a: Number.POSITIVE_INFINITY } }, "")).toEqual(["record.a"]);
+    expect(unstorable({ $typeName: "x", title: "\u0000", tags: ["ok", "\udc00", "\u0000"] }, "")).toEqual([
+      "title",
+      "tags[1]",
+      "tags[2]",
+    ]);
     expect(
       unstorable(
         {
@@ -31,30 +36,30 @@ describe("unstorable input", () => {
         },
         "",
       ),
-    ).toBe("queries[1].local_id");
+    ).toEqual(["queries[1].local_id"]);
     // JSON inside a message (a Struct) keeps its keys as given, and its keys are checked too.
-    expect(unstorable({ $typeName: "x", record: { someKey: "\u0000" } }, "")).toBe("record.someKey");
-    expect(unstorable({ $typeName: "x", record: { "\ud800": 1 } }, "")).toBe("record.\ud800");
+    expect(unstorable({ $typeName: "x", record: { someKey: "\u0000" } }, "")).toEqual(["record.someKey"]);
+    expect(unstorable({ $typeName: "x", record: { "\ud800": 1 } }, "")).toEqual(["record.\ud800"]);
   });
 
   it("passes ordinary text, emoji, bytes and 64-bit integers", () => {
     expect(
       unstorable({ title: "Grüße 👋", amount: 5n, data: new Uint8Array([0]), ratio: 0.5, none: null }, ""),
-    ).toBeUndefined();
+    ).toEqual([]);
   });
 });
 
 describe("fields the contract does not name", () => {
   it("are found wherever a binary caller put them", () => {
     const unknown = [{ no: 9, wireType: 0, data: new Uint8Array([1]) }];
-    expect(unknownField({ $typeName: "x", subject: "usr_a", $unknown: unknown }, "")).toBe("#9");
-    expect(unknownField({ $typeName: "x", amount: { $typeName: "m", currency: "USD", $unknown: unknown } }, "")).toBe(
-      "amount.#9",
-    );
+    expect(unknownFields({ $typeName: "x", subject: "usr_a", $unknown: unknown }, "")).toEqual(["#9"]);
     expect(
-      unknownField({ $typeName: "x", lines: [{ $typeName: "l" }, { $typeName: "l", $unknown: unknown }] }, ""),
-    ).toBe("lines[1].#9");
-    expect(unknownField({ $typeName: "x", subject: "usr_a", $unknown: [] }, "")).toBeUndefined();
+      unknownFields({ $typeName: "x", amount: { $typeName: "m", currency: "USD", $unknown: unknown } }, ""),
+    ).toEqual(["amount.#9"]);
+    expect(
+      unknownFields({ $typeName: "x", lines: [{ $typeName: "l" }, { $typeName: "l", $unknown: unknown }] }, ""),
+    ).toEqual(["lines[1].#9"]);
+    expect(unknownFields({ $typeName: "x", subject: "usr_a", $unknown: [] }, "")).toEqual([]);
   });
 });
 

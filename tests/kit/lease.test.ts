@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { JOB_LEASE_MS, leasedJob } from "../../services/kit/runtime/lease.js";
+import { JOB_LEASE_MS, leasedJob } from "../../services/kit/service/lease.js";
 import { leaseTries } from "../support/lease-tries.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { until } from "../support/until.js";

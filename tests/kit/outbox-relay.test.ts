@@ -3,7 +3,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NotificationPushedSchema } from "../../gen/pf/network/v1/events_pb.js";
 import { recordEvent } from "../../services/kit/events/outbox.js";
-import type { ServiceContext } from "../../services/kit/runtime/module.js";
+import type { ServiceContext } from "../../services/kit/service/module.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { DATABASE_SERVER, describeWith } from "../support/skips.js";
 import { until } from "../support/until.js";

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { NotificationPushedSchema } from "../../gen/pf/network/v1/events_pb.js";
 import { APPLICATION_NAME } from "../../services/kit/events/outbox-wake.js";
 import { recordEvent } from "../../services/kit/events/outbox.js";
-import type { ServiceContext } from "../../services/kit/runtime/module.js";
+import type { ServiceContext } from "../../services/kit/service/module.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { describeWith, need } from "../support/skips.js";
 import { until } from "../support/until.js";

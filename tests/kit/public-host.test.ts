@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { problemOf } from "../../services/kit/handler/problem.js";
-import { isPublicHost, requirePublicUrl } from "../../services/kit/handler/public-host.js";
+import { isPublicHost, requirePublicUrl } from "../../services/kit/outbound/public-host.js";
 
 const hostOf = (url: string) => new URL(url).hostname;
 

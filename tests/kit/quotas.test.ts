@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { problem, problemOf } from "../../services/kit/handler/problem.js";
 import { expireReservations, reserve, type Quota } from "../../services/kit/quotas/quotas.js";
 import { ManualClock } from "../../services/kit/runtime/clock.js";
-import { pruneKitTables } from "../../services/kit/runtime/housekeeping.js";
+import { pruneKitTables } from "../../services/kit/service/housekeeping.js";
 import { usePlatform } from "../support/platform.js";
 import { DATABASE_SERVER, itWith } from "../support/skips.js";
 import { until } from "../support/until.js";

@@ -10,7 +10,11 @@ import { describe, expect, it } from "vitest";
  * handler calls no editor, staff, role or membership check by hand: these
  * functions answer "is this person on a list or in a role", and a handler
  * calling one decides access outside the contract. Row ownership (the author
- * of this post) stays in handlers and uses none of them.
+ * of this post) stays in handlers and uses none of them, and so does content
+ * visibility, which decides what an admitted reader sees (404 as if missing),
+ * not who may call: vip membership in blog's and space's `readers.ts`,
+ * community's moderators reading hidden threads (`readsAsModerator`, from the
+ * token alone; services/community/README.md says why it is not declared).
  *
  * A check is named by the function and, where other services have unrelated
  * functions of that name (vip's and community's `requireOwner`, vip's

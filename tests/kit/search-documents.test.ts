@@ -14,7 +14,7 @@ import { compareInventory, sweep } from "../../services/kit/search-documents/rec
 import { SearchRelay } from "../../services/kit/search-documents/relay.js";
 import { searchDocumentWorkers } from "../../services/kit/search-documents/search-documents.js";
 import { statementsOf } from "../../services/kit/search-documents/statements.js";
-import type { ServiceContext } from "../../services/kit/runtime/module.js";
+import type { ServiceContext } from "../../services/kit/service/module.js";
 import { leaseTries } from "../support/lease-tries.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { until } from "../support/until.js";

@@ -22,18 +22,30 @@ describe("slugify", () => {
     ["ﬁ ① Ｆｕｌｌｗｉｄｔｈ", "fi-1-fullwidth"],
     ["a -- b__c", "a-b-c"],
     ["<script>alert(1)</script>", "script-alert-1-script"],
-    ["日本語のタイトル", ""],
     ["🙂🙂", ""],
   ])("%s → %s", (text, slug) => {
     expect(slugify(text)).toBe(slug);
   });
 
-  it("bounds the length at a dash and takes a fallback for text with nothing Latin", () => {
+  it.each([
+    ["Привет, мир! Щука и ёж", "privet-mir-shchuka-i-yozh"],
+    ["Україна їжак", "ukrayina-yizhak"],
+    ["Καλημέρα κόσμε", "kalimera-kosme"],
+    ["中文标题测试", "zhong-wen-biao-ti-ce-shi"],
+    ["日本語のタイトル", "ri-ben-yu-notaitoru"],
+    ["한국어 제목", "hangugeo-jemog"],
+    ["Tiếng Việt: Новости 2026", "tieng-viet-novosti-2026"],
+  ])("spells the non-Latin title %s as %s", (text, slug) => {
+    expect(slugify(text)).toBe(slug);
+  });
+
+  it("bounds the length at a dash and takes a fallback for text with nothing to spell", () => {
     const long = slugify("word ".repeat(40));
     expect(long.length).toBeLessThanOrEqual(MAX_SLUG_LENGTH);
     expect(long).toMatch(/^(word-)*word$/);
     expect(slugify("x".repeat(200)).length).toBe(MAX_SLUG_LENGTH);
-    expect(slugify("日本語", "thr-01abc")).toBe("thr-01abc");
+    expect(slugify("🙂 ✨", "thr-01abc")).toBe("thr-01abc");
+    expect(slugify("Ж".repeat(100)).length).toBeLessThanOrEqual(MAX_SLUG_LENGTH);
   });
 });
 
@@ -97,13 +109,14 @@ describe("claimSlug and resolveSlug", () => {
     expect(await claim(scope, "thr_third", "Launch")).toBe("launch-2");
   });
 
-  it("suffixes reserved words, the kit's and the scope's own, and falls back to the id for non-Latin titles", async () => {
+  it("suffixes reserved words, the kit's and the scope's own, spells non-Latin titles, and falls back to the id for text with nothing to spell", async () => {
     const scope = newScope();
     expect(await claim(scope, "thr_r1", "New")).toBe("new-2");
     expect(await claim(scope, "thr_r2", "Feed")).toBe("feed-2");
     expect(await claim(scope, "thr_r3", "Bulk")).toBe("bulk-2");
     expect(await claim(scope, "thr_r4", "Top", ["top", "hot"])).toBe("top-2");
-    expect(await claim(scope, "thr_01JABC", "日本語")).toBe("01jabc");
+    expect(await claim(scope, "thr_cyr", "Новости недели")).toBe("novosti-nedeli");
+    expect(await claim(scope, "thr_01JABC", "🙂🙂")).toBe("01jabc");
   });
 
   it("frees an object's slugs when it is dropped", async () => {

@@ -10,9 +10,11 @@ import { describe, expect, it } from "vitest";
  * a schema name written out. Committed migrations are exempt from the second
  * rule: landed migrations are never edited. The same for MikroORM: handlers,
  * workers, consumers and root files only pass an EntityManager along (to named
- * functions of db/), fork one or open a transaction; and no service opens a
- * pool or connection of its own (hot reads and search's statements run on the
- * kit's `HotRead` and `statement`, over the pool MikroORM opened).
+ * functions of db/), fork one or open a transaction; a raw statement in db/ is
+ * the kit's `sql(em, text, params)`, never MikroORM's connection; and no
+ * service opens a pool or connection of its own (hot reads and search's
+ * statements run on the kit's `HotRead` and `statement`, over the pool
+ * MikroORM opened).
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -108,14 +110,16 @@ const PASSED_ALONG = new Set(["fork", "transaction"]);
 
 /**
  * Where a file uses MikroORM's EntityManager itself (`em.find(…)`, `tx.create(…)`, `orm.em.fork().findOne(…)`,
- * `…getConnection()`), and where it reaches a pool or connection of its own (`new Pool(…)`, a value imported from
- * `pg`, `getNativeClient()`). An EntityManager is known by its name `em`, a parameter typed `EntityManager`, the
- * callback's parameter of a `transaction(…)`, a variable holding a fork, or an expression ending in `.em`/`.fork()`.
+ * `…getConnection()`), where it takes MikroORM's connection (`getConnection()`, whatever it is called on), and where
+ * it reaches a pool or connection of its own (`new Pool(…)`, a value imported from `pg`, `getNativeClient()`). An
+ * EntityManager is known by its name `em`, a parameter typed `EntityManager`, the callback's parameter of a
+ * `transaction(…)`, a variable holding a fork, or an expression ending in `.em`/`.fork()`.
  */
-function scanAccess(file: string, source: string): { managerCalls: string[]; pools: string[] } {
+function scanAccess(file: string, source: string): { managerCalls: string[]; connections: string[]; pools: string[] } {
   const tree = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true);
   const managers = new Set(["em"]);
   const managerCalls: string[] = [];
+  const connections: string[] = [];
   const pools: string[] = [];
   const where = (node: ts.Node) => `${file}:${tree.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
   const isManager = (node: ts.Expression): boolean => {
@@ -149,6 +153,7 @@ function scanAccess(file: string, source: string): { managerCalls: string[]; poo
       const { name, expression } = node.expression;
       if (name.text === "getConnection" || (isManager(expression) && !PASSED_ALONG.has(name.text)))
         managerCalls.push(`${where(node)}: ${node.expression.getText(tree)}(…)`);
+      if (name.text === "getConnection") connections.push(`${where(node)}: getConnection()`);
       if (name.text === "getNativeClient") pools.push(`${where(node)}: getNativeClient()`);
     }
     if (ts.isNewExpression(node) && /^(pg\.)?(Pool|Client)$/.test(node.expression.getText(tree)))
@@ -163,7 +168,7 @@ function scanAccess(file: string, source: string): { managerCalls: string[]; poo
     ts.forEachChild(node, visit);
   };
   visit(tree);
-  return { managerCalls, pools };
+  return { managerCalls, connections, pools };
 }
 
 const scanned = files.map((file) => {
@@ -253,6 +258,18 @@ describe("the EntityManager and pool scanner", () => {
     expect(calls(source)).toEqual([]);
   });
 
+  it("finds MikroORM's connection taken, whatever it is called on", () => {
+    const found = scanAccess(
+      "x.ts",
+      [
+        "await em.getConnection().execute(sql, [a], 'all', em.getTransactionContext());",
+        "const connection = tx.getConnection();",
+        "await sql(em, 'select 1 from {t}');",
+      ].join("\n"),
+    ).connections;
+    expect(found).toEqual(["x.ts:1: getConnection()", "x.ts:2: getConnection()"]);
+  });
+
   it("finds a pool or connection of a service's own", () => {
     const found = scanAccess(
       "x.ts",
@@ -301,6 +318,14 @@ describe("SQL in services/", () => {
   it("is reached through named functions of db/: no EntityManager method but fork and transaction outside db/ and the kit", () => {
     const outside = scanned.filter(({ file }) => !mayHoldSql(file));
     expect(outside.flatMap(({ managerCalls }) => managerCalls)).toEqual([]);
+  });
+
+  it("runs a raw statement through the kit's `sql(em, text, params)`: no `getConnection` in a service, db/ included", () => {
+    const found = scanned.filter(({ file }) => !kit(file)).flatMap(({ connections }) => connections);
+    expect(
+      found,
+      "run a raw statement with sql(em, text, params) of services/kit/db/sql.ts (`{table}` names, the caller's transaction)",
+    ).toEqual([]);
   });
 
   it("runs on the pool MikroORM opened: no service opens a pool or connection of its own", () => {

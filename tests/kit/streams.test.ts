@@ -16,7 +16,7 @@ import {
 import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
 import { callScope } from "../../services/kit/runtime/call.js";
 import { createLogger } from "../../services/kit/runtime/logger.js";
-import { implement } from "../../services/kit/runtime/module.js";
+import { implement } from "../../services/kit/rpc/implementation.js";
 import { CallGuard } from "../../services/kit/rpc/guard.js";
 import { serveRpc, type RpcServer } from "../../services/kit/rpc/server.js";
 import { until } from "../support/until.js";

@@ -26,6 +26,13 @@ describe("byte ranges", () => {
       expect(rangeOf(ignored, 100), ignored).toEqual({ kind: "whole" });
   });
 
+  it("reads the header as RFC 9110 writes it: unit in any case, spaces, the one satisfiable range of several", () => {
+    expect(rangeOf("Bytes=0-9", 100)).toEqual({ kind: "part", start: 0, end: 9 });
+    expect(rangeOf("bytes= 10-19, ", 100)).toEqual({ kind: "part", start: 10, end: 19 });
+    expect(rangeOf("bytes=0-1,200-300", 100)).toEqual({ kind: "part", start: 0, end: 1 });
+    expect(rangeOf("bytes=200-300,400-", 100)).toEqual({ kind: "unsatisfiable" });
+  });
+
   it("never answers a part outside the object", () => {
     fc.assert(
       fc.property(fc.nat(10_000), fc.nat(20_000), fc.nat(20_000), (size, a, b) => {

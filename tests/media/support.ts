@@ -3,7 +3,7 @@ import { readdir } from "node:fs/promises";
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import type { TokenClaims } from "../../services/kit/auth/tokens.js";
-import type { ServiceContext } from "../../services/kit/runtime/module.js";
+import type { ServiceContext } from "../../services/kit/service/module.js";
 import { FileRow } from "../../services/media/db/entities.js";
 import type { TestPlatform } from "../support/platform.js";
 

@@ -3,7 +3,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import pg from "pg";
 import { DealsService } from "../../gen/pf/deals/v1/deals_pb.js";
 import { beforeAll, describe, expect, it } from "vitest";
-import { READING_DEADLINE_MS } from "../../services/kit/runtime/metrics.js";
+import { READING_DEADLINE_MS } from "../../services/kit/service/metrics.js";
 import { modules } from "../../platform/registry.js";
 import { usePlatform } from "../support/platform.js";
 import { DATABASE_SERVER, describeWith, NATS } from "../support/skips.js";

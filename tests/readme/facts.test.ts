@@ -1,14 +1,20 @@
+import { getOption, type DescService } from "@bufbuild/protobuf";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { bindingsOf } from "../../gateway/bindings.js";
+import { designed } from "../../gen/pf/v1/options_pb.js";
 import { modules } from "../../platform/registry.js";
 import { editorRelation } from "../../services/kit/editors/editors.js";
+import { documentedRoutes, SPEC } from "../support/access.js";
+import { itWith } from "../support/skips.js";
 
 /**
  * The facts the docs state that drift as the code grows, checked against the code: the services running (README,
- * docs/architecture.md, the registry), one proto package per service, each service's anatomy and its exceptions
+ * docs/architecture.md, the registry), one proto package per service, the routes each service serves (its README's
+ * "It serves N HTTP routes …", the gateway's bindings and routes.tsv), each service's anatomy and its exceptions
  * (docs/conventions.md), and the settings (every PF_* setting the code reads is in the README's environment table and
  * its owner's README, and every one listed is read).
  */
@@ -49,6 +55,103 @@ describe("the services running", () => {
       module.protos.filter((proto) => !proto.typeName.startsWith(`pf.${module.key}.v1.`)).map((p) => p.typeName),
     );
     expect(strays).toEqual([]);
+  });
+});
+
+/** What proto services serve: HTTP bindings as the gateway builds them, by whether designed, and RPCs bound to none. */
+function routesServed(services: readonly DescService[]) {
+  const bindings = services.flatMap(bindingsOf);
+  const designedRoutes = bindings.filter((binding) => getOption(binding.method, designed)).length;
+  const unbound = services.flatMap((service) => service.methods).filter((m) => !bindings.some((b) => b.method === m));
+  return {
+    routes: bindings.length,
+    documented: bindings.length - designedRoutes,
+    designed: designedRoutes,
+    unbound: unbound.length,
+    undesignedUnbound: unbound.filter((method) => !getOption(method, designed)).map((m) => m.name),
+  };
+}
+
+/**
+ * A README's statements of routes served, one sentence shape for every service: "It serves N HTTP routes (D
+ * documented, G designed) and R designed RPCs with no HTTP route." for the service, "`XService` serves …" for one of
+ * its proto services; the last clause only where R is not 0.
+ */
+const STATEMENT =
+  /(It|`(\w+)`) serves (\d+) HTTP routes? \((\d+) documented, (\d+) designed\)(?: and (\d+) designed RPCs? with no HTTP route)?/g;
+/** Any other count of routes in digits ("18 routes", "the 3 context routes"); not a status ("404 for a route"). */
+const COUNT = /\b\d+ ((?:[\w`-]+ ){0,2})routes?\b/g;
+const NOT_A_COUNT = /\b(?:about|after|any|at|before|each|every|for|from|in|of|on|the|to|with)\b/;
+/** docs/architecture.md's count of the spec's routes, checked against routes.tsv. */
+const SPEC_TOTAL = /the (\d+) documented routes/;
+const prose = (path: string) => read(path).replace(/\s+/g, " ");
+
+describe("the routes each service serves", () => {
+  it("are stated once in its README as the gateway binds them (and per proto service, where given)", () => {
+    const wrong = modules.flatMap((module) => {
+      const path = `services/${module.key}/README.md`;
+      const statements = [...prose(path).matchAll(STATEMENT)];
+      const whole = statements.filter((statement) => statement[1] === "It");
+      const problems = whole.length === 1 ? [] : [`${path}: ${whole.length} statements "It serves …", not 1`];
+      for (const [sentence, , name, routes, documented, designedRoutes, unbound] of statements) {
+        const services = name === undefined ? module.protos : module.protos.filter((proto) => proto.name === name);
+        if (services.length === 0) {
+          problems.push(`${path}: ${name} is none of ${module.key}'s proto services`);
+          continue;
+        }
+        const served = routesServed(services);
+        const stated = [routes, documented, designedRoutes, unbound ?? "0"].map(Number);
+        const counted = [served.routes, served.documented, served.designed, served.unbound];
+        if (stated.join() !== counted.join())
+          problems.push(
+            `${path}: "${sentence}", but the code serves ${counted.join("/")} (routes/documented/designed/unbound)`,
+          );
+      }
+      return problems;
+    });
+    expect(wrong).toEqual([]);
+  });
+
+  it("leave no RPC without an HTTP route undesigned (the READMEs count them as designed)", () => {
+    const undesigned = modules.flatMap((module) => routesServed(module.protos).undesignedUnbound);
+    expect(undesigned).toEqual([]);
+  });
+
+  it("are counted nowhere else in digits, in a service's README or the project's docs", () => {
+    const paths = [
+      "README.md",
+      "gateway/README.md",
+      ...readdirSync(join(ROOT, "docs")).map((file) => `docs/${file}`),
+      ...readdirSync(join(ROOT, "services")).map((key) => `services/${key}/README.md`),
+    ];
+    const counts = paths
+      .filter((path) => existsSync(join(ROOT, path)))
+      .flatMap((path) => {
+        // Left out: what the tests beside this one check (the statements, architecture.md's count of the spec).
+        const rest = prose(path).replace(STATEMENT, "");
+        const unchecked = path === "docs/architecture.md" ? rest.replace(SPEC_TOTAL, "") : rest;
+        return [...unchecked.matchAll(COUNT)]
+          .filter(([, words]) => !NOT_A_COUNT.test(words))
+          .map(([count]) => `${path}: ${count}`);
+      });
+    expect(counts).toEqual([]);
+  });
+
+  itWith(SPEC, "documented are the spec's routes.tsv rows, per service and in all (docs/architecture.md)", async () => {
+    const wrong: string[] = [];
+    for (const module of modules) {
+      const rows = (await documentedRoutes(module.key)).length;
+      const { documented } = routesServed(module.protos);
+      if (rows !== documented)
+        wrong.push(`${module.key}: ${documented} documented routes bound, ${rows} in routes.tsv`);
+    }
+    expect(wrong).toEqual([]);
+    // Every service's, running or not: the keys docs/architecture.md lists.
+    const total = SPEC_TOTAL.exec(prose("docs/architecture.md"));
+    expect(total, "docs/architecture.md: 'the N documented routes' is gone").not.toBeNull();
+    const keys = /A backend of \d+ services[^`]*`([^`]+)`/.exec(ARCHITECTURE)![1].split(/\s+/);
+    const rows = await Promise.all(keys.map(async (key) => (await documentedRoutes(key)).length));
+    expect(Number(total![1])).toBe(rows.reduce((sum, count) => sum + count, 0));
   });
 });
 

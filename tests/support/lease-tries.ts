@@ -1,5 +1,5 @@
 import { vi, type MockInstance } from "vitest";
-import type { ServiceContext } from "../../services/kit/runtime/module.js";
+import type { ServiceContext } from "../../services/kit/service/module.js";
 import { until } from "./until.js";
 
 const spies = new WeakMap<object, MockInstance>();

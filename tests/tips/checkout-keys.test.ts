@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { PaidRequestSchema, PaidResultSchema } from "../../gen/pf/tips/v1/checkouts_pb.js";
 import { Migration20261125100000_tips_checkout_keys as CheckoutKeys } from "../../services/tips/db/migrations/Migration20261125100000_tips_checkout_keys.js";
-import { requestHash } from "../../services/kit/handler/idempotency.js";
+import { requestHash } from "../../services/kit/writes/idempotency.js";
 import { usePlatform } from "../support/platform.js";
 import { as, fund, newKey, person, setProfile, usd, userToken } from "./support.js";
 

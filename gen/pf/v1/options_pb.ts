@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/v1/options.proto.
  */
 export const file_pf_v1_options: GenFile = /*@__PURE__*/
-  fileDesc("ChNwZi92MS9vcHRpb25zLnByb3RvEgVwZi52MSKEBAoGQWNjZXNzEhQKDGNhcGFiaWxpdGllcxgBIAMoCRIlCgp2aXNpYmlsaXR5GAIgASgOMhEucGYudjEuVmlzaWJpbGl0eRIVCg1uZXZlcl90b19hcHBzGAMgASgIEhUKDW5ldmVyX3RvX21vZHMYBCABKAgSFQoNb25seV9zZXJ2aWNlcxgFIAMoCRIWCg5hY3Rpbmdfc3ViamVjdBgGIAEoCBIRCglhbm9ueW1vdXMYByABKAgSGAoQb3JpZ2luX2Zyb21fYXBwcxgIIAEoCBISCgpyYXRlX2xpbWl0GAkgASgJEhgKEGFsbF9jYXBhYmlsaXRpZXMYCiADKAkSEQoJbm9fcGVvcGxlGAsgASgIEhYKDnNlcGFyYXRlX2dyYW50GAwgASgIEhsKBWFjdG9yGA0gASgOMgwucGYudjEuQWN0b3ISHAoUY2FwYWJpbGl0eV91bmNoZWNrZWQYDiABKAgSGQoEY29ycxgPIAEoDjILLnBmLnYxLkNvcnMSDAoEbmFtZRgQIAEoCRIjCgxhbHRlcm5hdGl2ZXMYESADKAsyDS5wZi52MS5BY2Nlc3MSFAoMY29yc19zZXR0aW5nGBIgASgJEhQKDG5vX2FpX29yaWdpbhgTIAEoCBIlCghyZWxhdGlvbhgUIAEoCzITLnBmLnYxLlJlbGF0aW9uUnVsZSJSCgxSZWxhdGlvblJ1bGUSDAoEbmFtZRgBIAEoCRITCgtzY29wZV9maWVsZBgCIAEoCRINCgVyb2xlcxgDIAMoCRIQCgh3aGVuX3NldBgEIAMoCSJfCghSZWxhdGlvbhIMCgRuYW1lGAEgASgJEg8KB3JlZnVzYWwYAiABKAkSGQoRYWN0aW5nX2Zvcl9ub2JvZHkYAyABKAgSGQoRaGVsZF9ieV9haV9vdXRwdXQYBCABKAgiogEKCVJhdGVMaW1pdBIMCgRuYW1lGAEgASgJEiMKCWFub255bW91cxgCIAEoCzIQLnBmLnYxLlJhdGVDbGFzcxIgCgZwZXJzb24YAyABKAsyEC5wZi52MS5SYXRlQ2xhc3MSHQoDYXBwGAQgASgLMhAucGYudjEuUmF0ZUNsYXNzEiEKB3NlcnZpY2UYBSABKAsyEC5wZi52MS5SYXRlQ2xhc3MiMAoJUmF0ZUNsYXNzEhIKCnBlcl9taW51dGUYASABKA0SDwoHc2V0dGluZxgCIAEoCSIeCg1SZXF1ZXN0RmllbGRzEg0KBW5hbWVzGAEgAygJIlgKBlVwbG9hZBIRCgltYXhfYnl0ZXMYASABKAMSEwoLbWVkaWFfdHlwZXMYAiADKAkSEgoKbmFtZV9maWVsZBgDIAEoCRISCgp0eXBlX2ZpZWxkGAQgASgJKowBCgpWaXNpYmlsaXR5EhoKFlZJU0lCSUxJVFlfVU5TUEVDSUZJRUQQABIVChFWSVNJQklMSVRZX1BVQkxJQxABEhoKFlZJU0lCSUxJVFlfRklSU1RfUEFSVFkQAhIXChNWSVNJQklMSVRZX0lOVEVSTkFMEAMSFgoSVklTSUJJTElUWV9QQVJUTkVSEAQqggEKBUFjdG9yEhUKEUFDVE9SX1VOU1BFQ0lGSUVEEAASEAoMQUNUT1JfUEVSU09OEAESEAoMQUNUT1JfTUVNQkVSEAISDwoLQUNUT1JfU1RBRkYQAxIYChRBQ1RPUl9QTEFURk9STV9TVEFGRhAEEhMKD0FDVE9SX0FJX09VVFBVVBAFKjwKBENvcnMSFAoQQ09SU19VTlNQRUNJRklFRBAAEg0KCUNPUlNfT1BFThABEg8KC0NPUlNfTElTVEVEEAI6UAoJcmVsYXRpb25zEh8uZ29vZ2xlLnByb3RvYnVmLlNlcnZpY2VPcHRpb25zGNuGAyADKAsyDy5wZi52MS5SZWxhdGlvblIJcmVsYXRpb25zOkcKBmFjY2VzcxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNGGAyABKAsyDS5wZi52MS5BY2Nlc3NSBmFjY2VzczpUCgtyYXRlX2xpbWl0cxIfLmdvb2dsZS5wcm90b2J1Zi5TZXJ2aWNlT3B0aW9ucxjahgMgAygLMhAucGYudjEuUmF0ZUxpbWl0UgpyYXRlTGltaXRzOksKEHN1Y2Nlc3Nfc3RhdHVzZXMSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjUhgMgAygFUg9zdWNjZXNzU3RhdHVzZXM6PAoIZGVzaWduZWQSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjVhgMgASgIUghkZXNpZ25lZDo5CgZzY2hlbWESHy5nb29nbGUucHJvdG9idWYuTWVzc2FnZU9wdGlvbnMY0oYDIAEoCVIGc2NoZW1hOkIKC3NlcnZpY2Vfa2V5Eh8uZ29vZ2xlLnByb3RvYnVmLlNlcnZpY2VPcHRpb25zGNOGAyABKAlSCnNlcnZpY2VLZXk6SAoOdG9rZW5fYXVkaWVuY2USHy5nb29nbGUucHJvdG9idWYuU2VydmljZU9wdGlvbnMY1oYDIAEoCVINdG9rZW5BdWRpZW5jZTo8CglpZF9wcmVmaXgSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGNiGAyABKAlSCGlkUHJlZml4OkAKC21hcmtkb3duX29mEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjuhgMgASgJUgptYXJrZG93bk9mOl0KDnJlcXVlc3RfZmllbGRzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY2YYDIAEoCzIULnBmLnYxLlJlcXVlc3RGaWVsZHNSDXJlcXVlc3RGaWVsZHM6RwoGdXBsb2FkEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY5IYDIAEoCzINLnBmLnYxLlVwbG9hZFIGdXBsb2FkYgZwcm90bzM", [file_google_protobuf_descriptor]);
+  fileDesc("ChNwZi92MS9vcHRpb25zLnByb3RvEgVwZi52MSKEBAoGQWNjZXNzEhQKDGNhcGFiaWxpdGllcxgBIAMoCRIlCgp2aXNpYmlsaXR5GAIgASgOMhEucGYudjEuVmlzaWJpbGl0eRIVCg1uZXZlcl90b19hcHBzGAMgASgIEhUKDW5ldmVyX3RvX21vZHMYBCABKAgSFQoNb25seV9zZXJ2aWNlcxgFIAMoCRIWCg5hY3Rpbmdfc3ViamVjdBgGIAEoCBIRCglhbm9ueW1vdXMYByABKAgSGAoQb3JpZ2luX2Zyb21fYXBwcxgIIAEoCBISCgpyYXRlX2xpbWl0GAkgASgJEhgKEGFsbF9jYXBhYmlsaXRpZXMYCiADKAkSEQoJbm9fcGVvcGxlGAsgASgIEhYKDnNlcGFyYXRlX2dyYW50GAwgASgIEhsKBWFjdG9yGA0gASgOMgwucGYudjEuQWN0b3ISHAoUY2FwYWJpbGl0eV91bmNoZWNrZWQYDiABKAgSGQoEY29ycxgPIAEoDjILLnBmLnYxLkNvcnMSDAoEbmFtZRgQIAEoCRIjCgxhbHRlcm5hdGl2ZXMYESADKAsyDS5wZi52MS5BY2Nlc3MSFAoMY29yc19zZXR0aW5nGBIgASgJEhQKDG5vX2FpX29yaWdpbhgTIAEoCBIlCghyZWxhdGlvbhgUIAEoCzITLnBmLnYxLlJlbGF0aW9uUnVsZSJSCgxSZWxhdGlvblJ1bGUSDAoEbmFtZRgBIAEoCRITCgtzY29wZV9maWVsZBgCIAEoCRINCgVyb2xlcxgDIAMoCRIQCgh3aGVuX3NldBgEIAMoCSJfCghSZWxhdGlvbhIMCgRuYW1lGAEgASgJEg8KB3JlZnVzYWwYAiABKAkSGQoRYWN0aW5nX2Zvcl9ub2JvZHkYAyABKAgSGQoRaGVsZF9ieV9haV9vdXRwdXQYBCABKAgiogEKCVJhdGVMaW1pdBIMCgRuYW1lGAEgASgJEiMKCWFub255bW91cxgCIAEoCzIQLnBmLnYxLlJhdGVDbGFzcxIgCgZwZXJzb24YAyABKAsyEC5wZi52MS5SYXRlQ2xhc3MSHQoDYXBwGAQgASgLMhAucGYudjEuUmF0ZUNsYXNzEiEKB3NlcnZpY2UYBSABKAsyEC5wZi52MS5SYXRlQ2xhc3MiMAoJUmF0ZUNsYXNzEhIKCnBlcl9taW51dGUYASABKA0SDwoHc2V0dGluZxgCIAEoCSJOCg1JbkZsaWdodExpbWl0EgwKBG5hbWUYASABKAkSDQoFY2FsbHMYAiABKA0SDwoHc2V0dGluZxgDIAEoCRIPCgd3YWl0aW5nGAQgASgNIh4KDVJlcXVlc3RGaWVsZHMSDQoFbmFtZXMYASADKAkiWAoGVXBsb2FkEhEKCW1heF9ieXRlcxgBIAEoAxITCgttZWRpYV90eXBlcxgCIAMoCRISCgpuYW1lX2ZpZWxkGAMgASgJEhIKCnR5cGVfZmllbGQYBCABKAkiywIKCkZpZWxkUnVsZXMSEAoIcmVxdWlyZWQYGSABKAgSHQoGaWdub3JlGBsgASgOMg0ucGYudjEuSWdub3JlEiQKBmRvdWJsZRgCIAEoCzISLnBmLnYxLkRvdWJsZVJ1bGVzSAASIgoFaW50MzIYAyABKAsyES5wZi52MS5JbnQzMlJ1bGVzSAASIgoFaW50NjQYBCABKAsyES5wZi52MS5JbnQ2NFJ1bGVzSAASJAoGdWludDMyGAUgASgLMhIucGYudjEuVUludDMyUnVsZXNIABIkCgZzdHJpbmcYDiABKAsyEi5wZi52MS5TdHJpbmdSdWxlc0gAEiAKBGVudW0YECABKAsyEC5wZi52MS5FbnVtUnVsZXNIABIoCghyZXBlYXRlZBgSIAEoCzIULnBmLnYxLlJlcGVhdGVkUnVsZXNIAEIGCgR0eXBlIn8KC1N0cmluZ1J1bGVzEhQKB21pbl9sZW4YAiABKARIAIgBARIUCgdtYXhfbGVuGAMgASgESAGIAQESFAoHcGF0dGVybhgGIAEoCUgCiAEBEgoKAmluGAogAygJQgoKCF9taW5fbGVuQgoKCF9tYXhfbGVuQgoKCF9wYXR0ZXJuImMKCkludDMyUnVsZXMSDAoCbHQYAiABKAVIABINCgNsdGUYAyABKAVIABIMCgJndBgEIAEoBUgBEg0KA2d0ZRgFIAEoBUgBQgsKCWxlc3NfdGhhbkIOCgxncmVhdGVyX3RoYW4iYwoKSW50NjRSdWxlcxIMCgJsdBgCIAEoA0gAEg0KA2x0ZRgDIAEoA0gAEgwKAmd0GAQgASgDSAESDQoDZ3RlGAUgASgDSAFCCwoJbGVzc190aGFuQg4KDGdyZWF0ZXJfdGhhbiJkCgtVSW50MzJSdWxlcxIMCgJsdBgCIAEoDUgAEg0KA2x0ZRgDIAEoDUgAEgwKAmd0GAQgASgNSAESDQoDZ3RlGAUgASgNSAFCCwoJbGVzc190aGFuQg4KDGdyZWF0ZXJfdGhhbiJkCgtEb3VibGVSdWxlcxIMCgJsdBgCIAEoAUgAEg0KA2x0ZRgDIAEoAUgAEgwKAmd0GAQgASgBSAESDQoDZ3RlGAUgASgBSAFCCwoJbGVzc190aGFuQg4KDGdyZWF0ZXJfdGhhbiI3CglFbnVtUnVsZXMSGQoMZGVmaW5lZF9vbmx5GAIgASgISACIAQFCDwoNX2RlZmluZWRfb25seSKdAQoNUmVwZWF0ZWRSdWxlcxIWCgltaW5faXRlbXMYASABKARIAIgBARIWCgltYXhfaXRlbXMYAiABKARIAYgBARITCgZ1bmlxdWUYAyABKAhIAogBARIgCgVpdGVtcxgEIAEoCzIRLnBmLnYxLkZpZWxkUnVsZXNCDAoKX21pbl9pdGVtc0IMCgpfbWF4X2l0ZW1zQgkKB191bmlxdWUqjAEKClZpc2liaWxpdHkSGgoWVklTSUJJTElUWV9VTlNQRUNJRklFRBAAEhUKEVZJU0lCSUxJVFlfUFVCTElDEAESGgoWVklTSUJJTElUWV9GSVJTVF9QQVJUWRACEhcKE1ZJU0lCSUxJVFlfSU5URVJOQUwQAxIWChJWSVNJQklMSVRZX1BBUlRORVIQBCqCAQoFQWN0b3ISFQoRQUNUT1JfVU5TUEVDSUZJRUQQABIQCgxBQ1RPUl9QRVJTT04QARIQCgxBQ1RPUl9NRU1CRVIQAhIPCgtBQ1RPUl9TVEFGRhADEhgKFEFDVE9SX1BMQVRGT1JNX1NUQUZGEAQSEwoPQUNUT1JfQUlfT1VUUFVUEAUqPAoEQ29ycxIUChBDT1JTX1VOU1BFQ0lGSUVEEAASDQoJQ09SU19PUEVOEAESDwoLQ09SU19MSVNURUQQAio6CgZJZ25vcmUSFgoSSUdOT1JFX1VOU1BFQ0lGSUVEEAASGAoUSUdOT1JFX0lGX1pFUk9fVkFMVUUQATpQCglyZWxhdGlvbnMSHy5nb29nbGUucHJvdG9idWYuU2VydmljZU9wdGlvbnMY24YDIAMoCzIPLnBmLnYxLlJlbGF0aW9uUglyZWxhdGlvbnM6RwoGYWNjZXNzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY0YYDIAEoCzINLnBmLnYxLkFjY2Vzc1IGYWNjZXNzOlQKC3JhdGVfbGltaXRzEh8uZ29vZ2xlLnByb3RvYnVmLlNlcnZpY2VPcHRpb25zGNqGAyADKAsyEC5wZi52MS5SYXRlTGltaXRSCnJhdGVMaW1pdHM6YQoQaW5fZmxpZ2h0X2xpbWl0cxIfLmdvb2dsZS5wcm90b2J1Zi5TZXJ2aWNlT3B0aW9ucxiChwMgAygLMhQucGYudjEuSW5GbGlnaHRMaW1pdFIOaW5GbGlnaHRMaW1pdHM6PQoJaW5fZmxpZ2h0Eh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYg4cDIAEoCVIIaW5GbGlnaHQ6SwoQc3VjY2Vzc19zdGF0dXNlcxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNSGAyADKAVSD3N1Y2Nlc3NTdGF0dXNlczo8CghkZXNpZ25lZBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNWGAyABKAhSCGRlc2lnbmVkOjkKBnNjaGVtYRIfLmdvb2dsZS5wcm90b2J1Zi5NZXNzYWdlT3B0aW9ucxjShgMgASgJUgZzY2hlbWE6SAoOZXZlbnRfc3ViamVjdHMSHy5nb29nbGUucHJvdG9idWYuTWVzc2FnZU9wdGlvbnMY+YYDIAMoCVINZXZlbnRTdWJqZWN0czpCCgtzZXJ2aWNlX2tleRIfLmdvb2dsZS5wcm90b2J1Zi5TZXJ2aWNlT3B0aW9ucxjThgMgASgJUgpzZXJ2aWNlS2V5OkgKDnRva2VuX2F1ZGllbmNlEh8uZ29vZ2xlLnByb3RvYnVmLlNlcnZpY2VPcHRpb25zGNaGAyABKAlSDXRva2VuQXVkaWVuY2U6PAoJaWRfcHJlZml4Eh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjYhgMgASgJUghpZFByZWZpeDpACgttYXJrZG93bl9vZhIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMY7oYDIAEoCVIKbWFya2Rvd25PZjpdCg5yZXF1ZXN0X2ZpZWxkcxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNmGAyABKAsyFC5wZi52MS5SZXF1ZXN0RmllbGRzUg1yZXF1ZXN0RmllbGRzOkcKBnVwbG9hZBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGOSGAyABKAsyDS5wZi52MS5VcGxvYWRSBnVwbG9hZDpICgVydWxlcxIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMY+IYDIAEoCzIRLnBmLnYxLkZpZWxkUnVsZXNSBXJ1bGVzYgZwcm90bzM", [file_google_protobuf_descriptor]);
 
 /**
  * Access rule of one RPC.
@@ -363,6 +363,51 @@ export const RateClassSchema: GenMessage<RateClass> = /*@__PURE__*/
   messageDesc(file_pf_v1_options, 4);
 
 /**
+ * A bound on the calls of a service's costly public reads (feeds, long listings) running at once in one
+ * instance, whoever calls: work a stranger can make expensive takes its turn, so one flood of it never holds
+ * the event loop every other call needs. Past `calls` running, a call waits, first come first served; past
+ * `waiting` waiting, it is refused 503 `service.busy` with retry_after_seconds, before its handler runs.
+ *
+ * @generated from message pf.v1.InFlightLimit
+ */
+export type InFlightLimit = Message<"pf.v1.InFlightLimit"> & {
+  /**
+   * The name routes give it (`in_flight`); counted per instance, over every route of the service naming it.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Calls running at once when the setting is unset.
+   *
+   * @generated from field: uint32 calls = 2;
+   */
+  calls: number;
+
+  /**
+   * The environment setting that overrides calls (`PF_BLOG_FEEDS_IN_FLIGHT`).
+   *
+   * @generated from field: string setting = 3;
+   */
+  setting: string;
+
+  /**
+   * Calls waiting their turn at most; 0 refuses every call past `calls`.
+   *
+   * @generated from field: uint32 waiting = 4;
+   */
+  waiting: number;
+};
+
+/**
+ * Describes the message pf.v1.InFlightLimit.
+ * Use `create(InFlightLimitSchema)` to create a new message.
+ */
+export const InFlightLimitSchema: GenMessage<InFlightLimit> = /*@__PURE__*/
+  messageDesc(file_pf_v1_options, 5);
+
+/**
  * The fields of its request one route reads (request_fields).
  *
  * @generated from message pf.v1.RequestFields
@@ -381,7 +426,7 @@ export type RequestFields = Message<"pf.v1.RequestFields"> & {
  * Use `create(RequestFieldsSchema)` to create a new message.
  */
 export const RequestFieldsSchema: GenMessage<RequestFields> = /*@__PURE__*/
-  messageDesc(file_pf_v1_options, 5);
+  messageDesc(file_pf_v1_options, 6);
 
 /**
  * How the gateway takes a file upload on a client-streaming RPC (gateway/uploads.ts): the request body is
@@ -427,7 +472,446 @@ export type Upload = Message<"pf.v1.Upload"> & {
  * Use `create(UploadSchema)` to create a new message.
  */
 export const UploadSchema: GenMessage<Upload> = /*@__PURE__*/
-  messageDesc(file_pf_v1_options, 6);
+  messageDesc(file_pf_v1_options, 7);
+
+/**
+ * The rules of one field (protovalidate's FieldRules).
+ *
+ * @generated from message pf.v1.FieldRules
+ */
+export type FieldRules = Message<"pf.v1.FieldRules"> & {
+  /**
+   * Set: a message or `optional` field present, a list not empty, any other
+   * field not its zero value ("", 0, false, the enum's 0). When it fails, the
+   * field's other rules are not checked.
+   *
+   * @generated from field: bool required = 25;
+   */
+  required: boolean;
+
+  /**
+   * When the rules are skipped.
+   *
+   * @generated from field: pf.v1.Ignore ignore = 27;
+   */
+  ignore: Ignore;
+
+  /**
+   * The rules of the field's type.
+   *
+   * @generated from oneof pf.v1.FieldRules.type
+   */
+  type: {
+    /**
+     * A double field.
+     *
+     * @generated from field: pf.v1.DoubleRules double = 2;
+     */
+    value: DoubleRules;
+    case: "double";
+  } | {
+    /**
+     * An int32 field.
+     *
+     * @generated from field: pf.v1.Int32Rules int32 = 3;
+     */
+    value: Int32Rules;
+    case: "int32";
+  } | {
+    /**
+     * An int64 field.
+     *
+     * @generated from field: pf.v1.Int64Rules int64 = 4;
+     */
+    value: Int64Rules;
+    case: "int64";
+  } | {
+    /**
+     * A uint32 field.
+     *
+     * @generated from field: pf.v1.UInt32Rules uint32 = 5;
+     */
+    value: UInt32Rules;
+    case: "uint32";
+  } | {
+    /**
+     * A string field.
+     *
+     * @generated from field: pf.v1.StringRules string = 14;
+     */
+    value: StringRules;
+    case: "string";
+  } | {
+    /**
+     * An enum field.
+     *
+     * @generated from field: pf.v1.EnumRules enum = 16;
+     */
+    value: EnumRules;
+    case: "enum";
+  } | {
+    /**
+     * A repeated field.
+     *
+     * @generated from field: pf.v1.RepeatedRules repeated = 18;
+     */
+    value: RepeatedRules;
+    case: "repeated";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message pf.v1.FieldRules.
+ * Use `create(FieldRulesSchema)` to create a new message.
+ */
+export const FieldRulesSchema: GenMessage<FieldRules> = /*@__PURE__*/
+  messageDesc(file_pf_v1_options, 8);
+
+/**
+ * Characters are Unicode code points, as PostgreSQL counts them; `pattern` is
+ * searched for (anchor it with ^…$), as protovalidate's RE2 and OpenAPI do.
+ *
+ * @generated from message pf.v1.StringRules
+ */
+export type StringRules = Message<"pf.v1.StringRules"> & {
+  /**
+   * At least this many characters.
+   *
+   * @generated from field: optional uint64 min_len = 2;
+   */
+  minLen?: bigint | undefined;
+
+  /**
+   * At most this many characters.
+   *
+   * @generated from field: optional uint64 max_len = 3;
+   */
+  maxLen?: bigint | undefined;
+
+  /**
+   * A regular expression the value must match.
+   *
+   * @generated from field: optional string pattern = 6;
+   */
+  pattern?: string | undefined;
+
+  /**
+   * The value is one of these.
+   *
+   * @generated from field: repeated string in = 10;
+   */
+  in: string[];
+};
+
+/**
+ * Describes the message pf.v1.StringRules.
+ * Use `create(StringRulesSchema)` to create a new message.
+ */
+export const StringRulesSchema: GenMessage<StringRules> = /*@__PURE__*/
+  messageDesc(file_pf_v1_options, 9);
+
+/**
+ * Bounds of an int32 field.
+ *
+ * @generated from message pf.v1.Int32Rules
+ */
+export type Int32Rules = Message<"pf.v1.Int32Rules"> & {
+  /**
+   * The upper bound.
+   *
+   * @generated from oneof pf.v1.Int32Rules.less_than
+   */
+  lessThan: {
+    /**
+     * Less than.
+     *
+     * @generated from field: int32 lt = 2;
+     */
+    value: number;
+    case: "lt";
+  } | {
+    /**
+     * At most.
+     *
+     * @generated from field: int32 lte = 3;
+     */
+    value: number;
+    case: "lte";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * The lower bound.
+   *
+   * @generated from oneof pf.v1.Int32Rules.greater_than
+   */
+  greaterThan: {
+    /**
+     * More than.
+     *
+     * @generated from field: int32 gt = 4;
+     */
+    value: number;
+    case: "gt";
+  } | {
+    /**
+     * At least.
+     *
+     * @generated from field: int32 gte = 5;
+     */
+    value: number;
+    case: "gte";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message pf.v1.Int32Rules.
+ * Use `create(Int32RulesSchema)` to create a new message.
+ */
+export const Int32RulesSchema: GenMessage<Int32Rules> = /*@__PURE__*/
+  messageDesc(file_pf_v1_options, 10);
+
+/**
+ * Bounds of an int64 field.
+ *
+ * @generated from message pf.v1.Int64Rules
+ */
+export type Int64Rules = Message<"pf.v1.Int64Rules"> & {
+  /**
+   * The upper bound.
+   *
+   * @generated from oneof pf.v1.Int64Rules.less_than
+   */
+  lessThan: {
+    /**
+     * Less than.
+     *
+     * @generated from field: int64 lt = 2;
+     */
+    value: bigint;
+    case: "lt";
+  } | {
+    /**
+     * At most.
+     *
+     * @generated from field: int64 lte = 3;
+     */
+    value: bigint;
+    case: "lte";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * The lower bound.
+   *
+   * @generated from oneof pf.v1.Int64Rules.greater_than
+   */
+  greaterThan: {
+    /**
+     * More than.
+     *
+     * @generated from field: int64 gt = 4;
+     */
+    value: bigint;
+    case: "gt";
+  } | {
+    /**
+     * At least.
+     *
+     * @generated from field: int64 gte = 5;
+     */
+    value: bigint;
+    case: "gte";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message pf.v1.Int64Rules.
+ * Use `create(Int64RulesSchema)` to create a new message.
+ */
+export const Int64RulesSchema: GenMessage<Int64Rules> = /*@__PURE__*/
+  messageDesc(file_pf_v1_options, 11);
+
+/**
+ * Bounds of a uint32 field.
+ *
+ * @generated from message pf.v1.UInt32Rules
+ */
+export type UInt32Rules = Message<"pf.v1.UInt32Rules"> & {
+  /**
+   * The upper bound.
+   *
+   * @generated from oneof pf.v1.UInt32Rules.less_than
+   */
+  lessThan: {
+    /**
+     * Less than.
+     *
+     * @generated from field: uint32 lt = 2;
+     */
+    value: number;
+    case: "lt";
+  } | {
+    /**
+     * At most.
+     *
+     * @generated from field: uint32 lte = 3;
+     */
+    value: number;
+    case: "lte";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * The lower bound.
+   *
+   * @generated from oneof pf.v1.UInt32Rules.greater_than
+   */
+  greaterThan: {
+    /**
+     * More than.
+     *
+     * @generated from field: uint32 gt = 4;
+     */
+    value: number;
+    case: "gt";
+  } | {
+    /**
+     * At least.
+     *
+     * @generated from field: uint32 gte = 5;
+     */
+    value: number;
+    case: "gte";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message pf.v1.UInt32Rules.
+ * Use `create(UInt32RulesSchema)` to create a new message.
+ */
+export const UInt32RulesSchema: GenMessage<UInt32Rules> = /*@__PURE__*/
+  messageDesc(file_pf_v1_options, 12);
+
+/**
+ * Bounds of a double field.
+ *
+ * @generated from message pf.v1.DoubleRules
+ */
+export type DoubleRules = Message<"pf.v1.DoubleRules"> & {
+  /**
+   * The upper bound.
+   *
+   * @generated from oneof pf.v1.DoubleRules.less_than
+   */
+  lessThan: {
+    /**
+     * Less than.
+     *
+     * @generated from field: double lt = 2;
+     */
+    value: number;
+    case: "lt";
+  } | {
+    /**
+     * At most.
+     *
+     * @generated from field: double lte = 3;
+     */
+    value: number;
+    case: "lte";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * The lower bound.
+   *
+   * @generated from oneof pf.v1.DoubleRules.greater_than
+   */
+  greaterThan: {
+    /**
+     * More than.
+     *
+     * @generated from field: double gt = 4;
+     */
+    value: number;
+    case: "gt";
+  } | {
+    /**
+     * At least.
+     *
+     * @generated from field: double gte = 5;
+     */
+    value: number;
+    case: "gte";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message pf.v1.DoubleRules.
+ * Use `create(DoubleRulesSchema)` to create a new message.
+ */
+export const DoubleRulesSchema: GenMessage<DoubleRules> = /*@__PURE__*/
+  messageDesc(file_pf_v1_options, 13);
+
+/**
+ * Rules of an enum field.
+ *
+ * @generated from message pf.v1.EnumRules
+ */
+export type EnumRules = Message<"pf.v1.EnumRules"> & {
+  /**
+   * The value is one the enum defines (a number it does not name is refused).
+   *
+   * @generated from field: optional bool defined_only = 2;
+   */
+  definedOnly?: boolean | undefined;
+};
+
+/**
+ * Describes the message pf.v1.EnumRules.
+ * Use `create(EnumRulesSchema)` to create a new message.
+ */
+export const EnumRulesSchema: GenMessage<EnumRules> = /*@__PURE__*/
+  messageDesc(file_pf_v1_options, 14);
+
+/**
+ * Rules of a repeated field.
+ *
+ * @generated from message pf.v1.RepeatedRules
+ */
+export type RepeatedRules = Message<"pf.v1.RepeatedRules"> & {
+  /**
+   * At least this many items.
+   *
+   * @generated from field: optional uint64 min_items = 1;
+   */
+  minItems?: bigint | undefined;
+
+  /**
+   * At most this many items.
+   *
+   * @generated from field: optional uint64 max_items = 2;
+   */
+  maxItems?: bigint | undefined;
+
+  /**
+   * No item twice.
+   *
+   * @generated from field: optional bool unique = 3;
+   */
+  unique?: boolean | undefined;
+
+  /**
+   * The rules of each item.
+   *
+   * @generated from field: pf.v1.FieldRules items = 4;
+   */
+  items?: FieldRules | undefined;
+};
+
+/**
+ * Describes the message pf.v1.RepeatedRules.
+ * Use `create(RepeatedRulesSchema)` to create a new message.
+ */
+export const RepeatedRulesSchema: GenMessage<RepeatedRules> = /*@__PURE__*/
+  messageDesc(file_pf_v1_options, 15);
 
 /**
  * Who a route is for, as the spec's Visibility column says.
@@ -572,6 +1056,33 @@ export const CorsSchema: GenEnum<Cors> = /*@__PURE__*/
   enumDesc(file_pf_v1_options, 2);
 
 /**
+ * When a field's rules are skipped (protovalidate's Ignore).
+ *
+ * @generated from enum pf.v1.Ignore
+ */
+export enum Ignore {
+  /**
+   * Skipped only when the field tracks presence and is unset.
+   *
+   * @generated from enum value: IGNORE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Also skipped when the value is its zero value (a 0 meaning "the default").
+   *
+   * @generated from enum value: IGNORE_IF_ZERO_VALUE = 1;
+   */
+  IF_ZERO_VALUE = 1,
+}
+
+/**
+ * Describes the enum pf.v1.Ignore.
+ */
+export const IgnoreSchema: GenEnum<Ignore> = /*@__PURE__*/
+  enumDesc(file_pf_v1_options, 3);
+
+/**
  * The relations the service's access rules name (Access.relation).
  *
  * @generated from extension: repeated pf.v1.Relation relations = 50011;
@@ -596,6 +1107,22 @@ export const rate_limits: GenExtension<ServiceOptions, RateLimit[]> = /*@__PURE_
   extDesc(file_pf_v1_options, 2);
 
 /**
+ * The in-flight limits the service's routes name (in_flight).
+ *
+ * @generated from extension: repeated pf.v1.InFlightLimit in_flight_limits = 50050;
+ */
+export const in_flight_limits: GenExtension<ServiceOptions, InFlightLimit[]> = /*@__PURE__*/
+  extDesc(file_pf_v1_options, 3);
+
+/**
+ * The in-flight limit the route's calls take their turn in (InFlightLimit.name of its service).
+ *
+ * @generated from extension: string in_flight = 50051;
+ */
+export const in_flight: GenExtension<MethodOptions, string> = /*@__PURE__*/
+  extDesc(file_pf_v1_options, 4);
+
+/**
  * The HTTP statuses a success may answer with, when not only 200; the
  * gateway answers the first, unless the handler chose another of them
  * (`answerStatus`). Documented in OpenAPI.
@@ -603,7 +1130,7 @@ export const rate_limits: GenExtension<ServiceOptions, RateLimit[]> = /*@__PURE_
  * @generated from extension: repeated int32 success_statuses = 50004;
  */
 export const success_statuses: GenExtension<MethodOptions, number[]> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 3);
+  extDesc(file_pf_v1_options, 5);
 
 /**
  * The route is designed by us where the spec shows none (OpenAPI `x-pf-designed`).
@@ -611,7 +1138,7 @@ export const success_statuses: GenExtension<MethodOptions, number[]> = /*@__PURE
  * @generated from extension: bool designed = 50005;
  */
 export const designed: GenExtension<MethodOptions, boolean> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 4);
+  extDesc(file_pf_v1_options, 6);
 
 /**
  * The spec's schema id (`tips.paid-request@1`); names OpenAPI components.
@@ -619,7 +1146,17 @@ export const designed: GenExtension<MethodOptions, boolean> = /*@__PURE__*/
  * @generated from extension: string schema = 50002;
  */
 export const schema: GenExtension<MessageOptions, string> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 5);
+  extDesc(file_pf_v1_options, 7);
+
+/**
+ * An event message: the NATS subjects it is published on, each whole
+ * (`games.mod.enabled`, no wildcards). The outbox refuses any other subject
+ * for it, so the AsyncAPI document (gateway/asyncapi.ts) lists every event.
+ *
+ * @generated from extension: repeated string event_subjects = 50041;
+ */
+export const event_subjects: GenExtension<MessageOptions, string[]> = /*@__PURE__*/
+  extDesc(file_pf_v1_options, 8);
 
 /**
  * The service key (`network`, `tips`…): proto package, Postgres schema,
@@ -628,7 +1165,7 @@ export const schema: GenExtension<MessageOptions, string> = /*@__PURE__*/
  * @generated from extension: string service_key = 50003;
  */
 export const service_key: GenExtension<ServiceOptions, string> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 6);
+  extDesc(file_pf_v1_options, 9);
 
 /**
  * The token audience the service's routes take ("" = the platform's, `pf`):
@@ -637,7 +1174,7 @@ export const service_key: GenExtension<ServiceOptions, string> = /*@__PURE__*/
  * @generated from extension: string token_audience = 50006;
  */
 export const token_audience: GenExtension<ServiceOptions, string> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 7);
+  extDesc(file_pf_v1_options, 10);
 
 /**
  * The field holds an id the platform made with this prefix (`pln` for
@@ -649,7 +1186,7 @@ export const token_audience: GenExtension<ServiceOptions, string> = /*@__PURE__*
  * @generated from extension: string id_prefix = 50008;
  */
 export const id_prefix: GenExtension<FieldOptions, string> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 8);
+  extDesc(file_pf_v1_options, 11);
 
 /**
  * On a string field holding HTML: it is the sanitised HTML of the named
@@ -661,7 +1198,7 @@ export const id_prefix: GenExtension<FieldOptions, string> = /*@__PURE__*/
  * @generated from extension: string markdown_of = 50030;
  */
 export const markdown_of: GenExtension<FieldOptions, string> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 9);
+  extDesc(file_pf_v1_options, 12);
 
 /**
  * The fields of the request this route reads, when its request message is
@@ -672,11 +1209,19 @@ export const markdown_of: GenExtension<FieldOptions, string> = /*@__PURE__*/
  * @generated from extension: pf.v1.RequestFields request_fields = 50009;
  */
 export const request_fields: GenExtension<MethodOptions, RequestFields> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 10);
+  extDesc(file_pf_v1_options, 13);
 
 /**
  * @generated from extension: pf.v1.Upload upload = 50020;
  */
 export const upload: GenExtension<MethodOptions, Upload> = /*@__PURE__*/
-  extDesc(file_pf_v1_options, 11);
+  extDesc(file_pf_v1_options, 14);
+
+/**
+ * The field's rules.
+ *
+ * @generated from extension: pf.v1.FieldRules rules = 50040;
+ */
+export const rules: GenExtension<FieldOptions, FieldRules> = /*@__PURE__*/
+  extDesc(file_pf_v1_options, 15);
 

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { CurrencyBalanceSchema, type CurrencyBalance } from "../../../gen/pf/billing/v1/ledger_pb.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { HotRead, type ReadContext } from "../../kit/db/reads.js";
 
 const FIELD_OF_KIND = {
@@ -13,12 +13,11 @@ const FIELD_OF_KIND = {
 
 /** A subject's balances, one entry per currency (narrowed to `currency` when given); inside the caller's transaction if any. */
 export async function balancesOf(em: EntityManager, subject: string, currency?: string): Promise<CurrencyBalance[]> {
-  const rows = await em.getConnection().execute<BalanceRow[]>(
-    `select kind, currency, balance from ${qualified(em, "accounts")}
+  const rows = await sql<BalanceRow>(
+    em,
+    `select kind, currency, balance from {accounts}
      where owner = ?${currency ? " and currency = ?" : ""} order by currency`,
     currency ? [subject, currency] : [subject],
-    "all",
-    em.getTransactionContext(),
   );
   return balancesOfRows(rows);
 }

@@ -6,7 +6,7 @@ import {
   LedgerTransactionSchema,
   type LedgerTransaction,
 } from "../../../gen/pf/billing/v1/ledger_pb.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { accountKindToProto, transactionKindToProto } from "../domain/ledger.js";
 import { money } from "../domain/money.js";
 
@@ -39,13 +39,12 @@ export async function transactionIdsOf(
   query: { subject: string; currency?: string; before?: string; limit: number },
 ): Promise<string[]> {
   const { subject, currency, before, limit } = query;
-  const rows = await em.getConnection().execute<{ transaction_id: string }[]>(
-    `select distinct transaction_id from ${qualified(em, "entries")}
+  const rows = await sql<{ transaction_id: string }>(
+    em,
+    `select distinct transaction_id from {entries}
      where owner = ?${currency ? " and currency = ?" : ""}${before !== undefined ? " and transaction_id < ?" : ""}
      order by transaction_id desc limit ?`,
     [subject, ...(currency ? [currency] : []), ...(before !== undefined ? [before] : []), limit + 1],
-    "all",
-    em.getTransactionContext(),
   );
   return rows.map((row) => row.transaction_id);
 }
@@ -53,21 +52,13 @@ export async function transactionIdsOf(
 /** Ledger transactions with all their entries, in the order of `ids`. */
 export async function loadTransactions(em: EntityManager, ids: string[]): Promise<LedgerTransaction[]> {
   if (ids.length === 0) return [];
-  const connection = em.getConnection();
-  const tx = em.getTransactionContext();
   const [transactions, entries] = await Promise.all([
-    connection.execute<TransactionRow[]>(
-      `select * from ${qualified(em, "transactions")} where id in (?)`,
-      [ids],
-      "all",
-      tx,
-    ),
-    connection.execute<EntryRow[]>(
-      `select transaction_id, owner, kind, currency, amount, balance_after from ${qualified(em, "entries")}
+    sql<TransactionRow>(em, `select * from {transactions} where id in (?)`, [ids]),
+    sql<EntryRow>(
+      em,
+      `select transaction_id, owner, kind, currency, amount, balance_after from {entries}
        where transaction_id in (?) order by seq`,
       [ids],
-      "all",
-      tx,
     ),
   ]);
   const byId = new Map(transactions.map((row) => [row.id, row]));

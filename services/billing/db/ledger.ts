@@ -1,6 +1,6 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { EntityRef } from "../../../gen/pf/v1/refs_pb.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { newId } from "../../kit/handler/ids.js";
 import { MAX_MINOR_UNITS } from "../../kit/handler/money.js";
 import { problem } from "../../kit/handler/problem.js";
@@ -56,12 +56,11 @@ export async function post(em: EntityManager, posting: Posting): Promise<Posted>
   const transactionId = newId("ltx");
   let checked = await write(em, posting, transactionId);
   if (checked.length < posting.movements.length) {
-    await em.getConnection().execute(
-      `insert into ${qualified(em, "accounts")} (owner, kind, currency, balance, updated_at)
+    await sql(
+      em,
+      `insert into {accounts} (owner, kind, currency, balance, updated_at)
        values ${posting.movements.map(() => "(?, ?, ?, 0, ?)").join(", ")} on conflict do nothing`,
       posting.movements.flatMap((m) => [m.owner, m.kind, m.currency, posting.at]),
-      "run",
-      em.getTransactionContext(),
     );
     checked = await write(em, posting, transactionId);
   }
@@ -111,14 +110,10 @@ export async function postBatch(em: EntityManager, postings: Posting[]): Promise
     at: posting.at.toISOString(),
     movements: movementsOf(posting),
   }));
-  const rows = await em
-    .getConnection()
-    .execute<(Checked & { posting: number })[]>(
-      `select * from ${qualified(em, "post_batch")}(?::jsonb, ?)`,
-      [JSON.stringify(body), MAX_MINOR_UNITS.toString()],
-      "all",
-      em.getTransactionContext(),
-    );
+  const rows = await sql<Checked & { posting: number }>(em, `select * from {post_batch}(?::jsonb, ?)`, [
+    JSON.stringify(body),
+    MAX_MINOR_UNITS.toString(),
+  ]);
   const rowsOf = new Map<number, Checked[]>();
   for (const row of rows) rowsOf.set(row.posting, [...(rowsOf.get(row.posting) ?? []), row]);
   written.forEach(({ posting, transactionId, index }, n) => {
@@ -142,36 +137,22 @@ function movementsOf(posting: Posting) {
 
 function write(em: EntityManager, posting: Posting, transactionId: string): Promise<Checked[]> {
   const { reference } = posting;
-  return em
-    .getConnection()
-    .execute<Checked[]>(
-      `select * from ${qualified(em, "post_movements")}(?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb)`,
-      [
-        transactionId,
-        posting.kind,
-        posting.reason ?? "",
-        reference?.service ?? "",
-        reference?.kind ?? "",
-        reference?.id ?? "",
-        posting.createdBy,
-        posting.at,
-        JSON.stringify(movementsOf(posting)),
-      ],
-      "all",
-      em.getTransactionContext(),
-    );
+  return sql<Checked>(em, `select * from {post_movements}(?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb)`, [
+    transactionId,
+    posting.kind,
+    posting.reason ?? "",
+    reference?.service ?? "",
+    reference?.kind ?? "",
+    reference?.id ?? "",
+    posting.createdBy,
+    posting.at,
+    JSON.stringify(movementsOf(posting)),
+  ]);
 }
 
 /** Refuses a write while the economy is frozen (for writes that post nothing, or before they call out). */
 export async function requireThawed(em: EntityManager): Promise<void> {
-  const [row] = await em
-    .getConnection()
-    .execute<{ frozen: boolean }[]>(
-      `select frozen from ${qualified(em, "economy")} where id = 1`,
-      [],
-      "all",
-      em.getTransactionContext(),
-    );
+  const [row] = await sql<{ frozen: boolean }>(em, `select frozen from {economy} where id = 1`);
   if (row.frozen) throw economyFrozen();
 }
 

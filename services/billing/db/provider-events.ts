@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager, FilterQuery } from "@mikro-orm/postgresql";
 import { ProviderEventSchema, type ProviderEvent } from "../../../gen/pf/billing/v1/admin_pb.js";
 import { ProviderEventStatus } from "../../../gen/pf/billing/v1/intents_pb.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { newId } from "../../kit/handler/ids.js";
 import type { VerifiedEvent } from "../provider/provider.js";
 import { ProviderEventRow } from "./entities.js";
@@ -75,21 +75,20 @@ export async function storeEvent(
   payload: string,
   at: Date,
 ): Promise<{ id: string; status: ProviderEventState; duplicate: boolean }> {
-  const [row] = await em.getConnection().execute<{ id: string; status: ProviderEventState; inserted: boolean }[]>(
-    `insert into ${qualified(em, "provider_events")}
+  const [row] = await sql<{ id: string; status: ProviderEventState; inserted: boolean }>(
+    em,
+    `insert into {provider_events}
        (id, provider, provider_event_id, type, provider_order_id, payload, status, received_at)
-     values (?, ?, ?, ?, ?, ?, case when ${frozen(em)} then 'held' else 'pending' end, ?)
+     values (?, ?, ?, ?, ?, ?, case when ${FROZEN} then 'held' else 'pending' end, ?)
      on conflict (provider, provider_event_id) do update set deliveries = provider_events.deliveries + 1
      returning id, status, xmax = 0 as inserted`,
     [newId("pev"), provider, event.id, event.type, event.orderId, payload, at],
-    "all",
-    em.getTransactionContext(),
   );
   return { id: row.id, status: row.status, duplicate: !row.inserted };
 }
 
 /** Whether the economy is frozen, as an SQL expression. */
-const frozen = (em: EntityManager) => `(select frozen from ${qualified(em, "economy")} where id = 1)`;
+const FROZEN = `(select frozen from {economy} where id = 1)`;
 
 /** A stored event claimed for applying, as its row reads. */
 export type ClaimedEvent = {
@@ -117,7 +116,7 @@ export type EventClaim = { nextAfter: string } | { delivered: string } | { any: 
  * instance holds, so no event is applied twice at once.
  */
 export async function claimProviderEvent(em: EntityManager, which: EventClaim): Promise<ClaimedEvent | undefined> {
-  const next = `seq > ? and (status = 'pending' or (status = 'held' and not ${frozen(em)}))
+  const next = `seq > ? and (status = 'pending' or (status = 'held' and not ${FROZEN}))
     order by seq limit 1 for update skip locked`;
   const [where, param] =
     "nextAfter" in which
@@ -125,12 +124,11 @@ export async function claimProviderEvent(em: EntityManager, which: EventClaim): 
       : "delivered" in which
         ? [`id = ? and status = 'pending' for update skip locked`, which.delivered]
         : [`id = ? for update`, which.any];
-  const [row] = await em.getConnection().execute<ClaimedEvent[]>(
+  const [row] = await sql<ClaimedEvent>(
+    em,
     `select id, seq, provider, type, provider_order_id, payload, status
-     from ${qualified(em, "provider_events")} where ${where}`,
+     from {provider_events} where ${where}`,
     [param],
-    "all",
-    em.getTransactionContext(),
   );
   return row;
 }

@@ -1,5 +1,5 @@
 import type { EntityManager, RequiredEntityData } from "@mikro-orm/postgresql";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { ReconciliationRow, SYSTEM_KINDS_SQL } from "./entities.js";
 import type { Check, Checked, Finding } from "../domain/reconciliation.js";
 
@@ -10,12 +10,12 @@ import type { Check, Checked, Finding } from "../domain/reconciliation.js";
  * its cashouts. External tips never reach billing (the payer pays the creator
  * elsewhere), so they are never billing liabilities and nothing here looks for them.
  */
-const checks = (table: (name: string) => string): Record<Check, string> => ({
+const CHECKS: Record<Check, string> = {
   // Debits equal credits in every transaction (the insert trigger enforces it; this finds what got past it).
   unbalanced_transaction: `
     select currency, transaction_id as ref, 0 as expected, sum(amount) as actual,
       format('The entries of transaction %s sum to %s %s, not 0.', transaction_id, sum(amount), currency) as detail
-    from ${table("entries")}
+    from {entries}
     group by transaction_id, currency
     having sum(amount) <> 0`,
 
@@ -26,9 +26,9 @@ const checks = (table: (name: string) => string): Record<Check, string> => ({
         then format('Entries on the %s account of %s in %s sum to %s, but there is no such account.', kind, owner, currency, e.total)
         else format('The %s balance of %s is %s %s; its entries sum to %s.', kind, owner, a.balance, currency, coalesce(e.total, 0))
       end as detail
-    from ${table("accounts")} a
+    from {accounts} a
     full join (
-      select owner, kind, currency, sum(amount) as total from ${table("entries")} group by owner, kind, currency
+      select owner, kind, currency, sum(amount) as total from {entries} group by owner, kind, currency
     ) e
       using (owner, kind, currency)
     where a.balance is null or a.balance <> coalesce(e.total, 0)`,
@@ -37,14 +37,14 @@ const checks = (table: (name: string) => string): Record<Check, string> => ({
   negative_balance: `
     select currency, owner as ref, 0 as expected, balance as actual,
       format('The %s balance of %s is %s %s, below zero.', kind, owner, balance, currency) as detail
-    from ${table("accounts")}
+    from {accounts}
     where kind not in (${SYSTEM_KINDS_SQL}) and balance < 0`,
 
   // Money is never created or lost: all balances of a currency, system accounts included, sum to zero.
   ledger_total: `
     select currency, currency as ref, 0 as expected, sum(balance) as actual,
       format('All %s balances sum to %s, not 0.', currency, sum(balance)) as detail
-    from ${table("accounts")}
+    from {accounts}
     group by currency
     having sum(balance) <> 0`,
 
@@ -55,11 +55,11 @@ const checks = (table: (name: string) => string): Record<Check, string> => ({
         then format('Settled intent %s has no purchase transaction booking %s %s on provider clearing.', i.id, i.price, i.currency)
         else format('The purchase of settled intent %s books %s %s on provider clearing, not %s.', i.id, c.amount, i.currency, -i.price)
       end as detail
-    from ${table("intents")} i
+    from {intents} i
     left join (
       select t.reference_id as intent_id, e.currency, sum(e.amount) as amount
-      from ${table("transactions")} t
-      join ${table("entries")} e on e.transaction_id = t.id and e.kind = 'provider_clearing'
+      from {transactions} t
+      join {entries} e on e.transaction_id = t.id and e.kind = 'provider_clearing'
       where t.kind = 'purchase' and t.reference_service = 'billing' and t.reference_kind = 'intent'
       group by t.reference_id, e.currency
     ) c on c.intent_id = i.id and c.currency = i.currency
@@ -69,10 +69,10 @@ const checks = (table: (name: string) => string): Record<Check, string> => ({
   purchase_without_intent: `
     select coalesce(e.currency, '') as currency, t.id as ref, 0 as expected, coalesce(sum(e.amount) filter (where e.amount > 0), 0) as actual,
       format('Purchase transaction %s is not referenced by a settled intent.', t.id) as detail
-    from ${table("transactions")} t
-    left join ${table("entries")} e on e.transaction_id = t.id
+    from {transactions} t
+    left join {entries} e on e.transaction_id = t.id
     where t.kind = 'purchase' and not exists (
-      select 1 from ${table("intents")} i
+      select 1 from {intents} i
       where i.status = 'settled' and t.reference_service = 'billing' and t.reference_kind = 'intent' and i.id = t.reference_id)
     group by t.id, e.currency`,
 
@@ -83,31 +83,30 @@ const checks = (table: (name: string) => string): Record<Check, string> => ({
         then format('Provider event %s captured %s order %s, which no intent has.', p.id, p.provider, p.provider_order_id)
         else format('Provider event %s captured the payment of intent %s, which is %s, not settled.', p.id, i.id, i.status)
       end as detail
-    from ${table("provider_events")} p
-    left join ${table("intents")} i on i.provider = p.provider and i.provider_order_id = p.provider_order_id
+    from {provider_events} p
+    left join {intents} i on i.provider = p.provider and i.provider_order_id = p.provider_order_id
     where p.type = 'payment.captured' and p.status = 'applied' and i.status is distinct from 'settled'`,
 
   // A creator's pending payouts are exactly their cashouts in escrow.
   escrow_mismatch: `
     select currency, owner as ref, coalesce(c.amount, 0) as expected, coalesce(a.balance, 0) as actual,
       format('The pending payouts of %s are %s %s; the cashouts in escrow sum to %s.', owner, coalesce(a.balance, 0), currency, coalesce(c.amount, 0)) as detail
-    from (select owner, currency, balance from ${table("accounts")} where kind = 'pending_payout') a
+    from (select owner, currency, balance from {accounts} where kind = 'pending_payout') a
     full join (
-      select subject as owner, currency, sum(amount) as amount from ${table("cashouts")}
+      select subject as owner, currency, sum(amount) as amount from {cashouts}
       where status = 'requested' group by subject, currency
     ) c
       using (owner, currency)
     where coalesce(a.balance, 0) <> coalesce(c.amount, 0)`,
-});
+};
 
 /** Every check in one statement. */
-const findings = (table: (name: string) => string) =>
-  Object.entries(checks(table))
-    .map(
-      ([check, query]) => `select '${check}' as "check", currency, ref, expected::text, actual::text, detail
+const FINDINGS = Object.entries(CHECKS)
+  .map(
+    ([check, query]) => `select '${check}' as "check", currency, ref, expected::text, actual::text, detail
       from (${query}) as found`,
-    )
-    .join("\nunion all\n");
+  )
+  .join("\nunion all\n");
 
 type FindingRow = { check: Check; currency: string; ref: string; expected: string; actual: string; detail: string };
 type CountRow = { transactions: string; accounts: string; payments: string };
@@ -118,19 +117,14 @@ type CountRow = { transactions: string; accounts: string; payments: string };
  * postings go on.
  */
 export async function runChecks(em: EntityManager): Promise<{ findings: Finding[]; checked: Checked }> {
-  const connection = em.getConnection();
-  const tx = em.getTransactionContext();
-  const table = (name: string) => qualified(em, name);
-  await connection.execute("set transaction isolation level repeatable read", [], "run", tx);
-  const rows = await connection.execute<FindingRow[]>(findings(table), [], "all", tx);
-  const [counts] = await connection.execute<CountRow[]>(
-    `select (select count(*) from ${table("transactions")}) as transactions,
-            (select count(*) from ${table("accounts")}) as accounts,
-            (select count(*) from ${table("intents")})
-              + (select count(*) from ${table("provider_events")}) as payments`,
-    [],
-    "all",
-    tx,
+  await sql(em, "set transaction isolation level repeatable read");
+  const rows = await sql<FindingRow>(em, FINDINGS);
+  const [counts] = await sql<CountRow>(
+    em,
+    `select (select count(*) from {transactions}) as transactions,
+            (select count(*) from {accounts}) as accounts,
+            (select count(*) from {intents})
+              + (select count(*) from {provider_events}) as payments`,
   );
   return {
     findings: rows.map((row) => ({ ...row, expected: BigInt(row.expected), actual: BigInt(row.actual) })),

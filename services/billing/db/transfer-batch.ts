@@ -1,18 +1,13 @@
 import { create } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { TransferResultSchema, type Transfer, type TransferResult } from "../../../gen/pf/billing/v1/ledger_pb.js";
-import {
-  answerKeys,
-  claimKeys,
-  releaseKeys,
-  storedAnswer,
-  type IdempotencyKey,
-} from "../../kit/handler/idempotency.js";
+import { answerKeys, claimKeys, releaseKeys, storedAnswer, type IdempotencyKey } from "../../kit/writes/idempotency.js";
 import { commitEnded, currentCall, exceeded, expiredNow, outsideCall, type Call } from "../../kit/runtime/call.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { transfersCreated } from "../events.js";
 import { postBatch, type Posted, type Posting } from "./ledger.js";
 import { currentTraceContext, inTraceContext, traced, type KeptTrace } from "../../kit/runtime/tracing.js";
+import { sql } from "../../kit/db/sql.js";
 
 /** One transfer as the handler hands it over: its key, its posting and how its answer reads once posted. */
 export interface BatchedTransfer {
@@ -186,7 +181,7 @@ async function boundByDeadlines(em: EntityManager, members: Member[]): Promise<v
   const deadlines = members.flatMap(({ call }) => (call ? [call.deadline] : []));
   if (deadlines.length === 0) return;
   const remaining = Math.max(1, Math.ceil(Math.min(...deadlines) - Date.now()));
-  await em.getConnection().execute(`set local statement_timeout = ${remaining}`, [], "run", em.getTransactionContext());
+  await sql(em, `set local statement_timeout = ${remaining}`);
 }
 
 /** The member's caller has stopped waiting, or its deadline passed before its commit began. */

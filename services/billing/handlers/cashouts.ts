@@ -8,7 +8,7 @@ import {
   type CashoutResult,
 } from "../../../gen/pf/billing/v1/cashouts_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { idempotencyOf } from "../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";

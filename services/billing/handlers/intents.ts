@@ -3,7 +3,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
 import { CheckoutKind, IntentResultSchema } from "../../../gen/pf/billing/v1/intents_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { idempotencyOf } from "../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
 import { optionalUrl } from "../../kit/handler/urls.js";
 import { maxLength } from "../../kit/handler/text.js";

@@ -9,7 +9,7 @@ import {
   SubscriptionView,
 } from "../../../gen/pf/billing/v1/subscriptions_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { idempotencyOf } from "../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { requireUser } from "../../kit/handler/subjects.js";

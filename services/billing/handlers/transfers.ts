@@ -4,7 +4,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
 import { TransferResultSchema, TransferSchema } from "../../../gen/pf/billing/v1/ledger_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { idempotencyOf } from "../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { invalid } from "../../kit/handler/problem.js";
 import { requireUser } from "../../kit/handler/subjects.js";

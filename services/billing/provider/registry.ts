@@ -1,4 +1,4 @@
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { secretKey } from "../../kit/runtime/sealer.js";
 import { problem } from "../../kit/handler/problem.js";
 import type { BillingSettings } from "../settings.js";

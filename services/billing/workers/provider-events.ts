@@ -1,7 +1,7 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { problemOf } from "../../kit/handler/problem.js";
-import { leasedJob } from "../../kit/runtime/lease.js";
-import type { Worker } from "../../kit/runtime/module.js";
+import { leasedJob } from "../../kit/service/lease.js";
+import type { Worker } from "../../kit/service/module.js";
 import type { BillingContext } from "../context.js";
 import { approveIntent, declineIntent, lockIntent } from "../db/intents.js";
 import { requireThawed } from "../db/ledger.js";

@@ -1,8 +1,8 @@
 import { BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
 import { ProviderEventStatus } from "../../../gen/pf/billing/v1/intents_pb.js";
 import { outsideCall } from "../../kit/runtime/call.js";
-import { leasedJob } from "../../kit/runtime/lease.js";
-import type { Worker } from "../../kit/runtime/module.js";
+import { leasedJob } from "../../kit/service/lease.js";
+import type { Worker } from "../../kit/service/module.js";
 import type { BillingContext } from "../context.js";
 import { scheduleApproval, takeDueApprovals, type DueApproval } from "../db/test-provider.js";
 import { TEST_PROVIDER, type TestProvider } from "../provider/test.js";

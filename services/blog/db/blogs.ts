@@ -1,5 +1,5 @@
 import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { BlogRow, MemberRow } from "./entities.js";
 import type { Role } from "../domain/blogs.js";
 
@@ -21,8 +21,9 @@ export function blogFor(em: EntityManager, subject: string): Promise<BlogRow | n
  * it was inserted. Its creator becomes its owner in the same statement's transaction.
  */
 export async function insertBlog(em: EntityManager, row: BlogRow): Promise<boolean> {
-  const inserted: unknown[] = await em.getConnection().execute(
-    `insert into ${qualified(em, "blogs")} (id, handle, created_for, title, description, language, theme, feed_rss,
+  const inserted: unknown[] = await sql(
+    em,
+    `insert into {blogs} (id, handle, created_for, title, description, language, theme, feed_rss,
        feed_atom, feed_json, feed_items, feed_full_text, revision, created_at, updated_at)
      values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing returning id`,
     [
@@ -42,8 +43,6 @@ export async function insertBlog(em: EntityManager, row: BlogRow): Promise<boole
       row.createdAt,
       row.updatedAt,
     ],
-    "all",
-    em.getTransactionContext(),
   );
   if (inserted.length === 0) return false;
   await em.insert(MemberRow, { blogId: row.id, subject: row.createdFor, role: "owner", addedAt: row.createdAt });
@@ -74,12 +73,11 @@ export async function membersOf(em: EntityManager, blogId: string): Promise<Memb
 }
 
 export async function upsertMember(em: EntityManager, row: MemberRow): Promise<void> {
-  await em.getConnection().execute(
-    `insert into ${qualified(em, "members")} (blog_id, subject, role, added_at) values (?, ?, ?, ?)
+  await sql(
+    em,
+    `insert into {members} (blog_id, subject, role, added_at) values (?, ?, ?, ?)
      on conflict (blog_id, subject) do update set role = excluded.role`,
     [row.blogId, row.subject, row.role, row.addedAt],
-    "run",
-    em.getTransactionContext(),
   );
 }
 

@@ -1,5 +1,5 @@
 import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { nextRevisionNumber } from "../../kit/revisions/immutable.js";
 import { PostRow, RevisionRow, ReviewRow, ScheduleRow } from "./entities.js";
 
@@ -125,14 +125,11 @@ export async function dueScheduleIds(em: EntityManager, now: Date, limit: number
 
 /** A schedule still pending, locked for the transaction (skipped when another holds it); null otherwise. */
 export async function lockPendingSchedule(em: EntityManager, id: string): Promise<ScheduleRow | null> {
-  const rows: { id: string }[] = await em
-    .getConnection()
-    .execute(
-      `select id from ${qualified(em, "schedules")} where id = ? and state = 'pending' for update skip locked`,
-      [id],
-      "all",
-      em.getTransactionContext(),
-    );
+  const rows: { id: string }[] = await sql(
+    em,
+    `select id from {schedules} where id = ? and state = 'pending' for update skip locked`,
+    [id],
+  );
   return rows.length === 0 ? null : em.findOne(ScheduleRow, { id }, { refresh: true });
 }
 

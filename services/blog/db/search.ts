@@ -1,4 +1,4 @@
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import type { IndexDocument } from "../../../gen/pf/search/v1/documents_pb.js";
 import { publicDocument, type SearchDocumentSource } from "../../kit/search-documents/document.js";
 import { plainText } from "../../kit/rich-text/markdown.js";
@@ -24,30 +24,25 @@ export const postDocuments: SearchDocumentSource = postDocumentSource();
 
 function postDocumentSource(): SearchDocumentSource {
   const where = `p.state = 'published' and p.visibility = 'public' and not r.review_required`;
-  const from = (em: Parameters<SearchDocumentSource["describe"]>[0]) =>
-    `${qualified(em, "posts")} p join ${qualified(em, "blogs")} b on b.id = p.blog_id
-     join ${qualified(em, "post_revisions")} r on r.post_id = p.id and r.n = p.published_revision`;
+  const from = `{posts} p join {blogs} b on b.id = p.blog_id
+     join {post_revisions} r on r.post_id = p.id and r.n = p.published_revision`;
   return {
     type: "post",
     async describe(em, ids) {
-      const rows = await em.getConnection().execute<PostText[]>(
+      const rows = await sql<PostText>(
+        em,
         `select p.id, b.handle, b.language, r.title, r.summary, r.body, p.taxonomy, p.published_at
-         from ${from(em)} where p.id in (?) and ${where}`,
+         from ${from} where p.id in (?) and ${where}`,
         [ids],
-        "all",
-        em.getTransactionContext(),
       );
       return new Map(rows.map((row) => [row.id, documentOf(row)]));
     },
     async ids(em, after, limit) {
-      const rows = await em
-        .getConnection()
-        .execute<{ id: string }[]>(
-          `select p.id from ${from(em)} where ${where} and p.id > ? order by p.id limit ?`,
-          [after, limit],
-          "all",
-          em.getTransactionContext(),
-        );
+      const rows = await sql<{ id: string }>(
+        em,
+        `select p.id from ${from} where ${where} and p.id > ? order by p.id limit ?`,
+        [after, limit],
+      );
       return rows.map((row) => row.id);
     },
   };

@@ -9,8 +9,8 @@ import {
   PostUpdateResultSchema,
 } from "../../../gen/pf/blog/v1/posts_pb.js";
 import { actingPerson, callerOf } from "../../kit/auth/principal.js";
-import { approverOf, authorColumns } from "../../kit/handler/authorship.js";
-import { idempotencyOf } from "../../kit/handler/idempotency.js";
+import { approverOf, authorColumns } from "../../kit/auth/authorship.js";
+import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { maxLength, userText } from "../../kit/handler/text.js";

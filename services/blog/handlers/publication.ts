@@ -3,7 +3,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { PublicationResultSchema, ScheduleResultSchema, type PostService } from "../../../gen/pf/blog/v1/posts_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
-import { approverOf } from "../../kit/handler/authorship.js";
+import { approverOf } from "../../kit/auth/authorship.js";
 import { newId } from "../../kit/handler/ids.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";

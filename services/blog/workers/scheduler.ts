@@ -1,5 +1,5 @@
 import { problem, problemOf } from "../../kit/handler/problem.js";
-import { leasedJob } from "../../kit/runtime/lease.js";
+import { leasedJob } from "../../kit/service/lease.js";
 import type { BlogContext } from "../context.js";
 import { dueScheduleIds, finishSchedule, lockPendingSchedule, postById } from "../db/posts.js";
 import { scheduleFinished } from "../events.js";

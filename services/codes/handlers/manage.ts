@@ -4,10 +4,10 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import type { CodesService } from "../../../gen/pf/codes/v1/codes_pb.js";
 import { ReleaseManageResultSchema } from "../../../gen/pf/codes/v1/releases_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { idempotencyOf } from "../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import type { ReleaseRow } from "../db/entities.js";
 import {
   changeRelease,

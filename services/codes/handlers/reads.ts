@@ -4,7 +4,7 @@ import type { CodesService } from "../../../gen/pf/codes/v1/codes_pb.js";
 import { ReleasePageSchema, ReleaseReadResultSchema } from "../../../gen/pf/codes/v1/releases_pb.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { problem } from "../../kit/handler/problem.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { publicRelease, publicReleasesOf, releaseAnswer } from "../db/releases.js";
 import { trustOf } from "../db/trust.js";
 import { requireApp } from "../domain/releases.js";

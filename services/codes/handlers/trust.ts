@@ -5,7 +5,7 @@ import { TrustResultSchema } from "../../../gen/pf/codes/v1/releases_pb.js";
 import { staffActor } from "../../kit/auth/principal.js";
 import { invalid } from "../../kit/handler/problem.js";
 import { maxLength } from "../../kit/handler/text.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { setTrust, tierName, trustOf } from "../db/trust.js";
 import { requireApp } from "../domain/releases.js";
 

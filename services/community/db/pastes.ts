@@ -2,10 +2,10 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
 import { type Paste, PasteSchema } from "../../../gen/pf/community/v1/common_pb.js";
-import { authorFromColumns, authorshipToProto } from "../../kit/handler/authorship.js";
+import { authorFromColumns, authorshipToProto } from "../../kit/auth/authorship.js";
 import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { HotRead, type ReadContext } from "../../kit/db/reads.js";
 import { claimSlug, resolveSlug } from "../../kit/slugs/slugs.js";
 import { PasteRow } from "./entities.js";
@@ -56,14 +56,14 @@ export type ListedPaste = Omit<PasteRow, "body" | "screenshot" | "censorReason" 
 };
 
 /** The comment count of the paste `id` names (its thread, if ever resolved) and whether `person` likes it. */
-const facts = (tables: { threads: string; likes: string }, id: string, person: string) =>
-  `coalesce((select t.comments from ${tables.threads} t
+const facts = (id: string, person: string) =>
+  `coalesce((select t.comments from {threads} t
       where t.ref_service = 'community' and t.ref_kind = 'paste' and t.ref_id = ${id}), 0) as comments,
-    exists (select 1 from ${tables.likes} l where l.paste_id = ${id} and l.person = ${person}) as liked`;
+    exists (select 1 from {paste_likes} l where l.paste_id = ${id} and l.person = ${person}) as liked`;
 const LISTED = `p.id, p.slug, p.title, p.kind, p.language, p.author_kind as "authorKind", p.author, p.workflow,
   p.run_id as "runId", p.stub_provider as "stubProvider", p.requested_by as "requestedBy", p.owner,
   p.forked_from as "forkedFrom", p.state, p.likes, p.copies, p.forks, p.revision, p.created_at as "createdAt",
-  p.updated_at as "updatedAt", ${facts({ threads: "{threads}", likes: "{paste_likes}" }, "p.id", "$2")}`;
+  p.updated_at as "updatedAt", ${facts("p.id", "$2")}`;
 const OWNED = `p.owner = $1 and p.state <> 'deleted'`;
 const pastesFirst = new HotRead<ListedPaste, [string, string | null, number]>(
   "pastes.of_owner.first",
@@ -109,28 +109,26 @@ export async function react(
   person: string,
   at: Date,
 ): Promise<boolean> {
-  const table = qualified(em, reaction === "likes" ? "paste_likes" : "paste_copies");
-  const rows = await em.getConnection().execute<{ paste_id: string }[]>(
+  const table = reaction === "likes" ? "{paste_likes}" : "{paste_copies}";
+  const rows = await sql<{ paste_id: string }>(
+    em,
     `with added as (insert into ${table} (paste_id, person, created_at) values (?, ?, ?)
          on conflict do nothing returning paste_id)
-       update ${qualified(em, "pastes")} set ${reaction} = ${reaction} + 1 where id in (select paste_id from added)
+       update {pastes} set ${reaction} = ${reaction} + 1 where id in (select paste_id from added)
        returning id as paste_id`,
     [pasteId, person, at],
-    "all",
-    em.getTransactionContext(),
   );
   return rows.length > 0;
 }
 
 /** Withdraws a person's like; answers whether there was one. */
 export async function unlike(em: EntityManager, pasteId: string, person: string): Promise<boolean> {
-  const rows = await em.getConnection().execute<{ paste_id: string }[]>(
-    `with removed as (delete from ${qualified(em, "paste_likes")} where paste_id = ? and person = ? returning paste_id)
-       update ${qualified(em, "pastes")} set likes = likes - 1 where id in (select paste_id from removed)
+  const rows = await sql<{ paste_id: string }>(
+    em,
+    `with removed as (delete from {paste_likes} where paste_id = ? and person = ? returning paste_id)
+       update {pastes} set likes = likes - 1 where id in (select paste_id from removed)
        returning id as paste_id`,
     [pasteId, person],
-    "all",
-    em.getTransactionContext(),
   );
   return rows.length > 0;
 }
@@ -147,15 +145,11 @@ export async function pasteToProto(
   reader: { person?: string; staff?: boolean } = {},
 ): Promise<Paste> {
   const shown = row.state === "active" || (row.state === "censored" && reader.staff === true);
-  const tables = { threads: qualified(em, "threads"), likes: qualified(em, "paste_likes") };
-  const [read] = await em
-    .getConnection()
-    .execute<{ comments: number; liked: boolean }[]>(
-      `select ${facts(tables, "?", "?")}`,
-      [row.id, row.id, reader.person ?? null],
-      "all",
-      em.getTransactionContext(),
-    );
+  const [read] = await sql<{ comments: number; liked: boolean }>(em, `select ${facts("?", "?")}`, [
+    row.id,
+    row.id,
+    reader.person ?? null,
+  ]);
   return pasteMessage({ ...row, body: shown ? row.body : "", screenshot: shown ? (row.screenshot ?? "") : "" }, read!);
 }
 

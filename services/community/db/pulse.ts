@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
 import { type PulseItem, PulseItemSchema } from "../../../gen/pf/community/v1/pulse_pb.js";
 import { newId } from "../../kit/handler/ids.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { PulseItemRow } from "./entities.js";
 import type { Ref } from "./threads.js";
 
@@ -16,8 +16,9 @@ export async function insertPulseItem(
   em: EntityManager,
   item: { ref: Ref; title: string; url: string; origin: string; actor: string | null; occurredAt: Date; at: Date },
 ): Promise<boolean> {
-  const rows = await em.getConnection().execute<{ id: string }[]>(
-    `insert into ${qualified(em, "pulse_items")} (id, ref_service, ref_kind, ref_id, title, url, origin, actor,
+  const rows = await sql<{ id: string }>(
+    em,
+    `insert into {pulse_items} (id, ref_service, ref_kind, ref_id, title, url, origin, actor,
          occurred_at, recorded_at, updated_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        on conflict (ref_service, ref_kind, ref_id) do nothing returning id`,
     [
@@ -33,8 +34,6 @@ export async function insertPulseItem(
       item.at,
       item.at,
     ],
-    "all",
-    em.getTransactionContext(),
   );
   return rows.length > 0;
 }

@@ -7,10 +7,10 @@ import {
   type CommentThread,
   CommentThreadSchema,
 } from "../../../gen/pf/community/v1/common_pb.js";
-import { type Author, authorColumns, authorFromColumns, authorshipToProto } from "../../kit/handler/authorship.js";
+import { type Author, authorColumns, authorFromColumns, authorshipToProto } from "../../kit/auth/authorship.js";
 import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { threadNotFound } from "../domain/threads.js";
 import { CommentRow, CommentVoteRow, ThreadRow } from "./entities.js";
 
@@ -29,12 +29,11 @@ export const commentNotFound = () => problem(404, "comment.not_found", "No such 
  * read the winner's row, so there is exactly one thread per ref.
  */
 export async function resolveThread(em: EntityManager, ref: Ref, at: Date, lock = false): Promise<ThreadRow> {
-  await em.getConnection().execute(
-    `insert into ${qualified(em, "threads")} (id, ref_service, ref_kind, ref_id, visibility, comments, created_at)
+  await sql(
+    em,
+    `insert into {threads} (id, ref_service, ref_kind, ref_id, visibility, comments, created_at)
        values (?, ?, ?, ?, 'public', 0, ?) on conflict (ref_service, ref_kind, ref_id) do nothing`,
     [newId("cth"), ref.service, ref.kind, ref.id, at],
-    "run",
-    em.getTransactionContext(),
   );
   return em.findOneOrFail(
     ThreadRow,

@@ -1,5 +1,5 @@
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { plainTitle } from "../../kit/handler/text.js";
+import { plainTitle } from "../../kit/rich-text/plain-title.js";
 
 /** A required plain-text field (a title): 1 to `max` characters after its tags are removed (they never come back). */
 export const requireTitle = plainTitle;

@@ -10,7 +10,7 @@ import { SpaceInternalService } from "../../../gen/pf/space/v1/internal_pb.js";
 import { callerOf, principalOf } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { rateLimitedCall } from "../../kit/handler/rate-limit.js";
+import { rateLimitedCall } from "../../kit/writes/rate-limit.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import { relayFailure } from "../../kit/rpc/relay-failure.js";
 import { applyForumModeration } from "../consumers/forum-moderation.js";

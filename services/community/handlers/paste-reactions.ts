@@ -3,7 +3,7 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { type PasteService, PasteWriteResultSchema } from "../../../gen/pf/community/v1/pastes_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
-import { idempotencyOf } from "../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { problem } from "../../kit/handler/problem.js";
 import { userText } from "../../kit/handler/text.js";
 import type { CommunityContext } from "../context.js";

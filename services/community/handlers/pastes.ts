@@ -7,10 +7,10 @@ import {
   PasteWriteResultSchema,
 } from "../../../gen/pf/community/v1/pastes_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
-import { authorColumns, authorOf } from "../../kit/handler/authorship.js";
-import { idempotencyOf } from "../../kit/handler/idempotency.js";
+import { authorColumns, authorOf } from "../../kit/auth/authorship.js";
+import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { rateLimit } from "../../kit/handler/rate-limit.js";
+import { rateLimit } from "../../kit/writes/rate-limit.js";
 import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
 import type { CommunityContext } from "../context.js";
 import type { PasteRow } from "../db/entities.js";

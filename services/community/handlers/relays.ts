@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { type RelayService, RelayResultSchema } from "../../../gen/pf/community/v1/relays_pb.js";
-import { requirePublicUrl } from "../../kit/handler/public-host.js";
+import { requirePublicUrl } from "../../kit/outbound/public-host.js";
 import { invalid } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import type { CommunityContext } from "../context.js";

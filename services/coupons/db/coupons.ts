@@ -8,7 +8,7 @@ import {
   ReportAggregatesSchema,
   type Coupon,
 } from "../../../gen/pf/coupons/v1/coupons_pb.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { newId } from "../../kit/handler/ids.js";
 import { HotRead, type ReadContext } from "../../kit/db/reads.js";
 import { couponStatus, type CouponStatus as Status, type DayCount, type Moderation } from "../domain/confidence.js";
@@ -71,12 +71,11 @@ const NONE: Reports = { days: [], worked: 0, failed: 0 };
 /** Reads the counted reports of these codes in one aggregate query (inside the caller's transaction, if any). */
 export async function reportsOf(em: EntityManager, couponIds: string[]): Promise<Map<string, Reports>> {
   if (couponIds.length === 0) return new Map();
-  const rows = await em.getConnection().execute<ReportCount[]>(
+  const rows = await sql<ReportCount>(
+    em,
     `select coupon_id, day, outcome, count(*) as count, max(created_at) as last_at
-       from ${qualified(em, "coupon_reports")} where latest and coupon_id in (?) group by coupon_id, day, outcome`,
+       from {coupon_reports} where latest and coupon_id in (?) group by coupon_id, day, outcome`,
     [couponIds],
-    "all",
-    em.getTransactionContext(),
   );
   return reportsOfCounts(rows);
 }

@@ -1,5 +1,5 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import type { IndexDocument } from "../../../gen/pf/search/v1/documents_pb.js";
 import { publicDocument, type SearchDocumentSource } from "../../kit/search-documents/document.js";
 
@@ -22,15 +22,14 @@ interface CodeRow {
 export const couponDocuments: SearchDocumentSource = {
   type: "coupon",
   async describe(em, ids, at) {
-    const rows = await em.getConnection().execute<CodeRow[]>(
+    const rows = await sql<CodeRow>(
+      em,
       `select c.id, c.code, c.description, c.restrictions, c.published_at,
               m.id as merchant_id, m.name as merchant_name, m.host as merchant_host
-       from ${qualified(em, "coupons")} c join ${qualified(em, "merchants")} m on m.id = c.merchant_id
+       from {coupons} c join {merchants} m on m.id = c.merchant_id
        where c.id in (?) and c.published_at is not null and c.moderation = ''
          and (c.expires_at is null or c.expires_at > ?) and m.status = 'approved'`,
       [ids, at],
-      "all",
-      em.getTransactionContext(),
     );
     return new Map(rows.map((row) => [row.id, documentOf(row)]));
   },
@@ -48,26 +47,15 @@ function documentOf(row: CodeRow): IndexDocument {
 }
 
 async function idsAfter(em: EntityManager, where: string, after: string, limit: number): Promise<string[]> {
-  const rows = await em
-    .getConnection()
-    .execute<{ id: string }[]>(
-      `select id from ${qualified(em, "coupons")} where ${where} and id > ? order by id limit ?`,
-      [after, limit],
-      "all",
-      em.getTransactionContext(),
-    );
+  const rows = await sql<{ id: string }>(em, `select id from {coupons} where ${where} and id > ? order by id limit ?`, [
+    after,
+    limit,
+  ]);
   return rows.map((row) => row.id);
 }
 
 /** The ids of a merchant's codes: its status decides whether they are searchable. */
 export async function merchantCodeIds(em: EntityManager, merchantId: string): Promise<string[]> {
-  const rows = await em
-    .getConnection()
-    .execute<{ id: string }[]>(
-      `select id from ${qualified(em, "coupons")} where merchant_id = ?`,
-      [merchantId],
-      "all",
-      em.getTransactionContext(),
-    );
+  const rows = await sql<{ id: string }>(em, `select id from {coupons} where merchant_id = ?`, [merchantId]);
   return rows.map((row) => row.id);
 }

@@ -13,9 +13,9 @@ import { actingPerson, callerOf, staffActor } from "../../kit/auth/principal.js"
 import { registrableDomain } from "../../kit/handler/public-suffix.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { requireUrl } from "../../kit/handler/urls.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { rateLimit } from "../../kit/handler/rate-limit.js";
+import { rateLimit } from "../../kit/writes/rate-limit.js";
 import {
   changeCoupon,
   couponAnswer,

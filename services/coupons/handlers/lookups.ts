@@ -17,7 +17,7 @@ import {
   ruleToProto,
 } from "../db/merchants.js";
 import { registrableDomain } from "../../kit/handler/public-suffix.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { lookedUp } from "../domain/codes.js";
 import { normalizeHost } from "../domain/hosts.js";
 

@@ -10,7 +10,7 @@ import {
 import { staffActor } from "../../kit/auth/principal.js";
 import { isPublicSuffix } from "../../kit/handler/public-suffix.js";
 import { maxLength } from "../../kit/handler/text.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { couponToProto, reportsOf } from "../db/coupons.js";
 import { addRules, removeRule } from "../db/domain-rules.js";

@@ -1,6 +1,6 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { Availability, Condition, type ObservationInput } from "../../../gen/pf/deals/v1/offers_pb.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { newId } from "../../kit/handler/ids.js";
 import { invalid } from "../../kit/handler/problem.js";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
@@ -110,13 +110,12 @@ export async function notifyWatches(
 ): Promise<string[]> {
   // Only watches that can match: the offer's product's, or keyword ones whose every word it mentions (a GIN index).
   const offerWords = keywordWords(`${offer.title} ${offer.description}`).join(" ");
-  const rows = await em.getConnection().execute<WatchCandidate[]>(
-    `select id, owner, kind, keyword, product_id, price_below_minor, price_below_currency from ${qualified(em, "watches")}
+  const rows = await sql<WatchCandidate>(
+    em,
+    `select id, owner, kind, keyword, product_id, price_below_minor, price_below_currency from {watches}
      where kind <> 'saved_search'
        and (${offer.productId ? "product_id = ? or " : ""}(product_id is null and keyword_words <@ string_to_array(?, ' ')))`,
     [...(offer.productId ? [offer.productId] : []), offerWords],
-    "all",
-    em.getTransactionContext(),
   );
   const candidates = rows.map((row) => ({
     id: row.id,
@@ -144,19 +143,16 @@ export async function notifyWatches(
     ),
   );
   if (matched.length === 0) return [];
-  const connection = em.getConnection();
-  const tx = em.getTransactionContext();
   const offerProto = await offerToProto(em, offer, at);
   const observation = observationToProto(row);
   // One statement each, however many watches match: the pairs already notified are skipped.
   const fresh = new Set(
     (
-      await connection.execute<{ watch_id: string }[]>(
-        `insert into ${qualified(em, "watch_matches")} (watch_id, observation_id, offer_id, matched_at)
+      await sql<{ watch_id: string }>(
+        em,
+        `insert into {watch_matches} (watch_id, observation_id, offer_id, matched_at)
        values ${matched.map(() => "(?, ?, ?, ?)").join(", ")} on conflict do nothing returning watch_id`,
         matched.flatMap((watch) => [watch.id, row.id, offer.id, at]),
-        "all",
-        tx,
       )
     ).map((inserted) => inserted.watch_id),
   );

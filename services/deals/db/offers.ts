@@ -12,7 +12,7 @@ import {
   type Tally,
   TallySchema,
 } from "../../../gen/pf/deals/v1/offers_pb.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
 import { hotness } from "../../kit/handler/hotness.js";
@@ -101,20 +101,16 @@ const marks = (values: unknown[]) => values.map(() => "?").join(", ");
 
 /** Votes and observations of a group, a voter counted once, with hot@1 from the offer's own submit time. */
 export async function tallyOf(em: EntityManager, row: OfferRow, group: string[]): Promise<Tally> {
-  const connection = em.getConnection();
-  const tx = em.getTransactionContext();
   // No votes on one's own offer: a submitter's vote on a duplicate merged into their offer does not count for it.
-  const votes = await connection.execute<{ voter: string; value: number; weight: number; created_at: Date }[]>(
-    `select voter, value, weight, created_at from ${qualified(em, "votes")} where offer_id in (${marks(group)}) and removed_at is null and voter <> ?`,
+  const votes = await sql<{ voter: string; value: number; weight: number; created_at: Date }>(
+    em,
+    `select voter, value, weight, created_at from {votes} where offer_id in (${marks(group)}) and removed_at is null and voter <> ?`,
     [...group, row.submittedBy],
-    "all",
-    tx,
   );
-  const [{ count }] = await connection.execute<{ count: string }[]>(
-    `select count(*) as count from ${qualified(em, "observations")} where offer_id in (${marks(group)})`,
+  const [{ count }] = await sql<{ count: string }>(
+    em,
+    `select count(*) as count from {observations} where offer_id in (${marks(group)})`,
     group,
-    "all",
-    tx,
   );
   const votesTally = tallyVotes(
     votes.map((v) => ({ voter: v.voter, value: v.value, weight: Number(v.weight), at: new Date(v.created_at) })),

@@ -1,6 +1,6 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { advisoryLock } from "../../kit/db/advisory-lock.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import type { AliasKind } from "../domain/products.js";
 import { ProductAliasRow, ProductRow } from "./entities.js";
 
@@ -13,12 +13,11 @@ export type Alias = { kind: AliasKind; value: string };
 export async function attachAliases(em: EntityManager, productId: string, aliases: Alias[], at: Date) {
   const lost: Alias[] = [];
   for (const alias of aliases) {
-    const taken = await em.getConnection().execute(
-      `insert into ${qualified(em, "product_aliases")} (kind, value, product_id, created_at) values (?, ?, ?, ?)
+    const taken = await sql(
+      em,
+      `insert into {product_aliases} (kind, value, product_id, created_at) values (?, ?, ?, ?)
        on conflict do nothing returning kind`,
       [alias.kind, alias.value, productId, at],
-      "all",
-      em.getTransactionContext(),
     );
     if (taken.length === 0) lost.push(alias);
   }

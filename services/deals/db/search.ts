@@ -1,5 +1,5 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import type { IndexDocument } from "../../../gen/pf/search/v1/documents_pb.js";
 import { publicDocument, type SearchDocumentSource } from "../../kit/search-documents/document.js";
 
@@ -23,24 +23,20 @@ const LISTED = `merged_into is null and disabled_at is null and expired_at is nu
 export const offerDocuments: SearchDocumentSource = {
   type: "offer",
   async describe(em, ids, at) {
-    const rows = await em.getConnection().execute<OfferText[]>(
-      `select id, link, title, description, category, product_id, created_at from ${qualified(em, "offers")}
+    const rows = await sql<OfferText>(
+      em,
+      `select id, link, title, description, category, product_id, created_at from {offers}
        where id in (?) and ${LISTED} and (expires_at is null or expires_at > ?)`,
       [ids, at],
-      "all",
-      em.getTransactionContext(),
     );
     return new Map(rows.map((row) => [row.id, documentOf(row)]));
   },
   async ids(em: EntityManager, after: string, limit: number) {
-    const rows = await em
-      .getConnection()
-      .execute<{ id: string }[]>(
-        `select id from ${qualified(em, "offers")} where ${LISTED} and id > ? order by id limit ?`,
-        [after, limit],
-        "all",
-        em.getTransactionContext(),
-      );
+    const rows = await sql<{ id: string }>(
+      em,
+      `select id from {offers} where ${LISTED} and id > ? order by id limit ?`,
+      [after, limit],
+    );
     return rows.map((row) => row.id);
   },
 };

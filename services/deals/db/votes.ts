@@ -1,5 +1,5 @@
 import type { EntityManager, RequiredEntityData } from "@mikro-orm/postgresql";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { VoteRow } from "./entities.js";
 
 /** A person's vote on an offer that still counts, if any. */
@@ -22,12 +22,11 @@ export async function castVote(em: EntityManager, vote: RequiredEntityData<VoteR
 
 /** Up-votes `from` gives, still counting, to offers `to` submitted, cast after `since` (vote-ring detection). */
 export async function upvotesBetween(em: EntityManager, from: string, to: string, since: Date): Promise<number> {
-  const [{ count }] = await em.getConnection().execute<{ count: string }[]>(
-    `select count(*) as count from ${qualified(em, "votes")} v join ${qualified(em, "offers")} o on o.id = v.offer_id
+  const [{ count }] = await sql<{ count: string }>(
+    em,
+    `select count(*) as count from {votes} v join {offers} o on o.id = v.offer_id
      where v.voter = ? and o.submitted_by = ? and v.value = 1 and v.removed_at is null and v.created_at > ?`,
     [from, to, since],
-    "all",
-    em.getTransactionContext(),
   );
   return Number(count);
 }

@@ -1,5 +1,5 @@
 import type { EntityManager, RequiredEntityData } from "@mikro-orm/postgresql";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { HotRead, type ReadContext } from "../../kit/db/reads.js";
 import { newId } from "../../kit/handler/ids.js";
 import { WatchRow } from "./entities.js";
@@ -41,12 +41,11 @@ const toNotified = (rows: readonly NotifiedRow[]) =>
 /** Counted from the watches' matches: a popular watch has no hot counter row. */
 export async function notifiedOf(em: EntityManager, ids: string[]): Promise<Map<string, Notified>> {
   if (ids.length === 0) return new Map();
-  const rows = await em.getConnection().execute<NotifiedRow[]>(
-    `select watch_id, count(*) as n, max(matched_at) as last from ${qualified(em, "watch_matches")}
+  const rows = await sql<NotifiedRow>(
+    em,
+    `select watch_id, count(*) as n, max(matched_at) as last from {watch_matches}
      where watch_id in (?) group by watch_id`,
     [ids],
-    "all",
-    em.getTransactionContext(),
   );
   return toNotified(rows);
 }

@@ -1,4 +1,4 @@
-import { requirePublicUrl } from "../../kit/handler/public-host.js";
+import { requirePublicUrl } from "../../kit/outbound/public-host.js";
 
 /** Query parameters that only track the visitor; the same deal with or without them is one link. */
 const TRACKING = /^(utm_.*|fbclid|gclid|mc_cid|mc_eid|ref|ref_src)$/i;

@@ -16,7 +16,7 @@ import { actingPerson, staffActor } from "../../kit/auth/principal.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { rateLimit } from "../../kit/handler/rate-limit.js";
+import { rateLimit } from "../../kit/writes/rate-limit.js";
 import type { DealsContext } from "../context.js";
 import { audit } from "../db/audit.js";
 import type { FlagRow } from "../db/entities.js";

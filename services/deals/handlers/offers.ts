@@ -5,11 +5,11 @@ import { UniqueConstraintViolationException, type EntityManager } from "@mikro-o
 import type { DealsService } from "../../../gen/pf/deals/v1/deals_pb.js";
 import { OfferResultSchema, OfferSchema, type OfferUpdateRequest } from "../../../gen/pf/deals/v1/offers_pb.js";
 import { actingPerson, callerOf, principalOf, staffActor } from "../../kit/auth/principal.js";
-import { idempotencyOf } from "../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { rateLimit } from "../../kit/handler/rate-limit.js";
+import { rateLimit } from "../../kit/writes/rate-limit.js";
 import type { DealsContext } from "../context.js";
 import { audit } from "../db/audit.js";
 import { hasObservation, observedFacts, recordObservation } from "../db/observations.js";

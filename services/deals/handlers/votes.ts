@@ -7,7 +7,7 @@ import { VoteResultSchema, VoteSchema } from "../../../gen/pf/deals/v1/votes_pb.
 import { actingPerson } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { rateLimit, type RateRule } from "../../kit/handler/rate-limit.js";
+import { rateLimit, type RateRule } from "../../kit/writes/rate-limit.js";
 import type { DealsContext } from "../context.js";
 import type { OfferRow, VoteRow } from "../db/entities.js";
 import { openFlagOf, raiseFlag } from "../db/flags.js";

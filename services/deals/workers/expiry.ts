@@ -1,5 +1,5 @@
-import { leasedJob } from "../../kit/runtime/lease.js";
-import type { Worker } from "../../kit/runtime/module.js";
+import { leasedJob } from "../../kit/service/lease.js";
+import type { Worker } from "../../kit/service/module.js";
 import type { DealsContext } from "../context.js";
 import { expireDueOffers } from "../db/offers.js";
 import { offerDocuments } from "../db/search.js";

@@ -3,7 +3,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { GamesService } from "../../../gen/pf/games/v1/games_pb.js";
 import { ModManageResultSchema } from "../../../gen/pf/games/v1/mods_pb.js";
 import { advisoryLock } from "../../kit/db/advisory-lock.js";
-import { idempotencyOf } from "../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { GamesContext } from "../context.js";

@@ -1,15 +1,5 @@
-import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  PutObjectCommand,
-  S3Client,
-  UploadPartCommand,
-  type CompletedPart,
-} from "@aws-sdk/client-s3";
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { Upload } from "@aws-sdk/lib-storage";
 import type { Readable } from "node:stream";
 import {
   BlobMissingError,
@@ -33,10 +23,11 @@ export interface S3Settings {
 }
 
 /**
- * Blobs as objects of one bucket, path-style, for any S3-compatible store. A
- * body smaller than one part is one PutObject; a larger one a multipart
- * upload, part by part (one part in memory at a time), completed only when the
- * body ended well and aborted otherwise, so a failed put leaves no object.
+ * Blobs as objects of one bucket, path-style, for any S3-compatible store.
+ * Puts go through `@aws-sdk/lib-storage`'s Upload: a body smaller than one
+ * part is one PutObject; a larger one a multipart upload, one part at a time
+ * (queue size 1: one part in memory), completed only when the body ended well
+ * and aborted otherwise, so a failed put leaves no object.
  */
 export class S3BlobStore implements BlobStore {
   readonly kind = "s3";
@@ -64,41 +55,35 @@ export class S3BlobStore implements BlobStore {
 
   async put(key: string, body: AsyncIterable<Uint8Array>, contentType: string): Promise<void> {
     const Key = checkedKey(key);
-    const Bucket = this.bucket;
-    const parts = partsOf(body, this.partBytes);
-    const first = await parts.next();
-    const second = first.done ? first : await parts.next();
-    if (second.done) {
-      const Body = first.done ? Buffer.alloc(0) : first.value;
-      await this.send("write", () =>
-        this.client.send(new PutObjectCommand({ Bucket, Key, Body, ContentType: contentType })),
-      );
-      return;
+    let bodyFailure: { error: unknown } | undefined;
+    async function* copied() {
+      try {
+        // Copied: the chunk's buffer may be reused by its producer once handed over, and a part holds it until sent.
+        for await (const chunk of body) yield Buffer.from(chunk);
+      } catch (error) {
+        bodyFailure = { error };
+        throw error;
+      }
     }
-    const { UploadId } = await this.send("write", () =>
-      this.client.send(new CreateMultipartUploadCommand({ Bucket, Key, ContentType: contentType })),
-    );
-    const done: CompletedPart[] = [];
+    // A web stream: it reads nothing ahead, and cancelling it returns the body rather than throwing into it.
+    const Body = ReadableStream.from(copied());
+    const upload = new Upload({
+      client: this.client,
+      params: { Bucket: this.bucket, Key, Body, ContentType: contentType },
+      partSize: this.partBytes,
+      queueSize: 1,
+      leavePartsOnError: false,
+    });
     try {
-      const upload = async (Body: Buffer) => {
-        const PartNumber = done.length + 1;
-        const { ETag } = await this.send("write", () =>
-          this.client.send(new UploadPartCommand({ Bucket, Key, UploadId, PartNumber, Body })),
-        );
-        done.push({ ETag, PartNumber });
-      };
-      await upload(first.value as Buffer);
-      await upload(second.value);
-      for (let next = await parts.next(); !next.done; next = await parts.next()) await upload(next.value);
-      await this.send("write", () =>
-        this.client.send(
-          new CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts: done } }),
-        ),
-      );
+      await upload.done();
     } catch (error) {
-      // Best effort: a store that is gone keeps the parts until its own expiry of incomplete uploads; no object exists.
-      await this.client.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId })).catch(() => undefined);
-      throw error;
+      // The body's own error as it is (a cap, a client gone); anything else is the store's.
+      if (bodyFailure) throw bodyFailure.error;
+      throw new BlobUnavailableError("write", error);
+    } finally {
+      // lib-storage stops reading at a failure without cancelling: the body is given back (not awaited: a stalled
+      // body's pending read must not hold the answer).
+      Body.cancel().catch(() => undefined);
     }
   }
 
@@ -151,27 +136,4 @@ export class S3BlobStore implements BlobStore {
       throw new BlobUnavailableError(what, error);
     }
   }
-}
-
-/** The body cut into parts of `size` bytes (the last may be shorter); an empty body yields none. */
-async function* partsOf(body: AsyncIterable<Uint8Array>, size: number): AsyncGenerator<Buffer, void> {
-  let held: Buffer[] = [];
-  let length = 0;
-  for await (const chunk of body) {
-    let rest = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    while (length + rest.length >= size) {
-      const take = size - length;
-      held.push(rest.subarray(0, take));
-      yield Buffer.concat(held);
-      held = [];
-      length = 0;
-      rest = rest.subarray(take);
-    }
-    if (rest.length > 0) {
-      // Copied: the chunk's buffer may be reused by its producer once handed over.
-      held.push(Buffer.from(rest));
-      length += rest.length;
-    }
-  }
-  if (length > 0) yield Buffer.concat(held);
 }

@@ -1,4 +1,5 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
+import { sql } from "./sql.js";
 
 /**
  * A transaction-scoped advisory lock on a name: concurrent transactions taking
@@ -7,7 +8,5 @@ import type { EntityManager } from "@mikro-orm/postgresql";
  * lock has nothing to lock.
  */
 export async function advisoryLock(em: EntityManager, name: string): Promise<void> {
-  await em
-    .getConnection()
-    .execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [name], "run", em.getTransactionContext());
+  await sql(em, `select pg_advisory_xact_lock(hashtextextended(?, 0))`, [name]);
 }

@@ -1,5 +1,5 @@
 import { p } from "@mikro-orm/postgresql";
-import type { AuthorColumns } from "../handler/authorship.js";
+import type { AuthorColumns } from "../auth/authorship.js";
 
 /**
  * Who wrote a row, as entity properties: the kit's author columns (`author_kind`, `author`, `workflow`, `run_id`,

@@ -1,7 +1,7 @@
 import { Migration } from "@mikro-orm/migrations";
 import type { MigrationObject } from "@mikro-orm/core";
 
-/** The kit's rate-limit counters (`rate-limit.ts`): one row per rule, key and fixed window. */
+/** The kit's rate-limit counters (`writes/rate-limit.ts`): one row per rule, key and fixed window. */
 class KitRateLimits extends Migration {
   override up(): void {
     // No index on ends_at: every hit would pay for it, and the hourly prune can scan.

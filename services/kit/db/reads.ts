@@ -4,7 +4,7 @@ import type { MikroORM } from "./orm.js";
 
 /**
  * What a hot read runs on: the service's ORM (its pool and schema) and whether the database is the embedded one.
- * A service's context is one; named here, not taken from `runtime/module.ts`, which stands above `db/`.
+ * A service's context is one; named here, not taken from `service/module.ts`, which stands above `db/`.
  */
 export interface ReadContext {
   orm: MikroORM;
@@ -27,8 +27,8 @@ interface Prepared {
  * and hydration cost ~20 times the query itself on a read route; this costs
  * what `pg` does.
  *
- * For reads outside a transaction only (a read in one runs on its
- * `em.getConnection().execute`, which sees the transaction's writes). Table
+ * For reads outside a transaction only (a read in one is the kit's
+ * `sql(em, text, params)`, which sees the transaction's writes). Table
  * names in `sql` are `{table}`, qualified with the service's schema: never
  * rely on search_path (the embedded PostgreSQL is one session for every
  * service, which is also why it gets unnamed statements there: one name

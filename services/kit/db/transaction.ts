@@ -1,6 +1,7 @@
 import type { EntityManager, MikroORM } from "@mikro-orm/postgresql";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { commitWithin, currentCall } from "../runtime/call.js";
+import { sql } from "./sql.js";
 
 const RETRYABLE = new Set(["40001", "40P01"]);
 
@@ -42,5 +43,5 @@ async function boundByDeadline(em: EntityManager): Promise<void> {
   if (!call) return;
   const remaining = Math.ceil(call.deadline - Date.now());
   if (remaining <= 0) throw new ConnectError("the call's deadline passed", Code.DeadlineExceeded);
-  await em.getConnection().execute(`set local statement_timeout = ${remaining}`, [], "run", em.getTransactionContext());
+  await sql(em, `set local statement_timeout = ${remaining}`);
 }

@@ -1,6 +1,7 @@
 import { idPattern } from "../handler/ids.js";
 import type { Config } from "../runtime/config.js";
-import type { RelationResolver, ServiceContext } from "../runtime/module.js";
+import type { RelationResolver } from "../rpc/relations.js";
+import type { ServiceContext } from "../service/module.js";
 import { isListedEditor } from "./store.js";
 
 const PERSON = idPattern("usr");
@@ -38,5 +39,5 @@ export async function isEditor(ctx: ServiceContext, person: string): Promise<boo
  * or first-party app acting for nobody is an editor too); the kit enforces it
  * (`rpc/relations.ts`: AI output and mods never hold it).
  */
-export const editorRelation: RelationResolver = async (ctx, { person }) =>
+export const editorRelation: RelationResolver<ServiceContext> = async (ctx, { person }) =>
   (await isEditor(ctx, person)) ? "editor" : undefined;

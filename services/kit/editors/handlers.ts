@@ -14,7 +14,7 @@ import {
 } from "../../../gen/pf/v1/editors_pb.js";
 import { principalOf } from "../auth/principal.js";
 import { requireUser } from "../handler/subjects.js";
-import type { ServiceContext } from "../runtime/module.js";
+import type { ServiceContext } from "../service/module.js";
 import { addEditor, type EditorRow, listEditors, removeEditor } from "./store.js";
 
 /** The editor-list RPCs of a service's admin service (`SetEditor`, `RemoveEditor`, `ListEditors`). */

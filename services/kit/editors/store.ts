@@ -1,5 +1,5 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { qualified } from "../db/orm.js";
+import { sql } from "../db/sql.js";
 import { HotRead, type ReadContext } from "../db/reads.js";
 
 /** One row of a service's `editors` table (`kit-editors-migration.ts`). */
@@ -21,29 +21,20 @@ export async function isListedEditor(ctx: ReadContext, subject: string): Promise
 
 /** Puts a person on the list; a person already on it keeps their first entry. Answers the entry. */
 export async function addEditor(em: EntityManager, subject: string, addedBy: string, at: Date): Promise<EditorRow> {
-  const table = qualified(em, "editors");
-  await em
-    .getConnection()
-    .execute(
-      `insert into ${table} (subject, added_by, added_at) values (?, ?, ?) on conflict (subject) do nothing`,
-      [subject, addedBy, at],
-      "run",
-      em.getTransactionContext(),
-    );
+  await sql(
+    em,
+    `insert into {editors} (subject, added_by, added_at) values (?, ?, ?) on conflict (subject) do nothing`,
+    [subject, addedBy, at],
+  );
   const rows = await selectEditors(em, `where subject = ?`, [subject]);
   return rows[0];
 }
 
 /** Takes a person off the list; false when they were not on it. */
 export async function removeEditor(em: EntityManager, subject: string): Promise<boolean> {
-  const removed = await em
-    .getConnection()
-    .execute<{ subject: string }[]>(
-      `delete from ${qualified(em, "editors")} where subject = ? returning subject`,
-      [subject],
-      "all",
-      em.getTransactionContext(),
-    );
+  const removed = await sql<{ subject: string }>(em, `delete from {editors} where subject = ? returning subject`, [
+    subject,
+  ]);
   return removed.length > 0;
 }
 
@@ -53,13 +44,10 @@ export function listEditors(em: EntityManager): Promise<EditorRow[]> {
 }
 
 async function selectEditors(em: EntityManager, where: string, values: unknown[]): Promise<EditorRow[]> {
-  const rows = await em
-    .getConnection()
-    .execute<{ subject: string; added_by: string; added_at: Date | string }[]>(
-      `select subject, added_by, added_at from ${qualified(em, "editors")} ${where} order by added_at, subject`,
-      values,
-      "all",
-      em.getTransactionContext(),
-    );
+  const rows = await sql<{ subject: string; added_by: string; added_at: Date | string }>(
+    em,
+    `select subject, added_by, added_at from {editors} ${where} order by added_at, subject`,
+    values,
+  );
   return rows.map((row) => ({ subject: row.subject, addedBy: row.added_by, addedAt: new Date(row.added_at) }));
 }

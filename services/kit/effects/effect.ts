@@ -2,7 +2,7 @@ import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { ProblemSchema } from "../../../gen/pf/v1/problem_pb.js";
-import { qualified } from "../db/orm.js";
+import { sql } from "../db/sql.js";
 import { consumer, type Consumer, type ConsumerHost, type EventMeta } from "../events/consumer.js";
 import { notAnswered } from "../runtime/call.js";
 import type { Logger } from "../runtime/logger.js";
@@ -121,12 +121,11 @@ function setAside(error: unknown): Refusal {
 }
 
 async function recordRefusal(em: EntityManager, effect: string, meta: EventMeta, refusal: Refusal): Promise<void> {
-  await em.getConnection().execute(
-    `insert into ${qualified(em, "effect_refusals")} (effect, event_id, subject, status, code, detail)
+  await sql(
+    em,
+    `insert into {effect_refusals} (effect, event_id, subject, status, code, detail)
        values (?, ?, ?, ?, ?, ?) on conflict do nothing`,
     [effect, meta.id, meta.subject, refusal.status, refusal.code, refusal.detail.slice(0, 2000)],
-    "run",
-    em.getTransactionContext(),
   );
 }
 
@@ -140,12 +139,11 @@ export interface EffectRefusal extends Refusal {
 
 /** The refusals of one effect, newest first (at most `limit`). */
 export async function effectRefusals(em: EntityManager, effect: string, limit = 100): Promise<EffectRefusal[]> {
-  const rows: Record<string, unknown>[] = await em.getConnection().execute(
-    `select effect, event_id, subject, status, code, detail, refused_at from ${qualified(em, "effect_refusals")}
+  const rows: Record<string, unknown>[] = await sql(
+    em,
+    `select effect, event_id, subject, status, code, detail, refused_at from {effect_refusals}
        where effect = ? order by refused_at desc, event_id desc limit ?`,
     [effect, limit],
-    "all",
-    em.getTransactionContext(),
   );
   return rows.map((row) => ({
     effect: String(row.effect),

@@ -1,7 +1,7 @@
 import { fromJsonString, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { SpanKind } from "@opentelemetry/api";
-import { qualified } from "../db/orm.js";
+import { sql } from "../db/sql.js";
 import { contextOf, inSpan, tracingOn } from "../runtime/tracing.js";
 import { BatchFailure, type BusMessage, type EventBus } from "./bus.js";
 
@@ -165,25 +165,21 @@ function outsideInBatches<C extends ConsumerHost>(
 
 /** Which of `ids` the inbox holds for the consumer. */
 async function handledOf(em: EntityManager, name: string, ids: string[]): Promise<Set<string>> {
-  const rows: { event_id: string }[] = await em
-    .getConnection()
-    .execute(
-      `select event_id from ${qualified(em, "inbox")} where consumer = ? and event_id in (${ids.map(() => "?").join(", ")})`,
-      [name, ...ids],
-      "all",
-      em.getTransactionContext(),
-    );
+  const rows: { event_id: string }[] = await sql(
+    em,
+    `select event_id from {inbox} where consumer = ? and event_id in (${ids.map(() => "?").join(", ")})`,
+    [name, ...ids],
+  );
   return new Set(rows.map((row) => row.event_id));
 }
 
 /** Marks `ids` handled by the consumer in the caller's transaction; answers those not marked before. */
 async function markHandled(em: EntityManager, name: string, ids: string[]): Promise<Set<string>> {
-  const rows: { event_id: string }[] = await em.getConnection().execute(
-    `insert into ${qualified(em, "inbox")} (consumer, event_id) values ${ids.map(() => "(?, ?)").join(", ")}
+  const rows: { event_id: string }[] = await sql(
+    em,
+    `insert into {inbox} (consumer, event_id) values ${ids.map(() => "(?, ?)").join(", ")}
        on conflict do nothing returning event_id`,
     ids.flatMap((id) => [name, id]),
-    "all",
-    em.getTransactionContext(),
   );
   return new Set(rows.map((row) => row.event_id));
 }

@@ -2,8 +2,9 @@ import { create, toJsonString, type DescMessage, type MessageInitShape } from "@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { getOption } from "@bufbuild/protobuf";
 import type { EntityManager, MikroORM } from "@mikro-orm/postgresql";
-import { schema as schemaOption } from "../../../gen/pf/v1/options_pb.js";
+import { event_subjects as eventSubjects, schema as schemaOption } from "../../../gen/pf/v1/options_pb.js";
 import { qualified } from "../db/orm.js";
+import { sql } from "../db/sql.js";
 import { outsideCall } from "../runtime/call.js";
 import { signalAfterCommit } from "../db/commits.js";
 import { newId } from "../handler/ids.js";
@@ -51,6 +52,9 @@ export async function recordEvents<Desc extends DescMessage>(
   at?: Date,
 ): Promise<string[]> {
   if (events.length === 0) return [];
+  // The subjects the message declares are those the AsyncAPI document lists: another is the caller's mistake.
+  if (!getOption(desc, eventSubjects).includes(subject))
+    throw new Error(`${desc.typeName} does not declare ${subject} in its (pf.v1.event_subjects)`);
   const schemaId = getOption(desc, schemaOption) || desc.typeName;
   // The span writing the change: the event's consumers continue its trace.
   const traceparent = activeTraceparent() ?? null;
@@ -63,14 +67,11 @@ export async function recordEvents<Desc extends DescMessage>(
     }
     return [newId("evt"), subject, schemaId, payload, traceparent];
   });
-  await em
-    .getConnection()
-    .execute(
-      `insert into ${qualified(em, "outbox")} (id, subject, schema_id, payload, traceparent) values ${rows.map(() => "(?, ?, ?, ?, ?)").join(", ")}`,
-      rows.flat(),
-      "run",
-      em.getTransactionContext(),
-    );
+  await sql(
+    em,
+    `insert into {outbox} (id, subject, schema_id, payload, traceparent) values ${rows.map(() => "(?, ?, ?, ?, ?)").join(", ")}`,
+    rows.flat(),
+  );
   signalAfterCommit(em, "events");
   return rows.map(([id]) => id as string);
 }

@@ -1,8 +1,18 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { isIPv6 } from "node:net";
 import type { Config } from "../runtime/config.js";
-import { clientIpOf } from "./rate-limit.js";
 import { secretKey } from "../runtime/sealer.js";
+
+/** The request header the gateway sets to the client's address on every call it makes. */
+export const CLIENT_IP_HEADER = "pf-client-ip";
+
+/** Beside it, from a gateway calling another process's RPC port: the address's proof (`ClientKeys.proofOf`). */
+export const CLIENT_IP_PROOF_HEADER = "pf-client-ip-proof";
+
+/** The calling client's IP address as the gateway saw it; "" for callers that did not come through it. */
+export function clientIpOf(header: Headers): string {
+  return header.get(CLIENT_IP_HEADER) ?? "";
+}
 
 /**
  * Clients counted by address without keeping the address: a keyed hash

@@ -1,4 +1,3 @@
-import { withoutTags } from "../rich-text/markdown.js";
 import { invalid } from "./problem.js";
 
 /** Refuses text longer than `max` characters with 400 naming the field; answers the text. */
@@ -17,14 +16,4 @@ export function maxLength(field: string, value: string, max: number): string {
 export function userText(field: string, value: string, max: number, optional = false): string {
   if (!optional && value.trim() === "") throw invalid(field, `${field} is required`);
   return maxLength(field, value, max);
-}
-
-/**
- * A required plain-text field (a title): 1 to `max` characters after every HTML tag is removed (`withoutTags`), so
- * markup sent in it never comes back as markup, in a JSON answer, a page or a feed.
- */
-export function plainTitle(field: string, value: string, max: number): string {
-  const text = withoutTags(userText(field, value, max)).trim();
-  if (text === "") throw invalid(field, `${field} is required (1 to ${max} characters, plain text)`);
-  return text;
 }

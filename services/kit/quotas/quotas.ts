@@ -1,9 +1,10 @@
 import type { ConnectError } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { qualified } from "../db/orm.js";
+import { sql } from "../db/sql.js";
 import { newId } from "../handler/ids.js";
 import { problem } from "../handler/problem.js";
-import type { ServiceContext } from "../runtime/module.js";
+import type { Clock } from "../runtime/clock.js";
 
 /** A quota per key: at most `limit` units (bytes, cost units, tokens) per fixed window, or held at once. */
 export interface Quota {
@@ -21,8 +22,11 @@ export interface Quota {
   expired?: () => ConnectError;
 }
 
-/** What the kit needs of a service context: short transactions and the clock. */
-export type QuotaContext = Pick<ServiceContext, "transaction" | "clock">;
+/** What the kit needs of a service context (`ServiceContext`): short transactions and the clock. */
+export interface QuotaContext {
+  transaction<R>(work: (em: EntityManager) => Promise<R>): Promise<R>;
+  clock: Clock;
+}
 
 /** Where a reservation's units are counted: its quota's row for its key, in the window it was taken in. */
 interface Counter {
@@ -277,5 +281,4 @@ function within<T>(ctx: QuotaContext, em: EntityManager | undefined, work: (em: 
   return em ? work(em) : ctx.transaction(work);
 }
 
-const run = (em: EntityManager, sql: string, params: unknown[]) =>
-  em.getConnection().execute<Record<string, string>[]>(sql, params, "all", em.getTransactionContext());
+const run = (em: EntityManager, text: string, params: unknown[]) => sql<Record<string, string>>(em, text, params);

@@ -1,5 +1,6 @@
 import type { EntityManager, TriggerDef } from "@mikro-orm/postgresql";
 import { qualified } from "../db/orm.js";
+import { sql } from "../db/sql.js";
 
 /**
  * Immutable numbered revisions (README "Revisions"): a service keeps its own
@@ -74,16 +75,12 @@ export async function nextRevisionNumber(
   const revisions = qualified(em, tables.revisions);
   const key = tables.parentKey ?? "id";
   const n = tables.numberColumn ?? "n";
-  const locked: unknown[] = await execute(em, `select 1 from ${parent} where ${key} = ? for update`, [parentId]);
+  const locked: unknown[] = await sql(em, `select 1 from ${parent} where ${key} = ? for update`, [parentId]);
   if (locked.length === 0) return undefined;
-  const [row]: { next: number }[] = await execute(
+  const [row]: { next: number }[] = await sql(
     em,
     `select coalesce(max(${n}), 0) + 1 as next from ${revisions} where ${tables.parentColumn} = ?`,
     [parentId],
   );
   return Number(row?.next ?? 1);
-}
-
-function execute<T>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
-  return em.getConnection().execute(sql, params, "all", em.getTransactionContext());
 }

@@ -4,8 +4,7 @@ import { codeToHttpStatus, errorToJson, errorToJsonBytes } from "@connectrpc/con
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { constants, type Http2ServerRequest, type Http2ServerResponse } from "node:http2";
 import type { Admission } from "../auth/enforce.js";
-import { plainAddress, type ClientKeys } from "../handler/client-address.js";
-import { CLIENT_IP_HEADER, CLIENT_IP_PROOF_HEADER } from "../handler/rate-limit.js";
+import { CLIENT_IP_HEADER, CLIENT_IP_PROOF_HEADER, plainAddress, type ClientKeys } from "../handler/client-address.js";
 
 type NodeHandler = (request: Http2ServerRequest, response: Http2ServerResponse) => void;
 
@@ -108,32 +107,42 @@ function bound(request: Http2ServerRequest, timeoutMs: number): void {
   request.stream.once("close", clear);
 }
 
+/** A refusal as an answer in the caller's protocol: its status, headers and body (none: trailers-only). */
+export interface ProtocolRefusal {
+  status: number;
+  header: Record<string, string>;
+  body?: Uint8Array;
+}
+
 /**
- * The refusal in the caller's protocol, as Connect would write it: gRPC and
- * gRPC-Web as a trailers-only answer, a Connect stream as its end message, a
- * Connect unary call as its JSON error with the matching HTTP status. The body
- * is left unread; the stream ends with the answer.
+ * The refusal in the caller's protocol (by its request's content type), as
+ * Connect would write it: gRPC and gRPC-Web as a trailers-only answer, a
+ * Connect stream as its end message, a Connect unary call as its JSON error
+ * with the matching HTTP status. The RPC port and the gateway's Connect routes
+ * answer with it before reading the body.
  */
-function refuse(request: Http2ServerRequest, response: Http2ServerResponse, error: ConnectError): void {
-  const contentType = String(request.headers["content-type"] ?? "");
-  if (response.stream.destroyed) return;
+export function refusalInProtocol(contentType: string, error: ConnectError): ProtocolRefusal {
   if (contentType.startsWith("application/grpc")) {
-    const header: Record<string, string> = { ":status": "200", "content-type": contentType };
+    const header: Record<string, string> = { "content-type": contentType };
     setTrailerStatus(new Headers(), error).forEach((value, name) => (header[name] = value));
-    response.stream.respond(header, { endStream: true });
-    return;
+    return { status: 200, header };
   }
   if (contentType.startsWith("application/connect+")) {
     const end = new TextEncoder().encode(JSON.stringify({ error: errorToJson(error, undefined) }));
-    const envelope = new Uint8Array(5 + end.length);
-    envelope[0] = 0b10; // the end-of-stream flag
-    new DataView(envelope.buffer).setUint32(1, end.length);
-    envelope.set(end, 5);
-    response.stream.respond({ ":status": "200", "content-type": contentType });
-    response.stream.end(envelope);
-    return;
+    const body = new Uint8Array(5 + end.length);
+    body[0] = 0b10; // the end-of-stream flag
+    new DataView(body.buffer).setUint32(1, end.length);
+    body.set(end, 5);
+    return { status: 200, header: { "content-type": contentType }, body };
   }
   const body = errorToJsonBytes(error, undefined);
-  response.stream.respond({ ":status": String(codeToHttpStatus(error.code)), "content-type": "application/json" });
-  response.stream.end(body);
+  return { status: codeToHttpStatus(error.code), header: { "content-type": "application/json" }, body };
+}
+
+/** The refusal written on the call's stream; the body is left unread, the stream ends with the answer. */
+function refuse(request: Http2ServerRequest, response: Http2ServerResponse, error: ConnectError): void {
+  if (response.stream.destroyed) return;
+  const { status, header, body } = refusalInProtocol(String(request.headers["content-type"] ?? ""), error);
+  response.stream.respond({ ":status": String(status), ...header }, { endStream: body === undefined });
+  if (body) response.stream.end(body);
 }

@@ -9,10 +9,12 @@ import {
   type Message,
 } from "@bufbuild/protobuf";
 import { reflect, type ReflectMessage } from "@bufbuild/protobuf/reflect";
-import type { Interceptor } from "@connectrpc/connect";
+import type { ConnectError, Interceptor } from "@connectrpc/connect";
 import { id_prefix as idPrefix, request_fields as requestFields } from "../../../gen/pf/v1/options_pb.js";
+import { MAX_FAULTS } from "../documents/json-schema.js";
 import { FOREIGN_ID_MAX, ID_BODY_MAX, idPattern } from "../handler/ids.js";
-import { invalid } from "../handler/problem.js";
+import { problem } from "../handler/problem.js";
+import { fieldRulesOf, ruleFaults, type Fault } from "./field-rules.js";
 
 /**
  * Input no service can store or answer with, refused as 400 naming the field
@@ -20,8 +22,11 @@ import { invalid } from "../handler/problem.js";
  * (a server stream's request as it is read): a NUL character (PostgreSQL
  * refuses it), a lone UTF-16 surrogate (not text), a number that is not
  * finite (JSON has none), a field the contract does not name, a field of
- * another route sharing the request message (request_fields), and an id out
- * of the shape the contract gives it (id_prefix), so no query ever runs on it.
+ * another route sharing the request message (request_fields), an id out of
+ * the shape the contract gives it (id_prefix), and a value breaking the
+ * field's declared rules (`(pf.v1.rules)`: required, lengths, ranges,
+ * patterns…), so no query ever runs on it. Every fault of a request is
+ * reported at once.
  */
 export function inputGuard(): Interceptor {
   return (next) => (req) => {
@@ -40,30 +45,45 @@ async function* checkedEach<M extends Message>(method: DescMethod, messages: Asy
   }
 }
 
-/** Throws 400 request.invalid naming the first field of a request its route cannot take. */
+/**
+ * Throws 400 request.invalid when a request breaks its route's contract:
+ * `field` and the detail name the first fault, `errors` lists each (up to
+ * 20) with its field, rule and message.
+ */
 export function checkInput(method: DescMethod, message: Message): void {
-  const field = unstorable(message, "");
-  if (field !== undefined)
-    throw invalid(
-      field || "body",
-      `Field ${field || "body"} holds text or a number that cannot be stored (NUL, a lone surrogate, or not finite).`,
-    );
-  const unknown = unknownField(message, "");
-  if (unknown !== undefined)
-    throw invalid(
-      unknown,
-      `Field ${unknown} is not part of this request: fields the contract does not name are refused, never dropped.`,
-    );
-  const foreign = foreignField(method, message);
-  if (foreign !== undefined) {
-    const reads = [...routeFieldsOf(method)!].join(", ") || "no field";
-    throw invalid(
-      foreign,
-      `Field ${foreign} is not part of this route (it reads ${reads}): another route's fields are refused, never ignored.`,
-    );
-  }
-  const id = badId(reflect(method.input, message), "");
-  if (id) throw invalid(id.field, id.detail);
+  const faults = inputFaults(method, message);
+  if (faults.length > 0) throw refused(faults);
+}
+
+/** Every fault of a request, in the order the guard checks: storable, named, the route's, then field by field. */
+export function inputFaults(method: DescMethod, message: Message): Fault[] {
+  return [
+    ...unstorable(message, "").map((field) => ({
+      field: field || "body",
+      rule: "storable",
+      message: `Field ${field || "body"} holds text or a number that cannot be stored (NUL, a lone surrogate, or not finite).`,
+    })),
+    ...unknownFields(message, "").map((field) => ({
+      field,
+      rule: "known",
+      message: `Field ${field} is not part of this request: fields the contract does not name are refused, never dropped.`,
+    })),
+    ...foreignFields(method, message).map((field) => ({
+      field,
+      rule: "request_fields",
+      message: `Field ${field} is not part of this route (it reads ${[...routeFieldsOf(method)!].join(", ") || "no field"}): another route's fields are refused, never ignored.`,
+    })),
+    ...fieldFaults(reflect(method.input, message), "", routeFieldsOf(method)),
+  ];
+}
+
+function refused(faults: readonly Fault[]): ConnectError {
+  const [first] = faults;
+  const more = faults.length > 1 ? ` ${faults.length - 1} more in errors.` : "";
+  return problem(400, "request.invalid", first.message + more, {
+    field: first.field,
+    errors: faults.slice(0, MAX_FAULTS).map(({ field, rule, message }) => ({ field, rule, message })),
+  });
 }
 
 const routeFields = new WeakMap<DescMethod, ReadonlySet<string> | null>();
@@ -78,10 +98,11 @@ export function routeFieldsOf(method: DescMethod): ReadonlySet<string> | undefin
   return found ?? undefined;
 }
 
-/** The first top-level field set in a request that its route does not read, or undefined. */
-export function foreignField(method: DescMethod, message: Message): string | undefined {
+/** The top-level fields set in a request that its route does not read. */
+function foreignFields(method: DescMethod, message: Message): string[] {
   const reads = routeFieldsOf(method);
-  return reads && method.input.fields.find((field) => !reads.has(field.name) && isFieldSet(message, field))?.name;
+  if (!reads) return [];
+  return method.input.fields.filter((field) => !reads.has(field.name) && isFieldSet(message, field)).map((f) => f.name);
 }
 
 /** How a string field holding ids is bounded: its longest value, and the shape its prefix gives it. */
@@ -115,140 +136,141 @@ function ruleOf(field: DescField): IdRule | null {
   return /^(?:id|ids)$|_ids?$/.test(field.name) ? { maxLength: FOREIGN_ID_MAX } : null;
 }
 
-/** A field refused, and why. */
-interface Fault {
-  field: string;
-  detail: string;
-}
-
-/** The first id out of its rule in a message, or undefined when every id fits. */
-function badId(message: ReflectMessage, path: string): Fault | undefined {
-  if (!holdsIds(message.desc)) return undefined;
+/**
+ * The faults of a message's fields, by their id rules and declared rules,
+ * nested messages included; of a request, only the fields its route reads
+ * (`reads`: the others are refused when set).
+ */
+function fieldFaults(message: ReflectMessage, path: string, reads?: ReadonlySet<string>): Fault[] {
+  if (!holdsRules(message.desc)) return [];
+  const faults: Fault[] = [];
   for (const field of message.fields) {
-    if (!message.isSet(field)) continue;
+    if (reads && !reads.has(field.name)) continue;
     const at = path === "" ? field.name : `${path}.${field.name}`;
+    faults.push(...ruleFaults(message, field, at));
+    if (!message.isSet(field)) continue;
     const rule = idRuleOf(field);
-    let found: Fault | undefined;
-    if (rule && field.fieldKind === "scalar") found = idFault(at, rule, message.get(field) as string);
+    if (rule && field.fieldKind === "scalar") faults.push(...idFaults(at, rule, message.get(field) as string));
     else if (rule && field.fieldKind === "list")
-      found = first(message.get(field).entries(), ([i, value]) => idFault(`${at}[${i}]`, rule, value as string));
-    else if (field.fieldKind === "message") found = badId(message.get(field), at);
+      for (const [i, value] of message.get(field).entries())
+        faults.push(...idFaults(`${at}[${i}]`, rule, value as string));
+    else if (field.fieldKind === "message") faults.push(...fieldFaults(message.get(field), at));
     else if (field.fieldKind === "list" && field.listKind === "message")
-      found = first(message.get(field).entries(), ([i, item]) => badId(item as ReflectMessage, `${at}[${i}]`));
+      for (const [i, item] of message.get(field).entries())
+        faults.push(...fieldFaults(item as ReflectMessage, `${at}[${i}]`));
     else if (field.fieldKind === "map" && field.mapKind === "message")
-      found = first(message.get(field), ([key, item]) => badId(item as ReflectMessage, `${at}.${String(key)}`));
-    if (found) return found;
+      for (const [key, item] of message.get(field))
+        faults.push(...fieldFaults(item as ReflectMessage, `${at}.${String(key)}`));
   }
-  return undefined;
+  return faults;
 }
 
-/** The first fault a check finds among items. */
-function first<T>(items: Iterable<T>, check: (item: T) => Fault | undefined): Fault | undefined {
-  for (const item of items) {
-    const found = check(item);
-    if (found) return found;
+/** Why an id breaks its rule (none or one fault); "" is no id (unset, or an optional field cleared). */
+function idFaults(field: string, rule: IdRule, value: string): Fault[] {
+  if (value === "" || (value.length <= rule.maxLength && (!rule.pattern || rule.pattern.test(value)))) return [];
+  if (rule.prefix) {
+    const message = `Field ${field} is not a ${rule.prefix}_ id: ${rule.prefix}_ followed by 1 to ${ID_BODY_MAX} lowercase letters or digits.`;
+    return [{ field, rule: "id_prefix", message }];
   }
-  return undefined;
+  return [
+    { field, rule: "id.max_len", message: `Field ${field} is longer than ${rule.maxLength} characters: no id is.` },
+  ];
 }
 
-/** Why an id breaks its rule, or undefined; "" is no id (unset, or an optional field cleared). */
-function idFault(field: string, rule: IdRule, value: string): Fault | undefined {
-  if (value === "" || (value.length <= rule.maxLength && (!rule.pattern || rule.pattern.test(value)))) return undefined;
-  const detail = rule.prefix
-    ? `Field ${field} is not a ${rule.prefix}_ id: ${rule.prefix}_ followed by 1 to ${ID_BODY_MAX} lowercase letters or digits.`
-    : `Field ${field} is longer than ${rule.maxLength} characters: no id is.`;
-  return { field, detail };
-}
+const ruleHolders = new WeakMap<DescMessage, boolean>();
 
-const idHolders = new WeakMap<DescMessage, boolean>();
-
-/** Whether a message, or one nested in it, has a field holding ids: the walk skips those that have none. */
-function holdsIds(message: DescMessage, seen: ReadonlySet<DescMessage> = new Set()): boolean {
-  const known = idHolders.get(message);
+/** Whether a message, or one nested in it, has a field holding ids or declaring rules: the walk skips the others. */
+function holdsRules(message: DescMessage, seen: ReadonlySet<DescMessage> = new Set()): boolean {
+  const known = ruleHolders.get(message);
   if (known !== undefined) return known;
   const inner = new Set([...seen, message]);
   const holds = message.fields.some((field) => {
-    if (idRuleOf(field)) return true;
+    if (idRuleOf(field) || fieldRulesOf(field)) return true;
     const nested = field.fieldKind === "scalar" || field.fieldKind === "enum" ? undefined : field.message;
     return (
       nested !== undefined &&
       !nested.typeName.startsWith("google.protobuf.") &&
       !inner.has(nested) &&
-      holdsIds(nested, inner)
+      holdsRules(nested, inner)
     );
   });
-  if (seen.size === 0) idHolders.set(message, holds);
+  if (seen.size === 0) ruleHolders.set(message, holds);
   return holds;
 }
 
 /**
- * The path of the first field a binary caller sent that the contract does not
+ * The paths of the fields a binary caller sent that the contract does not
  * name (protobuf keeps them as unknown fields): `weight` sent to a vote would
  * otherwise be dropped silently, where the gateway refuses it by name.
  */
-export function unknownField(value: unknown, path: string): string | undefined {
-  if (typeof value !== "object" || value === null || value instanceof Uint8Array) return undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = unknownField(value[i], `${path}[${i}]`);
-      if (found !== undefined) return found;
+export function unknownFields(value: unknown, path: string): string[] {
+  const found: string[] = [];
+  const walk = (value: unknown, path: string): void => {
+    if (typeof value !== "object" || value === null || value instanceof Uint8Array) return;
+    if (Array.isArray(value)) {
+      value.forEach((item, i) => walk(item, `${path}[${i}]`));
+      return;
     }
-    return undefined;
-  }
-  if (!("$typeName" in value)) return undefined;
-  const unknown = (value as { $unknown?: { no: number }[] }).$unknown;
-  if (unknown && unknown.length > 0) return `${path === "" ? "" : `${path}.`}#${unknown[0].no}`;
-  for (const key in value) {
-    if (key === "$typeName" || key === "$unknown") continue;
-    const found = unknownField(
-      (value as Record<string, unknown>)[key],
-      path === "" ? snake(key) : `${path}.${snake(key)}`,
+    if (!("$typeName" in value)) return;
+    for (const { no } of (value as { $unknown?: { no: number }[] }).$unknown ?? [])
+      found.push(`${path === "" ? "" : `${path}.`}#${no}`);
+    for (const key in value) {
+      if (key === "$typeName" || key === "$unknown") continue;
+      walk((value as Record<string, unknown>)[key], path === "" ? snake(key) : `${path}.${snake(key)}`);
+    }
+  };
+  walk(value, path);
+  return found;
+}
+
+/** The paths of the unstorable values (and object keys) in a message or JSON value. */
+export function unstorable(value: unknown, path: string): string[] {
+  const found: string[] = [];
+  // The steps to the value at hand, rendered as a path only for one found unstorable.
+  const trail: (string | number)[] = [];
+  const report = (last?: string) =>
+    found.push(
+      [...trail, ...(last === undefined ? [] : [last])].reduce<string>(
+        (at, step) => (typeof step === "number" ? `${at}[${step}]` : at === "" ? step : `${at}.${step}`),
+        path,
+      ),
     );
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}
-
-/** The path of the first unstorable value (or object key) in a message or JSON value, or undefined. */
-export function unstorable(value: unknown, path: string): string | undefined {
-  const trail = find(value);
-  if (trail === undefined) return undefined;
-  return trail.reduce<string>(
-    (at, step) => (typeof step === "number" ? `${at}[${step}]` : at === "" ? step : `${at}.${step}`),
-    path,
-  );
-}
-
-/** The steps to the first unstorable value, built only on the way back out from one. */
-function find(value: unknown): (string | number)[] | undefined {
-  switch (typeof value) {
-    case "string":
-      return badText(value) ? [] : undefined;
-    case "number":
-      return Number.isFinite(value) ? undefined : [];
-    case "object": {
-      if (value === null || value instanceof Uint8Array) return undefined;
-      if (Array.isArray(value)) {
-        for (let i = 0; i < value.length; i++) {
-          const trail = find(value[i]);
-          if (trail) return [i, ...trail];
+  const walk = (value: unknown): void => {
+    switch (typeof value) {
+      case "string":
+        if (badText(value)) report();
+        return;
+      case "number":
+        if (!Number.isFinite(value)) report();
+        return;
+      case "object": {
+        if (value === null || value instanceof Uint8Array) return;
+        if (Array.isArray(value)) {
+          value.forEach((item, i) => {
+            trail.push(i);
+            walk(item);
+            trail.pop();
+          });
+          return;
         }
-        return undefined;
+        // A message's members are lowerCamel in code and snake_case in the contract; JSON keys are as given.
+        const message = "$typeName" in value;
+        for (const key in value) {
+          if (key === "$typeName" || key === "$unknown") continue;
+          const step = message ? snake(key) : key;
+          if (!message && badText(key)) {
+            report(step);
+            continue;
+          }
+          trail.push(step);
+          walk((value as Record<string, unknown>)[key]);
+          trail.pop();
+        }
       }
-      // A message's members are lowerCamel in code and snake_case in the contract; JSON keys are as given.
-      const message = "$typeName" in value;
-      for (const key in value) {
-        if (key === "$typeName" || key === "$unknown") continue;
-        const step = message ? snake(key) : key;
-        if (!message && badText(key)) return [step];
-        const trail = find((value as Record<string, unknown>)[key]);
-        if (trail) return [step, ...trail];
-      }
-      return undefined;
     }
-    default:
-      return undefined;
-  }
+  };
+  walk(value);
+  return found;
 }
 
 function badText(text: string): boolean {

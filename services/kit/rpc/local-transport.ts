@@ -11,7 +11,7 @@ import {
   type UnaryResponse,
 } from "@connectrpc/connect";
 import { deadlineKey, neverAborted } from "../runtime/call.js";
-import type { Implementation } from "../runtime/module.js";
+import type { Implementation } from "./implementation.js";
 import { PlainHeaders } from "./plain-headers.js";
 
 type UnaryHandler = (request: MessageShape<DescMessage>, context: HandlerContext) => Promise<unknown> | unknown;

@@ -9,7 +9,7 @@ import {
 import { routeAccessOf } from "../auth/enforce.js";
 import { callerKey, type Caller } from "../auth/principal.js";
 import type { ClientKeys } from "../handler/client-address.js";
-import { tooManyRequests } from "../handler/rate-limit.js";
+import { tooManyRequests } from "../writes/rate-limit.js";
 import type { Clock } from "../runtime/clock.js";
 import { wholeSetting } from "../runtime/whole-setting.js";
 

@@ -1,13 +1,17 @@
 import {
+  clone,
+  create,
+  createFileRegistry,
   createRegistry,
   toBinary,
   type DescFile,
+  type DescMethod,
   type DescService,
   type MessageInitShape,
   type Registry,
 } from "@bufbuild/protobuf";
-import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
+import { FileDescriptorProtoSchema, FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
+import type { ConnectRouter } from "@connectrpc/connect";
 import type { Admission } from "../auth/enforce.js";
 import { Health } from "../../../gen/grpc/health/v1/health_pb.js";
 import {
@@ -15,6 +19,7 @@ import {
   type ServerReflectionRequest,
   type ServerReflectionResponseSchema,
 } from "../../../gen/grpc/reflection/v1/reflection_pb.js";
+import { onPublicSurface, publicServices } from "./surface.js";
 
 type Answer = MessageInitShape<typeof ServerReflectionResponseSchema>["messageResponse"];
 
@@ -22,64 +27,117 @@ type Answer = MessageInitShape<typeof ServerReflectionResponseSchema>["messageRe
 const INVALID_ARGUMENT = 3;
 const NOT_FOUND = 5;
 
+export interface ReflectionOptions {
+  /** grpc.health.v1 is served beside it (the RPC port), so it is listed. */
+  health: boolean;
+  /** Service tokens discover the internal RPCs too (the RPC port); else every caller sees the public surface. */
+  internals: boolean;
+}
+
+/** What one caller may discover: the services listed, and the files (with their registry) answered. */
+interface View {
+  names: string[];
+  files: Map<string, DescFile>;
+  registry: Registry;
+}
+
 /**
  * grpc.reflection.v1 over the hosted services' own descriptors, so `buf curl`
  * and `grpcurl` need no local schema. Every file answer carries the whole import
- * closure, since clients must link a file against its dependencies. It lists
- * internal and admin services, so it answers only callers that may discover
- * them: service tokens (`grpcurl -H` sends its headers with reflection too;
- * `buf curl` needs `--reflect-header '*'`).
+ * closure, since clients must link a file against its dependencies.
+ *
+ * Callers that may discover internal and admin services (service tokens:
+ * `Admission.discoversInternals`) see everything, where `internals` allows it;
+ * everyone else, with no token or a user or app token, sees the public and
+ * first-party surface (`onPublicSurface`), as the public OpenAPI document
+ * shows it: files keep their messages, but their services keep only those RPCs,
+ * and a service without one is left out. A token that is not valid is refused
+ * (401 `auth.invalid`), as on every route.
  */
 export function reflectionRoutes(
   router: ConnectRouter,
   services: DescService[],
   admission: Pick<Admission, "discoversInternals">,
+  options: ReflectionOptions = { health: true, internals: true },
 ): void {
-  const exposed = [...services, Health, ServerReflection];
-  const files = new Map<string, DescFile>();
-  for (const service of exposed) collect(service.file, files);
-  const registry = createRegistry(...files.values());
-  const names = [...new Set(exposed.map((s) => s.typeName))];
-
-  const answer = (req: ServerReflectionRequest): Answer => {
-    const { case: kind, value } = req.messageRequest;
-    switch (kind) {
-      case "listServices":
-        return { case: "listServicesResponse", value: { service: names.map((name) => ({ name })) } };
-      case "fileByFilename":
-        return fileAnswer(files.get(value), `file "${value}"`);
-      case "fileContainingSymbol":
-        return fileAnswer(fileOfSymbol(registry, value), `symbol "${value}"`);
-      case "fileContainingExtension": {
-        const extendee = registry.getMessage(value.containingType);
-        const extension = extendee && registry.getExtensionFor(extendee, value.extensionNumber);
-        return fileAnswer(extension?.file, `extension ${value.extensionNumber} of "${value.containingType}"`);
-      }
-      case "allExtensionNumbersOfType": {
-        if (!registry.getMessage(value)) return error(NOT_FOUND, `type "${value}" not found`);
-        const numbers: number[] = [];
-        for (const desc of registry)
-          if (desc.kind === "extension" && desc.extendee.typeName === value) numbers.push(desc.number);
-        return { case: "allExtensionNumbersResponse", value: { baseTypeName: value, extensionNumber: numbers } };
-      }
-      default:
-        return error(INVALID_ARGUMENT, "empty reflection request");
-    }
+  const beside = [...(options.health ? [Health] : []), ServerReflection];
+  // Built at the first request that needs it: linking the filtered files takes a good part of a second.
+  let whole: View | undefined;
+  let open: View | undefined;
+  const viewOf = async (authorization: string | null): Promise<View> => {
+    // Asked even where internals are never shown: a token that is not valid is refused everywhere.
+    const internals = await admission.discoversInternals(authorization);
+    if (internals && options.internals) return (whole ??= wholeView([...services, ...beside]));
+    return (open ??= surfaceView([...publicServices(services), ...beside], new Set(beside)));
   };
 
   router.service(ServerReflection, {
     async *serverReflectionInfo(requests, context) {
-      const authorization = context.requestHeader.get("authorization");
-      // undefined: a token that is not valid.
-      const allowed = await admission.discoversInternals(authorization).catch(() => undefined);
-      if (!allowed) {
-        const code = allowed === false && authorization ? Code.PermissionDenied : Code.Unauthenticated;
-        throw new ConnectError("Reflection answers valid service tokens only.", code);
-      }
+      const view = await viewOf(context.requestHeader.get("authorization"));
       for await (const req of requests)
-        yield { validHost: req.host, originalRequest: req, messageResponse: answer(req) };
+        yield { validHost: req.host, originalRequest: req, messageResponse: answer(view, req) };
     },
   });
+}
+
+function answer(view: View, req: ServerReflectionRequest): Answer {
+  const { case: kind, value } = req.messageRequest;
+  switch (kind) {
+    case "listServices":
+      return { case: "listServicesResponse", value: { service: view.names.map((name) => ({ name })) } };
+    case "fileByFilename":
+      return fileAnswer(view.files.get(value), `file "${value}"`);
+    case "fileContainingSymbol":
+      return fileAnswer(fileOfSymbol(view.registry, value), `symbol "${value}"`);
+    case "fileContainingExtension": {
+      const extendee = view.registry.getMessage(value.containingType);
+      const extension = extendee && view.registry.getExtensionFor(extendee, value.extensionNumber);
+      return fileAnswer(extension?.file, `extension ${value.extensionNumber} of "${value.containingType}"`);
+    }
+    case "allExtensionNumbersOfType": {
+      if (!view.registry.getMessage(value)) return error(NOT_FOUND, `type "${value}" not found`);
+      const numbers: number[] = [];
+      for (const desc of view.registry)
+        if (desc.kind === "extension" && desc.extendee.typeName === value) numbers.push(desc.number);
+      return { case: "allExtensionNumbersResponse", value: { baseTypeName: value, extensionNumber: numbers } };
+    }
+    default:
+      return error(INVALID_ARGUMENT, "empty reflection request");
+  }
+}
+
+/** Every service as it is, with its files and their imports. */
+function wholeView(exposed: DescService[]): View {
+  const files = new Map<string, DescFile>();
+  for (const service of exposed) collect(service.file, files);
+  return { names: namesOf(exposed), files, registry: createRegistry(...files.values()) };
+}
+
+/**
+ * The same files, each with its services cut to the RPCs on the public
+ * surface (`whole` services kept as they are), relinked so that what a client
+ * links never names an RPC left out.
+ */
+function surfaceView(exposed: DescService[], whole: ReadonlySet<DescService>): View {
+  const shown = (method: DescMethod) => whole.has(method.parent) || onPublicSurface(method);
+  const originals = new Map<string, DescFile>();
+  for (const service of exposed) collect(service.file, originals);
+  const protos = [...originals.values()].map((file) => {
+    const kept = new Map(file.services.map((s) => [s.name, new Set(s.methods.filter(shown).map((m) => m.name))]));
+    const proto = clone(FileDescriptorProtoSchema, file.proto);
+    proto.service = proto.service.filter((s) => (kept.get(s.name)?.size ?? 0) > 0);
+    for (const service of proto.service)
+      service.method = service.method.filter((m) => kept.get(service.name)!.has(m.name));
+    return proto;
+  });
+  const registry = createFileRegistry(create(FileDescriptorSetSchema, { file: protos }));
+  const files = new Map<string, DescFile>();
+  for (const name of originals.keys()) files.set(name, registry.getFile(name)!);
+  return { names: namesOf(exposed), files, registry };
+}
+
+function namesOf(services: DescService[]): string[] {
+  return [...new Set(services.map((s) => s.typeName))];
 }
 
 /** The file first, then its imports, each once. */

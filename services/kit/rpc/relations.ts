@@ -12,7 +12,6 @@ import { callerKey, type Caller } from "../auth/principal.js";
 import { isDatabaseUnavailable } from "../db/unavailable.js";
 import { problem } from "../handler/problem.js";
 import type { Logger } from "../runtime/logger.js";
-import type { RelationResolver, ServiceContext } from "../runtime/module.js";
 import { notAnswered } from "../runtime/call.js";
 
 /** The kit's 403 codes a relation may refuse with (services/kit/README.md); any other `auth.` code is enforcement's. */
@@ -31,6 +30,17 @@ export function declarableRefusal(code: string): boolean {
   if ((RELATION_REFUSALS as readonly string[]).includes(code)) return true;
   return /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/.test(code) && !/^(auth|relation)\./.test(code);
 }
+
+/**
+ * A service's answer to "what is this person to this object": their role in
+ * a relation it declares (`editor`, a blog member's `owner`…), or undefined
+ * when they stand outside it. `scope` is the request's `scope_field` ("" for
+ * a relation to the service as a whole). It may read the database or ask
+ * another service; throwing because a dependency did not answer is 503, never
+ * a no; a problem it throws (the scoped object's 404) is answered as is.
+ * `ctx` is the service's context (`ServiceContext`, kit/service/module.ts).
+ */
+export type RelationResolver<C> = (ctx: C, asked: { person: string; scope: string }) => Promise<string | undefined>;
 
 /** One declared relation as this process resolves it. */
 interface Resolving {
@@ -62,11 +72,7 @@ export class Relations {
    * names is declared on its service with a refusal of the kit's vocabulary (or the service's own code), resolved by the module, scoped by a
    * string field of the request, required when fields the request has are set, and never on a client stream.
    */
-  register<C extends ServiceContext>(
-    protos: readonly DescService[],
-    resolvers: Readonly<Record<string, RelationResolver<C>>>,
-    ctx: C,
-  ): void {
+  register<C>(protos: readonly DescService[], resolvers: Readonly<Record<string, RelationResolver<C>>>, ctx: C): void {
     for (const service of protos) {
       const key = getOption(service, serviceKey);
       const found = this.byKey.get(key) ?? new Map<string, Resolving>();

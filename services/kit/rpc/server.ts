@@ -1,4 +1,4 @@
-import type { ConnectRouter } from "@connectrpc/connect";
+import type { ConnectRouter, ConnectRouterOptions } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
@@ -16,6 +16,15 @@ export interface RpcServer {
 }
 
 /**
+ * How every port that serves the RPCs reads their messages (this RPC port, and
+ * the gateway's Connect routes): at most `readMaxBytes` a message after
+ * decompression, and JSON naming an unknown field refused, never ignored.
+ */
+export function handlerOptions(readMaxBytes: number): ConnectRouterOptions {
+  return { readMaxBytes, jsonOptions: { ignoreUnknownFields: false } };
+}
+
+/**
  * The RPC port: gRPC, gRPC-Web and Connect on HTTP/2 cleartext. Every call
  * passes the front door first (the peer's address, admission before the body
  * is read, a bounded time to send it); a message larger than `readMaxBytes`
@@ -26,11 +35,7 @@ export async function serveRpc(
   options: { port: number; host: string; readMaxBytes: number } & FrontDoorOptions,
 ): Promise<RpcServer> {
   const { port, host } = options;
-  const connect = connectNodeAdapter({
-    routes,
-    readMaxBytes: options.readMaxBytes,
-    jsonOptions: { ignoreUnknownFields: false },
-  });
+  const connect = connectNodeAdapter({ routes, ...handlerOptions(options.readMaxBytes) });
   const server = http2.createServer(frontDoor(connect, options));
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
   // Open sessions (clients' pooled connections, health watches) would hold server.close() forever.

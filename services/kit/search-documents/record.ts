@@ -2,7 +2,7 @@ import { toJson } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { type IndexDocument, IndexDocumentSchema } from "../../../gen/pf/search/v1/documents_pb.js";
 import { signalAfterCommit } from "../db/commits.js";
-import { qualified } from "../db/orm.js";
+import { sql } from "../db/sql.js";
 import type { SearchDocumentSource } from "./document.js";
 
 /** A document's desired state: its content, or null for its tombstone. */
@@ -26,12 +26,10 @@ export async function recordSearchDocuments(em: EntityManager, changes: Document
     document ? [{ type, id, document: toJson(IndexDocumentSchema, document) }] : [],
   );
   const gone = [...latest.values()].filter((change) => change.document === null);
-  const table = qualified(em, "search_documents");
-  const run = (sql: string, rows: unknown[]) =>
-    em.getConnection().execute(sql, [JSON.stringify(rows)], "run", em.getTransactionContext());
+  const run = (text: string, rows: unknown[]) => sql(em, text, [JSON.stringify(rows)]);
   if (live.length > 0) {
     await run(
-      `insert into ${table} as d (type, id, revision, deleted, document)
+      `insert into {search_documents} as d (type, id, revision, deleted, document)
        select c.type, c.id, 1, false, c.document from jsonb_to_recordset(?::jsonb) as c(type text, id text, document jsonb)
        on conflict (type, id) do update
        set revision = d.revision + 1, deleted = false, document = excluded.document, changed_at = now(),
@@ -42,7 +40,7 @@ export async function recordSearchDocuments(em: EntityManager, changes: Document
   }
   if (gone.length > 0) {
     await run(
-      `update ${table} as d
+      `update {search_documents} as d
        set revision = d.revision + 1, deleted = true, document = null, changed_at = now(),
            rejected = false, attempts = 0, last_error = null
        from jsonb_to_recordset(?::jsonb) as c(type text, id text)
@@ -73,13 +71,10 @@ export async function refreshSearchDocuments(
 
 /** A page of the ids of `type` the owner holds live in its table, after `after`, for the sweep. */
 export async function recordedIds(em: EntityManager, type: string, after: string, limit: number): Promise<string[]> {
-  const rows = await em
-    .getConnection()
-    .execute<{ id: string }[]>(
-      `select id from ${qualified(em, "search_documents")} where type = ? and id > ? and not deleted order by id limit ?`,
-      [type, after, limit],
-      "all",
-      em.getTransactionContext(),
-    );
+  const rows = await sql<{ id: string }>(
+    em,
+    `select id from {search_documents} where type = ? and id > ? and not deleted order by id limit ?`,
+    [type, after, limit],
+  );
   return rows.map((row) => row.id);
 }

@@ -1,5 +1,5 @@
-import { leasedJob } from "../runtime/lease.js";
-import type { ServiceContext, Worker } from "../runtime/module.js";
+import { leasedJob } from "../service/lease.js";
+import type { ServiceContext, Worker } from "../service/module.js";
 import { connectSearchIndex } from "./connect-index.js";
 import type { SearchDocumentSource, SearchIndex } from "./document.js";
 import { compareInventory, sweep } from "./reconcile.js";

@@ -1,6 +1,6 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { advisoryLock } from "../db/advisory-lock.js";
-import { qualified } from "../db/orm.js";
+import { sql } from "../db/sql.js";
 import { cut, MAX_SLUG_LENGTH, slugify } from "./slugify.js";
 
 /**
@@ -43,13 +43,12 @@ export async function claimSlug(
   const max = options.maxLength ?? MAX_SLUG_LENGTH;
   const base = slugify(text, fallbackOf(objectId), max);
   const reserved = new Set([...RESERVED_SLUGS, ...(options.reserved ?? [])].map((word) => slugify(word)));
-  const table = qualified(em, "slugs");
   await advisoryLock(em, `kit.slugs:${scope}`);
   for (let first = 1; ; first += BATCH) {
     const candidates = Array.from({ length: BATCH }, (_, i) => candidate(base, first + i, max));
-    const rows: { slug: string; object_id: string; current: boolean }[] = await execute(
+    const rows: { slug: string; object_id: string; current: boolean }[] = await sql(
       em,
-      `select slug, object_id, current from ${table} where scope = ? and slug in (?)`,
+      `select slug, object_id, current from {slugs} where scope = ? and slug in (?)`,
       [scope, candidates],
     );
     const holders = new Map(rows.map((row) => [row.slug, row]));
@@ -60,13 +59,13 @@ export async function claimSlug(
     if (chosen === undefined) continue;
     const holder = holders.get(chosen);
     if (holder?.current) return chosen;
-    await execute(em, `update ${table} set current = false where scope = ? and object_id = ? and current`, [
+    await sql(em, `update {slugs} set current = false where scope = ? and object_id = ? and current`, [
       scope,
       objectId,
     ]);
     // An old slug taken over or back: its redirect ends.
-    if (holder) await execute(em, `delete from ${table} where scope = ? and slug = ?`, [scope, chosen]);
-    await execute(em, `insert into ${table} (scope, slug, object_id, current, changed_at) values (?, ?, ?, true, ?)`, [
+    if (holder) await sql(em, `delete from {slugs} where scope = ? and slug = ?`, [scope, chosen]);
+    await sql(em, `insert into {slugs} (scope, slug, object_id, current, changed_at) values (?, ?, ?, true, ?)`, [
       scope,
       chosen,
       objectId,
@@ -85,11 +84,10 @@ export interface SlugTarget {
 
 /** Resolves a slug, old ones to their object's current slug (one hop however many renames); undefined when unknown. */
 export async function resolveSlug(em: EntityManager, scope: string, slug: string): Promise<SlugTarget | undefined> {
-  const table = qualified(em, "slugs");
-  const [row]: { object_id: string; current_slug: string }[] = await execute(
+  const [row]: { object_id: string; current_slug: string }[] = await sql(
     em,
-    `select s.object_id, c.slug as current_slug from ${table} s
-     join ${table} c on c.scope = s.scope and c.object_id = s.object_id and c.current
+    `select s.object_id, c.slug as current_slug from {slugs} s
+     join {slugs} c on c.scope = s.scope and c.object_id = s.object_id and c.current
      where s.scope = ? and s.slug = ?`,
     [scope, slug],
   );
@@ -99,7 +97,7 @@ export async function resolveSlug(em: EntityManager, scope: string, slug: string
 /** Forgets an object's slugs, current and old (it is gone for good): they become free in the scope. */
 export async function dropSlugs(em: EntityManager, scope: string, objectId: string): Promise<void> {
   await advisoryLock(em, `kit.slugs:${scope}`);
-  await execute(em, `delete from ${qualified(em, "slugs")} where scope = ? and object_id = ?`, [scope, objectId]);
+  await sql(em, `delete from {slugs} where scope = ? and object_id = ?`, [scope, objectId]);
 }
 
 /** The n-th candidate: the base, then `base-n` cut so the suffix fits. */
@@ -109,11 +107,7 @@ function candidate(base: string, n: number, max: number): string {
   return cut(base, max - suffix.length) + suffix;
 }
 
-/** The slug of text with nothing Latin: the object's id, lowercased (unique in the scope already). */
+/** The slug of text with nothing to spell (emoji): the object's id, lowercased (unique in the scope already). */
 function fallbackOf(objectId: string): string {
   return slugify(objectId.slice(objectId.indexOf("_") + 1)) || "item";
-}
-
-function execute<T>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
-  return em.getConnection().execute(sql, params, "all", em.getTransactionContext());
 }

@@ -1,6 +1,6 @@
 import { expireReservations } from "../../kit/quotas/quotas.js";
-import { leasedJob } from "../../kit/runtime/lease.js";
-import type { Worker } from "../../kit/runtime/module.js";
+import { leasedJob } from "../../kit/service/lease.js";
+import type { Worker } from "../../kit/service/module.js";
 import type { MediaContext } from "../context.js";
 
 /**

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { BlocksResultSchema, type BlocksResult } from "../../../gen/pf/network/v1/network_pb.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { Block } from "./entities.js";
 
 /** Who a person blocked and who blocked them, read in one piece (a block check needs the whole set). */
@@ -19,12 +19,11 @@ export async function blocksOf(em: EntityManager, subject: string): Promise<Bloc
 
 /** Records a block unless it exists (two at once: the primary key keeps one); true when this call recorded it. */
 export async function insertBlock(em: EntityManager, blocker: string, blocked: string, at: Date): Promise<boolean> {
-  const created = await em.getConnection().execute(
-    `insert into ${qualified(em, "blocks")} (blocker, blocked, created_at) values (?, ?, ?)
+  const created = await sql(
+    em,
+    `insert into {blocks} (blocker, blocked, created_at) values (?, ?, ?)
      on conflict do nothing returning blocker`,
     [blocker, blocked, at],
-    "all",
-    em.getTransactionContext(),
   );
   return created.length > 0;
 }

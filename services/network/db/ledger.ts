@@ -1,5 +1,5 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { newId } from "../../kit/handler/ids.js";
 import { balanceAfter } from "../domain/coins.js";
 import { CoinEntry } from "./entities.js";
@@ -17,22 +17,17 @@ export async function lockAccounts(
   subjects: string[],
   at: Date,
 ): Promise<Map<string, bigint>> {
-  const connection = em.getConnection();
-  const tx = em.getTransactionContext();
-  const accounts = qualified(em, "coin_accounts");
   const balances = new Map<string, bigint>();
   for (const subject of subjects) {
-    await connection.execute(
-      `insert into ${accounts} (app_id, subject, balance, updated_at) values (?, ?, 0, ?) on conflict do nothing`,
+    await sql(
+      em,
+      `insert into {coin_accounts} (app_id, subject, balance, updated_at) values (?, ?, 0, ?) on conflict do nothing`,
       [appId, subject, at],
-      "run",
-      tx,
     );
-    const [row] = await connection.execute<{ balance: string }[]>(
-      `select balance from ${accounts} where app_id = ? and subject = ? for update`,
+    const [row] = await sql<{ balance: string }>(
+      em,
+      `select balance from {coin_accounts} where app_id = ? and subject = ? for update`,
       [appId, subject],
-      "all",
-      tx,
     );
     balances.set(subject, BigInt(row.balance));
   }
@@ -57,14 +52,12 @@ export async function applyChange(
   },
 ): Promise<Applied> {
   const balance = balanceAfter(change.subject, change.current, change.delta);
-  await em
-    .getConnection()
-    .execute(
-      `update ${qualified(em, "coin_accounts")} set balance = ?, updated_at = ? where app_id = ? and subject = ?`,
-      [balance.toString(), change.at, change.appId, change.subject],
-      "run",
-      em.getTransactionContext(),
-    );
+  await sql(em, `update {coin_accounts} set balance = ?, updated_at = ? where app_id = ? and subject = ?`, [
+    balance.toString(),
+    change.at,
+    change.appId,
+    change.subject,
+  ]);
   const entryId = newId("cne");
   await em.insert(CoinEntry, {
     id: entryId,

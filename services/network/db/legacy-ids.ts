@@ -1,5 +1,5 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { HotRead, type ReadContext } from "../../kit/db/reads.js";
 import { LegacyId } from "./entities.js";
 
@@ -12,12 +12,11 @@ export async function insertLegacyId(
   link: { service: string; localId: string; subject: string },
   at: Date,
 ): Promise<boolean> {
-  const inserted = await em.getConnection().execute(
-    `insert into ${qualified(em, "legacy_ids")} (service, local_id, subject, created_at) values (?, ?, ?, ?)
+  const inserted = await sql(
+    em,
+    `insert into {legacy_ids} (service, local_id, subject, created_at) values (?, ?, ?, ?)
      on conflict do nothing returning subject`,
     [link.service, link.localId, link.subject, at],
-    "all",
-    em.getTransactionContext(),
   );
   return inserted.length > 0;
 }

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { StaffListResultSchema, type StaffListResult } from "../../../gen/pf/network/v1/network_pb.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { byRank, roleOf } from "../domain/staff.js";
 import { subjects } from "../events.js";
 import { StaffMember } from "./entities.js";

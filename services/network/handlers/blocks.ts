@@ -1,7 +1,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { NetworkService } from "../../../gen/pf/network/v1/network_pb.js";
 import { requireUser } from "../../kit/handler/subjects.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { blocksOf } from "../db/blocks.js";
 
 /** The block read, for services that honour platform blocks. */

@@ -8,7 +8,7 @@ import {
   type NetworkService,
   type Resolution,
 } from "../../../gen/pf/network/v1/network_pb.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { linkedSubjects, linkKey } from "../db/legacy-ids.js";
 import { subjectRefs } from "../db/subject-refs.js";

@@ -4,7 +4,7 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { UniqueConstraintViolationException } from "@mikro-orm/postgresql";
 import { ModuleRecordSchema, type NetworkService } from "../../../gen/pf/network/v1/network_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { problem } from "../../kit/handler/problem.js";
 import type { ModuleRecord } from "../db/entities.js";
 import { changeModuleRecord, insertModuleRecord, moduleRecord } from "../db/modules.js";

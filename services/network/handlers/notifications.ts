@@ -7,9 +7,9 @@ import {
   type NetworkService,
 } from "../../../gen/pf/network/v1/network_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { idempotencyOf } from "../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { invalid } from "../../kit/handler/problem.js";
 import { insertNotifications } from "../db/notifications.js";

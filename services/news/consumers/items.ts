@@ -2,7 +2,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { ItemChanged, ItemRemoved } from "../../../gen/pf/sources/v1/events_pb.js";
 import { sourceItemConsumers } from "../../kit/events/source-items.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { insertCluster, membershipsOf, setMembership } from "../db/clusters.js";
 import { markDuplicate, markRemoved, matchOf, upsertItem } from "../db/items.js";
 import { insertFlag } from "../db/revisions.js";

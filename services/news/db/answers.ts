@@ -27,7 +27,7 @@ import {
   type TimelineEntry,
   TimelineEntrySchema,
 } from "../../../gen/pf/news/v1/story_pb.js";
-import { approvalToProto, authorFromColumns, authorshipToProto } from "../../kit/handler/authorship.js";
+import { approvalToProto, authorFromColumns, authorshipToProto } from "../../kit/auth/authorship.js";
 import type { Cited } from "../domain/text.js";
 import type { AuditRecord, ClusterRecord, MemberRecord } from "./clusters.js";
 import type { ItemRecord } from "./items.js";

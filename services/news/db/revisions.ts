@@ -1,5 +1,5 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { type Author, authorColumns } from "../../kit/handler/authorship.js";
+import { type Author, authorColumns } from "../../kit/auth/authorship.js";
 import { newId } from "../../kit/handler/ids.js";
 import { nextRevisionNumber } from "../../kit/revisions/immutable.js";
 import type { Cited } from "../domain/text.js";

@@ -13,7 +13,7 @@ import {
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { relatedActor } from "../../kit/auth/principal.js";
 import { problem } from "../../kit/handler/problem.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { clusterToProto, itemToProto } from "../db/answers.js";
 import { clusterById, clusterPage, historyOf, membersOf } from "../db/clusters.js";
 import { ingestCounts, ingestTotals, itemsById } from "../db/items.js";

@@ -1,7 +1,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { NewsContentService } from "../../../gen/pf/news/v1/content_pb.js";
 import { contentAccessHandler, NOT_FOUND, OPEN } from "../../kit/rpc/content-access.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { storyById } from "../db/stories.js";
 import { storyOpenTo } from "../readers.js";
 

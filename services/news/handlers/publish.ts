@@ -10,7 +10,7 @@ import { actingPerson } from "../../kit/auth/principal.js";
 import { problem } from "../../kit/handler/problem.js";
 import { userText } from "../../kit/handler/text.js";
 import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { publishNotes, resolveFlags, revisionOf } from "../db/revisions.js";
 import { storyDocuments } from "../db/search.js";
 import { lockStory, storyById, type StoryRecord, touchStory } from "../db/stories.js";

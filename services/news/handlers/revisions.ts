@@ -9,12 +9,12 @@ import {
   StoryReviseResultSchema,
 } from "../../../gen/pf/news/v1/stories_pb.js";
 import { callerOf, relatedActor } from "../../kit/auth/principal.js";
-import { type AiRule, type Author, approverOf, authorOf } from "../../kit/handler/authorship.js";
-import { idempotencyOf } from "../../kit/handler/idempotency.js";
+import { type AiRule, type Author, approverOf, authorOf } from "../../kit/auth/authorship.js";
+import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
 import { userText } from "../../kit/handler/text.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { aiDraftToProto, flagToProto, revisionToProto } from "../db/answers.js";
 import {
   flagsOf,

@@ -10,7 +10,7 @@ import {
 import { relatedActor } from "../../kit/auth/principal.js";
 import { problem } from "../../kit/handler/problem.js";
 import { userText } from "../../kit/handler/text.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { perspectivesToProto, sourceToProto, timelineToProto } from "../db/answers.js";
 import { itemsById } from "../db/items.js";
 import {

@@ -9,10 +9,10 @@ import {
   StoryReadResultSchema,
 } from "../../../gen/pf/news/v1/stories_pb.js";
 import { actingPerson, callerOf } from "../../kit/auth/principal.js";
-import { idempotencyOf } from "../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { problem } from "../../kit/handler/problem.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { revisionToProto } from "../db/answers.js";
 import { clusterById, liveItemsOf } from "../db/clusters.js";
 import { revisionOf, revisionsOf } from "../db/revisions.js";

@@ -1,7 +1,7 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { type ItemChanged, ItemChangedSchema } from "../../../gen/pf/sources/v1/events_pb.js";
 import { consumer } from "../../kit/events/consumer.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { candidatesByName } from "../db/catalog.js";
 import { queueItem } from "../db/queue.js";
 import { resolveIdentifiers } from "../db/resolve.js";

@@ -19,7 +19,7 @@ import {
   type SummaryRevision,
   SummaryRevisionSchema,
 } from "../../../gen/pf/reviews/v1/resources_pb.js";
-import { approvalToProto, authorFromColumns, authorshipToProto } from "../../kit/handler/authorship.js";
+import { approvalToProto, authorFromColumns, authorshipToProto } from "../../kit/auth/authorship.js";
 import { AGGREGATE_METHOD } from "../domain/aggregate.js";
 import { aliasesOf, currentMerges, linksOf, mergedFrom } from "./catalog.js";
 import type {

@@ -1,6 +1,6 @@
 import { type EntityManager, LockMode } from "@mikro-orm/postgresql";
 import { newId } from "../../kit/handler/ids.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { resolveSlug } from "../../kit/slugs/slugs.js";
 import { AliasRow, EntityRow, HistoryRow, LinkRow, MergeRow } from "./entities.js";
 
@@ -35,12 +35,11 @@ export async function entitiesById(em: EntityManager, ids: string[]): Promise<En
 
 /** The entity and every entity merged into it, directly or through others: whose signals its aggregate covers. */
 export async function treeOf(em: EntityManager, rootId: string): Promise<string[]> {
-  const table = qualified(em, "entities");
-  const rows = await execute<{ id: string }>(
+  const rows = await sql<{ id: string }>(
     em,
     `with recursive tree(id) as (
-       select id from ${table} where id = ?
-       union select e.id from ${table} e join tree t on e.merged_into = t.id where e.state = 'merged')
+       select id from {entities} where id = ?
+       union select e.id from {entities} e join tree t on e.merged_into = t.id where e.state = 'merged')
      select id from tree order by id`,
     [rootId],
   );
@@ -67,11 +66,11 @@ export function aliasOwner(em: EntityManager, kind: string, normalized: string):
 
 /** The candidates of a name: entities whose name or a name alias reads the same, by name then id. */
 export async function candidatesByName(em: EntityManager, key: string): Promise<EntityRow[]> {
-  const rows = await execute<{ id: string }>(
+  const rows = await sql<{ id: string }>(
     em,
-    `select e.id from ${qualified(em, "entities")} e
+    `select e.id from {entities} e
      where e.state <> 'deleted' and (e.name_key = ? or exists (
-       select 1 from ${qualified(em, "aliases")} a where a.entity_id = e.id and a.kind = 'name' and a.normalized = ?))
+       select 1 from {aliases} a where a.entity_id = e.id and a.kind = 'name' and a.normalized = ?))
      order by e.name_key, e.id limit 20`,
     [key, key],
   );
@@ -169,10 +168,6 @@ export function historyPage(
     { entityId, ...(before ? { id: { $lt: before } } : {}) },
     { orderBy: { id: "desc" }, limit: limit + 1 },
   );
-}
-
-function execute<T>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
-  return em.getConnection().execute<T[]>(sql, params, "all", em.getTransactionContext());
 }
 
 /** Adds a typed link. */

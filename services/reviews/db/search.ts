@@ -1,5 +1,5 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import type { IndexDocument } from "../../../gen/pf/search/v1/documents_pb.js";
 import { publicDocument, type SearchDocumentSource } from "../../kit/search-documents/document.js";
 import { plainText } from "../../kit/rich-text/markdown.js";
@@ -25,26 +25,22 @@ interface EntityText {
 export const entityDocuments: SearchDocumentSource = {
   type: "entity",
   async describe(em, ids) {
-    const rows = await em.getConnection().execute<EntityText[]>(
+    const rows = await sql<EntityText>(
+      em,
       `select e.id, e.name, e.description, e.created_at, s.overview, s.pros, s.cons
-       from ${qualified(em, "entities")} e
-       left join ${qualified(em, "summary_revisions")} s on s.entity_id = e.id and s.state = 'published'
+       from {entities} e
+       left join {summary_revisions} s on s.entity_id = e.id and s.state = 'published'
        where e.id in (?) and e.state = 'active'`,
       [ids],
-      "all",
-      em.getTransactionContext(),
     );
     return new Map(rows.map((row) => [row.id, documentOf(row)]));
   },
   async ids(em: EntityManager, after: string, limit: number) {
-    const rows = await em
-      .getConnection()
-      .execute<{ id: string }[]>(
-        `select id from ${qualified(em, "entities")} where state = 'active' and id > ? order by id limit ?`,
-        [after, limit],
-        "all",
-        em.getTransactionContext(),
-      );
+    const rows = await sql<{ id: string }>(
+      em,
+      `select id from {entities} where state = 'active' and id > ? order by id limit ?`,
+      [after, limit],
+    );
     return rows.map((row) => row.id);
   },
 };

@@ -1,5 +1,5 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { type Author, authorColumns } from "../../kit/handler/authorship.js";
+import { type Author, authorColumns } from "../../kit/auth/authorship.js";
 import { type EntityRow, type PointColumn, SummaryRevisionRow } from "./entities.js";
 
 /** The states a reader who is not an editor may see: those a person approved. */

@@ -7,7 +7,7 @@ import { relatedActor } from "../../kit/auth/principal.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import { maxLength } from "../../kit/handler/text.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { entityAnswer } from "../db/answers.js";
 import {
   aliasOwner,

@@ -13,7 +13,7 @@ import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { answerRedirect } from "../../kit/handler/status.js";
 import { userText } from "../../kit/handler/text.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { claimSlug, dropSlugs } from "../../kit/slugs/slugs.js";
 import { aggregateAnswer, entityAnswer, historyToProto, revisionToProto, signalToProto } from "../db/answers.js";
 import {

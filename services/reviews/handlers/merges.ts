@@ -6,7 +6,7 @@ import type { ReviewsService } from "../../../gen/pf/reviews/v1/entities_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
 import { problem } from "../../kit/handler/problem.js";
 import { userText } from "../../kit/handler/text.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { aggregateAnswer, entityAnswer, revisionToProto } from "../db/answers.js";
 import {
   changeEntity,

@@ -13,7 +13,7 @@ import { invalid, problem } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import { maxLength, userText } from "../../kit/handler/text.js";
 import { optionalUrl } from "../../kit/handler/urls.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { entityAnswer, queueItemToProto, signalToProto } from "../db/answers.js";
 import { recordHistory, rootOf, treeOf } from "../db/catalog.js";
 import { lockedQueueItem, pendingPage, recordQueueDecision } from "../db/queue.js";

@@ -8,12 +8,12 @@ import {
   SummaryPublishResultSchema,
 } from "../../../gen/pf/reviews/v1/envelopes_pb.js";
 import type { ReviewSummariesService } from "../../../gen/pf/reviews/v1/summaries_pb.js";
-import { type AiRule, approverOf, authorOf } from "../../kit/handler/authorship.js";
-import { idempotencyOf } from "../../kit/handler/idempotency.js";
+import { type AiRule, approverOf, authorOf } from "../../kit/auth/authorship.js";
+import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { rateLimit } from "../../kit/handler/rate-limit.js";
+import { rateLimit } from "../../kit/writes/rate-limit.js";
 import { maxLength } from "../../kit/handler/text.js";
-import type { ServiceContext } from "../../kit/runtime/module.js";
+import type { ServiceContext } from "../../kit/service/module.js";
 import { callerOf, principalOf } from "../../kit/auth/principal.js";
 import { revisionToProto } from "../db/answers.js";
 import { recordHistory, treeOf } from "../db/catalog.js";

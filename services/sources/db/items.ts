@@ -9,7 +9,7 @@ import {
   type Provenance,
   ProvenanceSchema,
 } from "../../../gen/pf/sources/v1/items_pb.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { problem } from "../../kit/handler/problem.js";
 import { ItemRevisionRow, ItemRow } from "./entities.js";
 
@@ -27,21 +27,13 @@ export interface ChangeCounter {
 }
 
 export async function lockChangeCounter(em: EntityManager): Promise<ChangeCounter> {
-  const table = qualified(em, "change_counter");
-  const connection = em.getConnection();
-  const tx = em.getTransactionContext();
-  const [row] = await connection.execute<{ value: string }[]>(
-    `select value from ${table} where id = 1 for update`,
-    [],
-    "all",
-    tx,
-  );
+  const [row] = await sql<{ value: string }>(em, `select value from {change_counter} where id = 1 for update`);
   let value = BigInt(row.value);
   const start = value;
   return {
     next: () => ++value,
     async save() {
-      if (value !== start) await connection.execute(`update ${table} set value = ? where id = 1`, [value], "run", tx);
+      if (value !== start) await sql(em, `update {change_counter} set value = ? where id = 1`, [value]);
     },
   };
 }
@@ -73,14 +65,7 @@ export async function itemById(em: EntityManager, id: string, lock = false): Pro
 
 /** The source of an item (a source with items is never deleted); 404 when there is no such item. */
 export async function sourceKeyOfItem(em: EntityManager, id: string): Promise<string> {
-  const rows = await em
-    .getConnection()
-    .execute<{ source_key: string }[]>(
-      `select source_key from ${qualified(em, "items")} where id = ?`,
-      [id],
-      "all",
-      em.getTransactionContext(),
-    );
+  const rows = await sql<{ source_key: string }>(em, `select source_key from {items} where id = ?`, [id]);
   if (rows.length === 0) throw itemNotFound();
   return rows[0].source_key;
 }

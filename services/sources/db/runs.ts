@@ -8,7 +8,7 @@ import {
   RunState,
   RunTrigger,
 } from "../../../gen/pf/sources/v1/runs_pb.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { newId } from "../../kit/handler/ids.js";
 import { FetchRunRow } from "./entities.js";
 import { enumOf } from "./enums.js";
@@ -55,29 +55,25 @@ export async function writeRunEnd(em: EntityManager): Promise<void> {
  * next fetch an interval on. Answers how many were queued.
  */
 export async function queueDue(em: EntityManager, at: Date, limit: number): Promise<number> {
-  const sources = qualified(em, "sources");
-  const runs = qualified(em, "fetch_runs");
-  const due = await em.getConnection().execute<{ key: string }[]>(
-    `update ${sources} set next_fetch_at = ?::timestamptz + fetch_interval_seconds * interval '1 second'
+  const due = await sql<{ key: string }>(
+    em,
+    `update {sources} set next_fetch_at = ?::timestamptz + fetch_interval_seconds * interval '1 second'
      where key in (
-       select key from ${sources}
+       select key from {sources}
        where enabled and kind <> 'manual' and (next_fetch_at is null or next_fetch_at <= ?)
        order by next_fetch_at nulls first limit ? for update skip locked)
      returning key`,
     [at, at, limit],
-    "all",
-    em.getTransactionContext(),
   );
   if (due.length === 0) return 0;
   const rows = due.map(({ key }) => [newId("run"), key, at]);
-  const queued = await em.getConnection().execute<{ id: string }[]>(
-    `insert into ${runs} (id, source_key, state, failure_detail, trigger, queued_at, bytes,
+  const queued = await sql<{ id: string }>(
+    em,
+    `insert into {fetch_runs} (id, source_key, state, failure_detail, trigger, queued_at, bytes,
        items_new, items_revised, items_unchanged, items_skipped_removed, entries_skipped)
      values ${rows.map(() => "(?, ?, 'queued', '', 'schedule', ?, 0, 0, 0, 0, 0, 0)").join(", ")}
      on conflict (source_key) where state in ('queued', 'running') do nothing returning id`,
     rows.flat(),
-    "all",
-    em.getTransactionContext(),
   );
   return queued.length;
 }
@@ -102,32 +98,26 @@ export async function claimRun(
   gapMs: number,
   sourceKey?: string,
 ): Promise<ClaimedRun | undefined> {
-  const connection = em.getConnection();
-  const tx = em.getTransactionContext();
-  const candidates = await connection.execute<{ id: string; source_key: string; host: string }[]>(
-    `select r.id, r.source_key, s.host from ${qualified(em, "fetch_runs")} r
-     join ${qualified(em, "sources")} s on s.key = r.source_key
+  const candidates = await sql<{ id: string; source_key: string; host: string }>(
+    em,
+    `select r.id, r.source_key, s.host from {fetch_runs} r
+     join {sources} s on s.key = r.source_key
      where r.state = 'queued' and s.enabled and s.host is not null ${sourceKey ? "and r.source_key = ?" : ""}
      order by r.queued_at, r.id limit 20 for update of r skip locked`,
     sourceKey ? [sourceKey] : [],
-    "all",
-    tx,
   );
-  const turns = qualified(em, "host_turns");
   for (const candidate of candidates) {
-    const turn = await connection.execute<{ host: string }[]>(
-      `insert into ${turns} (host, next_at) values (?, ?) on conflict (host)
-       do update set next_at = excluded.next_at where ${turns}.next_at <= ? returning host`,
+    const turn = await sql<{ host: string }>(
+      em,
+      `insert into {host_turns} (host, next_at) values (?, ?) on conflict (host)
+       do update set next_at = excluded.next_at where {host_turns}.next_at <= ? returning host`,
       [candidate.host, new Date(at.getTime() + gapMs), at],
-      "all",
-      tx,
     );
     if (turn.length === 0) continue;
-    await connection.execute(
-      `update ${qualified(em, "fetch_runs")} set state = 'running', started_at = ?, lease_until = ?, worker = ? where id = ?`,
+    await sql(
+      em,
+      `update {fetch_runs} set state = 'running', started_at = ?, lease_until = ?, worker = ? where id = ?`,
       [at, new Date(at.getTime() + leaseMs), worker, candidate.id],
-      "run",
-      tx,
     );
     return { id: candidate.id, sourceKey: candidate.source_key };
   }
@@ -136,14 +126,11 @@ export async function claimRun(
 
 /** Renews a running run's lease while its worker fetches; false once it is no longer this worker's. */
 export async function renewRun(em: EntityManager, id: string, worker: string, until: Date): Promise<boolean> {
-  const renewed = await em
-    .getConnection()
-    .execute<{ id: string }[]>(
-      `update ${qualified(em, "fetch_runs")} set lease_until = ? where id = ? and worker = ? and state = 'running' returning id`,
-      [until, id, worker],
-      "all",
-      em.getTransactionContext(),
-    );
+  const renewed = await sql<{ id: string }>(
+    em,
+    `update {fetch_runs} set lease_until = ? where id = ? and worker = ? and state = 'running' returning id`,
+    [until, id, worker],
+  );
   return renewed.length > 0;
 }
 

@@ -11,7 +11,7 @@ import {
   Staleness,
 } from "../../../gen/pf/sources/v1/registry_pb.js";
 import { FailureClass } from "../../../gen/pf/sources/v1/runs_pb.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { problem } from "../../kit/handler/problem.js";
 import { type Kind, stalenessOf } from "../domain/sources.js";
 import { SourceRow } from "./entities.js";
@@ -65,23 +65,14 @@ export const sourcesByKeys = (em: EntityManager, keys: string[]) =>
 
 /** Whether any item (removed ones included) belongs to the source. */
 export async function hasItems(em: EntityManager, key: string): Promise<boolean> {
-  const rows = await em
-    .getConnection()
-    .execute<{ one: number }[]>(
-      `select 1 as one from ${qualified(em, "items")} where source_key = ? limit 1`,
-      [key],
-      "all",
-      em.getTransactionContext(),
-    );
+  const rows = await sql<{ one: number }>(em, `select 1 as one from {items} where source_key = ? limit 1`, [key]);
   return rows.length > 0;
 }
 
 /** Deletes a source without items, and its finished runs; the row is forgotten, so nothing writes it again. */
 export async function deleteSource(em: EntityManager, row: SourceRow): Promise<void> {
-  const connection = em.getConnection();
-  const tx = em.getTransactionContext();
-  await connection.execute(`delete from ${qualified(em, "fetch_runs")} where source_key = ?`, [row.key], "run", tx);
-  await connection.execute(`delete from ${qualified(em, "sources")} where key = ?`, [row.key], "run", tx);
+  await sql(em, `delete from {fetch_runs} where source_key = ?`, [row.key]);
+  await sql(em, `delete from {sources} where key = ?`, [row.key]);
   em.getUnitOfWork().unsetIdentity(row);
 }
 
@@ -90,17 +81,15 @@ export async function deleteSource(em: EntityManager, row: SourceRow): Promise<v
  * not reported since their last success: marked reported and answered, locked, so each crossing is told once.
  */
 export async function newlyStale(em: EntityManager, at: Date, intervals: number, limit: number): Promise<SourceRow[]> {
-  const table = qualified(em, "sources");
-  const keys = await em.getConnection().execute<{ key: string }[]>(
-    `update ${table} set stale_reported = true where key in (
-       select key from ${table}
+  const keys = await sql<{ key: string }>(
+    em,
+    `update {sources} set stale_reported = true where key in (
+       select key from {sources}
        where enabled and kind <> 'manual' and not stale_reported and last_success_at is not null
          and last_success_at + ? * fetch_interval_seconds * interval '1 second' < ?
        limit ? for update skip locked)
      returning key`,
     [intervals, at, limit],
-    "all",
-    em.getTransactionContext(),
   );
   return sourcesByKeys(
     em,

@@ -13,7 +13,7 @@ import type { SourcesService } from "../../../gen/pf/sources/v1/sources_pb.js";
 import { staffActor } from "../../kit/auth/principal.js";
 import { pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { rateLimit } from "../../kit/handler/rate-limit.js";
+import { rateLimit } from "../../kit/writes/rate-limit.js";
 import { maxLength } from "../../kit/handler/text.js";
 import type { SourcesContext } from "../context.js";
 import type { SourceRow } from "../db/entities.js";

@@ -7,7 +7,7 @@ import { RunListSchema, RunState } from "../../../gen/pf/sources/v1/runs_pb.js";
 import type { SourcesService } from "../../../gen/pf/sources/v1/sources_pb.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { problem } from "../../kit/handler/problem.js";
-import { rateLimit } from "../../kit/handler/rate-limit.js";
+import { rateLimit } from "../../kit/writes/rate-limit.js";
 import type { SourcesContext } from "../context.js";
 import { filterOf } from "../db/enums.js";
 import { activeRun, queueRun, runPosition, runsPage, runToProto } from "../db/runs.js";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as pause } from "node:timers/promises";
 import { isDatabaseUnavailable } from "../../kit/db/unavailable.js";
-import type { Worker } from "../../kit/runtime/module.js";
+import type { Worker } from "../../kit/service/module.js";
 import { fetchSource, type FetchOutcome, type FetchTarget, type SourceKind } from "../fetch/fetch-source.js";
 import type { SourcesContext } from "../context.js";
 import type { SourceRow } from "../db/entities.js";

@@ -1,5 +1,5 @@
-import { leasedJob } from "../../kit/runtime/lease.js";
-import type { Worker } from "../../kit/runtime/module.js";
+import { leasedJob } from "../../kit/service/lease.js";
+import type { Worker } from "../../kit/service/module.js";
 import type { SourcesContext } from "../context.js";
 import { lapsedRun, lapsedRuns } from "../db/runs.js";
 import { sourceByKey } from "../db/sources.js";

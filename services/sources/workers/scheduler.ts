@@ -1,5 +1,5 @@
-import { leasedJob } from "../../kit/runtime/lease.js";
-import type { Worker } from "../../kit/runtime/module.js";
+import { leasedJob } from "../../kit/service/lease.js";
+import type { Worker } from "../../kit/service/module.js";
 import type { SourcesContext } from "../context.js";
 import { queueDue } from "../db/runs.js";
 import { newlyStale, sourceToProto } from "../db/sources.js";

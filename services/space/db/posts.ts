@@ -4,7 +4,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { type Post, PostSchema } from "../../../gen/pf/space/v1/forum_pb.js";
 import { type Authorship, AuthorshipSchema } from "../../../gen/pf/v1/authorship_pb.js";
 import { HotRead, type ReadContext } from "../../kit/db/reads.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { problem } from "../../kit/handler/problem.js";
 
 /** A person wrote it, or it is AI output ("no author, labelled as AI"). */
@@ -66,19 +66,15 @@ export function readReplies(ctx: ReadContext, threadId: string, after: string[] 
 
 /** A post locked for a write, or undefined. */
 export async function lockPost(em: EntityManager, id: string): Promise<StoredPost | undefined> {
-  const [row]: StoredPost[] = await execute(
-    em,
-    `select ${COLUMNS} from ${qualified(em, "posts")} where id = ? for update`,
-    [id],
-  );
+  const [row]: StoredPost[] = await sql(em, `select ${COLUMNS} from {posts} where id = ? for update`, [id]);
   return row;
 }
 
 /** A new post's row. */
 export async function insertPost(em: EntityManager, post: StoredPost): Promise<void> {
-  await execute(
+  await sql(
     em,
-    `insert into ${qualified(em, "posts")} (id, thread_id, first, author_kind, author, body, revision, created_at,
+    `insert into {posts} (id, thread_id, first, author_kind, author, body, revision, created_at,
        edited_at, deleted_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       post.id,
@@ -105,11 +101,13 @@ export async function changePost(
     "deleted" in change
       ? { ...post, body: "", deletedAt: change.deleted, revision: post.revision + 1 }
       : { ...post, body: change.body, editedAt: change.at, revision: post.revision + 1 };
-  await execute(
-    em,
-    `update ${qualified(em, "posts")} set body = ?, edited_at = ?, deleted_at = ?, revision = ? where id = ?`,
-    [next.body, next.editedAt, next.deletedAt, next.revision, post.id],
-  );
+  await sql(em, `update {posts} set body = ?, edited_at = ?, deleted_at = ?, revision = ? where id = ?`, [
+    next.body,
+    next.editedAt,
+    next.deletedAt,
+    next.revision,
+    post.id,
+  ]);
   return next;
 }
 
@@ -134,8 +132,4 @@ export function postToProto(post: StoredPost): Post {
     deleted,
     revision: post.revision,
   });
-}
-
-function execute<T>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
-  return em.getConnection().execute(sql, params, "all", em.getTransactionContext());
 }

@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { type Space, SpaceSchema, SpaceVisibility } from "../../../gen/pf/space/v1/forum_pb.js";
 import { HotRead, type ReadContext } from "../../kit/db/reads.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { problem } from "../../kit/handler/problem.js";
 import type { SpaceSeed, Visibility } from "../domain/spaces.js";
 
@@ -45,30 +45,21 @@ export async function readSpace(ctx: ReadContext, key: string): Promise<StoredSp
 
 /** The space of a write, read in its transaction (the write sees the space as it commits). */
 export async function spaceIn(em: EntityManager, key: string): Promise<StoredSpace | undefined> {
-  const sql = COLUMNS.replace(/\{threads\}/g, qualified(em, "threads"));
-  const [row]: StoredSpace[] = await em
-    .getConnection()
-    .execute(
-      `select ${sql} from ${qualified(em, "spaces")} s where s.key = ?`,
-      [key],
-      "all",
-      em.getTransactionContext(),
-    );
+  const [row]: StoredSpace[] = await sql(em, `select ${COLUMNS} from {spaces} s where s.key = ?`, [key]);
   return row;
 }
 
 /** Creates a space or replaces what its definition states (idempotent). */
 export async function upsertSpace(em: EntityManager, space: SpaceSeed, at: Date): Promise<void> {
-  await em.getConnection().execute(
-    `insert into ${qualified(em, "spaces")}
+  await sql(
+    em,
+    `insert into {spaces}
        (key, title, description, visibility, members_only, vip_creator, created_at, updated_at)
      values (?, ?, ?, ?, ?, ?, ?, ?)
      on conflict (key) do update set title = excluded.title, description = excluded.description,
        visibility = excluded.visibility, members_only = excluded.members_only,
        vip_creator = excluded.vip_creator, updated_at = excluded.updated_at`,
     [space.key, space.title, space.description, space.visibility, space.membersOnly, space.vipCreator, at, at],
-    "run",
-    em.getTransactionContext(),
   );
 }
 

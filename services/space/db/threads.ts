@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { type Post, type Thread, ThreadSchema } from "../../../gen/pf/space/v1/forum_pb.js";
 import { HotRead, type ReadContext } from "../../kit/db/reads.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { problem } from "../../kit/handler/problem.js";
 import { authorshipOf, type AuthorKind } from "./posts.js";
 import type { Order, Position } from "../domain/ordering.js";
@@ -140,10 +140,9 @@ export async function lockThread(
 ): Promise<StoredThread | undefined> {
   const where = "id" in by ? "t.id = ?" : "t.space = ? and t.slug = ?";
   const params = "id" in by ? [by.id] : [by.space, by.slug];
-  const columns = COLUMNS.replace(/\{posts\}/g, qualified(em, "posts"));
-  const [row]: StoredThread[] = await execute(
+  const [row]: StoredThread[] = await sql(
     em,
-    `select ${columns}, 0 as "myVote" from ${qualified(em, "threads")} t where ${where} for update of t`,
+    `select ${COLUMNS}, 0 as "myVote" from {threads} t where ${where} for update of t`,
     params,
   );
   return row;
@@ -154,9 +153,9 @@ export async function insertThread(
   em: EntityManager,
   thread: Omit<StoredThread, "firstPostId" | "myVote" | "deletedAt" | "lastActivityAt">,
 ): Promise<void> {
-  await execute(
+  await sql(
     em,
-    `insert into ${qualified(em, "threads")} (id, space, slug, title, author_kind, author, pinned, locked, deleted_at,
+    `insert into {threads} (id, space, slug, title, author_kind, author, pinned, locked, deleted_at,
        score, hot, reply_count, created_at, last_activity_at) values (?, ?, ?, ?, ?, ?, ?, ?, null, ?, ?, ?, ?, ?)`,
     [
       thread.id,
@@ -195,11 +194,10 @@ export async function updateThread(
   };
   const names = Object.keys(change) as (keyof typeof change)[];
   if (names.length === 0) return;
-  await execute(
-    em,
-    `update ${qualified(em, "threads")} set ${names.map((name) => `${columns[name]} = ?`).join(", ")} where id = ?`,
-    [...names.map((name) => change[name]), id],
-  );
+  await sql(em, `update {threads} set ${names.map((name) => `${columns[name]} = ?`).join(", ")} where id = ?`, [
+    ...names.map((name) => change[name]),
+    id,
+  ]);
 }
 
 /** A thread as the contract answers it; `firstPost` only where the route shows it. */
@@ -222,8 +220,4 @@ export function threadToProto(thread: StoredThread, firstPost?: Post): Thread {
     firstPostId: thread.firstPostId,
     deleted: thread.deletedAt !== null,
   });
-}
-
-function execute<T>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
-  return em.getConnection().execute(sql, params, "all", em.getTransactionContext());
 }

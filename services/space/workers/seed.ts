@@ -1,4 +1,4 @@
-import type { Worker } from "../../kit/runtime/module.js";
+import type { Worker } from "../../kit/service/module.js";
 import type { SpaceContext } from "../context.js";
 import { upsertSpace } from "../db/spaces.js";
 

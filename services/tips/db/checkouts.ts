@@ -1,5 +1,5 @@
 import { LockMode, type EntityManager, type RequiredEntityData } from "@mikro-orm/postgresql";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { newId } from "../../kit/handler/ids.js";
 import { deliveryOnSettle, type InteractionKind, type Moderation } from "../domain/checkouts.js";
 import { matchesWordFilter } from "../domain/profiles.js";
@@ -26,14 +26,13 @@ export async function dueCheckouts(
   now: Date,
   backoffMaxMs: number,
 ): Promise<CheckoutRow[]> {
-  const ids = await em.getConnection().execute<{ id: string }[]>(
-    `select id from ${qualified(em, "checkouts")}
+  const ids = await sql<{ id: string }>(
+    em,
+    `select id from {checkouts}
       where payment_state = 'pending' and updated_at <= ?
         and updated_at <= ?::timestamptz - least(updated_at - created_at, ? * interval '1 millisecond')
       order by updated_at limit 100`,
     [before, now, backoffMaxMs],
-    "all",
-    em.getTransactionContext(),
   );
   if (ids.length === 0) return [];
   return em.find(CheckoutRow, { id: { $in: ids.map((row) => row.id) } }, { orderBy: { updatedAt: "asc" } });

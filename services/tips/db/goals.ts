@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { LockMode, type EntityManager, type RequiredEntityData } from "@mikro-orm/postgresql";
 import { GoalSchema, type Goal } from "../../../gen/pf/tips/v1/goals_pb.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { money } from "../../kit/handler/money.js";
 import { problem } from "../../kit/handler/problem.js";
 import { goalChanged } from "../events.js";
@@ -21,15 +21,14 @@ interface Tally {
 /** The derived totals of goals, from their settled interactions. */
 export async function tallies(em: EntityManager, ids: string[]): Promise<Map<string, Tally>> {
   if (ids.length === 0) return new Map();
-  const rows = await em.getConnection().execute<{ id: string; total: string; count: string }[]>(
+  const rows = await sql<{ id: string; total: string; count: string }>(
+    em,
     `select g.id, coalesce(sum(i.amount), 0) as total, count(i.id) as count
-       from ${qualified(em, "goals")} g
-       left join ${qualified(em, "interactions")} i on i.goal_id = g.id and i.currency = g.currency and i.payment_state in (${COUNTED_STATES.map(() => "?").join(", ")})
+       from {goals} g
+       left join {interactions} i on i.goal_id = g.id and i.currency = g.currency and i.payment_state in (${COUNTED_STATES.map(() => "?").join(", ")})
       where g.id in (${ids.map(() => "?").join(", ")})
       group by g.id`,
     [...COUNTED_STATES, ...ids],
-    "all",
-    em.getTransactionContext(),
   );
   return new Map(rows.map((row) => [row.id, { total: BigInt(row.total), count: Number(row.count) }]));
 }

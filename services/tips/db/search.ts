@@ -1,4 +1,4 @@
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import type { IndexDocument } from "../../../gen/pf/search/v1/documents_pb.js";
 import { publicDocument, type SearchDocumentSource } from "../../kit/search-documents/document.js";
 
@@ -16,28 +16,23 @@ interface PageText {
 export const tipPageDocuments: SearchDocumentSource = {
   type: "tip_page",
   async describe(em, ids) {
-    const goals = qualified(em, "goals");
-    const rows = await em.getConnection().execute<PageText[]>(
+    const rows = await sql<PageText>(
+      em,
       `select p.creator, p.accepting, p.created_at,
               coalesce((select string_agg(g.title || case when g.description <> '' then E'\\n' || g.description else '' end,
                                           E'\\n\\n' order by g.position, g.id)
-                        from ${goals} g where g.creator = p.creator and g.public and g.closed_at is null), '') as goals
-       from ${qualified(em, "profiles")} p where p.creator in (?) and p.page_enabled`,
+                        from {goals} g where g.creator = p.creator and g.public and g.closed_at is null), '') as goals
+       from {profiles} p where p.creator in (?) and p.page_enabled`,
       [ids],
-      "all",
-      em.getTransactionContext(),
     );
     return new Map(rows.map((row) => [row.creator, documentOf(row)]));
   },
   async ids(em, after, limit) {
-    const rows = await em
-      .getConnection()
-      .execute<{ creator: string }[]>(
-        `select creator from ${qualified(em, "profiles")} where page_enabled and creator > ? order by creator limit ?`,
-        [after, limit],
-        "all",
-        em.getTransactionContext(),
-      );
+    const rows = await sql<{ creator: string }>(
+      em,
+      `select creator from {profiles} where page_enabled and creator > ? order by creator limit ?`,
+      [after, limit],
+    );
     return rows.map((row) => row.creator);
   },
 };

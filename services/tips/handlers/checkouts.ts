@@ -6,7 +6,7 @@ import { PaymentMethod } from "../../../gen/pf/tips/v1/interactions_pb.js";
 import type { TipsService } from "../../../gen/pf/tips/v1/tips_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
 import { advisoryLock } from "../../kit/db/advisory-lock.js";
-import { idempotencyOf } from "../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { requireAmount } from "../../kit/handler/money.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";

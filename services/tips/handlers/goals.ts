@@ -3,7 +3,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { GoalResultSchema } from "../../../gen/pf/tips/v1/goals_pb.js";
 import type { TipsService } from "../../../gen/pf/tips/v1/tips_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
-import { requireBelowCap } from "../../kit/handler/caps.js";
+import { requireBelowCap } from "../../kit/writes/caps.js";
 import { newId } from "../../kit/handler/ids.js";
 import { requireAmount } from "../../kit/handler/money.js";
 import { invalid } from "../../kit/handler/problem.js";

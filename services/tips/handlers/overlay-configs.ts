@@ -14,7 +14,7 @@ import {
   type TipsOverlayService,
 } from "../../../gen/pf/tips/v1/overlays_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
-import { requireBelowCap } from "../../kit/handler/caps.js";
+import { requireBelowCap } from "../../kit/writes/caps.js";
 import { problem } from "../../kit/handler/problem.js";
 import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
 import type { TipsContext } from "../context.js";

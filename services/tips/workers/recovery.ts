@@ -1,4 +1,4 @@
-import { leasedJob } from "../../kit/runtime/lease.js";
+import { leasedJob } from "../../kit/service/lease.js";
 import type { TipsContext } from "../context.js";
 import { dueCheckouts, markLookedAt } from "../db/checkouts.js";
 import { applyIntent, pay } from "../payments.js";

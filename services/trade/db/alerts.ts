@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { AlertKind, type AlertRule, AlertRuleSchema, Direction } from "../../../gen/pf/trade/v1/alerts_pb.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { valueOf } from "../domain/vocabulary.js";
 import { AlertDeliveryRow, AlertRuleRow, InstrumentRow } from "./entities.js";
 
@@ -26,8 +26,9 @@ export const ruleCount = (em: EntityManager, owner: string) => em.count(AlertRul
 
 /** Stores a rule, and answers it as stored (the level as the database parsed it). */
 export async function insertRule(em: EntityManager, draft: RuleDraft): Promise<AlertRuleRow> {
-  await em.getConnection().execute(
-    `insert into ${qualified(em, "alert_rules")} (id, owner, instrument_id, kind, metric, unit, currency, level_text,
+  await sql(
+    em,
+    `insert into {alert_rules} (id, owner, instrument_id, kind, metric, unit, currency, level_text,
        level, direction, filing_type, created_at)
      values (?, ?, ?, ?, ?, ?, ?, ?, nullif(?, '')::numeric, ?, ?, ?)`,
     [
@@ -44,8 +45,6 @@ export async function insertRule(em: EntityManager, draft: RuleDraft): Promise<A
       draft.filingType,
       draft.createdAt,
     ],
-    "run",
-    em.getTransactionContext(),
   );
   return em.findOneOrFail(AlertRuleRow, { id: draft.id });
 }

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { newId } from "../../kit/handler/ids.js";
 import { ContextInputRow, ContextInputSourceRow } from "./context-entities.js";
 
@@ -33,12 +33,11 @@ export async function storeInput(em: EntityManager, instrumentId: string, at: Da
   const fingerprint = createHash("sha256")
     .update(JSON.stringify(sources.map((s) => [s.kind, s.ref, s.revision])))
     .digest("hex");
-  const made = await em.getConnection().execute<{ id: string }[]>(
-    `insert into ${qualified(em, "context_inputs")} (id, instrument_id, fingerprint, created_at) values (?, ?, ?, ?)
+  const made = await sql<{ id: string }>(
+    em,
+    `insert into {context_inputs} (id, instrument_id, fingerprint, created_at) values (?, ?, ?, ?)
        on conflict (instrument_id, fingerprint) do nothing returning id`,
     [newId("cin"), instrumentId, fingerprint, at],
-    "all",
-    em.getTransactionContext(),
   );
   if (made.length > 0 && sources.length > 0) {
     await em.insertMany(
@@ -72,23 +71,20 @@ async function sourcesOf(em: EntityManager, inputId: string): Promise<InputSourc
 }
 
 async function recentDocuments(em: EntityManager, instrumentId: string): Promise<Unnumbered[]> {
-  const rows = await em.getConnection().execute<
-    {
-      id: string;
-      revision: number;
-      title: string;
-      canonical_url: string;
-      source_key: string;
-      at: Date | string;
-      filing_type: string;
-    }[]
-  >(
+  const rows = await sql<{
+    id: string;
+    revision: number;
+    title: string;
+    canonical_url: string;
+    source_key: string;
+    at: Date | string;
+    filing_type: string;
+  }>(
+    em,
     `select id, revision, title, canonical_url, source_key, coalesce(published_at, received_at) as at, filing_type
-     from ${qualified(em, "documents")} where instrument_id = ? and removed_at is null
+     from {documents} where instrument_id = ? and removed_at is null
      order by coalesce(published_at, received_at) desc, id desc limit ${INPUT_DOCUMENTS}`,
     [instrumentId],
-    "all",
-    em.getTransactionContext(),
   );
   return rows.map((row) => ({
     kind: "document",
@@ -107,23 +103,20 @@ async function recentDocuments(em: EntityManager, instrumentId: string): Promise
 }
 
 async function recentObservations(em: EntityManager, instrumentId: string): Promise<Unnumbered[]> {
-  const rows = await em.getConnection().execute<
-    {
-      id: string;
-      metric: string;
-      value_text: string;
-      unit: string;
-      currency: string;
-      observed_at: Date | string;
-      source_key: string;
-    }[]
-  >(
+  const rows = await sql<{
+    id: string;
+    metric: string;
+    value_text: string;
+    unit: string;
+    currency: string;
+    observed_at: Date | string;
+    source_key: string;
+  }>(
+    em,
     `select id, metric, value_text, unit, currency, observed_at, source_key
-     from ${qualified(em, "observations")} where instrument_id = ?
+     from {observations} where instrument_id = ?
      order by observed_at desc, id desc limit ${INPUT_OBSERVATIONS}`,
     [instrumentId],
-    "all",
-    em.getTransactionContext(),
   );
   return rows.map((row) => ({
     kind: "observation",

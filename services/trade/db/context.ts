@@ -9,14 +9,14 @@ import {
   ContextStatus,
 } from "../../../gen/pf/trade/v1/context_pb.js";
 import { advisoryLock } from "../../kit/db/advisory-lock.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import {
   type Author,
   approvalToProto,
   authorColumns,
   authorFromColumns,
   authorshipToProto,
-} from "../../kit/handler/authorship.js";
+} from "../../kit/auth/authorship.js";
 import { newId } from "../../kit/handler/ids.js";
 import { type Decision, disclosureOf } from "../domain/disclosure.js";
 import { ContextRevisionRow } from "./context-entities.js";
@@ -34,14 +34,11 @@ export async function insertDraft(
   draft: { instrumentId: string; text: string; citations: number[]; inputId: string; author: Author; at: Date },
 ): Promise<ContextRevisionRow> {
   await lockContext(em, draft.instrumentId);
-  const [{ next }] = await em
-    .getConnection()
-    .execute<{ next: number }[]>(
-      `select coalesce(max(revision), 0) + 1 as next from ${qualified(em, "context_revisions")} where instrument_id = ?`,
-      [draft.instrumentId],
-      "all",
-      em.getTransactionContext(),
-    );
+  const [{ next }] = await sql<{ next: number }>(
+    em,
+    `select coalesce(max(revision), 0) + 1 as next from {context_revisions} where instrument_id = ?`,
+    [draft.instrumentId],
+  );
   const row = em.create(ContextRevisionRow, {
     id: newId("ctx"),
     instrumentId: draft.instrumentId,

@@ -8,7 +8,7 @@ import {
   Direction,
   DocumentRefSchema,
 } from "../../../gen/pf/trade/v1/alerts_pb.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { newId } from "../../kit/handler/ids.js";
 import { valueOf } from "../domain/vocabulary.js";
 import { AlertDeliveryRow, DocumentRow, InstrumentRow, type ObservationRow } from "./entities.js";
@@ -40,18 +40,18 @@ type Crossing = { id: string; owner: string; level_text: string; previous: strin
  * arrival changes no crossing). Compared as numeric in PostgreSQL.
  */
 export async function crossedRules(em: EntityManager, observation: ObservationRow): Promise<DeliveryDraft[]> {
-  const observations = qualified(em, "observations");
-  const rows = await em.getConnection().execute<Crossing[]>(
-    `with cur as (select * from ${observations} where id = ?),
+  const rows = await sql<Crossing>(
+    em,
+    `with cur as (select * from {observations} where id = ?),
      series as (
-       select o.id, o.value, o.value_text, o.observed_at from ${observations} o, cur
+       select o.id, o.value, o.value_text, o.observed_at from {observations} o, cur
        where o.instrument_id = cur.instrument_id and o.metric = cur.metric and o.unit = cur.unit
          and o.currency = cur.currency and o.id <> cur.id
      ),
      prev as (select value, value_text from series order by observed_at desc, id desc limit 1)
      select r.id, r.owner, r.level_text, prev.value_text as previous,
        case when prev.value < r.level then 'up' else 'down' end as crossed
-     from ${qualified(em, "alert_rules")} r, cur, prev
+     from {alert_rules} r, cur, prev
      where not exists (select 1 from series where series.observed_at >= cur.observed_at)
        and r.instrument_id = cur.instrument_id and r.kind = 'threshold' and r.metric = cur.metric
        and r.unit = cur.unit and r.currency = cur.currency
@@ -59,8 +59,6 @@ export async function crossedRules(em: EntityManager, observation: ObservationRo
          or (r.direction in ('down', 'either') and prev.value >= r.level and cur.value < r.level))
      order by r.id`,
     [observation.id],
-    "all",
-    em.getTransactionContext(),
   );
   return rows.map((row) => ({
     ruleId: row.id,
@@ -80,13 +78,12 @@ export async function crossedRules(em: EntityManager, observation: ObservationRo
 
 /** The document rules a document triggers: every new_document rule of its instrument, and filing_type rules of its form. */
 export async function documentRules(em: EntityManager, document: DocumentRow): Promise<DeliveryDraft[]> {
-  const rows = await em.getConnection().execute<{ id: string; owner: string; kind: string }[]>(
-    `select id, owner, kind from ${qualified(em, "alert_rules")}
+  const rows = await sql<{ id: string; owner: string; kind: string }>(
+    em,
+    `select id, owner, kind from {alert_rules}
      where instrument_id = ? and (kind = 'new_document' or (kind = 'filing_type' and upper(filing_type) = upper(?)))
      order by id`,
     [document.instrumentId, document.filingType],
-    "all",
-    em.getTransactionContext(),
   );
   return rows.map((row) => ({
     ruleId: row.id,
@@ -125,13 +122,12 @@ export async function insertDeliveries(
     draft.direction ?? "",
     at,
   ]);
-  const made = await em.getConnection().execute<{ id: string }[]>(
-    `insert into ${qualified(em, "alert_deliveries")} (id, rule_id, owner, instrument_id, kind, trigger_id, metric,
+  const made = await sql<{ id: string }>(
+    em,
+    `insert into {alert_deliveries} (id, rule_id, owner, instrument_id, kind, trigger_id, metric,
        unit, currency, previous_value, value, level, direction, delivered_at)
      values ${values} on conflict (rule_id, trigger_id) do nothing returning id`,
     params,
-    "all",
-    em.getTransactionContext(),
   );
   if (made.length === 0) return [];
   return em.find(AlertDeliveryRow, { id: { $in: made.map((row) => row.id) } }, { orderBy: { id: "asc" } });

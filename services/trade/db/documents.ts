@@ -1,5 +1,5 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { newId } from "../../kit/handler/ids.js";
 import { DocumentRow } from "./entities.js";
 
@@ -24,11 +24,12 @@ export interface DocumentDraft {
  * consumers of created, revised and removed run apart).
  */
 export async function upsertDocument(em: EntityManager, draft: DocumentDraft): Promise<DocumentRow | null> {
-  await em.getConnection().execute(
-    `insert into ${qualified(em, "documents")} as d (id, instrument_id, item_id, source_key, canonical_url, title,
+  await sql(
+    em,
+    `insert into {documents} as d (id, instrument_id, item_id, source_key, canonical_url, title,
        filing_type, published_at, revision, received_at)
      select ?, ?, ?, ?, ?, ?, ?, ?::timestamptz, ?::int, ?::timestamptz
-     where not exists (select 1 from ${qualified(em, "removed_items")} where item_id = ?)
+     where not exists (select 1 from {removed_items} where item_id = ?)
      on conflict (instrument_id, item_id) do update set canonical_url = excluded.canonical_url,
        title = excluded.title, filing_type = excluded.filing_type, published_at = excluded.published_at,
        revision = excluded.revision, received_at = excluded.received_at
@@ -46,8 +47,6 @@ export async function upsertDocument(em: EntityManager, draft: DocumentDraft): P
       draft.receivedAt,
       draft.itemId,
     ],
-    "run",
-    em.getTransactionContext(),
   );
   return em.findOne(
     DocumentRow,
@@ -58,18 +57,15 @@ export async function upsertDocument(em: EntityManager, draft: DocumentDraft): P
 
 /** sources.item.removed: the item's documents leave the context input, and the item stays removed here too. */
 export async function removeItemDocuments(em: EntityManager, itemId: string, reason: string, at: Date): Promise<void> {
-  const connection = em.getConnection();
-  await connection.execute(
-    `insert into ${qualified(em, "removed_items")} (item_id, reason, removed_at) values (?, ?, ?)
+  await sql(
+    em,
+    `insert into {removed_items} (item_id, reason, removed_at) values (?, ?, ?)
      on conflict (item_id) do nothing`,
     [itemId, reason, at],
-    "run",
-    em.getTransactionContext(),
   );
-  await connection.execute(
-    `update ${qualified(em, "documents")} set removed_reason = ?, removed_at = ? where item_id = ? and removed_at is null`,
-    [reason, at, itemId],
-    "run",
-    em.getTransactionContext(),
-  );
+  await sql(em, `update {documents} set removed_reason = ?, removed_at = ? where item_id = ? and removed_at is null`, [
+    reason,
+    at,
+    itemId,
+  ]);
 }

@@ -9,7 +9,7 @@ import {
   InstrumentSchema,
   InstrumentStatus,
 } from "../../../gen/pf/trade/v1/instruments_pb.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { normalizeSymbol } from "../domain/symbols.js";
 import { valueOf } from "../domain/vocabulary.js";
 import { InstrumentAliasRow, InstrumentRow } from "./entities.js";
@@ -82,8 +82,8 @@ type IdRow = { id: string };
 export async function idsByCik(em: EntityManager, cik: string): Promise<string[]> {
   return idsOf(
     em,
-    `select id from ${qualified(em, "instruments")} where cik = ?
-     union select instrument_id from ${qualified(em, "instrument_aliases")} where kind = 'cik' and normalized = ?`,
+    `select id from {instruments} where cik = ?
+     union select instrument_id from {instrument_aliases} where kind = 'cik' and normalized = ?`,
     [cik, cik],
   );
 }
@@ -92,14 +92,14 @@ export async function idsByCik(em: EntityManager, cik: string): Promise<string[]
 export async function idsByTicker(em: EntityManager, ticker: string): Promise<string[]> {
   return idsOf(
     em,
-    `select id from ${qualified(em, "instruments")} where symbol = ?
-     union select instrument_id from ${qualified(em, "instrument_aliases")} where kind = 'ticker' and normalized = ?`,
+    `select id from {instruments} where symbol = ?
+     union select instrument_id from {instrument_aliases} where kind = 'ticker' and normalized = ?`,
     [ticker, ticker],
   );
 }
 
-async function idsOf(em: EntityManager, sql: string, params: string[]): Promise<string[]> {
-  const rows = await em.getConnection().execute<IdRow[]>(sql, params, "all", em.getTransactionContext());
+async function idsOf(em: EntityManager, text: string, params: string[]): Promise<string[]> {
+  const rows = await sql<IdRow>(em, text, params);
   return rows.map((row) => row.id);
 }
 

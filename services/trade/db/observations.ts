@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { type Observation, ObservationSchema } from "../../../gen/pf/trade/v1/observations_pb.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { ObservationRow } from "./entities.js";
 import type { ObservationStatement } from "../domain/observations.js";
 
@@ -20,8 +20,9 @@ export interface StatedObservation extends ObservationStatement {
  * reference waits on the unique index and then finds it taken.
  */
 export async function insertObservation(em: EntityManager, stated: StatedObservation): Promise<boolean> {
-  const rows = await em.getConnection().execute<{ id: string }[]>(
-    `insert into ${qualified(em, "observations")} (id, instrument_id, metric, value_text, value, unit, currency,
+  const rows = await sql<{ id: string }>(
+    em,
+    `insert into {observations} (id, instrument_id, metric, value_text, value, unit, currency,
        observed_at, retrieved_at, source_key, source_ref, recorded_at)
      values (?, ?, ?, ?, ?::numeric, ?, ?, ?, ?, ?, ?, ?)
      on conflict (source_key, source_ref) do nothing returning id`,
@@ -39,8 +40,6 @@ export async function insertObservation(em: EntityManager, stated: StatedObserva
       stated.sourceRef,
       stated.recordedAt,
     ],
-    "all",
-    em.getTransactionContext(),
   );
   return rows.length === 1;
 }

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager, RequiredEntityData } from "@mikro-orm/postgresql";
 import { type Watchlist, WatchlistItemSchema, WatchlistSchema } from "../../../gen/pf/trade/v1/watchlists_pb.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { InstrumentRow, WatchlistItemRow, WatchlistRow } from "./entities.js";
 
 /** A person's watchlist, or null when it is missing or another person's (both answer 404). */
@@ -44,12 +44,11 @@ export function watchlistsOf(em: EntityManager, owner: string, before: string | 
 
 /** Adds an instrument once: a second add changes nothing. Answers whether it was added. */
 export async function addItem(em: EntityManager, watchlistId: string, instrumentId: string, at: Date) {
-  const added = await em.getConnection().execute<{ watchlist_id: string }[]>(
-    `insert into ${qualified(em, "watchlist_items")} (watchlist_id, instrument_id, added_at) values (?, ?, ?)
+  const added = await sql<{ watchlist_id: string }>(
+    em,
+    `insert into {watchlist_items} (watchlist_id, instrument_id, added_at) values (?, ?, ?)
        on conflict do nothing returning watchlist_id`,
     [watchlistId, instrumentId, at],
-    "all",
-    em.getTransactionContext(),
   );
   return added.length === 1;
 }

@@ -1,4 +1,4 @@
-import type { Author } from "../../kit/handler/authorship.js";
+import type { Author } from "../../kit/auth/authorship.js";
 
 /** The fixed line every disclosure ends with. */
 export const NOT_ADVICE = "Not investment advice: information only, not a recommendation to trade any instrument.";

@@ -11,7 +11,7 @@ import {
 import type { TradeService } from "../../../gen/pf/trade/v1/trade_pb.js";
 import { DeletedResultSchema } from "../../../gen/pf/trade/v1/watchlists_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
-import { requireBelowCap } from "../../kit/handler/caps.js";
+import { requireBelowCap } from "../../kit/writes/caps.js";
 import { newId } from "../../kit/handler/ids.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { problem } from "../../kit/handler/problem.js";

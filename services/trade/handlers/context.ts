@@ -11,10 +11,10 @@ import {
   type MarketContextService,
 } from "../../../gen/pf/trade/v1/context_pb.js";
 import { principalOf, relatedActor } from "../../kit/auth/principal.js";
-import { type AiRule, approverOf, authorOf } from "../../kit/handler/authorship.js";
-import { type Idempotency, idempotencyOf } from "../../kit/handler/idempotency.js";
+import { type AiRule, approverOf, authorOf } from "../../kit/auth/authorship.js";
+import { type Idempotency, idempotencyOf } from "../../kit/writes/idempotency.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { rateLimit } from "../../kit/handler/rate-limit.js";
+import { rateLimit } from "../../kit/writes/rate-limit.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { contextProposed, contextPublished } from "../events.js";

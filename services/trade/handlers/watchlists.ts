@@ -8,7 +8,7 @@ import {
   WatchlistResultSchema,
 } from "../../../gen/pf/trade/v1/watchlists_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
-import { requireBelowCap } from "../../kit/handler/caps.js";
+import { requireBelowCap } from "../../kit/writes/caps.js";
 import { newId } from "../../kit/handler/ids.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";

@@ -14,7 +14,7 @@ import {
   Source,
   type EntitlementCheckResult,
 } from "../../../gen/pf/vip/v1/memberships_pb.js";
-import { qualified } from "../../kit/db/orm.js";
+import { sql } from "../../kit/db/sql.js";
 import { HotRead, type ReadContext } from "../../kit/db/reads.js";
 import type { VipContext } from "../context.js";
 import { notAnswered } from "../../kit/runtime/call.js";
@@ -110,8 +110,9 @@ export async function lastRefreshOf(em: EntityManager, streamer: string): Promis
 
 /** Writes a fact unless the projection already holds a newer one (events and direct checks may arrive in any order). */
 export async function storeFact(em: EntityManager, subject: string, streamer: string, fact: Fact): Promise<void> {
-  await em.getConnection().execute(
-    `insert into ${qualified(em, "entitlements")} as e (subject, streamer, subscription_id, plan_id, plan_version, status, valid_until, observed_at, refreshed_at)
+  await sql(
+    em,
+    `insert into {entitlements} as e (subject, streamer, subscription_id, plan_id, plan_version, status, valid_until, observed_at, refreshed_at)
      values (?, ?, ?, ?, ?, ?, ?, ?, ?)
      on conflict (subject, streamer) do update set subscription_id = excluded.subscription_id, plan_id = excluded.plan_id,
        plan_version = excluded.plan_version, status = excluded.status, valid_until = excluded.valid_until,
@@ -128,8 +129,6 @@ export async function storeFact(em: EntityManager, subject: string, streamer: st
       fact.observedAt,
       fact.refreshedAt,
     ],
-    "run",
-    em.getTransactionContext(),
   );
 }
 

@@ -15,7 +15,7 @@ import {
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
 import type { Money } from "../../../gen/pf/v1/money_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
-import { idempotencyOf } from "../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { invalid, problem } from "../../kit/handler/problem.js";

@@ -4,7 +4,7 @@ import { PerkKind, PerkListResultSchema, PerkResultSchema, PerkStatus } from "..
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { callerOf } from "../../kit/auth/principal.js";
-import { requireBelowCap } from "../../kit/handler/caps.js";
+import { requireBelowCap } from "../../kit/writes/caps.js";
 import { newId } from "../../kit/handler/ids.js";
 import { maxLength } from "../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";

@@ -5,7 +5,7 @@ import { PlanResultSchema, type PlanUpdateRequest } from "../../../gen/pf/vip/v1
 import type { Money } from "../../../gen/pf/v1/money_pb.js";
 import type { VipService } from "../../../gen/pf/vip/v1/vip_pb.js";
 import { type Caller, callerOf } from "../../kit/auth/principal.js";
-import { requireBelowCap } from "../../kit/handler/caps.js";
+import { requireBelowCap } from "../../kit/writes/caps.js";
 import { newId } from "../../kit/handler/ids.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { VipContext } from "../context.js";

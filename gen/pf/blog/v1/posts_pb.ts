@@ -146,16 +146,22 @@ export const PostCreateResultSchema: GenMessage<PostCreateResult> = /*@__PURE__*
  */
 export type PostReadRequest = Message<"pf.blog.v1.PostReadRequest"> & {
   /**
+   * The post (path).
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The blog (path): its posts, or its post by slug.
+   *
    * @generated from field: string handle = 2;
    */
   handle: string;
 
   /**
+   * The post's slug, current or old (path).
+   *
    * @generated from field: string slug = 3;
    */
   slug: string;
@@ -182,6 +188,8 @@ export type PostReadRequest = Message<"pf.blog.v1.PostReadRequest"> & {
   from: number;
 
   /**
+   * Diff: the later revision (default the current).
+   *
    * @generated from field: int32 to = 7;
    */
   to: number;
@@ -393,6 +401,8 @@ export const PostUpdateResultSchema: GenMessage<PostUpdateResult> = /*@__PURE__*
  */
 export type PostDeleteRequest = Message<"pf.blog.v1.PostDeleteRequest"> & {
   /**
+   * The post (path).
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -471,6 +481,8 @@ export const PublishRequestSchema: GenMessage<PublishRequest> = /*@__PURE__*/
  */
 export type UnpublishRequest = Message<"pf.blog.v1.UnpublishRequest"> & {
   /**
+   * The post (path).
+   *
    * @generated from field: string id = 1;
    */
   id: string;

@@ -8,13 +8,14 @@ import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { ModerationRecord } from "./common_pb.js";
 import { file_pf_community_v1_common } from "./common_pb.js";
+import { file_pf_v1_options } from "../../v1/options_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file pf/community/v1/events.proto.
  */
 export const file_pf_community_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChxwZi9jb21tdW5pdHkvdjEvZXZlbnRzLnByb3RvEg9wZi5jb21tdW5pdHkudjEiRwoSTW9kZXJhdGlvblJlY29yZGVkEjEKBnJlY29yZBgBIAEoCzIhLnBmLmNvbW11bml0eS52MS5Nb2RlcmF0aW9uUmVjb3JkYgZwcm90bzM", [file_pf_community_v1_common]);
+  fileDesc("ChxwZi9jb21tdW5pdHkvdjEvZXZlbnRzLnByb3RvEg9wZi5jb21tdW5pdHkudjEiagoSTW9kZXJhdGlvblJlY29yZGVkEjEKBnJlY29yZBgBIAEoCzIhLnBmLmNvbW11bml0eS52MS5Nb2RlcmF0aW9uUmVjb3JkOiHKtxgdY29tbXVuaXR5Lm1vZGVyYXRpb24ucmVjb3JkZWRiBnByb3RvMw", [file_pf_community_v1_common, file_pf_v1_options]);
 
 /**
  * community.moderation.recorded: a moderation action was recorded (applied

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/media/v1/events.proto.
  */
 export const file_pf_media_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChhwZi9tZWRpYS92MS9ldmVudHMucHJvdG8SC3BmLm1lZGlhLnYxIkwKDU9iamVjdENyZWF0ZWQSHwoEZmlsZRgBIAEoCzIRLnBmLm1lZGlhLnYxLkZpbGU6GpK1GBZtZWRpYS5vYmplY3QtY3JlYXRlZEAxYgZwcm90bzM", [file_pf_media_v1_media, file_pf_v1_options]);
+  fileDesc("ChhwZi9tZWRpYS92MS9ldmVudHMucHJvdG8SC3BmLm1lZGlhLnYxImQKDU9iamVjdENyZWF0ZWQSHwoEZmlsZRgBIAEoCzIRLnBmLm1lZGlhLnYxLkZpbGU6MpK1GBZtZWRpYS5vYmplY3QtY3JlYXRlZEAxyrcYFG1lZGlhLm9iamVjdC5jcmVhdGVkYgZwcm90bzM", [file_pf_media_v1_media, file_pf_v1_options]);
 
 /**
  * media.object.created (designed: the spec names no media event): a file object was stored.

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/trade/v1/events.proto.
  */
 export const file_pf_trade_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChhwZi90cmFkZS92MS9ldmVudHMucHJvdG8SC3BmLnRyYWRlLnYxIoABCg5BbGVydFRyaWdnZXJlZBIsCghkZWxpdmVyeRgBIAEoCzIaLnBmLnRyYWRlLnYxLkFsZXJ0RGVsaXZlcnkSDwoHc3ViamVjdBgCIAEoCRISCgp2aXNpYmlsaXR5GAMgASgJOhuStRgXdHJhZGUuYWxlcnQtdHJpZ2dlcmVkQDFiBnByb3RvMw", [file_pf_trade_v1_alerts, file_pf_v1_options]);
+  fileDesc("ChhwZi90cmFkZS92MS9ldmVudHMucHJvdG8SC3BmLnRyYWRlLnYxIpkBCg5BbGVydFRyaWdnZXJlZBIsCghkZWxpdmVyeRgBIAEoCzIaLnBmLnRyYWRlLnYxLkFsZXJ0RGVsaXZlcnkSDwoHc3ViamVjdBgCIAEoCRISCgp2aXNpYmlsaXR5GAMgASgJOjSStRgXdHJhZGUuYWxlcnQtdHJpZ2dlcmVkQDHKtxgVdHJhZGUuYWxlcnQudHJpZ2dlcmVkYgZwcm90bzM", [file_pf_trade_v1_alerts, file_pf_v1_options]);
 
 /**
  * trade.alert.triggered (visibility subject): an alert rule delivered; at most

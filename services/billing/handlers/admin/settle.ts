@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { AdminResultSchema, type BillingAdminService } from "../../../../gen/pf/billing/v1/admin_pb.js";
 import { principalOf } from "../../../kit/auth/principal.js";
-import { idempotencyOf } from "../../../kit/handler/idempotency.js";
+import { idempotencyOf } from "../../../kit/writes/idempotency.js";
 import { maxLength } from "../../../kit/handler/text.js";
 import { invalid, problem } from "../../../kit/handler/problem.js";
 import type { BillingContext } from "../../context.js";

@@ -1,28 +1,31 @@
+import type { AtomFeed } from "feedsmith";
 import type { FetchedEntry } from "../entry.js";
 import {
-  attributeOf,
   canonicalUrl,
   cikOf,
   dateOf,
   fromCategories,
-  list,
+  markupOf,
   ParseError,
   parseXml,
+  readFeed,
   squeeze,
   textOf,
   type Parser,
 } from "./common.js";
 
 type Node = Record<string, unknown>;
+type Entry = AtomFeed.Entry<string>;
 
-/** Stamped on every item this parser produced; raised when what it reads changes. */
-export const PARSER_VERSION = "atom@1";
+/** Stamped on every item this parser produced; raised when what it reads changes (2: read by feedsmith). */
+export const PARSER_VERSION = "atom@2";
 
 /**
- * Atom 1.0: an entry's `link rel="alternate"` (or a link without rel) is its
- * URL (entries without one are skipped), `id` its external id, `content`,
- * else `summary`, its content, `published`, else `updated`, its time,
- * `category` (term, scheme, label) its identifiers and filing type.
+ * Atom 1.0, read by feedsmith: an entry's `link rel="alternate"` (or a link
+ * without rel) is its URL (entries without one are skipped), `id` its
+ * external id, `content`, else `summary`, its content, `published`, else
+ * `updated`, its time, `category` (term, scheme, label) its identifiers and
+ * filing type. A text given as markup (`xhtml`, an XML media type) is its text.
  *
  * SEC EDGAR's feeds are Atom, and what they carry is read where it is: the
  * company feed's `company-info/cik` for every entry; an entry's
@@ -30,42 +33,58 @@ export const PARSER_VERSION = "atom@1";
  * filing type, its `accession-number` (or `accession-nunber`, as EDGAR spells
  * it in places) as `accession_number`; a link to `/Archives/edgar/data/<cik>/`
  * or a title "… (0000320193) …" (the current-filings feed) as the CIK.
+ * EDGAR's own elements are in no namespace feedsmith reads: `company-info`
+ * comes from the document as fast-xml-parser parses it (only when the feed has
+ * one), the content's elements from the markup feedsmith hands back.
  */
 export const atom: Parser = {
   version: PARSER_VERSION,
   parse(body, baseUrl) {
-    const feed = parseXml(body).feed as Node | undefined;
-    if (!feed) throw new ParseError("not an Atom document: no feed element");
-    const companyCik = cikOf(textOf((feed["company-info"] as Node | undefined)?.cik));
-    return list(feed.entry as Node | Node[] | undefined).flatMap((entry) => entryOf(entry, baseUrl, companyCik));
+    const read = readFeed(body);
+    if (read.format !== "atom") throw new ParseError("not an Atom document: no feed element");
+    const companyCik = body.includes("<company-info") ? companyCikOf(body) : undefined;
+    return (read.feed.entries ?? []).flatMap((entry) => entryOf(entry, baseUrl, companyCik));
   },
 };
 
-function entryOf(node: Node, baseUrl: string, companyCik: string | undefined): FetchedEntry[] {
-  const links = list(node.link as Node | Node[] | undefined);
-  const alternate = links.find((link) => (attributeOf(link, "rel") || "alternate") === "alternate") ?? links[0];
-  const url = canonicalUrl(attributeOf(alternate, "href"), baseUrl);
+function entryOf(entry: Entry, baseUrl: string, companyCik: string | undefined): FetchedEntry[] {
+  const links = entry.links ?? [];
+  const alternate = links.find((link) => (link.rel || "alternate") === "alternate") ?? links[0];
+  const url = canonicalUrl(alternate?.href, baseUrl);
   if (url === undefined) return [];
-  const title = squeeze(textOf(node.title));
-  const summary = squeeze(textOf(node.summary));
-  const contentNode = node.content as Node | string | undefined;
+  const title = squeeze(textOf(nodeOf(entry.title)));
+  const summary = squeeze(textOf(nodeOf(entry.summary)));
+  const contentNode = nodeOf(entry.content);
   const content = squeeze(textOf(contentNode)) || summary;
-  const entry: FetchedEntry = {
+  const fetched: FetchedEntry = {
     canonicalUrl: url,
-    externalId: textOf(node.id) || undefined,
+    externalId: entry.id?.trim() || undefined,
     title: title || url,
     summary: summary || undefined,
     content: content || title,
-    publishedAt: dateOf(textOf(node.published) || textOf(node.updated)),
+    publishedAt: dateOf(entry.published || entry.updated),
     identifiers: {},
   };
-  const categories = list(node.category as Node | Node[] | undefined).map((category) => ({
-    term: attributeOf(category, "term"),
-    kind: `${attributeOf(category, "label")} ${attributeOf(category, "scheme")}`,
+  const categories = (entry.categories ?? []).map((category) => ({
+    term: category.term ?? "",
+    kind: `${category.label ?? ""} ${category.scheme ?? ""}`,
   }));
-  fromCategories(categories, entry);
-  edgar(entry, typeof contentNode === "object" ? contentNode : {}, companyCik);
-  return [entry];
+  fromCategories(categories, fetched);
+  edgar(fetched, typeof contentNode === "object" ? contentNode : {}, companyCik);
+  return [fetched];
+}
+
+/** A text construct or content: markup (xhtml, an XML media type) as parsed nodes, anything else its text. */
+function nodeOf(text: { value?: string; type?: string } | undefined): Node | string {
+  const type = text?.type?.toLowerCase() ?? "text";
+  const markup = type === "xhtml" || /[/+]xml$/.test(type);
+  return markup ? markupOf(text?.value ?? "") : (text?.value ?? "");
+}
+
+/** The CIK of SEC's company feed, which names its company once in `company-info`. */
+function companyCikOf(body: string): string | undefined {
+  const feed = parseXml(body).feed as Node | undefined;
+  return cikOf(textOf((feed?.["company-info"] as Node | undefined)?.cik));
 }
 
 /** What SEC EDGAR's Atom entries carry besides Atom's own elements. */

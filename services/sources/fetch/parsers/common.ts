@@ -1,4 +1,5 @@
 import { XMLParser, XMLValidator } from "fast-xml-parser";
+import { parseFeed, type AnyFeed } from "feedsmith";
 import type { FetchedEntry } from "../entry.js";
 
 /** A body that is not what its kind promises (bad XML, HTML or JSON): the run fails `parse_error`. */
@@ -48,20 +49,9 @@ export function textOf(node: unknown): string {
     .join(" ");
 }
 
-/** An attribute of a parsed XML node, "" when absent. */
-export function attributeOf(node: unknown, name: string): string {
-  const value = typeof node === "object" && node !== null ? (node as Record<string, unknown>)[`@_${name}`] : undefined;
-  return typeof value === "string" ? value : "";
-}
-
 /** Whitespace collapsed, as an entry's text is compared and hashed. */
 export function squeeze(text: string): string {
   return text.replace(/\s+/g, " ").trim();
-}
-
-/** A list, whether the parser gave one node, many or none. */
-export function list<T>(value: T | T[] | undefined): T[] {
-  return value === undefined || value === null ? [] : Array.isArray(value) ? value : [value];
 }
 
 /** A CIK as SEC writes it in full: 10 digits with leading zeros (trade's form); undefined for what is not one. */
@@ -101,6 +91,25 @@ const xml = new XMLParser({
   processEntities: true, // with the library's limits on entity count and expansion (no billion laughs)
 });
 
+/**
+ * An RSS, RDF or Atom document, read by feedsmith from the body already
+ * fetched (it fetches nothing). fast-xml-parser's validator decides first
+ * whether the body is XML at all, so the detail names the line; feedsmith
+ * expands no entity a DOCTYPE declares. ParseError for anything else.
+ */
+export function readFeed(body: string): Exclude<AnyFeed, { format: "json" }> {
+  const valid = XMLValidator.validate(body);
+  if (valid !== true) throw new ParseError(`invalid XML at line ${valid.err.line}: ${valid.err.msg}`);
+  let read: AnyFeed;
+  try {
+    read = parseFeed(body);
+  } catch (error) {
+    throw new ParseError(`not a feed: ${(error as Error).message}`);
+  }
+  if (read.format === "json") throw new ParseError("not a feed: JSON");
+  return read;
+}
+
 /** A well-formed XML document, parsed; ParseError naming the line otherwise. */
 export function parseXml(body: string): Record<string, unknown> {
   const valid = XMLValidator.validate(body);
@@ -109,5 +118,22 @@ export function parseXml(body: string): Record<string, unknown> {
     return xml.parse(body) as Record<string, unknown>;
   } catch (error) {
     throw new ParseError(`invalid XML: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Markup a feed carries as text (Atom's xhtml and XML content, as feedsmith
+ * hands it back), parsed leniently into nodes for `textOf`: it came inside a
+ * document already validated, and a stray `&` feedsmith decoded must not
+ * refuse the feed.
+ */
+export function markupOf(fragment: string): Record<string, unknown> {
+  try {
+    const parsed = xml.parse(`<markup>${fragment}</markup>`) as { markup?: unknown };
+    return typeof parsed.markup === "object" && parsed.markup !== null
+      ? (parsed.markup as Record<string, unknown>)
+      : { "#text": textOf(parsed.markup) };
+  } catch {
+    return { "#text": fragment };
   }
 }

@@ -1,65 +1,53 @@
+import type { RdfFeed, RssFeed } from "feedsmith";
 import type { FetchedEntry } from "../entry.js";
-import {
-  attributeOf,
-  canonicalUrl,
-  dateOf,
-  fromCategories,
-  list,
-  ParseError,
-  parseXml,
-  squeeze,
-  textOf,
-  type Parser,
-} from "./common.js";
+import { canonicalUrl, dateOf, fromCategories, ParseError, readFeed, squeeze, type Parser } from "./common.js";
 
-type Node = Record<string, unknown>;
+/** An RSS 2.0 item or an RSS 1.0 (RDF) one, as feedsmith reads them. */
+type Item = RssFeed.Item<string> & Pick<RdfFeed.Item<string>, "rdf">;
 
-/** Stamped on every item this parser produced; raised when what it reads changes. */
-export const PARSER_VERSION = "rss@1";
+/** Stamped on every item this parser produced; raised when what it reads changes (2: read by feedsmith). */
+export const PARSER_VERSION = "rss@2";
 
 /**
- * RSS 2.0 (and 0.9x, and RSS 1.0's rdf:RDF items): an item's link, else a
- * permalink guid, is its URL (items with neither are skipped); `guid` its
- * external id; `content:encoded`, else `description`, its content;
- * `pubDate`, else `dc:date`, its time; `category domain="…"` its
- * identifiers and filing type (common.ts).
+ * RSS 2.0 (and 0.9x, and RSS 1.0's rdf:RDF items), read by feedsmith: an
+ * item's link, else a permalink guid, else its `rdf:about`, is its URL (items
+ * with none are skipped); `guid` its external id; `content:encoded`, else
+ * `description`, its content; `pubDate`, else `dc:date`, its time;
+ * `category domain="…"` its identifiers and filing type (common.ts).
  */
 export const rss: Parser = {
   version: PARSER_VERSION,
   parse(body, baseUrl) {
-    const document = parseXml(body);
-    const channel = (document.rss as Node | undefined)?.channel as Node | undefined;
-    const rdf = document["rdf:RDF"] as Node | undefined;
-    if (!channel && !rdf) throw new ParseError("not an RSS document: no rss/channel or rdf:RDF");
-    const items = list((channel?.item ?? rdf?.item) as Node | Node[] | undefined);
+    const read = readFeed(body);
+    if (read.format === "atom") throw new ParseError("not an RSS document: no rss/channel or rdf:RDF");
+    const items: Item[] = read.feed.items ?? [];
     return items.flatMap((item) => entryOf(item, baseUrl));
   },
 };
 
-function entryOf(item: Node, baseUrl: string): FetchedEntry[] {
-  const guid = item.guid as Node | string | undefined;
-  const guidText = textOf(guid);
-  const permalink = attributeOf(guid, "isPermaLink") !== "false";
+function entryOf(item: Item, baseUrl: string): FetchedEntry[] {
+  const guid = item.guid?.value?.trim() ?? "";
+  const permalink = item.guid?.isPermaLink !== false;
   const url =
-    canonicalUrl(textOf(list(item.link)[0]), baseUrl) ??
-    (permalink && /^https?:\/\//i.test(guidText) ? canonicalUrl(guidText, baseUrl) : undefined) ??
-    canonicalUrl(attributeOf(item, "rdf:about"), baseUrl);
+    canonicalUrl(item.link, baseUrl) ??
+    (permalink && /^https?:\/\//i.test(guid) ? canonicalUrl(guid, baseUrl) : undefined) ??
+    canonicalUrl(item.rdf?.about, baseUrl);
   if (url === undefined) return [];
-  const summary = squeeze(textOf(item.description));
-  const content = squeeze(textOf(item["content:encoded"])) || summary;
-  const title = squeeze(textOf(item.title));
+  const summary = squeeze(item.description ?? "");
+  const content = squeeze(item.content?.encoded ?? "") || summary;
+  const title = squeeze(item.title ?? "");
   const entry: FetchedEntry = {
     canonicalUrl: url,
-    externalId: guidText || undefined,
+    externalId: guid || undefined,
     title: title || url,
     summary: summary || undefined,
     content: content || title,
-    publishedAt: dateOf(textOf(item.pubDate) || textOf(item["dc:date"])),
+    publishedAt: dateOf(item.pubDate || item.dc?.dates?.[0]),
     identifiers: {},
   };
-  const categories = list(item.category as Node | string | (Node | string)[] | undefined).map((category) => ({
-    term: textOf(category),
-    kind: attributeOf(category, "domain"),
+  const categories = (item.categories ?? []).map((category) => ({
+    term: category.name?.trim() ?? "",
+    kind: category.domain ?? "",
   }));
   fromCategories(categories, entry);
   return [entry];

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { CommitSignal } from "../db/commits.js";
 import { qualified } from "../db/orm.js";
-import { outsideCall } from "./call.js";
+import { outsideCall } from "../runtime/call.js";
 import type { ServiceContext, Worker } from "./module.js";
 
 /**

@@ -1,30 +1,17 @@
 import type { DescService } from "@bufbuild/protobuf";
-import type { Client, ServiceImpl } from "@connectrpc/connect";
+import type { Client } from "@connectrpc/connect";
 import type { EntityManager, MikroORM } from "@mikro-orm/postgresql";
 import type { ServiceSchema } from "../db/orm.js";
 import type { EventBus } from "../events/bus.js";
 import type { Consumer } from "../events/consumer.js";
-import { streamsEndOnCancel } from "../rpc/streams.js";
-import type { Clock } from "./clock.js";
-import type { Config } from "./config.js";
-import type { Logger } from "./logger.js";
+import type { Implementation } from "../rpc/implementation.js";
+import type { RelationResolver } from "../rpc/relations.js";
+import type { Clock } from "../runtime/clock.js";
+import type { Config } from "../runtime/config.js";
+import type { Logger } from "../runtime/logger.js";
 import type { ClientKeys } from "../handler/client-address.js";
 import type { BlobStore } from "../blobs/store.js";
 import type { CommitListeners } from "../db/commits.js";
-
-/** One proto service and the object of its methods. */
-export interface Implementation {
-  service: DescService;
-  impl: Partial<ServiceImpl<DescService>>;
-}
-
-/**
- * Pairs a proto service with its handlers; `ServiceImpl` makes a forgotten RPC
- * a compile error. Its server-streaming handlers end when their call is cancelled.
- */
-export function implement<S extends DescService>(service: S, impl: ServiceImpl<S>): Implementation {
-  return { service, impl: streamsEndOnCancel(service, impl) as Partial<ServiceImpl<DescService>> };
-}
 
 /** The platform's part of every service's context, built by the host once per service. */
 export interface ServiceContext {
@@ -51,20 +38,6 @@ export interface ServiceContext {
   /** The editors its seed setting names (`PF_<KEY>_EDITORS`, `kit/editors`), read and checked at start. */
   editors: readonly string[];
 }
-
-/**
- * A service's answer to "what is this person to this object": their role in
- * a relation it declares (`editor`, a blog member's `owner`…), or undefined
- * when they stand outside it. `scope` is the request's `scope_field` ("" for
- * a relation to the service as a whole). It may read the database or ask
- * another service; throwing because a dependency did not answer is 503, never
- * a no (`kit/rpc/relations.ts`); a problem it throws (the scoped object's 404)
- * is answered as is.
- */
-export type RelationResolver<C extends ServiceContext = ServiceContext> = (
-  ctx: C,
-  asked: { person: string; scope: string },
-) => Promise<string | undefined>;
 
 /** Background work a module runs while the host is up (see `leasedJob`); returns how to stop it. */
 export type Worker<C extends ServiceContext = ServiceContext> = (ctx: C) => Promise<() => Promise<void>>;

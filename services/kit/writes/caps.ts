@@ -1,6 +1,6 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { advisoryLock } from "../db/advisory-lock.js";
-import { problem } from "./problem.js";
+import { problem } from "../handler/problem.js";
 
 /** A cap on what one owner keeps live at once (open goals, live overlay tokens, watches). */
 export interface Cap {

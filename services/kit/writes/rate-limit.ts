@@ -1,8 +1,8 @@
 import type { ConnectError } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { qualified } from "../db/orm.js";
+import { sql } from "../db/sql.js";
 import { outsideCall } from "../runtime/call.js";
-import { problem } from "./problem.js";
+import { problem } from "../handler/problem.js";
 
 /** One limit: at most `limit` hits per `windowMs` for one key of one named rule. */
 export interface RateRule {
@@ -14,12 +14,6 @@ export interface RateRule {
   windowMs: number;
 }
 
-/** The request header the gateway sets to the client's address on every call it makes. */
-export const CLIENT_IP_HEADER = "pf-client-ip";
-
-/** Beside it, from a gateway calling another process's RPC port: the address's proof (`ClientKeys.proofOf`). */
-export const CLIENT_IP_PROOF_HEADER = "pf-client-ip-proof";
-
 /**
  * Counts one hit for each rule, inside the caller's transaction, in fixed
  * windows aligned to `windowMs` (from the epoch, by `at`). A rule already at
@@ -30,22 +24,18 @@ export const CLIENT_IP_PROOF_HEADER = "pf-client-ip-proof";
  * so concurrent calls for one key queue there and exactly `limit` get through.
  */
 export async function rateLimit(em: EntityManager, rules: RateRule[], at: Date): Promise<void> {
-  const connection = em.getConnection();
-  const tx = em.getTransactionContext();
-  const table = qualified(em, "rate_limits");
   let refused: { rule: RateRule; retryAfterSeconds: number } | undefined;
   for (const rule of ordered(rules)) {
     if (!(Number.isInteger(rule.limit) && rule.limit >= 1 && Number.isInteger(rule.windowMs) && rule.windowMs >= 1)) {
       throw new Error(`rate rule ${rule.name}: limit and windowMs must be positive integers`);
     }
     const { start, end } = windowOf(rule, at);
-    const counted = await connection.execute(
-      `insert into ${table} (name, key, window_start, ends_at, hits) values (?, ?, ?, ?, 1)
-       on conflict (name, key, window_start) do update set hits = ${table}.hits + 1 where ${table}.hits < ?
+    const counted = await sql(
+      em,
+      `insert into {rate_limits} (name, key, window_start, ends_at, hits) values (?, ?, ?, ?, 1)
+       on conflict (name, key, window_start) do update set hits = {rate_limits}.hits + 1 where {rate_limits}.hits < ?
        returning hits`,
       [rule.name, rule.key, start, end, rule.limit],
-      "all",
-      tx,
     );
     if (counted.length > 0) continue;
     const retryAfterSeconds = Math.max(1, Math.ceil((end.getTime() - at.getTime()) / 1000));
@@ -82,16 +72,12 @@ export async function rateLimitedCall<T>(
  * next has begun), never below zero. Rules are taken in `rateLimit`'s order, so a give-back and a count never deadlock.
  */
 async function giveBack(em: EntityManager, rules: RateRule[], at: Date): Promise<void> {
-  const table = qualified(em, "rate_limits");
   for (const rule of ordered(rules)) {
-    await em
-      .getConnection()
-      .execute(
-        `update ${table} set hits = hits - 1 where name = ? and key = ? and window_start = ? and hits > 0`,
-        [rule.name, rule.key, windowOf(rule, at).start],
-        "run",
-        em.getTransactionContext(),
-      );
+    await sql(
+      em,
+      `update {rate_limits} set hits = hits - 1 where name = ? and key = ? and window_start = ? and hits > 0`,
+      [rule.name, rule.key, windowOf(rule, at).start],
+    );
   }
 }
 
@@ -101,11 +87,6 @@ export function tooManyRequests(rule: string, retryAfterSeconds: number): Connec
     rule,
     retry_after_seconds: retryAfterSeconds,
   });
-}
-
-/** The calling client's IP address as the gateway saw it; "" for callers that did not come through it. */
-export function clientIpOf(header: Headers): string {
-  return header.get(CLIENT_IP_HEADER) ?? "";
 }
 
 /** One order for every caller, so two calls taking the same counters never deadlock. */

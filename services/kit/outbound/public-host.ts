@@ -1,6 +1,6 @@
-import { addressRefusal, parseAddress } from "../outbound/addresses.js";
-import { invalid } from "./problem.js";
-import { requireUrl, type UrlScheme } from "./urls.js";
+import { addressRefusal, parseAddress } from "./addresses.js";
+import { invalid } from "../handler/problem.js";
+import { requireUrl, type UrlScheme } from "../handler/urls.js";
 
 /** Names that never leave the local network: this host, mDNS, private-use zones. */
 const LOCAL_NAMES = /(^|\.)(localhost|local|internal|home\.arpa)$/;

@@ -2,9 +2,9 @@ import { clone, fromBinary, type Message, toBinary, type DescMessage, type Messa
 import type { HandlerContext } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { createHash } from "node:crypto";
-import { qualified } from "../db/orm.js";
-import { invalid, problem } from "./problem.js";
-import { maxLength } from "./text.js";
+import { sql } from "../db/sql.js";
+import { invalid, problem } from "../handler/problem.js";
+import { maxLength } from "../handler/text.js";
 
 /**
  * A request's idempotency key: the body's `idempotency_key`, else the
@@ -32,24 +32,19 @@ export async function idempotent<Desc extends DescMessage>(
   response: Desc,
   work: () => Promise<MessageShape<Desc>>,
 ): Promise<MessageShape<Desc>> {
-  const connection = em.getConnection();
-  const tx = em.getTransactionContext();
-  const table = qualified(em, "idempotency_keys");
-  const claimed = await connection.execute(
-    `insert into ${table} (scope, key, request_hash, response) values (?, ?, ?, ''::bytea)
+  const claimed = await sql(
+    em,
+    `insert into {idempotency_keys} (scope, key, request_hash, response) values (?, ?, ?, ''::bytea)
      on conflict do nothing returning key`,
     [key.scope, key.key, key.hash],
-    "all",
-    tx,
   );
   if (claimed.length === 0) return (await storedAnswer(em, key, response))!;
   const answer = await work();
-  await connection.execute(
-    `update ${table} set response = ? where scope = ? and key = ?`,
-    [Buffer.from(toBinary(response, answer)), key.scope, key.key],
-    "run",
-    tx,
-  );
+  await sql(em, `update {idempotency_keys} set response = ? where scope = ? and key = ?`, [
+    Buffer.from(toBinary(response, answer)),
+    key.scope,
+    key.key,
+  ]);
   return answer;
 }
 
@@ -64,14 +59,11 @@ export async function storedAnswer<Desc extends DescMessage>(
   key: { scope: string; key: string; hash: string },
   response: Desc,
 ): Promise<MessageShape<Desc> | undefined> {
-  const [first] = await em
-    .getConnection()
-    .execute<{ request_hash: string; response: Buffer }[]>(
-      `select request_hash, response from ${qualified(em, "idempotency_keys")} where scope = ? and key = ?`,
-      [key.scope, key.key],
-      "all",
-      em.getTransactionContext(),
-    );
+  const [first] = await sql<{ request_hash: string; response: Buffer }>(
+    em,
+    `select request_hash, response from {idempotency_keys} where scope = ? and key = ?`,
+    [key.scope, key.key],
+  );
   if (!first) return undefined;
   if (first.request_hash !== key.hash)
     throw problem(409, "idempotency.mismatch", "This idempotency key was used with a different request.");
@@ -155,16 +147,15 @@ export interface IdempotencyKey {
  * `idempotent` would by rolling it back.
  */
 export async function claimKeys(em: EntityManager, keys: IdempotencyKey[]): Promise<boolean[]> {
-  const claimed = await em.getConnection().execute<{ scope: string; key: string }[]>(
-    `insert into ${qualified(em, "idempotency_keys")} (scope, key, request_hash, response)
+  const claimed = await sql<{ scope: string; key: string }>(
+    em,
+    `insert into {idempotency_keys} (scope, key, request_hash, response)
      select k.scope, k.key, k.hash, ''::bytea
        from jsonb_array_elements(?::jsonb) with ordinality as e (value, n),
          jsonb_to_record(e.value) as k (scope text, key text, hash text)
        order by e.n
      on conflict do nothing returning scope, key`,
     [JSON.stringify(keys)],
-    "all",
-    em.getTransactionContext(),
   );
   const mine = new Set(claimed.map((row) => `${row.scope}\u0000${row.key}`));
   return keys.map((k) => mine.has(`${k.scope}\u0000${k.key}`));
@@ -182,25 +173,23 @@ export async function answerKeys<Desc extends DescMessage>(
     key: key.key,
     response: Buffer.from(toBinary(response, answer)).toString("base64"),
   }));
-  await em.getConnection().execute(
-    `update ${qualified(em, "idempotency_keys")} t set response = decode(a.response, 'base64')
+  await sql(
+    em,
+    `update {idempotency_keys} t set response = decode(a.response, 'base64')
        from jsonb_to_recordset(?::jsonb) as a (scope text, key text, response text)
        where t.scope = a.scope and t.key = a.key`,
     [JSON.stringify(rows)],
-    "run",
-    em.getTransactionContext(),
   );
 }
 
 /** Gives back keys claimed by `claimKeys` whose write was refused: a retry runs again, as after a rollback. */
 export async function releaseKeys(em: EntityManager, keys: IdempotencyKey[]): Promise<void> {
   if (keys.length === 0) return;
-  await em.getConnection().execute(
-    `delete from ${qualified(em, "idempotency_keys")} t
+  await sql(
+    em,
+    `delete from {idempotency_keys} t
      using jsonb_to_recordset(?::jsonb) as a (scope text, key text)
      where t.scope = a.scope and t.key = a.key`,
     [JSON.stringify(keys.map(({ scope, key }) => ({ scope, key })))],
-    "run",
-    em.getTransactionContext(),
   );
 }

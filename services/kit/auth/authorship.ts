@@ -8,8 +8,8 @@ import {
   type Authorship,
   AuthorshipSchema,
 } from "../../../gen/pf/v1/authorship_pb.js";
-import { callerOf, personOf } from "../auth/principal.js";
-import { invalid, problem } from "./problem.js";
+import { callerOf, personOf } from "./principal.js";
+import { invalid, problem } from "../handler/problem.js";
 
 /**
  * Who authored content (analysis K5). `X-PF-Origin: ai` always makes it `ai`;

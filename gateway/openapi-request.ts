@@ -1,0 +1,135 @@
+import type { DescMessage, JsonObject } from "@bufbuild/protobuf";
+import { protoComments } from "../gen/pf/docs.js";
+import { routeFieldsOf } from "../services/kit/rpc/input.js";
+import type { Binding } from "./bindings.js";
+import { takesRawBytes } from "./bodies.js";
+import type { FieldTarget } from "./fields.js";
+import { exampleOf, heldMessage } from "./openapi-examples.js";
+import { requestFields } from "./request.js";
+import { componentName, type SchemaComponents } from "./schemas.js";
+import { uploadOf } from "./uploads.js";
+
+/**
+ * The request side of an operation: its path and query parameters, each
+ * described by its field's proto comment, and its body. The body's schema
+ * leaves out the fields the path sets and, where routes share a request
+ * message (request_fields), those this route does not read: the gateway
+ * refuses a body naming either, so "Try it out" must not offer them. A path
+ * parameter and a JSON body carry an example valid against their schema.
+ */
+export function requestOf(
+  binding: Binding,
+  components: SchemaComponents,
+): { parameters: JsonObject[]; requestBody?: JsonObject } {
+  const fields = requestFields(binding);
+  const parameters: JsonObject[] = fields.path.map((target, index) => {
+    const schema = components.field(target.field);
+    const example = exampleOf(schema, components.schemas);
+    const rest = binding.template.variables[index].rest && "The rest of the path; may contain slashes.";
+    return {
+      name: target.path,
+      in: "path",
+      required: true,
+      ...describedAs(target, rest),
+      schema,
+      ...(example !== undefined && { example }),
+    };
+  });
+  // Both spellings of a query parameter lead to one target: document it once, by its proto name; only those the route reads.
+  const reads = routeFieldsOf(binding.method);
+  for (const target of new Set(fields.query.values())) {
+    if (reads && !reads.has(target.steps[0].name)) continue;
+    // A map field takes one parameter per key (`facet.<key>=value`): documented as a pattern of names.
+    parameters.push(
+      target.map
+        ? {
+            name: `${target.path}.{key}`,
+            in: "query",
+            ...describedAs(target, `One parameter per key of ${target.path}: ${target.path}.<key>=<value>.`),
+            schema: { type: "string" },
+          }
+        : { name: target.path, in: "query", ...describedAs(target), schema: components.field(target.field) },
+    );
+  }
+  if (binding.body === "") return { parameters };
+  const upload = uploadOf(binding);
+  const content = upload
+    ? uploadContent(upload.mediaTypes)
+    : takesRawBytes(binding)
+      ? { "*/*": { schema: BINARY } }
+      : { "application/json": jsonBody(binding, fields.path, components) };
+  return { parameters, requestBody: { required: true, content } };
+}
+
+export const BINARY = { type: "string", format: "binary" };
+
+/** A parameter's description: its field's proto comment, then what the parameter adds. */
+function describedAs(target: FieldTarget, added?: string | false): JsonObject {
+  const text = [protoComments[`${target.field.parent.typeName}.${target.field.name}`], added].filter(Boolean);
+  return text.length > 0 ? { description: text.join(" ") } : {};
+}
+
+/** An upload's body: a form with one file part (text fields before it), or the raw file in a listed type. */
+function uploadContent(mediaTypes: readonly string[]): JsonObject {
+  const content: JsonObject = {};
+  for (const type of mediaTypes)
+    content[type] =
+      type === "multipart/form-data"
+        ? { schema: { type: "object", properties: { file: BINARY }, required: ["file"] } }
+        : { schema: BINARY };
+  return content;
+}
+
+/** A JSON body's schema, without the fields it may not name, and its example. */
+function jsonBody(binding: Binding, path: readonly FieldTarget[], components: SchemaComponents): JsonObject {
+  const { bodyField, method } = binding;
+  const reads = routeFieldsOf(method);
+  // Dotted paths from the body's top: the path's fields, and (body "*") the request's fields this route does not read.
+  const left = bodyField
+    ? path
+        .filter((target) => target.steps[0] === bodyField)
+        .map((target) => target.path.slice(bodyField.name.length + 1))
+    : [
+        ...path.map((target) => target.path),
+        ...(reads ? method.input.fields.filter((field) => !reads.has(field.name)).map((field) => field.name) : []),
+      ];
+  const whole = bodyField ? components.field(bodyField) : components.message(method.input);
+  // A path variable reaches into the body only through singular message fields.
+  const trimmed = bodyField?.fieldKind === "message" ? bodyField.message : method.input;
+  const schema = left.length > 0 ? without(trimmed, new Set(left), components) : whole;
+  const example = exampleOf(schema, components.schemas, bodyField ? heldMessage(bodyField) : method.input);
+  return { schema, ...(example !== undefined && { example }) };
+}
+
+/**
+ * A message's schema inline without some of its fields (dotted paths reach
+ * into message fields, inlined in turn): its component as made, so what it
+ * declares of its fields (`required`, bounds) stays, less the fields left out.
+ */
+function without(message: DescMessage, left: ReadonlySet<string>, components: SchemaComponents): JsonObject {
+  components.message(message);
+  const component = components.schemas[componentName(message)];
+  const properties: JsonObject = {};
+  for (const [name, property] of Object.entries(component.properties as Record<string, JsonObject>)) {
+    if (left.has(name)) continue;
+    const inner = new Set(
+      [...left].filter((path) => path.startsWith(`${name}.`)).map((path) => path.slice(name.length + 1)),
+    );
+    const field = message.fields.find((each) => each.name === name);
+    const nested = field?.fieldKind === "message" ? field.message : undefined;
+    properties[name] =
+      inner.size > 0 && nested
+        ? {
+            ...without(nested, inner, components),
+            ...(property.description !== undefined && { description: property.description }),
+          }
+        : property;
+  }
+  const required = Array.isArray(component.required)
+    ? component.required.filter((name) => (name as string) in properties)
+    : [];
+  const narrowed: JsonObject = { ...component, properties };
+  if (required.length > 0) narrowed.required = required;
+  else delete narrowed.required;
+  return narrowed;
+}

@@ -1,0 +1,68 @@
+import type { DescEnum, DescField, DescMessage, JsonObject } from "@bufbuild/protobuf";
+import type { FieldRules } from "../gen/pf/v1/options_pb.js";
+import { fieldRulesOf, type Bounds } from "../services/kit/rpc/field-rules.js";
+
+/**
+ * The input rules a contract declares (`(pf.v1.rules)`) as JSON Schema
+ * keywords, so the OpenAPI documents say what the input guard refuses and a
+ * generated client marks required fields required: `required` on the object,
+ * `minLength`/`maxLength`/`pattern`/`enum` for strings, `minimum`/`maximum`
+ * (`exclusive…` for gt/lt) for numbers, `minItems`/`maxItems`/`uniqueItems`
+ * and the items' keywords for lists, and a required enum without its zero value.
+ */
+
+/** The fields of a message its object schema lists as `required`. */
+export function requiredFields(message: DescMessage): string[] {
+  return message.fields.filter((field) => fieldRulesOf(field)?.required).map((field) => field.name);
+}
+
+/** The keywords of a field's own schema (a list's: the array's) from its declared rules; {} when it has none. */
+export function ruleKeywords(field: DescField): JsonObject {
+  const rules = fieldRulesOf(field);
+  if (!rules) return {};
+  if (field.fieldKind === "list") {
+    const repeated = rules.type.case === "repeated" ? rules.type.value : undefined;
+    const minItems = repeated?.minItems ?? (rules.required ? 1n : undefined);
+    return {
+      ...(minItems !== undefined && { minItems: Number(minItems) }),
+      ...(repeated?.maxItems !== undefined && { maxItems: Number(repeated.maxItems) }),
+      ...(repeated?.unique && { uniqueItems: true }),
+    };
+  }
+  if (field.fieldKind === "enum") return valueKeywords(rules, field.enum);
+  if (field.fieldKind === "scalar") return valueKeywords(rules);
+  return {};
+}
+
+/** The keywords of each item of a list from its declared `repeated.items` rules; {} when it has none. */
+export function itemRuleKeywords(field: DescField): JsonObject {
+  const rules = fieldRulesOf(field);
+  if (field.fieldKind !== "list" || rules?.type.case !== "repeated" || !rules.type.value.items) return {};
+  return valueKeywords(rules.type.value.items, field.listKind === "enum" ? field.enum : undefined);
+}
+
+/** The keywords of one value's rules; `required` on a value without presence also means not its zero value. */
+function valueKeywords(rules: FieldRules, descEnum?: DescEnum): JsonObject {
+  const { type } = rules;
+  if (type.case === "string") {
+    const minLength = type.value.minLen ?? (rules.required ? 1n : undefined);
+    return {
+      ...(minLength !== undefined && { minLength: Number(minLength) }),
+      ...(type.value.maxLen !== undefined && { maxLength: Number(type.value.maxLen) }),
+      ...(type.value.pattern !== undefined && { pattern: type.value.pattern }),
+      ...(type.value.in.length > 0 && { enum: type.value.in }),
+    };
+  }
+  if (type.case === "double" || type.case === "int32" || type.case === "int64" || type.case === "uint32")
+    return boundKeywords(type.value);
+  // A required enum is never its zero value (`…_UNSPECIFIED`).
+  if (descEnum && rules.required) return { enum: descEnum.values.filter((v) => v.number !== 0).map((v) => v.name) };
+  return {};
+}
+
+function boundKeywords({ lessThan: upper, greaterThan: lower }: Bounds): JsonObject {
+  const keywords: JsonObject = {};
+  if (lower.case) keywords[lower.case === "gt" ? "exclusiveMinimum" : "minimum"] = Number(lower.value);
+  if (upper.case) keywords[upper.case === "lt" ? "exclusiveMaximum" : "maximum"] = Number(upper.value);
+  return keywords;
+}
