@@ -27,14 +27,14 @@ export interface EventScope {
  */
 export function asyncApiDocument(scope: EventScope, messages: readonly DescMessage[] = eventMessages): JsonObject {
   const components = new SchemaComponents();
-  const described: Record<string, JsonObject> = {};
+  const eventMessagesById: Record<string, JsonObject> = {};
   const channels: Record<string, JsonObject> = {};
   const operations: Record<string, JsonObject> = {};
   for (const message of messages) {
     const subjects = getOption(message, eventSubjects).filter((subject) => scope.keys.includes(keyOf(subject)));
     if (subjects.length === 0) continue;
     const id = componentName(message);
-    described[id] = messageOf(message, components);
+    eventMessagesById[id] = messageOf(message, components);
     for (const subject of subjects) {
       channels[subject] = {
         address: scope.namespace ? `${scope.namespace}.${subject}` : subject,
@@ -62,7 +62,7 @@ export function asyncApiDocument(scope: EventScope, messages: readonly DescMessa
     defaultContentType: "application/json",
     channels,
     operations,
-    components: { messages: described, schemas: components.schemas },
+    components: { messages: eventMessagesById, schemas: components.schemas },
   };
 }
 

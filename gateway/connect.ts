@@ -4,7 +4,6 @@ import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import type { FastifyInstance } from "fastify";
 import type { Implementation } from "../services/kit/rpc/implementation.js";
 import { refusalInProtocol } from "../services/kit/rpc/front-door.js";
-import { reflectionRoutes } from "../services/kit/rpc/reflection.js";
 import { handlerOptions } from "../services/kit/rpc/server.js";
 import { onPublicSurface } from "../services/kit/rpc/surface.js";
 import type { Logger } from "../services/kit/runtime/logger.js";
@@ -46,21 +45,20 @@ export function connectPaths(serving: ConnectServing | undefined): Map<string, D
  * - A message is at most `bodyLimit` bytes (`handlerOptions`); a request that is
  *   one message must arrive within the gateway's body deadline; client streams
  *   are read as they come. Server streams end when the gateway closes.
- * - Reflection answers the public surface, whoever asks (nothing else is here).
+ * - Bidirectional streams need HTTP/2 (Connect answers 505 over HTTP/1.1), so
+ *   reflection, one of them, stays on the RPC port.
  */
 export async function registerConnect(
   app: FastifyInstance,
   serving: ConnectServing,
   context: { admission: Admitting; logger: Logger; bodyLimit: number },
 ): Promise<void> {
-  const admitted = connectPaths(serving);
+  const paths = connectPaths(serving);
   const closing = new AbortController();
   app.addHook("preClose", (done) => {
     closing.abort();
     done();
   });
-  // Every path the plugin registers (reflection's too), for its routes' options.
-  const served = new Map<string, DescMethod>();
   const routes = (router: ConnectRouter) => {
     for (const { service, impl } of serving.implementations) {
       for (const method of service.methods.filter(onPublicSurface)) {
@@ -69,31 +67,21 @@ export async function registerConnect(
         if (handler === undefined) continue;
         router.rpc(method, handler.bind(impl) as never, {
           interceptors: serving.interceptors,
-          ...(method.methodKind === "server_streaming" || method.methodKind === "bidi_streaming"
-            ? { shutdownSignal: closing.signal }
-            : {}),
+          ...(method.methodKind === "server_streaming" && { shutdownSignal: closing.signal }),
         });
       }
     }
-    reflectionRoutes(
-      router,
-      serving.implementations.map((each) => each.service),
-      context.admission,
-      { health: false, internals: false },
-    );
-    for (const handler of router.handlers) served.set(handler.requestPath, handler.method);
   };
 
   await app.register(async (scope) => {
     // Connect reads its own bodies (connect-fastify adds its parsers); the JSON routes' parser stays outside.
     scope.removeAllContentTypeParsers();
     scope.addHook("onRoute", (route) => {
-      const method = served.get(route.url);
+      const method = paths.get(route.url);
       if (!method) return;
       // A client stream is read as it arrives: the whole-body deadline of one message does not apply.
-      if (method.methodKind === "client_streaming" || method.methodKind === "bidi_streaming")
-        route.config = { ...route.config, streamsBody: true };
-      if (admitted.has(route.url)) route.onRequest = admissionHook(method, context, inProtocol);
+      if (method.methodKind === "client_streaming") route.config = { ...route.config, streamsBody: true };
+      route.onRequest = admissionHook(method, context, inProtocol);
     });
     // The RPC reads the request's own headers: those the gateway sets for every call go in first.
     scope.addHook("onRequest", (request, _reply, done) => {

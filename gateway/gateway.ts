@@ -8,6 +8,7 @@ import type { Logger } from "../services/kit/runtime/logger.js";
 import { invalid, problemMessage, problemType } from "../services/kit/handler/problem.js";
 import { bindingsOf, type Binding } from "./bindings.js";
 import { bodyDeadline, closeAfterAnswer } from "./connection.js";
+import { connectPaths, registerConnect, type ConnectServing } from "./connect.js";
 import { registerCors } from "./cors.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "./headers.js";
 import { jsonShapeFault } from "./json-shape.js";
@@ -35,6 +36,8 @@ export interface GatewayOptions {
   readiness(): Promise<Record<string, boolean>>;
   /** What must hold for the process to be worth keeping, for /healthz; unset: it always is. */
   liveness?(): Promise<Record<string, boolean>>;
+  /** The process's own services, served over Connect and gRPC-Web beside the JSON routes (connect.ts); unset: none. */
+  connect?: ConnectServing;
 }
 
 export interface Gateway {
@@ -89,7 +92,7 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
   jsonBodiesOnly(app);
   // Filled when the bindings are registered: what CORS preflights and 405 answers look up.
   const routes = new RouteTable();
-  await registerCors(app, config.corsOrigins, bindings, routes, config.env);
+  await registerCors(app, config.corsOrigins, bindings, routes, config.env, connectPaths(options.connect));
   app.addHook("onRequest", (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
     done();
@@ -166,6 +169,8 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
     },
     routes,
   );
+  if (options.connect)
+    await registerConnect(app, options.connect, { admission: options.admission, logger, bodyLimit: config.bodyLimit });
 
   return {
     app,

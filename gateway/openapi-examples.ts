@@ -43,7 +43,7 @@ function valueOf(schema: JsonObject, walk: Walk, message: DescMessage | undefine
   if ("const" in schema) return schema.const;
   if ("default" in schema) return schema.default;
   if (Array.isArray(schema.enum))
-    return schema.enum.find((value) => !/_UNSPECIFIED$/.test(String(value))) ?? schema.enum[0];
+    return schema.enum.find((value) => typeof value !== "string" || !value.endsWith("_UNSPECIFIED")) ?? schema.enum[0];
   switch (Array.isArray(schema.type) ? schema.type[0] : schema.type) {
     case "object":
       return schema.properties ? objectOf(schema, walk, message) : {};
@@ -95,7 +95,7 @@ export function heldMessage(field: DescField): DescMessage | undefined {
 }
 
 function listOf(schema: JsonObject, walk: Walk, message: DescMessage | undefined): JsonValue[] | undefined {
-  const count = Math.min(Math.max(1, number(schema.minItems) ?? 0), number(schema.maxItems) ?? 1);
+  const count = Math.min(Math.max(1, number(schema.minItems) ?? 0), number(schema.maxItems) ?? Infinity);
   if (count === 0) return [];
   const item = valueOf((schema.items as JsonObject | undefined) ?? {}, walk, message);
   return item === undefined ? undefined : Array.from({ length: count }, () => item);

@@ -18,7 +18,7 @@ export function patternSample(pattern: string): string | undefined {
 }
 
 /** Characters tried, in order, for `.` and a negated class. */
-const CANDIDATES = "a0-_A";
+const CANDIDATES = ["a", "0", "-", "_", "A"];
 
 const ESCAPES: Record<string, string> = { d: "0", w: "a", s: " ", D: "a", W: "-", S: "a", n: "\n", t: "\t", r: "\r" };
 
@@ -97,7 +97,7 @@ class Parser {
     this.at++;
     if (!negated && first !== undefined) return first;
     const members = new RegExp(this.source.slice(start, this.at), "u");
-    const pick = [...CANDIDATES].find((candidate) => members.test(candidate));
+    const pick = CANDIDATES.find((candidate) => members.test(candidate));
     if (pick === undefined) throw new Error("a negated class leaving out every candidate");
     return pick;
   }

@@ -55,9 +55,11 @@ function valueKeywords(rules: FieldRules, descEnum?: DescEnum): JsonObject {
   }
   if (type.case === "double" || type.case === "int32" || type.case === "int64" || type.case === "uint32")
     return boundKeywords(type.value);
-  // A required enum is never its zero value (`…_UNSPECIFIED`).
-  if (descEnum && rules.required) return { enum: descEnum.values.filter((v) => v.number !== 0).map((v) => v.name) };
-  return {};
+  if (!descEnum) return {};
+  // A required enum is never its zero value (`…_UNSPECIFIED`); `not_in` leaves out the values a route does not take.
+  const notIn = new Set(type.case === "enum" ? type.value.notIn : []);
+  if (rules.required) notIn.add(0);
+  return notIn.size > 0 ? { enum: descEnum.values.filter((v) => !notIn.has(v.number)).map((v) => v.name) } : {};
 }
 
 function boundKeywords({ lessThan: upper, greaterThan: lower }: Bounds): JsonObject {

@@ -10,6 +10,7 @@ import { isWrapperDesc } from "@bufbuild/protobuf/wkt";
 import { protoComments } from "../gen/pf/docs.js";
 import { schema as schemaId } from "../gen/pf/v1/options_pb.js";
 import { idRuleOf } from "../services/kit/rpc/input.js";
+import { itemRuleKeywords, requiredFields, ruleKeywords } from "./rule-schemas.js";
 
 /**
  * The proto comment of a pf element (by full name) as an OpenAPI summary and
@@ -86,6 +87,7 @@ export class SchemaComponents {
         ...(id && { "x-pf-schema": id }),
         ...description(message.typeName),
         properties,
+        ...requiredOf(message),
       };
       for (const field of message.fields)
         properties[field.name] = { ...this.field(field), ...description(`${message.typeName}.${field.name}`) };
@@ -96,13 +98,17 @@ export class SchemaComponents {
   field(field: DescField): JsonObject {
     switch (field.fieldKind) {
       case "scalar":
-        return { ...scalarSchema(field.scalar), ...idShape(field) };
+        return { ...scalarSchema(field.scalar), ...idShape(field), ...ruleKeywords(field) };
       case "enum":
-        return enumSchema(field.enum);
+        return { ...enumSchema(field.enum), ...ruleKeywords(field) };
       case "message":
         return this.message(field.message);
       case "list":
-        return { type: "array", items: { ...this.element(field), ...idShape(field) } };
+        return {
+          type: "array",
+          items: { ...this.element(field), ...idShape(field), ...itemRuleKeywords(field) },
+          ...ruleKeywords(field),
+        };
       case "map":
         return { type: "object", additionalProperties: this.element(field) };
     }
@@ -115,6 +121,12 @@ export class SchemaComponents {
     if (kind === "message") return this.message(field.message!);
     return scalarSchema(field.scalar!);
   }
+}
+
+/** The object's `required`: the fields declaring `(pf.v1.rules).required` (rule-schemas.ts). */
+function requiredOf(message: DescMessage): JsonObject {
+  const required = requiredFields(message);
+  return required.length > 0 ? { required } : {};
 }
 
 /** The shape of an id the platform made (id_prefix), which the input guard holds requests to. */

@@ -260,6 +260,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
         logger,
         readiness,
         liveness,
+        // The same handlers as the RPC port, through the same interceptors: Connect and gRPC-Web for browsers.
+        connect: { implementations, interceptors: serverInterceptors },
       });
       gatewayUrl = await gateway.listen({ port: config.httpPort, host: config.bind });
       stops.push(() => gateway.close());

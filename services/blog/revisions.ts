@@ -3,7 +3,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import type { Review } from "../../gen/pf/blog/v1/common_pb.js";
 import { authorColumns, authorOf, type AiClaim, type Author } from "../kit/auth/authorship.js";
 import { newId } from "../kit/handler/ids.js";
-import { invalid, problem } from "../kit/handler/problem.js";
+import { problem } from "../kit/handler/problem.js";
 import { checkRevision, ifMatchOf } from "../kit/handler/revisions.js";
 import { refreshSearchDocuments } from "../kit/search-documents/record.js";
 import { claimSlug } from "../kit/slugs/slugs.js";
@@ -12,10 +12,8 @@ import { appendRevision, insertReview, latestReviews, revisionOf, slugScope, upd
 import { postDocuments } from "./db/search.js";
 import { postChanged } from "./events.js";
 
-/** Blog takes AI output of any workflow that names itself and its run (the spec names none). */
+/** Blog takes AI output of any workflow that names itself (1-128 visible characters, declared) and its run. */
 export function postAuthorOf(call: HandlerContext, claim: AiClaim): Author {
-  if (claim.workflow !== "" && !/^[\x21-\x7e]{1,128}$/.test(claim.workflow))
-    throw invalid("authorship.workflow.id", "authorship.workflow.id is 1-128 visible characters.");
   return authorOf(call, claim, {
     workflow: claim.workflow || "(the workflow's id)",
     code: "post.workflow_required",
@@ -40,11 +38,11 @@ export async function approved(em: EntityManager, postId: string, n: number): Pr
   return (await latestReviews(em, postId, [n])).get(n)?.verdict === "approve";
 }
 
-/** Records a person's review of one revision of the post (the reviewer was checked as one who may edit it). */
+/**
+ * Records a person's review of one revision of the post (the reviewer was checked as one who may edit it; its verdict
+ * and note are declared).
+ */
 export async function recordReview(em: EntityManager, post: PostRow, review: Review, reviewer: string, at: Date) {
-  if (review.verdict !== "approve" && review.verdict !== "reject")
-    throw invalid("review.verdict", "review.verdict is approve or reject.");
-  if (review.note.length > 500) throw invalid("review.note", "review.note holds at most 500 characters.");
   const n = review.revision || post.currentRevision;
   if (!(await revisionOf(em, post.id, n))) throw problem(404, "revision.not_found", `The post has no revision ${n}.`);
   await insertReview(em, {

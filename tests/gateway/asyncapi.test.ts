@@ -114,7 +114,9 @@ describe("AsyncAPI of the event messages", () => {
       expect(Object.keys(schema.properties)).toEqual(message.fields.map((field) => field.name));
       for (const subject of getOption(message, event_subjects)) expect(messageOf(whole, subject)).toBe(documented);
     }
-    expect(Object.keys(whole.components.schemas["games.mod-event.v1"].properties)).toContain("active_capabilities");
+    expect(Object.keys(whole.components.schemas[componentName(ModEventSchema)].properties)).toContain(
+      "active_capabilities",
+    );
   });
 
   it("names the NATS server by its host alone, none without NATS, and one service's events under a namespace", () => {
@@ -124,7 +126,7 @@ describe("AsyncAPI of the event messages", () => {
     const games = document({ keys: ["games"], namespace: "staging" });
     expect(Object.keys(games.channels)).toEqual(getOption(ModEventSchema, event_subjects));
     expect(games.channels["games.mod.enabled"].address).toBe("staging.games.mod.enabled");
-    expect(Object.keys(games.components.messages)).toEqual(["games.mod-event.v1"]);
+    expect(Object.keys(games.components.messages)).toEqual([componentName(ModEventSchema)]);
   });
 });
 
@@ -174,7 +176,7 @@ describeWith(NATS, "AsyncAPI served by the gateway, as NATS carries the events",
         expect(check(payload), JSON.stringify(check.errors)).toBe(true);
         // Every field is written, zero values too: the schema's properties are all there.
         expect(Object.keys(payload).sort()).toEqual(
-          Object.keys(served.components.schemas["games.mod-event.v1"].properties).sort(),
+          Object.keys(served.components.schemas[componentName(ModEventSchema)].properties).sort(),
         );
         const event = fromJsonString(ModEventSchema, m.string(), { ignoreUnknownFields: true });
         expect(event).toMatchObject({ installId: install.id, action: subject.split(".").pop() });

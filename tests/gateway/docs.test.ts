@@ -33,10 +33,10 @@ describeWith(BROWSER, "/docs, the API reference, in a real browser", () => {
   afterAll(() => browser?.close());
 
   /**
-   * The page showing one service's routes, loaded; with every request it made, those that failed, and the
-   * console's errors (CSP refusals too).
+   * The page showing one service's routes, loaded (its resource `tag` shown); with every request it made, those
+   * that failed, and the console's errors (CSP refusals too).
    */
-  async function openDocs(service: string) {
+  async function openDocs(service: string, tag: string) {
     const page = await browser.newPage();
     page.setDefaultTimeout(60_000);
     const requested: string[] = [];
@@ -54,7 +54,7 @@ describeWith(BROWSER, "/docs, the API reference, in a real browser", () => {
     });
     page.on("pageerror", (error) => errors.push(error.message));
     await page.goto(`${t.gatewayUrl}/docs?service=${service}`);
-    await page.locator(`.opblock-tag-section h3.opblock-tag[data-tag="${service}"]`).waitFor();
+    await page.locator(`.opblock-tag-section h3.opblock-tag[data-tag="${tag}"]`).waitFor();
     return { page, requested, failed, errors };
   }
 
@@ -62,13 +62,23 @@ describeWith(BROWSER, "/docs, the API reference, in a real browser", () => {
   const operation = (page: Page, verb: string, path: string) =>
     page.locator(`.opblock.opblock-${verb}`, { has: page.locator(`.opblock-summary-path[data-path="${path}"]`) });
 
-  /** Expands an operation, presses "Try it out" then "Execute", folds it again and answers the status the page showed. */
-  async function tryIt(page: Page, verb: string, path: string): Promise<string> {
+  /**
+   * Expands an operation, presses "Try it out", fills in path variables, presses "Execute", folds it again and
+   * answers the status the page showed. The body is the one the page offers.
+   */
+  async function tryIt(
+    page: Page,
+    verb: string,
+    path: string,
+    variables: Record<string, string> = {},
+  ): Promise<string> {
     const block = operation(page, verb, path);
     await block.locator(".opblock-summary").first().click();
     // The page keeps an operation in "try it out" once pressed (the button then says Cancel).
     const tryOut = block.locator("button.try-out__btn");
     if ((await tryOut.textContent())?.trim() === "Try it out") await tryOut.click();
+    for (const [name, value] of Object.entries(variables))
+      await block.locator(`tr[data-param-name="${name}"] input`).fill(value);
     await block.locator("button.execute").click();
     const status = block.locator(".live-responses-table .response .response-col_status").first();
     const shown = (await status.textContent())?.trim() ?? "";
@@ -81,7 +91,7 @@ describeWith(BROWSER, "/docs, the API reference, in a real browser", () => {
     BROWSER,
     "loads from the gateway alone and picks among every service; a service shows its routes' access and problems; a public route's 'Try it out' answers 200",
     async () => {
-      const { page, requested, failed, errors } = await openDocs("vip");
+      const { page, requested, failed, errors } = await openDocs("vip", "Plans");
       try {
         const picked = await page
           .locator("select#service option")
@@ -106,7 +116,7 @@ describeWith(BROWSER, "/docs, the API reference, in a real browser", () => {
 
         // Another service, picked in the page.
         await page.locator("select#service").selectOption("network");
-        await page.locator(`.opblock-tag-section h3.opblock-tag[data-tag="network"]`).waitFor();
+        await page.locator(`.opblock-tag-section h3.opblock-tag[data-tag="Staff"]`).waitFor();
         expect(requested).toContain(`${t.gatewayUrl}/network/openapi.json`);
         expect(new URL(page.url()).searchParams.get("service")).toBe("network");
         expect(failed).toEqual([]);
@@ -122,7 +132,7 @@ describeWith(BROWSER, "/docs, the API reference, in a real browser", () => {
     BROWSER,
     "a token pasted in 'Authorize' is sent: a route that needs one answers 200, and the internal routes show",
     async () => {
-      const { page, failed, errors } = await openDocs("network");
+      const { page, failed, errors } = await openDocs("network", "Staff");
       try {
         expect(await tryIt(page, "get", "/api/v1/staff/moderators")).toBe("401");
         expect(await operation(page, "post", "/internal/coins/credit").count()).toBe(0);
@@ -140,6 +150,35 @@ describeWith(BROWSER, "/docs, the API reference, in a real browser", () => {
         expect(failed).toEqual([]);
         // The browser logs the 401 it was asked to make.
         expect(errors.filter((error) => !error.includes("status of 401"))).toEqual([]);
+      } finally {
+        await page.close();
+      }
+    },
+    BROWSER_TEST_MS,
+  );
+
+  itWith(
+    BROWSER,
+    "'Try it out' on a POST with a path variable sends the body the page offers, and the route takes it",
+    async () => {
+      const owner = `usr_docs${Date.now().toString(36)}`;
+      const service = await t.token({ kind: "service", svc: "web", caps: ["community.paste.create"] });
+      const created = await t.http("POST", "/community/api/pastes", {
+        token: service,
+        body: { title: "Shown in the docs", body: "hello" },
+        headers: { "x-pf-subject": owner },
+      });
+      expect(created.status).toBe(201);
+      const { page, failed, errors } = await openDocs("community", "Pastes");
+      try {
+        await page.locator(".auth-wrapper button.authorize").click();
+        const dialog = page.locator(".modal-ux");
+        await dialog.locator("input#auth-bearer-value").fill(await t.token({ kind: "user", sub: `${owner}f` }));
+        await dialog.locator("button.authorize").click();
+        await dialog.locator("button.btn-done").click();
+        expect(await tryIt(page, "post", "/api/pastes/{slug}/fork", { slug: created.body.paste.slug })).toBe("201");
+        expect(failed).toEqual([]);
+        expect(errors).toEqual([]);
       } finally {
         await page.close();
       }

@@ -29,7 +29,7 @@ async function errorsOf(document: JsonObject): Promise<string[]> {
   const problems = await lintFromString({ source: JSON.stringify(document), absoluteRef: "openapi.json", config });
   return problems
     .filter((problem) => problem.severity === "error")
-    .map((problem) => `${problem.ruleId} at ${problem.location[0]?.pointer}: ${problem.message}`);
+    .map((problem) => `${problem.ruleId} at ${problem.location[0]?.pointer ?? ""}: ${problem.message}`);
 }
 
 /** The documents a service token reads (every route) and everyone else (public and first-party routes), as served. */

@@ -1,30 +1,19 @@
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { idPattern } from "../../kit/handler/ids.js";
 import type { Role } from "./blogs.js";
 
-export const VISIBILITIES = ["public", "members-only", "private"] as const;
-export type Visibility = (typeof VISIBILITIES)[number];
+/*
+ * The contract declares what needs no data (lengths, the visibilities, at most 20 terms and attachments, med_ ids):
+ * the input guard refuses it before a handler runs. What stays here trims first, or counts what the post holds.
+ */
+
 export type PostState = "draft" | "published" | "unpublished" | "deleted";
 
-export const TITLE_MAX = 200;
-export const SUMMARY_MAX = 500;
-/** A body of at most 200,000 characters (a 5 MB body is refused by the gateway's body cap first: 413). */
-export const BODY_MAX = 200_000;
-const TERMS_MAX = 20;
 const TERM_MAX = 50;
 const SERIES_MAX = 100;
 const ATTACHMENTS_MAX = 20;
-const MEDIA_ID = idPattern("med");
 
-export function requireVisibility(value: string): Visibility {
-  if (!(VISIBILITIES as readonly string[]).includes(value))
-    throw invalid("visibility", `visibility is one of ${VISIBILITIES.join(", ")}.`);
-  return value as Visibility;
-}
-
-/** Taxonomy terms: trimmed, unique, each 1-50 characters, at most 20. */
+/** Taxonomy terms (at most 20, declared): trimmed, unique, each 1-50 characters once trimmed. */
 export function requireTerms(field: string, terms: readonly string[]): string[] {
-  if (terms.length > TERMS_MAX) throw invalid(field, `${field} holds at most ${TERMS_MAX} terms.`);
   const out: string[] = [];
   for (const raw of terms) {
     const term = raw.trim();
@@ -40,15 +29,10 @@ export function requireSeries(value: string): string {
   return series;
 }
 
-/** A media object id (med_), the attachment's only form. */
-export function requireMediaId(field: string, value: string): string {
-  if (!MEDIA_ID.test(value)) throw invalid(field, `${field} is a media object id (med_…).`);
-  return value;
-}
-
-export function requireAttachments(ids: readonly string[]): string[] {
-  if (ids.length > ATTACHMENTS_MAX) throw invalid("attachments", `at most ${ATTACHMENTS_MAX} attachments.`);
-  return [...new Set(ids.map((id) => requireMediaId("attachments", id)))];
+/** The post's attachments with one more (its med_ id declared): at most 20 on a post. */
+export function withAttachment(attachments: readonly string[], media: string): string[] {
+  if (attachments.length >= ATTACHMENTS_MAX) throw invalid("attachments", `at most ${ATTACHMENTS_MAX} attachments.`);
+  return [...new Set([...attachments, media])];
 }
 
 /** Who may edit (and publish, schedule, unpublish) a post: editors and owners every post, authors their own. */

@@ -3,12 +3,11 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { MemberResultSchema, type BlogService } from "../../../gen/pf/blog/v1/blogs_pb.js";
 import { problem } from "../../kit/handler/problem.js";
-import { requireSubject } from "../../kit/handler/subjects.js";
 import type { BlogContext } from "../context.js";
 import { deleteMember, membersOf, ownerCount, roleOf, upsertMember } from "../db/blogs.js";
 import type { BlogRow } from "../db/entities.js";
 import { cancelSchedulesById, pendingSchedulesBy } from "../db/posts.js";
-import { requireRole, type Role } from "../domain/blogs.js";
+import type { Role } from "../domain/blogs.js";
 import { mayEdit } from "../domain/posts.js";
 import { loadBlog, postPerson } from "../ownership.js";
 import { memberToProto } from "../views.js";
@@ -43,9 +42,10 @@ export function memberHandlers(ctx: BlogContext): MemberHandlers {
       });
     },
 
+    // The subject (usr_ or gst_) and the role are declared.
     async setMember(request, call) {
-      const subject = requireSubject("subject", request.subject);
-      const role = requireRole(request.role);
+      const { subject } = request;
+      const role = request.role as Role;
       return ctx.transaction(async (em) => {
         const blog = await loadBlog(em, request.handle, true);
         if (role !== "owner") await refuseLastOwner(em, blog, subject);
@@ -58,7 +58,7 @@ export function memberHandlers(ctx: BlogContext): MemberHandlers {
     },
 
     async removeMember(request, call) {
-      const subject = requireSubject("subject", request.subject);
+      const { subject } = request;
       return ctx.transaction(async (em) => {
         const blog = await loadBlog(em, request.handle, true);
         await refuseLastOwner(em, blog, subject);

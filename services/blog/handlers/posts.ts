@@ -13,23 +13,13 @@ import { approverOf, authorColumns } from "../../kit/auth/authorship.js";
 import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { maxLength, userText } from "../../kit/handler/text.js";
 import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 import { claimSlug } from "../../kit/slugs/slugs.js";
 import type { BlogContext } from "../context.js";
 import type { PostRow, RevisionRow } from "../db/entities.js";
 import { appendRevision, cancelSchedules, insertPost, postById, slugScope, updatePost } from "../db/posts.js";
 import { postDocuments } from "../db/search.js";
-import {
-  BODY_MAX,
-  requireAttachments,
-  requireMediaId,
-  requireSeries,
-  requireTerms,
-  requireVisibility,
-  SUMMARY_MAX,
-  TITLE_MAX,
-} from "../domain/posts.js";
+import { requireSeries, requireTerms, withAttachment } from "../domain/posts.js";
 import { postChanged } from "../events.js";
 import { expectedRevisionOf, postAuthorOf, recordReview, saveRevision, type Revise } from "../revisions.js";
 import { admittedAsStaff, loadBlog, loadPostForWrite, requirePostEditor } from "../ownership.js";
@@ -70,13 +60,12 @@ export function postHandlers(ctx: BlogContext): PostHandlers {
         runId: wf?.runId ?? "",
         stubProvider: wf?.stubProvider,
       });
-      const title = userText("title", request.title, TITLE_MAX);
-      const summary = maxLength("summary", request.summary, SUMMARY_MAX);
-      const body = maxLength("body", request.body, BODY_MAX);
-      const visibility = requireVisibility(request.visibility || "public");
+      // Title, summary and body lengths, the visibility, and at most 20 terms and med_ attachments are declared.
+      const { title, summary, body } = request;
+      const visibility = request.visibility || "public";
       const taxonomy = requireTerms("taxonomy", request.taxonomy);
       const series = requireSeries(request.series);
-      const attachments = requireAttachments(request.attachments);
+      const attachments = [...new Set(request.attachments)];
       const once = idempotencyOf(call, request, { scope: `post:${person}` });
       return ctx.transaction((em) =>
         once.run(em, async () => {
@@ -133,14 +122,13 @@ export function postHandlers(ctx: BlogContext): PostHandlers {
     },
 
     async addAttachment(request, call) {
-      const media = requireMediaId("media_id", request.mediaId);
       return revise(call, request.id, request.expectedRevision, (post) => ({
-        settings: { attachments: requireAttachments([...post.attachments, media]) },
+        settings: { attachments: withAttachment(post.attachments, request.mediaId) },
       }));
     },
 
     async removeAttachment(request, call) {
-      const media = requireMediaId("aid", request.aid);
+      const media = request.aid;
       return revise(call, request.id, request.expectedRevision, (post) => {
         if (!post.attachments.includes(media))
           throw problem(404, "attachment.not_found", "The post has no such attachment.");
@@ -149,7 +137,6 @@ export function postHandlers(ctx: BlogContext): PostHandlers {
     },
 
     async revertPost(request, call) {
-      if (request.revision < 1) throw invalid("revision", "revision is the number of the revision to revert to.");
       return revise(call, request.id, request.expectedRevision, () => ({ basedOn: request.revision }));
     },
 
@@ -193,17 +180,16 @@ function hasEdits(request: PostUpdateRequest): boolean {
   return [title, summary, body, slug, visibility, taxonomy, series, listed].some((each) => each !== undefined);
 }
 
-/** The edits of a PATCH, checked before any transaction. */
+/** The edits of a PATCH (lengths, visibility and a slug not blank are declared), checked before any transaction. */
 function editsOf(request: PostUpdateRequest): Revise {
   const content: Revise["content"] = {};
-  if (request.title !== undefined) content.title = userText("title", request.title, TITLE_MAX);
-  if (request.summary !== undefined) content.summary = maxLength("summary", request.summary, SUMMARY_MAX);
-  if (request.body !== undefined) content.body = maxLength("body", request.body, BODY_MAX);
+  if (request.title !== undefined) content.title = request.title;
+  if (request.summary !== undefined) content.summary = request.summary;
+  if (request.body !== undefined) content.body = request.body;
   const settings: Revise["settings"] = {};
-  if (request.visibility !== undefined) settings.visibility = requireVisibility(request.visibility);
+  if (request.visibility !== undefined) settings.visibility = request.visibility;
   if (request.taxonomy !== undefined) settings.taxonomy = requireTerms("taxonomy.terms", request.taxonomy.terms);
   if (request.series !== undefined) settings.series = requireSeries(request.series);
   if (request.listed !== undefined) settings.listed = request.listed;
-  if (request.slug !== undefined && request.slug.trim() === "") throw invalid("slug", "slug must not be blank.");
   return { content, settings, slug: request.slug };
 }

@@ -56,11 +56,10 @@ export function publicationHandlers(ctx: BlogContext): PublicationHandlers {
 
     async schedulePost(request, call) {
       const person = actingPerson(call);
-      if (request.action !== "publish" && request.action !== "unpublish")
-        throw invalid("action", "action is publish or unpublish.");
-      if (!request.at) throw invalid("at", "at is required: the future time to apply it.");
-      const when = timestampDate(request.at);
-      if (request.revision < 0) throw invalid("revision", "revision is a revision's number.");
+      // Declared: action publish or unpublish when given, `at` set, revision not negative. A cancel may leave out
+      // the action it shares the request with; a schedule may not.
+      if (request.action === "") throw invalid("action", "action is publish or unpublish.");
+      const when = timestampDate(request.at!);
       return ctx.transaction(async (em) => {
         const { post } = await loadPostForWrite(em, request.id);
         requirePostEditor(call, post, person);
@@ -98,8 +97,6 @@ export function publicationHandlers(ctx: BlogContext): PublicationHandlers {
 
     async cancelSchedule(request, call) {
       const person = actingPerson(call);
-      if (request.action !== "" && request.action !== "publish" && request.action !== "unpublish")
-        throw invalid("action", "action is publish or unpublish.");
       return ctx.transaction(async (em) => {
         const { post } = await loadPostForWrite(em, request.id);
         requirePostEditor(call, post, person);

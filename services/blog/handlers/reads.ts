@@ -3,7 +3,7 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { PostReadResultSchema, type PostService } from "../../../gen/pf/blog/v1/posts_pb.js";
 import { personOf, principalOf } from "../../kit/auth/principal.js";
-import { decodeTextCursor, decodeTimeCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { decodeTextCursor, decodeTimeCursor, page } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import { diffRevisions } from "../../kit/revisions/diff.js";
@@ -89,7 +89,8 @@ export function readHandlers(ctx: BlogContext): ReadHandlers {
 
     /** all=1 is for members: the declared `member` relation, required when `all` is set. */
     async listPosts(request) {
-      const limit = Math.min(pageLimit(request.limit ?? 20), 100);
+      // limit is 1-200 (declared); a page holds at most 100.
+      const limit = Math.min(request.limit ?? 20, 100);
       const after = decodeTimeCursor(request.cursor);
       // Hot reads: the page, then all its posts' revisions with their reviews in one statement.
       const blog = await blogToRead(ctx, request.handle);
@@ -104,7 +105,7 @@ export function readHandlers(ctx: BlogContext): ReadHandlers {
 
     listRevisions: (request, call) =>
       asMember(call, request.id, async (em, post) => {
-        const limit = Math.min(pageLimit(request.limit ?? 20), 100);
+        const limit = Math.min(request.limit ?? 20, 100);
         const [before] = decodeTextCursor(request.cursor, 1) ?? [String(post.currentRevision + 1)];
         const rows = await revisionPage(em, post.id, Number(before), limit + 1);
         const reviews = await latestReviews(

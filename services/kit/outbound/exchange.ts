@@ -1,67 +1,54 @@
-import http, { type IncomingMessage } from "node:http";
-import https from "node:https";
-import type { LookupFunction } from "node:net";
 import { pipeline } from "node:stream/promises";
 import zlib from "node:zlib";
+import { Agent, buildConnector, request, type Dispatcher } from "undici";
 import { OutboundError } from "./errors.js";
 
-/** Where one hop connects: the vetted address, never a name looked up again. */
-export interface Destination {
-  url: URL;
-  address: string;
-  family: 4 | 6;
-  port: number;
-}
+/** The vetted address a connection to `hostname:port` goes to; throws `OutboundError` when it must not be made. */
+export type Vet = (hostname: string, port: number) => Promise<{ address: string }>;
 
 /**
- * Sends one GET to the vetted address and answers once the status and headers
- * are in. The request's `lookup` answers only that address, so DNS cannot
- * rebind between the check and the connection; the Host header and TLS's
- * server name stay the URL's host, so certificates are checked against it.
+ * An undici Agent whose every connection is vetted before a socket exists
+ * (its `connect` hook): `vet` resolves the host and checks each answer, and
+ * undici's own connector then connects to the vetted address, never a name
+ * looked up again, so DNS cannot rebind between the check and the connection.
+ * The Host header and TLS's server name stay the URL's host, so certificates
+ * are checked against it. The connect timeout covers the TLS handshake.
  */
-export function exchange(
-  destination: Destination,
-  headers: Record<string, string>,
-  connectTimeoutMs: number,
-  signal: AbortSignal,
-): Promise<IncomingMessage> {
-  const { url, address, family, port } = destination;
-  const secure = url.protocol === "https:";
-  const hostname = bare(url.hostname);
-  const lookup: LookupFunction = (_name, options, callback) => {
-    if (options.all) callback(null, [{ address, family }]);
-    else callback(null, address, family);
-  };
-  return new Promise((resolve, reject) => {
-    const request = (secure ? https : http).request({
-      method: "GET",
-      hostname,
-      port,
-      path: `${url.pathname}${url.search}`,
-      headers,
-      agent: false,
-      lookup,
-      servername: hostname === address || hostname.includes(":") ? undefined : hostname,
-      signal,
-    });
-    const connectTimer = setTimeout(
-      () => request.destroy(new OutboundError("timeout", `no connection within ${connectTimeoutMs} ms`)),
-      connectTimeoutMs,
-    );
-    request.on("socket", (socket) =>
-      socket.once(secure ? "secureConnect" : "connect", () => clearTimeout(connectTimer)),
-    );
-    request.on("response", (response) => {
-      clearTimeout(connectTimer);
-      resolve(response);
-    });
-    request.on("error", (error) => {
-      clearTimeout(connectTimer);
-      // Any fault before an answer (refused, reset, hung up, TLS) is a failure to connect.
-      reject(failureOf(error, signal, "connect"));
-    });
-    request.end();
+export function guardedAgent(vet: Vet, connectTimeoutMs: number): Agent {
+  const connector = buildConnector({ timeout: connectTimeoutMs });
+  return new Agent({
+    connect: (options, callback) => {
+      const port = Number(options.port || (options.protocol === "https:" ? 443 : 80));
+      vet(options.hostname, port).then(
+        ({ address }) =>
+          connector({ ...options, hostname: address }, (error, socket) => {
+            if (error === null) callback(null, socket);
+            else if ((error as NodeJS.ErrnoException).code === "UND_ERR_CONNECT_TIMEOUT")
+              callback(new OutboundError("timeout", `no connection within ${connectTimeoutMs} ms`), null);
+            else callback(error, null);
+          }),
+        (error: Error) => callback(error, null),
+      );
+    },
+    // The caller's total timeout bounds the wait for headers and body.
+    headersTimeout: 0,
+    bodyTimeout: 0,
   });
+}
+
+/** Sends one GET through `agent` and answers once the status and headers are in. */
+export async function exchange(
+  agent: Agent,
+  url: URL,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+): Promise<Dispatcher.ResponseData> {
+  try {
+    return await request(url, { dispatcher: agent, method: "GET", headers, signal });
+  } catch (error) {
+    // Any fault before an answer (refused, reset, hung up, TLS) is a failure to connect.
+    throw failureOf(error, signal, "connect");
+  }
 }
 
 /**
@@ -70,10 +57,14 @@ export function exchange(
  * stops at the cap, an endless body too), and a Content-Length over it stops
  * before reading anything.
  */
-export async function readBody(response: IncomingMessage, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
+export async function readBody(
+  response: Dispatcher.ResponseData,
+  maxBytes: number,
+  signal: AbortSignal,
+): Promise<Buffer> {
   const declared = Number(response.headers["content-length"] ?? "0");
   if (declared > maxBytes) {
-    response.destroy();
+    response.body.destroy();
     throw new OutboundError("too_large", `Content-Length ${declared} is over the cap of ${maxBytes} bytes`);
   }
   const chunks: Buffer[] = [];
@@ -90,10 +81,10 @@ export async function readBody(response: IncomingMessage, maxBytes: number, sign
     for await (const chunk of capped("decompressed")(source)) chunks.push(chunk);
   };
   try {
-    const stages = [capped("on the wire"), ...decoders(response.headers["content-encoding"]), collect];
-    await (pipeline as (...streams: unknown[]) => Promise<void>)(response, ...stages, { signal });
+    const stages = [capped("on the wire"), ...decoders(flatHeader(response.headers["content-encoding"])), collect];
+    await (pipeline as (...streams: unknown[]) => Promise<void>)(response.body, ...stages, { signal });
   } catch (error) {
-    response.destroy();
+    response.body.destroy();
     throw failureOf(error, signal, "protocol");
   }
   return Buffer.concat(chunks);
@@ -125,7 +116,7 @@ export function failureOf(error: unknown, signal: AbortSignal, otherwise: "conne
   return new OutboundError(otherwise, code ? `${message} (${code})` : message);
 }
 
-/** A host without IPv6's brackets. */
-export function bare(hostname: string): string {
-  return hostname.startsWith("[") && hostname.endsWith("]") ? hostname.slice(1, -1) : hostname;
+/** A header's value, its repeats joined as HTTP lists them. */
+export function flatHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(", ") : value;
 }

@@ -4,7 +4,7 @@ import type { Config } from "../runtime/config.js";
 import { wholeSetting } from "../runtime/whole-setting.js";
 import { addressRefusal, parseAddress } from "./addresses.js";
 import { OutboundError } from "./errors.js";
-import { bare, exchange, readBody, type Destination } from "./exchange.js";
+import { exchange, flatHeader, guardedAgent, readBody } from "./exchange.js";
 
 /** The platform's configuration (the contract's name for the kit's `Config`). */
 export type PlatformConfig = Config;
@@ -91,23 +91,26 @@ export async function fetchOutbound(request: OutboundRequest, settings: Outbound
   const cancel = () => controller.abort(new OutboundError("timeout", "the fetch was cancelled"));
   if (request.signal?.aborted) cancel();
   request.signal?.addEventListener("abort", cancel, { once: true });
+  const agent = guardedAgent(
+    (hostname, port) => vet(hostname, port, settings, controller.signal),
+    settings.connectTimeoutMs,
+  );
   try {
     let url = target(request.url);
     const first = url;
     let headers = lowerCased(request.headers ?? {});
     let credentials = lowerCased(request.credentialHeaders ?? {});
     for (let hop = 0; ; hop++) {
-      const destination = await vet(url, settings, controller.signal);
       const sent = {
         ...headers,
         ...credentials,
         "user-agent": settings.userAgent,
         "accept-encoding": "gzip, deflate, br",
       };
-      const response = await exchange(destination, sent, settings.connectTimeoutMs, controller.signal);
-      const location = response.headers.location;
-      if (REDIRECTS.has(response.statusCode ?? 0) && location !== undefined) {
-        response.destroy();
+      const response = await exchange(agent, url, sent, controller.signal);
+      const location = flatHeader(response.headers.location);
+      if (REDIRECTS.has(response.statusCode) && location !== undefined) {
+        response.body.destroy();
         if (hop >= settings.maxRedirects)
           throw new OutboundError("too_many_redirects", `more than ${settings.maxRedirects} redirects`);
         const next = target(location, url);
@@ -119,11 +122,13 @@ export async function fetchOutbound(request: OutboundRequest, settings: Outbound
         continue;
       }
       const body = await readBody(response, settings.maxBytes, controller.signal);
-      return { url: url.href, status: response.statusCode ?? 0, headers: flat(response.headers), body };
+      return { url: url.href, status: response.statusCode, headers: flat(response.headers), body };
     }
   } finally {
     clearTimeout(timer);
     request.signal?.removeEventListener("abort", cancel);
+    // Its connections end with the fetch (nothing is pooled across fetches); nothing waits on that.
+    agent.destroy().catch(() => undefined);
   }
 }
 
@@ -142,27 +147,33 @@ function target(value: string, base?: URL): URL {
 }
 
 /**
- * Resolves a hop's host and checks every answer before anything connects.
- * The detail names the range refused, never the address (a run's detail must
- * not map someone's internal network).
+ * Resolves the host a connection is for and checks every answer, before the
+ * socket exists (the agent's connect hook); answers the address to connect
+ * to. The detail names the range refused, never the address (a run's detail
+ * must not map someone's internal network).
  */
-async function vet(url: URL, settings: OutboundSettings, signal: AbortSignal): Promise<Destination> {
-  const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
-  const listed = settings.allowHosts.includes(`${url.hostname}:${port}`);
-  const literal = parseAddress(url.hostname);
+async function vet(
+  hostname: string,
+  port: number,
+  settings: OutboundSettings,
+  signal: AbortSignal,
+): Promise<{ address: string }> {
+  const host = hostname.includes(":") ? `[${hostname}]` : hostname; // as URL.hostname and allowHosts write it
+  const listed = settings.allowHosts.includes(`${host}:${port}`);
+  const literal = parseAddress(hostname);
   const answers = literal
-    ? [{ address: literal.toString(), family: literal.kind() === "ipv4" ? 4 : 6 } as const]
-    : await resolveHost(bare(url.hostname), settings.resolve ?? systemResolver, signal);
+    ? [literal.toString()]
+    : await resolveHost(hostname, settings.resolve ?? systemResolver, signal);
   if (!listed) {
-    for (const answer of answers) {
-      const refused = addressRefusal(answer.address);
+    for (const address of answers) {
+      const refused = addressRefusal(address);
       if (refused !== undefined)
-        throw new OutboundError("refused_address", `${url.hostname} is a ${refused} address, never fetched`);
+        throw new OutboundError("refused_address", `${host} is a ${refused} address, never fetched`);
     }
     if (port !== 80 && port !== 443)
       throw new OutboundError("refused_address", `port ${port} is not fetched (only 80 and 443)`);
   }
-  return { url, port, ...answers[0] };
+  return { address: answers[0] };
 }
 
 async function resolveHost(host: string, resolve: Resolver, signal: AbortSignal) {
@@ -176,9 +187,7 @@ async function resolveHost(host: string, resolve: Resolver, signal: AbortSignal)
   const parsed = answers.map((answer) => parseAddress(answer.address));
   if (parsed.length === 0 || parsed.some((address) => address === undefined))
     throw new OutboundError("dns", `${host} resolves to no address`);
-  return parsed.map(
-    (address) => ({ address: address!.toString(), family: address!.kind() === "ipv4" ? 4 : 6 }) as const,
-  );
+  return parsed.map((address) => address!.toString());
 }
 
 const systemResolver: Resolver = async (host) =>
@@ -199,7 +208,6 @@ function lowerCased(headers: Record<string, string>): Record<string, string> {
 
 function flat(headers: IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers))
-    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value;
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = flatHeader(value)!;
   return out;
 }

@@ -116,10 +116,16 @@ function valueFaults(rules: FieldRules, descEnum: DescEnum | undefined, value: u
   switch (type.case) {
     case "string":
       return stringFaults(type.value, value as string, at);
-    case "enum":
+    case "enum": {
+      const faults: Fault[] = [];
       if (type.value.definedOnly && !descEnum!.values.some((each) => each.number === value))
-        return [{ field: at, rule: "enum.defined_only", message: `${at} is not a value of ${descEnum!.name}.` }];
-      return [];
+        faults.push({ field: at, rule: "enum.defined_only", message: `${at} is not a value of ${descEnum!.name}.` });
+      if (type.value.notIn.includes(value as number)) {
+        const named = descEnum!.values.find((each) => each.number === value)?.name ?? String(value);
+        faults.push({ field: at, rule: "enum.not_in", message: `${at} may not be ${named} here.` });
+      }
+      return faults;
+    }
     case "double":
     case "int32":
     case "int64":

@@ -27,13 +27,6 @@ type Answer = MessageInitShape<typeof ServerReflectionResponseSchema>["messageRe
 const INVALID_ARGUMENT = 3;
 const NOT_FOUND = 5;
 
-export interface ReflectionOptions {
-  /** grpc.health.v1 is served beside it (the RPC port), so it is listed. */
-  health: boolean;
-  /** Service tokens discover the internal RPCs too (the RPC port); else every caller sees the public surface. */
-  internals: boolean;
-}
-
 /** What one caller may discover: the services listed, and the files (with their registry) answered. */
 interface View {
   names: string[];
@@ -47,27 +40,24 @@ interface View {
  * closure, since clients must link a file against its dependencies.
  *
  * Callers that may discover internal and admin services (service tokens:
- * `Admission.discoversInternals`) see everything, where `internals` allows it;
- * everyone else, with no token or a user or app token, sees the public and
- * first-party surface (`onPublicSurface`), as the public OpenAPI document
- * shows it: files keep their messages, but their services keep only those RPCs,
- * and a service without one is left out. A token that is not valid is refused
- * (401 `auth.invalid`), as on every route.
+ * `Admission.discoversInternals`) see everything; everyone else (no token, a
+ * user's or an app's) sees the public and first-party surface
+ * (`onPublicSurface`), as the public OpenAPI document shows it: files keep
+ * their messages, but their services keep only those RPCs, and a service
+ * without one is left out. A token that is not valid is refused (401
+ * `auth.invalid`), as on every route.
  */
 export function reflectionRoutes(
   router: ConnectRouter,
   services: DescService[],
   admission: Pick<Admission, "discoversInternals">,
-  options: ReflectionOptions = { health: true, internals: true },
 ): void {
-  const beside = [...(options.health ? [Health] : []), ServerReflection];
+  const beside = [Health, ServerReflection];
   // Built at the first request that needs it: linking the filtered files takes a good part of a second.
   let whole: View | undefined;
   let open: View | undefined;
   const viewOf = async (authorization: string | null): Promise<View> => {
-    // Asked even where internals are never shown: a token that is not valid is refused everywhere.
-    const internals = await admission.discoversInternals(authorization);
-    if (internals && options.internals) return (whole ??= wholeView([...services, ...beside]));
+    if (await admission.discoversInternals(authorization)) return (whole ??= wholeView([...services, ...beside]));
     return (open ??= surfaceView([...publicServices(services), ...beside], new Set(beside)));
   };
 

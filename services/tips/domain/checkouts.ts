@@ -1,6 +1,5 @@
 import type { Profile } from "../../../gen/pf/tips/v1/profiles_pb.js";
 import type { Money } from "../../../gen/pf/v1/money_pb.js";
-import { maxLength } from "../../kit/handler/text.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { requireUrl } from "../../kit/handler/urls.js";
 
@@ -25,21 +24,17 @@ export interface Media {
   seconds: number;
 }
 
-const MESSAGE_MAX = 500;
-
-/** The supporter's message: required for a paid message, at most 500 characters. */
+/** The supporter's message (at most 500 characters, by the contract): required for a paid message. */
 export function requireMessage(kind: PaidKind, message: string): string {
-  const text = maxLength("message", message.trim(), MESSAGE_MAX);
+  const text = message.trim();
   if (kind === "paid_message" && text === "") throw invalid("message", "A paid message needs its message.");
   return text;
 }
 
-/** A media request's media: an absolute http(s) URL and a positive length (other kinds' routes refuse media). */
+/** A media request's media: an absolute http(s) URL, and its length (1 or more, by the contract). */
 export function requireMedia(kind: PaidKind, url: string, seconds: number): Media | undefined {
   if (kind !== "media_request") return undefined;
   requireUrl("media_url", url, ["https", "http"]);
-  if (!Number.isInteger(seconds) || seconds < 1)
-    throw invalid("media_seconds", "media_seconds is the media's length: 1 or more.");
   return { url, seconds };
 }
 

@@ -1,17 +1,5 @@
-import { maxLength } from "../../kit/handler/text.js";
-import { invalid, problem } from "../../kit/handler/problem.js";
+import { problem } from "../../kit/handler/problem.js";
 import { optionalUrl } from "../../kit/handler/urls.js";
-
-/** A goal title: 1 to 120 characters. */
-export function requireTitle(title: string): string {
-  const text = maxLength("title", title.trim(), 120);
-  if (text === "") throw invalid("title", "title is required.");
-  return text;
-}
-
-export function requireDescription(description: string): string {
-  return maxLength("description", description, 2000);
-}
 
 /** An image URL: https, or "" for none. */
 export function requireImageUrl(url: string): string {

@@ -8,7 +8,6 @@ import {
   type GoalSettings,
   type OverlayConfigRequest,
 } from "../../../gen/pf/tips/v1/overlays_pb.js";
-import { maxLength } from "../../kit/handler/text.js";
 import { invalid } from "../../kit/handler/problem.js";
 import { optionalUrl } from "../../kit/handler/urls.js";
 
@@ -26,30 +25,28 @@ export function kindName(kind: OverlayKind): OverlayKindName {
   throw invalid("kind", "kind is OVERLAY_KIND_ALERTS or OVERLAY_KIND_GOALS");
 }
 
+/** A config's name, trimmed: on create one is required (the contract holds a sent one to 1 to 80 characters). */
 export function configName(name: string): string {
   const trimmed = name.trim();
   if (trimmed === "") throw invalid("name", "name needs 1 to 80 characters");
-  return maxLength("name", trimmed, 80);
+  return trimmed;
 }
 
-/** The alert settings as stored: checked, defaults filled in. */
+/**
+ * The alert settings as stored: checked, defaults filled in (the duration,
+ * volume and template are held to their bounds by the contract's rules).
+ */
 export function alertSettings(given: AlertSettings): AlertSettings {
   const min = given.minAmount;
   if (min && (!/^[A-Z]{3}$/.test(min.currency) || min.minorUnits < 0n)) {
     throw invalid("alerts.min_amount", "alerts.min_amount is a non-negative amount with an ISO currency");
   }
-  const duration = given.durationMs === 0 ? DEFAULT_DURATION_MS : given.durationMs;
-  if (duration < 1000 || duration > 60_000) throw invalid("alerts.duration_ms", "alerts.duration_ms is 1000 to 60000");
   optionalUrl("alerts.sound_url", given.soundUrl);
-  if (given.soundVolume < 0 || given.soundVolume > 100)
-    throw invalid("alerts.sound_volume", "alerts.sound_volume is 0 to 100");
-  maxLength("alerts.template", given.template, 200);
-  return create(AlertSettingsSchema, { ...given, durationMs: duration });
+  return create(AlertSettingsSchema, { ...given, durationMs: given.durationMs || DEFAULT_DURATION_MS });
 }
 
-/** The goal settings as stored: a goal id is required, the style defaults to a bar. */
+/** The goal settings as stored (the contract requires the goal id): the style defaults to a bar. */
 export function goalSettings(given: GoalSettings): GoalSettings {
-  if (given.goalId === "") throw invalid("goals.goal_id", "goals.goal_id names the goal the overlay shows");
   return create(GoalSettingsSchema, {
     ...given,
     style: given.style === GoalStyle.UNSPECIFIED ? GoalStyle.BAR : given.style,

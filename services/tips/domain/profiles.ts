@@ -20,7 +20,6 @@ import { invalid } from "../../kit/handler/problem.js";
 import { requireUser } from "../../kit/handler/subjects.js";
 
 const HOST = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/;
-const MAX_MEDIA_SECONDS = 24 * 3600;
 
 /** The settings a profile keeps as one document (the switches are columns). */
 export interface ProfileSettings {
@@ -37,7 +36,10 @@ function optionalAmount(field: string, value: Money | undefined): Money | undefi
   return value;
 }
 
-/** Validates the sub-messages of a profile update (each replaces the stored one whole); 400 naming the field. */
+/**
+ * Validates the sub-messages of a profile update (each replaces the stored one whole); 400 naming the field. The
+ * contract's rules hold the voice, the count of hosts and max_seconds to their bounds.
+ */
 export function validSettings(update: ProfileSettings, creator: string): ProfileSettings {
   const out: ProfileSettings = {};
   if (update.minimums) {
@@ -50,24 +52,16 @@ export function validSettings(update: ProfileSettings, creator: string): Profile
     const tts = update.textToSpeech;
     out.textToSpeech = create(TextToSpeechSchema, {
       enabled: tts.enabled,
-      voice: maxLength("text_to_speech.voice", tts.voice, 64),
+      voice: tts.voice,
       minimum: optionalAmount("text_to_speech.minimum", tts.minimum),
     });
   }
   if (update.mediaRequests) {
     const media = update.mediaRequests;
-    if (media.allowedHosts.length > 50)
-      throw invalid("media_requests.allowed_hosts", "media_requests.allowed_hosts holds at most 50 hosts.");
     const hosts = [...new Set(media.allowedHosts.map((host) => host.trim().toLowerCase()))];
     for (const host of hosts)
       if (!HOST.test(host))
         throw invalid("media_requests.allowed_hosts", `${JSON.stringify(host)} is not a host name (youtube.com).`);
-    if (media.maxSeconds < 0 || media.maxSeconds > MAX_MEDIA_SECONDS) {
-      throw invalid(
-        "media_requests.max_seconds",
-        `media_requests.max_seconds is 0 (no limit) to ${MAX_MEDIA_SECONDS}.`,
-      );
-    }
     out.mediaRequests = create(MediaRequestSettingsSchema, {
       enabled: media.enabled,
       allowedHosts: hosts,

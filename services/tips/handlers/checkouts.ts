@@ -124,16 +124,9 @@ async function answer(ctx: TipsContext, row: CheckoutRow): Promise<PaidResult> {
   });
 }
 
+/** How a checkout pays: the contract admits only unspecified (credit), credit and intent. */
 function methodOf(request: PaidRequest): "credit" | "intent" {
-  switch (request.paymentMethod) {
-    case PaymentMethod.UNSPECIFIED:
-    case PaymentMethod.CREDIT:
-      return "credit";
-    case PaymentMethod.INTENT:
-      return "intent";
-    default:
-      throw invalid("payment_method", "payment_method is PAYMENT_METHOD_CREDIT or PAYMENT_METHOD_INTENT.");
-  }
+  return request.paymentMethod === PaymentMethod.INTENT ? "intent" : "credit";
 }
 
 /** Where billing's provider sends the supporter back: intent payments only, an absolute http(s) URL. */

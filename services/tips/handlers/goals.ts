@@ -11,7 +11,7 @@ import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
 import type { TipsContext } from "../context.js";
 import { contributionsTo, findOwnGoal, goalsToProto, newGoal, openGoalCount, publishGoal } from "../db/goals.js";
 import { interactionToProto } from "../db/interactions.js";
-import { requireDescription, requireImageUrl, requireOpen, requireTitle } from "../domain/goals.js";
+import { requireImageUrl, requireOpen } from "../domain/goals.js";
 
 type GoalHandlers = Pick<ServiceImpl<typeof TipsService>, "createGoal" | "getGoal" | "updateGoal" | "closeGoal">;
 
@@ -20,9 +20,10 @@ export function goalHandlers(ctx: TipsContext): GoalHandlers {
   return {
     async createGoal(request, call) {
       const creator = actingPerson(call);
-      const title = requireTitle(request.title);
+      // Title and description are held to the contract's rules (1 to 120 characters not blank, at most 2000).
+      const title = request.title.trim();
       const target = requireAmount("target", request.target);
-      const description = requireDescription(request.description);
+      const description = request.description;
       const imageUrl = requireImageUrl(request.imageUrl);
       const limit = ctx.settings.goalsPerCreator;
       return ctx.transaction(async (em) => {
@@ -70,9 +71,9 @@ export function goalHandlers(ctx: TipsContext): GoalHandlers {
     async updateGoal(request, call) {
       const creator = actingPerson(call);
       const ifMatch = ifMatchOf(call);
-      const title = request.title === undefined ? undefined : requireTitle(request.title);
+      const title = request.title?.trim();
       const target = request.target === undefined ? undefined : requireAmount("target", request.target);
-      const description = request.description === undefined ? undefined : requireDescription(request.description);
+      const description = request.description;
       const imageUrl = request.imageUrl === undefined ? undefined : requireImageUrl(request.imageUrl);
       return ctx.transaction(async (em) => {
         const row = await findOwnGoal(em, request.id, creator, true);

@@ -16,7 +16,6 @@ import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import { requireUser } from "../../kit/handler/subjects.js";
-import { maxLength } from "../../kit/handler/text.js";
 import type { TipsContext } from "../context.js";
 import { goalById, goalNotFound, publishGoal } from "../db/goals.js";
 import { externalByReference, insertExternal, interactionHistory, mediaQueue } from "../db/interaction-lists.js";
@@ -29,13 +28,6 @@ type InteractionHandlers = Pick<
   "listInteractions" | "getInteraction" | "recordExternal" | "listMediaQueue"
 >;
 
-const PROVIDER = /^[a-z0-9_.-]{1,64}$/;
-const ROLES = new Set<InteractionRole>([
-  InteractionRole.UNSPECIFIED,
-  InteractionRole.CREATOR,
-  InteractionRole.SUPPORTER,
-]);
-
 /** Interaction history (creator and supporter sides), external tips and the media queue. */
 export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
   return {
@@ -43,11 +35,9 @@ export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
       const person = actingPerson(call);
       const limit = pageLimit(request.limit);
       const after = decodeTextCursor(request.cursor, 1);
-      if (!ROLES.has(request.role))
-        throw invalid("role", "role is INTERACTION_ROLE_CREATOR or INTERACTION_ROLE_SUPPORTER (or none for both).");
+      // role and kind are values their enums define (the contract's rules).
       const kind =
         request.kind === 0 ? undefined : Object.entries(KINDS).find(([, value]) => value === request.kind)?.[0];
-      if (request.kind !== 0 && !kind) throw invalid("kind", "kind is not an interaction kind.");
       const rows = await interactionHistory(
         ctx.orm.em.fork(),
         {
@@ -134,19 +124,16 @@ export function interactionHandlers(ctx: TipsContext): InteractionHandlers {
 
 function validExternal(request: ExternalRequest) {
   const creator = requireUser("creator", request.creator);
-  if (!PROVIDER.test(request.provider)) throw invalid("provider", "provider is 1 to 64 of a-z, 0-9, _ . -.");
-  const providerRef = maxLength("provider_ref", request.providerRef, 200);
-  if (providerRef === "") throw invalid("provider_ref", "provider_ref is required.");
   const amount = requireAmount("amount", request.amount);
   const supporter = request.supporter === "" ? "" : requireUser("supporter", request.supporter);
   return {
     creator,
     provider: request.provider,
-    providerRef,
+    providerRef: request.providerRef,
     currency: amount.currency,
     amount: amount.amount,
-    message: maxLength("message", request.message, 500),
-    supporterName: maxLength("supporter_name", request.supporterName, 100),
+    message: request.message,
+    supporterName: request.supporterName,
     supporter,
     goalId: request.goalId,
   };

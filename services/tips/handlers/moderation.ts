@@ -10,7 +10,6 @@ import {
 } from "../../../gen/pf/tips/v1/moderation_pb.js";
 import type { TipsService } from "../../../gen/pf/tips/v1/tips_pb.js";
 import { actingPerson, principalOf } from "../../kit/auth/principal.js";
-import { maxLength } from "../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { problem } from "../../kit/handler/problem.js";
 import { requireUser } from "../../kit/handler/subjects.js";
@@ -57,7 +56,7 @@ export function moderationHandlers(ctx: TipsContext): ModerationHandlers {
   /** Hides or restores one paid message; a message already so answers unchanged, with no new record. */
   const moderate = (action: "hide" | "restore") => async (request: ModerationRequest, call: HandlerContext) => {
     const actor = actingPerson(call);
-    const reason = maxLength("reason", request.reason, 500);
+    const reason = request.reason;
     return ctx.transaction(async (em) => {
       const row = request.id === "" ? null : await lockInteraction(em, request.id);
       // Someone who may not moderate it learns nothing of it, as if missing (like an interaction read).

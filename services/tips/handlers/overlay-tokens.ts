@@ -11,7 +11,6 @@ import {
 } from "../../../gen/pf/tips/v1/overlays_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
 import { requireBelowCap } from "../../kit/writes/caps.js";
-import { maxLength } from "../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { problem } from "../../kit/handler/problem.js";
 import type { TipsContext } from "../context.js";
@@ -62,7 +61,7 @@ export function overlayTokenHandlers(ctx: TipsContext): TokenHandlers {
     async createOverlayToken(request, call) {
       const creator = actingPerson(call);
       const scopes = requestedScopes(request.scopes);
-      const label = maxLength("label", request.label.trim(), 80);
+      const label = request.label.trim();
       const secret = SECRET_PREFIX + randomBytes(32).toString("base64url");
       call.responseHeader.set("cache-control", "no-store");
       const limit = ctx.settings.overlayTokensPerCreator;

@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/tips/v1/checkouts.proto.
  */
 export const file_pf_tips_v1_checkouts: GenFile = /*@__PURE__*/
-  fileDesc("ChpwZi90aXBzL3YxL2NoZWNrb3V0cy5wcm90bxIKcGYudGlwcy52MSLxAQoLUGFpZFJlcXVlc3QSDwoHY3JlYXRvchgBIAEoCRIcCgZhbW91bnQYAiABKAsyDC5wZi52MS5Nb25leRIPCgdtZXNzYWdlGAMgASgJEhgKB2dvYWxfaWQYBCABKAlCB8K1GANnb2wSMQoOcGF5bWVudF9tZXRob2QYBSABKA4yGS5wZi50aXBzLnYxLlBheW1lbnRNZXRob2QSEgoKcmV0dXJuX3VybBgGIAEoCRIRCgltZWRpYV91cmwYByABKAkSFQoNbWVkaWFfc2Vjb25kcxgIIAEoBToXkrUYE3RpcHMucGFpZC1yZXF1ZXN0QDEiigEKClBhaWRSZXN1bHQSJgoIY2hlY2tvdXQYASABKAsyFC5wZi50aXBzLnYxLkNoZWNrb3V0EiwKC2ludGVyYWN0aW9uGAIgASgLMhcucGYudGlwcy52MS5JbnRlcmFjdGlvbhIOCgZkZXRhaWwYAyABKAk6FpK1GBJ0aXBzLnBhaWQtcmVzdWx0QDEioAMKCENoZWNrb3V0EgoKAmlkGAEgASgJEikKBGtpbmQYAiABKA4yGy5wZi50aXBzLnYxLkludGVyYWN0aW9uS2luZBIPCgdjcmVhdG9yGAMgASgJEhEKCXN1cHBvcnRlchgEIAEoCRIcCgZhbW91bnQYBSABKAsyDC5wZi52MS5Nb25leRIxCg5wYXltZW50X21ldGhvZBgGIAEoDjIZLnBmLnRpcHMudjEuUGF5bWVudE1ldGhvZBIvCg1wYXltZW50X3N0YXRlGAcgASgOMhgucGYudGlwcy52MS5QYXltZW50U3RhdGUSEQoJaW50ZW50X2lkGAggASgJEhQKDGNoZWNrb3V0X3VybBgJIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgKIAEoCRIWCg5kZWNsaW5lX3JlYXNvbhgLIAEoCRIuCgpjcmVhdGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpzZXR0bGVkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcGIGcHJvdG8z", [file_google_protobuf_timestamp, file_pf_tips_v1_interactions, file_pf_v1_money, file_pf_v1_options]);
+  fileDesc("ChpwZi90aXBzL3YxL2NoZWNrb3V0cy5wcm90bxIKcGYudGlwcy52MSKmAgoLUGFpZFJlcXVlc3QSGAoHY3JlYXRvchgBIAEoCUIHwrcYA8gBARIlCgZhbW91bnQYAiABKAsyDC5wZi52MS5Nb25leUIHwrcYA8gBARIaCgdtZXNzYWdlGAMgASgJQgnCtxgFcgMY9AMSGAoHZ29hbF9pZBgEIAEoCUIHwrUYA2dvbBI/Cg5wYXltZW50X21ldGhvZBgFIAEoDjIZLnBmLnRpcHMudjEuUGF5bWVudE1ldGhvZEIMwrcYCIIBBRABIgEDEhIKCnJldHVybl91cmwYBiABKAkSEQoJbWVkaWFfdXJsGAcgASgJEh8KDW1lZGlhX3NlY29uZHMYCCABKAVCCMK3GAQaAigBOheStRgTdGlwcy5wYWlkLXJlcXVlc3RAMSKKAQoKUGFpZFJlc3VsdBImCghjaGVja291dBgBIAEoCzIULnBmLnRpcHMudjEuQ2hlY2tvdXQSLAoLaW50ZXJhY3Rpb24YAiABKAsyFy5wZi50aXBzLnYxLkludGVyYWN0aW9uEg4KBmRldGFpbBgDIAEoCToWkrUYEnRpcHMucGFpZC1yZXN1bHRAMSKgAwoIQ2hlY2tvdXQSCgoCaWQYASABKAkSKQoEa2luZBgCIAEoDjIbLnBmLnRpcHMudjEuSW50ZXJhY3Rpb25LaW5kEg8KB2NyZWF0b3IYAyABKAkSEQoJc3VwcG9ydGVyGAQgASgJEhwKBmFtb3VudBgFIAEoCzIMLnBmLnYxLk1vbmV5EjEKDnBheW1lbnRfbWV0aG9kGAYgASgOMhkucGYudGlwcy52MS5QYXltZW50TWV0aG9kEi8KDXBheW1lbnRfc3RhdGUYByABKA4yGC5wZi50aXBzLnYxLlBheW1lbnRTdGF0ZRIRCglpbnRlbnRfaWQYCCABKAkSFAoMY2hlY2tvdXRfdXJsGAkgASgJEhYKDnRyYW5zYWN0aW9uX2lkGAogASgJEhYKDmRlY2xpbmVfcmVhc29uGAsgASgJEi4KCmNyZWF0ZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnNldHRsZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wYgZwcm90bzM", [file_google_protobuf_timestamp, file_pf_tips_v1_interactions, file_pf_v1_money, file_pf_v1_options]);
 
 /**
  * tips.paid-request@1: a tip, paid message or media request.
@@ -57,7 +57,7 @@ export type PaidRequest = Message<"pf.tips.v1.PaidRequest"> & {
   goalId: string;
 
   /**
-   * How to pay ("" / unspecified = credit).
+   * How to pay ("" / unspecified = credit); PAYMENT_METHOD_EXTERNAL is for recorded tips, never a checkout.
    *
    * @generated from field: pf.tips.v1.PaymentMethod payment_method = 5;
    */
@@ -78,7 +78,7 @@ export type PaidRequest = Message<"pf.tips.v1.PaidRequest"> & {
   mediaUrl: string;
 
   /**
-   * Media requests: its length in seconds.
+   * Media requests: its length in seconds (1 or more).
    *
    * @generated from field: int32 media_seconds = 8;
    */

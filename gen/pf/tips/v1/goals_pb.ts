@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/tips/v1/goals.proto.
  */
 export const file_pf_tips_v1_goals: GenFile = /*@__PURE__*/
-  fileDesc("ChZwZi90aXBzL3YxL2dvYWxzLnByb3RvEgpwZi50aXBzLnYxIvwCCgRHb2FsEgoKAmlkGAEgASgJEg8KB2NyZWF0b3IYAiABKAkSDQoFdGl0bGUYAyABKAkSHAoGdGFyZ2V0GAQgASgLMgwucGYudjEuTW9uZXkSGwoFdG90YWwYBSABKAsyDC5wZi52MS5Nb25leRIOCgZwdWJsaWMYBiABKAgSDgoGY2xvc2VkGAcgASgIEhAKCHJldmlzaW9uGAggASgDEhMKC2Rlc2NyaXB0aW9uGAkgASgJEhEKCWltYWdlX3VybBgKIAEoCRINCgVvcmRlchgLIAEoBRIVCg1jb250cmlidXRpb25zGAwgASgFEi4KCmNyZWF0ZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCWNsb3NlZF9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAitwEKEUdvYWxDcmVhdGVSZXF1ZXN0Eg0KBXRpdGxlGAEgASgJEhwKBnRhcmdldBgCIAEoCzIMLnBmLnYxLk1vbmV5EhMKC2Rlc2NyaXB0aW9uGAMgASgJEhEKCWltYWdlX3VybBgEIAEoCRINCgVvcmRlchgFIAEoBRITCgZwdWJsaWMYBiABKAhIAIgBAToekrUYGnRpcHMuZ29hbC1jcmVhdGUtcmVxdWVzdEAxQgkKB19wdWJsaWMiqAIKEUdvYWxVcGRhdGVSZXF1ZXN0EhMKAmlkGAEgASgJQgfCtRgDZ29sEhIKBXRpdGxlGAIgASgJSACIAQESHAoGdGFyZ2V0GAMgASgLMgwucGYudjEuTW9uZXkSGAoLZGVzY3JpcHRpb24YBCABKAlIAYgBARIWCglpbWFnZV91cmwYBSABKAlIAogBARISCgVvcmRlchgGIAEoBUgDiAEBEh4KEWV4cGVjdGVkX3JldmlzaW9uGAcgASgDSASIAQE6HpK1GBp0aXBzLmdvYWwtdXBkYXRlLXJlcXVlc3RAMUIICgZfdGl0bGVCDgoMX2Rlc2NyaXB0aW9uQgwKCl9pbWFnZV91cmxCCAoGX29yZGVyQhQKEl9leHBlY3RlZF9yZXZpc2lvbiInChBHb2FsQ2xvc2VSZXF1ZXN0EhMKAmlkGAEgASgJQgfCtRgDZ29sInQKCkdvYWxSZXN1bHQSHgoEZ29hbBgBIAEoCzIQLnBmLnRpcHMudjEuR29hbBIuCg1jb250cmlidXRpb25zGAIgAygLMhcucGYudGlwcy52MS5JbnRlcmFjdGlvbjoWkrUYEnRpcHMuZ29hbC1yZXN1bHRAMWIGcHJvdG8z", [file_google_protobuf_timestamp, file_pf_tips_v1_interactions, file_pf_v1_money, file_pf_v1_options]);
+  fileDesc("ChZwZi90aXBzL3YxL2dvYWxzLnByb3RvEgpwZi50aXBzLnYxIvwCCgRHb2FsEgoKAmlkGAEgASgJEg8KB2NyZWF0b3IYAiABKAkSDQoFdGl0bGUYAyABKAkSHAoGdGFyZ2V0GAQgASgLMgwucGYudjEuTW9uZXkSGwoFdG90YWwYBSABKAsyDC5wZi52MS5Nb25leRIOCgZwdWJsaWMYBiABKAgSDgoGY2xvc2VkGAcgASgIEhAKCHJldmlzaW9uGAggASgDEhMKC2Rlc2NyaXB0aW9uGAkgASgJEhEKCWltYWdlX3VybBgKIAEoCRINCgVvcmRlchgLIAEoBRIVCg1jb250cmlidXRpb25zGAwgASgFEi4KCmNyZWF0ZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCWNsb3NlZF9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi3AEKEUdvYWxDcmVhdGVSZXF1ZXN0Eh4KBXRpdGxlGAEgASgJQg/CtxgLyAEBcgYYeDICXFMSJQoGdGFyZ2V0GAIgASgLMgwucGYudjEuTW9uZXlCB8K3GAPIAQESHgoLZGVzY3JpcHRpb24YAyABKAlCCcK3GAVyAxjQDxIRCglpbWFnZV91cmwYBCABKAkSDQoFb3JkZXIYBSABKAUSEwoGcHVibGljGAYgASgISACIAQE6HpK1GBp0aXBzLmdvYWwtY3JlYXRlLXJlcXVlc3RAMUIJCgdfcHVibGljIsECChFHb2FsVXBkYXRlUmVxdWVzdBITCgJpZBgBIAEoCUIHwrUYA2dvbBIgCgV0aXRsZRgCIAEoCUIMwrcYCHIGGHgyAlxTSACIAQESHAoGdGFyZ2V0GAMgASgLMgwucGYudjEuTW9uZXkSIwoLZGVzY3JpcHRpb24YBCABKAlCCcK3GAVyAxjQD0gBiAEBEhYKCWltYWdlX3VybBgFIAEoCUgCiAEBEhIKBW9yZGVyGAYgASgFSAOIAQESHgoRZXhwZWN0ZWRfcmV2aXNpb24YByABKANIBIgBAToekrUYGnRpcHMuZ29hbC11cGRhdGUtcmVxdWVzdEAxQggKBl90aXRsZUIOCgxfZGVzY3JpcHRpb25CDAoKX2ltYWdlX3VybEIICgZfb3JkZXJCFAoSX2V4cGVjdGVkX3JldmlzaW9uIicKEEdvYWxDbG9zZVJlcXVlc3QSEwoCaWQYASABKAlCB8K1GANnb2widAoKR29hbFJlc3VsdBIeCgRnb2FsGAEgASgLMhAucGYudGlwcy52MS5Hb2FsEi4KDWNvbnRyaWJ1dGlvbnMYAiADKAsyFy5wZi50aXBzLnYxLkludGVyYWN0aW9uOhaStRgSdGlwcy5nb2FsLXJlc3VsdEAxYgZwcm90bzM", [file_google_protobuf_timestamp, file_pf_tips_v1_interactions, file_pf_v1_money, file_pf_v1_options]);
 
 /**
  * A creator's goal.
@@ -148,7 +148,7 @@ export const GoalSchema: GenMessage<Goal> = /*@__PURE__*/
  */
 export type GoalCreateRequest = Message<"pf.tips.v1.GoalCreateRequest"> & {
   /**
-   * Title (1 to 120 characters).
+   * Title (1 to 120 characters, not blank).
    *
    * @generated from field: string title = 1;
    */
@@ -211,7 +211,7 @@ export type GoalUpdateRequest = Message<"pf.tips.v1.GoalUpdateRequest"> & {
   id: string;
 
   /**
-   * New title.
+   * New title (1 to 120 characters, not blank).
    *
    * @generated from field: optional string title = 2;
    */
@@ -225,7 +225,7 @@ export type GoalUpdateRequest = Message<"pf.tips.v1.GoalUpdateRequest"> & {
   target?: Money | undefined;
 
   /**
-   * New description.
+   * New description (at most 2000 characters).
    *
    * @generated from field: optional string description = 4;
    */

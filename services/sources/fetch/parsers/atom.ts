@@ -17,8 +17,8 @@ import {
 type Node = Record<string, unknown>;
 type Entry = AtomFeed.Entry<string>;
 
-/** Stamped on every item this parser produced; raised when what it reads changes (2: read by feedsmith). */
-export const PARSER_VERSION = "atom@2";
+/** Stamped on every item this parser produced; raised when what it reads changes. */
+export const PARSER_VERSION = "atom@1";
 
 /**
  * Atom 1.0, read by feedsmith: an entry's `link rel="alternate"` (or a link

@@ -5,8 +5,8 @@ import { canonicalUrl, dateOf, fromCategories, ParseError, readFeed, squeeze, ty
 /** An RSS 2.0 item or an RSS 1.0 (RDF) one, as feedsmith reads them. */
 type Item = RssFeed.Item<string> & Pick<RdfFeed.Item<string>, "rdf">;
 
-/** Stamped on every item this parser produced; raised when what it reads changes (2: read by feedsmith). */
-export const PARSER_VERSION = "rss@2";
+/** Stamped on every item this parser produced; raised when what it reads changes. */
+export const PARSER_VERSION = "rss@1";
 
 /**
  * RSS 2.0 (and 0.9x, and RSS 1.0's rdf:RDF items), read by feedsmith: an

@@ -1,0 +1,41 @@
+/** A person's subject as the platform writes it: a network user (`usr_…`) or a guest (`gst_…`). */
+export type Subject = `usr_${string}` | `gst_${string}`;
+
+/** Who calls: the token, and what a service token says of the person it acts for (the X-PF-* headers). */
+export interface Caller {
+  /** The bearer token, or a function answering the current one (asked before every try). Unset: anonymous. */
+  token?: string | (() => string | Promise<string>);
+  /** X-PF-Subject: the person a service token acts for. */
+  subject?: Subject;
+  /** X-PF-Staff: 1, the person a service token acts for is staff. */
+  staff?: boolean;
+  /** X-PF-Origin: ai, what the call sends is AI output (from a service, or an app where the route allows it). */
+  origin?: "ai";
+  /** X-PF-Groups: the groups (roles) a service resolved for the person it acts for. */
+  groups?: readonly string[];
+  /** X-PF-Entitlements: the entitlements a service resolved for the person it acts for. */
+  entitlements?: readonly string[];
+}
+
+/**
+ * The headers of a call from this caller, by their names on the wire (lower case). The platform checks them (a
+ * user or app token sending X-PF-Subject is refused with 403 `auth.header_refused`); the types here only keep
+ * values the platform never takes (a staff flag other than 1, an origin other than ai) from being written.
+ */
+export async function callerHeaders(caller: Caller): Promise<Record<string, string>> {
+  const headers: Record<string, string> = {};
+  const token = typeof caller.token === "function" ? await caller.token() : caller.token;
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (caller.subject !== undefined) headers["x-pf-subject"] = caller.subject;
+  if (caller.staff) headers["x-pf-staff"] = "1";
+  if (caller.origin !== undefined) headers["x-pf-origin"] = caller.origin;
+  if (caller.groups !== undefined) headers["x-pf-groups"] = caller.groups.join(",");
+  if (caller.entitlements !== undefined) headers["x-pf-entitlements"] = caller.entitlements.join(",");
+  return headers;
+}
+
+/** Sets the caller's headers on a request's headers, leaving any the call sets itself (a per-call subject). */
+export async function addCallerHeaders(header: Headers, caller: Caller): Promise<void> {
+  for (const [name, value] of Object.entries(await callerHeaders(caller)))
+    if (!header.has(name)) header.set(name, value);
+}
