@@ -1,5 +1,6 @@
 import type { DescField, DescMessage, JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { patternSample } from "./pattern-sample.js";
+import { REF } from "./schemas.js";
 
 /**
  * Examples built from the JSON Schemas of a document, valid against them: what
@@ -24,8 +25,6 @@ interface Walk {
   /** The components being filled, outermost first: a message that holds itself stops there. */
   readonly open: Set<string>;
 }
-
-const REF = "#/components/schemas/";
 
 function valueOf(schema: JsonObject, walk: Walk, message: DescMessage | undefined): JsonValue | undefined {
   const ref = typeof schema.$ref === "string" && schema.$ref.startsWith(REF) ? schema.$ref.slice(REF.length) : "";

@@ -25,7 +25,7 @@ import { PROBLEM_CONTENT_TYPE } from "./problems.js";
 import { EVENT_STREAM_CONTENT_TYPE } from "./sse.js";
 import { operationId, resourceTags } from "./openapi-names.js";
 import { BINARY, requestOf } from "./openapi-request.js";
-import { componentName, described, SchemaComponents } from "./schemas.js";
+import { componentName, described, REF, SchemaComponents } from "./schemas.js";
 import { openApiPath } from "./template.js";
 import { uploadOf } from "./uploads.js";
 
@@ -86,8 +86,6 @@ function reached(paths: JsonObject, schemas: Record<string, JsonObject>): Record
   visit(paths);
   return Object.fromEntries(Object.entries(schemas).filter(([name]) => found.has(name)));
 }
-
-const REF = "#/components/schemas/";
 
 /**
  * Whether a route is in the public document (served to callers without a

@@ -42,6 +42,9 @@ export function componentName(message: DescMessage): string {
   return id ? id.replace(/@(\d+)$/, ".v$1") : message.typeName;
 }
 
+/** What a `$ref` to a component starts with: the component's name follows. */
+export const REF = "#/components/schemas/";
+
 /** Well-known types, inlined as the proto JSON mapping writes them. */
 const WELL_KNOWN: Record<string, JsonObject> = {
   "google.protobuf.Timestamp": { type: "string", format: "date-time" },
@@ -92,7 +95,7 @@ export class SchemaComponents {
       for (const field of message.fields)
         properties[field.name] = { ...this.field(field), ...description(`${message.typeName}.${field.name}`) };
     }
-    return { $ref: `#/components/schemas/${name}` };
+    return { $ref: REF + name };
   }
 
   field(field: DescField): JsonObject {

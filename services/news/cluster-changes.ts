@@ -2,7 +2,6 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import type { Cluster, ClusterAudit, ClusterManageRequest } from "../../gen/pf/news/v1/clusters_pb.js";
 import { newId } from "../kit/handler/ids.js";
 import { invalid, problem } from "../kit/handler/problem.js";
-import { userText } from "../kit/handler/text.js";
 import type { ServiceContext } from "../kit/service/module.js";
 import { auditToProto, clusterToProto } from "./db/answers.js";
 import {
@@ -53,9 +52,9 @@ export async function mergeClusters(
   request: ClusterManageRequest,
   by: string,
 ): Promise<ChangeAnswer> {
-  const reason = userText("reason", request.reason, 500);
+  // Declared: reason not blank (at most 500 characters), at least one cluster.
+  const { reason } = request;
   const others = [...new Set(request.clusterIds)];
-  if (others.length === 0) throw invalid("cluster_ids", "Name at least one cluster to merge.");
   if (others.length > 50) throw invalid("cluster_ids", "At most 50 clusters at once.");
   if (others.includes(request.id)) throw invalid("cluster_ids", "A cluster cannot be merged into itself.");
   const locked = await lockClusters(em, [request.id, ...others]);
@@ -79,9 +78,9 @@ export async function splitCluster(
   request: ClusterManageRequest,
   by: string,
 ): Promise<ChangeAnswer> {
-  const reason = userText("reason", request.reason, 500);
+  // Declared: reason not blank (at most 500 characters), at least one item.
+  const { reason } = request;
   const items = [...new Set(request.itemIds)];
-  if (items.length === 0) throw invalid("item_ids", "Name at least one item to split off.");
   if (items.length > MAX_ITEMS) throw invalid("item_ids", `At most ${MAX_ITEMS} items at once.`);
   const locked = await lockClusters(em, [request.id]);
   requireActive(locked, request.id);
@@ -115,7 +114,7 @@ export async function reverseChange(
   request: ClusterManageRequest,
   by: string,
 ): Promise<ChangeAnswer> {
-  const reason = userText("reason", request.reason, 500);
+  const { reason } = request; // declared: not blank, at most 500 characters
   const audit = await lockAudit(em, request.auditId);
   if (!audit) throw problem(404, "cluster_audit.not_found", "No such audit entry.");
   const inverse = inverseOf(audit.moves, audit.clusters);

@@ -394,6 +394,27 @@ describe("bad input", () => {
     }
   });
 
+  it("reports every rule the contract declares that a request breaks, each naming its field", async () => {
+    const { owner, handle } = await newBlog(call);
+    const fields = (answer: { body: { errors?: { field: string }[] } }) => answer.body.errors?.map((e) => e.field);
+    const post = await call("POST", `/api/v1/blogs/${handle}/posts`, owner, {
+      title: " ",
+      summary: "s".repeat(501),
+      visibility: "secret",
+      taxonomy: Array.from({ length: 21 }, (_, i) => `t${i}`),
+    });
+    expect(post.body).toMatchObject({ status: 400, code: "request.invalid", field: "title" });
+    expect(fields(post)).toEqual(["title", "summary", "visibility", "taxonomy"]);
+    const blog = await call("PATCH", `/api/v1/blogs/${handle}`, owner, {
+      title: "",
+      language: "not a tag",
+      feed: { item_count: 0 },
+    });
+    expect(fields(blog)).toEqual(["title", "language", "feed.item_count"]);
+    const member = await call("PUT", `/api/v1/blogs/${handle}/members/someone`, owner, { role: "admin" });
+    expect(fields(member)).toEqual(["subject", "role"]);
+  });
+
   it("attaches and detaches media by id, each a new revision", async () => {
     const { owner, handle } = await newBlog(call);
     const post = await newPost(call, handle, owner);

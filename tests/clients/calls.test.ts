@@ -2,7 +2,7 @@ import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createPlatformClient, createPlatformFetch, PlatformError, problemOf } from "../../clients/ts/src/index.js";
 import { usePlatform } from "../support/platform.js";
-import { minuteEndingIn, type ShiftedClock } from "./support.js";
+import { unspentMinuteEndingIn, type ShiftedClock } from "./support.js";
 
 // One anonymous search a minute, so the second is refused 429 until the minute's window ends.
 const clock: ShiftedClock = { offsetMs: 0, now: () => new Date(Date.now() + clock.offsetMs) };
@@ -55,7 +55,7 @@ describe("the platform's Connect clients, on the RPC port", () => {
   });
 
   it("try a read again after the Retry-After of its 429, and answer it at once when that is past their longest wait", async () => {
-    clock.offsetMs += minuteEndingIn(5_000, clock.now().getTime());
+    clock.offsetMs += unspentMinuteEndingIn(5_000, clock.now().getTime());
     const { tries, interceptor } = recordTries();
     const anonymous = createPlatformClient({ baseUrl: t.platform.rpcUrl, interceptors: [interceptor] });
     await anonymous.search.search({ q: "" }); // the minute's one search
@@ -105,7 +105,7 @@ describe("the platform's fetch helpers, on the gateway's JSON routes", () => {
   });
 
   it("try a GET again after the Retry-After of its 429", async () => {
-    clock.offsetMs += minuteEndingIn(5_000, clock.now().getTime());
+    clock.offsetMs += unspentMinuteEndingIn(5_000, clock.now().getTime());
     const answers: { at: number; status: number; retryAfter: string | null }[] = [];
     const api = createPlatformFetch({
       baseUrl: t.gatewayUrl,

@@ -8,9 +8,10 @@ export interface ShiftedClock extends Clock {
 const MINUTE_MS = 60_000;
 
 /**
- * How far ahead to shift a clock reading `now` so that its minute ends in `ms`: rate limits count calls in windows
- * of a minute, so a call refused there is told to come back when that minute ends.
+ * How far ahead to shift a clock reading `now` so that it is `ms` before the end of a minute it has not reached
+ * yet: rate limits count calls in windows of a minute, so there no call has been counted, and one refused is told
+ * to come back when that minute ends.
  */
-export function minuteEndingIn(ms: number, now: number): number {
-  return (((MINUTE_MS - ms - (now % MINUTE_MS)) % MINUTE_MS) + MINUTE_MS) % MINUTE_MS;
+export function unspentMinuteEndingIn(ms: number, now: number): number {
+  return MINUTE_MS - (now % MINUTE_MS) + MINUTE_MS - ms;
 }

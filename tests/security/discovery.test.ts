@@ -1,7 +1,15 @@
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { describe, expect, it } from "vitest";
-import { ServerReflection } from "../../gen/grpc/reflection/v1/reflection_pb.js";
+import { fromBinary } from "@bufbuild/protobuf";
+import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
+import {
+  ServerReflection,
+  type ServerReflectionRequest,
+  type ServerReflectionResponse,
+} from "../../gen/grpc/reflection/v1/reflection_pb.js";
+import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
+import { onPublicSurface } from "../../services/kit/rpc/surface.js";
 import { usePlatform } from "../support/platform.js";
 
 const t = usePlatform({ services: ["network"] });
@@ -45,33 +53,66 @@ describe("the OpenAPI documents", () => {
 });
 
 describe("RPC reflection", () => {
-  const listServices = async (token?: string) => {
+  /** What one reflection stream answers to each request, in order. */
+  const reflect = async (token: string | undefined, ...requests: ServerReflectionRequest["messageRequest"][]) => {
     const client = createClient(ServerReflection, createGrpcTransport({ baseUrl: t.platform.rpcUrl }));
     async function* ask() {
-      yield { host: "", messageRequest: { case: "listServices" as const, value: "" } };
+      for (const messageRequest of requests) yield { host: "", messageRequest };
     }
-    const names: string[] = [];
     const headers = token === undefined ? undefined : { authorization: `Bearer ${token}` };
-    for await (const res of client.serverReflectionInfo(ask(), { headers })) {
-      if (res.messageResponse.case === "listServicesResponse")
-        names.push(...res.messageResponse.value.service.map((s) => s.name));
-    }
-    return names;
+    const answers: ServerReflectionResponse["messageResponse"][] = [];
+    for await (const res of client.serverReflectionInfo(ask(), { headers })) answers.push(res.messageResponse);
+    return answers;
   };
-  const codeOf = (token?: string) =>
-    listServices(token).then(
-      () => "answered",
-      (error: unknown) => Code[ConnectError.from(error).code],
+  /** The services listed, and the methods of NetworkService as its file describes it. */
+  const discovered = async (token?: string) => {
+    const [listed, file] = await reflect(
+      token,
+      { case: "listServices", value: "" },
+      { case: "fileContainingSymbol", value: NetworkService.typeName },
     );
+    if (listed.case !== "listServicesResponse" || file.case !== "fileDescriptorResponse") throw new Error("no answer");
+    const network = fromBinary(FileDescriptorProtoSchema, file.value.fileDescriptorProto[0]);
+    return {
+      services: listed.value.service.map((s) => s.name),
+      methods: network.service.flatMap((s) => s.method.map((m) => m.name)),
+    };
+  };
+  const open = NetworkService.methods.filter(onPublicSurface).map((m) => m.name);
 
-  it("answers service tokens only", async () => {
-    expect(await listServices(await t.token({ kind: "service", svc: "tools" }))).toContain(
-      "pf.network.v1.NetworkService",
+  it("shows service tokens everything, and everyone else the public and first-party surface", async () => {
+    const whole = await discovered(await t.token({ kind: "service", svc: "tools" }));
+    expect(whole.services).toContain(NetworkService.typeName);
+    expect(whole.methods).toEqual(NetworkService.methods.map((m) => m.name));
+    expect(whole.methods).toContain("CreditCoins");
+    for (const token of [
+      undefined,
+      await t.token({ kind: "user", sub: "usr_a1" }),
+      await t.token({ kind: "app", app_id: "a1", fp: true }),
+      await t.token({ kind: "service", svc: "tools", mod: "m1" }),
+    ]) {
+      const seen = await discovered(token);
+      expect(seen.services).toContain(NetworkService.typeName);
+      expect(seen.methods).toEqual(open);
+      expect(seen.methods).not.toContain("CreditCoins");
+    }
+    expect(open.length).toBeGreaterThan(0);
+    expect(open.length).toBeLessThan(NetworkService.methods.length);
+  });
+
+  it("answers nothing of an internal RPC to those who may not discover it", async () => {
+    const [symbol] = await reflect(undefined, {
+      case: "fileContainingSymbol",
+      value: `${NetworkService.typeName}.CreditCoins`,
+    });
+    expect(symbol).toMatchObject({ case: "errorResponse", value: { errorCode: 5 } });
+  });
+
+  it("refuses a token that is not valid, as every route does", async () => {
+    const refused = await reflect("not.a.token", { case: "listServices", value: "" }).catch((error: unknown) =>
+      ConnectError.from(error),
     );
-    expect(await codeOf()).toBe("Unauthenticated");
-    expect(await codeOf("not.a.token")).toBe("Unauthenticated");
-    expect(await codeOf(await t.token({ kind: "user", sub: "usr_a1" }))).toBe("PermissionDenied");
-    expect(await codeOf(await t.token({ kind: "app", app_id: "a1", fp: true }))).toBe("PermissionDenied");
-    expect(await codeOf(await t.token({ kind: "service", svc: "tools", mod: "m1" }))).toBe("PermissionDenied");
+    expect(refused).toMatchObject({ code: Code.Unauthenticated });
+    expect((refused as ConnectError).rawMessage).toMatch(/not valid/);
   });
 });

@@ -1,11 +1,22 @@
-import { create } from "@bufbuild/protobuf";
+import { create, fromJson, type DescMethod, type JsonObject } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { AlertSettingsSchema, GoalSettingsSchema, GoalStyle, OverlayScope } from "../../gen/pf/tips/v1/overlays_pb.js";
+import {
+  AlertSettingsSchema,
+  GoalSettingsSchema,
+  GoalStyle,
+  OverlayScope,
+  TipsOverlayService,
+} from "../../gen/pf/tips/v1/overlays_pb.js";
 import { InteractionKind, InteractionSchema, PaymentState } from "../../gen/pf/tips/v1/interactions_pb.js";
 import { TextToSpeechSchema } from "../../gen/pf/tips/v1/profiles_pb.js";
 import { alertSettings, goalSettings } from "../../services/tips/domain/overlay-configs.js";
 import { alertOf, isAlert, resumePoint, showsConfig, speaks } from "../../services/tips/domain/overlay-stream.js";
 import { requestedScopes, secretHash } from "../../services/tips/domain/overlay-tokens.js";
+import { inputFaults } from "../../services/kit/rpc/input.js";
+
+/** The fields and rules the contract refuses in a request (given as proto JSON). */
+const refused = (method: DescMethod, json: JsonObject) =>
+  inputFaults(method, fromJson(method.input, json)).map(({ field, rule }) => `${field} ${rule}`);
 
 describe("overlay rules", () => {
   it("fill alert defaults and keep what was set", () => {
@@ -13,7 +24,21 @@ describe("overlay rules", () => {
     expect(alertSettings(create(AlertSettingsSchema, { durationMs: 60_000, soundVolume: 100 })).durationMs).toBe(
       60_000,
     );
-    expect(() => alertSettings(create(AlertSettingsSchema, { durationMs: 60_001 }))).toThrow("duration_ms");
+    const alerts = (settings: JsonObject) =>
+      refused(TipsOverlayService.method.createOverlayConfig, {
+        kind: "OVERLAY_KIND_ALERTS",
+        name: "a",
+        alerts: settings,
+      });
+    expect(alerts({ duration_ms: 0, sound_volume: 100, template: "x".repeat(200) })).toEqual([]);
+    expect(alerts({ duration_ms: 60_001, sound_volume: 101, template: "x".repeat(201) })).toEqual([
+      "alerts.duration_ms int32.gte_lte",
+      "alerts.sound_volume int32.gte_lte",
+      "alerts.template string.max_len",
+    ]);
+    expect(refused(TipsOverlayService.method.createOverlayConfig, { kind: "OVERLAY_KIND_GOALS", goals: {} })).toEqual([
+      "goals.goal_id required",
+    ]);
     expect(goalSettings(create(GoalSettingsSchema, { goalId: "gol_1" })).style).toBe(GoalStyle.BAR);
   });
 
@@ -74,7 +99,12 @@ describe("overlay rules", () => {
 
   it("take scopes once each, at least one; hash secrets with SHA-256", () => {
     expect([...requestedScopes([OverlayScope.GOALS, OverlayScope.GOALS])]).toEqual(["goals"]);
-    expect(() => requestedScopes([])).toThrow("scopes");
+    const { createOverlayToken } = TipsOverlayService.method;
+    expect(refused(createOverlayToken, {})).toEqual(["scopes required"]);
+    expect(refused(createOverlayToken, { scopes: ["OVERLAY_SCOPE_UNSPECIFIED", 7] })).toEqual([
+      "scopes[0] enum.not_in",
+      "scopes[1] enum.defined_only",
+    ]);
     expect(secretHash("ovk_a")).toMatch(/^[0-9a-f]{64}$/);
   });
 });

@@ -55,6 +55,7 @@ export function retryAfterSeconds(value: string | null | undefined, now: number)
   if (value === null || value === undefined || value.trim() === "") return undefined;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text);
-  const at = Date.parse(text);
+  // Every HTTP date form starts with the day's name; Date.parse alone would take "-3" for a year.
+  const at = /^[A-Za-z]{3}\b/.test(text) ? Date.parse(text) : Number.NaN;
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }

@@ -1,9 +1,11 @@
+import { idPattern } from "../../kit/handler/ids.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { Role } from "./blogs.js";
 
 /*
- * The contract declares what needs no data (lengths, the visibilities, at most 20 terms and attachments, med_ ids):
- * the input guard refuses it before a handler runs. What stays here trims first, or counts what the post holds.
+ * The contract declares what needs no data (lengths, the visibilities, at most 20 terms and attachments): the input
+ * guard refuses it before a handler runs. What stays here trims first, names the list for a bad item, or counts what
+ * the post holds.
  */
 
 export type PostState = "draft" | "published" | "unpublished" | "deleted";
@@ -11,6 +13,7 @@ export type PostState = "draft" | "published" | "unpublished" | "deleted";
 const TERM_MAX = 50;
 const SERIES_MAX = 100;
 const ATTACHMENTS_MAX = 20;
+const MEDIA_ID = idPattern("med");
 
 /** Taxonomy terms (at most 20, declared): trimmed, unique, each 1-50 characters once trimmed. */
 export function requireTerms(field: string, terms: readonly string[]): string[] {
@@ -27,6 +30,13 @@ export function requireSeries(value: string): string {
   const series = value.trim();
   if (series.length > SERIES_MAX) throw invalid("series", `series holds at most ${SERIES_MAX} characters.`);
   return series;
+}
+
+/** Attachments as sent (at most 20, declared): each a media object id (med_), 400 naming the list; unique. */
+export function requireAttachments(ids: readonly string[]): string[] {
+  if (!ids.every((id) => MEDIA_ID.test(id)))
+    throw invalid("attachments", "each attachment is a media object id (med_…).");
+  return [...new Set(ids)];
 }
 
 /** The post's attachments with one more (its med_ id declared): at most 20 on a post. */

@@ -19,7 +19,7 @@ import type { BlogContext } from "../context.js";
 import type { PostRow, RevisionRow } from "../db/entities.js";
 import { appendRevision, cancelSchedules, insertPost, postById, slugScope, updatePost } from "../db/posts.js";
 import { postDocuments } from "../db/search.js";
-import { requireSeries, requireTerms, withAttachment } from "../domain/posts.js";
+import { requireAttachments, requireSeries, requireTerms, withAttachment } from "../domain/posts.js";
 import { postChanged } from "../events.js";
 import { expectedRevisionOf, postAuthorOf, recordReview, saveRevision, type Revise } from "../revisions.js";
 import { admittedAsStaff, loadBlog, loadPostForWrite, requirePostEditor } from "../ownership.js";
@@ -65,7 +65,7 @@ export function postHandlers(ctx: BlogContext): PostHandlers {
       const visibility = request.visibility || "public";
       const taxonomy = requireTerms("taxonomy", request.taxonomy);
       const series = requireSeries(request.series);
-      const attachments = [...new Set(request.attachments)];
+      const attachments = requireAttachments(request.attachments);
       const once = idempotencyOf(call, request, { scope: `post:${person}` });
       return ctx.transaction((em) =>
         once.run(em, async () => {

@@ -51,6 +51,11 @@ export async function exchange(
   }
 }
 
+/** Drops an answer's body unread (a redirect's, one over the cap): its connection ends, and no error is left unheard. */
+export function discard(response: Dispatcher.ResponseData): void {
+  response.body.on("error", () => undefined).destroy();
+}
+
 /**
  * Reads a body, decompressed, counting bytes as they come: more than
  * `maxBytes` on the wire or after decompression stops the read (a gzip bomb
@@ -64,7 +69,7 @@ export async function readBody(
 ): Promise<Buffer> {
   const declared = Number(response.headers["content-length"] ?? "0");
   if (declared > maxBytes) {
-    response.body.destroy();
+    discard(response);
     throw new OutboundError("too_large", `Content-Length ${declared} is over the cap of ${maxBytes} bytes`);
   }
   const chunks: Buffer[] = [];
@@ -84,7 +89,7 @@ export async function readBody(
     const stages = [capped("on the wire"), ...decoders(flatHeader(response.headers["content-encoding"])), collect];
     await (pipeline as (...streams: unknown[]) => Promise<void>)(response.body, ...stages, { signal });
   } catch (error) {
-    response.body.destroy();
+    discard(response);
     throw failureOf(error, signal, "protocol");
   }
   return Buffer.concat(chunks);

@@ -4,7 +4,7 @@ import type { Config } from "../runtime/config.js";
 import { wholeSetting } from "../runtime/whole-setting.js";
 import { addressRefusal, parseAddress } from "./addresses.js";
 import { OutboundError } from "./errors.js";
-import { exchange, flatHeader, guardedAgent, readBody } from "./exchange.js";
+import { discard, exchange, flatHeader, guardedAgent, readBody } from "./exchange.js";
 
 /** The platform's configuration (the contract's name for the kit's `Config`). */
 export type PlatformConfig = Config;
@@ -110,7 +110,7 @@ export async function fetchOutbound(request: OutboundRequest, settings: Outbound
       const response = await exchange(agent, url, sent, controller.signal);
       const location = flatHeader(response.headers.location);
       if (REDIRECTS.has(response.statusCode) && location !== undefined) {
-        response.body.destroy();
+        discard(response);
         if (hop >= settings.maxRedirects)
           throw new OutboundError("too_many_redirects", `more than ${settings.maxRedirects} redirects`);
         const next = target(location, url);

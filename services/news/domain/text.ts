@@ -1,8 +1,11 @@
-import { invalid, problem } from "../../kit/handler/problem.js";
-import { userText } from "../../kit/handler/text.js";
+import { problem } from "../../kit/handler/problem.js";
+import { maxLength } from "../../kit/handler/text.js";
 
-/** Limits of a revision (designed). */
-export const LIMITS = { headline: 300, paragraph: 20_000, paragraphs: 200, citations: 50, note: 2_000 } as const;
+/**
+ * Limits of a revision (designed) that depend on where a cited text stands. The contract declares the others (each
+ * text not blank, at most 50 citations and 200 paragraphs, notes 2000 characters).
+ */
+export const LIMITS = { headline: 300, paragraph: 20_000 } as const;
 
 /** Cited text as a request carries it. */
 export interface CitedInput {
@@ -17,15 +20,13 @@ export interface Cited {
 }
 
 /**
- * Checks one cited text: Markdown within its limit, each citation a number of
- * the story's live (attached) sources when saved (422 citation.unknown_source
- * naming the field: a number that never existed, one detached, or another
- * story's).
+ * Checks one cited text: Markdown within its limit (a headline's or a
+ * paragraph's), each citation a number of the story's live (attached) sources
+ * when saved (422 citation.unknown_source naming the field: a number that
+ * never existed, one detached, or another story's).
  */
-export function citedText(field: string, input: CitedInput, max: number, live: Set<number>, optional = false): Cited {
-  const text = userText(`${field}.text`, input.text, max, optional);
-  if (input.citations.length > LIMITS.citations)
-    throw invalid(`${field}.citations`, `At most ${LIMITS.citations} citations.`);
+export function citedText(field: string, input: CitedInput, max: number, live: Set<number>): Cited {
+  const text = maxLength(`${field}.text`, input.text, max);
   const citations = [...new Set(input.citations)];
   const unknown = citations.find((number) => !live.has(number));
   if (unknown !== undefined)

@@ -10,7 +10,7 @@ import {
   IngestSourceSchema,
   type NewsClusterService,
 } from "../../../gen/pf/news/v1/clusters_pb.js";
-import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { decodeTextCursor, DEFAULT_LIMIT, page } from "../../kit/handler/paging.js";
 import { relatedActor } from "../../kit/auth/principal.js";
 import { problem } from "../../kit/handler/problem.js";
 import type { ServiceContext } from "../../kit/service/module.js";
@@ -27,7 +27,7 @@ const read = (result: ClusterReadResult["result"]) => create(ClusterReadResultSc
 export function clusterHandlers(ctx: ServiceContext): ClusterHandlers {
   return {
     async listClusters(request, call) {
-      const limit = pageLimit(request.limit);
+      const limit = request.limit ?? DEFAULT_LIMIT; // 1-200, declared
       const before = decodeTextCursor(request.cursor, 2) as [string, string] | undefined;
       return ctx.transaction(async (em) => {
         const rows = await clusterPage(em, { all: request.all, before, limit });
@@ -72,7 +72,7 @@ export function clusterHandlers(ctx: ServiceContext): ClusterHandlers {
     },
 
     async getIngest(request, call) {
-      const limit = pageLimit(request.limit);
+      const limit = request.limit ?? DEFAULT_LIMIT; // 1-200, declared
       const after = decodeTextCursor(request.cursor, 1)?.[0];
       const [counts, totals] = await ctx.transaction(async (em) => [
         await ingestCounts(em, { after, limit }),

@@ -13,7 +13,6 @@ import { type AiRule, type Author, approverOf, authorOf } from "../../kit/auth/a
 import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
-import { userText } from "../../kit/handler/text.js";
 import type { ServiceContext } from "../../kit/service/module.js";
 import { aiDraftToProto, flagToProto, revisionToProto } from "../db/answers.js";
 import {
@@ -49,8 +48,7 @@ const result = (value: StoryReviseResult["result"]) => create(StoryReviseResultS
 export function revisionHandlers(ctx: ServiceContext): RevisionHandlers {
   return {
     async saveRevision(request, call) {
-      const input = request.revision;
-      if (!input) throw invalid("revision", "revision is required");
+      const input = request.revision!; // declared required
       const author = writerOf(call, input);
       const once = idempotencyOf(call, request, { scope: `revision:${request.id}` });
       return ctx.transaction((em) => once.run(em, () => saveRevision(ctx, em, call, request, input, author)));
@@ -58,12 +56,12 @@ export function revisionHandlers(ctx: ServiceContext): RevisionHandlers {
 
     async requestAiDraft(request, call) {
       const by = relatedActor(call);
-      const input = request.aiDraft;
-      if (!input) throw invalid("ai_draft", "ai_draft is required");
-      const instructions = userText("ai_draft.instructions", input.instructions, LIMITS.note, true);
+      // Declared: ai_draft set, instructions at most 2000 characters, base_revision not negative.
+      const input = request.aiDraft!;
+      const { instructions } = input;
       return ctx.transaction(async (em) => {
         const story = await lockStory(em, request.id);
-        if (input.baseRevision < 0 || input.baseRevision > story.latest_revision)
+        if (input.baseRevision > story.latest_revision)
           throw invalid("ai_draft.base_revision", `base_revision is one of 0–${story.latest_revision}`);
         const at = ctx.clock.now();
         const row = await insertAiDraft(em, { story: story.id, base: input.baseRevision, instructions, by, at });
@@ -76,9 +74,9 @@ export function revisionHandlers(ctx: ServiceContext): RevisionHandlers {
 
     async addFlag(request, call) {
       const by = relatedActor(call);
-      const input = request.flag;
-      if (!input) throw invalid("flag", "flag is required");
-      const note = userText("flag.note", input.note, LIMITS.note);
+      // Declared: flag set, its note not blank, at most 2000 characters.
+      const input = request.flag!;
+      const { note } = input;
       return ctx.transaction(async (em) => {
         const story = await lockStory(em, request.id);
         const at = ctx.clock.now();
@@ -92,7 +90,7 @@ export function revisionHandlers(ctx: ServiceContext): RevisionHandlers {
 
     async approveRevision(request, call) {
       const approver = approverOf(call);
-      const note = userText("note", request.note, LIMITS.note, true);
+      const { note } = request; // at most 2000 characters, declared
       return ctx.transaction(async (em) => {
         const story = await lockStory(em, request.id);
         const revision = await revisionOf(em, story.id, request.n);
@@ -138,12 +136,10 @@ async function saveRevision(
   checkRevision(BigInt(story.latest_revision), expected, ifMatchOf(call));
   const sources = await sourcesOf(em, story.id);
   const live = new Set(sources.filter((s) => !s.detached_at && !s.removed_upstream).map((s) => s.number));
-  if (!input.headline) throw invalid("revision.headline", "revision.headline is required");
-  const headline = citedText("revision.headline", input.headline, LIMITS.headline, live);
-  if (input.paragraphs.length > LIMITS.paragraphs)
-    throw invalid("revision.paragraphs", `At most ${LIMITS.paragraphs} paragraphs.`);
+  // Declared: a headline, at most 200 paragraphs, each text not blank, based_on not negative.
+  const headline = citedText("revision.headline", input.headline!, LIMITS.headline, live);
   const paragraphs = input.paragraphs.map((p, i) => citedText(`revision.paragraphs[${i}]`, p, LIMITS.paragraph, live));
-  if (input.basedOn < 0 || input.basedOn > story.latest_revision)
+  if (input.basedOn > story.latest_revision)
     throw invalid("revision.based_on", `based_on is one of 0–${story.latest_revision}`);
   const flags = new Set((await flagsOf(em, story.id)).map((flag) => flag.id));
   const unknownFlag = input.answersFlags.find((flag) => !flags.has(flag));
@@ -151,7 +147,8 @@ async function saveRevision(
     throw problem(422, "flag.not_found", `${unknownFlag} is not a flag of this story.`, {
       field: "revision.answers_flags",
     });
-  const note = input.note ? noteOf(input.note) : undefined;
+  // Declared: a note's kind correction or update, its text not blank, at most 2000 characters.
+  const note = input.note && { kind: input.note.kind, text: input.note.text };
   // The revision it rests on: the one named, else the newest.
   const base = await revisionOf(em, story.id, input.basedOn || story.latest_revision);
   const at = ctx.clock.now();
@@ -191,10 +188,4 @@ async function saveRevision(
   await touchStory(em, story.id, at, { latest_revision: n });
   await storyChanged(em, subjects.revised, story, at, { revision: n });
   return result({ case: "revision", value: revisionToProto((await revisionOf(em, story.id, n))!) });
-}
-
-function noteOf(note: { kind: string; text: string }) {
-  if (note.kind !== "correction" && note.kind !== "update")
-    throw invalid("revision.note.kind", "kind is correction or update");
-  return { kind: note.kind, text: userText("revision.note.text", note.text, LIMITS.note) };
 }

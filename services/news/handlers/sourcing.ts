@@ -9,7 +9,6 @@ import {
 } from "../../../gen/pf/news/v1/sourcing_pb.js";
 import { relatedActor } from "../../kit/auth/principal.js";
 import { problem } from "../../kit/handler/problem.js";
-import { userText } from "../../kit/handler/text.js";
 import type { ServiceContext } from "../../kit/service/module.js";
 import { perspectivesToProto, sourceToProto, timelineToProto } from "../db/answers.js";
 import { itemsById } from "../db/items.js";
@@ -28,7 +27,6 @@ import {
   timelineOf,
   touchStory,
 } from "../db/stories.js";
-import { LIMITS } from "../domain/text.js";
 
 type SourcingHandlers = ServiceImpl<typeof NewsSourcingService>;
 
@@ -89,7 +87,7 @@ export function sourcingHandlers(ctx: ServiceContext): SourcingHandlers {
 
     async addPerspective(request, call) {
       const by = relatedActor(call);
-      const label = userText("label", request.label, 200);
+      const { label } = request; // not blank, at most 200 characters: declared
       return ctx.transaction(async (em) => {
         const story = await lockStory(em, request.id);
         const at = ctx.clock.now();
@@ -127,8 +125,8 @@ export function sourcingHandlers(ctx: ServiceContext): SourcingHandlers {
 
     async addTimelineEntry(request, call) {
       const by = relatedActor(call);
-      const date = userText("date", request.date, 64);
-      const text = userText("text", request.text, LIMITS.note);
+      // Declared: date and text not blank, at most 64 and 2000 characters.
+      const { date, text } = request;
       return ctx.transaction(async (em) => {
         const story = await lockStory(em, request.id);
         const rests = (await sourcesOf(em, story.id)).find((s) => s.number === request.sourceNumber);

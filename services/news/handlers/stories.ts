@@ -10,7 +10,7 @@ import {
 } from "../../../gen/pf/news/v1/stories_pb.js";
 import { actingPerson, callerOf } from "../../kit/auth/principal.js";
 import { idempotencyOf } from "../../kit/writes/idempotency.js";
-import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { decodeTextCursor, DEFAULT_LIMIT, page } from "../../kit/handler/paging.js";
 import { problem } from "../../kit/handler/problem.js";
 import type { ServiceContext } from "../../kit/service/module.js";
 import { revisionToProto } from "../db/answers.js";
@@ -56,7 +56,7 @@ export function storyHandlers(ctx: ServiceContext): StoryReadHandlers {
     },
 
     async listStories(request, call) {
-      const limit = pageLimit(request.limit);
+      const limit = request.limit ?? DEFAULT_LIMIT; // 1-200, declared
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const editor = callerOf(call).admittedBy === "editor";
       return ctx.transaction(async (em) => {
