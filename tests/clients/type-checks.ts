@@ -22,16 +22,17 @@ export function fetchCalls(api: PlatformFetch): void {
   void api.GET("/community/api/pastes/{slug}", { params: { path: {} } });
   // @ts-expect-error: no such route
   void api.GET("/community/api/pasts");
-  // @ts-expect-error: the body has no field `titel`
-  void api.POST("/community/api/pastes", { body: { titel: "A paste" } });
+  void api.POST("/community/api/pastes", { body: { title: "A paste", body: "text" } });
+  // @ts-expect-error: a title is a string
+  void api.POST("/community/api/pastes", { body: { title: 1 } });
   // @ts-expect-error: the route is not a GET
   void api.GET("/community/api/pastes/{slug}/fork", { params: { path: { slug: "a-paste" } } });
 }
 
 export function callers(): void {
   createPlatformClient({ baseUrl: "http://127.0.0.1:8081", subject: "usr_alice", staff: true, origin: "ai" });
-  // @ts-expect-error: X-PF-Subject names a usr_ or gst_ subject
-  createPlatformClient({ baseUrl: "http://127.0.0.1:8081", subject: "alice" });
+  // @ts-expect-error: X-PF-Staff takes only 1, written true
+  createPlatformClient({ baseUrl: "http://127.0.0.1:8081", staff: "yes" });
   // @ts-expect-error: X-PF-Origin takes only ai
   createPlatformClient({ baseUrl: "http://127.0.0.1:8081", origin: "person" });
 }

@@ -14,15 +14,4 @@ describe("the kit's sql(em, text, params)", () => {
     );
     expect(row).toEqual({ matched: true, accounts: 0 });
   });
-
-  it("runs in the caller's transaction: it sees the transaction's own writes", async () => {
-    const seen = await ctx().transaction(async (em) => {
-      await sql(em, `insert into {coin_accounts} (app_id, subject, balance, updated_at) values (?, ?, 0, now())`, [
-        "app_sql_test",
-        "usr_sql_test",
-      ]);
-      return sql<{ subject: string }>(em, `select subject from {coin_accounts} where app_id = ?`, ["app_sql_test"]);
-    });
-    expect(seen).toEqual([{ subject: "usr_sql_test" }]);
-  });
 });

@@ -1,5 +1,5 @@
 // What both entries (index.ts for Node, browser.ts for browsers) export besides their createPlatformClient.
-export type { Caller, Subject } from "./headers.js";
+export type { Caller } from "./headers.js";
 export type { PlatformClient, PlatformClientOptions, TransportFactory } from "./platform-client.js";
 export { PlatformError, problemOf } from "./problems.js";
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry-policy.js";

@@ -1,12 +1,9 @@
-/** A person's subject as the platform writes it: a network user (`usr_…`) or a guest (`gst_…`). */
-export type Subject = `usr_${string}` | `gst_${string}`;
-
 /** Who calls: the token, and what a service token says of the person it acts for (the X-PF-* headers). */
 export interface Caller {
   /** The bearer token, or a function answering the current one (asked before every try). Unset: anonymous. */
   token?: string | (() => string | Promise<string>);
-  /** X-PF-Subject: the person a service token acts for. */
-  subject?: Subject;
+  /** X-PF-Subject: the person a service token acts for, a network user (`usr_…`) or a guest (`gst_…`). */
+  subject?: string;
   /** X-PF-Staff: 1, the person a service token acts for is staff. */
   staff?: boolean;
   /** X-PF-Origin: ai, what the call sends is AI output (from a service, or an app where the route allows it). */
@@ -19,8 +16,9 @@ export interface Caller {
 
 /**
  * The headers of a call from this caller, by their names on the wire (lower case). The platform checks them (a
- * user or app token sending X-PF-Subject is refused with 403 `auth.header_refused`); the types here only keep
- * values the platform never takes (a staff flag other than 1, an origin other than ai) from being written.
+ * user or app token sending X-PF-Subject is refused with 403 `auth.header_refused`, a subject of another shape with
+ * 400 `request.invalid`); the types only keep values it never takes (a staff flag other than 1, an origin other
+ * than ai) from being written.
  */
 export async function callerHeaders(caller: Caller): Promise<Record<string, string>> {
   const headers: Record<string, string> = {};

@@ -13,9 +13,8 @@ export function pulseProvenance(
   headerAi: boolean,
   subject: string | undefined,
 ): { origin: PulseOrigin; actor: string | null } {
-  const origin = stated === "" ? (headerAi ? "ai" : subject ? "user" : "system") : stated;
-  if (origin !== "user" && origin !== "ai" && origin !== "system")
-    throw invalid("origin", "origin is user, ai or system");
+  // A stated origin is one of the three (the contract's rule).
+  const origin = stated === "" ? (headerAi ? "ai" : subject ? "user" : "system") : (stated as PulseOrigin);
   if (headerAi && origin !== "ai") throw invalid("origin", "X-PF-Origin: ai publishes origin ai only");
   if (origin === "user") {
     if (!subject) throw problem(400, "pulse.actor_required", "origin user names the person in X-PF-Subject.");
@@ -34,9 +33,8 @@ export function requirePublic(visibility: string): void {
 /** How far ahead of now an occurred_at may be (clock skew between services). */
 export const FUTURE_SKEW_MS = 5 * 60_000;
 
-/** occurred_at: required, never more than the skew ahead of now; the past is taken as stated. */
-export function requireOccurredAt(occurredAt: Date | undefined, now: Date): Date {
-  if (!occurredAt) throw invalid("occurred_at", "occurred_at is required");
+/** occurred_at (the contract requires one): never more than the skew ahead of now; the past is taken as stated. */
+export function requireOccurredAt(occurredAt: Date, now: Date): Date {
   if (occurredAt.getTime() > now.getTime() + FUTURE_SKEW_MS)
     throw invalid("occurred_at", "occurred_at is in the future");
   return occurredAt;

@@ -1,17 +1,8 @@
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { ContentAnswer } from "../../kit/rpc/content-access.js";
 
-/** A thread's visibility (the spec's three). */
+/** A thread's visibility (the spec's three; the contract's rule admits only these). */
 export type ThreadVisibility = "public" | "hidden" | "locked";
-
-export const VISIBILITIES: readonly ThreadVisibility[] = ["public", "hidden", "locked"];
-
-/** The visibility a moderator asks for, else 400 naming the field. */
-export function requireVisibility(value: string): ThreadVisibility {
-  if (!(VISIBILITIES as readonly string[]).includes(value))
-    throw invalid("visibility", "visibility is public, hidden or locked");
-  return value as ThreadVisibility;
-}
 
 /** A hidden thread is missing to everyone but moderators. */
 export function requireReadable(visibility: string, moderator: boolean): void {
@@ -57,10 +48,4 @@ export function requireRef(
   if (!REF_PART.test(ref.kind)) throw invalid(names.kind, "kind is a lowercase name");
   if (!/^[\x21-\x7e]{1,128}$/.test(ref.id)) throw invalid(names.id, "id is 1 to 128 visible characters");
   return { service: ref.service, kind: ref.kind, id: ref.id };
-}
-
-/** A vote's value: 1, -1, or 0 to withdraw. */
-export function requireVote(value: number): -1 | 0 | 1 {
-  if (value !== 1 && value !== -1 && value !== 0) throw invalid("value", "value is 1, -1, or 0 to withdraw");
-  return value;
 }

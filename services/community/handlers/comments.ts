@@ -7,7 +7,6 @@ import { authorOf } from "../../kit/auth/authorship.js";
 import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { userText } from "../../kit/handler/text.js";
 import { commentThreadSeen, requireContentSeen, threadSeen } from "../contents.js";
 import type { CommunityContext } from "../context.js";
 import { moderationToProto, recordModeration } from "../db/moderation.js";
@@ -28,10 +27,9 @@ import {
   requireOpen,
   requireReadable,
   requireRef,
-  requireVisibility,
-  requireVote,
+  type ThreadVisibility,
 } from "../domain/threads.js";
-import { requireReason, TEXT } from "../domain/text.js";
+import { requireReason } from "../domain/text.js";
 import { writeComment } from "../comment-writes.js";
 import { limitWriter } from "../limits.js";
 import { moderatorOf, readsAsModerator } from "../moderators.js";
@@ -99,7 +97,8 @@ export function commentHandlers(ctx: CommunityContext): CommentHandlers {
 
     async createComment(request, call) {
       const author = authorOf(call, request, AI_COMMENT);
-      const body = userText("body", request.body, TEXT.comment);
+      // The body is held to its rules by the contract (1 to 10000 characters, not blank).
+      const body = request.body;
       const once = idempotencyOf(call, request, {
         scope: `comment:${author.kind === "person" ? author.person : principalOf(call).sub}`,
       });
@@ -116,7 +115,8 @@ export function commentHandlers(ctx: CommunityContext): CommentHandlers {
 
     async voteOnComment(request, call) {
       const voter = actingPerson(call);
-      const value = requireVote(request.value);
+      // 1, -1 or 0 (the contract's rule).
+      const value = request.value as -1 | 0 | 1;
       await commentThreadSeen(ctx, call, request.commentId);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
@@ -176,7 +176,8 @@ export function commentHandlers(ctx: CommunityContext): CommentHandlers {
 
     async setThreadVisibility(request, call) {
       const moderator = moderatorOf(call);
-      const visibility = requireVisibility(request.visibility);
+      // public, hidden or locked (the contract's rule).
+      const visibility = request.visibility as ThreadVisibility;
       const reason = requireReason(request.reason);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();

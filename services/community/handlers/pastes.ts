@@ -43,8 +43,8 @@ export function pasteHandlers(ctx: CommunityContext): PasteHandlers {
     async createPaste(request, call) {
       const author = authorOf(call, request, DERIVE_PASTE);
       const title = requireTitle("title", request.title, TEXT.title);
-      const kind = request.kind === "" ? "text" : request.kind;
-      if (kind !== "text" && kind !== "screenshot") throw invalid("kind", "kind is text or screenshot");
+      // text (the default) or screenshot: the contract admits no other.
+      const kind = (request.kind || "text") as "text" | "screenshot";
       const body = kind === "text" ? requirePasteText(request.body, settings.pasteMaxBytes) : "";
       if (kind === "screenshot" && request.body !== "") throw invalid("body", "A screenshot paste has no text.");
       if (kind === "screenshot" && !/^[\x21-\x7e]{1,128}$/.test(request.screenshot))

@@ -47,7 +47,8 @@ export function pulseHandlers(ctx: CommunityContext): PulseHandlers {
       const url = requireUrl("url", request.url).toString();
       const { origin, actor } = pulseProvenance(request.origin, principal.origin === "ai", principal.actingSubject);
       const at = ctx.clock.now();
-      const occurredAt = requireOccurredAt(request.occurredAt && timestampDate(request.occurredAt), at);
+      // The contract requires occurred_at.
+      const occurredAt = requireOccurredAt(timestampDate(request.occurredAt!), at);
       return ctx.transaction(async (em) => {
         const created = await insertPulseItem(em, { ref, title, url, origin, actor, occurredAt, at });
         const row = (await pulseItemOfRef(em, ref, true))!;

@@ -10,7 +10,7 @@ import {
   type MessageInitShape,
   type Registry,
 } from "@bufbuild/protobuf";
-import { FileDescriptorProtoSchema, FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
+import { FileDescriptorProtoSchema, FileDescriptorSetSchema, type FileDescriptorProto } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { Admission } from "../auth/enforce.js";
 import { Health } from "../../../gen/grpc/health/v1/health_pb.js";
@@ -120,7 +120,16 @@ function surfaceView(exposed: DescService[], whole: ReadonlySet<DescService>): V
       service.method = service.method.filter((m) => kept.get(service.name)!.has(m.name));
     return proto;
   });
-  const registry = createFileRegistry(create(FileDescriptorSetSchema, { file: protos }));
+  // A descriptor set lists each file after its imports.
+  const ordered: FileDescriptorProto[] = [];
+  const byName = new Map(protos.map((proto) => [proto.name, proto]));
+  const add = (proto: FileDescriptorProto) => {
+    if (ordered.includes(proto)) return;
+    for (const name of proto.dependency) add(byName.get(name)!);
+    ordered.push(proto);
+  };
+  protos.forEach(add);
+  const registry = createFileRegistry(create(FileDescriptorSetSchema, { file: ordered }));
   const files = new Map<string, DescFile>();
   for (const name of originals.keys()) files.set(name, registry.getFile(name)!);
   return { names: namesOf(exposed), files, registry };

@@ -1,6 +1,4 @@
 import { PlanStatus, VersionState } from "../../../gen/pf/vip/v1/plans_pb.js";
-import { maxLength } from "../../kit/handler/text.js";
-import { invalid } from "../../kit/handler/problem.js";
 
 export type Status = "draft" | "published" | "archived";
 
@@ -26,38 +24,19 @@ export interface Changes {
   perkIds?: string[];
 }
 
-const MAX_PERKS = 50;
-
-/** Billing's catalogue tiers are named tier_1, tier_2…; "" is tier_1. Billing refuses a tier it does not sell (422 at checkout). */
-export function requireTier(field: string, value: string): string {
-  if (value === "") return "tier_1";
-  if (!/^tier_[1-9][0-9]?$/.test(value))
-    throw invalid(field, `${field} is one of billing's catalogue tiers (tier_1, tier_2…)`);
-  return value;
-}
-
-export function requireName(field: string, value: string): string {
-  const name = maxLength(field, value.trim(), 100);
-  if (name === "") throw invalid(field, `${field} is required (1–100 characters)`);
-  return name;
-}
-
-export function requirePerkIds(field: string, ids: string[]): string[] {
-  if (ids.length > MAX_PERKS) throw invalid(field, `${field} holds at most ${MAX_PERKS} perks`);
-  if (new Set(ids).size !== ids.length) throw invalid(field, `${field} names a perk twice`);
-  return ids;
-}
-
-/** Validated terms of a new version: the base's, with the changes sent (`perksField` names the perks where the request holds them). */
-export function termsFrom(base: Terms | undefined, changes: Changes, perksField = "perks.perk_ids"): Terms {
+/**
+ * The terms of a new version: the base's, with the changes sent, names and
+ * descriptions trimmed. The contract holds what is sent to its rules (name
+ * 1–100 characters and not blank, description 2000, a tier named tier_1,
+ * tier_2…, at most 50 perks none twice); billing refuses a tier it does not
+ * sell (422 at checkout). "" is tier_1.
+ */
+export function termsFrom(base: Terms | undefined, changes: Changes): Terms {
   return {
-    name: changes.name !== undefined ? requireName("name", changes.name) : (base?.name ?? ""),
-    description:
-      changes.description !== undefined
-        ? maxLength("description", changes.description.trim(), 2000)
-        : (base?.description ?? ""),
-    tier: changes.tier !== undefined ? requireTier("tier", changes.tier) : (base?.tier ?? "tier_1"),
-    perkIds: changes.perkIds !== undefined ? requirePerkIds(perksField, changes.perkIds) : (base?.perkIds ?? []),
+    name: changes.name !== undefined ? changes.name.trim() : (base?.name ?? ""),
+    description: changes.description !== undefined ? changes.description.trim() : (base?.description ?? ""),
+    tier: changes.tier !== undefined ? changes.tier || "tier_1" : (base?.tier ?? "tier_1"),
+    perkIds: changes.perkIds ?? base?.perkIds ?? [],
   };
 }
 

@@ -17,7 +17,6 @@ import type { Money } from "../../../gen/pf/v1/money_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
 import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
-import { maxLength } from "../../kit/handler/text.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { VipContext } from "../context.js";
 import { insertMembership } from "../db/memberships.js";
@@ -42,13 +41,8 @@ export function checkoutHandlers(ctx: VipContext): CheckoutHandlers {
       refusePrice(request.price);
       // A member (usr_), as the route declares (ACTOR_MEMBER): guests are refused before this.
       const member = actingPerson(call);
-      if (request.paidVia !== PaidVia.INTENT && request.paidVia !== PaidVia.CREDIT)
-        throw invalid("paid_via", "paid_via is PAID_VIA_INTENT or PAID_VIA_CREDIT");
-      if (request.planId === "") throw invalid("plan_id", "plan_id is required");
-      if (request.planVersion < 0n)
-        throw invalid("plan_version", "plan_version is the version shown (from 1), or absent for the current one");
-      const returnUrl = maxLength("return_url", request.returnUrl, 2000);
-      if (returnUrl !== "" && request.paidVia !== PaidVia.INTENT)
+      // paid_via, plan_id, plan_version and return_url's length are held to the contract's rules.
+      if (request.returnUrl !== "" && request.paidVia !== PaidVia.INTENT)
         throw invalid("return_url", "return_url applies to intent checkouts only");
       // A key is required, so a retry never pays twice.
       const idempotency = idempotencyOf(call, request, { scope: `checkout:${member}`, required: true });
@@ -85,7 +79,7 @@ export function checkoutHandlers(ctx: VipContext): CheckoutHandlers {
             subject: member,
             product: { case: "channelSubscription", value: product },
             checkout: CheckoutKind.WEB,
-            returnUrl,
+            returnUrl: request.returnUrl,
             idempotencyKey: billingKey,
           });
           paid = { intentId: intent!.id, checkoutUrl: intent!.checkoutUrl, price: intent!.price };

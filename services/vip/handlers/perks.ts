@@ -6,7 +6,6 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { callerOf } from "../../kit/auth/principal.js";
 import { requireBelowCap } from "../../kit/writes/caps.js";
 import { newId } from "../../kit/handler/ids.js";
-import { maxLength } from "../../kit/handler/text.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { VipContext } from "../context.js";
@@ -14,7 +13,6 @@ import { readPerkPage } from "../db/plan-reads.js";
 import { activePerkCount, changePerk, insertPerk, perkById, perkToProto } from "../db/perks.js";
 import { managerOf, ownerForCreate, publicViewerOf, seesAllOf, viewerOf } from "../domain/access.js";
 import { kindOf, requireBindings } from "../domain/perks.js";
-import { requireName } from "../domain/plans.js";
 import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
 import { ownerFilter } from "./plan-reads.js";
 
@@ -42,8 +40,6 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
     async listPerks(request, call) {
       const owner = ownerFilter("owner", request.owner);
       const kind = request.kind === PerkKind.UNSPECIFIED ? undefined : kindOf("kind", request.kind);
-      if (![PerkStatus.UNSPECIFIED, PerkStatus.ACTIVE, PerkStatus.RETIRED].includes(request.status))
-        throw invalid("status", "status is a PERK_STATUS_ value");
       const status =
         request.status === PerkStatus.UNSPECIFIED
           ? undefined
@@ -65,9 +61,10 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
 
     async createPerk(request, call) {
       const owner = ownerForCreate(callerOf(call), request.owner);
+      // kind, name and description are held to the contract's rules (a kind set, a name not blank); stored trimmed.
       const kind = kindOf("kind", request.kind);
-      const name = requireName("name", request.name);
-      const description = maxLength("description", request.description.trim(), 2000);
+      const name = request.name.trim();
+      const description = request.description.trim();
       const productBindings = requireBindings("product_bindings", request.productBindings);
       return ctx.transaction(async (em) => {
         await requireRoom(em, owner);
@@ -92,9 +89,8 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
     async updatePerk(request, call) {
       const caller = callerOf(call);
       const changes = {
-        name: request.name === undefined ? undefined : requireName("name", request.name),
-        description:
-          request.description === undefined ? undefined : maxLength("description", request.description.trim(), 2000),
+        name: request.name?.trim(),
+        description: request.description?.trim(),
         productBindings:
           request.productBindings === undefined
             ? undefined

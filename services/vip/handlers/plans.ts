@@ -113,11 +113,12 @@ export function planHandlers(ctx: VipContext): PlanHandlers {
       refusePrice(request.price);
       const owner = ownerForCreate(caller, request.owner);
       const actor = managerOf(caller, owner)!;
-      const terms = termsFrom(
-        undefined,
-        { name: request.name, description: request.description, tier: request.tier, perkIds: request.perkIds },
-        "perk_ids",
-      );
+      const terms = termsFrom(undefined, {
+        name: request.name,
+        description: request.description,
+        tier: request.tier,
+        perkIds: request.perkIds,
+      });
       const limit = ctx.settings.plansPerOwner;
       return ctx.transaction(async (em) => {
         // An archived plan sells no more and takes no room; a draft is archived once published.
