@@ -1,4 +1,13 @@
-import { getOption, toJson, type DescMethod, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import {
+  createRegistry,
+  fromJson,
+  getOption,
+  toJson,
+  type DescMessage,
+  type DescMethod,
+  type JsonObject,
+  type JsonValue,
+} from "@bufbuild/protobuf";
 import { ProblemSchema } from "../gen/pf/v1/problem_pb.js";
 import { STATUS_CODES } from "node:http";
 import {
@@ -22,7 +31,8 @@ import { answersBytes } from "./bytes.js";
 import { corsKind } from "./cors.js";
 import { problemResponses, routeProblems } from "./openapi-problems.js";
 import { PROBLEM_CONTENT_TYPE } from "./problems.js";
-import { EVENT_STREAM_CONTENT_TYPE } from "./sse.js";
+import { EVENT_STREAM_CONTENT_TYPE, eventRenderer } from "./sse.js";
+import { exampleOf, heldMessage } from "./openapi-examples.js";
 import { operationId, resourceTags } from "./openapi-names.js";
 import { BINARY, requestOf } from "./openapi-request.js";
 import { componentName, described, REF, SchemaComponents } from "./schemas.js";
@@ -103,18 +113,21 @@ function operation(binding: Binding, tag: string, components: SchemaComponents, 
   const reads = routeFieldsOf(method);
   const output = binding.responseField ? components.field(binding.responseField) : components.message(method.output);
   const access = routeAccessOf(method);
+  const request = requestOf(binding, components);
+  const successes = answersBytes(binding)
+    ? byteResponses(getOption(method, successStatuses), components.message(method.output))
+    : method.methodKind === "server_streaming"
+      ? eventStreamResponse(output)
+      : successResponses(getOption(method, successStatuses), output);
+  if (!showsExample(request)) exampleAnswer(binding, successes as Record<string, JsonObject>, components);
   return {
     operationId: operationId(binding),
     ...described(`${method.parent.typeName}.${method.name}`, method.name),
     tags: [tag],
-    ...requestOf(binding, components),
+    ...request,
     ...(uploadOf(binding) && { "x-pf-max-bytes": Number(uploadOf(binding)!.maxBytes) }),
     responses: {
-      ...(answersBytes(binding)
-        ? byteResponses(getOption(method, successStatuses), components.message(method.output))
-        : method.methodKind === "server_streaming"
-          ? eventStreamResponse(output)
-          : successResponses(getOption(method, successStatuses), output)),
+      ...successes,
       ...problemResponses(routeProblems(binding, access), problem),
       default: { description: "Problem", content: { [PROBLEM_CONTENT_TYPE]: { schema: problem } } },
     },
@@ -126,6 +139,63 @@ function operation(binding: Binding, tag: string, components: SchemaComponents, 
     // A request schema shared by several routes: the fields this one reads (the others are refused).
     ...(reads && { "x-pf-request-fields": [...reads] }),
   };
+}
+
+/** Whether a path parameter or the body shows an example. */
+function showsExample(request: { parameters: JsonObject[]; requestBody?: JsonObject }): boolean {
+  const content = (request.requestBody?.content ?? {}) as Record<string, JsonObject>;
+  return (
+    request.parameters.some((each) => "example" in each) || Object.values(content).some((each) => "example" in each)
+  );
+}
+
+/**
+ * One example per operation: where the request shows none, the first success
+ * answer with a body does, built from its schema as a body's is (a byte
+ * answer's JSON form; an event stream's one event as sse.ts writes it). Of a
+ * result's oneof, the member the RPC's name ends with (ListCashouts:
+ * `cashouts`), else the first. Query parameters show none: "Try it out" would
+ * send them.
+ */
+function exampleAnswer(binding: Binding, successes: Record<string, JsonObject>, components: SchemaComponents): void {
+  const status = Object.keys(successes).find((each) => "content" in successes[each]);
+  if (status === undefined) return;
+  const content = successes[status].content as Record<string, JsonObject>;
+  const { method, responseField } = binding;
+  const json = content["application/json"];
+  const stream = content[EVENT_STREAM_CONTENT_TYPE];
+  if (json) {
+    const message = responseField && !answersBytes(binding) ? heldMessage(responseField) : method.output;
+    const example = exampleOf(answered(json.schema as JsonObject, method, message), components.schemas, message);
+    if (example !== undefined) json.example = example;
+  } else if (stream) {
+    const data = exampleOf(
+      answered(stream["x-pf-event-data"] as JsonObject, method, method.output),
+      components.schemas,
+      method.output,
+    );
+    const event = data === undefined ? undefined : eventExample(method.output, data);
+    if (event !== undefined) stream.example = event;
+  }
+}
+
+/** The answer's schema with the oneof member the RPC's name ends with, if any, required: the one its example shows. */
+function answered(schema: JsonObject, method: DescMethod, message: DescMessage | undefined): JsonObject {
+  const rpc = method.name.toLowerCase();
+  const [member] = (message?.oneofs ?? [])
+    .flatMap((oneof) => oneof.fields)
+    .filter((field) => rpc.endsWith(field.name.replace(/_/g, "")))
+    .sort((one, other) => other.name.length - one.name.length);
+  return member ? { ...schema, required: [member.name] } : schema;
+}
+
+/** One event as the stream writes it; none when the example does not read as the message (an Any). */
+function eventExample(output: DescMessage, data: JsonValue): string | undefined {
+  try {
+    return eventRenderer(output, createRegistry())(fromJson(output, data));
+  } catch {
+    return undefined;
+  }
 }
 
 /** The statuses a success answers with (200 unless the RPC says otherwise); 204 and 304 carry no body. */

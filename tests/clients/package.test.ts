@@ -64,10 +64,7 @@ afterAll(() => rm(scratch, { recursive: true, force: true }));
 
 describe("the client package, packed as it is published", () => {
   it("holds its build, README and package.json, nothing of the repository beside", () => {
-    expect(packed.filter((path) => !path.startsWith("dist/"))).toEqual(
-      expect.arrayContaining(["README.md", "package.json"]),
-    );
-    expect(packed.filter((path) => !path.startsWith("dist/"))).toHaveLength(2);
+    expect(packed.filter((path) => !path.startsWith("dist/")).sort()).toEqual(["README.md", "package.json"]);
     expect(packed).toContain("dist/clients/ts/src/generated/openapi.d.ts");
     expect(packed).toContain("dist/gen/pf/community/v1/pastes_pb.js");
   });

@@ -8,7 +8,7 @@ import {
   type PlatformClientOptions,
 } from "../../clients/ts/src/index.js";
 import { repeatable, retryAfterSeconds, retryWaitMs } from "../../clients/ts/src/retry-policy.js";
-import { PasteService } from "../../gen/pf/community/v1/pastes_pb.js";
+import { PasteRawResultSchema, PasteService } from "../../gen/pf/community/v1/pastes_pb.js";
 import { BlocksResultSchema, CoinsBalanceResultSchema, NetworkService } from "../../gen/pf/network/v1/network_pb.js";
 import { problem } from "../../services/kit/handler/problem.js";
 
@@ -87,6 +87,7 @@ function overFailures(failures: ConnectError[], options: Partial<PlatformClientO
           router.service(PasteService, {
             async *getRawPaste(_request, ctx) {
               arrive("getRawPaste", ctx.requestHeader);
+              yield create(PasteRawResultSchema, {});
             },
           });
         },

@@ -62,7 +62,7 @@ describeWith(BROWSER, "Connect and gRPC-Web on the gateway's port, from a page i
       const errors: string[] = [];
       page.on("pageerror", (error) => errors.push(error.message));
       try {
-        await page.goto(`${origin}/#${new URLSearchParams({ gateway: t.gatewayUrl, token })}`);
+        await page.goto(`${origin}/#${new URLSearchParams({ gateway: t.gatewayUrl, token }).toString()}`);
         await page.waitForFunction(() => "outcomes" in globalThis);
         const outcomes = await page.evaluate(
           () => (globalThis as unknown as { outcomes: Promise<Record<string, Outcome>> }).outcomes,

@@ -491,4 +491,36 @@ describe("OpenAPI of every service", () => {
     ).toEqual([]);
     expect(parameters.filter((parameter) => !parameter.description).map((parameter) => parameter.name)).toEqual([]);
   });
+
+  it("gives every operation one example: a route showing none in its request shows its success answer, query parameters none", () => {
+    const shows = (content: Record<string, object> = {}) => Object.values(content).some((media) => "example" in media);
+    const inRequest = (op: Operation) =>
+      op.parameters.some((parameter) => "example" in parameter) || shows(op.requestBody?.content);
+    const answers = (op: Operation) =>
+      Object.entries(op.responses).filter(([status, response]) => /^2/.test(status) && shows(response.content));
+    expect(operations.filter((op) => !inRequest(op) && answers(op).length === 0).map((op) => op.operationId)).toEqual(
+      [],
+    );
+    // One, not several: an operation whose request shows an example answers without one, and so does a problem.
+    for (const op of operations) {
+      expect(answers(op).length, op.operationId).toBe(inRequest(op) ? 0 : 1);
+      expect(
+        Object.entries(op.responses).filter(([status, response]) => !/^2/.test(status) && shows(response.content)),
+      ).toEqual([]);
+    }
+    // Query parameters carry none: Swagger UI's "Try it out" would send it.
+    const query = operations.flatMap((op) => op.parameters).filter((parameter) => parameter.in === "query");
+    expect(query.filter((parameter) => "example" in parameter || "examples" in parameter)).toEqual([]);
+
+    const plans = document.paths["/vip/api/v1/plans"].get.responses["200"].content["application/json"];
+    expect(plans).toMatchObject({ example: { plans: [{ id: "pln_0" }] } });
+    // A byte answer shows its JSON form; an event stream one event as it is written.
+    const feed = document.paths["/space/s/feed.xml"].get.responses["200"].content as Record<string, object>;
+    expect(feed["*/*"]).not.toHaveProperty("example");
+    expect(feed["application/json"]).toHaveProperty("example");
+    const stream = document.paths["/tips/api/v1/stream"].get.responses["200"].content["text/event-stream"] as {
+      example?: string;
+    };
+    expect(stream.example).toMatch(/^(id: .*\n)?(event: \w+\n)?data: \{.*\}\n\n$/);
+  });
 });

@@ -15,6 +15,7 @@ import { testEnforcement } from "../gateway/support.js";
 import { until } from "../support/until.js";
 import { healthRoutes } from "../../services/kit/rpc/health.js";
 import { reflectionRoutes } from "../../services/kit/rpc/reflection.js";
+import { onPublicSurface } from "../../services/kit/rpc/surface.js";
 
 const NETWORK = "pf.network.v1.NetworkService";
 
@@ -52,7 +53,7 @@ let server: http2.Http2Server;
 let url: string;
 let health: HealthClient;
 let reflection: ReflectionClient;
-/** Reflection answers service tokens only. */
+/** Reflection shows service tokens everything (others see the public surface). */
 let serviceToken: string;
 
 beforeAll(async () => {
@@ -215,7 +216,7 @@ describe("grpc.reflection.v1.ServerReflection", () => {
 });
 
 describe("buf curl (reflection only, no local schema)", () => {
-  // Reflection answers service tokens only; buf curl sends -H with reflection requests only when told.
+  // Reflection shows internal RPCs to service tokens only; buf curl sends -H with reflection requests only when told.
   const auth = () => ["-H", `authorization: Bearer ${serviceToken}`, "--reflect-header", "*"];
   const bufCurl = (...args: string[]) =>
     promisify(execFile)("npx", ["buf", "curl", "--protocol", "grpc", "--http2-prior-knowledge", ...auth(), ...args], {
@@ -227,6 +228,20 @@ describe("buf curl (reflection only, no local schema)", () => {
       const { stdout } = await bufCurl(...args, `${url}/grpc.health.v1.Health/Check`);
       expect(JSON.parse(stdout)).toEqual({ status: "SERVING" });
     }
+  }, 30_000);
+
+  it("without a token, calls Health/Check and lists the public and first-party surface only", async () => {
+    const anonymous = (...args: string[]) =>
+      promisify(execFile)("npx", ["buf", "curl", "--protocol", "grpc", "--http2-prior-knowledge", ...args], {
+        timeout: 30_000,
+      });
+    const { stdout: checked } = await anonymous(`${url}/grpc.health.v1.Health/Check`);
+    expect(JSON.parse(checked)).toEqual({ status: "SERVING" });
+    const { stdout } = await anonymous("--list-methods", url);
+    const listed = stdout.trim().split("\n");
+    const open = NetworkService.methods.filter(onPublicSurface).map((m) => `${NETWORK}/${m.name}`);
+    expect(listed.filter((name) => name.startsWith(NETWORK)).sort()).toEqual(open.sort());
+    expect(listed).not.toContain(`${NETWORK}/CreditCoins`);
   }, 30_000);
 
   it("lists every method through the linked descriptors", async () => {

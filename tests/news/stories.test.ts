@@ -343,3 +343,30 @@ describe("revisions freeze the source table, timeline and perspectives", () => {
     expect((await anonymous("GET", `/stories/${story}`)).body.story.notes).toMatchObject([{ kind: "correction" }]);
   });
 });
+
+describe("input rules declared in the contract", () => {
+  it("reports every rule a request breaks, each naming its field", async () => {
+    const { story } = await openStory(t, as);
+    const fields = (answer: { body: { errors?: { field: string }[] } }) => answer.body.errors?.map((e) => e.field);
+    const revision = await saveRevision(as, story, EDITOR, {
+      headline: cited(
+        " ",
+        Array.from({ length: 51 }, () => 1),
+      ),
+      paragraphs: [cited("", [1])],
+      based_on: -1,
+      note: { kind: "erratum", text: "x".repeat(2001) },
+    });
+    expect(revision).toMatchObject({ status: 400, body: { code: "request.invalid", field: "revision.headline.text" } });
+    expect(fields(revision)).toEqual([
+      "revision.headline.text",
+      "revision.headline.citations",
+      "revision.paragraphs[0].text",
+      "revision.based_on",
+      "revision.note.kind",
+      "revision.note.text",
+    ]);
+    const entry = await as("POST", `/stories/${story}/timeline`, EDITOR, { date: "", text: " ", source_number: 1 });
+    expect(fields(entry)).toEqual(["date", "text"]);
+  });
+});

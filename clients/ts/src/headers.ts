@@ -1,6 +1,6 @@
 /** Who calls: the token, and what a service token says of the person it acts for (the X-PF-* headers). */
 export interface Caller {
-  /** The bearer token, or a function answering the current one (asked before every try). Unset: anonymous. */
+  /** The bearer token, or a function answering the current one (asked on each call). Unset: anonymous. */
   token?: string | (() => string | Promise<string>);
   /** X-PF-Subject: the person a service token acts for, a network user (`usr_…`) or a guest (`gst_…`). */
   subject?: string;

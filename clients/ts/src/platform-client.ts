@@ -27,8 +27,8 @@ export type PlatformClient = { readonly [Name in keyof PlatformServices]: Client
 
 /**
  * A platform client on the transport the options make, else on `defaultTransport`. Every call runs, outermost
- * first: refusals turned into PlatformErrors, retries, the caller's token and X-PF-* headers, the caller's own
- * interceptors.
+ * first: refusals turned into PlatformErrors, the caller's token and X-PF-* headers (once a call), retries, and
+ * the caller's own interceptors (on each try).
  */
 export function platformClient(options: PlatformClientOptions, defaultTransport: TransportFactory): PlatformClient {
   const caller: Interceptor = (next) => async (req) => {
@@ -37,7 +37,7 @@ export function platformClient(options: PlatformClientOptions, defaultTransport:
   };
   const transport = (options.transport ?? defaultTransport)({
     baseUrl: options.baseUrl,
-    interceptors: [problems(), retries(retryPolicyOf(options.retries)), caller, ...(options.interceptors ?? [])],
+    interceptors: [problems(), caller, retries(retryPolicyOf(options.retries)), ...(options.interceptors ?? [])],
   });
   const clients: Partial<Record<keyof PlatformServices, unknown>> = {};
   for (const name of Object.keys(services) as (keyof PlatformServices)[])

@@ -22,13 +22,7 @@ import {
   tombstone,
   votesOf,
 } from "../db/threads.js";
-import {
-  refType,
-  requireOpen,
-  requireReadable,
-  requireRef,
-  type ThreadVisibility,
-} from "../domain/threads.js";
+import { refType, requireOpen, requireReadable, requireRef, type ThreadVisibility } from "../domain/threads.js";
 import { requireReason } from "../domain/text.js";
 import { writeComment } from "../comment-writes.js";
 import { limitWriter } from "../limits.js";

@@ -8,7 +8,7 @@ import {
   PasteModerateResultSchema,
 } from "../../../gen/pf/community/v1/moderation_pb.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
-import { invalid, problemOf } from "../../kit/handler/problem.js";
+import { problemOf } from "../../kit/handler/problem.js";
 import type { CommunityContext } from "../context.js";
 import type { ModerationRow, PasteRow } from "../db/entities.js";
 import { moderationLog, moderationToProto, recordModeration } from "../db/moderation.js";

@@ -2,7 +2,6 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { type RelayService, RelayResultSchema } from "../../../gen/pf/community/v1/relays_pb.js";
 import { requirePublicUrl } from "../../kit/outbound/public-host.js";
-import { invalid } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import type { CommunityContext } from "../context.js";
 import { recordModeration } from "../db/moderation.js";
@@ -11,13 +10,6 @@ import { requireReason } from "../domain/text.js";
 import { moderatorOf } from "../moderators.js";
 
 type RelayHandlers = Pick<ServiceImpl<typeof RelayService>, "listRelays" | "getRelay" | "putRelay" | "deleteRelay">;
-
-const PLATFORMS = ["discord", "slack", "matrix"];
-
-const requireName = (id: string) => {
-  if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(id)) throw invalid("id", "id is 1-64 lowercase letters, digits and dashes");
-  return id;
-};
 
 /**
  * Chat-platform relays (designed): moderators administer where community
@@ -32,18 +24,16 @@ export function relayHandlers(ctx: CommunityContext): RelayHandlers {
     },
 
     async getRelay(request) {
-      const row = await ctx.transaction((em) => relayById(em, requireName(request.id)));
+      const row = await ctx.transaction((em) => relayById(em, request.id));
       if (!row) throw relayNotFound();
       return create(RelayResultSchema, { relay: relayToProto(row) });
     },
 
     async putRelay(request, call) {
       const moderator = moderatorOf(call);
-      const id = requireName(request.id);
-      if (!PLATFORMS.includes(request.platform)) throw invalid("platform", "platform is discord, slack or matrix");
+      // The contract holds the name, platform and scope to their shapes.
+      const id = request.id;
       const webhook = requirePublicUrl("webhook_url", request.webhookUrl).toString();
-      if (request.scope !== "*" && !/^[a-z][a-z0-9_.-]*\/[a-z][a-z0-9_.-]*$/.test(request.scope))
-        throw invalid("scope", "scope is an EntityRef type (service/kind) or *");
       const reason = requireReason(request.reason);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
@@ -73,7 +63,7 @@ export function relayHandlers(ctx: CommunityContext): RelayHandlers {
 
     async deleteRelay(request, call) {
       const moderator = moderatorOf(call);
-      const id = requireName(request.id);
+      const id = request.id;
       const reason = requireReason(request.reason);
       return ctx.transaction(async (em) => {
         const row = await relayById(em, id);

@@ -1,18 +1,15 @@
 import { invalid } from "../../kit/handler/problem.js";
 
-/** The kinds of alias; every kind but `name` is an identifier, owned by one entity at most. */
-export const ALIAS_KINDS = ["name", "url", "gtin", "sku", "mpn", "source", "external_id"] as const;
-export type AliasKind = (typeof ALIAS_KINDS)[number];
+/**
+ * The kinds of alias (the contract's input rules refuse any other); every kind but `name` is an identifier, owned by
+ * one entity at most.
+ */
+export type AliasKind = "name" | "url" | "gtin" | "sku" | "mpn" | "source" | "external_id";
 
 /** The identifier kinds, in the order resolution reads them. */
 export const IDENTIFIER_KINDS = ["url", "gtin", "sku", "mpn", "source", "external_id"] as const;
 
 const MAX = 512;
-
-/** Whether a string names an alias kind. */
-export function isAliasKind(kind: string): kind is AliasKind {
-  return (ALIAS_KINDS as readonly string[]).includes(kind);
-}
 
 /** A name as compared: NFKC, case-folded, whitespace collapsed. */
 export function nameKey(name: string): string {

@@ -9,7 +9,6 @@ export interface PointInput {
 
 const POINT_MAX = 1000;
 const OVERVIEW_MAX = 4000;
-const POINTS_MAX = 20;
 
 /**
  * Rating text (hardest rule 3: "never carries a rating"): "4/5", "4.5 out of 5",
@@ -35,7 +34,10 @@ export function ratingIn(text: string): string | undefined {
   return undefined;
 }
 
-/** A checked summary: the overview and points trimmed, no rating, every point citing at least one signal. */
+/**
+ * A checked summary: the overview and points trimmed (then within their lengths), no rating, every point citing at
+ * least one signal. The contract declares the rest: at most 20 pros and 20 cons, each point's text not blank.
+ */
 export function checkSummary(
   prefix: string,
   summary: { overview: string; pros: PointInput[]; cons: PointInput[] },
@@ -44,12 +46,9 @@ export function checkSummary(
   const overview = maxLength(field("overview"), summary.overview.trim(), OVERVIEW_MAX);
   refuseRating(field("overview"), overview);
   const points = (name: "pros" | "cons") => {
-    const list = summary[name];
-    if (list.length > POINTS_MAX) throw invalid(field(name), `at most ${POINTS_MAX} ${name}`);
-    return list.map((point, i) => {
+    return summary[name].map((point, i) => {
       const at = field(`${name}[${i}]`);
       const text = maxLength(`${at}.text`, point.text.trim(), POINT_MAX);
-      if (text === "") throw invalid(`${at}.text`, `${at}.text is required`);
       refuseRating(`${at}.text`, text);
       if (point.citations.length === 0)
         throw problem(

@@ -4,10 +4,10 @@ import type { ReviewCorrectionsService } from "../../../gen/pf/reviews/v1/correc
 import { CorrectionSubmitResultSchema, EntityManageResultSchema } from "../../../gen/pf/reviews/v1/envelopes_pb.js";
 import { actingPerson, relatedActor } from "../../kit/auth/principal.js";
 import { idempotencyOf } from "../../kit/writes/idempotency.js";
-import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { decodeTextCursor, DEFAULT_LIMIT, page } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { rateLimit } from "../../kit/writes/rate-limit.js";
-import { maxLength, userText } from "../../kit/handler/text.js";
+import { maxLength } from "../../kit/handler/text.js";
 import { optionalUrl } from "../../kit/handler/urls.js";
 import type { ServiceContext } from "../../kit/service/module.js";
 import { correctionToProto } from "../db/answers.js";
@@ -15,9 +15,6 @@ import { correctionById, correctionsPage, insertCorrection, triageCorrection } f
 import { correctionSubmitted } from "../events.js";
 import { entityOf, requireRef } from "../entity-refs.js";
 
-const TARGET_KINDS = ["entity", "alias", "signal", "summary", "aggregate"];
-const STATES = ["open", "accepted", "rejected", "duplicate"];
-const TEXT_MAX = 4000;
 const NOTE_MAX = 1000;
 /** Submissions per person per day (designed). */
 const PER_DAY = 20;
@@ -32,13 +29,12 @@ export function correctionHandlers(ctx: ServiceContext): ServiceImpl<typeof Revi
     async submitCorrection(request, call) {
       const ref = requireRef("ref", request.ref);
       const person = actingPerson(call);
+      // Declared: target_kind one of entity, alias, signal, summary, aggregate; text not blank, at most 4000.
       const targetKind = request.targetKind || "entity";
-      if (!TARGET_KINDS.includes(targetKind))
-        throw invalid("target_kind", `target_kind is one of ${TARGET_KINDS.join(", ")}`);
       const targetId = maxLength("target_id", request.targetId.trim(), 128);
       if ((targetKind === "entity" || targetKind === "aggregate") !== (targetId === ""))
         throw invalid("target_id", "target_id names the alias, signal or summary revision, and nothing else");
-      const text = userText("text", request.text, TEXT_MAX);
+      const { text } = request;
       // Only checked as a URL: the service never fetches it.
       const evidenceUrl = optionalUrl("evidence_url", request.evidenceUrl, ["https", "http"]);
       const once = idempotencyOf(call, request, { scope: `correction:${person}` });
@@ -67,9 +63,8 @@ export function correctionHandlers(ctx: ServiceContext): ServiceImpl<typeof Revi
     },
 
     async listCorrections(request, call) {
-      if (request.state !== "" && !STATES.includes(request.state))
-        throw invalid("state", `state is one of ${STATES.join(", ")}`);
-      const limit = pageLimit(request.limit);
+      // Declared: state one of open, accepted, rejected, duplicate when given; limit 1-200.
+      const limit = request.limit ?? DEFAULT_LIMIT;
       const after = decodeTextCursor(request.cursor, 1)?.[0];
       const rows = await correctionsPage(ctx.orm.em.fork(), request.state, limit, after);
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
@@ -85,6 +80,7 @@ export function correctionHandlers(ctx: ServiceContext): ServiceImpl<typeof Revi
     },
 
     async triageCorrection(request, call) {
+      // Of the states (declared), a triage sets one of these three.
       if (!["accepted", "rejected", "duplicate"].includes(request.state))
         throw invalid("state", "state is accepted, rejected or duplicate");
       const note = maxLength("editor_note", request.editorNote.trim(), NOTE_MAX);

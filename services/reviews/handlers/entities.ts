@@ -9,10 +9,9 @@ import {
 import type { ReviewsService } from "../../../gen/pf/reviews/v1/entities_pb.js";
 import { relatedActor } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
-import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { decodeTextCursor, DEFAULT_LIMIT, page } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { answerRedirect } from "../../kit/handler/status.js";
-import { userText } from "../../kit/handler/text.js";
 import type { ServiceContext } from "../../kit/service/module.js";
 import { claimSlug, dropSlugs } from "../../kit/slugs/slugs.js";
 import { aggregateAnswer, entityAnswer, historyToProto, revisionToProto, signalToProto } from "../db/answers.js";
@@ -33,7 +32,7 @@ import {
 import type { EntityRow } from "../db/entities.js";
 import { signalsOf } from "../db/signals.js";
 import { APPROVED_STATES, publishedOf, revisionsOf } from "../db/summaries.js";
-import { isAliasKind, nameKey, normalizeAlias } from "../domain/identifiers.js";
+import { type AliasKind, nameKey, normalizeAlias } from "../domain/identifiers.js";
 import { entityChanged } from "../events.js";
 import { resolve } from "../db/resolve.js";
 import { refreshEntities } from "../db/search.js";
@@ -44,8 +43,6 @@ type EntityHandlers = Pick<
   "resolveEntities" | "createEntity" | "getEntity" | "updateEntity" | "deleteEntity" | "getAggregate" | "getHistory"
 >;
 
-const NAME_MAX = 200;
-const DESCRIPTION_MAX = 20_000;
 const PAGE_PARTS = 50;
 
 /** Entities: resolution, the entity page, create, edit and rename, delete, aggregate and history. */
@@ -83,16 +80,17 @@ export function entityHandlers(ctx: ServiceContext): EntityHandlers {
     },
 
     async createEntity(request, call) {
-      const name = userText("name", request.name, NAME_MAX).trim();
-      const description = userText("description", request.description, DESCRIPTION_MAX, true);
+      // Declared: a name not blank, at most 200 characters (an edit may leave it out: required here), a description
+      // at most 20000, each alias's kind.
+      if (request.name === "") throw invalid("name", "name is required");
+      const name = request.name.trim();
+      const { description } = request;
       const aliases = request.aliases.map((alias, i) => {
-        const field = `aliases[${i}]`;
-        if (!isAliasKind(alias.kind))
-          throw invalid(`${field}.kind`, `${field}.kind is one of name, url, gtin, sku, mpn, source, external_id`);
+        const kind = alias.kind as AliasKind;
         return {
-          kind: alias.kind,
+          kind,
           value: alias.value.trim(),
-          normalized: normalizeAlias(`${field}.value`, alias.kind, alias.value),
+          normalized: normalizeAlias(`aliases[${i}].value`, kind, alias.value),
         };
       });
       const by = relatedActor(call);
@@ -127,9 +125,9 @@ export function entityHandlers(ctx: ServiceContext): EntityHandlers {
 
     async updateEntity(request, call) {
       const ref = requireRef("ref", request.ref);
-      const name = request.name === "" ? undefined : userText("name", request.name, NAME_MAX).trim();
-      const description =
-        request.description === "" ? undefined : userText("description", request.description, DESCRIPTION_MAX);
+      // Empty keeps each; what is sent is declared (name not blank, at most 200 characters, description 20000).
+      const name = request.name === "" ? undefined : request.name.trim();
+      const description = request.description === "" ? undefined : request.description;
       const slug = request.slug.trim();
       if (name === undefined && description === undefined && slug === "")
         throw invalid("name", "nothing to change: name, description or slug");
@@ -200,7 +198,7 @@ export function entityHandlers(ctx: ServiceContext): EntityHandlers {
     },
 
     async getHistory(request) {
-      const limit = pageLimit(request.limit);
+      const limit = request.limit ?? DEFAULT_LIMIT; // 1-200, declared
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const { em, row } = await readEntity(request.ref);
       const { items, nextCursor } = page(await historyPage(em, row.id, limit, before), limit, (entry) => [entry.id]);

@@ -5,7 +5,6 @@ import { EntityMergeResultSchema, EntitySplitResultSchema } from "../../../gen/p
 import type { ReviewsService } from "../../../gen/pf/reviews/v1/entities_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
 import { problem } from "../../kit/handler/problem.js";
-import { userText } from "../../kit/handler/text.js";
 import type { ServiceContext } from "../../kit/service/module.js";
 import { aggregateAnswer, entityAnswer, revisionToProto } from "../db/answers.js";
 import {
@@ -28,8 +27,6 @@ import { entityOf, requireRef } from "../entity-refs.js";
 
 type MergeHandlers = Pick<ServiceImpl<typeof ReviewsService>, "mergeEntity" | "splitEntity">;
 
-const REASON_MAX = 1000;
-
 /**
  * Merge and split (hardest rule 1). A merge rewrites nothing: the merged
  * entity keeps its aliases, its signals keep their attribution, and only its
@@ -40,7 +37,7 @@ export function mergeHandlers(ctx: ServiceContext): MergeHandlers {
     async mergeEntity(request, call) {
       const ref = requireRef("ref", request.ref);
       const into = requireRef("into", request.into);
-      const reason = userText("reason", request.reason, REASON_MAX).trim();
+      const reason = request.reason.trim(); // not blank, at most 1000 characters: declared
       // The editor person: declared ACTOR_PERSON with the editor relation.
       const by = actingPerson(call);
       return ctx.transaction(async (em) => {
@@ -85,7 +82,7 @@ export function mergeHandlers(ctx: ServiceContext): MergeHandlers {
 
     async splitEntity(request, call) {
       const ref = requireRef("ref", request.ref);
-      const reason = userText("reason", request.reason, REASON_MAX).trim();
+      const reason = request.reason.trim(); // not blank, at most 1000 characters: declared
       // The editor person: declared ACTOR_PERSON with the editor relation.
       const by = actingPerson(call);
       return ctx.transaction(async (em) => {

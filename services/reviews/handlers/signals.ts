@@ -8,10 +8,10 @@ import {
 } from "../../../gen/pf/reviews/v1/envelopes_pb.js";
 import type { ReviewSignalsService } from "../../../gen/pf/reviews/v1/signals_pb.js";
 import { principalOf, relatedActor } from "../../kit/auth/principal.js";
-import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { decodeTextCursor, DEFAULT_LIMIT, page } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
-import { maxLength, userText } from "../../kit/handler/text.js";
+import { maxLength } from "../../kit/handler/text.js";
 import { optionalUrl } from "../../kit/handler/urls.js";
 import type { ServiceContext } from "../../kit/service/module.js";
 import { entityAnswer, queueItemToProto, signalToProto } from "../db/answers.js";
@@ -22,24 +22,20 @@ import { entityOf, requireActive, requireRef } from "../entity-refs.js";
 
 const KEY = /^[a-z0-9][a-z0-9._-]{0,63}$/i;
 const REF_MAX = 256;
-const TEXT_MAX = 4000;
-const REASON_MAX = 1000;
 
 /** Signals with provenance, exclusions from aggregates, and the resolution queue. */
 export function signalHandlers(ctx: ServiceContext): ServiceImpl<typeof ReviewSignalsService> {
   return {
     async writeSignal(request, call) {
       const ref = requireRef("ref", request.ref);
-      if (request.kind !== "rating" && request.kind !== "mention") throw invalid("kind", "kind is rating or mention");
+      // Declared: kind rating or mention, a source key, a source_ref not blank, text at most 4000 characters.
       if (request.kind === "rating") {
         if (request.scale < 2 || request.scale > 100) throw invalid("scale", "scale is from 2 to 100");
         if (request.score < 0 || request.score > request.scale) throw invalid("score", "score is from 0 to scale");
       } else if (request.score !== 0 || request.scale !== 0) throw invalid("score", "a mention carries no score");
-      if (!KEY.test(request.sourceKey)) throw invalid("source_key", "source_key is a key (letters, digits, . _ -)");
-      if (request.sourceRef.trim() === "") throw invalid("source_ref", "source_ref is required");
       const sourceRef = maxLength("source_ref", request.sourceRef.trim(), REF_MAX);
       const url = optionalUrl("url", request.url, ["https", "http"]);
-      const text = maxLength("text", request.text, TEXT_MAX);
+      const { text } = request;
       const input = {
         kind: request.kind as "rating" | "mention",
         score: request.score,
@@ -80,7 +76,7 @@ export function signalHandlers(ctx: ServiceContext): ServiceImpl<typeof ReviewSi
     },
 
     async listSignals(request) {
-      const limit = pageLimit(request.limit);
+      const limit = request.limit ?? DEFAULT_LIMIT; // 1-200, declared
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const em = ctx.orm.em.fork();
       const entity = await entityOf(em, requireRef("ref", request.ref));
@@ -98,7 +94,7 @@ export function signalHandlers(ctx: ServiceContext): ServiceImpl<typeof ReviewSi
       if ((signalId === "") === (sourceKey === ""))
         throw invalid("signal_id", "exactly one of signal_id or source is required");
       if (sourceKey !== "" && !KEY.test(sourceKey)) throw invalid("source", "source is a source key");
-      const reason = userText("reason", request.reason, REASON_MAX).trim();
+      const reason = request.reason.trim(); // not blank, at most 1000 characters: declared
       const by = relatedActor(call);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
@@ -135,7 +131,7 @@ export function signalHandlers(ctx: ServiceContext): ServiceImpl<typeof ReviewSi
     },
 
     async listQueue(request, call) {
-      const limit = pageLimit(request.limit);
+      const limit = request.limit ?? DEFAULT_LIMIT; // 1-200, declared
       const after = decodeTextCursor(request.cursor, 1)?.[0];
       const { items, nextCursor } = page(await pendingPage(ctx.orm.em.fork(), limit, after), limit, (row) => [row.id]);
       return create(EntityResolveResultSchema, {

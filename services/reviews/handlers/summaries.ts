@@ -3,7 +3,6 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import {
   EntityResolveResultSchema,
-  type SummaryDecision,
   SummaryProposeResultSchema,
   SummaryPublishResultSchema,
 } from "../../../gen/pf/reviews/v1/envelopes_pb.js";
@@ -61,13 +60,6 @@ export function summaryHandlers(ctx: ServiceContext): ServiceImpl<typeof ReviewS
       throw problem(422, "summary.citation_invalid", `${wrong} is no signal of ${entity.id}.`, { signal_id: wrong });
   };
 
-  /** A decision's revision number, 1 or more. */
-  const numberOf = (field: string, decision: SummaryDecision) => {
-    if (!Number.isInteger(decision.revision) || decision.revision < 1)
-      throw invalid(`${field}.revision`, `${field}.revision is a revision number (1 or more)`);
-    return decision.revision;
-  };
-
   /** A revision's new state: in the entity's history and as reviews.summary.<state>. */
   const changed = async (
     em: EntityManager,
@@ -117,7 +109,7 @@ export function summaryHandlers(ctx: ServiceContext): ServiceImpl<typeof ReviewS
       const person = approverOf(call);
       const written = action.case === "write" ? checkSummary("write", action.value) : undefined;
       const decision = action.case !== "write" ? action.value : undefined;
-      const number = decision ? numberOf(action.case, decision) : 0;
+      const number = decision?.revision ?? 0; // 1 or more: declared
       const note = decision ? maxLength(`${action.case}.note`, decision.note.trim(), NOTE_MAX) : "";
       if (note !== "" && (action.case === "publish" || action.case === "unpublish"))
         throw invalid(`${action.case}.note`, "a note goes with approve or reject");

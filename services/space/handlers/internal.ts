@@ -5,10 +5,10 @@ import { readSpace } from "../db/spaces.js";
 import { enter, readerOf } from "../readers.js";
 import { postTarget, threadTarget } from "../targets.js";
 import { actorOf, forwardedWriterOf, moderationNote, voterOf, writerOf, written, type Writer } from "../writers.js";
-import { deleteIn, editIn, postBody, replyIn } from "./posts.js";
+import { deleteIn, editIn, replyIn } from "./posts.js";
 import { moderationResult, writeResult } from "../results.js";
 import { createThreadIn, moderateThreadIn, threadText } from "./threads.js";
-import { voteIn, voteOf } from "./votes.js";
+import { voteIn } from "./votes.js";
 
 /**
  * Community's forum routes, forwarded (analysis B.0): the same rules as the
@@ -39,7 +39,7 @@ export function internalHandlers(ctx: SpaceContext): ServiceImpl<typeof SpaceInt
 
     async replyToThread(request, call) {
       const writer = forwardedWriterOf(call, request.aiService);
-      const body = postBody(request.body);
+      const body = request.body;
       return written(
         ctx,
         call,
@@ -52,7 +52,7 @@ export function internalHandlers(ctx: SpaceContext): ServiceImpl<typeof SpaceInt
 
     async voteOnThread(request, call) {
       const writer = voterOf(call);
-      const value = voteOf(request.value);
+      const value = request.value as -1 | 0 | 1;
       return written(
         ctx,
         call,
@@ -65,7 +65,7 @@ export function internalHandlers(ctx: SpaceContext): ServiceImpl<typeof SpaceInt
 
     async editPost(request, call) {
       const writer = forwardedWriterOf(call, request.aiService);
-      const body = postBody(request.body);
+      const body = request.body;
       const note = moderationNote(writer, request);
       return written(
         ctx,

@@ -4,7 +4,6 @@ import type { SpaceService } from "../../../gen/pf/space/v1/space_pb.js";
 import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
 import { checkRevision, ifMatchOf } from "../../kit/handler/revisions.js";
-import { userText } from "../../kit/handler/text.js";
 import type { SpaceContext } from "../context.js";
 import { recordModeration } from "../db/audit.js";
 import { changePost, insertPost, lockPost, postNotFound, type StoredPost } from "../db/posts.js";
@@ -17,9 +16,6 @@ import { type Outcome, writeResult } from "../results.js";
 import { deleteThreadIn } from "./threads.js";
 
 type PostHandlers = Pick<ServiceImpl<typeof SpaceService>, "replyToThread" | "editPost" | "deletePost">;
-
-/** A post's Markdown body, checked (400 naming body). */
-export const postBody = (body: string) => userText("body", body, 20_000);
 
 /** A thread open to replies and votes: 409 thread.deleted, 409 thread.locked ("locked threads refuse replies and votes"). */
 export function requireOpen(thread: StoredThread): void {
@@ -122,7 +118,7 @@ export function postHandlers(ctx: SpaceContext): PostHandlers {
   return {
     async replyToThread(request, call) {
       const writer = writerOf(call);
-      const body = postBody(request.body);
+      const body = request.body;
       return written(
         ctx,
         call,
@@ -135,7 +131,7 @@ export function postHandlers(ctx: SpaceContext): PostHandlers {
 
     async editPost(request, call) {
       const writer = writerOf(call);
-      const body = postBody(request.body);
+      const body = request.body;
       const expected = request.expectedRevision === undefined ? undefined : BigInt(request.expectedRevision);
       return written(
         ctx,

@@ -1,12 +1,10 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { SpaceService } from "../../../gen/pf/space/v1/space_pb.js";
-import { invalid } from "../../kit/handler/problem.js";
 import type { SpaceContext } from "../context.js";
 import { lockThread, threadNotFound, updateThread } from "../db/threads.js";
 import { setVote } from "../db/votes.js";
 import { hotness } from "../../kit/handler/hotness.js";
-import { voteValue } from "../domain/votes.js";
 import { threadChanged } from "../events.js";
 import { readerOf } from "../readers.js";
 import { threadTarget, type ThreadTarget } from "../targets.js";
@@ -15,13 +13,6 @@ import { requireOpen } from "./posts.js";
 import { type Outcome, writeResult } from "../results.js";
 
 type VoteHandlers = Pick<ServiceImpl<typeof SpaceService>, "voteOnThread">;
-
-/** A vote's value from a request (400 naming value: 1, -1 or 0). */
-export function voteOf(value: number | undefined): -1 | 0 | 1 {
-  const checked = voteValue(value);
-  if (checked === undefined) throw invalid("value", "value is 1, -1, or 0 to withdraw one's vote");
-  return checked;
-}
 
 /**
  * Sets a person's vote. Under the thread's row lock: votes on one thread apply
@@ -55,7 +46,7 @@ export function voteHandlers(ctx: SpaceContext): VoteHandlers {
   return {
     async voteOnThread(request, call) {
       const writer = voterOf(call);
-      const value = voteOf(request.value);
+      const value = request.value as -1 | 0 | 1;
       return written(
         ctx,
         call,

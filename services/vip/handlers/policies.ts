@@ -66,8 +66,8 @@ const policyToProto = (row: PolicyRow) =>
 
 const TOKEN = /^[a-z][a-z0-9_.-]{0,39}$/;
 
-export function requireResource(field: string, ref: EntityRef | undefined): EntityRef {
-  if (!ref) throw invalid(field, `${field} is required`);
+/** A resource named as a gated object (the contract requires one; pf.v1.EntityRef is every service's and declares no rules). */
+function requireResource(field: string, ref: EntityRef): EntityRef {
   if (!TOKEN.test(ref.service)) throw invalid(`${field}.service`, "service is the owning service's key");
   if (!TOKEN.test(ref.kind)) throw invalid(`${field}.kind`, "kind is the object's kind within its service");
   if (ref.id === "") throw invalid(`${field}.id`, "id is the object's id");
@@ -79,10 +79,9 @@ function managesPolicies({ grant, person }: Viewer, creator: string): boolean {
   return grant || person === creator;
 }
 
+/** The rule sent (the contract requires one PolicyRule defines), with the plan or perk it names and no other. */
 function ruleOf(request: PolicySetRequest): Rule {
-  const rule = (Object.keys(RULES) as Rule[]).find((name) => RULES[name] === request.rule);
-  if (!rule)
-    throw invalid("rule", "rule is POLICY_RULE_ANY_MEMBER, POLICY_RULE_PLAN_MEMBER or POLICY_RULE_PERK_HOLDER");
+  const rule = (Object.keys(RULES) as Rule[]).find((name) => RULES[name] === request.rule)!;
   if (rule === "plan_member" && request.planId === "") throw invalid("plan_id", "A plan rule names its plan_id");
   if (rule !== "plan_member" && request.planId !== "") throw invalid("plan_id", "plan_id belongs to a plan rule only");
   if (rule === "perk_holder" && request.perkId === "") throw invalid("perk_id", "A perk rule names its perk_id");
@@ -164,7 +163,7 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
         throw invalid("creator", "creator is the creator (usr_) whose members the rule admits, or network");
       // The network's rules are staff's, as its plans are: the grant manages them, no person is the network.
       if (!managesPolicies(viewerOf(caller), creator)) throw notOwner();
-      const resource = requireResource("resource", request.resource);
+      const resource = requireResource("resource", request.resource!);
       const rule = ruleOf(request);
       // Writing a rule never makes anyone the owner: the service holding the resource says who is, staff included.
       if ((await ownerOf(ctx, resource)) !== creator) throw notOwner();
@@ -221,7 +220,7 @@ export function policyHandlers(ctx: VipContext): PolicyHandlers {
 
     async evaluatePolicy(request, call) {
       const subject = requireSubject("subject", request.subject);
-      const resource = requireResource("resource", request.resource);
+      const resource = requireResource("resource", request.resource!);
       // Other services evaluate on every gated request: hot reads only (db/policies.ts, db/plan-reads.ts).
       const policy = await readPolicyOf(ctx, resource);
       requireSelfOrGrant(callerOf(call), [subject, ...(policy ? [policy.creator] : [])], "the subject or the creator");
