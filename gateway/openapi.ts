@@ -21,11 +21,11 @@ import {
   relations as relationsOption,
   service_key,
   success_statuses as successStatuses,
-  Visibility,
 } from "../gen/pf/v1/options_pb.js";
 import { admitsAnonymous, routeAccessOf, type RouteAccess } from "../services/kit/auth/enforce.js";
 import { routeFieldsOf } from "../services/kit/rpc/input.js";
 import { declaredRateLimit } from "../services/kit/rpc/rate-limits.js";
+import { onPublicSurface } from "../services/kit/rpc/surface.js";
 import type { Binding } from "./bindings.js";
 import { answersBytes } from "./bytes.js";
 import { corsKind } from "./cors.js";
@@ -103,9 +103,7 @@ function reached(paths: JsonObject, schemas: Record<string, JsonObject>): Record
  * Internal and partner routes are documented only to services.
  */
 export function publiclyDocumented(binding: Binding): boolean {
-  return routeAccessOf(binding.method).rules.some(
-    (rule) => rule.visibility === Visibility.PUBLIC || rule.visibility === Visibility.FIRST_PARTY,
-  );
+  return onPublicSurface(binding.method);
 }
 
 function operation(binding: Binding, tag: string, components: SchemaComponents, problem: JsonObject): JsonObject {
@@ -165,8 +163,11 @@ function exampleAnswer(binding: Binding, successes: Record<string, JsonObject>, 
   const json = content["application/json"];
   const stream = content[EVENT_STREAM_CONTENT_TYPE];
   if (json) {
-    const message = responseField && !answersBytes(binding) ? heldMessage(responseField) : method.output;
+    const bytes = answersBytes(binding);
+    const message = responseField && !bytes ? heldMessage(responseField) : method.output;
     const example = exampleOf(answered(json.schema as JsonObject, method, message), components.schemas, message);
+    // A byte answer's JSON form is answered when its bytes' field is unset.
+    if (bytes && example !== null && typeof example === "object") delete (example as JsonObject)[responseField!.name];
     if (example !== undefined) json.example = example;
   } else if (stream) {
     const data = exampleOf(

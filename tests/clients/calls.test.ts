@@ -1,4 +1,5 @@
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createPlatformClient, createPlatformFetch, PlatformError, problemOf } from "../../clients/ts/src/index.js";
 import { usePlatform } from "../support/platform.js";
@@ -40,6 +41,20 @@ describe("the platform's Connect clients, on the RPC port", () => {
     const anonymous = createPlatformClient({ baseUrl: t.platform.rpcUrl });
     const read = await anonymous.paste.getPaste({ slug: paste!.slug });
     expect(read.paste).toMatchObject({ id: paste!.id, body: "hello", owner });
+  });
+
+  it("call the gateway's port through a browser's transports (Connect and gRPC-Web over fetch)", async () => {
+    const owner = `usr_web${Date.now().toString(36)}`;
+    const pf = createPlatformClient({
+      baseUrl: t.gatewayUrl,
+      token: web,
+      subject: owner,
+      transport: createGrpcWebTransport,
+    });
+    const { paste } = await pf.paste.createPaste({ title: "From a browser", body: "hello" });
+    expect(paste).toMatchObject({ owner });
+    const anonymous = createPlatformClient({ baseUrl: t.gatewayUrl, transport: createConnectTransport });
+    expect((await anonymous.paste.getPaste({ slug: paste!.slug })).paste).toMatchObject({ owner, body: "hello" });
   });
 
   it("answer a refusal as a PlatformError carrying its problem", async () => {

@@ -1,5 +1,12 @@
 import { fromBinary, toBinary, create } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  createClient,
+  createRouterTransport,
+  type HandlerContext,
+  type Transport,
+} from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { execFile } from "node:child_process";
 import { request as httpRequest } from "node:http";
@@ -12,9 +19,14 @@ import {
 } from "../../gen/pf/community/v1/pastes_pb.js";
 import { PulseService } from "../../gen/pf/community/v1/pulse_pb.js";
 import { RelayService } from "../../gen/pf/community/v1/relays_pb.js";
+import { buildGateway } from "../../gateway/gateway.js";
+import { OverlayEventSchema, TipsOverlayService } from "../../gen/pf/tips/v1/overlays_pb.js";
 import { ManualClock } from "../../services/kit/runtime/clock.js";
+import { loadConfig } from "../../services/kit/runtime/config.js";
+import { createLogger } from "../../services/kit/runtime/logger.js";
 import { usePlatform } from "../support/platform.js";
 import { person } from "../community/support.js";
+import { admitEveryone } from "./support.js";
 
 const ORIGIN = "https://app.example";
 const PULSE_ORIGIN = "https://pulse.example";
@@ -233,5 +245,36 @@ describe("gRPC over the gateway's HTTP/1.1", () => {
     expect(made.grpc.status).toBe("0");
     const result = fromBinary(PasteCreateResultSchema, made.body.subarray(5));
     expect(result.paste?.owner).toBe(owner);
+  });
+});
+
+describe("a closing gateway", () => {
+  it("ends its open server streams at once instead of waiting out its grace period, and cancels their RPCs", async () => {
+    let aborted = false;
+    const impl = {
+      async *openOverlayStream(_request: unknown, context: HandlerContext) {
+        yield create(OverlayEventSchema, { event: { case: "opened", value: {} } });
+        await new Promise<void>((resolve) => context.signal.addEventListener("abort", () => resolve()));
+        aborted = true;
+      },
+    };
+    const gateway = await buildGateway({
+      services: [TipsOverlayService],
+      transport: createRouterTransport(() => undefined),
+      admission: admitEveryone,
+      config: loadConfig({}),
+      logger: createLogger("silent"),
+      readiness: async () => ({}),
+      connect: { implementations: [{ service: TipsOverlayService, impl: impl as never }], interceptors: [] },
+    });
+    const baseUrl = await gateway.listen({ port: 0, host: "127.0.0.1" });
+    const overlays = createClient(TipsOverlayService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
+    const stream = overlays.openOverlayStream({ token: "x" })[Symbol.asyncIterator]();
+    expect((await stream.next()).value).toMatchObject({ event: { case: "opened" } });
+    const started = Date.now();
+    await gateway.close();
+    expect(await stream.next()).toMatchObject({ done: true });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(aborted).toBe(true);
   });
 });

@@ -512,12 +512,21 @@ describe("OpenAPI of every service", () => {
     const query = operations.flatMap((op) => op.parameters).filter((parameter) => parameter.in === "query");
     expect(query.filter((parameter) => "example" in parameter || "examples" in parameter)).toEqual([]);
 
-    const plans = document.paths["/vip/api/v1/plans"].get.responses["200"].content["application/json"];
-    expect(plans).toMatchObject({ example: { plans: [{ id: "pln_0" }] } });
-    // A byte answer shows its JSON form; an event stream one event as it is written.
+    // Of a result's oneof by route, the member the RPC's name ends with (ListCashouts: cashouts), else the first.
+    const answer = (path: string) =>
+      (document.paths[path].get.responses["200"].content["application/json"] as { example?: object }).example;
+    expect(Object.keys(answer("/billing/api/v1/cashouts")!)).toEqual(["cashouts"]);
+    expect(answer("/billing/api/v1/cashouts")).toMatchObject({
+      cashouts: { cashouts: [{ status: expect.any(String) }] },
+    });
+    expect(Object.keys(answer("/billing/api/v1/admin/import-holds")!)).toEqual(["import_holds"]);
+    expect(Object.keys(answer("/tips/api/v1/overlay-configs")!)).toEqual(["configs"]);
+    expect(Object.keys(answer("/billing/api/v1/admin/freeze")!)).toEqual(["economy"]);
+    // A byte answer shows its JSON form (answered when its bytes are unset); an event stream one event as written.
     const feed = document.paths["/space/s/feed.xml"].get.responses["200"].content as Record<string, object>;
     expect(feed["*/*"]).not.toHaveProperty("example");
-    expect(feed["application/json"]).toHaveProperty("example");
+    expect(feed["application/json"]).toMatchObject({ example: { space: { key: "example" } } });
+    expect((feed["application/json"] as { example: object }).example).not.toHaveProperty("feed");
     const stream = document.paths["/tips/api/v1/stream"].get.responses["200"].content["text/event-stream"] as {
       example?: string;
     };

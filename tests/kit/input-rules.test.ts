@@ -9,14 +9,22 @@ import { openApiDocument } from "../../gateway/openapi.js";
 import { componentName } from "../../gateway/schemas.js";
 import { ModerationService } from "../../gen/pf/community/v1/moderation_pb.js";
 import { GoalCreateRequestSchema } from "../../gen/pf/tips/v1/goals_pb.js";
-import { OverlayTokenRequestSchema } from "../../gen/pf/tips/v1/overlays_pb.js";
-import { TipsOverlayService } from "../../gen/pf/tips/v1/overlays_pb.js";
+import { OverlayTokenRequestSchema, TipsOverlayService } from "../../gen/pf/tips/v1/overlays_pb.js";
 import { TipsService } from "../../gen/pf/tips/v1/tips_pb.js";
 import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
 import { modules } from "../../platform/registry.js";
 import { ruleMismatch } from "../../services/kit/rpc/field-rules.js";
 import { inputFaults } from "../../services/kit/rpc/input.js";
 import { usePlatform } from "../support/platform.js";
+
+interface ObjectSchema {
+  required?: string[];
+  properties: Record<string, JsonObject>;
+}
+interface Operation {
+  parameters: { name: string; schema: JsonObject }[];
+  requestBody?: { content: Record<string, { schema: ObjectSchema }> };
+}
 
 /** What the guard refuses in a request given as proto JSON: `field rule` for each fault, in order. */
 function refused(method: DescMethod, json: JsonObject): string[] {
@@ -120,8 +128,8 @@ describe("input rules in OpenAPI", () => {
   const document = openApiDocument([...bindingsOf(TipsService), ...bindingsOf(TipsOverlayService)], {
     title: "tips",
   }) as {
-    paths: Record<string, Record<string, { parameters: { name: string; schema: JsonObject }[] }>>;
-    components: { schemas: Record<string, { required?: string[]; properties: Record<string, JsonObject> }> };
+    paths: Record<string, Record<string, Operation>>;
+    components: { schemas: Record<string, ObjectSchema> };
   };
   const component = (message: DescMessage) => document.components.schemas[componentName(message)];
 
@@ -132,7 +140,9 @@ describe("input rules in OpenAPI", () => {
     expect(goal.properties.description).toMatchObject({ maxLength: 2000 });
     const limit = document.paths["/tips/api/v1/interactions"].get.parameters.find((p) => p.name === "limit");
     expect(limit?.schema).toMatchObject({ type: "integer", minimum: 1, maximum: 200 });
-    const tokens = component(OverlayTokenRequestSchema);
+    // A shared request's body holds the fields its route reads, and of `required` those only.
+    const tokens = document.paths["/tips/api/v1/overlay-tokens"].post.requestBody!.content["application/json"].schema;
+    expect(tokens.required).toEqual(["scopes"]);
     expect(tokens.properties.scopes).toMatchObject({
       type: "array",
       minItems: 1,

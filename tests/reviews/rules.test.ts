@@ -235,3 +235,24 @@ describe("slugs", () => {
 function person_() {
   return person("reader");
 }
+
+describe("input rules declared in the contract", () => {
+  it("reports every rule a request breaks, each naming its field", async () => {
+    const fields = (answer: { body: { errors?: { field: string }[] } }) => answer.body.errors?.map((e) => e.field);
+    const created = await call("POST", "/entities", EDITOR, {
+      name: " ",
+      description: "d".repeat(20_001),
+      aliases: [{ kind: "isbn", value: "123" }],
+    });
+    expect(created.body).toMatchObject({ status: 400, code: "request.invalid", field: "name" });
+    expect(fields(created)).toEqual(["name", "description", "aliases[0].kind"]);
+    const a = await entity();
+    const written = await call("POST", `/entities/${a.id}/signals`, undefined, {
+      kind: "review",
+      text: "t".repeat(4001),
+      source_key: "-shop",
+      source_ref: "",
+    });
+    expect(fields(written)).toEqual(["kind", "text", "source_key", "source_ref"]);
+  });
+});

@@ -15,25 +15,22 @@ export interface Caller {
 }
 
 /**
- * The headers of a call from this caller, by their names on the wire (lower case). The platform checks them (a
- * user or app token sending X-PF-Subject is refused with 403 `auth.header_refused`, a subject of another shape with
- * 400 `request.invalid`); the types only keep values it never takes (a staff flag other than 1, an origin other
- * than ai) from being written.
+ * Sets the caller's token and X-PF-* headers on a call's headers, leaving any the call sets itself (a subject for
+ * one call). The platform checks them (a user or app token sending X-PF-Subject is refused with 403
+ * `auth.header_refused`, a subject of another shape with 400 `request.invalid`); the types only keep values it
+ * never takes (a staff flag other than 1, an origin other than ai) from being written.
  */
-export async function callerHeaders(caller: Caller): Promise<Record<string, string>> {
-  const headers: Record<string, string> = {};
-  const token = typeof caller.token === "function" ? await caller.token() : caller.token;
-  if (token) headers.authorization = `Bearer ${token}`;
-  if (caller.subject !== undefined) headers["x-pf-subject"] = caller.subject;
-  if (caller.staff) headers["x-pf-staff"] = "1";
-  if (caller.origin !== undefined) headers["x-pf-origin"] = caller.origin;
-  if (caller.groups !== undefined) headers["x-pf-groups"] = caller.groups.join(",");
-  if (caller.entitlements !== undefined) headers["x-pf-entitlements"] = caller.entitlements.join(",");
-  return headers;
-}
-
-/** Sets the caller's headers on a request's headers, leaving any the call sets itself (a per-call subject). */
 export async function addCallerHeaders(header: Headers, caller: Caller): Promise<void> {
-  for (const [name, value] of Object.entries(await callerHeaders(caller)))
+  const set = (name: string, value: string) => {
     if (!header.has(name)) header.set(name, value);
+  };
+  if (!header.has("authorization")) {
+    const token = typeof caller.token === "function" ? await caller.token() : caller.token;
+    if (token) set("authorization", `Bearer ${token}`);
+  }
+  if (caller.subject !== undefined) set("x-pf-subject", caller.subject);
+  if (caller.staff) set("x-pf-staff", "1");
+  if (caller.origin !== undefined) set("x-pf-origin", caller.origin);
+  if (caller.groups !== undefined) set("x-pf-groups", caller.groups.join(","));
+  if (caller.entitlements !== undefined) set("x-pf-entitlements", caller.entitlements.join(","));
 }

@@ -1,5 +1,4 @@
-import { invalid, problem } from "../../kit/handler/problem.js";
-import { CAPABILITY_PATTERN } from "../../kit/documents/mod-manifest.js";
+import { problem } from "../../kit/handler/problem.js";
 
 /** An install's status as stored. */
 export type Status = "disabled" | "enabled" | "revoked";
@@ -16,16 +15,6 @@ export interface InstallState {
   status: Status;
   requested: readonly string[];
   granted: readonly string[];
-}
-
-const capabilityShape = new RegExp(CAPABILITY_PATTERN);
-
-/** A capability as the grant routes take it: dotted lower-case words (400 naming `capability`). */
-export function requireCapability(text: string): string {
-  if (text === "") throw invalid("capability", "capability is required");
-  if (text.length > 64 || !capabilityShape.test(text))
-    throw invalid("capability", "capability is dotted lower-case words, such as world.read");
-  return text;
 }
 
 /**

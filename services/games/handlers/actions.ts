@@ -5,11 +5,10 @@ import { AuditPageSchema, ModManageResultSchema, type ModManageResult } from "..
 import { newId } from "../../kit/handler/ids.js";
 import { decodeCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid } from "../../kit/handler/problem.js";
-import { maxLength } from "../../kit/handler/text.js";
 import type { GamesContext } from "../context.js";
 import { auditOf, auditToProto, insertAudit } from "../db/audit.js";
 import { installExists, installToProto, lockedInstall, modNotFound } from "../db/installs.js";
-import { applyChange, type Change, requireCapability, type Status } from "../domain/installs.js";
+import { applyChange, type Change, type Status } from "../domain/installs.js";
 import { modChanged } from "../events.js";
 import { auditedManager } from "../managers.js";
 
@@ -18,8 +17,6 @@ type ActionHandlers = Pick<
   "enableMod" | "disableMod" | "revokeMod" | "grantCapability" | "ungrantCapability" | "listModAudit"
 >;
 
-const MAX_REASON = 500;
-
 /**
  * The manage actions on an install. Each locks the install, applies the
  * rule of domain/installs.ts and, when something changed, writes the install,
@@ -27,14 +24,9 @@ const MAX_REASON = 500;
  * changes nothing answers the install as it stands (`changed: false`).
  */
 export function actionHandlers(ctx: GamesContext): ActionHandlers {
-  /** Who asks (the rule that admitted them: games.proto), then what they ask (`ask` checks the input). */
-  async function act(
-    call: HandlerContext,
-    id: string,
-    ask: () => { change: Change; reason?: string },
-  ): Promise<ModManageResult> {
+  /** Who asks (the rule that admitted them: games.proto), and what they ask (held to the contract's rules). */
+  async function act(call: HandlerContext, id: string, change: Change, reason = ""): Promise<ModManageResult> {
     const manager = auditedManager(call);
-    const { change, reason = "" } = ask();
     return ctx.transaction(async (em) => {
       const row = await lockedInstall(em, id);
       const next = applyChange(
@@ -70,26 +62,14 @@ export function actionHandlers(ctx: GamesContext): ActionHandlers {
     });
   }
 
+  // The contract holds reason to 500 characters and capability to dotted lower-case words.
   return {
-    enableMod: (request, call) => act(call, request.id, () => ({ change: { action: "enabled" } })),
-    disableMod: (request, call) =>
-      act(call, request.id, () => ({
-        change: { action: "disabled" },
-        reason: maxLength("reason", request.reason, MAX_REASON),
-      })),
-    revokeMod: (request, call) =>
-      act(call, request.id, () => ({
-        change: { action: "revoked" },
-        reason: maxLength("reason", request.reason, MAX_REASON),
-      })),
-    grantCapability: (request, call) =>
-      act(call, request.id, () => ({
-        change: { action: "granted", capability: requireCapability(request.capability) },
-      })),
+    enableMod: (request, call) => act(call, request.id, { action: "enabled" }),
+    disableMod: (request, call) => act(call, request.id, { action: "disabled" }, request.reason),
+    revokeMod: (request, call) => act(call, request.id, { action: "revoked" }, request.reason),
+    grantCapability: (request, call) => act(call, request.id, { action: "granted", capability: request.capability }),
     ungrantCapability: (request, call) =>
-      act(call, request.id, () => ({
-        change: { action: "ungranted", capability: requireCapability(request.capability) },
-      })),
+      act(call, request.id, { action: "ungranted", capability: request.capability }),
 
     async listModAudit(request) {
       const limit = pageLimit(request.limit);

@@ -5,16 +5,13 @@ import { ModManageResultSchema } from "../../../gen/pf/games/v1/mods_pb.js";
 import { advisoryLock } from "../../kit/db/advisory-lock.js";
 import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
-import { invalid, problem } from "../../kit/handler/problem.js";
+import { problem } from "../../kit/handler/problem.js";
 import type { GamesContext } from "../context.js";
 import { insertAudit } from "../db/audit.js";
 import { insertInstall, installToProto, liveInstall, versionRevoked } from "../db/installs.js";
 import { readContentPack, readManifest, requirePinnedContent } from "../domain/manifest.js";
-import { KEY_PATTERN } from "../../kit/documents/mod-manifest.js";
 import { modChanged } from "../events.js";
 import { auditedManager } from "../managers.js";
-
-const serverShape = new RegExp(KEY_PATTERN);
 
 /**
  * Installing a mod: the manifest and its content pack are checked, the
@@ -26,12 +23,9 @@ export function installHandlers(ctx: GamesContext): Pick<ServiceImpl<typeof Game
   return {
     async installMod(request, call) {
       const manager = auditedManager(call);
-      if (!request.manifest) throw invalid("manifest", "manifest is required (mods/mod-manifest.v1)");
-      if (!request.contentPack) throw invalid("content_pack", "content_pack is required (games-content@1)");
-      if (request.server !== "" && !serverShape.test(request.server))
-        throw invalid("server", "server is a game server key: lower-case letters, digits, '.', '_' or '-'");
-      const manifest = readManifest(request.manifest, ctx.settings.manifestMaxBytes);
-      const pack = readContentPack(request.contentPack, ctx.settings.contentMaxBytes);
+      // The contract requires the manifest and the content pack, and holds server to a key's shape.
+      const manifest = readManifest(request.manifest!, ctx.settings.manifestMaxBytes);
+      const pack = readContentPack(request.contentPack!, ctx.settings.contentMaxBytes);
       requirePinnedContent(manifest, pack);
       const once = idempotencyOf(call, request, { scope: `install:${manager.actor}` });
       const scope = { game: manifest.game, server: request.server, modId: manifest.id };

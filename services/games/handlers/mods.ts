@@ -3,7 +3,6 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { GamesService } from "../../../gen/pf/games/v1/games_pb.js";
 import { ModPageSchema, ModReadResultSchema } from "../../../gen/pf/games/v1/mods_pb.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
-import { maxLength } from "../../kit/handler/text.js";
 import type { GamesContext } from "../context.js";
 import { readInstall, readInstalls } from "../db/installs.js";
 import { statusWord } from "../domain/vocabulary.js";
@@ -15,9 +14,10 @@ export function modReadHandlers(ctx: GamesContext): ModReadHandlers {
   return {
     async listMods(request) {
       const limit = pageLimit(request.limit);
+      // game and server are held to 64 characters, status to ModStatus's values, by the contract.
       const filters = {
-        game: maxLength("game", request.game, 64),
-        server: maxLength("server", request.server, 64),
+        game: request.game,
+        server: request.server,
         status: statusWord(request.status),
         before: decodeTextCursor(request.cursor, 1)?.[0] ?? "",
       };
