@@ -23,9 +23,9 @@ const ANY = "https://anywhere.example";
 const openToAll = (rule: Access) => (rule.cors = Cors.OPEN);
 const network = withAccess(withAccess(NetworkService, "GetBlocks", openToAll), "GetModule", openToAll);
 
-async function gatewayWith(origins: string): Promise<{ gateway: Gateway; base: string }> {
+async function gatewayWith(origins: string, services = [network]): Promise<{ gateway: Gateway; base: string }> {
   const gateway = await buildGateway({
-    services: [network],
+    services,
     transport: createRouterTransport(() => {}),
     admission: (await testEnforcement()).admission,
     config: loadConfig({ PF_CORS_ORIGINS: origins }),
@@ -92,6 +92,39 @@ describe.each([
     expect(allowedOrigin(ownPreflight)).toBe(origins === "" ? null : PLATFORM);
     // No origin configured: a preflight of a route that is not open is not answered as one (as without CORS).
     expect(ownPreflight.status).toBe(origins === "" ? 405 : 204);
+  });
+});
+
+/** The public documents: the platform's and one service's. */
+const DOCUMENTS = ["/openapi.json", "/network/openapi.json", "/asyncapi.json", "/network/asyncapi.json"];
+
+describe.each([
+  ["with the platform's origins configured", PLATFORM],
+  ["with no origin configured and no route open", ""],
+])("the OpenAPI and AsyncAPI documents %s", (_name, origins) => {
+  let gateway: Gateway;
+  let base: string;
+  beforeAll(async () => ({ gateway, base } = await gatewayWith(origins, [NetworkService])));
+  afterAll(() => gateway?.close());
+
+  it("answer any origin with *, never with credentials: API tools in a browser fetch them", async () => {
+    for (const path of DOCUMENTS) {
+      const answer = await fetch(base + path, { headers: { origin: ANY } });
+      expect(answer.status, path).toBe(200);
+      expect(allowedOrigin(answer), path).toBe("*");
+      expect(answer.headers.get("access-control-allow-credentials"), path).toBeNull();
+    }
+  });
+
+  it("answer the preflight of a GET from any origin (a service token's Authorization reads the whole document)", async () => {
+    for (const path of DOCUMENTS) {
+      const answer = await preflight(base, path, ANY, "GET");
+      expect(answer.status, path).toBe(204);
+      expect(allowedOrigin(answer), path).toBe("*");
+    }
+    // The API routes beside them keep the platform's origins.
+    expect(allowedOrigin(await preflight(base, "/network/internal/blocks", ANY, "GET"))).toBeNull();
+    expect(allowedOrigin(await fetch(`${base}/network/internal/blocks`, { headers: { origin: ANY } }))).toBeNull();
   });
 });
 

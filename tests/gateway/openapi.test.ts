@@ -309,6 +309,8 @@ describe("OpenAPI of a server-streaming RPC", () => {
       "text/event-stream": {
         schema: { type: "string" },
         "x-pf-event-data": { $ref: "#/components/schemas/tips.overlay-event.v1" },
+        // One event as the stream writes it: its id, its oneof member's name, its data.
+        example: expect.stringMatching(/^id: example\nevent: config\ndata: \{"id":"example",.*\}\n\n$/),
       },
     });
     expect(overlays.components.schemas["tips.overlay-event.v1"].properties).toHaveProperty("alert_removed");

@@ -127,7 +127,7 @@ describe("input rules declared in the contracts (pf.v1.rules)", () => {
 describe("input rules in OpenAPI", () => {
   const document = openApiDocument([...bindingsOf(TipsService), ...bindingsOf(TipsOverlayService)], {
     title: "tips",
-  }) as {
+  }) as unknown as {
     paths: Record<string, Record<string, Operation>>;
     components: { schemas: Record<string, ObjectSchema> };
   };

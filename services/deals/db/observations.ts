@@ -20,12 +20,9 @@ import { watchesMatched } from "../events.js";
 import { AVAILABILITIES, CONDITIONS, offerToProto, observationToProto } from "./offers.js";
 import { ObservationRow, type OfferRow } from "./entities.js";
 
-const nameOf = <T extends Record<string, number>>(names: T, value: number, field: string): keyof T | null => {
-  if (value === 0) return null;
-  const found = Object.entries(names).find(([, v]) => v === value);
-  if (!found) throw invalid(field, `${field} is not one of ${Object.keys(names).join(", ")}`);
-  return found[0];
-};
+/** The name of an enum value (declared: one the enum defines); null for unspecified, not observed. */
+const nameOf = <T extends Record<string, number>>(names: T, value: number): keyof T | null =>
+  value === 0 ? null : Object.entries(names).find(([, v]) => v === value)![0];
 
 /** The facts of an observation as sent: each optional, none defaulted. */
 export interface ObservedFacts {
@@ -41,12 +38,8 @@ export function observedFacts(input: ObservationInput | undefined, statedByServi
   return {
     price: input?.price ? requirePrice("observation.price", input.price) : null,
     shipping: input?.shipping ? requirePrice("observation.shipping", input.shipping) : null,
-    condition: nameOf(CONDITIONS, input?.condition ?? Condition.UNSPECIFIED, "observation.condition") as string | null,
-    availability: nameOf(
-      AVAILABILITIES,
-      input?.availability ?? Availability.UNSPECIFIED,
-      "observation.availability",
-    ) as string | null,
+    condition: nameOf(CONDITIONS, input?.condition ?? Condition.UNSPECIFIED) as string | null,
+    availability: nameOf(AVAILABILITIES, input?.availability ?? Availability.UNSPECIFIED) as string | null,
     observedAt: observedAt(input?.observedAt ? timestampDate(input.observedAt) : undefined, statedByService, now),
   };
 }

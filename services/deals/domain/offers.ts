@@ -29,13 +29,8 @@ export function offerStatus(offer: OfferState, now: Date): OfferStatus {
   return "active";
 }
 
-export function requireTitle(field: string, title: string): string {
-  const trimmed = title.trim();
-  if (trimmed === "") throw invalid(field, `${field} is required`);
-  return maxLength(field, trimmed, 200);
-}
-
-export const requireDescription = (field: string, text: string) => maxLength(field, text, 5000);
+/** A title trimmed, at most 200 characters (not blank, and a description's length, are declared). */
+export const requireTitle = (field: string, title: string) => maxLength(field, title.trim(), 200);
 export const requireCategory = (field: string, text: string) => maxLength(field, text.trim(), 100);
 
 /** A stated expiry is a stated end of the deal: in the future when stated. */

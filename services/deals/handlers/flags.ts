@@ -13,8 +13,7 @@ import {
   ResolvedFlagSchema,
 } from "../../../gen/pf/deals/v1/moderation_pb.js";
 import { actingPerson, staffActor } from "../../kit/auth/principal.js";
-import { maxLength } from "../../kit/handler/text.js";
-import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { decodeTextCursor, DEFAULT_LIMIT, page } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { rateLimit } from "../../kit/writes/rate-limit.js";
 import type { DealsContext } from "../context.js";
@@ -34,11 +33,9 @@ export function flagHandlers(ctx: DealsContext): FlagHandlers {
   return {
     async flagOffer(request, call) {
       const person = actingPerson(call);
-      const reason = reasonName(request.reason);
-      if (reason === undefined || reason === "vote_ring" || request.reason === FlagReason.UNSPECIFIED) {
-        throw invalid("reason", "reason is one of expired, price_wrong, duplicate, spam, other");
-      }
-      const note = maxLength("note", request.note, 1000);
+      // Declared: a reason of the enum other than vote_ring, a note of at most 1000 characters.
+      const reason = reasonName(request.reason)!;
+      const { note } = request;
       const duplicate = (open: FlagRow) => {
         const flag = toJson(FlagSchema, flagToProto(open), {
           useProtoFieldName: true,
@@ -67,10 +64,9 @@ export function flagHandlers(ctx: DealsContext): FlagHandlers {
     },
 
     async listFlags(request) {
+      // Declared: flag_reason one of the enum's, limit 1-200.
       const reason = request.flagReason === FlagReason.UNSPECIFIED ? undefined : reasonName(request.flagReason);
-      if (request.flagReason !== FlagReason.UNSPECIFIED && reason === undefined)
-        throw invalid("flag_reason", "flag_reason is not a flag reason");
-      const limit = pageLimit(request.limit);
+      const limit = request.limit ?? DEFAULT_LIMIT;
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const state = request.state === FlagState.UNSPECIFIED ? FlagState.OPEN : request.state;
       const resolved = state === FlagState.OPEN ? false : state === FlagState.RESOLVED ? true : undefined;
@@ -87,14 +83,9 @@ export function flagHandlers(ctx: DealsContext): FlagHandlers {
 
     async resolveFlag(request, call) {
       const actor = staffActor(call);
-      const outcome =
-        request.outcome === FlagOutcome.DISMISSED
-          ? "dismissed"
-          : request.outcome === FlagOutcome.ACTIONED
-            ? "actioned"
-            : undefined;
-      if (!outcome) throw invalid("outcome", "outcome is FLAG_OUTCOME_DISMISSED or FLAG_OUTCOME_ACTIONED");
-      const reason = maxLength("reason", request.reason, 500);
+      // Declared: an outcome (dismissed or actioned), a reason of at most 500 characters.
+      const outcome = request.outcome === FlagOutcome.DISMISSED ? "dismissed" : "actioned";
+      const { reason } = request;
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const row = await lockFlag(em, request.id);

@@ -4,7 +4,6 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import type { DealsService } from "../../../gen/pf/deals/v1/deals_pb.js";
 import { MergeSchema, OfferResultSchema, type Tally, TallySchema } from "../../../gen/pf/deals/v1/offers_pb.js";
 import { staffActor } from "../../kit/auth/principal.js";
-import { maxLength } from "../../kit/handler/text.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { DealsContext } from "../context.js";
 import { audit } from "../db/audit.js";
@@ -98,16 +97,14 @@ export function mergeHandlers(ctx: DealsContext): MergeHandlers {
   return {
     async mergeOffer(request, call) {
       const actor = staffActor(call);
-      if (request.into === "") throw invalid("into", "into names the canonical offer to merge into");
+      // Declared: into given, a reason of at most 500 characters.
       if (request.into === request.id) throw invalid("into", "An offer is not merged into itself");
-      const reason = maxLength("reason", request.reason, 500);
-      return change(request.id, actor, reason, "merge", () => request.into);
+      return change(request.id, actor, request.reason, "merge", () => request.into);
     },
 
     async unmergeOffer(request, call) {
       const actor = staffActor(call);
-      const reason = maxLength("reason", request.reason, 500);
-      return change(request.id, actor, reason, "unmerge", (row) => {
+      return change(request.id, actor, request.reason, "unmerge", (row) => {
         if (!row.mergedInto) throw problem(409, "offer.not_merged", "The offer is not merged.");
         return row.mergedInto;
       });

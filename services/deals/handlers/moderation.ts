@@ -9,7 +9,6 @@ import {
   ModerationResultSchema,
 } from "../../../gen/pf/deals/v1/moderation_pb.js";
 import { staffActor } from "../../kit/auth/principal.js";
-import { maxLength } from "../../kit/handler/text.js";
 import { problem } from "../../kit/handler/problem.js";
 import type { DealsContext } from "../context.js";
 import { audit } from "../db/audit.js";
@@ -32,7 +31,7 @@ export function moderationHandlers(ctx: DealsContext): ModerationHandlers {
     act: (em: EntityManager, row: OfferRow, actor: string, reason: string, at: Date) => Promise<AuditEntry | undefined>,
   ) => {
     const actor = staffActor(call);
-    const reason = maxLength("reason", request.reason, 500);
+    const { reason } = request; // at most 500 characters: declared
     return ctx.transaction(async (em) => {
       const at = ctx.clock.now();
       const row = await offerById(em, request.id, true);

@@ -7,7 +7,6 @@ import { OfferResultSchema, OfferSchema, type OfferUpdateRequest } from "../../.
 import { actingPerson, callerOf, principalOf, staffActor } from "../../kit/auth/principal.js";
 import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
-import { maxLength } from "../../kit/handler/text.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { rateLimit } from "../../kit/writes/rate-limit.js";
 import type { DealsContext } from "../context.js";
@@ -25,14 +24,7 @@ import {
 } from "../db/offers.js";
 import { productExists } from "../db/products.js";
 import { linkKey } from "../domain/links.js";
-import {
-  EXPIRY,
-  offerStatus,
-  requireCategory,
-  requireDescription,
-  requireStatedExpiry,
-  requireTitle,
-} from "../domain/offers.js";
+import { EXPIRY, offerStatus, requireCategory, requireStatedExpiry, requireTitle } from "../domain/offers.js";
 import { offerDocuments } from "../db/search.js";
 import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 
@@ -86,8 +78,7 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
     const now = ctx.clock.now();
     const facts = observing ? observedFacts(request.observation, principal.kind === "service", now) : undefined;
     const title = request.title !== undefined ? requireTitle("title", request.title) : undefined;
-    const description =
-      request.description !== undefined ? requireDescription("description", request.description) : undefined;
+    const description = request.description; // at most 5000 characters: declared
     const category = request.category !== undefined ? requireCategory("category", request.category) : undefined;
     const expiresAt = request.expiresAt
       ? requireStatedExpiry("expires_at", timestampDate(request.expiresAt), now)
@@ -147,7 +138,7 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
       const person = actingPerson(call);
       const key = linkKey("link", request.link);
       const title = requireTitle("title", request.title);
-      const description = requireDescription("description", request.description);
+      const { description } = request; // at most 5000 characters: declared
       const category = requireCategory("category", request.category);
       const now = ctx.clock.now();
       const expiresAt = request.expiresAt
@@ -208,7 +199,7 @@ export function offerHandlers(ctx: DealsContext): OfferHandlers {
       // Admitted as a moderator ("moderate"), or as a person expiring their own offer ("own").
       const moderator = callerOf(call).admittedBy === "moderate" ? staffActor(call) : undefined;
       const person = moderator ?? actingPerson(call);
-      const reason = maxLength("reason", request.reason, 500);
+      const { reason } = request; // at most 500 characters: declared
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const row = await offerById(em, request.id, true);

@@ -59,7 +59,7 @@ export function voteHandlers(ctx: DealsContext): VoteHandlers {
   return {
     async setVote(request, call) {
       const voter = actingPerson(call);
-      if (request.value !== 1 && request.value !== -1) throw invalid("value", "value is 1 or -1");
+      // value is 1 or -1: declared (not 0, from -1 to 1).
       const client = clientKeys.of(call.requestHeader);
       return ctx.transaction(async (em) => {
         const at = ctx.clock.now();

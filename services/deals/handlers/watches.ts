@@ -12,7 +12,7 @@ import {
 import { actingPerson } from "../../kit/auth/principal.js";
 import { requireBelowCap } from "../../kit/writes/caps.js";
 import { maxLength } from "../../kit/handler/text.js";
-import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { decodeTextCursor, DEFAULT_LIMIT, page } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { DealsContext } from "../context.js";
 import { productExists } from "../db/products.js";
@@ -59,15 +59,9 @@ const FIELDS: Record<Kind, (keyof WatchRequest)[]> = {
 };
 const FIELD_NAMES = { keyword: "keyword", productId: "product_id", priceBelow: "price_below", query: "query" } as const;
 
+/** The watch's kind (declared: one of the enum's, not unspecified); the fields another kind takes are refused. */
 function kindOf(request: WatchRequest): Kind {
-  const kind = (Object.keys(WATCH_KINDS) as Kind[]).find(
-    (name) => WATCH_KINDS[name] === request.kind && request.kind !== WatchKind.UNSPECIFIED,
-  );
-  if (!kind)
-    throw invalid(
-      "kind",
-      "kind is WATCH_KIND_KEYWORD, WATCH_KIND_PRODUCT, WATCH_KIND_PRICE_BELOW or WATCH_KIND_SAVED_SEARCH",
-    );
+  const kind = (Object.keys(WATCH_KINDS) as Kind[]).find((name) => WATCH_KINDS[name] === request.kind)!;
   for (const field of Object.keys(FIELD_NAMES) as (keyof typeof FIELD_NAMES)[]) {
     const sent = field === "priceBelow" ? request.priceBelow !== undefined : request[field] !== "";
     if (sent && !FIELDS[kind].includes(field))
@@ -87,7 +81,7 @@ export function watchHandlers(ctx: DealsContext): WatchHandlers {
   return {
     async listWatches(request, call) {
       const owner = actingPerson(call);
-      const limit = pageLimit(request.limit);
+      const limit = request.limit ?? DEFAULT_LIMIT; // 1-200, declared
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const rows = await readWatches(ctx, owner, before, limit + 1);
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
