@@ -5,6 +5,7 @@ import { eventMessages } from "../gen/pf/events.js";
 import { event_subjects as eventSubjects, schema as schemaOption } from "../gen/pf/v1/options_pb.js";
 import { streamName } from "../services/kit/events/jetstream-bus.js";
 import { idPattern } from "../services/kit/handler/ids.js";
+import { OPEN_TO_ANY_ORIGIN } from "./cors.js";
 import { mountPoints } from "./routes.js";
 import { componentName, SchemaComponents } from "./schemas.js";
 
@@ -68,7 +69,7 @@ export function asyncApiDocument(scope: EventScope, messages: readonly DescMessa
 
 /**
  * `/asyncapi.json` of the events of every service the gateway routes, and `/<key>/asyncapi.json` of one service's
- * (also at the root of its routed hosts), beside the OpenAPI documents: the same to every caller.
+ * (also at the root of its routed hosts), beside the OpenAPI documents: the same to every caller, of any origin.
  */
 export function serveAsyncApi(
   app: FastifyInstance,
@@ -82,13 +83,16 @@ export function serveAsyncApi(
   };
   const nats = { natsUrl: context.natsUrl, namespace: context.natsNamespace };
   const whole = serve({ title: "pf platform events", keys, ...nats });
-  app.get("/asyncapi.json", (_request, reply) => reply.type("application/json").send(whole()));
+  app.get("/asyncapi.json", { config: OPEN_TO_ANY_ORIGIN }, (_request, reply) =>
+    reply.type("application/json").send(whole()),
+  );
   for (const key of keys) {
     const own = serve({ title: `pf ${key} events`, keys: [key], ...nats });
     for (const point of mountPoints(key, context.hostRouting))
       app.route({
         method: "GET",
         url: `${point.prefix}/asyncapi.json`,
+        config: OPEN_TO_ANY_ORIGIN,
         handler: (_request, reply) => reply.type("application/json").send(own()),
         ...(point.constraints && { constraints: point.constraints }),
       });

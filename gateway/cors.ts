@@ -10,10 +10,13 @@ import type { RouteTable } from "./route-table.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
-    /** The route answers any origin (cors.ts). */
+    /** The route answers any origin (cors.ts): an open binding's, or a public document's. */
     corsOpen?: boolean;
   }
 }
+
+/** The config of a route that is no binding but answers any origin: the OpenAPI and AsyncAPI documents. */
+export const OPEN_TO_ANY_ORIGIN = { corsOpen: true };
 
 /**
  * Request headers browsers may send cross-origin. Access-Control-Allow-Headers
@@ -80,8 +83,10 @@ export function listedOrigins(
  * routed to the CORS plugin, by the route it asks about (its path and
  * Access-Control-Request-Method). A Connect route (`connectPaths`: its path,
  * its RPC) is decided by its RPC's rule alike, and lets browsers send and read
- * the Connect and gRPC-Web headers. With no origin configured and no open or
- * listed route, no request gets CORS headers.
+ * the Connect and gRPC-Web headers. The public documents (routes with
+ * `OPEN_TO_ANY_ORIGIN`, not bindings) answer every origin, their preflights of
+ * GET too: API tools in a browser fetch them. With no origin configured, only
+ * open and listed routes get CORS headers.
  */
 export async function registerCors(
   app: FastifyInstance,
@@ -97,7 +102,12 @@ export async function registerCors(
     const own = listedOrigins(each, env);
     if (own !== undefined) listed.set(each.method, own);
   }
-  if (origins.length === 0 && !methods.some(corsOpen) && listed.size === 0) return;
+  // A preflight reaches the CORS plugin, not the route it asks about: the paths of open GETs as registered (the
+  // documents'; a binding is found in the route table first).
+  const openPaths = new Set<string>();
+  app.addHook("onRoute", (route) => {
+    if (route.config?.corsOpen === true && [route.method].flat().includes("GET")) openPaths.add(route.url);
+  });
   const platform: FastifyCorsOptions = {
     // false: no origin but the open routes' (and preflights of other routes are not answered).
     origin: origins.length > 0 ? [...origins] : false,
@@ -131,7 +141,10 @@ export async function registerCors(
     if (rpc) return byRule(rpc, connect);
     if (request.method !== "OPTIONS" && request.routeOptions.config.corsOpen === true) return open;
     const binding = listed.size > 0 || request.method === "OPTIONS" ? asked(request) : undefined;
-    return binding === undefined ? platform : byRule(binding.method, platform);
+    if (binding !== undefined) return byRule(binding.method, platform);
+    const verb = request.headers["access-control-request-method"];
+    const readsDocument = request.method === "OPTIONS" && (verb === "GET" || verb === "HEAD");
+    return readsDocument && openPaths.has(instanceOf(request)) ? open : platform;
   };
   await app.register(cors, { delegator: (request, callback) => callback(null, optionsOf(request)) });
 }

@@ -9,7 +9,7 @@ import { invalid, problemMessage, problemType } from "../services/kit/handler/pr
 import { bindingsOf, type Binding } from "./bindings.js";
 import { bodyDeadline, closeAfterAnswer } from "./connection.js";
 import { connectPaths, registerConnect, type ConnectServing } from "./connect.js";
-import { registerCors } from "./cors.js";
+import { OPEN_TO_ANY_ORIGIN, registerCors } from "./cors.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "./headers.js";
 import { jsonShapeFault } from "./json-shape.js";
 import { registerDocs } from "./docs.js";
@@ -201,7 +201,7 @@ function jsonBodiesOnly(app: FastifyInstance): void {
 
 /**
  * `/openapi.json` of everything, and `/<key>/openapi.json` of one service (also at the root of its routed hosts):
- * each whole to callers with a service token, else only its public and first-party routes.
+ * each whole to callers with a service token, else only its public and first-party routes; to any origin (cors.ts).
  */
 function serveOpenApi(
   app: FastifyInstance,
@@ -231,7 +231,7 @@ function serveOpenApi(
         );
     };
   };
-  app.get("/openapi.json", serve(bindings, { title: "pf platform" }));
+  app.get("/openapi.json", { config: OPEN_TO_ANY_ORIGIN }, serve(bindings, { title: "pf platform" }));
   for (const key of new Set(bindings.map((binding) => binding.key))) {
     const own = bindings.filter((binding) => binding.key === key);
     const handler = serve(own, { title: `pf ${key}`, basePath: `/${key}` });
@@ -239,6 +239,7 @@ function serveOpenApi(
       app.route({
         method: "GET",
         url: `${point.prefix}/openapi.json`,
+        config: OPEN_TO_ANY_ORIGIN,
         handler,
         ...(point.constraints && { constraints: point.constraints }),
       });

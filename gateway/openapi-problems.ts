@@ -23,7 +23,12 @@ export function routeProblems(binding: Binding, access: RouteAccess): RouteProbl
   const add = (status: number, code: string, when: string) => {
     if (!found.has(code)) found.set(code, { status, code, when });
   };
-  add(400, "request.invalid", "a path variable, query parameter, body or X-PF-* header is malformed");
+  add(
+    400,
+    "request.invalid",
+    "a path variable, query parameter, body or X-PF-* header is malformed or breaks its field's declared rules " +
+      "(`field` names the first, `errors` lists each with its rule)",
+  );
   if (!access.rules.some(admitsAnonymous)) add(401, "auth.required", "no bearer token");
   add(401, "auth.invalid", "the token is not valid: bad signature, expired, or not a platform token");
   add(401, "auth.wrong_audience", `the token is not for the audience ${access.audience}`);

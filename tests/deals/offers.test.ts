@@ -107,6 +107,25 @@ describe("submit", () => {
     }
   });
 
+  it("reports every rule the contract declares that a request breaks, each naming its field", async () => {
+    const fields = (answer: { body: { errors?: { field: string }[] } }) => answer.body.errors?.map((e) => e.field);
+    const who = person();
+    const offer = await as("POST", "/offers", who, {
+      link: "https://x.example/many-faults",
+      title: " ",
+      description: "d".repeat(5001),
+      observation: { condition: 9, availability: 9 },
+    });
+    expect(offer.body).toMatchObject({ status: 400, code: "request.invalid", field: "title" });
+    expect(fields(offer)).toEqual(["title", "description", "observation.condition", "observation.availability"]);
+    const { offer: posted } = await submit(t, web, person());
+    const flag = await as("POST", `/offers/${posted.id}/flags`, who, {
+      reason: "FLAG_REASON_VOTE_RING",
+      note: "n".repeat(1001),
+    });
+    expect(fields(flag)).toEqual(["reason", "note"]);
+  });
+
   it("refuses links to hosts that are not public, or with a user name or password (400 naming link), and stores none", async () => {
     const user = await t.token({ kind: "user", sub: person() });
     for (const link of [

@@ -34,7 +34,7 @@ describe("games' input rules, declared in the contract", () => {
   });
 
   it("hold servers and capabilities to the shapes a manifest gives them", () => {
-    const pattern = (name: string) => {
+    const pattern = (name: "server" | "capability") => {
       const rules = fieldRulesOf(ModManageRequestSchema.field[name]);
       return rules?.type.case === "string" ? rules.type.value.pattern : undefined;
     };

@@ -20,12 +20,15 @@ import {
 import { PulseService } from "../../gen/pf/community/v1/pulse_pb.js";
 import { RelayService } from "../../gen/pf/community/v1/relays_pb.js";
 import { buildGateway } from "../../gateway/gateway.js";
+import { MediaService } from "../../gen/pf/media/v1/media_pb.js";
 import { OverlayEventSchema, TipsOverlayService } from "../../gen/pf/tips/v1/overlays_pb.js";
+import type { Implementation } from "../../services/kit/rpc/implementation.js";
 import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { loadConfig } from "../../services/kit/runtime/config.js";
 import { createLogger } from "../../services/kit/runtime/logger.js";
 import { usePlatform } from "../support/platform.js";
 import { person } from "../community/support.js";
+import { untilPast } from "../support/until.js";
 import { admitEveryone } from "./support.js";
 
 const ORIGIN = "https://app.example";
@@ -248,8 +251,48 @@ describe("gRPC over the gateway's HTTP/1.1", () => {
   });
 });
 
-describe("a closing gateway", () => {
-  it("ends its open server streams at once instead of waiting out its grace period, and cancels their RPCs", async () => {
+describe("the gateway alone, with handlers of its own", () => {
+  /** A gateway serving these handlers over Connect, with everyone admitted; answers its URL and how to close it. */
+  async function gatewayServing(implementations: Implementation[], env: Record<string, string> = {}) {
+    const gateway = await buildGateway({
+      services: implementations.map((each) => each.service),
+      transport: createRouterTransport(() => undefined),
+      admission: admitEveryone,
+      config: loadConfig(env),
+      logger: createLogger("silent"),
+      readiness: async () => ({}),
+      connect: { implementations, interceptors: [] },
+    });
+    return { gateway, baseUrl: await gateway.listen({ port: 0, host: "127.0.0.1" }) };
+  }
+
+  it("reads a client stream as it arrives, past the body deadline of one message", async () => {
+    const impl = {
+      async uploadFile(requests: AsyncIterable<{ chunk: Uint8Array }>) {
+        let size = 0;
+        for await (const request of requests) size += request.chunk.length;
+        return { name: "upload", size: BigInt(size) };
+      },
+    };
+    const { gateway, baseUrl } = await gatewayServing([{ service: MediaService, impl: impl as never }], {
+      PF_BODY_TIMEOUT_MS: "300",
+    });
+    try {
+      const media = createClient(MediaService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
+      const started = Date.now();
+      async function* upload() {
+        yield { app: "app_x", name: "a.txt", chunk: new Uint8Array(3) };
+        // The body is still arriving when a one-message request would have been refused (408).
+        await untilPast(started + 900);
+        yield { chunk: new Uint8Array(4) };
+      }
+      expect(await media.uploadFile(upload())).toMatchObject({ size: 7n });
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it("ends its open server streams at once when it closes, instead of waiting out its grace period", async () => {
     let aborted = false;
     const impl = {
       async *openOverlayStream(_request: unknown, context: HandlerContext) {
@@ -258,16 +301,7 @@ describe("a closing gateway", () => {
         aborted = true;
       },
     };
-    const gateway = await buildGateway({
-      services: [TipsOverlayService],
-      transport: createRouterTransport(() => undefined),
-      admission: admitEveryone,
-      config: loadConfig({}),
-      logger: createLogger("silent"),
-      readiness: async () => ({}),
-      connect: { implementations: [{ service: TipsOverlayService, impl: impl as never }], interceptors: [] },
-    });
-    const baseUrl = await gateway.listen({ port: 0, host: "127.0.0.1" });
+    const { gateway, baseUrl } = await gatewayServing([{ service: TipsOverlayService, impl: impl as never }]);
     const overlays = createClient(TipsOverlayService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
     const stream = overlays.openOverlayStream({ token: "x" })[Symbol.asyncIterator]();
     expect((await stream.next()).value).toMatchObject({ event: { case: "opened" } });

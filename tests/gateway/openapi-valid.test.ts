@@ -61,13 +61,16 @@ describe("the OpenAPI documents pass Redocly's recommended rules with no error",
     LINT_MS,
   );
 
-  it("a document with an example its schema refuses fails", async () => {
+  it("a document with an example its schema refuses fails, a body's or an answer's", async () => {
+    type Content = { content: Record<string, JsonObject> };
     const document = openApiDocument(
       bindings.filter((binding) => binding.key === "community"),
       { title: "pf community", basePath: "/community" },
-    ) as { paths: Record<string, Record<string, { requestBody: { content: Record<string, JsonObject> } }>> };
+    ) as { paths: Record<string, Record<string, { requestBody: Content; responses: Record<string, Content> }>> };
     document.paths["/api/pastes/{slug}/fork"].post.requestBody.content["application/json"].example = { title: 1 };
+    document.paths["/api/pastes"].get.responses["200"].content["application/json"].example = { next_cursor: 1 };
     expect(await errorsOf(document as unknown as JsonObject)).toEqual([
+      expect.stringMatching(/^no-invalid-media-type-examples at .*pastes\/get\/responses\/200/),
       expect.stringMatching(/^no-invalid-media-type-examples at .*fork/),
     ]);
   });

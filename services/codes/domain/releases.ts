@@ -1,6 +1,5 @@
 import semver from "semver";
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { maxLength } from "../../kit/handler/text.js";
 
 /** Where a release stands (the database's words). */
 export type Status = "draft" | "published" | "deprecated" | "revoked";
@@ -31,13 +30,6 @@ export function transition(status: Status, action: Action): Status {
   return TO[action];
 }
 
-/** An app as the path names it: 1 to 128 letters, digits, `.`, `_` or `-`. */
-export function requireApp(app: string): string {
-  if (!/^[A-Za-z0-9._-]{1,128}$/.test(app))
-    throw invalid("app", "app must be 1 to 128 letters, digits, '.', '_' or '-'");
-  return app;
-}
-
 /** The app a token speaks for (sub `app:<id>`), or undefined for people and services. */
 export function appOfSubject(sub: string): string | undefined {
   return sub.startsWith("app:") ? sub.slice(4) : undefined;
@@ -65,7 +57,8 @@ export function versionKey(version: string): string {
 
 /**
  * The release's compatibility range: the request's, else the manifest's; both
- * sent must agree. Required, and a valid semver range.
+ * sent must agree. Required, and a valid semver range (at most 256
+ * characters: the contract's rule and the manifest's schema).
  */
 export function compatibilityOf(sent: string, inManifest: string | undefined): string {
   const range = sent.trim();
@@ -75,23 +68,20 @@ export function compatibilityOf(sent: string, inManifest: string | undefined): s
   const chosen = range || inManifest?.trim() || "";
   if (chosen === "")
     throw invalid("compatibility", "compatibility (a semver range such as >=1.2.0 <2.0.0) is required");
-  maxLength("compatibility", chosen, 256);
   if (semver.validRange(chosen) === null) {
     throw invalid("compatibility", `compatibility ${JSON.stringify(chosen)} is not a semver range`);
   }
   return chosen;
 }
 
-/** A deprecation's reason: required, at most 500 characters. */
+/**
+ * A deprecation's reason, trimmed: required here, as revoke shares the
+ * request and takes none (the contract holds either to 500 characters).
+ */
 export function requireReason(reason: string): string {
-  const text = maxLength("reason", reason.trim(), 500);
+  const text = reason.trim();
   if (text === "") throw invalid("reason", "reason is required to deprecate a release");
   return text;
-}
-
-/** A revocation's reason: optional, at most 500 characters. */
-export function optionalReason(reason: string): string {
-  return maxLength("reason", reason.trim(), 500);
 }
 
 /** What deprecate needs to know of a named replacement. */

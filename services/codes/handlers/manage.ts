@@ -24,8 +24,6 @@ import {
   appOfSubject,
   checkReplacement,
   compatibilityOf,
-  optionalReason,
-  requireApp,
   requireReason,
   transition,
   versionKey,
@@ -89,7 +87,8 @@ export function manageHandlers(ctx: ServiceContext): ManageHandlers {
 
   return {
     async createRelease(request, call) {
-      const app = tokenApp(call, requireApp(request.app));
+      // app is held to its shape by the contract's rules.
+      const app = tokenApp(call, request.app);
       const manifest = validateManifest(request.manifest);
       const compatibility = compatibilityOf(request.compatibility, manifest.compatibility);
       const key = versionKey(manifest.version);
@@ -139,7 +138,7 @@ export function manageHandlers(ctx: ServiceContext): ManageHandlers {
     },
 
     revokeRelease(request, call) {
-      const reason = optionalReason(request.reason);
+      const reason = request.reason.trim();
       return act(call, request.id, "revoke", (_em, row, at) => {
         Object.assign(row, { revocationReason: reason || null, revokedAt: at });
       });

@@ -13,8 +13,6 @@ export interface DomainRule {
 /** A rule as people write it: the domain and its path prefix. */
 export const ruleKey = (rule: DomainRule) => `${rule.domain}${rule.pathPrefix}`;
 
-const MAX_PATH = 200;
-
 /**
  * A rule as stored, or 400 naming the field; a rule on a public suffix (co.uk,
  * vercel.app) is 400 coupons.domain.public_suffix.
@@ -36,18 +34,12 @@ export function normalizeRule(field: string, rule: DomainRule): DomainRule {
   return {
     domain,
     includeSubdomains: rule.includeSubdomains,
-    pathPrefix: normalizePath(`${field}.path_prefix`, rule.pathPrefix),
+    pathPrefix: normalizePath(rule.pathPrefix),
   };
 }
 
-function normalizePath(field: string, raw: string): string {
-  if (raw === "" || raw === "/") return "";
-  if (!raw.startsWith("/") || /[?#\s]/.test(raw) || raw.length > MAX_PATH) {
-    throw invalid(
-      field,
-      `${field} must be a path such as /uk, at most ${MAX_PATH} characters, without query or fragment.`,
-    );
-  }
+/** A path prefix without its trailing slashes (its shape, a path of at most 200 characters, is declared). */
+function normalizePath(raw: string): string {
   return raw.replace(/\/+$/, "");
 }
 

@@ -6,7 +6,7 @@ import {
   ResolveResultSchema,
   type CouponsService,
 } from "../../../gen/pf/coupons/v1/coupons_pb.js";
-import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { decodeTextCursor, DEFAULT_LIMIT, page } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { couponToProto, readActiveCoupons, readCoupon, readReports } from "../db/coupons.js";
 import {
@@ -61,7 +61,7 @@ export function lookupHandlers(ctx: ServiceContext): LookupHandlers {
     },
 
     async listMerchantCoupons(request) {
-      const limitRows = pageLimit(request.limit);
+      const limitRows = request.limit ?? DEFAULT_LIMIT; // 1-200, declared
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const merchant = await approvedMerchant(request.id);
       const now = ctx.clock.now();

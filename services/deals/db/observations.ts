@@ -2,7 +2,6 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { Availability, Condition, type ObservationInput } from "../../../gen/pf/deals/v1/offers_pb.js";
 import { sql } from "../../kit/db/sql.js";
 import { newId } from "../../kit/handler/ids.js";
-import { invalid } from "../../kit/handler/problem.js";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { observedAt, requirePrice, type Price } from "../domain/observations.js";
 import { keywordWords, watchMatches, type WatchKind } from "../domain/watches.js";

@@ -14,7 +14,7 @@ import {
 } from "../../../gen/pf/deals/v1/moderation_pb.js";
 import { actingPerson, staffActor } from "../../kit/auth/principal.js";
 import { decodeTextCursor, DEFAULT_LIMIT, page } from "../../kit/handler/paging.js";
-import { invalid, problem } from "../../kit/handler/problem.js";
+import { problem } from "../../kit/handler/problem.js";
 import { rateLimit } from "../../kit/writes/rate-limit.js";
 import type { DealsContext } from "../context.js";
 import { audit } from "../db/audit.js";

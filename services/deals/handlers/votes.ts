@@ -6,7 +6,7 @@ import type { DealsService } from "../../../gen/pf/deals/v1/deals_pb.js";
 import { VoteResultSchema, VoteSchema } from "../../../gen/pf/deals/v1/votes_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
-import { invalid, problem } from "../../kit/handler/problem.js";
+import { problem } from "../../kit/handler/problem.js";
 import { rateLimit, type RateRule } from "../../kit/writes/rate-limit.js";
 import type { DealsContext } from "../context.js";
 import type { OfferRow, VoteRow } from "../db/entities.js";

@@ -3,7 +3,6 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { DealsService } from "../../../gen/pf/deals/v1/deals_pb.js";
 import {
-  WatchKind,
   WatchListSchema,
   type WatchRequest,
   WatchResultSchema,
