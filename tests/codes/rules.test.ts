@@ -1,6 +1,7 @@
 import { ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { CodesService } from "../../gen/pf/codes/v1/codes_pb.js";
+import type { TrustTier } from "../../gen/pf/codes/v1/releases_pb.js";
 import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
 import type { HttpAnswer } from "../support/platform.js";
 import { usePlatform } from "../support/platform.js";
@@ -24,7 +25,7 @@ describe("codes' input rules, declared in the contract", () => {
     const staff = await t.token({ kind: "service", svc: "network", caps: ["codes.trust.manage"], aud: AUD });
     const refusal = await t
       .client(CodesService, staff)
-      .setTrust({ app: "", tier: 9, note: "n".repeat(501) })
+      .setTrust({ app: "", tier: 9 as TrustTier, note: "n".repeat(501) })
       .then(
         () => undefined,
         (error: unknown) => ConnectError.from(error).findDetails(ProblemSchema)[0],

@@ -82,7 +82,10 @@ function refusedField(method: DescMethod, json: JsonObject): string | undefined 
   }
 }
 
-/** The fields of every fault the input guard finds in a request (given as proto JSON). */
+/**
+ * The fields of every fault the input guard finds in a request (given as proto JSON). Requests here carry only the
+ * fields at hand: other rules of their contracts may find more.
+ */
 function faultFields(method: DescMethod, json: JsonObject): string[] {
   return inputFaults(method, fromJson(method.input, json)).map((fault) => fault.field);
 }
@@ -107,13 +110,12 @@ describe("ids in a request", () => {
   });
 
   it("nested and repeated ones are named where they were sent", () => {
-    expect(refusedField(updatePlan, { id: made, perks: { perk_ids: ["prk_1", "bad"] } })).toBe("perks.perk_ids[1]");
+    expect(faultFields(updatePlan, { id: made, perks: { perk_ids: ["prk_1", "bad"] } })).toContain("perks.perk_ids[1]");
     expect(
-      refusedField(BillingService.method.createIntent, {
+      faultFields(BillingService.method.createIntent, {
         channel_subscription: { streamer: "usr_a", plan_id: "nope" },
       }),
-    ).toBe("channel_subscription.plan_id");
-    // Among the faults of a perk sent with nothing but its bindings.
+    ).toContain("channel_subscription.plan_id");
     const ref = (id: string) => ({ product_bindings: [{ service: "deals", kind: "offer", id }] });
     expect(faultFields(createPerk, ref("x".repeat(128)))).not.toContain("product_bindings[0].id");
     expect(faultFields(createPerk, ref("x".repeat(129)))).toContain("product_bindings[0].id");
@@ -121,14 +123,14 @@ describe("ids in a request", () => {
 
   it("without one, an `id`, `…_id` or `…_ids` field (ids others make) holds at most 128 characters", () => {
     const { creditCoins } = NetworkService.method;
-    expect(refusedField(creditCoins, { app_id: "a".repeat(128) })).toBeUndefined();
-    expect(refusedField(creditCoins, { app_id: "a".repeat(129) })).toBe("app_id");
+    expect(faultFields(creditCoins, { app_id: "a".repeat(128) })).not.toContain("app_id");
+    expect(faultFields(creditCoins, { app_id: "a".repeat(129) })).toContain("app_id");
     expect(idRuleOf(creditCoins.input.field.subject)).toBeUndefined();
     expect(idRuleOf(getPlan.input.field.id)).toMatchObject({ prefix: "pln", maxLength: 68 });
   });
 
   it('an optional id cleared with "" is no id', () => {
-    expect(refusedField(DealsService.method.updateOffer, { id: "off_1", product_id: "" })).toBeUndefined();
+    expect(faultFields(DealsService.method.updateOffer, { id: "off_1", product_id: "" })).not.toContain("product_id");
   });
 });
 
@@ -137,12 +139,12 @@ describe("a request schema several routes share", () => {
 
   it("refuses a field of another route, naming it (400)", () => {
     const rule = { domain: "shop.example" };
-    expect(refusedField(updateMerchantStatus, { id: "mer_1", status: "MERCHANT_STATUS_APPROVED" })).toBeUndefined();
-    expect(refusedField(updateMerchantStatus, { id: "mer_1", domains: [rule] })).toBe("domains");
-    expect(refusedField(updateMerchantDomains, { id: "mer_1", domains: [rule] })).toBeUndefined();
-    expect(refusedField(updateMerchantDomains, { id: "mer_1", status: "MERCHANT_STATUS_DISABLED" })).toBe("status");
-    expect(refusedField(createMerchant, { host: "shop.example", id: "mer_1" })).toBe("id");
-    expect(refusedField(BillingService.method.createIntent, { id: "pi_1", subject: "usr_a" })).toBe("id");
+    expect(faultFields(updateMerchantStatus, { id: "mer_1", status: "MERCHANT_STATUS_APPROVED" })).toEqual([]);
+    expect(faultFields(updateMerchantStatus, { id: "mer_1", domains: [rule] })).toContain("domains");
+    expect(faultFields(updateMerchantDomains, { id: "mer_1", domains: [rule] })).toEqual([]);
+    expect(faultFields(updateMerchantDomains, { id: "mer_1", status: "MERCHANT_STATUS_DISABLED" })).toContain("status");
+    expect(faultFields(createMerchant, { host: "shop.example", id: "mer_1" })).toContain("id");
+    expect(faultFields(BillingService.method.createIntent, { id: "pi_1", subject: "usr_a" })).toContain("id");
   });
 
   it("a route that reads no field refuses every one; a route whose schema is its own reads all", () => {

@@ -4,7 +4,7 @@ import { UniqueConstraintViolationException } from "@mikro-orm/postgresql";
 import { ReportOutcome, ReportResultSchema, type CouponsService } from "../../../gen/pf/coupons/v1/coupons_pb.js";
 import { actingPerson, principalOf } from "../../kit/auth/principal.js";
 import type { ServiceContext } from "../../kit/service/module.js";
-import { invalid, problem } from "../../kit/handler/problem.js";
+import { problem } from "../../kit/handler/problem.js";
 import { rateLimit } from "../../kit/writes/rate-limit.js";
 import { couponAnswer, lockReportableCoupon, reportsOf, STATUS_TO_PROTO, statusOf } from "../db/coupons.js";
 import { merchantApproved } from "../db/merchants.js";
