@@ -1,23 +1,9 @@
-import { existsSync } from "node:fs";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { modules } from "../../platform/registry.js";
+import { BROWSER, launchChromium } from "../support/chromium.js";
 import { usePlatform } from "../support/platform.js";
-import { describeWith, itWith, need } from "../support/skips.js";
-
-/** Debian's chromium (CI installs it: .ci/run); under CI=true a missing one fails these tests. */
-const CHROMIUM = "/usr/bin/chromium";
-const BROWSER = need(existsSync(CHROMIUM), `no chromium at ${CHROMIUM}`);
-/** The machine's network is closed: without these, chromium reaches for Google's hosts by itself. */
-const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+import { describeWith, itWith } from "../support/skips.js";
 
 /** Generous: the page parses a 1.7 MB bundle and a service's document, on a shared two-core machine. */
 const BROWSER_TEST_MS = 120_000;
@@ -28,7 +14,7 @@ const SERVICE_KEYS = modules.map((module) => module.key).sort();
 describeWith(BROWSER, "/docs, the API reference, in a real browser", () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   }, 30_000);
   afterAll(() => browser?.close());
 

@@ -18,7 +18,7 @@ import { id_prefix as idPrefix, request_fields as requestFieldsOption } from "..
 import { modules } from "../../platform/registry.js";
 import { admittedCaller, routesOf, type Caller, type Route, servicesOf } from "../support/access.js";
 import { usePlatform } from "../support/platform.js";
-import { answered, rpcAnswer } from "../support/rpc-answer.js";
+import { answered, namedField, rpcAnswer } from "../support/rpc-answer.js";
 
 /**
  * Issue 11, finding A: ids have no length or shape limit, and a 1 MB id
@@ -128,13 +128,13 @@ async function overHttp(
     headers: caller.headers,
     body,
   });
-  return answered(answer.status, answer.body?.code, answer.body?.field);
+  return answered(answer.status, answer.body?.code, namedField(answer.body, target.named));
 }
 
 /** One call on the RPC port (Connect over HTTP/2, the whole interceptor chain) with the id at its target. */
 async function overRpc(method: DescMethod, target: IdTarget, value: string, caller: Caller): Promise<string> {
   const headers = { authorization: `Bearer ${await t.token(caller.claims!)}`, ...caller.headers };
-  return rpcAnswer(rpc, method, fromJson(method.input, jsonAt(target.steps, value)), headers);
+  return rpcAnswer(rpc, method, fromJson(method.input, jsonAt(target.steps, value)), headers, target.named);
 }
 
 /** What a route answers each bad id of its request, where that is not 400 naming the field. */

@@ -3,10 +3,10 @@ import { chromium, type Browser } from "playwright-core";
 import { need } from "./skips.js";
 
 /** Debian's chromium (CI installs it: .ci/run); under CI=true a missing one fails the tests that need it. */
-export const CHROMIUM = "/usr/bin/chromium";
+const CHROMIUM = "/usr/bin/chromium";
 export const BROWSER = need(existsSync(CHROMIUM), `no chromium at ${CHROMIUM}`);
 /** The machine's network is closed: without these, chromium reaches for Google's hosts by itself. */
-export const CHROMIUM_ARGS = [
+const CHROMIUM_ARGS = [
   "--no-sandbox",
   "--disable-gpu",
   "--disable-quic",

@@ -1,6 +1,9 @@
 import { invalid } from "../../kit/handler/problem.js";
 
-/** A key: 24 base64url characters, 144 random bits; never derived from the content (a digest is guessable). */
+/**
+ * A key: 24 base64url characters, 144 random bits; never derived from the content (a digest is guessable).
+ * The contract holds the keys reads name to this shape (media.proto, FileReadRequest.key).
+ */
 export const KEY_PATTERN = /^[A-Za-z0-9_-]{24}$/;
 
 /** The key of a new object from 18 random bytes. */
@@ -9,28 +12,15 @@ export function keyFrom(random: Uint8Array): string {
   return Buffer.from(random).toString("base64url");
 }
 
-/** The key of a read, checked for shape before any query (400 naming `key`). */
-export function checkedKey(key: string): string {
-  if (!KEY_PATTERN.test(key)) throw invalid("key", "Field key is not a file key (24 characters of A-Z a-z 0-9 _ -).");
-  return key;
-}
-
-const APP = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
-/** An app namespace as the path names it. */
-export function checkedApp(app: string): string {
-  if (!APP.test(app)) throw invalid("app", "Field app is not an app id (1 to 128 of A-Z a-z 0-9 . _ -).");
-  return app;
-}
-
 /**
- * A file's name as uploaded: a plain name, never a path. Separators, `.` and
- * `..`, control characters and names over 255 characters are refused (400
- * naming `name`), never rewritten, so what is stored is what was sent.
+ * A file's name as uploaded: a plain name, never a path. Empty names (the
+ * contract cannot require one: only an upload's first message names the
+ * file), separators, `.` and `..` and control characters are refused (400
+ * naming `name`), never rewritten, so what is stored is what was sent; the
+ * contract holds it to 255 characters.
  */
 export function checkedName(name: string): string {
   if (name === "") throw invalid("name", "Field name is empty: the file part needs a filename.");
-  if (Array.from(name).length > 255) throw invalid("name", "Field name is longer than 255 characters.");
   if (/[/\\]/.test(name) || name === "." || name === "..")
     throw invalid("name", "Field name is a path: a file name holds no / or \\ and is not . or ..");
   // eslint-disable-next-line no-control-regex -- control characters are what is refused

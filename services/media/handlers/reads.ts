@@ -7,7 +7,7 @@ import { answerStatus } from "../../kit/handler/status.js";
 import type { MediaContext } from "../context.js";
 import { fileByKey, fileToProto } from "../db/files.js";
 import type { FileRow } from "../db/entities.js";
-import { checkedApp, checkedKey, dispositionOf, etagOf, noneMatch } from "../domain/files.js";
+import { dispositionOf, etagOf, noneMatch } from "../domain/files.js";
 import { rangeOf } from "../domain/ranges.js";
 import { storeUnavailable } from "./uploads.js";
 
@@ -20,8 +20,9 @@ const IMMUTABLE = "public, max-age=31536000, immutable";
 const SANDBOX = "default-src 'none'; sandbox";
 
 export function readHandlers(ctx: MediaContext): ReadHandlers {
+  // The contract holds key and app to their shapes before any query.
   const found = async (key: string, app?: string) => {
-    const row = await fileByKey(ctx.orm.em.fork(), checkedKey(key));
+    const row = await fileByKey(ctx.orm.em.fork(), key);
     // Another namespace's object answers as a missing one.
     if (!row || (app !== undefined && row.app !== app))
       throw problem(404, "media.file.not_found", `No file ${key}${app === undefined ? "" : ` in ${app}`}.`);
@@ -29,7 +30,7 @@ export function readHandlers(ctx: MediaContext): ReadHandlers {
   };
   return {
     async *readFile(request, call) {
-      const row = await found(request.key, checkedApp(request.app));
+      const row = await found(request.key, request.app);
       if (!request.download) {
         yield { file: fileToProto(row) };
         return;

@@ -8,7 +8,7 @@ import { invalid, problem } from "../../kit/handler/problem.js";
 import { StreamSlots } from "../../kit/rpc/stream-slots.js";
 import type { MediaContext } from "../context.js";
 import { fileToProto, insertFile, type StoredFile } from "../db/files.js";
-import { checkedApp, checkedContentType, checkedName, keyFrom } from "../domain/files.js";
+import { checkedContentType, checkedName, keyFrom } from "../domain/files.js";
 import { objectCreated } from "../events.js";
 import { UploadReservation } from "../reservations.js";
 
@@ -27,8 +27,10 @@ export function uploadHandlers(ctx: MediaContext): UploadHandlers {
     async uploadFile(parts, call) {
       const messages = parts[Symbol.asyncIterator]();
       const head = await messages.next();
-      if (head.done) throw invalid("app", "The upload holds no message: the first names app, name and content_type.");
-      const app = checkedApp(head.value.app);
+      // Only the first message names the namespace, so the contract holds app to its shape but cannot require it.
+      if (head.done || head.value.app === "")
+        throw invalid("app", "The upload's first message names app, name and content_type.");
+      const { app } = head.value;
       const principal = principalOf(call);
       // An app writes only its own namespace; services write any (for the people and apps they serve).
       if (principal.kind === "app" && principal.appId !== app)

@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/media/v1/media.proto.
  */
 export const file_pf_media_v1_media: GenFile = /*@__PURE__*/
-  fileDesc("ChdwZi9tZWRpYS92MS9tZWRpYS5wcm90bxILcGYubWVkaWEudjEiZQoKRmlsZVVwbG9hZBILCgNhcHAYASABKAkSDAoEbmFtZRgCIAEoCRIUCgxjb250ZW50X3R5cGUYAyABKAkSDQoFY2h1bmsYBCABKAw6F5K1GBNtZWRpYS5maWxlLXVwbG9hZEAxIrYBCgRGaWxlEgsKA2tleRgBIAEoCRILCgNhcHAYAiABKAkSDAoEbmFtZRgDIAEoCRIUCgxjb250ZW50X3R5cGUYBCABKAkSDAoEc2l6ZRgFIAEoAxIOCgZzaGEyNTYYBiABKAkSEAoIdXBsb2FkZXIYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXA6EJK1GAxtZWRpYS5maWxlQDEiPQoPRmlsZVJlYWRSZXF1ZXN0EgsKA2FwcBgBIAEoCRILCgNrZXkYAiABKAkSEAoIZG93bmxvYWQYAyABKAgicwoORmlsZVJlYWRSZXN1bHQSHwoEZmlsZRgBIAEoCzIRLnBmLm1lZGlhLnYxLkZpbGUSIgoEYm9keRgCIAEoCzIULmdvb2dsZS5hcGkuSHR0cEJvZHk6HJK1GBhtZWRpYS5maWxlLXJlYWQtcmVzdWx0QDEy7AQKDE1lZGlhU2VydmljZRLPAQoKVXBsb2FkRmlsZRIXLnBmLm1lZGlhLnYxLkZpbGVVcGxvYWQaES5wZi5tZWRpYS52MS5GaWxlIpIBirUYGQoTbWVkaWEub2JqZWN0LnVwbG9hZBABWAGitRgCyQGithhJCICAgIAQEhNtdWx0aXBhcnQvZm9ybS1kYXRhEhhhcHBsaWNhdGlvbi9vY3RldC1zdHJlYW0aBG5hbWUiDGNvbnRlbnRfdHlwZYLT5JMCHDoFY2h1bmsiEy9hcGkvdjEve2FwcH0vZmlsZXMoARKzAQoIUmVhZEZpbGUSHC5wZi5tZWRpYS52MS5GaWxlUmVhZFJlcXVlc3QaGy5wZi5tZWRpYS52MS5GaWxlUmVhZFJlc3VsdCJqirUYHQoRbWVkaWEub2JqZWN0LnJlYWQQATgBSgRyZWFkorUYBsgBzgGwAsq1GBQKA2FwcAoDa2V5Cghkb3dubG9hZILT5JMCIWIEYm9keRIZL2FwaS92MS97YXBwfS9maWxlcy97a2V5fTABEpQBCglTZXJ2ZUZpbGUSHC5wZi5tZWRpYS52MS5GaWxlUmVhZFJlcXVlc3QaGy5wZi5tZWRpYS52MS5GaWxlUmVhZFJlc3VsdCJKirUYHQoRbWVkaWEub2JqZWN0LnJlYWQQATgBSgRyZWFkorUYBsgBzgGwAsq1GAUKA2tleYLT5JMCEGIEYm9keRIIL2Yve2tleX0wARo9mrUYBW1lZGlh0rUYMAoEcmVhZBIoCNgEEiNQRl9NRURJQV9BTk9OWU1PVVNfUkVBRFNfUEVSX01JTlVURWIGcHJvdG8z", [file_google_api_annotations, file_google_api_httpbody, file_google_protobuf_timestamp, file_pf_v1_options]);
+  fileDesc("ChdwZi9tZWRpYS92MS9tZWRpYS5wcm90bxILcGYubWVkaWEudjEinwEKCkZpbGVVcGxvYWQSOgoDYXBwGAEgASgJQi3Ctxgp2AEBciQyIl5bQS1aYS16MC05XVtBLVphLXowLTkuXy1dezAsMTI3fSQSFwoEbmFtZRgCIAEoCUIJwrcYBXIDGP8BEhQKDGNvbnRlbnRfdHlwZRgDIAEoCRINCgVjaHVuaxgEIAEoDDoXkrUYE21lZGlhLmZpbGUtdXBsb2FkQDEitgEKBEZpbGUSCwoDa2V5GAEgASgJEgsKA2FwcBgCIAEoCRIMCgRuYW1lGAMgASgJEhQKDGNvbnRlbnRfdHlwZRgEIAEoCRIMCgRzaXplGAUgASgDEg4KBnNoYTI1NhgGIAEoCRIQCgh1cGxvYWRlchgHIAEoCRIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDoQkrUYDG1lZGlhLmZpbGVAMSKMAQoPRmlsZVJlYWRSZXF1ZXN0EjoKA2FwcBgBIAEoCUItwrcYKcgBAXIkMiJeW0EtWmEtejAtOV1bQS1aYS16MC05Ll8tXXswLDEyN30kEisKA2tleRgCIAEoCUIewrcYGsgBAXIVMhNeW0EtWmEtejAtOV8tXXsyNH0kEhAKCGRvd25sb2FkGAMgASgIInMKDkZpbGVSZWFkUmVzdWx0Eh8KBGZpbGUYASABKAsyES5wZi5tZWRpYS52MS5GaWxlEiIKBGJvZHkYAiABKAsyFC5nb29nbGUuYXBpLkh0dHBCb2R5OhyStRgYbWVkaWEuZmlsZS1yZWFkLXJlc3VsdEAxMuwECgxNZWRpYVNlcnZpY2USzwEKClVwbG9hZEZpbGUSFy5wZi5tZWRpYS52MS5GaWxlVXBsb2FkGhEucGYubWVkaWEudjEuRmlsZSKSAYq1GBkKE21lZGlhLm9iamVjdC51cGxvYWQQAVgBorUYAskBorYYSQiAgICAEBITbXVsdGlwYXJ0L2Zvcm0tZGF0YRIYYXBwbGljYXRpb24vb2N0ZXQtc3RyZWFtGgRuYW1lIgxjb250ZW50X3R5cGWC0+STAhw6BWNodW5rIhMvYXBpL3YxL3thcHB9L2ZpbGVzKAESswEKCFJlYWRGaWxlEhwucGYubWVkaWEudjEuRmlsZVJlYWRSZXF1ZXN0GhsucGYubWVkaWEudjEuRmlsZVJlYWRSZXN1bHQiaoq1GB0KEW1lZGlhLm9iamVjdC5yZWFkEAE4AUoEcmVhZKK1GAbIAc4BsALKtRgUCgNhcHAKA2tleQoIZG93bmxvYWSC0+STAiFiBGJvZHkSGS9hcGkvdjEve2FwcH0vZmlsZXMve2tleX0wARKUAQoJU2VydmVGaWxlEhwucGYubWVkaWEudjEuRmlsZVJlYWRSZXF1ZXN0GhsucGYubWVkaWEudjEuRmlsZVJlYWRSZXN1bHQiSoq1GB0KEW1lZGlhLm9iamVjdC5yZWFkEAE4AUoEcmVhZKK1GAbIAc4BsALKtRgFCgNrZXmC0+STAhBiBGJvZHkSCC9mL3trZXl9MAEaPZq1GAVtZWRpYdK1GDAKBHJlYWQSKAjYBBIjUEZfTUVESUFfQU5PTllNT1VTX1JFQURTX1BFUl9NSU5VVEViBnByb3RvMw", [file_google_api_annotations, file_google_api_httpbody, file_google_protobuf_timestamp, file_pf_v1_options]);
 
 /**
  * media.file-upload@1: one message of an upload. The first names the namespace, the file's name and its
@@ -28,7 +28,8 @@ export const file_pf_media_v1_media: GenFile = /*@__PURE__*/
  */
 export type FileUpload = Message<"pf.media.v1.FileUpload"> & {
   /**
-   * The app namespace written (the path's {app}); first message only.
+   * The app namespace written (the path's {app}): 1 to 128 of A-Z a-z 0-9 . _ -; first message only (the
+   * following leave it empty).
    *
    * @generated from field: string app = 1;
    */
@@ -140,14 +141,14 @@ export const FileSchema: GenMessage<File> = /*@__PURE__*/
  */
 export type FileReadRequest = Message<"pf.media.v1.FileReadRequest"> & {
   /**
-   * The app namespace (the namespaced read only).
+   * The app namespace (the namespaced read only): 1 to 128 of A-Z a-z 0-9 . _ -.
    *
    * @generated from field: string app = 1;
    */
   app: string;
 
   /**
-   * The object's key.
+   * The object's key: 24 characters of A-Z a-z 0-9 _ -.
    *
    * @generated from field: string key = 2;
    */
