@@ -21,7 +21,7 @@ export interface ConnectServing {
 /**
  * The RPCs the gateway's port serves over Connect, by their standard path
  * `/<package>.<Service>/<Method>`: the public and first-party surface of the
- * process's implementations, which every one of them binds a JSON route for.
+ * process's implementations, the RPCs the public OpenAPI document shows.
  * Internal and partner RPCs stay on the RPC port.
  */
 export function connectPaths(serving: ConnectServing | undefined): Map<string, DescMethod> {
@@ -59,17 +59,17 @@ export async function registerConnect(
     closing.abort();
     done();
   });
+  const impls = new Map(serving.implementations.map(({ service, impl }) => [service, impl]));
   const routes = (router: ConnectRouter) => {
-    for (const { service, impl } of serving.implementations) {
-      for (const method of service.methods.filter(onPublicSurface)) {
-        const handler = impl[method.localName] as ((...args: never[]) => unknown) | undefined;
-        // A method the implementation leaves out is not routed (404, `unimplemented` to Connect clients).
-        if (handler === undefined) continue;
-        router.rpc(method, handler.bind(impl) as never, {
-          interceptors: serving.interceptors,
-          ...(method.methodKind === "server_streaming" && { shutdownSignal: closing.signal }),
-        });
-      }
+    for (const method of paths.values()) {
+      const impl = impls.get(method.parent)!;
+      const handler = impl[method.localName] as ((...args: never[]) => unknown) | undefined;
+      // A method the implementation leaves out is not routed (404, `unimplemented` to Connect clients).
+      if (handler === undefined) continue;
+      router.rpc(method, handler.bind(impl) as never, {
+        interceptors: serving.interceptors,
+        ...(method.methodKind === "server_streaming" && { shutdownSignal: closing.signal }),
+      });
     }
   };
 

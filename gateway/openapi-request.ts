@@ -6,6 +6,7 @@ import { takesRawBytes } from "./bodies.js";
 import type { FieldTarget } from "./fields.js";
 import { exampleOf, heldMessage } from "./openapi-examples.js";
 import { requestFields } from "./request.js";
+import { declaredRequired } from "./rule-schemas.js";
 import { componentName, type SchemaComponents } from "./schemas.js";
 import { uploadOf } from "./uploads.js";
 
@@ -48,7 +49,14 @@ export function requestOf(
             ...describedAs(target, `One parameter per key of ${target.path}: ${target.path}.<key>=<value>.`),
             schema: { type: "string" },
           }
-        : { name: target.path, in: "query", ...describedAs(target), schema: components.field(target.field) },
+        : {
+            name: target.path,
+            in: "query",
+            // A top-level field its rules require (rule-schemas.ts); a nested one only within its parent.
+            ...(target.steps.length === 1 && declaredRequired(target.field) && { required: true }),
+            ...describedAs(target),
+            schema: components.field(target.field),
+          },
     );
   }
   if (binding.body === "") return { parameters };

@@ -8,12 +8,18 @@ import { fieldRulesOf, type Bounds } from "../services/kit/rpc/field-rules.js";
  * generated client marks required fields required: `required` on the object,
  * `minLength`/`maxLength`/`pattern`/`enum` for strings, `minimum`/`maximum`
  * (`exclusive…` for gt/lt) for numbers, `minItems`/`maxItems`/`uniqueItems`
- * and the items' keywords for lists, and a required enum without its zero value.
+ * and the items' keywords for lists, and an enum's values without its zero value
+ * when required and without those `not_in` names.
  */
 
 /** The fields of a message its object schema lists as `required`. */
 export function requiredFields(message: DescMessage): string[] {
-  return message.fields.filter((field) => fieldRulesOf(field)?.required).map((field) => field.name);
+  return message.fields.filter(declaredRequired).map((field) => field.name);
+}
+
+/** Whether a field's rules require it (a query parameter's `required`). */
+export function declaredRequired(field: DescField): boolean {
+  return fieldRulesOf(field)?.required ?? false;
 }
 
 /** The keywords of a field's own schema (a list's: the array's) from its declared rules; {} when it has none. */

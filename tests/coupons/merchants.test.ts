@@ -58,6 +58,23 @@ describe("creating a merchant", () => {
     }
   });
 
+  it("reports every rule the contract declares that a request breaks, each naming its field", async () => {
+    const answer = await create({
+      host: "a.com",
+      domains: [
+        { domain: "b.com", path_prefix: "uk" },
+        { domain: "c.com", path_prefix: `/${"p".repeat(200)}` },
+        { domain: "d.com", path_prefix: "/deals?x=1" },
+      ],
+    });
+    expect(answer.body).toMatchObject({ status: 400, code: "request.invalid", field: "domains[0].path_prefix" });
+    expect(answer.body.errors.map((e: { field: string }) => e.field)).toEqual([
+      "domains[0].path_prefix",
+      "domains[1].path_prefix",
+      "domains[2].path_prefix",
+    ]);
+  });
+
   it("refuses a rule another merchant holds (409 coupons.domain.taken)", async () => {
     const first = await merchant(t, token);
     const answer = await create({

@@ -22,7 +22,7 @@ interface ObjectSchema {
   properties: Record<string, JsonObject>;
 }
 interface Operation {
-  parameters: { name: string; schema: JsonObject }[];
+  parameters: { name: string; in: string; required?: boolean; schema: JsonObject }[];
   requestBody?: { content: Record<string, { schema: ObjectSchema }> };
 }
 
@@ -140,6 +140,9 @@ describe("input rules in OpenAPI", () => {
     expect(goal.properties.description).toMatchObject({ maxLength: 2000 });
     const limit = document.paths["/tips/api/v1/interactions"].get.parameters.find((p) => p.name === "limit");
     expect(limit?.schema).toMatchObject({ type: "integer", minimum: 1, maximum: 200 });
+    const queue = document.paths["/tips/api/v1/moderation"].get.parameters;
+    expect(queue.find((p) => p.name === "creator")).toMatchObject({ in: "query", required: true });
+    expect(queue.find((p) => p.name === "limit")).not.toHaveProperty("required");
     // A shared request's body holds the fields its route reads, and of `required` those only.
     const tokens = document.paths["/tips/api/v1/overlay-tokens"].post.requestBody!.content["application/json"].schema;
     expect(tokens.required).toEqual(["scopes"]);

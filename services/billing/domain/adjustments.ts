@@ -18,7 +18,7 @@ export function adjustmentMovements(lines: AdjustmentLine[]): Movement[] {
   const seen = new Set<string>();
   const movements = lines.map((line, i): Movement => {
     const field = `lines[${i}]`;
-    const movement = { ...lineAccount(field, line), ...signedAmount(`${field}.amount`, line.amount) };
+    const movement = { ...lineAccount(field, line), ...signedAmount(`${field}.amount`, line.amount!) };
     const key = accountKey(movement);
     if (seen.has(key)) throw invalid(field, `${field} names an account an earlier line names: each account once.`);
     seen.add(key);
@@ -42,9 +42,8 @@ function lineAccount(field: string, line: AdjustmentLine): Pick<Movement, "owner
   );
 }
 
-/** A signed, non-zero amount: adjustments take money off a balance as well as add it. */
-function signedAmount(field: string, money: Money | undefined): Pick<Movement, "currency" | "amount"> {
-  if (money === undefined) throw invalid(field, `${field} is required: {"minor_units": …, "currency": "USD"}.`);
+/** A signed, non-zero amount (required: declared): adjustments take money off a balance as well as add it. */
+function signedAmount(field: string, money: Money): Pick<Movement, "currency" | "amount"> {
   const currency = requireCurrency(`${field}.currency`, money.currency);
   const amount = money.minorUnits;
   if (amount === 0n || amount > MAX_MINOR_UNITS || amount < -MAX_MINOR_UNITS) {

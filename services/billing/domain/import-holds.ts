@@ -1,5 +1,4 @@
 import type { ImportHoldSpec } from "../../../gen/pf/billing/v1/admin_pb.js";
-import { maxLength } from "../../kit/handler/text.js";
 import { invalid } from "../../kit/handler/problem.js";
 import { requireUser } from "../../kit/handler/subjects.js";
 import { accountKindFromProto, PLATFORM, type Movement } from "./ledger.js";
@@ -21,8 +20,7 @@ export function requireImportHold(spec: ImportHoldSpec): ImportedBalance & { sou
     throw invalid("import_hold.release_to", "import_hold.release_to is ACCOUNT_KIND_CREDIT or ACCOUNT_KIND_PAYABLE.");
   }
   const { currency, amount } = requireAmount("import_hold.amount", spec.amount);
-  const sourceRef = maxLength("import_hold.source_ref", spec.sourceRef, 200);
-  return { subject, releaseTo, currency, amount, sourceRef };
+  return { subject, releaseTo, currency, amount, sourceRef: spec.sourceRef }; // source_ref: 200 characters, declared
 }
 
 /** Holding: the money enters from the platform's imports account onto the subject's import hold, where nothing can spend it. */

@@ -1,5 +1,4 @@
 import type { IntentRequest } from "../../../gen/pf/billing/v1/intents_pb.js";
-import { maxLength } from "../../kit/handler/text.js";
 import { invalid } from "../../kit/handler/problem.js";
 import { requireUser } from "../../kit/handler/subjects.js";
 import { creditPrice, packPrice, tierPrice, type Catalogue } from "./catalogue.js";
@@ -65,7 +64,7 @@ export function quote(catalogue: Catalogue, subject: string, product: IntentRequ
       if ((pack === "") === (credit === undefined))
         throw invalid("credit", "A credit purchase names a pack or an amount of credit, not both.");
       if (pack !== "") {
-        const priced = packPrice(catalogue, maxLength("credit.pack", pack, 100));
+        const priced = packPrice(catalogue, pack); // at most 100 characters: declared
         return { ...NONE, product: "credit", pack, ...priced };
       }
       const amount = requireAmount("credit.credit", credit);
@@ -76,12 +75,8 @@ export function quote(catalogue: Catalogue, subject: string, product: IntentRequ
       const streamer = requireChannel("channel_subscription.streamer", wanted.streamer);
       if (streamer === subject)
         throw invalid("channel_subscription.streamer", "A subject cannot subscribe to their own channel.");
-      if (wanted.planId === "")
-        throw invalid("channel_subscription.plan_id", "channel_subscription.plan_id is required.");
-      maxLength("channel_subscription.plan_id", wanted.planId, 100);
-      if (wanted.planVersion < 1n)
-        throw invalid("channel_subscription.plan_version", "channel_subscription.plan_version is 1 or more.");
-      const { tier, currency, price } = tierPrice(catalogue, maxLength("channel_subscription.tier", wanted.tier, 40));
+      // Declared: plan_id required (a pln_ id), plan_version 1 or more, tier at most 40 characters.
+      const { tier, currency, price } = tierPrice(catalogue, wanted.tier);
       return {
         ...NONE,
         product: "channel_subscription",

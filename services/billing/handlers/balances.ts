@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
 import { BalanceReadResultSchema, TransactionListResultSchema } from "../../../gen/pf/billing/v1/ledger_pb.js";
-import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { decodeTextCursor, DEFAULT_LIMIT, page } from "../../kit/handler/paging.js";
 import { requireSubject } from "../../kit/handler/subjects.js";
 import type { BillingContext } from "../context.js";
 import { readBalances } from "../db/balances.js";
@@ -26,7 +26,7 @@ export function balanceHandlers(ctx: BillingContext): BalanceHandlers {
     async listTransactions(request) {
       const subject = requireSubject("subject", request.subject);
       const currency = request.currency === "" ? undefined : requireCurrency("currency", request.currency);
-      const limit = pageLimit(request.limit);
+      const limit = request.limit ?? DEFAULT_LIMIT; // 1-200, declared
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const em = ctx.orm.em.fork();
       const ids = await transactionIdsOf(em, { subject, currency, before, limit });

@@ -10,9 +10,8 @@ import {
 import { principalOf } from "../../kit/auth/principal.js";
 import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
-import { maxLength } from "../../kit/handler/text.js";
-import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
-import { invalid, problem } from "../../kit/handler/problem.js";
+import { decodeTextCursor, DEFAULT_LIMIT, page } from "../../kit/handler/paging.js";
+import { problem } from "../../kit/handler/problem.js";
 import { requireUser } from "../../kit/handler/subjects.js";
 import type { BillingContext } from "../context.js";
 import { balancesOf } from "../db/balances.js";
@@ -139,10 +138,9 @@ export function cashoutHandlers(ctx: BillingContext): CashoutHandlers {
 
     async listCashouts(request) {
       const subject = request.subject === "" ? undefined : requireUser("subject", request.subject);
+      // Declared: status one of the enum's, limit 1-200.
       const status = cashoutStatusFromProto(request.status);
-      if (status === undefined && request.status !== 0)
-        throw invalid("status", "status is requested, approved or denied.");
-      const limit = pageLimit(request.limit);
+      const limit = request.limit ?? DEFAULT_LIMIT;
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const rows = await cashoutsPage(ctx.orm.em.fork(), { subject, status }, before, limit + 1);
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
@@ -155,14 +153,12 @@ export function cashoutHandlers(ctx: BillingContext): CashoutHandlers {
     },
 
     async approveCashout(request, call) {
-      if (request.payoutReference === "")
-        throw invalid("payout_reference", "payout_reference is required: the provider's reference of the payout.");
-      const payoutReference = maxLength("payout_reference", request.payoutReference, 200);
+      const { payoutReference } = request; // required, at most 200 characters: declared
       return decideCashout(request.id, { action: "approve", payoutReference }, principalOf(call).sub);
     },
 
     async denyCashout(request, call) {
-      const reason = maxLength("reason", request.reason, 500);
+      const { reason } = request; // at most 500 characters: declared
       return decideCashout(request.id, { action: "deny", reason }, principalOf(call).sub);
     },
 

@@ -6,7 +6,6 @@ import { principalOf } from "../../kit/auth/principal.js";
 import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
 import { optionalUrl } from "../../kit/handler/urls.js";
-import { maxLength } from "../../kit/handler/text.js";
 import { problem } from "../../kit/handler/problem.js";
 import { requireUser } from "../../kit/handler/subjects.js";
 import type { BillingContext } from "../context.js";
@@ -35,7 +34,8 @@ export function intentHandlers(ctx: BillingContext): IntentHandlers {
       const checkout = request.checkout === CheckoutKind.APP ? "app" : "web";
       const returnUrl = optionalUrl("return_url", request.returnUrl, ["https", "http"]);
       const reference = requireReference("reference", request.reference);
-      const provider = ctx.providers.get(maxLength("provider", request.provider, 40) || ctx.providers.defaultProvider);
+      // provider: at most 40 characters, declared.
+      const provider = ctx.providers.get(request.provider || ctx.providers.defaultProvider);
       const once = idempotencyOf(call, request, { scope: `intent:${principal.sub}` });
       await requireThawed(ctx.orm.em.fork());
 

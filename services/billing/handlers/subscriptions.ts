@@ -10,7 +10,7 @@ import {
 } from "../../../gen/pf/billing/v1/subscriptions_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
 import { idempotencyOf } from "../../kit/writes/idempotency.js";
-import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
+import { decodeTextCursor, DEFAULT_LIMIT, page } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { requireUser } from "../../kit/handler/subjects.js";
 import type { BillingContext } from "../context.js";
@@ -60,10 +60,8 @@ export function subscriptionHandlers(ctx: BillingContext): SubscriptionHandlers 
     async listSubscriptions(request) {
       const subject = optionalUser("subject", request.subject);
       const streamer = optionalChannel("streamer", request.streamer);
+      // view is one of the enum's (declared); entitlements by default.
       const view = request.view === SubscriptionView.UNSPECIFIED ? SubscriptionView.ENTITLEMENTS : request.view;
-      if (view !== SubscriptionView.ENTITLEMENTS && view !== SubscriptionView.SUBSCRIPTIONS) {
-        throw invalid("view", "view is entitlements or subscriptions.");
-      }
       const entitlements = view === SubscriptionView.ENTITLEMENTS;
       if (entitlements && request.includeEnded) {
         throw invalid(
@@ -71,7 +69,7 @@ export function subscriptionHandlers(ctx: BillingContext): SubscriptionHandlers 
           "include_ended applies to the subscriptions view: an ended subscription is no entitlement.",
         );
       }
-      const limit = pageLimit(request.limit);
+      const limit = request.limit ?? DEFAULT_LIMIT; // 1-200, declared
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const now = ctx.clock.now();
       const rows = await subscriptionsPage(
@@ -104,8 +102,7 @@ export function subscriptionHandlers(ctx: BillingContext): SubscriptionHandlers 
       const subject = requireUser("subject", request.subject);
       const streamer = requireChannel("streamer", request.streamer);
       if (streamer === subject) throw invalid("streamer", "A subscriber subscribes to another person's channel.");
-      if (request.planId === "") throw invalid("plan_id", "plan_id is required: the membership plan subscribed to.");
-      if (request.planVersion < 1n) throw invalid("plan_version", "plan_version is a published version, from 1.");
+      // Declared: plan_id required, plan_version 1 or more.
       const { tier, currency, price } = tierPrice(ctx.settings.catalogue, request.tier);
       const once = idempotencyOf(call, request, { scope: `subscription:${principal.sub}`, required: true });
       return ctx.transaction((em) =>

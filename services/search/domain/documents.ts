@@ -10,7 +10,6 @@ export const LIMITS = {
   facetKeys: 20,
   facetValues: 20,
   facetValue: 200,
-  batch: 500,
 } as const;
 
 /** A document type within its owner. */

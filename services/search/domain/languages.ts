@@ -39,8 +39,11 @@ const CONFIGS: Readonly<Record<string, string>> = {
 /** The configuration every document is also indexed with, and the one for unknown languages. */
 export const SIMPLE = "simple";
 
-/** A well-formed BCP 47 tag (language, then subtags of 1–8 letters or digits), at most 35 characters. */
-const TAG = /^[a-z]{2,3}(-[a-z0-9]{1,8})*$/i;
+/**
+ * A well-formed BCP 47 tag (language, then subtags of 1–8 letters or digits), at most 35 characters: a
+ * document's `lang` (422 when malformed); a query's `lang` is held to the same by the contract (query.proto).
+ */
+export const TAG = /^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{1,8})*$/;
 
 /** Whether a tag is well-formed ("" is not a tag). */
 export function isLanguageTag(tag: string): boolean {

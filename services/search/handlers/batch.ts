@@ -5,7 +5,7 @@ import type { SearchIndexService } from "../../../gen/pf/search/v1/search_pb.js"
 import { principalOf } from "../../kit/auth/principal.js";
 import { invalid } from "../../kit/handler/problem.js";
 import type { SearchContext } from "../context.js";
-import { checkWrite, LIMITS, type ValidWrite } from "../domain/documents.js";
+import { checkWrite, type ValidWrite } from "../domain/documents.js";
 import type { RefusedWrite } from "../engine/engine.js";
 import { contentOf, writeResultOf } from "../domain/convert.js";
 
@@ -15,9 +15,9 @@ type BatchHandlers = Pick<ServiceImpl<typeof SearchIndexService>, "writeDocument
 export function batchHandlers(ctx: SearchContext): BatchHandlers {
   return {
     async writeDocuments(request, call) {
-      // Internal: enforcement admitted only service tokens, so the owner is the caller's service.
+      // Internal: enforcement admitted only service tokens, so the owner is the caller's service. The contract holds
+      // a batch to 500 writes; each write's faults reject that write alone.
       const owner = principalOf(call).service!;
-      if (request.writes.length > LIMITS.batch) throw invalid("writes", `at most ${LIMITS.batch} writes per batch.`);
       const seen = new Set(request.writes.map((write) => `${write.type}\u0000${write.id}`));
       if (seen.size !== request.writes.length) throw invalid("writes", "a batch names each document at most once.");
       const at = ctx.clock.now();

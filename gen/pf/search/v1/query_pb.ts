@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/search/v1/query.proto.
  */
 export const file_pf_search_v1_query: GenFile = /*@__PURE__*/
-  fileDesc("ChhwZi9zZWFyY2gvdjEvcXVlcnkucHJvdG8SDHBmLnNlYXJjaC52MSKEAgoLU2VhcmNoUXVlcnkSCQoBcRgBIAEoCRIMCgRsYW5nGAIgASgJEg4KBmZhY2V0cxgDIAEoCRISCgVsaW1pdBgEIAEoBUgAiAEBEg4KBmN1cnNvchgFIAEoCRINCgVvd25lchgGIAEoCRIMCgR0eXBlGAcgASgJEjMKBWZhY2V0GAggAygLMiQucGYuc2VhcmNoLnYxLlNlYXJjaFF1ZXJ5LkZhY2V0RW50cnkSCgoCaWQYCSABKAkaLAoKRmFjZXRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBOhKStRgOc2VhcmNoLnF1ZXJ5QDFCCAoGX2xpbWl0IvwCCghEb2N1bWVudBINCgVvd25lchgBIAEoCRIMCgR0eXBlGAIgASgJEgoKAmlkGAMgASgJEhAKCHJldmlzaW9uGAQgASgDEg0KBXRpdGxlGAUgASgJEgwKBGJvZHkYBiABKAkSCwoDdXJsGAcgASgJEgwKBGxhbmcYCCABKAkSDgoGcHVibGljGAkgASgIEjIKBmZhY2V0cxgKIAMoCzIiLnBmLnNlYXJjaC52MS5Eb2N1bWVudC5GYWNldHNFbnRyeRIwCgxwdWJsaXNoZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmluZGV4ZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXNjb3JlGA0gASgBGkgKC0ZhY2V0c0VudHJ5EgsKA2tleRgBIAEoCRIoCgV2YWx1ZRgCIAEoCzIZLnBmLnNlYXJjaC52MS5GYWNldFZhbHVlczoCOAEiKgoKRmFjZXRDb3VudBINCgV2YWx1ZRgBIAEoCRINCgVjb3VudBgCIAEoAyI3CgtGYWNldENvdW50cxIoCgZ2YWx1ZXMYASADKAsyGC5wZi5zZWFyY2gudjEuRmFjZXRDb3VudCJRCgpTdWdnZXN0aW9uEg0KBXRpdGxlGAEgASgJEg0KBW93bmVyGAIgASgJEgwKBHR5cGUYAyABKAkSCgoCaWQYBCABKAkSCwoDdXJsGAUgASgJIr0CCgpSZWFkUmVzdWx0EicKB3Jlc3VsdHMYASADKAsyFi5wZi5zZWFyY2gudjEuRG9jdW1lbnQSNAoGZmFjZXRzGAIgAygLMiQucGYuc2VhcmNoLnYxLlJlYWRSZXN1bHQuRmFjZXRzRW50cnkSEwoLbmV4dF9jdXJzb3IYAyABKAkSKAoIZG9jdW1lbnQYBCABKAsyFi5wZi5zZWFyY2gudjEuRG9jdW1lbnQSLQoLc3VnZ2VzdGlvbnMYBSADKAsyGC5wZi5zZWFyY2gudjEuU3VnZ2VzdGlvbhpICgtGYWNldHNFbnRyeRILCgNrZXkYASABKAkSKAoFdmFsdWUYAiABKAsyGS5wZi5zZWFyY2gudjEuRmFjZXRDb3VudHM6AjgBOhiStRgUc2VhcmNoLnJlYWQtcmVzdWx0QDFiBnByb3RvMw", [file_google_protobuf_timestamp, file_pf_search_v1_documents, file_pf_v1_options]);
+  fileDesc("ChhwZi9zZWFyY2gvdjEvcXVlcnkucHJvdG8SDHBmLnNlYXJjaC52MSKOAwoLU2VhcmNoUXVlcnkSCQoBcRgBIAEoCRI+CgRsYW5nGAIgASgJQjDCtxgs2AEBcicYIzIjXlthLXpBLVpdezIsM30oLVthLXpBLVowLTldezEsOH0pKiQSDgoGZmFjZXRzGAMgASgJEh8KBWxpbWl0GAQgASgFQgvCtxgHGgUYyAEoAUgAiAEBEg4KBmN1cnNvchgFIAEoCRIwCgVvd25lchgGIAEoCUIhwrcYHdgBAXIYMhZeW2Etel1bYS16MC05LV17MCw2M30kEjQKBHR5cGUYByABKAlCJsK3GCLYAQFyHTIbXlthLXowLTldW2EtejAtOV8uLV17MCw2M30kEjMKBWZhY2V0GAggAygLMiQucGYuc2VhcmNoLnYxLlNlYXJjaFF1ZXJ5LkZhY2V0RW50cnkSCgoCaWQYCSABKAkaLAoKRmFjZXRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBOhKStRgOc2VhcmNoLnF1ZXJ5QDFCCAoGX2xpbWl0IvwCCghEb2N1bWVudBINCgVvd25lchgBIAEoCRIMCgR0eXBlGAIgASgJEgoKAmlkGAMgASgJEhAKCHJldmlzaW9uGAQgASgDEg0KBXRpdGxlGAUgASgJEgwKBGJvZHkYBiABKAkSCwoDdXJsGAcgASgJEgwKBGxhbmcYCCABKAkSDgoGcHVibGljGAkgASgIEjIKBmZhY2V0cxgKIAMoCzIiLnBmLnNlYXJjaC52MS5Eb2N1bWVudC5GYWNldHNFbnRyeRIwCgxwdWJsaXNoZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmluZGV4ZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXNjb3JlGA0gASgBGkgKC0ZhY2V0c0VudHJ5EgsKA2tleRgBIAEoCRIoCgV2YWx1ZRgCIAEoCzIZLnBmLnNlYXJjaC52MS5GYWNldFZhbHVlczoCOAEiKgoKRmFjZXRDb3VudBINCgV2YWx1ZRgBIAEoCRINCgVjb3VudBgCIAEoAyI3CgtGYWNldENvdW50cxIoCgZ2YWx1ZXMYASADKAsyGC5wZi5zZWFyY2gudjEuRmFjZXRDb3VudCJRCgpTdWdnZXN0aW9uEg0KBXRpdGxlGAEgASgJEg0KBW93bmVyGAIgASgJEgwKBHR5cGUYAyABKAkSCgoCaWQYBCABKAkSCwoDdXJsGAUgASgJIr0CCgpSZWFkUmVzdWx0EicKB3Jlc3VsdHMYASADKAsyFi5wZi5zZWFyY2gudjEuRG9jdW1lbnQSNAoGZmFjZXRzGAIgAygLMiQucGYuc2VhcmNoLnYxLlJlYWRSZXN1bHQuRmFjZXRzRW50cnkSEwoLbmV4dF9jdXJzb3IYAyABKAkSKAoIZG9jdW1lbnQYBCABKAsyFi5wZi5zZWFyY2gudjEuRG9jdW1lbnQSLQoLc3VnZ2VzdGlvbnMYBSADKAsyGC5wZi5zZWFyY2gudjEuU3VnZ2VzdGlvbhpICgtGYWNldHNFbnRyeRILCgNrZXkYASABKAkSKAoFdmFsdWUYAiABKAsyGS5wZi5zZWFyY2gudjEuRmFjZXRDb3VudHM6AjgBOhiStRgUc2VhcmNoLnJlYWQtcmVzdWx0QDFiBnByb3RvMw", [file_google_protobuf_timestamp, file_pf_search_v1_documents, file_pf_v1_options]);
 
 /**
  * search.query@1: a query. `facet.<key>=value` in the query string fills `facet`.
@@ -34,7 +34,8 @@ export type SearchQuery = Message<"pf.search.v1.SearchQuery"> & {
   q: string;
 
   /**
-   * The language of the words (BCP 47): chooses the stemming; `simple` when not one search knows.
+   * The language of the words (BCP 47, at most 35 characters): chooses the stemming; `simple` when not one
+   * search knows.
    *
    * @generated from field: string lang = 2;
    */
@@ -62,14 +63,15 @@ export type SearchQuery = Message<"pf.search.v1.SearchQuery"> & {
   cursor: string;
 
   /**
-   * One owner service.
+   * One owner service (a service slug: a-z, 0-9, `-`, starting with a letter; at most 64 characters).
    *
    * @generated from field: string owner = 6;
    */
   owner: string;
 
   /**
-   * One document type within the owner (needs owner).
+   * One document type within the owner (needs owner; lowercase letters, digits, `_`, `-`, `.`; at most 64
+   * characters).
    *
    * @generated from field: string type = 7;
    */

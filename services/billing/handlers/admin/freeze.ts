@@ -9,7 +9,6 @@ import {
   type Economy,
 } from "../../../../gen/pf/billing/v1/admin_pb.js";
 import { principalOf } from "../../../kit/auth/principal.js";
-import { invalid } from "../../../kit/handler/problem.js";
 import type { BillingContext } from "../../context.js";
 import { economyRow, setFreeze } from "../../db/economy.js";
 import type { EconomyRow } from "../../db/entities.js";
@@ -34,9 +33,7 @@ export function freezeHandlers(ctx: BillingContext): FreezeHandlers {
     },
 
     async setFreeze(request, call) {
-      if (request.frozen === undefined)
-        throw invalid("frozen", "frozen is required: true freezes the economy, false thaws it.");
-      const frozen = request.frozen;
+      const frozen = request.frozen!; // required: declared
       const reason = requireReason(request.reason);
       const principal = principalOf(call);
       const { economy, thawed } = await ctx.transaction(async (em) => {

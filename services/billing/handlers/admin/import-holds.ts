@@ -6,8 +6,7 @@ import {
   type BillingAdminService,
 } from "../../../../gen/pf/billing/v1/admin_pb.js";
 import { principalOf } from "../../../kit/auth/principal.js";
-import { maxLength } from "../../../kit/handler/text.js";
-import { decodeTextCursor, page, pageLimit } from "../../../kit/handler/paging.js";
+import { decodeTextCursor, DEFAULT_LIMIT, page } from "../../../kit/handler/paging.js";
 import { invalid } from "../../../kit/handler/problem.js";
 import type { BillingContext } from "../../context.js";
 import { importHoldsPage, importHoldToProto, releaseImportHold } from "../../db/import-holds.js";
@@ -22,7 +21,7 @@ export function importHoldHandlers(ctx: BillingContext): ImportHoldHandlers {
     async listImportHolds(request) {
       if (request.status !== "" && !STATUSES.has(request.status))
         throw invalid("status", "status is held or released.");
-      const limit = pageLimit(request.limit);
+      const limit = request.limit ?? DEFAULT_LIMIT; // 1-200, declared
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       const rows = await importHoldsPage(ctx.orm.em.fork(), request.status || undefined, before, limit + 1);
       const { items, nextCursor } = page(rows, limit, (row) => [row.id]);
@@ -36,7 +35,7 @@ export function importHoldHandlers(ctx: BillingContext): ImportHoldHandlers {
 
     async releaseImportHold(request, call) {
       const principal = principalOf(call);
-      const reason = maxLength("reason", request.reason, 500);
+      const { reason } = request; // at most 500 characters: declared
       const row = await ctx.transaction((em) =>
         releaseImportHold(em, request.id, { reason, by: principal.sub, at: ctx.clock.now() }),
       );

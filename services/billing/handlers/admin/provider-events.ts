@@ -5,7 +5,7 @@ import {
   ProviderEventListSchema,
   type BillingAdminService,
 } from "../../../../gen/pf/billing/v1/admin_pb.js";
-import { decodeTextCursor, page, pageLimit } from "../../../kit/handler/paging.js";
+import { decodeTextCursor, DEFAULT_LIMIT, page } from "../../../kit/handler/paging.js";
 import { invalid, problem } from "../../../kit/handler/problem.js";
 import type { BillingContext } from "../../context.js";
 import {
@@ -29,7 +29,7 @@ export function providerEventHandlers(ctx: BillingContext): ProviderEventHandler
       if (request.status !== "" && !EVENT_STATES.includes(request.status as ProviderEventState)) {
         throw invalid("status", `status is one of ${EVENT_STATES.join(", ")}.`);
       }
-      const limit = pageLimit(request.limit);
+      const limit = request.limit ?? DEFAULT_LIMIT; // 1-200, declared
       const before = decodeTextCursor(request.cursor, 1)?.[0];
       if (before !== undefined && !/^\d+$/.test(before))
         throw invalid("cursor", "cursor is not one this service issued");

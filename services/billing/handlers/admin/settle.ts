@@ -3,8 +3,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { AdminResultSchema, type BillingAdminService } from "../../../../gen/pf/billing/v1/admin_pb.js";
 import { principalOf } from "../../../kit/auth/principal.js";
 import { idempotencyOf } from "../../../kit/writes/idempotency.js";
-import { maxLength } from "../../../kit/handler/text.js";
-import { invalid, problem } from "../../../kit/handler/problem.js";
+import { problem } from "../../../kit/handler/problem.js";
 import type { BillingContext } from "../../context.js";
 import { findIntent, intentToProto, lockIntentById } from "../../db/intents.js";
 import { requireThawed } from "../../db/ledger.js";
@@ -18,9 +17,7 @@ export function settleHandlers(ctx: BillingContext): SettleHandlers {
   return {
     async settlePurchase(request, call) {
       const by = principalOf(call).sub;
-      if (request.intentId === "") throw invalid("intent_id", "intent_id names the intent the receipt pays.");
-      if (request.receipt === "") throw invalid("receipt", "receipt is the store's signed receipt.");
-      maxLength("receipt", request.receipt, 10_000);
+      // Declared: intent_id and receipt required, the receipt at most 10000 characters.
       const once = idempotencyOf(call, request, { scope: `settle:${by}` });
       const intent = await findIntent(ctx.orm.em.fork(), request.intentId);
       const receipt = ctx.providers.get(intent.provider).verifyReceipt(request.receipt);
