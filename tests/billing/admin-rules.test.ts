@@ -1,7 +1,12 @@
-import { create } from "@bufbuild/protobuf";
+import { create, fromJson } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { AdjustmentLineSchema, ImbalanceKind, ImportHoldSpecSchema } from "../../gen/pf/billing/v1/admin_pb.js";
+import {
+  AdjustmentLineSchema,
+  BillingAdminService,
+  ImbalanceKind,
+  ImportHoldSpecSchema,
+} from "../../gen/pf/billing/v1/admin_pb.js";
 import { AccountKind } from "../../gen/pf/billing/v1/ledger_pb.js";
 import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
 import { adjustmentMovements } from "../../services/billing/domain/adjustments.js";
@@ -9,6 +14,7 @@ import { holdMovements, releaseMovements, requireImportHold } from "../../servic
 import { PLATFORM, requireBalanced } from "../../services/billing/domain/ledger.js";
 import { reconciliationReport, type Finding } from "../../services/billing/domain/reconciliation.js";
 import { requireReason } from "../../services/billing/domain/requests.js";
+import { inputFaults } from "../../services/kit/rpc/input.js";
 
 const usd = (minorUnits: bigint, currency = "USD") => ({ minorUnits, currency });
 const line = (owner: string, kind: AccountKind, amount: bigint, currency = "USD") =>
@@ -147,9 +153,15 @@ describe("a reconciliation report", () => {
 });
 
 describe("a ledger admin's reason", () => {
-  it("is required and at most 500 characters", () => {
+  it("is required and at most 500 characters (the length declared in the contract)", () => {
     expect(requireReason("fix")).toBe("fix");
     expect(refusal(() => requireReason(" "))).toEqual({ code: "request.invalid", field: "reason" });
-    expect(refusal(() => requireReason("x".repeat(501)))).toEqual({ code: "request.invalid", field: "reason" });
+    const faults = (reason: string) =>
+      inputFaults(
+        BillingAdminService.method.releaseImportHold,
+        fromJson(BillingAdminService.method.releaseImportHold.input, { reason }),
+      ).map(({ field, rule }) => `${field} ${rule}`);
+    expect(faults("x".repeat(500))).toEqual([]);
+    expect(faults("x".repeat(501))).toEqual(["reason string.max_len"]);
   });
 });

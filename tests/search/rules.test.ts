@@ -24,9 +24,14 @@ describe("search's input rules, declared in the contract", () => {
     expect(faultFields(search)).toEqual(["lang", "limit", "owner", "type"]);
     const suggest = await t.http("GET", "/search/api/v1/suggest?q=x&limit=0&lang=x");
     expect(faultFields(suggest)).toEqual(["lang", "limit"]);
+    expect(faultFields(await t.http("GET", "/search/api/v1/documents/Tips/Page/p1?limit=0"))).toEqual([
+      "limit",
+      "owner",
+      "type",
+    ]);
 
     const token = await ownerToken(t, "tips");
-    const put = await t.http("PUT", `/search/api/v1/documents/tips/page/${"i".repeat(201)}`, {
+    const put = await t.http("PUT", "/search/api/v1/documents/tips/page/bad%20id", {
       token,
       body: { revision: "0", document: doc() },
     });
