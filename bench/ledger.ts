@@ -5,6 +5,7 @@ import { BillingService } from "../gen/pf/billing/v1/billing_pb.js";
 import { AccountKind } from "../gen/pf/billing/v1/ledger_pb.js";
 import { clientWithDefaults } from "../services/kit/rpc/clients.js";
 import { adminQuery, withDatabase } from "../services/kit/db/server.js";
+import { sql } from "../services/kit/db/sql.js";
 import { percentile, type Benchmark, type LoadResult, type LoadSettings } from "./load.js";
 import { startBenchPlatform } from "./platform.js";
 
@@ -175,12 +176,10 @@ async function ledgerPlatform() {
     },
     /** How many transfers one database transaction posted, on average (rows written together share their xmin). */
     async transfersPerCommit(): Promise<number> {
-      const [row] = await bench.platform.contexts
-        .get("billing")!
-        .orm.em.getConnection()
-        .execute<{ transfers: string; commits: string }[]>(
-          `select count(*) as transfers, count(distinct xmin::text) as commits from billing.transactions where kind = 'transfer'`,
-        );
+      const [row] = await sql<{ transfers: string; commits: string }>(
+        bench.platform.contexts.get("billing")!.orm.em.fork(),
+        `select count(*) as transfers, count(distinct xmin::text) as commits from {transactions} where kind = 'transfer'`,
+      );
       return Number(row.transfers) / Number(row.commits);
     },
     stop: () => bench.stop(),

@@ -168,6 +168,8 @@ describe("the public reads' cost (issue 24)", () => {
     const forged = Buffer.from(JSON.stringify(["yesterday", "pst_x"])).toString("base64url");
     const refused = await t.http("GET", `/blog/api/v1/blogs/${eight.handle}/posts?cursor=${forged}`);
     expect([refused.status, refused.body.code, refused.body.field]).toEqual([400, "request.invalid", "cursor"]);
+    // A handler's own check answers the input guard's shape: its one fault in `errors`.
+    expect(refused.body.errors).toEqual([{ field: "cursor", rule: "service", message: refused.body.detail }]);
     // Before: the post and its blog (and the reader's role) in one transaction, its revisions and reviews in another
     // (4 statements).
     const post = `/blog/api/v1/posts/${eight.posts[0].id}`;

@@ -213,6 +213,8 @@ describe("flags", () => {
     const open = await as("GET", `/flags?offer_id=${offer.id}`, person("staff"), undefined, { "x-pf-staff": "1" });
     const noPage = await t.http("GET", `/deals/api/v1/flags?offer_id=${offer.id}&limit=0`, { token: web });
     expect(noPage.body).toMatchObject({ status: 400, code: "request.invalid", field: "limit" });
+    const noState = await t.http("GET", `/deals/api/v1/flags?offer_id=${offer.id}&state=9`, { token: web });
+    expect(noState.body).toMatchObject({ status: 400, code: "request.invalid", field: "state" });
     expect(open.body.flags.flags.map((f: { id: string }) => f.id)).toEqual([flagged.body.flag.id]);
     const resolved = await t.http("POST", `/deals/api/v1/flags/${flagged.body.flag.id}/resolve`, {
       token: web,

@@ -103,9 +103,7 @@ describeWith(SERVERS, "a process killed mid-burst and started again", () => {
     expect(before.size).toBeGreaterThan(0);
     expect(lost).toBeGreaterThan(0);
 
-    const restarted = Date.now();
     child = await startChildPlatform(env);
-    const readyAfterMs = Date.now() - restarted;
 
     // Every key again, the same request: each resolves to one settled checkout, the one it named before the crash.
     const after = new Map<string, string>();
@@ -158,8 +156,6 @@ describeWith(SERVERS, "a process killed mid-burst and started again", () => {
       expect(published.length).toBe(committed.length);
       expect(new Set(published)).toEqual(new Set(committed));
     }
-    // Serving again within seconds of the restart (most of it is Node compiling the TypeScript).
-    expect(readyAfterMs).toBeLessThan(20_000);
   }, 110_000);
 });
 

@@ -1,5 +1,5 @@
-import { create, createFileRegistry, setExtension, type DescMethod, type MessageInitShape } from "@bufbuild/protobuf";
-import { FileDescriptorProtoSchema, MethodOptionsSchema, ServiceOptionsSchema } from "@bufbuild/protobuf/wkt";
+import { create, setExtension, type DescMethod, type MessageInitShape } from "@bufbuild/protobuf";
+import { MethodOptionsSchema, ServiceOptionsSchema } from "@bufbuild/protobuf/wkt";
 import { ConnectError, createContextValues, type UnaryRequest } from "@connectrpc/connect";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -12,6 +12,7 @@ import { loadKeys, type PlatformKeys } from "../../services/kit/auth/keys.js";
 import { callerKey, type Caller, type Principal } from "../../services/kit/auth/principal.js";
 import { mintToken, TokenVerifier, type TokenClaims } from "../../services/kit/auth/tokens.js";
 import { loadConfig } from "../../services/kit/runtime/config.js";
+import { probeService } from "../support/probe-service.js";
 
 type Rule = MessageInitShape<typeof AccessSchema>;
 
@@ -35,27 +36,7 @@ function rpcWith(rule: Rule | undefined, audience?: string): DescMethod {
   if (rule) setExtension(methodOptions, access, create(AccessSchema, rule));
   const serviceOptions = create(ServiceOptionsSchema);
   if (audience !== undefined) setExtension(serviceOptions, token_audience, audience);
-  const file = create(FileDescriptorProtoSchema, {
-    name: "pf/probe/v1/probe.proto",
-    package: "pf.probe.v1",
-    syntax: "proto3",
-    messageType: [{ name: "Nothing" }],
-    service: [
-      {
-        name: "ProbeService",
-        options: serviceOptions,
-        method: [
-          {
-            name: "Probe",
-            inputType: ".pf.probe.v1.Nothing",
-            outputType: ".pf.probe.v1.Nothing",
-            options: methodOptions,
-          },
-        ],
-      },
-    ],
-  });
-  return createFileRegistry(file, () => undefined).getService("pf.probe.v1.ProbeService")!.methods[0];
+  return probeService([{ name: "Probe", options: methodOptions }], serviceOptions).methods[0];
 }
 
 interface Answer {

@@ -1,18 +1,12 @@
-import {
-  create,
-  createFileRegistry,
-  getOption,
-  setExtension,
-  type DescService,
-  type MessageInitShape,
-} from "@bufbuild/protobuf";
-import { FileDescriptorProtoSchema, MethodOptionsSchema, ServiceOptionsSchema } from "@bufbuild/protobuf/wkt";
+import { create, getOption, setExtension, type DescService, type MessageInitShape } from "@bufbuild/protobuf";
+import { MethodOptionsSchema, ServiceOptionsSchema } from "@bufbuild/protobuf/wkt";
 import { ConnectError, createContextValues, type StreamRequest, type UnaryRequest } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { in_flight, in_flight_limits, InFlightLimitSchema, service_key } from "../../gen/pf/v1/options_pb.js";
 import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
 import { InFlightLimits, Turns } from "../../services/kit/rpc/in-flight.js";
 import { modules } from "../../platform/registry.js";
+import { probeService } from "../support/probe-service.js";
 
 type Limit = MessageInitShape<typeof InFlightLimitSchema>;
 
@@ -29,27 +23,10 @@ function probeWith(limits: Limit[] = [FEEDS], named = "feeds"): DescService {
     in_flight_limits,
     limits.map((limit) => create(InFlightLimitSchema, limit)),
   );
-  const method = (name: string, options = create(MethodOptionsSchema), serverStreaming = false) => ({
-    name,
-    inputType: ".pf.probe.v1.Nothing",
-    outputType: ".pf.probe.v1.Nothing",
-    options,
-    serverStreaming,
-  });
-  const file = create(FileDescriptorProtoSchema, {
-    name: "pf/probe/v1/probe.proto",
-    package: "pf.probe.v1",
-    syntax: "proto3",
-    messageType: [{ name: "Nothing" }],
-    service: [
-      {
-        name: "ProbeService",
-        options: serviceOptions,
-        method: [method("Read", bound), method("Stream", bound, true), method("Other")],
-      },
-    ],
-  });
-  return createFileRegistry(file, () => undefined).getService("pf.probe.v1.ProbeService")!;
+  return probeService(
+    [{ name: "Read", options: bound }, { name: "Stream", options: bound, serverStreaming: true }, { name: "Other" }],
+    serviceOptions,
+  );
 }
 
 /** A handler whose calls each wait until the test answers them: what runs is observable, nothing is timed. */

@@ -1,12 +1,5 @@
-import {
-  create,
-  createFileRegistry,
-  getOption,
-  setExtension,
-  type DescService,
-  type MessageInitShape,
-} from "@bufbuild/protobuf";
-import { FileDescriptorProtoSchema, MethodOptionsSchema, ServiceOptionsSchema } from "@bufbuild/protobuf/wkt";
+import { create, getOption, setExtension, type DescService, type MessageInitShape } from "@bufbuild/protobuf";
+import { MethodOptionsSchema, ServiceOptionsSchema } from "@bufbuild/protobuf/wkt";
 import { ConnectError, createContextValues, type UnaryRequest } from "@connectrpc/connect";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -30,6 +23,7 @@ import { declaredRateLimit, RateLimits } from "../../services/kit/rpc/rate-limit
 import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { loadConfig } from "../../services/kit/runtime/config.js";
 import { modules } from "../../platform/registry.js";
+import { probeService } from "../support/probe-service.js";
 
 type Limit = MessageInitShape<typeof RateLimitSchema>;
 type Rule = MessageInitShape<typeof AccessSchema>;
@@ -53,27 +47,7 @@ function probeWith(rule: Rule, limits: Limit[] = [READ]): DescService {
     rate_limits,
     limits.map((limit) => create(RateLimitSchema, limit)),
   );
-  const file = create(FileDescriptorProtoSchema, {
-    name: "pf/probe/v1/probe.proto",
-    package: "pf.probe.v1",
-    syntax: "proto3",
-    messageType: [{ name: "Nothing" }],
-    service: [
-      {
-        name: "ProbeService",
-        options: serviceOptions,
-        method: [
-          {
-            name: "Read",
-            inputType: ".pf.probe.v1.Nothing",
-            outputType: ".pf.probe.v1.Nothing",
-            options: methodOptions,
-          },
-        ],
-      },
-    ],
-  });
-  return createFileRegistry(file, () => undefined).getService("pf.probe.v1.ProbeService")!;
+  return probeService([{ name: "Read", options: methodOptions }], serviceOptions);
 }
 
 let dataDir: string;

@@ -7,7 +7,7 @@ import {
   token_audience,
   Visibility,
 } from "../../../gen/pf/v1/options_pb.js";
-import { problem } from "../handler/problem.js";
+import { invalid, problem } from "../handler/problem.js";
 import { isSubjectId } from "../handler/subjects.js";
 import { ANONYMOUS, type Caller, callerKey, type Principal, personOf, staffActorOf } from "./principal.js";
 import { AUDIENCE, type TokenVerifier, type VerifiedToken } from "./tokens.js";
@@ -167,7 +167,7 @@ function admitCaller(route: RouteAccess, token: Bearer | undefined, header: Head
     // Anonymous use is declared per rule: public reads, and first-party routes the spec opens to anonymous callers.
     const open = route.rules.filter(admitsAnonymous);
     if (open.length === 0) throw problem(401, "auth.required", "This route needs a bearer token.");
-    refuseHeaders(header, "anonymous");
+    refuseHeaders(header, "anonymous", false, new Set(open.flatMap((rule) => rule.credentialHeaders)));
     return withFallbacks(open.map((rule) => related(rule, { principal: ANONYMOUS, admittedBy: rule.name })));
   }
   if (!token.claims.aud.includes(route.audience)) {
@@ -353,7 +353,12 @@ function actsForPeople(rule: Access): boolean {
 
 function withHeaders(rule: Access, principal: Principal, header: Headers): Principal {
   if (principal.kind !== "service")
-    refuseHeaders(header, principal.kind, rule.originFromApps && principal.kind === "app");
+    refuseHeaders(
+      header,
+      principal.kind,
+      rule.originFromApps && principal.kind === "app",
+      new Set(rule.credentialHeaders),
+    );
   const subject = header.get(SUBJECT_HEADER);
   const staff = header.get(STAFF_HEADER);
   const origin = header.get(ORIGIN_HEADER);
@@ -378,16 +383,12 @@ function withHeaders(rule: Access, principal: Principal, header: Headers): Princ
       );
     }
     if (!isSubjectId(subject)) {
-      throw problem(400, "request.invalid", "X-PF-Subject must be a usr_ or gst_ subject (1 to 64 of a-z 0-9).", {
-        field: "X-PF-Subject",
-      });
+      throw invalid("X-PF-Subject", "X-PF-Subject must be a usr_ or gst_ subject (1 to 64 of a-z 0-9).");
     }
     actingSubject = subject;
   }
-  if (staff !== null && staff !== "1")
-    throw problem(400, "request.invalid", "X-PF-Staff takes only the value 1.", { field: "X-PF-Staff" });
-  if (origin !== null && origin !== "ai")
-    throw problem(400, "request.invalid", "X-PF-Origin takes only the value ai.", { field: "X-PF-Origin" });
+  if (staff !== null && staff !== "1") throw invalid("X-PF-Staff", "X-PF-Staff takes only the value 1.");
+  if (origin !== null && origin !== "ai") throw invalid("X-PF-Origin", "X-PF-Origin takes only the value ai.");
   return {
     ...principal,
     actingSubject,
@@ -418,11 +419,17 @@ function nameList(value: string, field: string): string[] {
 /**
  * The X-PF-* headers (subject, staff, origin, groups, entitlements…) are what
  * services tell each other: from anyone else they are refused, never ignored,
- * except X-PF-Origin from an app where the route allows it.
+ * except X-PF-Origin from an app where the route allows it, and a credential
+ * the route reads itself (`credential_headers`: a device's).
  */
-function refuseHeaders(header: Headers, who: string, originAllowed = false): void {
+function refuseHeaders(
+  header: Headers,
+  who: string,
+  originAllowed = false,
+  credentials: ReadonlySet<string> = new Set(),
+): void {
   header.forEach((_value, name) => {
-    if (!name.startsWith("x-pf-") || (originAllowed && name === ORIGIN_HEADER)) return;
+    if (!name.startsWith("x-pf-") || (originAllowed && name === ORIGIN_HEADER) || credentials.has(name)) return;
     throw problem(403, "auth.header_refused", `${name} is honoured only from service tokens, not from ${who} callers.`);
   });
 }

@@ -1,4 +1,4 @@
-import { problem } from "./problem.js";
+import { invalid } from "./problem.js";
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 200;
@@ -7,7 +7,7 @@ export const MAX_LIMIT = 200;
 export function pageLimit(limit: number | undefined): number {
   if (limit === undefined) return DEFAULT_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-    throw problem(400, "request.invalid", `limit must be between 1 and ${MAX_LIMIT}`, { field: "limit" });
+    throw invalid("limit", `limit must be between 1 and ${MAX_LIMIT}`);
   }
   return limit;
 }
@@ -25,7 +25,7 @@ export function decodeCursor(cursor: string): unknown[] | undefined {
   } catch {
     // fall through to the problem below
   }
-  throw problem(400, "request.invalid", "cursor is not one this service issued", { field: "cursor" });
+  throw invalid("cursor", "cursor is not one this service issued");
 }
 
 /**
@@ -37,7 +37,7 @@ export function decodeTextCursor(cursor: string, size: number): string[] | undef
   const position = decodeCursor(cursor);
   if (position === undefined) return undefined;
   if (position.length !== size || !position.every((key) => typeof key === "string" && key !== "")) {
-    throw problem(400, "request.invalid", "cursor is not one this service issued", { field: "cursor" });
+    throw invalid("cursor", "cursor is not one this service issued");
   }
   return position as string[];
 }
@@ -50,8 +50,7 @@ export function decodeTimeCursor(cursor: string): { at: Date; id: string } | und
   const position = decodeTextCursor(cursor, 2);
   if (position === undefined) return undefined;
   const at = new Date(position[0]!);
-  if (Number.isNaN(at.getTime()))
-    throw problem(400, "request.invalid", "cursor is not one this service issued", { field: "cursor" });
+  if (Number.isNaN(at.getTime())) throw invalid("cursor", "cursor is not one this service issued");
   return { at, id: position[1]! };
 }
 

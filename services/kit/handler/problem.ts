@@ -86,7 +86,11 @@ export function codeName(code: Code): string {
   return Code[code].replace(/[A-Z]/g, (c, i: number) => (i === 0 ? c.toLowerCase() : `_${c.toLowerCase()}`));
 }
 
-/** 400 request.invalid naming the field at fault. */
+/**
+ * 400 request.invalid naming the field at fault: a check only the service can make (across fields, on data, after
+ * normalising). Its one fault is listed in `errors` as the input guard lists declared rules' (rule `service`), so a
+ * client reads every request.invalid the same way.
+ */
 export function invalid(field: string, detail: string): ConnectError {
-  return problem(400, "request.invalid", detail, { field });
+  return problem(400, "request.invalid", detail, { field, errors: [{ field, rule: "service", message: detail }] });
 }
