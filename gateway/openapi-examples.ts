@@ -5,7 +5,8 @@ import { REF } from "./schemas.js";
 /**
  * Examples built from the JSON Schemas of a document, valid against them: what
  * Swagger UI's "Try it out" starts from, so its default body is one the
- * gateway takes. A schema's own `example`, `const` or `default` comes first;
+ * gateway takes. A schema's own `example`, `const` or `default` comes first
+ * (of `anyOf`, the last branch's);
  * then every property it lists, one member per oneof (the schema cannot say
  * which fields a oneof joins; the message can), values within the schema's
  * keywords: an enum's first value other than `…_UNSPECIFIED`, a string of its
@@ -36,6 +37,15 @@ function valueOf(schema: JsonObject, walk: Walk, message: DescMessage | undefine
     } finally {
       walk.open.delete(ref);
     }
+  }
+  if (Array.isArray(schema.anyOf)) {
+    // A value of the last branch that yields one (a zero value skipped by the rules is the first: less telling).
+    const { anyOf, ...rest } = schema;
+    for (const branch of [...(anyOf as JsonObject[])].reverse()) {
+      const value = valueOf({ ...rest, ...branch }, walk, message);
+      if (value !== undefined) return value;
+    }
+    return undefined;
   }
   if ("example" in schema) return schema.example;
   if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];

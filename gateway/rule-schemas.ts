@@ -1,5 +1,5 @@
 import type { DescEnum, DescField, DescMessage, JsonObject } from "@bufbuild/protobuf";
-import type { FieldRules } from "../gen/pf/v1/options_pb.js";
+import { Ignore, type FieldRules } from "../gen/pf/v1/options_pb.js";
 import { fieldRulesOf, type Bounds } from "../services/kit/rpc/field-rules.js";
 
 /**
@@ -47,8 +47,19 @@ export function itemRuleKeywords(field: DescField): JsonObject {
   return valueKeywords(rules.type.value.items, field.listKind === "enum" ? field.enum : undefined);
 }
 
-/** The keywords of one value's rules; `required` on a value without presence also means not its zero value. */
+/**
+ * The keywords of one value's rules; `required` on a value without presence also means not its zero value. Rules
+ * skipped for the zero value (`IGNORE_IF_ZERO_VALUE`) admit it beside them: `anyOf` "" (or 0) or the rules.
+ */
 function valueKeywords(rules: FieldRules, descEnum?: DescEnum): JsonObject {
+  const keywords = ruleValueKeywords(rules, descEnum);
+  const zero = rules.type.case === "string" ? "" : rules.type.case === "enum" ? undefined : 0;
+  if (rules.ignore !== Ignore.IF_ZERO_VALUE || zero === undefined || Object.keys(keywords).length === 0)
+    return keywords;
+  return { anyOf: [{ const: zero }, keywords] };
+}
+
+function ruleValueKeywords(rules: FieldRules, descEnum?: DescEnum): JsonObject {
   const { type } = rules;
   if (type.case === "string") {
     const minLength = type.value.minLen ?? (rules.required ? 1n : undefined);

@@ -100,7 +100,7 @@ describe("the enable gate, on every path that leaves a source enabled", () => {
 });
 
 describe("credentials, by variable name only", () => {
-  it("stores and answers the name, never a value, and refuses names outside PF_SOURCE_CRED_ (400 naming credential)", async () => {
+  it("stores and answers the name, never a value, and refuses names outside PF_SOURCE_CRED_ (400 naming credential.variable)", async () => {
     const key = freshKey();
     const credential = { variable: "PF_SOURCE_CRED_EXAMPLE", scheme: "CREDENTIAL_SCHEME_BEARER" };
     const created = await call("POST", "/sources", rss(key, { credential }));
@@ -113,12 +113,21 @@ describe("credentials, by variable name only", () => {
       "PF_SOURCE_CRED_",
     ]) {
       const answer = await call("PATCH", `/sources/${key}`, { credential: { ...credential, variable } });
-      expect(answer.body, variable).toMatchObject({ status: 400, code: "request.invalid", field: "credential" });
+      expect(answer.body, variable).toMatchObject({
+        status: 400,
+        code: "request.invalid",
+        field: "credential.variable",
+      });
     }
     const header = await call("PATCH", `/sources/${key}`, {
       credential: { variable: "PF_SOURCE_CRED_EXAMPLE", scheme: "CREDENTIAL_SCHEME_HEADER" },
     });
-    expect(header.body).toMatchObject({ status: 400, field: "credential" });
+    expect(header.body).toMatchObject({ status: 400, field: "credential.header" });
+    // A name a fetch would not send (an HTTP token, but with `_`) is refused when written, not at every fetch.
+    const unsendable = await call("PATCH", `/sources/${key}`, {
+      credential: { variable: "PF_SOURCE_CRED_EXAMPLE", scheme: "CREDENTIAL_SCHEME_HEADER", header: "X_Key" },
+    });
+    expect(unsendable.body).toMatchObject({ status: 400, field: "credential.header" });
     const named = await call("PATCH", `/sources/${key}`, {
       credential: { variable: "PF_SOURCE_CRED_EXAMPLE", scheme: "CREDENTIAL_SCHEME_HEADER", header: "X-Api-Key" },
     });

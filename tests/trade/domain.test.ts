@@ -1,7 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { requireDecimal } from "../../services/kit/handler/decimals.js";
-import { problemOf } from "../../services/kit/handler/problem.js";
+import { create } from "@bufbuild/protobuf";
+import { AlertKind, AlertRuleRequestSchema } from "../../gen/pf/trade/v1/alerts_pb.js";
+import { ObservationRequestSchema } from "../../gen/pf/trade/v1/observations_pb.js";
+import { TradeService } from "../../gen/pf/trade/v1/trade_pb.js";
+import { inputFaults } from "../../services/kit/rpc/input.js";
 import { resolveSteps } from "../../services/trade/domain/resolve.js";
 import { normalizeCik, normalizeName, normalizeSymbol, requireSymbol } from "../../services/trade/domain/symbols.js";
 import { ruleFields } from "../../services/trade/domain/alerts.js";
@@ -58,30 +61,41 @@ describe("resolution steps", () => {
   });
 });
 
-describe("decimals as stated", () => {
+describe("decimals as stated (the contract's rule on value and level)", () => {
+  const at = { seconds: 1_795_000_000n, nanos: 0 };
+  const faultsOf = (value: string) =>
+    inputFaults(
+      TradeService.method.recordObservation,
+      create(ObservationRequestSchema, {
+        symbol: "AAPL",
+        metric: "price",
+        value,
+        unit: "USD",
+        observedAt: at,
+        retrievedAt: at,
+        sourceKey: "feed",
+        sourceRef: "r1",
+      }),
+    ).map((fault) => fault.field);
+
   it.each(["0", "-1", "+1.5", "12.", ".5", "0012.3400", "123456789012345678901234567890.123456789"])(
     "keeps %j",
     (text) => {
-      expect(requireDecimal("value", text)).toBe(text);
+      expect(faultsOf(text)).toEqual([]);
     },
   );
 
-  it.each(["", "1e3", "1,5", " 1", "1 ", "NaN", "Infinity", "0x1", "1.2.3", "-", "."])(
+  it.each(["", "1e3", "1,5", " 1", "1 ", "NaN", "Infinity", "0x1", "1.2.3", "-", ".", "１"])(
     "refuses %j naming the field",
     (text) => {
-      const caught = (() => {
-        try {
-          requireDecimal("value", text);
-        } catch (error) {
-          return error;
-        }
-      })();
-      expect(problemOf(caught)).toMatchObject({ status: 400, code: "request.invalid", extensions: { field: "value" } });
+      expect(faultsOf(text)).toEqual(["value"]);
     },
   );
 
-  it("over 64 characters is refused", () => {
-    expect(() => requireDecimal("level", "1".repeat(65))).toThrow(/level/);
+  it("over 64 characters is refused, a level's too", () => {
+    expect(faultsOf("1".repeat(65))).toEqual(["value"]);
+    const rule = create(AlertRuleRequestSchema, { symbol: "AAPL", kind: AlertKind.THRESHOLD, level: "1".repeat(65) });
+    expect(inputFaults(TradeService.method.createAlert, rule).map((fault) => fault.field)).toEqual(["level"]);
   });
 });
 
@@ -96,5 +110,9 @@ describe("rule fields", () => {
   it("refuses another kind's fields by name", () => {
     expect(() => ruleFields({ ...base, kind: "new_document", level: "1" })).toThrow(/level/);
     expect(() => ruleFields({ ...base, kind: "filing_type", filingType: "10-K", metric: "x" })).toThrow(/metric/);
+  });
+  it("refuses a kind's missing fields by name", () => {
+    expect(() => ruleFields({ ...base, kind: "threshold", metric: "price", unit: "USD" })).toThrow(/level is required/);
+    expect(() => ruleFields({ ...base, kind: "filing_type" })).toThrow(/filing_type is required/);
   });
 });

@@ -62,7 +62,7 @@ function typeMismatch(rules: FieldRules, type: ScalarType | "enum" | undefined):
  * What a message's field breaks of its declared rules, the field named `at`.
  * `required` first: unset, nothing else is checked. A field tracking presence
  * (optional, a message, a oneof member) is checked only when set; any other
- * always, unless `ignore: IGNORE_IF_ZERO_VALUE` and it holds its zero value.
+ * always; with `ignore: IGNORE_IF_ZERO_VALUE`, neither when it holds its zero value.
  */
 export function ruleFaults(message: ReflectMessage, field: DescField, at: string): Fault[] {
   const rules = fieldRulesOf(field);
@@ -71,8 +71,12 @@ export function ruleFaults(message: ReflectMessage, field: DescField, at: string
   if (rules.required && !set) return [{ field: at, rule: "required", message: `${at} is required.` }];
   if (!set && (tracksPresence(field) || rules.ignore === Ignore.IF_ZERO_VALUE)) return [];
   if (field.fieldKind === "list") return listFaults(rules, field, message.get(field), at);
-  if (field.fieldKind === "scalar" || field.fieldKind === "enum")
-    return valueFaults(rules, field.fieldKind === "enum" ? field.enum : undefined, message.get(field), at);
+  if (field.fieldKind === "scalar" || field.fieldKind === "enum") {
+    const value = message.get(field);
+    // As protovalidate: an `optional` field sent as its zero value is skipped too ("" clears, 0 is the default).
+    if (rules.ignore === Ignore.IF_ZERO_VALUE && isZero(value)) return [];
+    return valueFaults(rules, field.fieldKind === "enum" ? field.enum : undefined, value, at);
+  }
   return [];
 }
 

@@ -1,5 +1,3 @@
-import { invalid } from "../../kit/handler/problem.js";
-
 /**
  * The proto enums of this service name their values as the database's text does, upper-cased (`json_feed` is
  * `SOURCE_KIND_JSON_FEED`, generated as `SourceKind.JSON_FEED`): one mapping both ways for all of them.
@@ -15,11 +13,4 @@ export function enumOf<E extends ProtoEnum>(e: E, text: string | null | undefine
 export function textOf(e: ProtoEnum, value: number): string | undefined {
   const name = e[value];
   return value === 0 || typeof name !== "string" ? undefined : name.toLowerCase();
-}
-
-/** A filter's text (undefined for UNSPECIFIED, no filter); 400 naming `field` for a number no value has. */
-export function filterOf(e: ProtoEnum, value: number, field: string): string | undefined {
-  const text = textOf(e, value);
-  if (value !== 0 && text === undefined) throw invalid(field, `${field} is not one of its values.`);
-  return text;
 }

@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { maxLength } from "../../kit/handler/text.js";
 import { requireUrl, URL_MAX } from "../../kit/handler/urls.js";
 import type { FetchedEntry } from "../fetch/entry.js";
 
@@ -67,9 +66,10 @@ export function canonicalUrlOf(url: URL): string {
 const IDENTIFIER_KEY = /^[a-z0-9_]{1,32}$/;
 
 /**
- * The most each field of an item holds, manual or fetched: a manual item over one is 400 naming the field, a fetched
- * entry over one is left out of its run (counted). The external id is part of the identity, which a btree indexes;
- * the title travels in every item event, which must stay far below the outbox's 512 KiB.
+ * The most each field of an item holds, manual or fetched: the contract declares the same caps on a manual item's
+ * fields (`ManualItemInput`; its external id, as any id others make, at most 128), so one over them is 400 naming
+ * it; a fetched entry over one is left out of its run (counted). The external id is part of the identity, which a
+ * btree indexes; the title travels in every item event, which must stay far below the outbox's 512 KiB.
  */
 export const ITEM_CAPS = {
   title: 500,
@@ -81,7 +81,10 @@ export const ITEM_CAPS = {
   identifierValue: 200,
 } as const;
 
-/** A manual item as a person sends it; 422 item.evidence_url_required without its evidence URL, 400 naming a bad field. */
+/**
+ * A manual item as a person sends it, its lengths held by the contract: 422 item.evidence_url_required without its
+ * evidence URL, 400 naming a URL that is none or a bad identifier.
+ */
 export function manualEntry(
   at: string,
   input: {
@@ -101,8 +104,6 @@ export function manualEntry(
   const evidence = requireUrl(`${at}.evidence_url`, input.evidenceUrl, ["https", "http"]);
   const canonical =
     input.canonicalUrl === "" ? evidence : requireUrl(`${at}.canonical_url`, input.canonicalUrl, ["https", "http"]);
-  const title = maxLength(`${at}.title`, input.title.trim(), ITEM_CAPS.title);
-  if (title === "") throw invalid(`${at}.title`, `${at}.title is required.`);
   const identifiers = Object.entries(input.identifiers);
   if (identifiers.length > ITEM_CAPS.identifiers)
     throw invalid(`${at}.identifiers`, `At most ${ITEM_CAPS.identifiers} identifiers.`);
@@ -121,13 +122,13 @@ export function manualEntry(
   }
   return {
     canonicalUrl,
-    externalId: maxLength(`${at}.external_id`, input.externalId, ITEM_CAPS.externalId),
-    title,
-    summary: maxLength(`${at}.summary`, input.summary, ITEM_CAPS.summary),
-    content: maxLength(`${at}.content`, input.content, ITEM_CAPS.content),
+    externalId: input.externalId,
+    title: input.title.trim(),
+    summary: input.summary,
+    content: input.content,
     publishedAt: input.publishedAt ?? null,
     identifiers: Object.fromEntries(identifiers),
-    filingType: maxLength(`${at}.filing_type`, input.filingType, ITEM_CAPS.filingType),
+    filingType: input.filingType,
     evidenceUrl: evidence.href,
   };
 }

@@ -1,9 +1,10 @@
 /** Credential variables a source may name: nothing else of the environment (keys, DATABASE_URL) can be aimed at a host. */
 export const CREDENTIAL_PREFIX = "PF_SOURCE_CRED_";
 
+/** As the contract's rule on `Credential.variable`, which refuses any other name at write time. */
 const NAME = /^PF_SOURCE_CRED_[A-Z0-9_]{1,64}$/;
 
-/** Why a credential variable name is refused (for 400 at write time); undefined when it may be used. */
+/** Why a credential variable name is refused, checked again at fetch time whatever the row holds; undefined when it may be used. */
 export function credentialNameProblem(name: string): string | undefined {
   return NAME.test(name) ? undefined : `must be ${CREDENTIAL_PREFIX} followed by 1 to 64 of A-Z, 0-9 and _`;
 }

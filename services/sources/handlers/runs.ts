@@ -6,13 +6,13 @@ import { SourceManageResultSchema, SourceReadResultSchema } from "../../../gen/p
 import { RunListSchema, RunState } from "../../../gen/pf/sources/v1/runs_pb.js";
 import type { SourcesService } from "../../../gen/pf/sources/v1/sources_pb.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
-import { problem } from "../../kit/handler/problem.js";
+import { invalid, problem } from "../../kit/handler/problem.js";
 import { rateLimit } from "../../kit/writes/rate-limit.js";
 import type { SourcesContext } from "../context.js";
-import { filterOf } from "../db/enums.js";
+import { textOf } from "../db/enums.js";
 import { activeRun, queueRun, runPosition, runsPage, runToProto } from "../db/runs.js";
 import { sourceByKey, sourcesPage, sourceStatusOf } from "../db/sources.js";
-import { isFetched, type Kind, requireKey } from "../domain/sources.js";
+import { isFetched, type Kind } from "../domain/sources.js";
 
 type RunHandlers = Pick<
   ServiceImpl<typeof SourcesService>,
@@ -26,11 +26,10 @@ export function runHandlers(ctx: SourcesContext): RunHandlers {
   const runs = async (request: { state: RunState; limit?: number; cursor: string }, sourceKey?: string) => {
     const limit = pageLimit(request.limit);
     const before = decodeTextCursor(request.cursor, 2) as [string, string] | undefined;
-    if (before && Number.isNaN(Date.parse(before[0])))
-      throw problem(400, "request.invalid", "cursor is not one this service issued", { field: "cursor" });
+    if (before && Number.isNaN(Date.parse(before[0]))) throw invalid("cursor", "cursor is not one this service issued");
     const rows = await runsPage(
       ctx.orm.em.fork(),
-      { sourceKey, state: filterOf(RunState, request.state, "state"), before },
+      { sourceKey, state: textOf(RunState, request.state), before },
       limit,
     );
     const { items, nextCursor } = page(rows, limit, runPosition);
@@ -40,17 +39,16 @@ export function runHandlers(ctx: SourcesContext): RunHandlers {
   };
 
   return {
-    listRuns: (request) =>
-      runs(request, request.sourceKey === "" ? undefined : requireKey(request.sourceKey, "source_key")),
+    listRuns: (request) => runs(request, request.sourceKey === "" ? undefined : request.sourceKey),
 
     async listSourceRuns(request) {
-      const key = requireKey(request.key);
+      const { key } = request;
       await sourceByKey(ctx.orm.em.fork(), key);
       return runs(request, key);
     },
 
     async fetchSource(request) {
-      const key = requireKey(request.key);
+      const { key } = request;
       return ctx.transaction(async (em) => {
         const source = await sourceByKey(em, key, true);
         if (!isFetched(source.kind as Kind))

@@ -10,10 +10,9 @@ import {
 import type { SourcesService } from "../../../gen/pf/sources/v1/sources_pb.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { maxLength } from "../../kit/handler/text.js";
 import type { SourcesContext } from "../context.js";
 import type { SourceRow } from "../db/entities.js";
-import { filterOf, textOf } from "../db/enums.js";
+import { textOf } from "../db/enums.js";
 import {
   changeSource,
   deleteSource,
@@ -30,10 +29,7 @@ import {
   INTERVAL_DEFAULT_S,
   isFetched,
   type Kind,
-  noteOf,
   requireCredential,
-  requireInterval,
-  requireKey,
   requireSourceUrl,
   type Scheme,
 } from "../domain/sources.js";
@@ -83,7 +79,7 @@ export function sourceHandlers(ctx: SourcesContext): SourceHandlers {
       const after = decodeTextCursor(request.cursor, 1)?.[0];
       const rows = await sourcesPage(
         ctx.orm.em.fork(),
-        { kind: filterOf(SourceKind, request.kind, "kind"), enabled: request.enabled, after },
+        { kind: textOf(SourceKind, request.kind), enabled: request.enabled, after },
         limit,
       );
       const { items, nextCursor } = page(rows, limit, (row) => [row.key]);
@@ -95,18 +91,13 @@ export function sourceHandlers(ctx: SourcesContext): SourceHandlers {
     },
 
     async getSource(request) {
-      const row = await sourceByKey(ctx.orm.em.fork(), requireKey(request.key));
+      const row = await sourceByKey(ctx.orm.em.fork(), request.key);
       return create(SourceReadResultSchema, { result: { case: "source", value: sourceToProto(row, ctx.clock.now()) } });
     },
 
     async createSource(request) {
-      const key = requireKey(request.key);
-      const kind = textOf(SourceKind, request.kind) as Kind | undefined;
-      if (!kind)
-        throw invalid(
-          "kind",
-          "kind is required: SOURCE_KIND_MANUAL, _RSS, _ATOM, _JSON_FEED, _HTML_PAGE or _JSON_API.",
-        );
+      const { key } = request;
+      const kind = textOf(SourceKind, request.kind) as Kind;
       let url: URL | undefined;
       if (isFetched(kind)) {
         if (request.url === undefined) throw invalid("url", "A fetched source needs its url.");
@@ -121,17 +112,14 @@ export function sourceHandlers(ctx: SourcesContext): SourceHandlers {
         kind,
         url: url?.href ?? null,
         host: url ? hostOf(url) : null,
-        title: maxLength("title", (request.title ?? "").trim(), 200),
+        title: (request.title ?? "").trim(),
         enabled: request.enabled ?? false,
-        termsNote: noteOf("terms_note", request.termsNote ?? ""),
-        robotsNote: noteOf("robots_note", request.robotsNote ?? ""),
+        termsNote: (request.termsNote ?? "").trim(),
+        robotsNote: (request.robotsNote ?? "").trim(),
         credentialVariable: credential?.variable ?? null,
         credentialScheme: credential?.scheme ?? null,
         credentialHeader: credential?.header ?? null,
-        fetchIntervalSeconds:
-          request.fetchIntervalSeconds === undefined
-            ? INTERVAL_DEFAULT_S
-            : requireInterval(request.fetchIntervalSeconds),
+        fetchIntervalSeconds: request.fetchIntervalSeconds ?? INTERVAL_DEFAULT_S,
       };
       checkEnableGate(fields);
       try {
@@ -156,7 +144,7 @@ export function sourceHandlers(ctx: SourcesContext): SourceHandlers {
     },
 
     async updateSource(request) {
-      const key = requireKey(request.key);
+      const { key } = request;
       const credential = credentialOf(request);
       return ctx.transaction(async (em) => {
         const row = await sourceByKey(em, key, true);
@@ -176,11 +164,10 @@ export function sourceHandlers(ctx: SourcesContext): SourceHandlers {
             credentialHeader: credential?.header ?? null,
           });
         }
-        if (request.title !== undefined) row.title = maxLength("title", request.title.trim(), 200);
-        if (request.termsNote !== undefined) row.termsNote = noteOf("terms_note", request.termsNote);
-        if (request.robotsNote !== undefined) row.robotsNote = noteOf("robots_note", request.robotsNote);
-        if (request.fetchIntervalSeconds !== undefined)
-          row.fetchIntervalSeconds = requireInterval(request.fetchIntervalSeconds);
+        if (request.title !== undefined) row.title = request.title.trim();
+        if (request.termsNote !== undefined) row.termsNote = request.termsNote.trim();
+        if (request.robotsNote !== undefined) row.robotsNote = request.robotsNote.trim();
+        if (request.fetchIntervalSeconds !== undefined) row.fetchIntervalSeconds = request.fetchIntervalSeconds;
         if (request.enabled !== undefined) row.enabled = request.enabled;
         checkEnableGate({ ...row, kind: row.kind as Kind });
         // A source enabled again is due at once; its scheduled fetches follow from there.
@@ -193,7 +180,7 @@ export function sourceHandlers(ctx: SourcesContext): SourceHandlers {
     },
 
     async deleteSource(request) {
-      const key = requireKey(request.key);
+      const { key } = request;
       return ctx.transaction(async (em) => {
         const row = await sourceByKey(em, key, true);
         // Removed items count: their record is what keeps a removal sticky.

@@ -1,6 +1,4 @@
-import { requireDecimal } from "../../kit/handler/decimals.js";
 import { invalid } from "../../kit/handler/problem.js";
-import { METRIC, optionalCurrency, requireWord, UNIT } from "./observations.js";
 
 /** A rule's kind-specific fields, checked; fields another kind uses are refused, never ignored. */
 export interface RuleFields {
@@ -13,6 +11,7 @@ export interface RuleFields {
   filingType: string;
 }
 
+/** A rule as asked, as the contract's rules let it through: kind and direction as stored words ("" when unset). */
 interface RuleInput {
   kind: string;
   metric: string;
@@ -36,50 +35,30 @@ const USES: Record<RuleFields["kind"], (keyof typeof FIELDS)[]> = {
   filing_type: ["filingType"],
   new_document: [],
 };
+/** What a kind cannot go without (its fields' shapes are the contract's rules). */
+const NEEDS: Record<RuleFields["kind"], (keyof typeof FIELDS)[]> = {
+  threshold: ["metric", "unit", "level"],
+  filing_type: ["filingType"],
+  new_document: [],
+};
 
-const DIRECTIONS = ["up", "down", "either"];
-
-/** A form type as filings name it (`10-K`, `8-K`, `S-1/A`). */
-const FORM = /^[A-Za-z0-9][A-Za-z0-9 ./-]{0,19}$/;
-
-/**
- * Checks a rule's fields for its kind (kind and direction given as stored
- * words, "" when unset; a value the contract does not know is refused, never
- * read as unset).
- */
+/** Checks a rule's fields against its kind: those it needs are there, those of another kind are not. */
 export function ruleFields(input: RuleInput): RuleFields {
-  if (!(input.kind in USES))
-    throw invalid("kind", "kind is ALERT_KIND_THRESHOLD, ALERT_KIND_FILING_TYPE or ALERT_KIND_NEW_DOCUMENT");
   const kind = input.kind as RuleFields["kind"];
   for (const field of Object.keys(FIELDS) as (keyof typeof FIELDS)[]) {
     if (input[field] !== "" && !USES[kind].includes(field))
       throw invalid(FIELDS[field], `${FIELDS[field]} is not used by a ${kind} rule`);
   }
-  if (kind === "filing_type") {
-    if (!FORM.test(input.filingType.trim()))
-      throw invalid("filing_type", "filing_type is a form type such as 10-K (at most 20 characters)");
-    return {
-      kind,
-      metric: "",
-      unit: "",
-      currency: "",
-      levelText: "",
-      direction: "either",
-      filingType: input.filingType.trim(),
-    };
+  for (const field of NEEDS[kind]) {
+    if (input[field] === "") throw invalid(FIELDS[field], `${FIELDS[field]} is required by a ${kind} rule`);
   }
-  if (kind === "new_document") {
-    return { kind, metric: "", unit: "", currency: "", levelText: "", direction: "either", filingType: "" };
-  }
-  if (input.direction !== "" && !DIRECTIONS.includes(input.direction))
-    throw invalid("direction", "direction is DIRECTION_UP, DIRECTION_DOWN or DIRECTION_EITHER");
   return {
     kind,
-    metric: requireWord("metric", input.metric, 64, METRIC),
-    unit: requireWord("unit", input.unit, 32, UNIT),
-    currency: optionalCurrency("currency", input.currency),
-    levelText: requireDecimal("level", input.level),
+    metric: input.metric,
+    unit: input.unit,
+    currency: input.currency,
+    levelText: input.level,
     direction: (input.direction || "either") as RuleFields["direction"],
-    filingType: "",
+    filingType: input.filingType.trim(),
   };
 }

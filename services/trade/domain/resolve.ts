@@ -15,8 +15,6 @@ export interface ResolveQuery {
   name: string;
 }
 
-const MAX = 200;
-
 /**
  * The steps of a resolution, in the spec's deterministic order: CIK, then
  * ticker, then exact normalised name. `q` contributes every form it can be
@@ -24,9 +22,6 @@ const MAX = 200;
  * 400 when it cannot be one. Nothing asked: 400 naming `q`.
  */
 export function resolveSteps(query: ResolveQuery): ResolveStep[] {
-  for (const field of ["q", "cik", "ticker", "name"] as const) {
-    if (query[field].length > MAX) throw invalid(field, `${field} holds at most ${MAX} characters`);
-  }
   if (query.q.trim() === "" && query.cik === "" && query.ticker === "" && query.name === "") {
     throw invalid("q", "q (or cik, ticker or name) is required");
   }

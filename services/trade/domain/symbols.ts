@@ -28,13 +28,6 @@ export function normalizeCik(raw: string): string {
   return /^\d{1,10}$/.test(digits) ? digits.padStart(10, "0") : "";
 }
 
-/** The CIK, or 400 naming `field`. */
-export function requireCik(field: string, raw: string): string {
-  const cik = normalizeCik(raw);
-  if (cik === "") throw invalid(field, `${field} is a CIK: 1 to 10 digits`);
-  return cik;
-}
-
 /** A name as resolution compares it: NFKC, case-folded, whitespace collapsed; exact equality, nothing fuzzy. */
 export function normalizeName(raw: string): string {
   return raw.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim();

@@ -52,11 +52,7 @@ export function alertHandlers(ctx: TradeContext): AlertHandlers {
       const fields = ruleFields({
         ...request,
         kind: wordOf(AlertKind, request.kind),
-        // An unknown value is kept as its number, so the rule refuses it instead of reading it as unset.
-        direction:
-          request.direction === Direction.UNSPECIFIED
-            ? ""
-            : wordOf(Direction, request.direction) || String(request.direction),
+        direction: wordOf(Direction, request.direction),
       });
       const limit = ctx.settings.rulesPerPerson;
       return ctx.transaction(async (em) => {

@@ -16,7 +16,6 @@ import { type Idempotency, idempotencyOf } from "../../kit/writes/idempotency.js
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { rateLimit } from "../../kit/writes/rate-limit.js";
 import { answerStatus } from "../../kit/handler/status.js";
-import { maxLength } from "../../kit/handler/text.js";
 import { contextProposed, contextPublished } from "../events.js";
 import type { TradeContext } from "../context.js";
 import {
@@ -43,8 +42,6 @@ const AI_RULE: AiRule = {
   code: "context.workflow_required",
   fields: { workflow: "propose.workflow", runId: "propose.run_id", stubProvider: "propose.stub_provider" },
 };
-const TEXT_MAX = 4000;
-const NOTE_MAX = 500;
 /** Proposals per instrument per hour (designed: the spec gives no number). */
 const PROPOSALS_PER_HOUR = 30;
 
@@ -67,8 +64,7 @@ export function contextHandlers(ctx: TradeContext): ServiceImpl<typeof MarketCon
       { workflow: draft.workflow, runId: draft.runId, stubProvider: draft.stubProvider },
       AI_RULE,
     );
-    const text = maxLength("propose.text", draft.text.trim(), TEXT_MAX);
-    if (text === "") throw invalid("propose.text", "propose.text is required");
+    const text = draft.text.trim();
     const phrase = recommendationIn(text);
     if (phrase !== undefined)
       throw problem(
@@ -77,7 +73,6 @@ export function contextHandlers(ctx: TradeContext): ServiceImpl<typeof MarketCon
         `The text reads as a recommendation to trade ("${phrase}"): context describes, it never advises.`,
         { phrase },
       );
-    if (draft.inputId === "") throw invalid("propose.input_id", "propose.input_id is required: the input cited");
     return ctx.transaction((em) =>
       once.run(em, async () => {
         const at = ctx.clock.now();
@@ -122,9 +117,8 @@ export function contextHandlers(ctx: TradeContext): ServiceImpl<typeof MarketCon
     approved: boolean,
     once: Idempotency,
   ) => {
-    const field = approved ? "approve" : "reject";
-    const number = requireRevision(`${field}.revision`, decision.revision);
-    const note = maxLength(`${field}.note`, decision.note.trim(), NOTE_MAX);
+    const number = decision.revision;
+    const note = decision.note.trim();
     const approver = approverOf(call);
     answerStatus(call, 200);
     return ctx.transaction((em) =>
@@ -145,7 +139,7 @@ export function contextHandlers(ctx: TradeContext): ServiceImpl<typeof MarketCon
 
   /** Publishes an approved revision (an editor, or a service acting for nobody), superseding the published one. */
   const publishOne = async (call: HandlerContext, symbol: string, decision: ContextDecision, once: Idempotency) => {
-    const number = requireRevision("publish.revision", decision.revision);
+    const number = decision.revision;
     if (decision.note !== "") throw invalid("publish.note", "A note goes with approve or reject, not publish.");
     const by = relatedActor(call);
     answerStatus(call, 200);
@@ -233,11 +227,6 @@ export function contextHandlers(ctx: TradeContext): ServiceImpl<typeof MarketCon
       }
     },
   };
-}
-
-function requireRevision(field: string, revision: number): number {
-  if (!Number.isInteger(revision) || revision < 1) throw invalid(field, `${field} is a revision number (1 or more)`);
-  return revision;
 }
 
 function revisionNotFound(symbol: string, revision: number): Error {

@@ -13,7 +13,6 @@ import { advisoryLock } from "../../kit/db/advisory-lock.js";
 import { newId } from "../../kit/handler/ids.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
-import { maxLength } from "../../kit/handler/text.js";
 import type { TradeContext } from "../context.js";
 import {
   aliasHolder,
@@ -24,7 +23,7 @@ import {
   instrumentAnswers,
   instrumentBySymbol,
 } from "../db/instruments.js";
-import { normalizeCik, normalizeName, normalizeSymbol, requireCik, requireSymbol } from "../domain/symbols.js";
+import { normalizeCik, normalizeName, normalizeSymbol, requireSymbol } from "../domain/symbols.js";
 import { wordOf } from "../domain/vocabulary.js";
 
 type InstrumentHandlers = Pick<ServiceImpl<typeof TradeService>, "createInstrument" | "updateInstrument" | "addAlias">;
@@ -32,21 +31,12 @@ type InstrumentHandlers = Pick<ServiceImpl<typeof TradeService>, "createInstrume
 /** All instrument and alias writes take this lock: the cross-instrument alias checks then never race. */
 const LOCK = "trade.instruments";
 
-const requireName = (raw: string) => {
-  const name = maxLength("name", raw.trim(), 200);
-  if (normalizeName(name) === "") throw invalid("name", "name is required");
-  return name;
+/** Create's name and kind: the message is shared with patch, where unset means unchanged, so no rule requires them. */
+const required = <T>(field: string, value: T | undefined): T => {
+  if (value === undefined) throw invalid(field, `${field} is required`);
+  return value;
 };
-const optionalCik = (raw: string) => (raw.trim() === "" ? null : requireCik("cik", raw));
-const requireCurrency = (raw: string) => {
-  if (raw !== "" && !/^[A-Z]{3}$/.test(raw)) throw invalid("currency", "currency is an ISO 4217 code (USD)");
-  return raw;
-};
-const requireKind = (kind: InstrumentKind) => {
-  const word = wordOf(InstrumentKind, kind);
-  if (word === "") throw invalid("kind", "kind is required (INSTRUMENT_KIND_EQUITY …)");
-  return word;
-};
+const cikOf = (raw: string) => (raw.trim() === "" ? null : normalizeCik(raw));
 
 const instrumentNotFound = (symbol: string) =>
   problem(404, "instrument.not_found", `There is no instrument ${symbol}.`, { symbol });
@@ -64,11 +54,11 @@ export function instrumentHandlers(ctx: TradeContext): InstrumentHandlers {
   return {
     async createInstrument(request, call) {
       const symbol = requireSymbol("symbol", request.symbol);
-      const name = requireName(request.name ?? "");
-      const kind = requireKind(request.kind ?? InstrumentKind.UNSPECIFIED);
-      const exchange = maxLength("exchange", (request.exchange ?? "").trim(), 40);
-      const cik = optionalCik(request.cik ?? "");
-      const currency = requireCurrency(request.currency ?? "");
+      const name = required("name", request.name).trim();
+      const kind = wordOf(InstrumentKind, required("kind", request.kind));
+      const exchange = (request.exchange ?? "").trim();
+      const cik = cikOf(request.cik ?? "");
+      const currency = request.currency ?? "";
       return ctx.transaction(async (em) => {
         await advisoryLock(em, LOCK);
         const existing = await instrumentBySymbol(em, symbol);
@@ -97,13 +87,12 @@ export function instrumentHandlers(ctx: TradeContext): InstrumentHandlers {
 
     async updateInstrument(request, call) {
       const symbol = requireSymbol("symbol", request.symbol);
-      const name = request.name === undefined ? undefined : requireName(request.name);
-      const kind = request.kind === undefined ? undefined : requireKind(request.kind);
-      const exchange = request.exchange === undefined ? undefined : maxLength("exchange", request.exchange.trim(), 40);
-      const cik = request.cik === undefined ? undefined : optionalCik(request.cik);
-      const currency = request.currency === undefined ? undefined : requireCurrency(request.currency);
+      const name = request.name?.trim();
+      const kind = request.kind === undefined ? undefined : wordOf(InstrumentKind, request.kind);
+      const exchange = request.exchange?.trim();
+      const cik = request.cik === undefined ? undefined : cikOf(request.cik);
+      const { currency } = request;
       const status = request.status === undefined ? undefined : wordOf(InstrumentStatus, request.status);
-      if (status === "") throw invalid("status", "status is INSTRUMENT_STATUS_ACTIVE or INSTRUMENT_STATUS_INACTIVE");
       return ctx.transaction(async (em) => {
         await advisoryLock(em, LOCK);
         const row = await instrumentBySymbol(em, symbol);
@@ -140,9 +129,8 @@ export function instrumentHandlers(ctx: TradeContext): InstrumentHandlers {
 
 /** The alias of a request, normalised as resolution will compare it. */
 function aliasOf(request: InstrumentManageRequest) {
-  const kind = wordOf(AliasKind, request.aliasKind) as "ticker" | "cik" | "name" | "";
-  if (kind === "") throw invalid("alias_kind", "alias_kind is ALIAS_KIND_TICKER, ALIAS_KIND_CIK or ALIAS_KIND_NAME");
-  const value = maxLength("alias", request.alias.trim(), 200);
+  const kind = wordOf(AliasKind, request.aliasKind) as "ticker" | "cik" | "name";
+  const value = request.alias.trim();
   const normalized =
     kind === "ticker" ? normalizeSymbol(value) : kind === "cik" ? normalizeCik(value) : normalizeName(value);
   if (normalized === "") throw invalid("alias", `alias is not a ${kind}`);

@@ -11,8 +11,7 @@ import { actingPerson } from "../../kit/auth/principal.js";
 import { requireBelowCap } from "../../kit/writes/caps.js";
 import { newId } from "../../kit/handler/ids.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
-import { invalid, problem } from "../../kit/handler/problem.js";
-import { maxLength } from "../../kit/handler/text.js";
+import { problem } from "../../kit/handler/problem.js";
 import type { TradeContext } from "../context.js";
 import type { WatchlistRow } from "../db/entities.js";
 import { instrumentBySymbol } from "../db/instruments.js";
@@ -41,12 +40,6 @@ type WatchlistHandlers = Pick<
   | "putWatchlistItem"
   | "deleteWatchlistItem"
 >;
-
-const requireName = (raw: string) => {
-  const name = maxLength("name", raw.trim(), 100);
-  if (name === "") throw invalid("name", "name is required");
-  return name;
-};
 
 /** "Another person's watchlist answers 404": the same as a missing one, on every route. */
 const notFound = () => problem(404, "watchlist.not_found", "There is no such watchlist.");
@@ -77,7 +70,7 @@ export function watchlistHandlers(ctx: TradeContext): WatchlistHandlers {
 
     async createWatchlist(request, call) {
       const owner = actingPerson(call);
-      const name = requireName(request.name);
+      const name = request.name.trim();
       const limit = ctx.settings.watchlistsPerPerson;
       return ctx.transaction(async (em) => {
         await requireBelowCap(
@@ -105,7 +98,7 @@ export function watchlistHandlers(ctx: TradeContext): WatchlistHandlers {
 
     async renameWatchlist(request, call) {
       const owner = actingPerson(call);
-      const name = requireName(request.name);
+      const name = request.name.trim();
       return ctx.transaction(async (em) => {
         const row = await own(em, request.id, owner);
         await changeWatchlist(em, row, { name, updatedAt: ctx.clock.now() });

@@ -10,13 +10,14 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { SourceStatus } from "./registry_pb.js";
 import { file_pf_sources_v1_registry } from "./registry_pb.js";
+import { file_pf_v1_options } from "../../v1/options_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file pf/sources/v1/items.proto.
  */
 export const file_pf_sources_v1_items: GenFile = /*@__PURE__*/
-  fileDesc("ChlwZi9zb3VyY2VzL3YxL2l0ZW1zLnByb3RvEg1wZi5zb3VyY2VzLnYxIr0BCgpQcm92ZW5hbmNlEhIKCnNvdXJjZV9rZXkYASABKAkSFQoNY2Fub25pY2FsX3VybBgCIAEoCRIwCgxyZXRyaWV2ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGNvbnRlbnRfaGFzaBgEIAEoCRIVCg1yYXdfYm9keV9oYXNoGAUgASgJEhYKDnBhcnNlcl92ZXJzaW9uGAYgASgJEg0KBXRlcm1zGAcgASgJIq8ECgRJdGVtEgoKAmlkGAEgASgJEhIKCnNvdXJjZV9rZXkYAiABKAkSFQoNY2Fub25pY2FsX3VybBgDIAEoCRITCgtleHRlcm5hbF9pZBgEIAEoCRINCgV0aXRsZRgFIAEoCRIPCgdzdW1tYXJ5GAYgASgJEg8KB2NvbnRlbnQYByABKAkSMAoMcHVibGlzaGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI5CgtpZGVudGlmaWVycxgJIAMoCzIkLnBmLnNvdXJjZXMudjEuSXRlbS5JZGVudGlmaWVyc0VudHJ5EhMKC2ZpbGluZ190eXBlGAogASgJEhQKDGV2aWRlbmNlX3VybBgLIAEoCRIQCghyZXZpc2lvbhgMIAEoBRIUCgxjaGFuZ2Vfb3JkZXIYDSABKAMSLQoKcHJvdmVuYW5jZRgOIAEoCzIZLnBmLnNvdXJjZXMudjEuUHJvdmVuYW5jZRIPCgdyZW1vdmVkGA8gASgIEhYKDnJlbW92ZWRfcmVhc29uGBAgASgJEi4KCnJlbW92ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfYXQYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wGjIKEElkZW50aWZpZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLIAQoMSXRlbVJldmlzaW9uEhAKCHJldmlzaW9uGAEgASgFEg0KBXRpdGxlGAIgASgJEg8KB3N1bW1hcnkYAyABKAkSDwoHY29udGVudBgEIAEoCRIwCgxwdWJsaXNoZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCnByb3ZlbmFuY2UYBiABKAsyGS5wZi5zb3VyY2VzLnYxLlByb3ZlbmFuY2USFAoMY2hhbmdlX29yZGVyGAcgASgDIowBCgpJdGVtRGV0YWlsEiEKBGl0ZW0YASABKAsyEy5wZi5zb3VyY2VzLnYxLkl0ZW0SLgoJcmV2aXNpb25zGAIgAygLMhsucGYuc291cmNlcy52MS5JdGVtUmV2aXNpb24SKwoGc291cmNlGAMgASgLMhsucGYuc291cmNlcy52MS5Tb3VyY2VTdGF0dXMiggEKCEl0ZW1QYWdlEiIKBWl0ZW1zGAEgAygLMhMucGYuc291cmNlcy52MS5JdGVtEiwKB3NvdXJjZXMYAiADKAsyGy5wZi5zb3VyY2VzLnYxLlNvdXJjZVN0YXR1cxISCgpuZXh0X2FmdGVyGAMgASgDEhAKCGhhc19tb3JlGAQgASgIIsUCCg9NYW51YWxJdGVtSW5wdXQSFAoMZXZpZGVuY2VfdXJsGAEgASgJEhUKDWNhbm9uaWNhbF91cmwYAiABKAkSEwoLZXh0ZXJuYWxfaWQYAyABKAkSDQoFdGl0bGUYBCABKAkSDwoHc3VtbWFyeRgFIAEoCRIPCgdjb250ZW50GAYgASgJEjAKDHB1Ymxpc2hlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASRAoLaWRlbnRpZmllcnMYCCADKAsyLy5wZi5zb3VyY2VzLnYxLk1hbnVhbEl0ZW1JbnB1dC5JZGVudGlmaWVyc0VudHJ5EhMKC2ZpbGluZ190eXBlGAkgASgJGjIKEElkZW50aWZpZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKZAQoRTWFudWFsSXRlbXNSZXN1bHQSIgoFaXRlbXMYASADKAsyEy5wZi5zb3VyY2VzLnYxLkl0ZW0SEQoJaXRlbXNfbmV3GAIgASgFEhUKDWl0ZW1zX3JldmlzZWQYAyABKAUSFwoPaXRlbXNfdW5jaGFuZ2VkGAQgASgFEh0KFWl0ZW1zX3NraXBwZWRfcmVtb3ZlZBgFIAEoBWIGcHJvdG8z", [file_google_protobuf_timestamp, file_pf_sources_v1_registry]);
+  fileDesc("ChlwZi9zb3VyY2VzL3YxL2l0ZW1zLnByb3RvEg1wZi5zb3VyY2VzLnYxIr0BCgpQcm92ZW5hbmNlEhIKCnNvdXJjZV9rZXkYASABKAkSFQoNY2Fub25pY2FsX3VybBgCIAEoCRIwCgxyZXRyaWV2ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGNvbnRlbnRfaGFzaBgEIAEoCRIVCg1yYXdfYm9keV9oYXNoGAUgASgJEhYKDnBhcnNlcl92ZXJzaW9uGAYgASgJEg0KBXRlcm1zGAcgASgJIq8ECgRJdGVtEgoKAmlkGAEgASgJEhIKCnNvdXJjZV9rZXkYAiABKAkSFQoNY2Fub25pY2FsX3VybBgDIAEoCRITCgtleHRlcm5hbF9pZBgEIAEoCRINCgV0aXRsZRgFIAEoCRIPCgdzdW1tYXJ5GAYgASgJEg8KB2NvbnRlbnQYByABKAkSMAoMcHVibGlzaGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI5CgtpZGVudGlmaWVycxgJIAMoCzIkLnBmLnNvdXJjZXMudjEuSXRlbS5JZGVudGlmaWVyc0VudHJ5EhMKC2ZpbGluZ190eXBlGAogASgJEhQKDGV2aWRlbmNlX3VybBgLIAEoCRIQCghyZXZpc2lvbhgMIAEoBRIUCgxjaGFuZ2Vfb3JkZXIYDSABKAMSLQoKcHJvdmVuYW5jZRgOIAEoCzIZLnBmLnNvdXJjZXMudjEuUHJvdmVuYW5jZRIPCgdyZW1vdmVkGA8gASgIEhYKDnJlbW92ZWRfcmVhc29uGBAgASgJEi4KCnJlbW92ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfYXQYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wGjIKEElkZW50aWZpZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLIAQoMSXRlbVJldmlzaW9uEhAKCHJldmlzaW9uGAEgASgFEg0KBXRpdGxlGAIgASgJEg8KB3N1bW1hcnkYAyABKAkSDwoHY29udGVudBgEIAEoCRIwCgxwdWJsaXNoZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCnByb3ZlbmFuY2UYBiABKAsyGS5wZi5zb3VyY2VzLnYxLlByb3ZlbmFuY2USFAoMY2hhbmdlX29yZGVyGAcgASgDIowBCgpJdGVtRGV0YWlsEiEKBGl0ZW0YASABKAsyEy5wZi5zb3VyY2VzLnYxLkl0ZW0SLgoJcmV2aXNpb25zGAIgAygLMhsucGYuc291cmNlcy52MS5JdGVtUmV2aXNpb24SKwoGc291cmNlGAMgASgLMhsucGYuc291cmNlcy52MS5Tb3VyY2VTdGF0dXMiggEKCEl0ZW1QYWdlEiIKBWl0ZW1zGAEgAygLMhMucGYuc291cmNlcy52MS5JdGVtEiwKB3NvdXJjZXMYAiADKAsyGy5wZi5zb3VyY2VzLnYxLlNvdXJjZVN0YXR1cxISCgpuZXh0X2FmdGVyGAMgASgDEhAKCGhhc19tb3JlGAQgASgIIo4DCg9NYW51YWxJdGVtSW5wdXQSHwoMZXZpZGVuY2VfdXJsGAEgASgJQgnCtxgFcgMY0A8SIAoNY2Fub25pY2FsX3VybBgCIAEoCUIJwrcYBXIDGNAPEhMKC2V4dGVybmFsX2lkGAMgASgJEh8KBXRpdGxlGAQgASgJQhDCtxgMyAEBcgcY9AMyAlxTEhoKB3N1bW1hcnkYBSABKAlCCcK3GAVyAxiIJxIbCgdjb250ZW50GAYgASgJQgrCtxgGcgQYwJoMEjAKDHB1Ymxpc2hlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASRAoLaWRlbnRpZmllcnMYCCADKAsyLy5wZi5zb3VyY2VzLnYxLk1hbnVhbEl0ZW1JbnB1dC5JZGVudGlmaWVyc0VudHJ5Eh0KC2ZpbGluZ190eXBlGAkgASgJQgjCtxgEcgIYIBoyChBJZGVudGlmaWVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEimQEKEU1hbnVhbEl0ZW1zUmVzdWx0EiIKBWl0ZW1zGAEgAygLMhMucGYuc291cmNlcy52MS5JdGVtEhEKCWl0ZW1zX25ldxgCIAEoBRIVCg1pdGVtc19yZXZpc2VkGAMgASgFEhcKD2l0ZW1zX3VuY2hhbmdlZBgEIAEoBRIdChVpdGVtc19za2lwcGVkX3JlbW92ZWQYBSABKAViBnByb3RvMw", [file_google_protobuf_timestamp, file_pf_sources_v1_registry, file_pf_v1_options]);
 
 /**
  * Where an item's content came from, as it stood when retrieved.
@@ -369,28 +370,31 @@ export const ItemPageSchema: GenMessage<ItemPage> = /*@__PURE__*/
  */
 export type ManualItemInput = Message<"pf.sources.v1.ManualItemInput"> & {
   /**
-   * The evidence URL (required; http or https).
+   * The evidence URL (required, else 422 item.evidence_url_required; http or
+   * https; at most 2000 characters).
    *
    * @generated from field: string evidence_url = 1;
    */
   evidenceUrl: string;
 
   /**
-   * The item's canonical URL (default: the evidence URL); its identity with the source.
+   * The item's canonical URL (default: the evidence URL; http or https; at most
+   * 2000 characters, percent-encoded ones included); its identity with the source.
    *
    * @generated from field: string canonical_url = 2;
    */
   canonicalUrl: string;
 
   /**
-   * An id of its own, when it has one (then its identity).
+   * An id of its own, when it has one (then its identity; at most 128
+   * characters, as any id another system makes).
    *
    * @generated from field: string external_id = 3;
    */
   externalId: string;
 
   /**
-   * Title (1–500 characters).
+   * Title (required; at most 500 characters, not blank).
    *
    * @generated from field: string title = 4;
    */
@@ -418,14 +422,15 @@ export type ManualItemInput = Message<"pf.sources.v1.ManualItemInput"> & {
   publishedAt?: Timestamp | undefined;
 
   /**
-   * Identifiers (cik, ticker…).
+   * Identifiers (cik, ticker…): at most 20, keys of 1 to 32 of a-z, 0-9 and _,
+   * values of 1 to 200 characters.
    *
    * @generated from field: map<string, string> identifiers = 8;
    */
   identifiers: { [key: string]: string };
 
   /**
-   * A filing type (10-K…).
+   * A filing type (10-K…; at most 32 characters).
    *
    * @generated from field: string filing_type = 9;
    */

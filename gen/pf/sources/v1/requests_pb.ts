@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/sources/v1/requests.proto.
  */
 export const file_pf_sources_v1_requests: GenFile = /*@__PURE__*/
-  fileDesc("ChxwZi9zb3VyY2VzL3YxL3JlcXVlc3RzLnByb3RvEg1wZi5zb3VyY2VzLnYxIt0DChJTb3VyY2VXcml0ZVJlcXVlc3QSCwoDa2V5GAEgASgJEicKBGtpbmQYAiABKA4yGS5wZi5zb3VyY2VzLnYxLlNvdXJjZUtpbmQSEAoDdXJsGAMgASgJSACIAQESFAoHZW5hYmxlZBgEIAEoCEgBiAEBEhcKCnRlcm1zX25vdGUYBSABKAlIAogBARIYCgtyb2JvdHNfbm90ZRgGIAEoCUgDiAEBEi0KCmNyZWRlbnRpYWwYByABKAsyGS5wZi5zb3VyY2VzLnYxLkNyZWRlbnRpYWwSIwoWZmV0Y2hfaW50ZXJ2YWxfc2Vjb25kcxgIIAEoBUgEiAEBEhIKBXRpdGxlGAkgASgJSAWIAQESLQoFaXRlbXMYCiADKAsyHi5wZi5zb3VyY2VzLnYxLk1hbnVhbEl0ZW1JbnB1dBITCgJpZBgLIAEoCUIHwrUYA2l0bRIOCgZyZWFzb24YDCABKAk6IpK1GB5zb3VyY2VzLnNvdXJjZS13cml0ZS1yZXF1ZXN0QDFCBgoEX3VybEIKCghfZW5hYmxlZEINCgtfdGVybXNfbm90ZUIOCgxfcm9ib3RzX25vdGVCGQoXX2ZldGNoX2ludGVydmFsX3NlY29uZHNCCAoGX3RpdGxlIusBChJTb3VyY2VNYW5hZ2VSZXN1bHQSJwoGc291cmNlGAEgASgLMhUucGYuc291cmNlcy52MS5Tb3VyY2VIABImCgNydW4YAiABKAsyFy5wZi5zb3VyY2VzLnYxLkZldGNoUnVuSAASMQoFaXRlbXMYAyABKAsyIC5wZi5zb3VyY2VzLnYxLk1hbnVhbEl0ZW1zUmVzdWx0SAASIwoEaXRlbRgEIAEoCzITLnBmLnNvdXJjZXMudjEuSXRlbUgAOiKStRgec291cmNlcy5zb3VyY2UtbWFuYWdlLXJlc3VsdEAxQggKBnJlc3VsdCLsAQoQU291cmNlUmVhZFJlc3VsdBIsCgdzb3VyY2VzGAEgASgLMhkucGYuc291cmNlcy52MS5Tb3VyY2VMaXN0SAASJwoGc291cmNlGAIgASgLMhUucGYuc291cmNlcy52MS5Tb3VyY2VIABImCgRydW5zGAMgASgLMhYucGYuc291cmNlcy52MS5SdW5MaXN0SAASLQoGaGVhbHRoGAQgASgLMhsucGYuc291cmNlcy52MS5IZWFsdGhSZXBvcnRIADogkrUYHHNvdXJjZXMuc291cmNlLXJlYWQtcmVzdWx0QDFCCAoGcmVzdWx0Io8BCg5JdGVtUmVhZFJlc3VsdBIoCgVpdGVtcxgBIAEoCzIXLnBmLnNvdXJjZXMudjEuSXRlbVBhZ2VIABIpCgRpdGVtGAIgASgLMhkucGYuc291cmNlcy52MS5JdGVtRGV0YWlsSAA6HpK1GBpzb3VyY2VzLml0ZW0tcmVhZC1yZXN1bHRAMUIICgZyZXN1bHQiPQoNSGVhbHRoUmVxdWVzdBISCgVsaW1pdBgBIAEoBUgAiAEBEg4KBmN1cnNvchgCIAEoCUIICgZfbGltaXQibAoQTGlzdEl0ZW1zUmVxdWVzdBISCgpzb3VyY2Vfa2V5GAEgASgJEg0KBWFmdGVyGAIgASgDEhcKD2luY2x1ZGVfcmVtb3ZlZBgDIAEoCBISCgVsaW1pdBgEIAEoBUgAiAEBQggKBl9saW1pdCIiCgtJdGVtUmVxdWVzdBITCgJpZBgBIAEoCUIHwrUYA2l0bSJ7Cg9MaXN0UnVuc1JlcXVlc3QSEgoKc291cmNlX2tleRgBIAEoCRImCgVzdGF0ZRgCIAEoDjIXLnBmLnNvdXJjZXMudjEuUnVuU3RhdGUSEgoFbGltaXQYAyABKAVIAIgBARIOCgZjdXJzb3IYBCABKAlCCAoGX2xpbWl0InYKEVNvdXJjZVJ1bnNSZXF1ZXN0EgsKA2tleRgBIAEoCRImCgVzdGF0ZRgCIAEoDjIXLnBmLnNvdXJjZXMudjEuUnVuU3RhdGUSEgoFbGltaXQYAyABKAVIAIgBARIOCgZjdXJzb3IYBCABKAlCCAoGX2xpbWl0Io0BChJMaXN0U291cmNlc1JlcXVlc3QSJwoEa2luZBgBIAEoDjIZLnBmLnNvdXJjZXMudjEuU291cmNlS2luZBIUCgdlbmFibGVkGAIgASgISACIAQESEgoFbGltaXQYAyABKAVIAYgBARIOCgZjdXJzb3IYBCABKAlCCgoIX2VuYWJsZWRCCAoGX2xpbWl0IhwKDVNvdXJjZVJlcXVlc3QSCwoDa2V5GAEgASgJYgZwcm90bzM", [file_pf_sources_v1_items, file_pf_sources_v1_registry, file_pf_sources_v1_runs, file_pf_v1_options]);
+  fileDesc("ChxwZi9zb3VyY2VzL3YxL3JlcXVlc3RzLnByb3RvEg1wZi5zb3VyY2VzLnYxIvQEChJTb3VyY2VXcml0ZVJlcXVlc3QSMwoDa2V5GAEgASgJQibCtxgiyAEBch0yG15bYS16MC05XVthLXowLTkuXy1dezEsNjN9JBI1CgRraW5kGAIgASgOMhkucGYuc291cmNlcy52MS5Tb3VyY2VLaW5kQgzCtxgIyAEBggECEAESGwoDdXJsGAMgASgJQgnCtxgFcgMY0A9IAIgBARIUCgdlbmFibGVkGAQgASgISAGIAQESIgoKdGVybXNfbm90ZRgFIAEoCUIJwrcYBXIDGNAPSAKIAQESIwoLcm9ib3RzX25vdGUYBiABKAlCCcK3GAVyAxjQD0gDiAEBEi0KCmNyZWRlbnRpYWwYByABKAsyGS5wZi5zb3VyY2VzLnYxLkNyZWRlbnRpYWwSMQoWZmV0Y2hfaW50ZXJ2YWxfc2Vjb25kcxgIIAEoBUIMwrcYCBoGGID1JCg8SASIAQESHQoFdGl0bGUYCSABKAlCCcK3GAVyAxjIAUgFiAEBEjsKBWl0ZW1zGAogAygLMh4ucGYuc291cmNlcy52MS5NYW51YWxJdGVtSW5wdXRCDMK3GAjIAQGSAQIQZBIaCgJpZBgLIAEoCUIOwrUYA2l0bcK3GAPIAQESIAoGcmVhc29uGAwgASgJQhDCtxgMyAEBcgcY9AMyAlxTOiKStRgec291cmNlcy5zb3VyY2Utd3JpdGUtcmVxdWVzdEAxQgYKBF91cmxCCgoIX2VuYWJsZWRCDQoLX3Rlcm1zX25vdGVCDgoMX3JvYm90c19ub3RlQhkKF19mZXRjaF9pbnRlcnZhbF9zZWNvbmRzQggKBl90aXRsZSLrAQoSU291cmNlTWFuYWdlUmVzdWx0EicKBnNvdXJjZRgBIAEoCzIVLnBmLnNvdXJjZXMudjEuU291cmNlSAASJgoDcnVuGAIgASgLMhcucGYuc291cmNlcy52MS5GZXRjaFJ1bkgAEjEKBWl0ZW1zGAMgASgLMiAucGYuc291cmNlcy52MS5NYW51YWxJdGVtc1Jlc3VsdEgAEiMKBGl0ZW0YBCABKAsyEy5wZi5zb3VyY2VzLnYxLkl0ZW1IADoikrUYHnNvdXJjZXMuc291cmNlLW1hbmFnZS1yZXN1bHRAMUIICgZyZXN1bHQi7AEKEFNvdXJjZVJlYWRSZXN1bHQSLAoHc291cmNlcxgBIAEoCzIZLnBmLnNvdXJjZXMudjEuU291cmNlTGlzdEgAEicKBnNvdXJjZRgCIAEoCzIVLnBmLnNvdXJjZXMudjEuU291cmNlSAASJgoEcnVucxgDIAEoCzIWLnBmLnNvdXJjZXMudjEuUnVuTGlzdEgAEi0KBmhlYWx0aBgEIAEoCzIbLnBmLnNvdXJjZXMudjEuSGVhbHRoUmVwb3J0SAA6IJK1GBxzb3VyY2VzLnNvdXJjZS1yZWFkLXJlc3VsdEAxQggKBnJlc3VsdCKPAQoOSXRlbVJlYWRSZXN1bHQSKAoFaXRlbXMYASABKAsyFy5wZi5zb3VyY2VzLnYxLkl0ZW1QYWdlSAASKQoEaXRlbRgCIAEoCzIZLnBmLnNvdXJjZXMudjEuSXRlbURldGFpbEgAOh6StRgac291cmNlcy5pdGVtLXJlYWQtcmVzdWx0QDFCCAoGcmVzdWx0IkoKDUhlYWx0aFJlcXVlc3QSHwoFbGltaXQYASABKAVCC8K3GAcaBRjIASgBSACIAQESDgoGY3Vyc29yGAIgASgJQggKBl9saW1pdCKrAQoQTGlzdEl0ZW1zUmVxdWVzdBI6Cgpzb3VyY2Vfa2V5GAEgASgJQibCtxgi2AEBch0yG15bYS16MC05XVthLXowLTkuXy1dezEsNjN9JBIXCgVhZnRlchgCIAEoA0IIwrcYBCICKAASFwoPaW5jbHVkZV9yZW1vdmVkGAMgASgIEh8KBWxpbWl0GAQgASgFQgvCtxgHGgUYyAEoAUgAiAEBQggKBl9saW1pdCIpCgtJdGVtUmVxdWVzdBIaCgJpZBgBIAEoCUIOwrUYA2l0bcK3GAPIAQEiuwEKD0xpc3RSdW5zUmVxdWVzdBI6Cgpzb3VyY2Vfa2V5GAEgASgJQibCtxgi2AEBch0yG15bYS16MC05XVthLXowLTkuXy1dezEsNjN9JBIxCgVzdGF0ZRgCIAEoDjIXLnBmLnNvdXJjZXMudjEuUnVuU3RhdGVCCcK3GAWCAQIQARIfCgVsaW1pdBgDIAEoBUILwrcYBxoFGMgBKAFIAIgBARIOCgZjdXJzb3IYBCABKAlCCAoGX2xpbWl0IrYBChFTb3VyY2VSdW5zUmVxdWVzdBIzCgNrZXkYASABKAlCJsK3GCLIAQFyHTIbXlthLXowLTldW2EtejAtOS5fLV17MSw2M30kEjEKBXN0YXRlGAIgASgOMhcucGYuc291cmNlcy52MS5SdW5TdGF0ZUIJwrcYBYIBAhABEh8KBWxpbWl0GAMgASgFQgvCtxgHGgUYyAEoAUgAiAEBEg4KBmN1cnNvchgEIAEoCUIICgZfbGltaXQipQEKEkxpc3RTb3VyY2VzUmVxdWVzdBIyCgRraW5kGAEgASgOMhkucGYuc291cmNlcy52MS5Tb3VyY2VLaW5kQgnCtxgFggECEAESFAoHZW5hYmxlZBgCIAEoCEgAiAEBEh8KBWxpbWl0GAMgASgFQgvCtxgHGgUYyAEoAUgBiAEBEg4KBmN1cnNvchgEIAEoCUIKCghfZW5hYmxlZEIICgZfbGltaXQiRAoNU291cmNlUmVxdWVzdBIzCgNrZXkYASABKAlCJsK3GCLIAQFyHTIbXlthLXowLTldW2EtejAtOS5fLV17MSw2M30kYgZwcm90bzM", [file_pf_sources_v1_items, file_pf_sources_v1_registry, file_pf_sources_v1_runs, file_pf_v1_options]);
 
 /**
  * sources.source-write-request@1: every manage route's input; each route
@@ -29,21 +29,23 @@ export const file_pf_sources_v1_requests: GenFile = /*@__PURE__*/
  */
 export type SourceWriteRequest = Message<"pf.sources.v1.SourceWriteRequest"> & {
   /**
-   * The source's key ([a-z0-9][a-z0-9._-]{1,63}; path on every route but create).
+   * The source's key (required; 2 to 64 of a-z, 0-9, '.', '_' and '-', starting
+   * with a letter or digit; path on every route but create).
    *
    * @generated from field: string key = 1;
    */
   key: string;
 
   /**
-   * Create only: its kind (immutable).
+   * Create only: its kind (required, a value the enum names; immutable).
    *
    * @generated from field: pf.sources.v1.SourceKind kind = 2;
    */
   kind: SourceKind;
 
   /**
-   * Its URL (fetched kinds; http or https, no userinfo).
+   * Its URL (fetched kinds only, and required there; http or https, no
+   * userinfo; at most 2000 characters).
    *
    * @generated from field: optional string url = 3;
    */
@@ -57,29 +59,32 @@ export type SourceWriteRequest = Message<"pf.sources.v1.SourceWriteRequest"> & {
   enabled?: boolean | undefined;
 
   /**
-   * The terms note (required to enable; empty clears it).
+   * The terms note (at most 2000 characters; required to enable; empty or
+   * blank clears it).
    *
    * @generated from field: optional string terms_note = 5;
    */
   termsNote?: string | undefined;
 
   /**
-   * The robots note (required to enable a fetched source; empty clears it).
+   * The robots note (fetched kinds only; at most 2000 characters; required to
+   * enable a fetched source; empty or blank clears it).
    *
    * @generated from field: optional string robots_note = 6;
    */
   robotsNote?: string | undefined;
 
   /**
-   * Its credential by variable name (PF_SOURCE_CRED_…); a credential with an
-   * empty variable removes it. Never a value.
+   * Its credential by variable name (PF_SOURCE_CRED_…; fetched kinds only); a
+   * credential with every field empty removes it. Never a value.
    *
    * @generated from field: pf.sources.v1.Credential credential = 7;
    */
   credential?: Credential | undefined;
 
   /**
-   * Seconds between scheduled fetches (60 to 604800; default 3600).
+   * Seconds between scheduled fetches (fetched kinds only; 60 to 604800 when
+   * sent; default 3600).
    *
    * @generated from field: optional int32 fetch_interval_seconds = 8;
    */
@@ -100,14 +105,15 @@ export type SourceWriteRequest = Message<"pf.sources.v1.SourceWriteRequest"> & {
   items: ManualItemInput[];
 
   /**
-   * DELETE /items/{id}: the item (itm_).
+   * DELETE /items/{id}: the item (itm_; required).
    *
    * @generated from field: string id = 11;
    */
   id: string;
 
   /**
-   * DELETE /items/{id}: why it is removed (1 to 500 characters).
+   * DELETE /items/{id}: why it is removed (required; at most 500 characters,
+   * not blank).
    *
    * @generated from field: string reason = 12;
    */
@@ -271,7 +277,7 @@ export const ItemReadResultSchema: GenMessage<ItemReadResult> = /*@__PURE__*/
  */
 export type HealthRequest = Message<"pf.sources.v1.HealthRequest"> & {
   /**
-   * 1 to 200, default 50.
+   * A page of 1 to 200 when sent (unset: the default 50).
    *
    * @generated from field: optional int32 limit = 1;
    */
@@ -299,14 +305,14 @@ export const HealthRequestSchema: GenMessage<HealthRequest> = /*@__PURE__*/
  */
 export type ListItemsRequest = Message<"pf.sources.v1.ListItemsRequest"> & {
   /**
-   * One source's items.
+   * One source's items (a source key when sent).
    *
    * @generated from field: string source_key = 1;
    */
   sourceKey: string;
 
   /**
-   * Items whose last change comes after this change order (default 0).
+   * Items whose last change comes after this change order (0 or more; default 0).
    *
    * @generated from field: int64 after = 2;
    */
@@ -320,7 +326,7 @@ export type ListItemsRequest = Message<"pf.sources.v1.ListItemsRequest"> & {
   includeRemoved: boolean;
 
   /**
-   * 1 to 200, default 50.
+   * A page of 1 to 200 when sent (unset: the default 50).
    *
    * @generated from field: optional int32 limit = 4;
    */
@@ -341,7 +347,7 @@ export const ListItemsRequestSchema: GenMessage<ListItemsRequest> = /*@__PURE__*
  */
 export type ItemRequest = Message<"pf.sources.v1.ItemRequest"> & {
   /**
-   * The item (itm_).
+   * The item (itm_; required).
    *
    * @generated from field: string id = 1;
    */
@@ -362,21 +368,21 @@ export const ItemRequestSchema: GenMessage<ItemRequest> = /*@__PURE__*/
  */
 export type ListRunsRequest = Message<"pf.sources.v1.ListRunsRequest"> & {
   /**
-   * One source's runs.
+   * One source's runs (a source key when sent).
    *
    * @generated from field: string source_key = 1;
    */
   sourceKey: string;
 
   /**
-   * One state.
+   * One state (a value the enum names; unspecified: every state).
    *
    * @generated from field: pf.sources.v1.RunState state = 2;
    */
   state: RunState;
 
   /**
-   * 1 to 200, default 50.
+   * A page of 1 to 200 when sent (unset: the default 50).
    *
    * @generated from field: optional int32 limit = 3;
    */
@@ -404,21 +410,21 @@ export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
  */
 export type SourceRunsRequest = Message<"pf.sources.v1.SourceRunsRequest"> & {
   /**
-   * The source.
+   * The source (required; a source key).
    *
    * @generated from field: string key = 1;
    */
   key: string;
 
   /**
-   * One state.
+   * One state (a value the enum names; unspecified: every state).
    *
    * @generated from field: pf.sources.v1.RunState state = 2;
    */
   state: RunState;
 
   /**
-   * 1 to 200, default 50.
+   * A page of 1 to 200 when sent (unset: the default 50).
    *
    * @generated from field: optional int32 limit = 3;
    */
@@ -446,7 +452,7 @@ export const SourceRunsRequestSchema: GenMessage<SourceRunsRequest> = /*@__PURE_
  */
 export type ListSourcesRequest = Message<"pf.sources.v1.ListSourcesRequest"> & {
   /**
-   * One kind.
+   * One kind (a value the enum names; unspecified: every kind).
    *
    * @generated from field: pf.sources.v1.SourceKind kind = 1;
    */
@@ -460,7 +466,7 @@ export type ListSourcesRequest = Message<"pf.sources.v1.ListSourcesRequest"> & {
   enabled?: boolean | undefined;
 
   /**
-   * 1 to 200, default 50.
+   * A page of 1 to 200 when sent (unset: the default 50).
    *
    * @generated from field: optional int32 limit = 3;
    */
@@ -488,7 +494,7 @@ export const ListSourcesRequestSchema: GenMessage<ListSourcesRequest> = /*@__PUR
  */
 export type SourceRequest = Message<"pf.sources.v1.SourceRequest"> & {
   /**
-   * The source.
+   * The source (required; a source key).
    *
    * @generated from field: string key = 1;
    */

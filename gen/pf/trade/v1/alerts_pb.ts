@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/trade/v1/alerts.proto.
  */
 export const file_pf_trade_v1_alerts: GenFile = /*@__PURE__*/
-  fileDesc("ChhwZi90cmFkZS92MS9hbGVydHMucHJvdG8SC3BmLnRyYWRlLnYxIucBChBBbGVydFJ1bGVSZXF1ZXN0Eg4KBnN5bWJvbBgBIAEoCRIkCgRraW5kGAIgASgOMhYucGYudHJhZGUudjEuQWxlcnRLaW5kEg4KBm1ldHJpYxgDIAEoCRIMCgR1bml0GAQgASgJEhAKCGN1cnJlbmN5GAUgASgJEg0KBWxldmVsGAYgASgJEikKCWRpcmVjdGlvbhgHIAEoDjIWLnBmLnRyYWRlLnYxLkRpcmVjdGlvbhITCgtmaWxpbmdfdHlwZRgIIAEoCToekrUYGnRyYWRlLmFsZXJ0LXJ1bGUtcmVxdWVzdEAxIqICCglBbGVydFJ1bGUSCgoCaWQYASABKAkSDQoFb3duZXIYAiABKAkSFQoNaW5zdHJ1bWVudF9pZBgDIAEoCRIOCgZzeW1ib2wYBCABKAkSJAoEa2luZBgFIAEoDjIWLnBmLnRyYWRlLnYxLkFsZXJ0S2luZBIOCgZtZXRyaWMYBiABKAkSDAoEdW5pdBgHIAEoCRIQCghjdXJyZW5jeRgIIAEoCRINCgVsZXZlbBgJIAEoCRIpCglkaXJlY3Rpb24YCiABKA4yFi5wZi50cmFkZS52MS5EaXJlY3Rpb24SEwoLZmlsaW5nX3R5cGUYCyABKAkSLgoKY3JlYXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiVgoPQWxlcnRSdWxlUmVzdWx0EiQKBHJ1bGUYASABKAsyFi5wZi50cmFkZS52MS5BbGVydFJ1bGU6HZK1GBl0cmFkZS5hbGVydC1ydWxlLXJlc3VsdEAxIosBCgtEb2N1bWVudFJlZhIKCgJpZBgBIAEoCRIPCgdpdGVtX2lkGAIgASgJEhIKCnNvdXJjZV9rZXkYAyABKAkSFQoNY2Fub25pY2FsX3VybBgEIAEoCRINCgV0aXRsZRgFIAEoCRITCgtmaWxpbmdfdHlwZRgGIAEoCRIQCghyZXZpc2lvbhgHIAEoBSKRAwoNQWxlcnREZWxpdmVyeRIKCgJpZBgBIAEoCRIPCgdydWxlX2lkGAIgASgJEg8KB3N1YmplY3QYAyABKAkSFQoNaW5zdHJ1bWVudF9pZBgEIAEoCRIOCgZzeW1ib2wYBSABKAkSJAoEa2luZBgGIAEoDjIWLnBmLnRyYWRlLnYxLkFsZXJ0S2luZBIWCg5vYnNlcnZhdGlvbl9pZBgHIAEoCRIOCgZtZXRyaWMYCCABKAkSDAoEdW5pdBgJIAEoCRIQCghjdXJyZW5jeRgKIAEoCRIWCg5wcmV2aW91c192YWx1ZRgLIAEoCRINCgV2YWx1ZRgMIAEoCRINCgVsZXZlbBgNIAEoCRIpCglkaXJlY3Rpb24YDiABKA4yFi5wZi50cmFkZS52MS5EaXJlY3Rpb24SKgoIZG9jdW1lbnQYDyABKAsyGC5wZi50cmFkZS52MS5Eb2N1bWVudFJlZhIwCgxkZWxpdmVyZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkAKEEFsZXJ0UmVhZFJlcXVlc3QSEgoFbGltaXQYASABKAVIAIgBARIOCgZjdXJzb3IYAiABKAlCCAoGX2xpbWl0Ih8KCEFsZXJ0UmVmEhMKAmlkGAEgASgJQgfCtRgDYWxyIksKDUFsZXJ0UnVsZVBhZ2USJQoFcnVsZXMYASADKAsyFi5wZi50cmFkZS52MS5BbGVydFJ1bGUSEwoLbmV4dF9jdXJzb3IYAiABKAkiWAoRQWxlcnREZWxpdmVyeVBhZ2USLgoKZGVsaXZlcmllcxgBIAMoCzIaLnBmLnRyYWRlLnYxLkFsZXJ0RGVsaXZlcnkSEwoLbmV4dF9jdXJzb3IYAiABKAkinQEKD0FsZXJ0UmVhZFJlc3VsdBIrCgVydWxlcxgBIAEoCzIaLnBmLnRyYWRlLnYxLkFsZXJ0UnVsZVBhZ2VIABI0CgpkZWxpdmVyaWVzGAIgASgLMh4ucGYudHJhZGUudjEuQWxlcnREZWxpdmVyeVBhZ2VIADodkrUYGXRyYWRlLmFsZXJ0LXJlYWQtcmVzdWx0QDFCCAoGcmVzdWx0KnoKCUFsZXJ0S2luZBIaChZBTEVSVF9LSU5EX1VOU1BFQ0lGSUVEEAASGAoUQUxFUlRfS0lORF9USFJFU0hPTEQQARIaChZBTEVSVF9LSU5EX0ZJTElOR19UWVBFEAISGwoXQUxFUlRfS0lORF9ORVdfRE9DVU1FTlQQAypiCglEaXJlY3Rpb24SGQoVRElSRUNUSU9OX1VOU1BFQ0lGSUVEEAASEAoMRElSRUNUSU9OX1VQEAESEgoORElSRUNUSU9OX0RPV04QAhIUChBESVJFQ1RJT05fRUlUSEVSEANiBnByb3RvMw", [file_google_protobuf_timestamp, file_pf_v1_options]);
+  fileDesc("ChhwZi90cmFkZS92MS9hbGVydHMucHJvdG8SC3BmLnRyYWRlLnYxIsYDChBBbGVydFJ1bGVSZXF1ZXN0EhcKBnN5bWJvbBgBIAEoCUIHwrcYA8gBARIyCgRraW5kGAIgASgOMhYucGYudHJhZGUudjEuQWxlcnRLaW5kQgzCtxgIyAEBggECEAESLwoGbWV0cmljGAMgASgJQh/Ctxgb2AEBchYYQDISXlthLXpdW2EtejAtOV8uXSokEi4KBHVuaXQYBCABKAlCIMK3GBzYAQFyFxggMhNeW0EtWmEtejAtOSVfLi8tXSskEicKCGN1cnJlbmN5GAUgASgJQhXCtxgR2AEBcgwyCl5bQS1aXXszfSQSQQoFbGV2ZWwYBiABKAlCMsK3GC7YAQFyKRhAMiVeWystXT8oWzAtOV0rKFsuXVswLTldKik/fFsuXVswLTldKykkEjQKCWRpcmVjdGlvbhgHIAEoDjIWLnBmLnRyYWRlLnYxLkRpcmVjdGlvbkIJwrcYBYIBAhABEkIKC2ZpbGluZ190eXBlGAggASgJQi3Ctxgp2AEBciQyIl5bQS1aYS16MC05XVtBLVphLXowLTkgLi8tXXswLDE5fSQ6HpK1GBp0cmFkZS5hbGVydC1ydWxlLXJlcXVlc3RAMSKiAgoJQWxlcnRSdWxlEgoKAmlkGAEgASgJEg0KBW93bmVyGAIgASgJEhUKDWluc3RydW1lbnRfaWQYAyABKAkSDgoGc3ltYm9sGAQgASgJEiQKBGtpbmQYBSABKA4yFi5wZi50cmFkZS52MS5BbGVydEtpbmQSDgoGbWV0cmljGAYgASgJEgwKBHVuaXQYByABKAkSEAoIY3VycmVuY3kYCCABKAkSDQoFbGV2ZWwYCSABKAkSKQoJZGlyZWN0aW9uGAogASgOMhYucGYudHJhZGUudjEuRGlyZWN0aW9uEhMKC2ZpbGluZ190eXBlGAsgASgJEi4KCmNyZWF0ZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlYKD0FsZXJ0UnVsZVJlc3VsdBIkCgRydWxlGAEgASgLMhYucGYudHJhZGUudjEuQWxlcnRSdWxlOh2StRgZdHJhZGUuYWxlcnQtcnVsZS1yZXN1bHRAMSKLAQoLRG9jdW1lbnRSZWYSCgoCaWQYASABKAkSDwoHaXRlbV9pZBgCIAEoCRISCgpzb3VyY2Vfa2V5GAMgASgJEhUKDWNhbm9uaWNhbF91cmwYBCABKAkSDQoFdGl0bGUYBSABKAkSEwoLZmlsaW5nX3R5cGUYBiABKAkSEAoIcmV2aXNpb24YByABKAUikQMKDUFsZXJ0RGVsaXZlcnkSCgoCaWQYASABKAkSDwoHcnVsZV9pZBgCIAEoCRIPCgdzdWJqZWN0GAMgASgJEhUKDWluc3RydW1lbnRfaWQYBCABKAkSDgoGc3ltYm9sGAUgASgJEiQKBGtpbmQYBiABKA4yFi5wZi50cmFkZS52MS5BbGVydEtpbmQSFgoOb2JzZXJ2YXRpb25faWQYByABKAkSDgoGbWV0cmljGAggASgJEgwKBHVuaXQYCSABKAkSEAoIY3VycmVuY3kYCiABKAkSFgoOcHJldmlvdXNfdmFsdWUYCyABKAkSDQoFdmFsdWUYDCABKAkSDQoFbGV2ZWwYDSABKAkSKQoJZGlyZWN0aW9uGA4gASgOMhYucGYudHJhZGUudjEuRGlyZWN0aW9uEioKCGRvY3VtZW50GA8gASgLMhgucGYudHJhZGUudjEuRG9jdW1lbnRSZWYSMAoMZGVsaXZlcmVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJNChBBbGVydFJlYWRSZXF1ZXN0Eh8KBWxpbWl0GAEgASgFQgvCtxgHGgUYyAEoAUgAiAEBEg4KBmN1cnNvchgCIAEoCUIICgZfbGltaXQiHwoIQWxlcnRSZWYSEwoCaWQYASABKAlCB8K1GANhbHIiSwoNQWxlcnRSdWxlUGFnZRIlCgVydWxlcxgBIAMoCzIWLnBmLnRyYWRlLnYxLkFsZXJ0UnVsZRITCgtuZXh0X2N1cnNvchgCIAEoCSJYChFBbGVydERlbGl2ZXJ5UGFnZRIuCgpkZWxpdmVyaWVzGAEgAygLMhoucGYudHJhZGUudjEuQWxlcnREZWxpdmVyeRITCgtuZXh0X2N1cnNvchgCIAEoCSKdAQoPQWxlcnRSZWFkUmVzdWx0EisKBXJ1bGVzGAEgASgLMhoucGYudHJhZGUudjEuQWxlcnRSdWxlUGFnZUgAEjQKCmRlbGl2ZXJpZXMYAiABKAsyHi5wZi50cmFkZS52MS5BbGVydERlbGl2ZXJ5UGFnZUgAOh2StRgZdHJhZGUuYWxlcnQtcmVhZC1yZXN1bHRAMUIICgZyZXN1bHQqegoJQWxlcnRLaW5kEhoKFkFMRVJUX0tJTkRfVU5TUEVDSUZJRUQQABIYChRBTEVSVF9LSU5EX1RIUkVTSE9MRBABEhoKFkFMRVJUX0tJTkRfRklMSU5HX1RZUEUQAhIbChdBTEVSVF9LSU5EX05FV19ET0NVTUVOVBADKmIKCURpcmVjdGlvbhIZChVESVJFQ1RJT05fVU5TUEVDSUZJRUQQABIQCgxESVJFQ1RJT05fVVAQARISCg5ESVJFQ1RJT05fRE9XThACEhQKEERJUkVDVElPTl9FSVRIRVIQA2IGcHJvdG8z", [file_google_protobuf_timestamp, file_pf_v1_options]);
 
 /**
  * trade.alert-rule-request@1: a rule for the acting person.
@@ -24,56 +24,60 @@ export const file_pf_trade_v1_alerts: GenFile = /*@__PURE__*/
  */
 export type AlertRuleRequest = Message<"pf.trade.v1.AlertRuleRequest"> & {
   /**
-   * The instrument's symbol.
+   * The instrument's symbol (required).
    *
    * @generated from field: string symbol = 1;
    */
   symbol: string;
 
   /**
-   * The kind.
+   * The kind (required).
    *
    * @generated from field: pf.trade.v1.AlertKind kind = 2;
    */
   kind: AlertKind;
 
   /**
-   * Threshold: the metric (`price` …).
+   * Threshold (required there, refused for other kinds): the metric, lower case
+   * letters, digits, `_` and `.` from a letter (`price` …; at most 64 characters).
    *
    * @generated from field: string metric = 3;
    */
   metric: string;
 
   /**
-   * Threshold: the unit.
+   * Threshold (required there): the unit, letters, digits and `%_./-` (`USD`,
+   * `shares`, `percent` …; at most 32 characters).
    *
    * @generated from field: string unit = 4;
    */
   unit: string;
 
   /**
-   * Threshold: the currency when the unit is money.
+   * Threshold: the currency (ISO 4217, three capitals) when the unit is money, else empty.
    *
    * @generated from field: string currency = 5;
    */
   currency: string;
 
   /**
-   * Threshold: the level, a decimal text.
+   * Threshold (required there): the level, a plain decimal text (an optional
+   * sign, digits and point; no exponent or grouping; at most 64 characters).
    *
    * @generated from field: string level = 6;
    */
   level: string;
 
   /**
-   * Threshold: which crossings (default either).
+   * Threshold: which crossings, a value the enum names (unset: either).
    *
    * @generated from field: pf.trade.v1.Direction direction = 7;
    */
   direction: Direction;
 
   /**
-   * Filing type: the form type (`10-K`, `8-K` …; at most 20).
+   * Filing type (required there): the form type, a letter or digit then up to 19
+   * letters, digits, spaces and `./-` (`10-K`, `8-K`, `S-1/A`).
    *
    * @generated from field: string filing_type = 8;
    */
@@ -402,7 +406,7 @@ export const AlertDeliverySchema: GenMessage<AlertDelivery> = /*@__PURE__*/
  */
 export type AlertReadRequest = Message<"pf.trade.v1.AlertReadRequest"> & {
   /**
-   * Page size (1–200, default 50).
+   * Page size, 1 to 200 when sent (unset: 50).
    *
    * @generated from field: optional int32 limit = 1;
    */

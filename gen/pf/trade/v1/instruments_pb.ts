@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/trade/v1/instruments.proto.
  */
 export const file_pf_trade_v1_instruments: GenFile = /*@__PURE__*/
-  fileDesc("Ch1wZi90cmFkZS92MS9pbnN0cnVtZW50cy5wcm90bxILcGYudHJhZGUudjEiUAoFQWxpYXMSJAoEa2luZBgBIAEoDjIWLnBmLnRyYWRlLnYxLkFsaWFzS2luZBINCgV2YWx1ZRgCIAEoCRISCgpub3JtYWxpemVkGAMgASgJIsYCCgpJbnN0cnVtZW50EgoKAmlkGAEgASgJEg4KBnN5bWJvbBgCIAEoCRIMCgRuYW1lGAMgASgJEikKBGtpbmQYBCABKA4yGy5wZi50cmFkZS52MS5JbnN0cnVtZW50S2luZBIQCghleGNoYW5nZRgFIAEoCRILCgNjaWsYBiABKAkSEAoIY3VycmVuY3kYByABKAkSLQoGc3RhdHVzGAggASgOMh0ucGYudHJhZGUudjEuSW5zdHJ1bWVudFN0YXR1cxIjCgdhbGlhc2VzGAkgAygLMhIucGYudHJhZGUudjEuQWxpYXMSLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAigQMKF0luc3RydW1lbnRNYW5hZ2VSZXF1ZXN0Eg4KBnN5bWJvbBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESLgoEa2luZBgDIAEoDjIbLnBmLnRyYWRlLnYxLkluc3RydW1lbnRLaW5kSAGIAQESFQoIZXhjaGFuZ2UYBCABKAlIAogBARIQCgNjaWsYBSABKAlIA4gBARIVCghjdXJyZW5jeRgGIAEoCUgEiAEBEjIKBnN0YXR1cxgHIAEoDjIdLnBmLnRyYWRlLnYxLkluc3RydW1lbnRTdGF0dXNIBYgBARIqCgphbGlhc19raW5kGAggASgOMhYucGYudHJhZGUudjEuQWxpYXNLaW5kEg0KBWFsaWFzGAkgASgJOiWStRghdHJhZGUuaW5zdHJ1bWVudC1tYW5hZ2UtcmVxdWVzdEAxQgcKBV9uYW1lQgcKBV9raW5kQgsKCV9leGNoYW5nZUIGCgRfY2lrQgsKCV9jdXJyZW5jeUIJCgdfc3RhdHVzImsKFkluc3RydW1lbnRNYW5hZ2VSZXN1bHQSKwoKaW5zdHJ1bWVudBgBIAEoCzIXLnBmLnRyYWRlLnYxLkluc3RydW1lbnQ6JJK1GCB0cmFkZS5pbnN0cnVtZW50LW1hbmFnZS1yZXN1bHRAMSJGCg5SZXNvbHZlUmVxdWVzdBIJCgFxGAEgASgJEgsKA2NpaxgCIAEoCRIOCgZ0aWNrZXIYAyABKAkSDAoEbmFtZRgEIAEoCSLHAQoNUmVzb2x2ZVJlc3VsdBIsCgdvdXRjb21lGAEgASgOMhsucGYudHJhZGUudjEuUmVzb2x2ZU91dGNvbWUSKwoKaW5zdHJ1bWVudBgCIAEoCzIXLnBmLnRyYWRlLnYxLkluc3RydW1lbnQSKwoKY2FuZGlkYXRlcxgDIAMoCzIXLnBmLnRyYWRlLnYxLkluc3RydW1lbnQSEgoKbWF0Y2hlZF9ieRgEIAEoCToakrUYFnRyYWRlLnJlc29sdmUtcmVzdWx0QDEq6gEKDkluc3RydW1lbnRLaW5kEh8KG0lOU1RSVU1FTlRfS0lORF9VTlNQRUNJRklFRBAAEhoKFklOU1RSVU1FTlRfS0lORF9FUVVJVFkQARIXChNJTlNUUlVNRU5UX0tJTkRfRVRGEAISGAoUSU5TVFJVTUVOVF9LSU5EX0ZVTkQQAxIZChVJTlNUUlVNRU5UX0tJTkRfSU5ERVgQBBIaChZJTlNUUlVNRU5UX0tJTkRfQ1JZUFRPEAUSFgoSSU5TVFJVTUVOVF9LSU5EX0ZYEAYSGQoVSU5TVFJVTUVOVF9LSU5EX09USEVSEAcqcwoQSW5zdHJ1bWVudFN0YXR1cxIhCh1JTlNUUlVNRU5UX1NUQVRVU19VTlNQRUNJRklFRBAAEhwKGElOU1RSVU1FTlRfU1RBVFVTX0FDVElWRRABEh4KGklOU1RSVU1FTlRfU1RBVFVTX0lOQUNUSVZFEAIqZwoJQWxpYXNLaW5kEhoKFkFMSUFTX0tJTkRfVU5TUEVDSUZJRUQQABIVChFBTElBU19LSU5EX1RJQ0tFUhABEhIKDkFMSUFTX0tJTkRfQ0lLEAISEwoPQUxJQVNfS0lORF9OQU1FEAMqhwEKDlJlc29sdmVPdXRjb21lEh8KG1JFU09MVkVfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhsKF1JFU09MVkVfT1VUQ09NRV9NQVRDSEVEEAESHQoZUkVTT0xWRV9PVVRDT01FX0FNQklHVU9VUxACEhgKFFJFU09MVkVfT1VUQ09NRV9OT05FEANiBnByb3RvMw", [file_google_protobuf_timestamp, file_pf_v1_options]);
+  fileDesc("Ch1wZi90cmFkZS92MS9pbnN0cnVtZW50cy5wcm90bxILcGYudHJhZGUudjEiUAoFQWxpYXMSJAoEa2luZBgBIAEoDjIWLnBmLnRyYWRlLnYxLkFsaWFzS2luZBINCgV2YWx1ZRgCIAEoCRISCgpub3JtYWxpemVkGAMgASgJIsYCCgpJbnN0cnVtZW50EgoKAmlkGAEgASgJEg4KBnN5bWJvbBgCIAEoCRIMCgRuYW1lGAMgASgJEikKBGtpbmQYBCABKA4yGy5wZi50cmFkZS52MS5JbnN0cnVtZW50S2luZBIQCghleGNoYW5nZRgFIAEoCRILCgNjaWsYBiABKAkSEAoIY3VycmVuY3kYByABKAkSLQoGc3RhdHVzGAggASgOMh0ucGYudHJhZGUudjEuSW5zdHJ1bWVudFN0YXR1cxIjCgdhbGlhc2VzGAkgAygLMhIucGYudHJhZGUudjEuQWxpYXMSLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAipQQKF0luc3RydW1lbnRNYW5hZ2VSZXF1ZXN0EhcKBnN5bWJvbBgBIAEoCUIHwrcYA8gBARIgCgRuYW1lGAIgASgJQg3CtxgJcgcYyAEyAlxTSACIAQESPAoEa2luZBgDIAEoDjIbLnBmLnRyYWRlLnYxLkluc3RydW1lbnRLaW5kQgzCtxgIggEFEAEiAQBIAYgBARIfCghleGNoYW5nZRgEIAEoCUIIwrcYBHICGChIAogBARI/CgNjaWsYBSABKAlCLcK3GClyJzIlXlxzKigoW0NjXVtJaV1bS2tdKT9bMC05XXsxLDEwfVxzKik/JEgDiAEBEiwKCGN1cnJlbmN5GAYgASgJQhXCtxgRcg8yDV4oW0EtWl17M30pPyRIBIgBARJACgZzdGF0dXMYByABKA4yHS5wZi50cmFkZS52MS5JbnN0cnVtZW50U3RhdHVzQgzCtxgIggEFEAEiAQBIBYgBARI4CgphbGlhc19raW5kGAggASgOMhYucGYudHJhZGUudjEuQWxpYXNLaW5kQgzCtxgIyAEBggECEAESHwoFYWxpYXMYCSABKAlCEMK3GAzIAQFyBxjIATICXFM6JZK1GCF0cmFkZS5pbnN0cnVtZW50LW1hbmFnZS1yZXF1ZXN0QDFCBwoFX25hbWVCBwoFX2tpbmRCCwoJX2V4Y2hhbmdlQgYKBF9jaWtCCwoJX2N1cnJlbmN5QgkKB19zdGF0dXMiawoWSW5zdHJ1bWVudE1hbmFnZVJlc3VsdBIrCgppbnN0cnVtZW50GAEgASgLMhcucGYudHJhZGUudjEuSW5zdHJ1bWVudDokkrUYIHRyYWRlLmluc3RydW1lbnQtbWFuYWdlLXJlc3VsdEAxInIKDlJlc29sdmVSZXF1ZXN0EhQKAXEYASABKAlCCcK3GAVyAxjIARIWCgNjaWsYAiABKAlCCcK3GAVyAxjIARIZCgZ0aWNrZXIYAyABKAlCCcK3GAVyAxjIARIXCgRuYW1lGAQgASgJQgnCtxgFcgMYyAEixwEKDVJlc29sdmVSZXN1bHQSLAoHb3V0Y29tZRgBIAEoDjIbLnBmLnRyYWRlLnYxLlJlc29sdmVPdXRjb21lEisKCmluc3RydW1lbnQYAiABKAsyFy5wZi50cmFkZS52MS5JbnN0cnVtZW50EisKCmNhbmRpZGF0ZXMYAyADKAsyFy5wZi50cmFkZS52MS5JbnN0cnVtZW50EhIKCm1hdGNoZWRfYnkYBCABKAk6GpK1GBZ0cmFkZS5yZXNvbHZlLXJlc3VsdEAxKuoBCg5JbnN0cnVtZW50S2luZBIfChtJTlNUUlVNRU5UX0tJTkRfVU5TUEVDSUZJRUQQABIaChZJTlNUUlVNRU5UX0tJTkRfRVFVSVRZEAESFwoTSU5TVFJVTUVOVF9LSU5EX0VURhACEhgKFElOU1RSVU1FTlRfS0lORF9GVU5EEAMSGQoVSU5TVFJVTUVOVF9LSU5EX0lOREVYEAQSGgoWSU5TVFJVTUVOVF9LSU5EX0NSWVBUTxAFEhYKEklOU1RSVU1FTlRfS0lORF9GWBAGEhkKFUlOU1RSVU1FTlRfS0lORF9PVEhFUhAHKnMKEEluc3RydW1lbnRTdGF0dXMSIQodSU5TVFJVTUVOVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIcChhJTlNUUlVNRU5UX1NUQVRVU19BQ1RJVkUQARIeChpJTlNUUlVNRU5UX1NUQVRVU19JTkFDVElWRRACKmcKCUFsaWFzS2luZBIaChZBTElBU19LSU5EX1VOU1BFQ0lGSUVEEAASFQoRQUxJQVNfS0lORF9USUNLRVIQARISCg5BTElBU19LSU5EX0NJSxACEhMKD0FMSUFTX0tJTkRfTkFNRRADKocBCg5SZXNvbHZlT3V0Y29tZRIfChtSRVNPTFZFX09VVENPTUVfVU5TUEVDSUZJRUQQABIbChdSRVNPTFZFX09VVENPTUVfTUFUQ0hFRBABEh0KGVJFU09MVkVfT1VUQ09NRV9BTUJJR1VPVVMQAhIYChRSRVNPTFZFX09VVENPTUVfTk9ORRADYgZwcm90bzM", [file_google_protobuf_timestamp, file_pf_v1_options]);
 
 /**
  * One alias of an instrument.
@@ -153,21 +153,21 @@ export const InstrumentSchema: GenMessage<Instrument> = /*@__PURE__*/
  */
 export type InstrumentManageRequest = Message<"pf.trade.v1.InstrumentManageRequest"> & {
   /**
-   * Create: the new symbol; patch and alias: the instrument (path).
+   * Create: the new symbol; patch and alias: the instrument (path). Required.
    *
    * @generated from field: string symbol = 1;
    */
   symbol: string;
 
   /**
-   * Create (required), patch: the name (at most 200 characters).
+   * Create (required), patch: the name (at most 200 characters, not blank).
    *
    * @generated from field: optional string name = 2;
    */
   name?: string | undefined;
 
   /**
-   * Create (required), patch: the kind.
+   * Create (required), patch: the kind, a value the enum names other than UNSPECIFIED.
    *
    * @generated from field: optional pf.trade.v1.InstrumentKind kind = 3;
    */
@@ -181,35 +181,35 @@ export type InstrumentManageRequest = Message<"pf.trade.v1.InstrumentManageReque
   exchange?: string | undefined;
 
   /**
-   * Create, patch: the CIK (up to 10 digits; "" clears).
+   * Create, patch: the CIK, 1 to 10 digits, `CIK` before them allowed (`CIK320193`); "" clears.
    *
    * @generated from field: optional string cik = 5;
    */
   cik?: string | undefined;
 
   /**
-   * Create, patch: the currency (ISO 4217; "" clears).
+   * Create, patch: the currency (ISO 4217, three capitals; "" clears).
    *
    * @generated from field: optional string currency = 6;
    */
   currency?: string | undefined;
 
   /**
-   * Patch: the status.
+   * Patch: the status, a value the enum names other than UNSPECIFIED.
    *
    * @generated from field: optional pf.trade.v1.InstrumentStatus status = 7;
    */
   status?: InstrumentStatus | undefined;
 
   /**
-   * Alias: its kind.
+   * Alias: its kind (required).
    *
    * @generated from field: pf.trade.v1.AliasKind alias_kind = 8;
    */
   aliasKind: AliasKind;
 
   /**
-   * Alias: its value (at most 200 characters).
+   * Alias: its value (required, at most 200 characters, not blank).
    *
    * @generated from field: string alias = 9;
    */
@@ -251,28 +251,29 @@ export const InstrumentManageResultSchema: GenMessage<InstrumentManageResult> = 
  */
 export type ResolveRequest = Message<"pf.trade.v1.ResolveRequest"> & {
   /**
-   * Anything: tried as CIK, then ticker, then exact normalised name.
+   * Anything: tried as CIK, then ticker, then exact normalised name (at most 200
+   * characters). This or one of the others is required.
    *
    * @generated from field: string q = 1;
    */
   q: string;
 
   /**
-   * Only as a CIK.
+   * Only as a CIK (at most 200 characters).
    *
    * @generated from field: string cik = 2;
    */
   cik: string;
 
   /**
-   * Only as a ticker.
+   * Only as a ticker (at most 200 characters).
    *
    * @generated from field: string ticker = 3;
    */
   ticker: string;
 
   /**
-   * Only as an exact normalised name.
+   * Only as an exact normalised name (at most 200 characters).
    *
    * @generated from field: string name = 4;
    */

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/trade/v1/observations.proto.
  */
 export const file_pf_trade_v1_observations: GenFile = /*@__PURE__*/
-  fileDesc("Ch5wZi90cmFkZS92MS9vYnNlcnZhdGlvbnMucHJvdG8SC3BmLnRyYWRlLnYxIo8CChJPYnNlcnZhdGlvblJlcXVlc3QSDgoGc3ltYm9sGAEgASgJEg4KBm1ldHJpYxgCIAEoCRINCgV2YWx1ZRgDIAEoCRIMCgR1bml0GAQgASgJEhAKCGN1cnJlbmN5GAUgASgJEi8KC29ic2VydmVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxyZXRyaWV2ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCnNvdXJjZV9rZXkYCCABKAkSEgoKc291cmNlX3JlZhgJIAEoCTofkrUYG3RyYWRlLm9ic2VydmF0aW9uLXJlcXVlc3RAMSK7AgoLT2JzZXJ2YXRpb24SCgoCaWQYASABKAkSFQoNaW5zdHJ1bWVudF9pZBgCIAEoCRIOCgZzeW1ib2wYAyABKAkSDgoGbWV0cmljGAQgASgJEg0KBXZhbHVlGAUgASgJEgwKBHVuaXQYBiABKAkSEAoIY3VycmVuY3kYByABKAkSLwoLb2JzZXJ2ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDHJldHJpZXZlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKc291cmNlX2tleRgKIAEoCRISCgpzb3VyY2VfcmVmGAsgASgJEi8KC3JlY29yZGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJiChFPYnNlcnZhdGlvblJlc3VsdBItCgtvYnNlcnZhdGlvbhgBIAEoCzIYLnBmLnRyYWRlLnYxLk9ic2VydmF0aW9uOh6StRgadHJhZGUub2JzZXJ2YXRpb24tcmVzdWx0QDFiBnByb3RvMw", [file_google_protobuf_timestamp, file_pf_v1_options]);
+  fileDesc("Ch5wZi90cmFkZS92MS9vYnNlcnZhdGlvbnMucHJvdG8SC3BmLnRyYWRlLnYxIu0DChJPYnNlcnZhdGlvblJlcXVlc3QSFwoGc3ltYm9sGAEgASgJQgfCtxgDyAEBEi8KBm1ldHJpYxgCIAEoCUIfwrcYG8gBAXIWGEAyEl5bYS16XVthLXowLTlfLl0qJBJBCgV2YWx1ZRgDIAEoCUIywrcYLsgBAXIpGEAyJV5bKy1dPyhbMC05XSsoWy5dWzAtOV0qKT98Wy5dWzAtOV0rKSQSLgoEdW5pdBgEIAEoCUIgwrcYHMgBAXIXGCAyE15bQS1aYS16MC05JV8uLy1dKyQSJwoIY3VycmVuY3kYBSABKAlCFcK3GBHYAQFyDDIKXltBLVpdezN9JBI4CgtvYnNlcnZlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCB8K3GAPIAQESOQoMcmV0cmlldmVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIHwrcYA8gBARIsCgpzb3VyY2Vfa2V5GAggASgJQhjCtxgUyAEBcg8YZDILXlxTKC4qXFMpPyQSLQoKc291cmNlX3JlZhgJIAEoCUIZwrcYFcgBAXIQGPQDMgteXFMoLipcUyk/JDofkrUYG3RyYWRlLm9ic2VydmF0aW9uLXJlcXVlc3RAMSK7AgoLT2JzZXJ2YXRpb24SCgoCaWQYASABKAkSFQoNaW5zdHJ1bWVudF9pZBgCIAEoCRIOCgZzeW1ib2wYAyABKAkSDgoGbWV0cmljGAQgASgJEg0KBXZhbHVlGAUgASgJEgwKBHVuaXQYBiABKAkSEAoIY3VycmVuY3kYByABKAkSLwoLb2JzZXJ2ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDHJldHJpZXZlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKc291cmNlX2tleRgKIAEoCRISCgpzb3VyY2VfcmVmGAsgASgJEi8KC3JlY29yZGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJiChFPYnNlcnZhdGlvblJlc3VsdBItCgtvYnNlcnZhdGlvbhgBIAEoCzIYLnBmLnRyYWRlLnYxLk9ic2VydmF0aW9uOh6StRgadHJhZGUub2JzZXJ2YXRpb24tcmVzdWx0QDFiBnByb3RvMw", [file_google_protobuf_timestamp, file_pf_v1_options]);
 
 /**
  * trade.observation-request@1: "value exactly as stated, unit, currency,
@@ -26,35 +26,39 @@ export const file_pf_trade_v1_observations: GenFile = /*@__PURE__*/
  */
 export type ObservationRequest = Message<"pf.trade.v1.ObservationRequest"> & {
   /**
-   * The instrument's symbol (or a ticker alias).
+   * The instrument's symbol (or a ticker alias); required.
    *
    * @generated from field: string symbol = 1;
    */
   symbol: string;
 
   /**
-   * What was observed (`price`, `market_cap` …; lower case, at most 64).
+   * What was observed, lower case letters, digits, `_` and `.` from a letter
+   * (`price`, `market_cap` …; required, at most 64 characters).
    *
    * @generated from field: string metric = 2;
    */
   metric: string;
 
   /**
-   * The value as stated: a decimal text (`-12.50`), kept verbatim.
+   * The value as stated, kept verbatim: a plain decimal text (`-12.50`: an
+   * optional sign, digits and point; no exponent or grouping; required, at most
+   * 64 characters).
    *
    * @generated from field: string value = 3;
    */
   value: string;
 
   /**
-   * The unit (`USD`, `shares`, `percent` …; at most 32).
+   * The unit, letters, digits and `%_./-` (`USD`, `shares`, `percent` …;
+   * required, at most 32 characters).
    *
    * @generated from field: string unit = 4;
    */
   unit: string;
 
   /**
-   * The currency (ISO 4217) when the unit is money, else empty.
+   * The currency (ISO 4217, three capitals) when the unit is money, else empty.
    *
    * @generated from field: string currency = 5;
    */
@@ -75,14 +79,16 @@ export type ObservationRequest = Message<"pf.trade.v1.ObservationRequest"> & {
   retrievedAt?: Timestamp | undefined;
 
   /**
-   * The source (a sources key or another service's name; at most 100).
+   * The source (a sources key or another service's name; required, at most 100
+   * characters, no space at either end).
    *
    * @generated from field: string source_key = 8;
    */
   sourceKey: string;
 
   /**
-   * The source's reference of this value (at most 500); unique with source_key.
+   * The source's reference of this value (required, at most 500 characters, no
+   * space at either end); unique with source_key.
    *
    * @generated from field: string source_ref = 9;
    */

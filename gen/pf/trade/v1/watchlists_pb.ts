@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/trade/v1/watchlists.proto.
  */
 export const file_pf_trade_v1_watchlists: GenFile = /*@__PURE__*/
-  fileDesc("ChxwZi90cmFkZS92MS93YXRjaGxpc3RzLnByb3RvEgtwZi50cmFkZS52MSKSAQoQV2F0Y2hsaXN0UmVxdWVzdBITCgJpZBgBIAEoCUIHwrUYA3dsdBIMCgRuYW1lGAIgASgJEg4KBnN5bWJvbBgDIAEoCRISCgVsaW1pdBgEIAEoBUgAiAEBEg4KBmN1cnNvchgFIAEoCTodkrUYGXRyYWRlLndhdGNobGlzdC1yZXF1ZXN0QDFCCAoGX2xpbWl0InIKDVdhdGNobGlzdEl0ZW0SFQoNaW5zdHJ1bWVudF9pZBgBIAEoCRIOCgZzeW1ib2wYAiABKAkSDAoEbmFtZRgDIAEoCRIsCghhZGRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAivwEKCVdhdGNobGlzdBIKCgJpZBgBIAEoCRINCgVvd25lchgCIAEoCRIMCgRuYW1lGAMgASgJEikKBWl0ZW1zGAQgAygLMhoucGYudHJhZGUudjEuV2F0Y2hsaXN0SXRlbRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJQCg1XYXRjaGxpc3RQYWdlEioKCndhdGNobGlzdHMYASADKAsyFi5wZi50cmFkZS52MS5XYXRjaGxpc3QSEwoLbmV4dF9jdXJzb3IYAiABKAkimAEKD1dhdGNobGlzdFJlc3VsdBIrCgl3YXRjaGxpc3QYASABKAsyFi5wZi50cmFkZS52MS5XYXRjaGxpc3RIABIwCgp3YXRjaGxpc3RzGAIgASgLMhoucGYudHJhZGUudjEuV2F0Y2hsaXN0UGFnZUgAOhyStRgYdHJhZGUud2F0Y2hsaXN0LXJlc3VsdEAxQggKBnJlc3VsdCJICg1EZWxldGVkUmVzdWx0EgoKAmlkGAEgASgJEg8KB2RlbGV0ZWQYAiABKAg6GpK1GBZ0cmFkZS5kZWxldGVkLXJlc3VsdEAxYgZwcm90bzM", [file_google_protobuf_timestamp, file_pf_v1_options]);
+  fileDesc("ChxwZi90cmFkZS92MS93YXRjaGxpc3RzLnByb3RvEgtwZi50cmFkZS52MSKwAQoQV2F0Y2hsaXN0UmVxdWVzdBITCgJpZBgBIAEoCUIHwrUYA3dsdBIdCgRuYW1lGAIgASgJQg/CtxgLyAEBcgYYZDICXFMSDgoGc3ltYm9sGAMgASgJEh8KBWxpbWl0GAQgASgFQgvCtxgHGgUYyAEoAUgAiAEBEg4KBmN1cnNvchgFIAEoCTodkrUYGXRyYWRlLndhdGNobGlzdC1yZXF1ZXN0QDFCCAoGX2xpbWl0InIKDVdhdGNobGlzdEl0ZW0SFQoNaW5zdHJ1bWVudF9pZBgBIAEoCRIOCgZzeW1ib2wYAiABKAkSDAoEbmFtZRgDIAEoCRIsCghhZGRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAivwEKCVdhdGNobGlzdBIKCgJpZBgBIAEoCRINCgVvd25lchgCIAEoCRIMCgRuYW1lGAMgASgJEikKBWl0ZW1zGAQgAygLMhoucGYudHJhZGUudjEuV2F0Y2hsaXN0SXRlbRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJQCg1XYXRjaGxpc3RQYWdlEioKCndhdGNobGlzdHMYASADKAsyFi5wZi50cmFkZS52MS5XYXRjaGxpc3QSEwoLbmV4dF9jdXJzb3IYAiABKAkimAEKD1dhdGNobGlzdFJlc3VsdBIrCgl3YXRjaGxpc3QYASABKAsyFi5wZi50cmFkZS52MS5XYXRjaGxpc3RIABIwCgp3YXRjaGxpc3RzGAIgASgLMhoucGYudHJhZGUudjEuV2F0Y2hsaXN0UGFnZUgAOhyStRgYdHJhZGUud2F0Y2hsaXN0LXJlc3VsdEAxQggKBnJlc3VsdCJICg1EZWxldGVkUmVzdWx0EgoKAmlkGAEgASgJEg8KB2RlbGV0ZWQYAiABKAg6GpK1GBZ0cmFkZS5kZWxldGVkLXJlc3VsdEAxYgZwcm90bzM", [file_google_protobuf_timestamp, file_pf_v1_options]);
 
 /**
  * trade.watchlist-request@1: create, rename, list, read, add or remove an
@@ -32,7 +32,7 @@ export type WatchlistRequest = Message<"pf.trade.v1.WatchlistRequest"> & {
   id: string;
 
   /**
-   * Create, rename: its name (1 to 100 characters).
+   * Create, rename: its name (1 to 100 characters, not blank).
    *
    * @generated from field: string name = 2;
    */
@@ -46,7 +46,7 @@ export type WatchlistRequest = Message<"pf.trade.v1.WatchlistRequest"> & {
   symbol: string;
 
   /**
-   * Listing: page size (1–200, default 50).
+   * Listing: page size, 1 to 200 when sent (unset: 50).
    *
    * @generated from field: optional int32 limit = 4;
    */
