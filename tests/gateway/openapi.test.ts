@@ -133,12 +133,14 @@ describe("OpenAPI from the descriptors", () => {
       ["subject", "path", true],
     ]);
     expect(getModule.requestBody).toBeUndefined();
+    // The query's declared rules (required, usr_ ids) are the parameter's.
     expect(service.paths["/internal/blocks"].get.parameters).toEqual([
       {
         name: "subject",
         in: "query",
-        description: "The person asked about (usr_ prefixed).",
-        schema: { type: "string" },
+        required: true,
+        description: "The person asked about (required; usr_ prefixed).",
+        schema: { type: "string", pattern: "^usr_[0-9a-z]{1,64}$", maxLength: 68 },
       },
     ]);
     expect(service.paths["/internal/identity/resolve"].get.parameters.map((p) => p.name)).toEqual([
@@ -154,7 +156,8 @@ describe("OpenAPI from the descriptors", () => {
         in: "path",
         required: true,
         description:
-          "The kind, from the path (`mention`, `reply`, `tips/received`…). The rest of the path; may contain slashes.",
+          "The kind, from the path (`mention`, `reply`, `tips/received`…): words of lowercase letters, digits, _ or - separated by /, at most 100 characters. The rest of the path; may contain slashes.",
+        schema: { type: "string", maxLength: 100, pattern: "^[a-z0-9_-]+(/[a-z0-9_-]+)*$" },
       },
     ]);
     // The path sets kind: the body's schema is the request's less kind, which the gateway refuses in a body.
@@ -212,9 +215,16 @@ describe("OpenAPI from the descriptors", () => {
       queries: { type: "array", items: { $ref: "#/components/schemas/pf.network.v1.IdentityQuery" } },
     });
     // Descriptions are the proto comments, in the spec's words.
-    expect(schemas["network.coins-change-request.v1"].properties.amount.description).toBe(
-      "Coins, a positive whole number of loyalty units.",
-    );
+    expect(schemas["network.coins-change-request.v1"]).toMatchObject({
+      required: ["subject", "amount"],
+      properties: {
+        amount: {
+          description: "Coins, a positive whole number of loyalty units (1 to 10^15).",
+          minimum: 1,
+          maximum: 1e15,
+        },
+      },
+    });
     expect(schemas["modules.module-record.v1"].description).toBe(
       "A subject's record in one namespace, with its revision (modules.module-record@1).",
     );

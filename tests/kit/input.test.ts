@@ -10,6 +10,7 @@ import { GetBalanceRequestSchema } from "../../gen/pf/billing/v1/ledger_pb.js";
 import { CouponsService } from "../../gen/pf/coupons/v1/coupons_pb.js";
 import { DealsService } from "../../gen/pf/deals/v1/deals_pb.js";
 import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
+import { SearchService } from "../../gen/pf/search/v1/search_pb.js";
 import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
 import { VipService } from "../../gen/pf/vip/v1/vip_pb.js";
 import {
@@ -125,8 +126,21 @@ describe("ids in a request", () => {
     const { creditCoins } = NetworkService.method;
     expect(faultFields(creditCoins, { app_id: "a".repeat(128) })).not.toContain("app_id");
     expect(faultFields(creditCoins, { app_id: "a".repeat(129) })).toContain("app_id");
-    expect(idRuleOf(creditCoins.input.field.subject)).toBeUndefined();
+    expect(idRuleOf(creditCoins.input.field.idempotencyKey)).toBeUndefined();
     expect(idRuleOf(getPlan.input.field.id)).toMatchObject({ prefix: "pln", maxLength: 68 });
+  });
+
+  it("one whose rules declare a max_len holds that many instead (search's document ids: 200)", () => {
+    const { putDocument } = SearchService.method;
+    const put = (id: string) => ({ owner: "tips", type: "page", id, revision: "1" });
+    expect(idRuleOf(putDocument.input.field.id)).toBeUndefined();
+    expect(inputFaults(putDocument, fromJson(putDocument.input, put("a".repeat(200))))).toEqual([]);
+    expect(
+      inputFaults(putDocument, fromJson(putDocument.input, put("a".repeat(201)))).map(({ field, rule }) => [
+        field,
+        rule,
+      ]),
+    ).toEqual([["id", "string.max_len"]]);
   });
 
   it('an optional id cleared with "" is no id', () => {

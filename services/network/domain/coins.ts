@@ -1,15 +1,11 @@
 import type { Principal } from "../../kit/auth/principal.js";
-import { invalid, problem } from "../../kit/handler/problem.js";
+import { problem } from "../../kit/handler/problem.js";
 
-/** The most coins one account holds, and one change moves: far beyond any loyalty program, far inside bigint. */
+/**
+ * The most coins one account holds: far beyond any loyalty program, far inside bigint. One change moves at most as
+ * many (the contract's rule on `amount`, 1 to 10^15).
+ */
 export const MAX_COINS = 1_000_000_000_000_000n;
-
-/** Coins move in positive whole units up to MAX_COINS; anything else is refused. */
-export function requireAmount(field: string, amount: bigint): bigint {
-  if (amount <= 0n || amount > MAX_COINS)
-    throw invalid(field, `${field} must be a whole number of coins from 1 to ${MAX_COINS}`);
-  return amount;
-}
 
 /** The balance a change leaves, refused when short (409 insufficient_funds) or past MAX_COINS. */
 export function balanceAfter(subject: string, current: bigint, delta: bigint): bigint {

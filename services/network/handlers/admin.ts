@@ -9,7 +9,7 @@ import {
 } from "../../../gen/pf/network/v1/admin_pb.js";
 import { ResolutionSchema, StaffEntrySchema } from "../../../gen/pf/network/v1/network_pb.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
-import { requireSubject, requireUser } from "../../kit/handler/subjects.js";
+import { requireSubject } from "../../kit/handler/subjects.js";
 import { maxLength } from "../../kit/handler/text.js";
 import type { NetworkContext } from "../context.js";
 import { blocksOf, deleteBlock, insertBlock } from "../db/blocks.js";
@@ -26,9 +26,9 @@ export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAd
   const { sealer, staffList } = ctx;
   return {
     async setStaff(request) {
-      const subject = requireUser("subject", request.subject);
-      const role = roleName(request.role);
-      if (!role) throw invalid("role", "role must be owner, admin or global_moderator");
+      const { subject } = request;
+      // The contract takes only a defined role other than UNSPECIFIED: one with a name.
+      const role = roleName(request.role)!;
       const member = await ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         if (role === "owner") {
@@ -65,7 +65,7 @@ export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAd
     },
 
     async removeStaff(request) {
-      const subject = requireUser("subject", request.subject);
+      const { subject } = request;
       const removed = await ctx.transaction(async (em) => {
         const removed = await deleteStaffMember(em, subject);
         if (removed)
@@ -125,9 +125,7 @@ export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAd
     },
 
     async linkLegacyId(request) {
-      if (!/^[a-z]+$/.test(request.service)) throw invalid("service", "service must be a service key");
-      if (request.localId === "") throw invalid("local_id", "local_id is the id the service gave the subject");
-      const subject = requireSubject("subject", request.subject);
+      const { subject } = request;
       await ctx.transaction(async (em) => {
         const existing = await legacyIdOf(em, request.service, request.localId);
         if (existing && existing.subject !== subject) {
@@ -172,8 +170,6 @@ export function adminHandlers(ctx: NetworkContext): ServiceImpl<typeof NetworkAd
 }
 
 function blockPair(blocker: string, blocked: string): [string, string] {
-  requireUser("blocker", blocker);
-  requireSubject("blocked", blocked);
   if (blocker === blocked) throw invalid("blocked", "A person cannot block themselves.");
   return [blocker, blocked];
 }

@@ -11,11 +11,9 @@ import { principalOf } from "../../kit/auth/principal.js";
 import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
 import { invalid } from "../../kit/handler/problem.js";
-import { requireUser } from "../../kit/handler/subjects.js";
-import { maxLength } from "../../kit/handler/text.js";
 import type { ServiceContext } from "../../kit/service/module.js";
 import { applyChange, lockAccounts } from "../db/ledger.js";
-import { coinsAppId, lockOrder, requireAmount } from "../domain/coins.js";
+import { coinsAppId, lockOrder } from "../domain/coins.js";
 import { coinsChanged, coinsTransferred } from "../events.js";
 
 type CoinsHandlers = Pick<ServiceImpl<typeof NetworkService>, "creditCoins" | "debitCoins" | "transferCoins">;
@@ -31,15 +29,13 @@ export function coinsHandlers(ctx: ServiceContext): CoinsHandlers {
   async function change(request: CoinsChangeRequest, call: HandlerContext, sign: 1n | -1n) {
     const principal = principalOf(call);
     const appId = coinsAppId(principal, request.appId);
-    const subject = requireUser("subject", request.subject);
-    const amount = requireAmount("amount", request.amount);
+    const { subject, amount } = request;
     const normalized: CoinsChangeRequest = { ...request, appId };
     const idempotency = idempotencyOf(call, normalized, {
       scope: `coins.${sign === 1n ? "credit" : "debit"}:${appId}:${principal.sub}`,
       // A credit is never applied twice: it needs a key.
       required: sign === 1n,
     });
-    maxLength("reason", request.reason, 200);
     return ctx.transaction((em) =>
       idempotency.run(em, async () => {
         const at = ctx.clock.now();
@@ -61,13 +57,10 @@ export function coinsHandlers(ctx: ServiceContext): CoinsHandlers {
     async transferCoins(request, call) {
       const principal = principalOf(call);
       const appId = coinsAppId(principal, request.appId);
-      const from = requireUser("from_subject", request.fromSubject);
-      const to = requireUser("to_subject", request.toSubject);
+      const { fromSubject: from, toSubject: to, amount } = request;
       if (from === to) throw invalid("to_subject", "A transfer moves coins between two different users.");
-      const amount = requireAmount("amount", request.amount);
       const normalized: CoinsTransferRequest = { ...request, appId };
       const idempotency = idempotencyOf(call, normalized, { scope: `coins.transfer:${appId}:${principal.sub}` });
-      maxLength("reason", request.reason, 200);
       return ctx.transaction((em) =>
         idempotency.run(em, async () => {
           const at = ctx.clock.now();

@@ -10,8 +10,7 @@ import type { ModuleRecord } from "../db/entities.js";
 import { changeModuleRecord, insertModuleRecord, moduleRecord } from "../db/modules.js";
 import { ifMatchOf } from "../../kit/handler/revisions.js";
 import { answerStatus } from "../../kit/handler/status.js";
-import { mayRead, ownsNamespace, requireNamespace } from "../domain/namespaces.js";
-import { requireSubject } from "../../kit/handler/subjects.js";
+import { mayRead, ownsNamespace } from "../domain/namespaces.js";
 import { moduleWritten } from "../events.js";
 
 const MAX_RECORD_BYTES = 64 * 1024;
@@ -22,8 +21,7 @@ export function moduleHandlers(
 ): Pick<ServiceImpl<typeof NetworkService>, "getModule" | "putModule"> {
   return {
     async getModule(request, call) {
-      const namespace = requireNamespace(request.namespace);
-      const subject = requireSubject("subject", request.subject);
+      const { namespace, subject } = request;
       if (!mayRead(principalOf(call), namespace)) {
         throw problem(
           403,
@@ -37,8 +35,7 @@ export function moduleHandlers(
     },
 
     async putModule(request, call) {
-      const namespace = requireNamespace(request.namespace);
-      const subject = requireSubject("subject", request.subject);
+      const { namespace, subject } = request;
       const principal = principalOf(call);
       if (!ownsNamespace(principal, namespace)) {
         throw problem(403, "modules.namespace_not_owned", `Only the service owning ${namespace} may write in it.`);

@@ -10,15 +10,11 @@ import { principalOf } from "../../kit/auth/principal.js";
 import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { newId } from "../../kit/handler/ids.js";
 import type { ServiceContext } from "../../kit/service/module.js";
-import { maxLength } from "../../kit/handler/text.js";
 import { invalid } from "../../kit/handler/problem.js";
 import { insertNotifications } from "../db/notifications.js";
-import { requireUser } from "../../kit/handler/subjects.js";
 import { notificationPushed } from "../events.js";
 
-const MAX_RECIPIENTS = 500;
 const MAX_PAYLOAD_BYTES = 16 * 1024;
-const KIND = /^[a-z0-9_-]+(\/[a-z0-9_-]+)*$/;
 
 /** Notification push: stores one notification per network user and publishes network.notification.pushed for each. */
 export function notificationHandlers(
@@ -26,21 +22,8 @@ export function notificationHandlers(
 ): Pick<ServiceImpl<typeof NetworkService>, "pushNotification"> {
   return {
     async pushNotification(request, call) {
-      if (!KIND.test(request.kind) || request.kind.length > 100)
-        throw invalid(
-          "kind",
-          "The path after /internal/notifications/ names the kind: lowercase words separated by /.",
-        );
-      if (request.recipients.length === 0 || request.recipients.length > MAX_RECIPIENTS) {
-        throw invalid("recipients", `recipients must hold 1 to ${MAX_RECIPIENTS} network users`);
-      }
-      request.recipients.forEach((recipient, i) => requireUser(`recipients[${i}]`, recipient));
       if (request.title === "" && request.body === "")
         throw invalid("title", "A notification needs a title or a body.");
-      if (request.actor !== "") requireUser("actor", request.actor);
-      maxLength("title", request.title, 200);
-      maxLength("body", request.body, 4000);
-      maxLength("link", request.link, 2000);
       if (request.link !== "" && !/^(https:\/\/|\/(?!\/))/i.test(request.link)) {
         throw invalid("link", "link must be an https URL or a path starting with /");
       }

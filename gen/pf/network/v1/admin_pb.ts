@@ -22,7 +22,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/network/v1/admin.proto.
  */
 export const file_pf_network_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChlwZi9uZXR3b3JrL3YxL2FkbWluLnByb3RvEg1wZi5uZXR3b3JrLnYxImAKD1NldFN0YWZmUmVxdWVzdBIPCgdzdWJqZWN0GAEgASgJEiYKBHJvbGUYAiABKA4yGC5wZi5uZXR3b3JrLnYxLlN0YWZmUm9sZRIUCgxjYXBhYmlsaXRpZXMYAyADKAkiJQoSUmVtb3ZlU3RhZmZSZXF1ZXN0Eg8KB3N1YmplY3QYASABKAkiJgoTUmVtb3ZlU3RhZmZSZXNwb25zZRIPCgdyZW1vdmVkGAEgASgIIi8KC0Jsb2NrQ2hhbmdlEg8KB2Jsb2NrZXIYASABKAkSDwoHYmxvY2tlZBgCIAEoCSJJChNMaW5rTGVnYWN5SWRSZXF1ZXN0Eg8KB3NlcnZpY2UYASABKAkSEAoIbG9jYWxfaWQYAiABKAkSDwoHc3ViamVjdBgDIAEoCSImChVTZXRHaXRodWJUb2tlblJlcXVlc3QSDQoFdG9rZW4YASABKAkiWAoWU2V0R2l0aHViVG9rZW5SZXNwb25zZRIOCgZzb3VyY2UYASABKAkSLgoKdXBkYXRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAy7wYKE05ldHdvcmtBZG1pblNlcnZpY2USZAoIU2V0U3RhZmYSHi5wZi5uZXR3b3JrLnYxLlNldFN0YWZmUmVxdWVzdBoZLnBmLm5ldHdvcmsudjEuU3RhZmZFbnRyeSIdirUYFQoNbmV0d29yay5hZG1pbhADGAEgAai1GAEScwoLUmVtb3ZlU3RhZmYSIS5wZi5uZXR3b3JrLnYxLlJlbW92ZVN0YWZmUmVxdWVzdBoiLnBmLm5ldHdvcmsudjEuUmVtb3ZlU3RhZmZSZXNwb25zZSIdirUYFQoNbmV0d29yay5hZG1pbhADGAEgAai1GAESeAoIU2V0QmxvY2sSGi5wZi5uZXR3b3JrLnYxLkJsb2NrQ2hhbmdlGhsucGYubmV0d29yay52MS5CbG9ja3NSZXN1bHQiM4q1GBUKDW5ldHdvcmsuYWRtaW4QAxgBIAGotRgByrUYEgoHYmxvY2tlcgoHYmxvY2tlZBJ7CgtSZW1vdmVCbG9jaxIaLnBmLm5ldHdvcmsudjEuQmxvY2tDaGFuZ2UaGy5wZi5uZXR3b3JrLnYxLkJsb2Nrc1Jlc3VsdCIzirUYFQoNbmV0d29yay5hZG1pbhADGAEgAai1GAHKtRgSCgdibG9ja2VyCgdibG9ja2VkElQKDVVwc2VydFN1YmplY3QSES5wZi52MS5TdWJqZWN0UmVmGhEucGYudjEuU3ViamVjdFJlZiIdirUYFQoNbmV0d29yay5hZG1pbhADGAEgAai1GAESbAoMTGlua0xlZ2FjeUlkEiIucGYubmV0d29yay52MS5MaW5rTGVnYWN5SWRSZXF1ZXN0GhkucGYubmV0d29yay52MS5SZXNvbHV0aW9uIh2KtRgVCg1uZXR3b3JrLmFkbWluEAMYASABqLUYARKKAQoOU2V0R2l0aHViVG9rZW4SJC5wZi5uZXR3b3JrLnYxLlNldEdpdGh1YlRva2VuUmVxdWVzdBolLnBmLm5ldHdvcmsudjEuU2V0R2l0aHViVG9rZW5SZXNwb25zZSIrirUYIwoNbmV0d29yay5hZG1pbhADGAEgATABaAGiAQcKBW93bmVyqLUYARo1mrUYB25ldHdvcmvatRgmCgVvd25lchIdaW50ZWdyYXRpb24uZ2l0aHViLm93bmVyX29ubHliBnByb3RvMw", [file_google_protobuf_timestamp, file_pf_network_v1_network, file_pf_v1_options, file_pf_v1_refs]);
+  fileDesc("ChlwZi9uZXR3b3JrL3YxL2FkbWluLnByb3RvEg1wZi5uZXR3b3JrLnYxIn4KD1NldFN0YWZmUmVxdWVzdBIfCgdzdWJqZWN0GAEgASgJQg7CtRgDdXNywrcYA8gBARI0CgRyb2xlGAIgASgOMhgucGYubmV0d29yay52MS5TdGFmZlJvbGVCDMK3GAjIAQGCAQIQARIUCgxjYXBhYmlsaXRpZXMYAyADKAkiNQoSUmVtb3ZlU3RhZmZSZXF1ZXN0Eh8KB3N1YmplY3QYASABKAlCDsK1GAN1c3LCtxgDyAEBIiYKE1JlbW92ZVN0YWZmUmVzcG9uc2USDwoHcmVtb3ZlZBgBIAEoCCJoCgtCbG9ja0NoYW5nZRIfCgdibG9ja2VyGAEgASgJQg7CtRgDdXNywrcYA8gBARI4CgdibG9ja2VkGAIgASgJQifCtxgjyAEBch4yHF4oPzp1c3J8Z3N0KV9bMC05YS16XXsxLDY0fSQikAEKE0xpbmtMZWdhY3lJZFJlcXVlc3QSJAoHc2VydmljZRgBIAEoCUITwrcYD8gBAXIKMgheW2Etel0rJBIZCghsb2NhbF9pZBgCIAEoCUIHwrcYA8gBARI4CgdzdWJqZWN0GAMgASgJQifCtxgjyAEBch4yHF4oPzp1c3J8Z3N0KV9bMC05YS16XXsxLDY0fSQiJgoVU2V0R2l0aHViVG9rZW5SZXF1ZXN0Eg0KBXRva2VuGAEgASgJIlgKFlNldEdpdGh1YlRva2VuUmVzcG9uc2USDgoGc291cmNlGAEgASgJEi4KCnVwZGF0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wMu8GChNOZXR3b3JrQWRtaW5TZXJ2aWNlEmQKCFNldFN0YWZmEh4ucGYubmV0d29yay52MS5TZXRTdGFmZlJlcXVlc3QaGS5wZi5uZXR3b3JrLnYxLlN0YWZmRW50cnkiHYq1GBUKDW5ldHdvcmsuYWRtaW4QAxgBIAGotRgBEnMKC1JlbW92ZVN0YWZmEiEucGYubmV0d29yay52MS5SZW1vdmVTdGFmZlJlcXVlc3QaIi5wZi5uZXR3b3JrLnYxLlJlbW92ZVN0YWZmUmVzcG9uc2UiHYq1GBUKDW5ldHdvcmsuYWRtaW4QAxgBIAGotRgBEngKCFNldEJsb2NrEhoucGYubmV0d29yay52MS5CbG9ja0NoYW5nZRobLnBmLm5ldHdvcmsudjEuQmxvY2tzUmVzdWx0IjOKtRgVCg1uZXR3b3JrLmFkbWluEAMYASABqLUYAcq1GBIKB2Jsb2NrZXIKB2Jsb2NrZWQSewoLUmVtb3ZlQmxvY2sSGi5wZi5uZXR3b3JrLnYxLkJsb2NrQ2hhbmdlGhsucGYubmV0d29yay52MS5CbG9ja3NSZXN1bHQiM4q1GBUKDW5ldHdvcmsuYWRtaW4QAxgBIAGotRgByrUYEgoHYmxvY2tlcgoHYmxvY2tlZBJUCg1VcHNlcnRTdWJqZWN0EhEucGYudjEuU3ViamVjdFJlZhoRLnBmLnYxLlN1YmplY3RSZWYiHYq1GBUKDW5ldHdvcmsuYWRtaW4QAxgBIAGotRgBEmwKDExpbmtMZWdhY3lJZBIiLnBmLm5ldHdvcmsudjEuTGlua0xlZ2FjeUlkUmVxdWVzdBoZLnBmLm5ldHdvcmsudjEuUmVzb2x1dGlvbiIdirUYFQoNbmV0d29yay5hZG1pbhADGAEgAai1GAESigEKDlNldEdpdGh1YlRva2VuEiQucGYubmV0d29yay52MS5TZXRHaXRodWJUb2tlblJlcXVlc3QaJS5wZi5uZXR3b3JrLnYxLlNldEdpdGh1YlRva2VuUmVzcG9uc2UiK4q1GCMKDW5ldHdvcmsuYWRtaW4QAxgBIAEwAWgBogEHCgVvd25lcqi1GAEaNZq1GAduZXR3b3Jr2rUYJgoFb3duZXISHWludGVncmF0aW9uLmdpdGh1Yi5vd25lcl9vbmx5YgZwcm90bzM", [file_google_protobuf_timestamp, file_pf_network_v1_network, file_pf_v1_options, file_pf_v1_refs]);
 
 /**
  * Staff assignment.
@@ -31,14 +31,14 @@ export const file_pf_network_v1_admin: GenFile = /*@__PURE__*/
  */
 export type SetStaffRequest = Message<"pf.network.v1.SetStaffRequest"> & {
   /**
-   * The person (usr_).
+   * The person (required; usr_ prefixed).
    *
    * @generated from field: string subject = 1;
    */
   subject: string;
 
   /**
-   * The role.
+   * The role: owner, admin or global_moderator.
    *
    * @generated from field: pf.network.v1.StaffRole role = 2;
    */
@@ -66,7 +66,7 @@ export const SetStaffRequestSchema: GenMessage<SetStaffRequest> = /*@__PURE__*/
  */
 export type RemoveStaffRequest = Message<"pf.network.v1.RemoveStaffRequest"> & {
   /**
-   * The person (usr_).
+   * The person (required; usr_ prefixed).
    *
    * @generated from field: string subject = 1;
    */
@@ -108,14 +108,14 @@ export const RemoveStaffResponseSchema: GenMessage<RemoveStaffResponse> = /*@__P
  */
 export type BlockChange = Message<"pf.network.v1.BlockChange"> & {
   /**
-   * Who blocks (usr_).
+   * Who blocks (required; usr_ prefixed).
    *
    * @generated from field: string blocker = 1;
    */
   blocker: string;
 
   /**
-   * Who is blocked.
+   * Who is blocked (required; usr_ or gst_ prefixed; not the blocker).
    *
    * @generated from field: string blocked = 2;
    */
@@ -136,21 +136,21 @@ export const BlockChangeSchema: GenMessage<BlockChange> = /*@__PURE__*/
  */
 export type LinkLegacyIdRequest = Message<"pf.network.v1.LinkLegacyIdRequest"> & {
   /**
-   * The service whose local id this is.
+   * The service whose local id this is: its key, lowercase letters.
    *
    * @generated from field: string service = 1;
    */
   service: string;
 
   /**
-   * The legacy service-local id.
+   * The legacy service-local id the service gave the subject (required).
    *
    * @generated from field: string local_id = 2;
    */
   localId: string;
 
   /**
-   * The canonical subject.
+   * The canonical subject (usr_ or gst_ prefixed).
    *
    * @generated from field: string subject = 3;
    */

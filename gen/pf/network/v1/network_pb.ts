@@ -20,7 +20,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file pf/network/v1/network.proto.
  */
 export const file_pf_network_v1_network: GenFile = /*@__PURE__*/
-  fileDesc("ChtwZi9uZXR3b3JrL3YxL25ldHdvcmsucHJvdG8SDXBmLm5ldHdvcmsudjEiEgoQTGlzdFN0YWZmUmVxdWVzdCJcCg9TdGFmZkxpc3RSZXN1bHQSKAoFc3RhZmYYASADKAsyGS5wZi5uZXR3b3JrLnYxLlN0YWZmRW50cnk6H5K1GBtuZXR3b3JrLnN0YWZmLWxpc3QtcmVzdWx0QDEingEKClN0YWZmRW50cnkSIgoHc3ViamVjdBgBIAEoCzIRLnBmLnYxLlN1YmplY3RSZWYSJgoEcm9sZRgCIAEoDjIYLnBmLm5ldHdvcmsudjEuU3RhZmZSb2xlEhQKDGNhcGFiaWxpdGllcxgDIAMoCRIuCgp1cGRhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIgCg1CbG9ja3NSZXF1ZXN0Eg8KB3N1YmplY3QYASABKAkiYQoMQmxvY2tzUmVzdWx0Eg8KB3N1YmplY3QYASABKAkSDwoHYmxvY2tlZBgCIAMoCRISCgpibG9ja2VkX2J5GAMgAygJOhuStRgXbmV0d29yay5ibG9ja3MtcmVzdWx0QDEikgEKEkNvaW5zQ2hhbmdlUmVxdWVzdBIPCgdzdWJqZWN0GAEgASgJEg4KBmFtb3VudBgCIAEoAxIXCg9pZGVtcG90ZW5jeV9rZXkYAyABKAkSDgoGcmVhc29uGAQgASgJEg4KBmFwcF9pZBgFIAEoCToikrUYHm5ldHdvcmsuY29pbnMtY2hhbmdlLXJlcXVlc3RAMSJ8ChJDb2luc0JhbGFuY2VSZXN1bHQSDwoHc3ViamVjdBgBIAEoCRIOCgZhcHBfaWQYAiABKAkSDwoHYmFsYW5jZRgDIAEoAxIQCghlbnRyeV9pZBgEIAEoCToikrUYHm5ldHdvcmsuY29pbnMtYmFsYW5jZS1yZXN1bHRAMSKvAQoUQ29pbnNUcmFuc2ZlclJlcXVlc3QSFAoMZnJvbV9zdWJqZWN0GAEgASgJEhIKCnRvX3N1YmplY3QYAiABKAkSDgoGYW1vdW50GAMgASgDEhcKD2lkZW1wb3RlbmN5X2tleRgEIAEoCRIOCgZyZWFzb24YBSABKAkSDgoGYXBwX2lkGAYgASgJOiSStRggbmV0d29yay5jb2lucy10cmFuc2Zlci1yZXF1ZXN0QDEiswEKE0NvaW5zVHJhbnNmZXJSZXN1bHQSEwoLdHJhbnNmZXJfaWQYASABKAkSDgoGYXBwX2lkGAIgASgJEikKBGZyb20YAyABKAsyGy5wZi5uZXR3b3JrLnYxLkNvaW5zQmFsYW5jZRInCgJ0bxgEIAEoCzIbLnBmLm5ldHdvcmsudjEuQ29pbnNCYWxhbmNlOiOStRgfbmV0d29yay5jb2lucy10cmFuc2Zlci1yZXN1bHRAMSIwCgxDb2luc0JhbGFuY2USDwoHc3ViamVjdBgBIAEoCRIPCgdiYWxhbmNlGAIgASgDIpMBCg5SZXNvbHZlUmVxdWVzdBIPCgdzdWJqZWN0GAEgASgJEg8KB3NlcnZpY2UYAiABKAkSEAoIbG9jYWxfaWQYAyABKAkSLQoHcXVlcmllcxgEIAMoCzIcLnBmLm5ldHdvcmsudjEuSWRlbnRpdHlRdWVyeToekrUYGmlkZW50aXR5LnJlc29sdmUtcmVxdWVzdEAxIkMKDUlkZW50aXR5UXVlcnkSDwoHc3ViamVjdBgBIAEoCRIPCgdzZXJ2aWNlGAIgASgJEhAKCGxvY2FsX2lkGAMgASgJIloKDVJlc29sdmVSZXN1bHQSKgoHcmVzdWx0cxgBIAMoCzIZLnBmLm5ldHdvcmsudjEuUmVzb2x1dGlvbjodkrUYGWlkZW50aXR5LnJlc29sdmUtcmVzdWx0QDEibAoKUmVzb2x1dGlvbhIrCgVxdWVyeRgBIAEoCzIcLnBmLm5ldHdvcmsudjEuSWRlbnRpdHlRdWVyeRINCgVmb3VuZBgCIAEoCBIiCgdzdWJqZWN0GAMgASgLMhEucGYudjEuU3ViamVjdFJlZiIXChVHZXRHaXRodWJUb2tlblJlcXVlc3QilAEKEUdpdGh1YlRva2VuUmVzdWx0Eg0KBXRva2VuGAEgASgJEg4KBnNvdXJjZRgCIAEoCRINCgVzY29wZRgDIAEoCRIuCgp1cGRhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDohkrUYHW5ldHdvcmsuZ2l0aHViLXRva2VuLXJlc3VsdEAxIjYKEEdldE1vZHVsZVJlcXVlc3QSEQoJbmFtZXNwYWNlGAEgASgJEg8KB3N1YmplY3QYAiABKAkioAEKEk1vZHVsZVdyaXRlUmVxdWVzdBIRCgluYW1lc3BhY2UYASABKAkSDwoHc3ViamVjdBgCIAEoCRInCgZyZWNvcmQYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhkKEWV4cGVjdGVkX3JldmlzaW9uGAQgASgDOiKStRgebmV0d29yay5tb2R1bGUtd3JpdGUtcmVxdWVzdEAxIs4BCgxNb2R1bGVSZWNvcmQSEQoJbmFtZXNwYWNlGAEgASgJEg8KB3N1YmplY3QYAiABKAkSJwoGcmVjb3JkGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIQCghyZXZpc2lvbhgEIAEoAxIuCgp1cGRhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgp3cml0dGVuX2J5GAYgASgJOhuStRgXbW9kdWxlcy5tb2R1bGUtcmVjb3JkQDEi4QEKF05vdGlmaWNhdGlvblB1c2hSZXF1ZXN0EgwKBGtpbmQYASABKAkSEgoKcmVjaXBpZW50cxgCIAMoCRINCgV0aXRsZRgDIAEoCRIMCgRib2R5GAQgASgJEgwKBGxpbmsYBSABKAkSDQoFYWN0b3IYBiABKAkSKAoHcGF5bG9hZBgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFwoPaWRlbXBvdGVuY3lfa2V5GAggASgJOieStRgjbmV0d29yay5ub3RpZmljYXRpb24tcHVzaC1yZXF1ZXN0QDEidAoWTm90aWZpY2F0aW9uUHVzaFJlc3VsdBIyCg1ub3RpZmljYXRpb25zGAEgAygLMhsucGYubmV0d29yay52MS5Ob3RpZmljYXRpb246JpK1GCJuZXR3b3JrLm5vdGlmaWNhdGlvbi1wdXNoLXJlc3VsdEAxIs8BCgxOb3RpZmljYXRpb24SCgoCaWQYASABKAkSEQoJcmVjaXBpZW50GAIgASgJEgwKBGtpbmQYAyABKAkSDQoFdGl0bGUYBCABKAkSDAoEYm9keRgFIAEoCRIMCgRsaW5rGAYgASgJEg0KBWFjdG9yGAcgASgJEigKB3BheWxvYWQYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKnQKCVN0YWZmUm9sZRIaChZTVEFGRl9ST0xFX1VOU1BFQ0lGSUVEEAASFAoQU1RBRkZfUk9MRV9PV05FUhABEhQKEFNUQUZGX1JPTEVfQURNSU4QAhIfChtTVEFGRl9ST0xFX0dMT0JBTF9NT0RFUkFUT1IQAzL6DgoOTmV0d29ya1NlcnZpY2USjAEKCUxpc3RTdGFmZhIfLnBmLm5ldHdvcmsudjEuTGlzdFN0YWZmUmVxdWVzdBoeLnBmLm5ldHdvcmsudjEuU3RhZmZMaXN0UmVzdWx0Ij6KtRgaChJuZXR3b3JrLnN0YWZmLnJlYWQQAhgBWAGC0+STAhoSGC9hcGkvdjEvc3RhZmYvbW9kZXJhdG9ycxJ/CglHZXRCbG9ja3MSHC5wZi5uZXR3b3JrLnYxLkJsb2Nrc1JlcXVlc3QaGy5wZi5uZXR3b3JrLnYxLkJsb2Nrc1Jlc3VsdCI3irUYGwoTbmV0d29yay5ibG9ja3MucmVhZBACGAFYAYLT5JMCEhIQL2ludGVybmFsL2Jsb2NrcxLIAQoLQ3JlZGl0Q29pbnMSIS5wZi5uZXR3b3JrLnYxLkNvaW5zQ2hhbmdlUmVxdWVzdBohLnBmLm5ldHdvcmsudjEuQ29pbnNCYWxhbmNlUmVzdWx0InOKtRgYChRuZXR3b3JrLmNvaW5zLmNyZWRpdBADyrUYMgoHc3ViamVjdAoGYW1vdW50Cg9pZGVtcG90ZW5jeV9rZXkKBnJlYXNvbgoGYXBwX2lkgtPkkwIbOgEqIhYvaW50ZXJuYWwvY29pbnMvY3JlZGl0EsUBCgpEZWJpdENvaW5zEiEucGYubmV0d29yay52MS5Db2luc0NoYW5nZVJlcXVlc3QaIS5wZi5uZXR3b3JrLnYxLkNvaW5zQmFsYW5jZVJlc3VsdCJxirUYFwoTbmV0d29yay5jb2lucy5kZWJpdBADyrUYMgoHc3ViamVjdAoGYW1vdW50Cg9pZGVtcG90ZW5jeV9rZXkKBnJlYXNvbgoGYXBwX2lkgtPkkwIaOgEqIhUvaW50ZXJuYWwvY29pbnMvZGViaXQSmwEKDVRyYW5zZmVyQ29pbnMSIy5wZi5uZXR3b3JrLnYxLkNvaW5zVHJhbnNmZXJSZXF1ZXN0GiIucGYubmV0d29yay52MS5Db2luc1RyYW5zZmVyUmVzdWx0IkGKtRgaChZuZXR3b3JrLmNvaW5zLnRyYW5zZmVyEAOC0+STAh06ASoiGC9pbnRlcm5hbC9jb2lucy90cmFuc2ZlchK0AQoPUmVzb2x2ZUlkZW50aXR5Eh0ucGYubmV0d29yay52MS5SZXNvbHZlUmVxdWVzdBocLnBmLm5ldHdvcmsudjEuUmVzb2x2ZVJlc3VsdCJkirUYHgoYaWRlbnRpdHkuc3ViamVjdC5yZXNvbHZlEAJYAcq1GBwKB3N1YmplY3QKB3NlcnZpY2UKCGxvY2FsX2lkgtPkkwIcEhovaW50ZXJuYWwvaWRlbnRpdHkvcmVzb2x2ZRKvAQoUUmVzb2x2ZUlkZW50aXR5QmF0Y2gSHS5wZi5uZXR3b3JrLnYxLlJlc29sdmVSZXF1ZXN0GhwucGYubmV0d29yay52MS5SZXNvbHZlUmVzdWx0IlqKtRgeChhpZGVudGl0eS5zdWJqZWN0LnJlc29sdmUQAlgByrUYCQoHcXVlcmllc4LT5JMCJToBKiIgL2ludGVybmFsL2lkZW50aXR5L3Jlc29sdmUtYmF0Y2gSsgEKDkdldEdpdGh1YlRva2VuEiQucGYubmV0d29yay52MS5HZXRHaXRodWJUb2tlblJlcXVlc3QaIC5wZi5uZXR3b3JrLnYxLkdpdGh1YlRva2VuUmVzdWx0IliKtRgpCh9uZXR3b3JrLmludGVncmF0aW9uLmdpdGh1Yi5yZWFkEAIYASABWAGC0+STAiUSIy9pbnRlcm5hbC9pbnRlZ3JhdGlvbnMvZ2l0aHViLXRva2VuEpgBCglHZXRNb2R1bGUSHy5wZi5uZXR3b3JrLnYxLkdldE1vZHVsZVJlcXVlc3QaGy5wZi5uZXR3b3JrLnYxLk1vZHVsZVJlY29yZCJNirUYGgoUbmV0d29yay5tb2R1bGVzLnJlYWQQAlgBgtPkkwIpEicvaW50ZXJuYWwvbW9kdWxlcy97bmFtZXNwYWNlfS97c3ViamVjdH0SpgEKCVB1dE1vZHVsZRIhLnBmLm5ldHdvcmsudjEuTW9kdWxlV3JpdGVSZXF1ZXN0GhsucGYubmV0d29yay52MS5Nb2R1bGVSZWNvcmQiWYq1GBsKFW5ldHdvcmsubW9kdWxlcy53cml0ZRACWAGitRgEyAHJAYLT5JMCLDoBKhonL2ludGVybmFsL21vZHVsZXMve25hbWVzcGFjZX0ve3N1YmplY3R9ErcBChBQdXNoTm90aWZpY2F0aW9uEiYucGYubmV0d29yay52MS5Ob3RpZmljYXRpb25QdXNoUmVxdWVzdBolLnBmLm5ldHdvcmsudjEuTm90aWZpY2F0aW9uUHVzaFJlc3VsdCJUirUYHgoabmV0d29yay5ub3RpZmljYXRpb25zLnB1c2gQA6K1GALJAYLT5JMCJjoBKiIhL2ludGVybmFsL25vdGlmaWNhdGlvbnMve2tpbmQ9Kip9GguatRgHbmV0d29ya2IGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_pf_v1_options, file_pf_v1_refs]);
+  fileDesc("ChtwZi9uZXR3b3JrL3YxL25ldHdvcmsucHJvdG8SDXBmLm5ldHdvcmsudjEiEgoQTGlzdFN0YWZmUmVxdWVzdCJcCg9TdGFmZkxpc3RSZXN1bHQSKAoFc3RhZmYYASADKAsyGS5wZi5uZXR3b3JrLnYxLlN0YWZmRW50cnk6H5K1GBtuZXR3b3JrLnN0YWZmLWxpc3QtcmVzdWx0QDEingEKClN0YWZmRW50cnkSIgoHc3ViamVjdBgBIAEoCzIRLnBmLnYxLlN1YmplY3RSZWYSJgoEcm9sZRgCIAEoDjIYLnBmLm5ldHdvcmsudjEuU3RhZmZSb2xlEhQKDGNhcGFiaWxpdGllcxgDIAMoCRIuCgp1cGRhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIwCg1CbG9ja3NSZXF1ZXN0Eh8KB3N1YmplY3QYASABKAlCDsK1GAN1c3LCtxgDyAEBImEKDEJsb2Nrc1Jlc3VsdBIPCgdzdWJqZWN0GAEgASgJEg8KB2Jsb2NrZWQYAiADKAkSEgoKYmxvY2tlZF9ieRgDIAMoCTobkrUYF25ldHdvcmsuYmxvY2tzLXJlc3VsdEAxIsMBChJDb2luc0NoYW5nZVJlcXVlc3QSHwoHc3ViamVjdBgBIAEoCUIOwrUYA3VzcsK3GAPIAQESJAoGYW1vdW50GAIgASgDQhTCtxgQyAEBIgsYgICapuqv4wEoARIXCg9pZGVtcG90ZW5jeV9rZXkYAyABKAkSGQoGcmVhc29uGAQgASgJQgnCtxgFcgMYyAESDgoGYXBwX2lkGAUgASgJOiKStRgebmV0d29yay5jb2lucy1jaGFuZ2UtcmVxdWVzdEAxInwKEkNvaW5zQmFsYW5jZVJlc3VsdBIPCgdzdWJqZWN0GAEgASgJEg4KBmFwcF9pZBgCIAEoCRIPCgdiYWxhbmNlGAMgASgDEhAKCGVudHJ5X2lkGAQgASgJOiKStRgebmV0d29yay5jb2lucy1iYWxhbmNlLXJlc3VsdEAxIvABChRDb2luc1RyYW5zZmVyUmVxdWVzdBIkCgxmcm9tX3N1YmplY3QYASABKAlCDsK1GAN1c3LCtxgDyAEBEiIKCnRvX3N1YmplY3QYAiABKAlCDsK1GAN1c3LCtxgDyAEBEiQKBmFtb3VudBgDIAEoA0IUwrcYEMgBASILGICAmqbqr+MBKAESFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEhkKBnJlYXNvbhgFIAEoCUIJwrcYBXIDGMgBEg4KBmFwcF9pZBgGIAEoCTokkrUYIG5ldHdvcmsuY29pbnMtdHJhbnNmZXItcmVxdWVzdEAxIrMBChNDb2luc1RyYW5zZmVyUmVzdWx0EhMKC3RyYW5zZmVyX2lkGAEgASgJEg4KBmFwcF9pZBgCIAEoCRIpCgRmcm9tGAMgASgLMhsucGYubmV0d29yay52MS5Db2luc0JhbGFuY2USJwoCdG8YBCABKAsyGy5wZi5uZXR3b3JrLnYxLkNvaW5zQmFsYW5jZTojkrUYH25ldHdvcmsuY29pbnMtdHJhbnNmZXItcmVzdWx0QDEiMAoMQ29pbnNCYWxhbmNlEg8KB3N1YmplY3QYASABKAkSDwoHYmFsYW5jZRgCIAEoAyLLAQoOUmVzb2x2ZVJlcXVlc3QSOAoHc3ViamVjdBgBIAEoCUInwrcYI9gBAXIeMhxeKD86dXNyfGdzdClfWzAtOWEtel17MSw2NH0kEg8KB3NlcnZpY2UYAiABKAkSEAoIbG9jYWxfaWQYAyABKAkSPAoHcXVlcmllcxgEIAMoCzIcLnBmLm5ldHdvcmsudjEuSWRlbnRpdHlRdWVyeUINwrcYCcgBAZIBAxDIAToekrUYGmlkZW50aXR5LnJlc29sdmUtcmVxdWVzdEAxImwKDUlkZW50aXR5UXVlcnkSOAoHc3ViamVjdBgBIAEoCUInwrcYI9gBAXIeMhxeKD86dXNyfGdzdClfWzAtOWEtel17MSw2NH0kEg8KB3NlcnZpY2UYAiABKAkSEAoIbG9jYWxfaWQYAyABKAkiWgoNUmVzb2x2ZVJlc3VsdBIqCgdyZXN1bHRzGAEgAygLMhkucGYubmV0d29yay52MS5SZXNvbHV0aW9uOh2StRgZaWRlbnRpdHkucmVzb2x2ZS1yZXN1bHRAMSJsCgpSZXNvbHV0aW9uEisKBXF1ZXJ5GAEgASgLMhwucGYubmV0d29yay52MS5JZGVudGl0eVF1ZXJ5Eg0KBWZvdW5kGAIgASgIEiIKB3N1YmplY3QYAyABKAsyES5wZi52MS5TdWJqZWN0UmVmIhcKFUdldEdpdGh1YlRva2VuUmVxdWVzdCKUAQoRR2l0aHViVG9rZW5SZXN1bHQSDQoFdG9rZW4YASABKAkSDgoGc291cmNlGAIgASgJEg0KBXNjb3BlGAMgASgJEi4KCnVwZGF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wOiGStRgdbmV0d29yay5naXRodWItdG9rZW4tcmVzdWx0QDEikAEKEEdldE1vZHVsZVJlcXVlc3QSQgoJbmFtZXNwYWNlGAEgASgJQi/CtxgryAEBciYYQDIiXlthLXpdW2EtejAtOV8tXSooXC5bYS16MC05Xy1dKykqJBI4CgdzdWJqZWN0GAIgASgJQifCtxgjyAEBch4yHF4oPzp1c3J8Z3N0KV9bMC05YS16XXsxLDY0fSQihAIKEk1vZHVsZVdyaXRlUmVxdWVzdBJCCgluYW1lc3BhY2UYASABKAlCL8K3GCvIAQFyJhhAMiJeW2Etel1bYS16MC05Xy1dKihcLlthLXowLTlfLV0rKSokEjgKB3N1YmplY3QYAiABKAlCJ8K3GCPIAQFyHjIcXig/OnVzcnxnc3QpX1swLTlhLXpdezEsNjR9JBInCgZyZWNvcmQYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiMKEWV4cGVjdGVkX3JldmlzaW9uGAQgASgDQgjCtxgEIgIoADoikrUYHm5ldHdvcmsubW9kdWxlLXdyaXRlLXJlcXVlc3RAMSLOAQoMTW9kdWxlUmVjb3JkEhEKCW5hbWVzcGFjZRgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEicKBnJlY29yZBgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIcmV2aXNpb24YBCABKAMSLgoKdXBkYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKd3JpdHRlbl9ieRgGIAEoCTobkrUYF21vZHVsZXMubW9kdWxlLXJlY29yZEAxIskCChdOb3RpZmljYXRpb25QdXNoUmVxdWVzdBI0CgRraW5kGAEgASgJQibCtxgiciAYZDIcXlthLXowLTlfLV0rKC9bYS16MC05Xy1dKykqJBIoCgpyZWNpcGllbnRzGAIgAygJQhTCtRgDdXNywrcYCcgBAZIBAxD0AxIYCgV0aXRsZRgDIAEoCUIJwrcYBXIDGMgBEhcKBGJvZHkYBCABKAlCCcK3GAVyAxigHxIXCgRsaW5rGAUgASgJQgnCtxgFcgMY0A8SFgoFYWN0b3IYBiABKAlCB8K1GAN1c3ISKAoHcGF5bG9hZBgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFwoPaWRlbXBvdGVuY3lfa2V5GAggASgJOieStRgjbmV0d29yay5ub3RpZmljYXRpb24tcHVzaC1yZXF1ZXN0QDEidAoWTm90aWZpY2F0aW9uUHVzaFJlc3VsdBIyCg1ub3RpZmljYXRpb25zGAEgAygLMhsucGYubmV0d29yay52MS5Ob3RpZmljYXRpb246JpK1GCJuZXR3b3JrLm5vdGlmaWNhdGlvbi1wdXNoLXJlc3VsdEAxIs8BCgxOb3RpZmljYXRpb24SCgoCaWQYASABKAkSEQoJcmVjaXBpZW50GAIgASgJEgwKBGtpbmQYAyABKAkSDQoFdGl0bGUYBCABKAkSDAoEYm9keRgFIAEoCRIMCgRsaW5rGAYgASgJEg0KBWFjdG9yGAcgASgJEigKB3BheWxvYWQYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKnQKCVN0YWZmUm9sZRIaChZTVEFGRl9ST0xFX1VOU1BFQ0lGSUVEEAASFAoQU1RBRkZfUk9MRV9PV05FUhABEhQKEFNUQUZGX1JPTEVfQURNSU4QAhIfChtTVEFGRl9ST0xFX0dMT0JBTF9NT0RFUkFUT1IQAzL6DgoOTmV0d29ya1NlcnZpY2USjAEKCUxpc3RTdGFmZhIfLnBmLm5ldHdvcmsudjEuTGlzdFN0YWZmUmVxdWVzdBoeLnBmLm5ldHdvcmsudjEuU3RhZmZMaXN0UmVzdWx0Ij6KtRgaChJuZXR3b3JrLnN0YWZmLnJlYWQQAhgBWAGC0+STAhoSGC9hcGkvdjEvc3RhZmYvbW9kZXJhdG9ycxJ/CglHZXRCbG9ja3MSHC5wZi5uZXR3b3JrLnYxLkJsb2Nrc1JlcXVlc3QaGy5wZi5uZXR3b3JrLnYxLkJsb2Nrc1Jlc3VsdCI3irUYGwoTbmV0d29yay5ibG9ja3MucmVhZBACGAFYAYLT5JMCEhIQL2ludGVybmFsL2Jsb2NrcxLIAQoLQ3JlZGl0Q29pbnMSIS5wZi5uZXR3b3JrLnYxLkNvaW5zQ2hhbmdlUmVxdWVzdBohLnBmLm5ldHdvcmsudjEuQ29pbnNCYWxhbmNlUmVzdWx0InOKtRgYChRuZXR3b3JrLmNvaW5zLmNyZWRpdBADyrUYMgoHc3ViamVjdAoGYW1vdW50Cg9pZGVtcG90ZW5jeV9rZXkKBnJlYXNvbgoGYXBwX2lkgtPkkwIbOgEqIhYvaW50ZXJuYWwvY29pbnMvY3JlZGl0EsUBCgpEZWJpdENvaW5zEiEucGYubmV0d29yay52MS5Db2luc0NoYW5nZVJlcXVlc3QaIS5wZi5uZXR3b3JrLnYxLkNvaW5zQmFsYW5jZVJlc3VsdCJxirUYFwoTbmV0d29yay5jb2lucy5kZWJpdBADyrUYMgoHc3ViamVjdAoGYW1vdW50Cg9pZGVtcG90ZW5jeV9rZXkKBnJlYXNvbgoGYXBwX2lkgtPkkwIaOgEqIhUvaW50ZXJuYWwvY29pbnMvZGViaXQSmwEKDVRyYW5zZmVyQ29pbnMSIy5wZi5uZXR3b3JrLnYxLkNvaW5zVHJhbnNmZXJSZXF1ZXN0GiIucGYubmV0d29yay52MS5Db2luc1RyYW5zZmVyUmVzdWx0IkGKtRgaChZuZXR3b3JrLmNvaW5zLnRyYW5zZmVyEAOC0+STAh06ASoiGC9pbnRlcm5hbC9jb2lucy90cmFuc2ZlchK0AQoPUmVzb2x2ZUlkZW50aXR5Eh0ucGYubmV0d29yay52MS5SZXNvbHZlUmVxdWVzdBocLnBmLm5ldHdvcmsudjEuUmVzb2x2ZVJlc3VsdCJkirUYHgoYaWRlbnRpdHkuc3ViamVjdC5yZXNvbHZlEAJYAcq1GBwKB3N1YmplY3QKB3NlcnZpY2UKCGxvY2FsX2lkgtPkkwIcEhovaW50ZXJuYWwvaWRlbnRpdHkvcmVzb2x2ZRKvAQoUUmVzb2x2ZUlkZW50aXR5QmF0Y2gSHS5wZi5uZXR3b3JrLnYxLlJlc29sdmVSZXF1ZXN0GhwucGYubmV0d29yay52MS5SZXNvbHZlUmVzdWx0IlqKtRgeChhpZGVudGl0eS5zdWJqZWN0LnJlc29sdmUQAlgByrUYCQoHcXVlcmllc4LT5JMCJToBKiIgL2ludGVybmFsL2lkZW50aXR5L3Jlc29sdmUtYmF0Y2gSsgEKDkdldEdpdGh1YlRva2VuEiQucGYubmV0d29yay52MS5HZXRHaXRodWJUb2tlblJlcXVlc3QaIC5wZi5uZXR3b3JrLnYxLkdpdGh1YlRva2VuUmVzdWx0IliKtRgpCh9uZXR3b3JrLmludGVncmF0aW9uLmdpdGh1Yi5yZWFkEAIYASABWAGC0+STAiUSIy9pbnRlcm5hbC9pbnRlZ3JhdGlvbnMvZ2l0aHViLXRva2VuEpgBCglHZXRNb2R1bGUSHy5wZi5uZXR3b3JrLnYxLkdldE1vZHVsZVJlcXVlc3QaGy5wZi5uZXR3b3JrLnYxLk1vZHVsZVJlY29yZCJNirUYGgoUbmV0d29yay5tb2R1bGVzLnJlYWQQAlgBgtPkkwIpEicvaW50ZXJuYWwvbW9kdWxlcy97bmFtZXNwYWNlfS97c3ViamVjdH0SpgEKCVB1dE1vZHVsZRIhLnBmLm5ldHdvcmsudjEuTW9kdWxlV3JpdGVSZXF1ZXN0GhsucGYubmV0d29yay52MS5Nb2R1bGVSZWNvcmQiWYq1GBsKFW5ldHdvcmsubW9kdWxlcy53cml0ZRACWAGitRgEyAHJAYLT5JMCLDoBKhonL2ludGVybmFsL21vZHVsZXMve25hbWVzcGFjZX0ve3N1YmplY3R9ErcBChBQdXNoTm90aWZpY2F0aW9uEiYucGYubmV0d29yay52MS5Ob3RpZmljYXRpb25QdXNoUmVxdWVzdBolLnBmLm5ldHdvcmsudjEuTm90aWZpY2F0aW9uUHVzaFJlc3VsdCJUirUYHgoabmV0d29yay5ub3RpZmljYXRpb25zLnB1c2gQA6K1GALJAYLT5JMCJjoBKiIhL2ludGVybmFsL25vdGlmaWNhdGlvbnMve2tpbmQ9Kip9GguatRgHbmV0d29ya2IGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_pf_v1_options, file_pf_v1_refs]);
 
 /**
  * The staff list takes no input.
@@ -107,7 +107,7 @@ export const StaffEntrySchema: GenMessage<StaffEntry> = /*@__PURE__*/
  */
 export type BlocksRequest = Message<"pf.network.v1.BlocksRequest"> & {
   /**
-   * The person asked about (usr_ prefixed).
+   * The person asked about (required; usr_ prefixed).
    *
    * @generated from field: string subject = 1;
    */
@@ -163,14 +163,14 @@ export const BlocksResultSchema: GenMessage<BlocksResult> = /*@__PURE__*/
  */
 export type CoinsChangeRequest = Message<"pf.network.v1.CoinsChangeRequest"> & {
   /**
-   * The user (usr_ prefixed).
+   * The user (required; usr_ prefixed).
    *
    * @generated from field: string subject = 1;
    */
   subject: string;
 
   /**
-   * Coins, a positive whole number of loyalty units.
+   * Coins, a positive whole number of loyalty units (1 to 10^15).
    *
    * @generated from field: int64 amount = 2;
    */
@@ -184,7 +184,7 @@ export type CoinsChangeRequest = Message<"pf.network.v1.CoinsChangeRequest"> & {
   idempotencyKey: string;
 
   /**
-   * Why (shown in the ledger).
+   * Why, shown in the ledger (at most 200 characters).
    *
    * @generated from field: string reason = 4;
    */
@@ -254,21 +254,21 @@ export const CoinsBalanceResultSchema: GenMessage<CoinsBalanceResult> = /*@__PUR
  */
 export type CoinsTransferRequest = Message<"pf.network.v1.CoinsTransferRequest"> & {
   /**
-   * The paying user.
+   * The paying user (required; usr_ prefixed).
    *
    * @generated from field: string from_subject = 1;
    */
   fromSubject: string;
 
   /**
-   * The receiving user.
+   * The receiving user (required; usr_ prefixed; not the payer).
    *
    * @generated from field: string to_subject = 2;
    */
   toSubject: string;
 
   /**
-   * Coins moved, a positive whole number.
+   * Coins moved, a positive whole number (1 to 10^15).
    *
    * @generated from field: int64 amount = 3;
    */
@@ -282,7 +282,7 @@ export type CoinsTransferRequest = Message<"pf.network.v1.CoinsTransferRequest">
   idempotencyKey: string;
 
   /**
-   * Why (shown in the ledger).
+   * Why, shown in the ledger (at most 200 characters).
    *
    * @generated from field: string reason = 5;
    */
@@ -381,7 +381,8 @@ export const CoinsBalanceSchema: GenMessage<CoinsBalance> = /*@__PURE__*/
  */
 export type ResolveRequest = Message<"pf.network.v1.ResolveRequest"> & {
   /**
-   * A subject id (usr_, gst_) to resolve.
+   * A subject id to resolve (usr_ or gst_ prefixed), or empty when service
+   * and local_id name the subject.
    *
    * @generated from field: string subject = 1;
    */
@@ -402,7 +403,7 @@ export type ResolveRequest = Message<"pf.network.v1.ResolveRequest"> & {
   localId: string;
 
   /**
-   * The batch route's queries (at most 200).
+   * The batch route's queries (1 to 200).
    *
    * @generated from field: repeated pf.network.v1.IdentityQuery queries = 4;
    */
@@ -423,7 +424,8 @@ export const ResolveRequestSchema: GenMessage<ResolveRequest> = /*@__PURE__*/
  */
 export type IdentityQuery = Message<"pf.network.v1.IdentityQuery"> & {
   /**
-   * A subject id.
+   * A subject id (usr_ or gst_ prefixed), or empty when service and local_id
+   * name the subject.
    *
    * @generated from field: string subject = 1;
    */
@@ -571,14 +573,15 @@ export const GithubTokenResultSchema: GenMessage<GithubTokenResult> = /*@__PURE_
  */
 export type GetModuleRequest = Message<"pf.network.v1.GetModuleRequest"> & {
   /**
-   * The namespace (a service key, or `<service>.<name>`).
+   * The namespace: a service key, optionally followed by `.name` parts
+   * (lowercase letters, digits, _ or -; at most 64 characters).
    *
    * @generated from field: string namespace = 1;
    */
   namespace: string;
 
   /**
-   * The subject the record belongs to.
+   * The subject the record belongs to (usr_ or gst_ prefixed).
    *
    * @generated from field: string subject = 2;
    */
@@ -599,14 +602,16 @@ export const GetModuleRequestSchema: GenMessage<GetModuleRequest> = /*@__PURE__*
  */
 export type ModuleWriteRequest = Message<"pf.network.v1.ModuleWriteRequest"> & {
   /**
-   * The namespace; the calling service must own it.
+   * The namespace, which the calling service must own: a service key,
+   * optionally followed by `.name` parts (lowercase letters, digits, _ or -;
+   * at most 64 characters).
    *
    * @generated from field: string namespace = 1;
    */
   namespace: string;
 
   /**
-   * The subject the record belongs to.
+   * The subject the record belongs to (usr_ or gst_ prefixed).
    *
    * @generated from field: string subject = 2;
    */
@@ -620,7 +625,8 @@ export type ModuleWriteRequest = Message<"pf.network.v1.ModuleWriteRequest"> & {
   record?: JsonObject | undefined;
 
   /**
-   * The revision the writer read (If-Match); 0 creates a record that must not exist.
+   * The revision the writer read (If-Match), never negative; 0 creates a
+   * record that must not exist.
    *
    * @generated from field: int64 expected_revision = 4;
    */
@@ -697,42 +703,44 @@ export const ModuleRecordSchema: GenMessage<ModuleRecord> = /*@__PURE__*/
  */
 export type NotificationPushRequest = Message<"pf.network.v1.NotificationPushRequest"> & {
   /**
-   * The kind, from the path (`mention`, `reply`, `tips/received`…).
+   * The kind, from the path (`mention`, `reply`, `tips/received`…): words of
+   * lowercase letters, digits, _ or - separated by /, at most 100 characters.
    *
    * @generated from field: string kind = 1;
    */
   kind: string;
 
   /**
-   * Network users (usr_ ids, already translated), at most 500.
+   * Network users (usr_ ids, already translated), 1 to 500.
    *
    * @generated from field: repeated string recipients = 2;
    */
   recipients: string[];
 
   /**
-   * Short title.
+   * Short title (at most 200 characters); a title or a body is needed.
    *
    * @generated from field: string title = 3;
    */
   title: string;
 
   /**
-   * Body text.
+   * Body text (at most 4000 characters).
    *
    * @generated from field: string body = 4;
    */
   body: string;
 
   /**
-   * Where the notification leads.
+   * Where the notification leads: an https URL or a path starting with /
+   * (at most 2000 characters).
    *
    * @generated from field: string link = 5;
    */
   link: string;
 
   /**
-   * The subject that caused it, if any.
+   * The network user that caused it (usr_ prefixed), if any.
    *
    * @generated from field: string actor = 6;
    */
