@@ -20,6 +20,12 @@ describe("codes' input rules, declared in the contract", () => {
   it("report every rule a request breaks, each naming its field, over the gateway and over RPC", async () => {
     const create = await codes.create("bad%20app", { manifest: appManifest("1.0.0"), compatibility: "x".repeat(257) });
     expect(faultFields(create)).toEqual(["app", "compatibility"]);
+    // Create requires a manifest (rule faults are answered before the token is compared with the path).
+    const bare = await codes.create("bad%20app", { compatibility: "*" });
+    expect(bare.body.errors).toEqual([
+      expect.objectContaining({ field: "app" }),
+      expect.objectContaining({ field: "manifest", rule: "required" }),
+    ]);
     expect(faultFields(await t.http("GET", "/codes/api/v1/apps/bad%20app/releases?limit=0"))).toEqual(["app", "limit"]);
 
     const staff = await t.token({ kind: "service", svc: "network", caps: ["codes.trust.manage"], aud: AUD });

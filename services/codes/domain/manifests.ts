@@ -49,10 +49,10 @@ const manifestInvalid = (pointer: string, message: string, schemaId?: string) =>
 
 /**
  * Validates an app or mod manifest against its JSON Schema, told apart by
- * `kind` (absent: an app's); faults are refused by their pointers.
+ * `kind` (absent: an app's); faults are refused by their pointers. The
+ * contract requires one.
  */
-export function validateManifest(manifest: JsonObject | undefined): ValidManifest {
-  if (manifest === undefined) throw manifestInvalid("", "a manifest is required");
+export function validateManifest(manifest: JsonObject): ValidManifest {
   if (Buffer.byteLength(JSON.stringify(manifest)) > MAX_MANIFEST_BYTES) {
     throw manifestInvalid("", `a manifest holds at most ${MAX_MANIFEST_BYTES} bytes of JSON`);
   }

@@ -87,9 +87,9 @@ export function manageHandlers(ctx: ServiceContext): ManageHandlers {
 
   return {
     async createRelease(request, call) {
-      // app is held to its shape by the contract's rules.
+      // The contract's rules hold app to its shape and require a manifest.
       const app = tokenApp(call, request.app);
-      const manifest = validateManifest(request.manifest);
+      const manifest = validateManifest(request.manifest!);
       const compatibility = compatibilityOf(request.compatibility, manifest.compatibility);
       const key = versionKey(manifest.version);
       const once = idempotencyOf(call, request, { scope: `release:${app}` });

@@ -118,7 +118,8 @@ const idRules = new WeakMap<DescField, IdRule | null>();
 /**
  * The rule of a request's string field that holds ids: the shape of its
  * id_prefix, or for an `id`, `…_id` or `…_ids` field without one (ids others
- * make) a length cap; undefined for other fields.
+ * make) a length cap, unless its declared rules bound its length (`max_len`:
+ * search's document ids are 200 characters); undefined for other fields.
  */
 export function idRuleOf(field: DescField): IdRule | undefined {
   let found = idRules.get(field);
@@ -133,7 +134,15 @@ function ruleOf(field: DescField): IdRule | null {
   if (field.scalar !== ScalarType.STRING || (field.fieldKind !== "scalar" && field.fieldKind !== "list")) return null;
   const prefix = getOption(field, idPrefix);
   if (prefix !== "") return { maxLength: prefix.length + 1 + ID_BODY_MAX, prefix, pattern: idPattern(prefix) };
-  return /^(?:id|ids)$|_ids?$/.test(field.name) ? { maxLength: FOREIGN_ID_MAX } : null;
+  if (!/^(?:id|ids)$|_ids?$/.test(field.name) || declaresMaxLen(field)) return null;
+  return { maxLength: FOREIGN_ID_MAX };
+}
+
+/** Whether a string field's declared rules (a list's: each item's) bound its length. */
+function declaresMaxLen(field: DescField): boolean {
+  const rules = fieldRulesOf(field);
+  const own = rules?.type.case === "repeated" ? rules.type.value.items : rules;
+  return own?.type.case === "string" && own.type.value.maxLen !== undefined;
 }
 
 /**

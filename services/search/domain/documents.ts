@@ -14,8 +14,9 @@ export const LIMITS = {
 
 /** A document type within its owner. */
 export const TYPE = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
-/** A document id within owner and type. */
-export const ID = /^[A-Za-z0-9_.:@-]{1,200}$/;
+/** A document id within owner and type: 1 to ID_MAX of these characters. */
+export const ID = /^[A-Za-z0-9_.:@-]+$/;
+export const ID_MAX = 200;
 /** A facet key. */
 export const FACET_KEY = /^[a-z0-9_-]{1,64}$/;
 /** An access list entry but a person: a group or an entitlement (names as X-PF-Groups takes them), or a role. */
@@ -74,11 +75,12 @@ export interface Fault {
   detail: string;
 }
 
-/** The fault of a write's address (type, id, revision), if any: answered 400 on the single routes. */
-export function addressFault(write: Pick<WriteInput, "type" | "id" | "revision">): Fault | undefined {
+/** The fault of a write's address (type, id, revision), if any: a batch's writes declare no such rules. */
+function addressFault(write: Pick<WriteInput, "type" | "id" | "revision">): Fault | undefined {
   if (!TYPE.test(write.type))
     return { field: "type", detail: "type is 1 to 64 lowercase letters, digits, _ . - (starting alphanumeric)." };
-  if (!ID.test(write.id)) return { field: "id", detail: "id is 1 to 200 letters, digits and _ . : @ -." };
+  // Its length is the contract's rule, the batch's too.
+  if (!ID.test(write.id)) return { field: "id", detail: `id is 1 to ${ID_MAX} letters, digits and _ . : @ -.` };
   if (write.revision < 1n) return { field: "revision", detail: "revision must be 1 or more." };
   return undefined;
 }

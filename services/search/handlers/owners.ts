@@ -6,7 +6,7 @@ import { principalOf } from "../../kit/auth/principal.js";
 import { decodeTextCursor, encodeCursor, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import type { SearchContext } from "../context.js";
-import { addressFault, checkWrite, type WriteInput } from "../domain/documents.js";
+import { checkWrite, type WriteInput } from "../domain/documents.js";
 import { contentOf, heldToProto, rejectionToProto, writeResultOf } from "../domain/convert.js";
 
 type OwnerHandlers = Pick<
@@ -24,10 +24,13 @@ export function ownerOf(call: HandlerContext, owner: string): string {
   return service;
 }
 
-/** Writes one document (PUT) or its tombstone (DELETE): the address must be sound (400), the content valid (422). */
+/**
+ * Writes one document (PUT) or its tombstone (DELETE): the contract's rules hold id and revision, and type to its
+ * shape, before this runs (400); the content must be valid (422).
+ */
 async function writeOne(ctx: SearchContext, owner: string, input: WriteInput) {
-  const address = addressFault(input);
-  if (address) throw invalid(address.field, address.detail);
+  // The inventory's type filter shares the field, so no rule requires it: a path names one, an RPC call may not.
+  if (input.type === "") throw invalid("type", "type is required.");
   const at = ctx.clock.now();
   const checked = checkWrite(input);
   if ("field" in checked) {

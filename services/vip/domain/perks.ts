@@ -14,15 +14,9 @@ export const PERK_KINDS: Record<Kind, PerkKind> = {
 
 export const PERK_STATUS = { active: PerkStatus.ACTIVE, retired: PerkStatus.RETIRED } as const;
 
-/** A kind's name; the contract lets only the kinds PerkKind defines through (and requires one where it must be set). */
-export function kindOf(field: string, kind: PerkKind): Kind {
-  const found = (Object.keys(PERK_KINDS) as Kind[]).find((name) => PERK_KINDS[name] === kind);
-  if (!found)
-    throw invalid(
-      field,
-      `${field} is PERK_KIND_BADGE, PERK_KIND_EMOTE, PERK_KIND_GATED_CONTENT, PERK_KIND_ROOM or PERK_KIND_ROLE`,
-    );
-  return found;
+/** A kind's name: the contract lets only the kinds PerkKind defines through (and requires one where it must be set). */
+export function kindOf(kind: PerkKind): Kind {
+  return (Object.keys(PERK_KINDS) as Kind[]).find((name) => PERK_KINDS[name] === kind)!;
 }
 
 const TOKEN = /^[a-z][a-z0-9_.-]{0,39}$/;

@@ -39,7 +39,7 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
   return {
     async listPerks(request, call) {
       const owner = ownerFilter("owner", request.owner);
-      const kind = request.kind === PerkKind.UNSPECIFIED ? undefined : kindOf("kind", request.kind);
+      const kind = request.kind === PerkKind.UNSPECIFIED ? undefined : kindOf(request.kind);
       const status =
         request.status === PerkStatus.UNSPECIFIED
           ? undefined
@@ -62,7 +62,7 @@ export function perkHandlers(ctx: VipContext): PerkHandlers {
     async createPerk(request, call) {
       const owner = ownerForCreate(callerOf(call), request.owner);
       // kind, name and description are held to the contract's rules (a kind set, a name not blank); stored trimmed.
-      const kind = kindOf("kind", request.kind);
+      const kind = kindOf(request.kind);
       const name = request.name.trim();
       const description = request.description.trim();
       const productBindings = requireBindings("product_bindings", request.productBindings);
