@@ -45,6 +45,11 @@ describe("input rules declared in the contracts (pf.v1.rules)", () => {
     expect(refused(createGoal, { title: "🚲".repeat(120), target: usd(1) })).toEqual([]);
     expect(refused(createGoal, { title: "x".repeat(121), target: usd(1) })).toEqual(["title string.max_len"]);
     expect(refused(createGoal, { title: "   ", target: usd(1) })).toEqual(["title string.pattern"]);
+    // The shared pf.v1.Money's own rules hold wherever a request carries it.
+    expect(refused(createGoal, { title: "A bike", target: { minor_units: 1e16, currency: "usd" } })).toEqual([
+      "target.minor_units int64.gte_lte",
+      "target.currency string.pattern",
+    ]);
     expect(refused(recordExternal, { creator: "usr_a", provider: "Ko Fi", provider_ref: "r", amount: usd(1) })).toEqual(
       ["provider string.pattern"],
     );

@@ -7,13 +7,14 @@
 
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import { file_pf_v1_options } from "./options_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file pf/v1/money.proto.
  */
 export const file_pf_v1_money: GenFile = /*@__PURE__*/
-  fileDesc("ChFwZi92MS9tb25leS5wcm90bxIFcGYudjEiLgoFTW9uZXkSEwoLbWlub3JfdW5pdHMYASABKAMSEAoIY3VycmVuY3kYAiABKAliBnByb3RvMw");
+  fileDesc("ChFwZi92MS9tb25leS5wcm90bxIFcGYudjEiXgoFTW9uZXkSLwoLbWlub3JfdW5pdHMYASABKANCGsK3GBYiFBiAgJqm6q/jASiAgObZldCc/v8BEiQKCGN1cnJlbmN5GAIgASgJQhLCtxgOcgwyCl5bQS1aXXszfSRiBnByb3RvMw", [file_pf_v1_options]);
 
 /**
  * An amount of money.
@@ -22,7 +23,8 @@ export const file_pf_v1_money: GenFile = /*@__PURE__*/
  */
 export type Money = Message<"pf.v1.Money"> & {
   /**
-   * Whole minor units (cents for USD); signed only where a field says so.
+   * Whole minor units (cents for USD), at most 10^15 either way; signed
+   * only where a field says so.
    *
    * @generated from field: int64 minor_units = 1;
    */
