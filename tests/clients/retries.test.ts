@@ -218,14 +218,15 @@ describe("a platform fetch helper's requests", () => {
   });
 
   it("try a GET again after a 503, and after a 429 with Retry-After only", async () => {
+    const blocksOfAlice = { params: { query: { subject: "usr_alice" } } };
     const busy = answering([503]);
-    expect((await busy.api.GET("/network/internal/blocks")).response.status).toBe(200);
+    expect((await busy.api.GET("/network/internal/blocks", blocksOfAlice)).response.status).toBe(200);
     expect(busy.sent).toHaveLength(2);
     const limited = answering([429], "0");
-    expect((await limited.api.GET("/network/internal/blocks")).response.status).toBe(200);
+    expect((await limited.api.GET("/network/internal/blocks", blocksOfAlice)).response.status).toBe(200);
     expect(limited.sent).toHaveLength(2);
     const spent = answering([429]);
-    expect((await spent.api.GET("/network/internal/blocks")).error).toMatchObject({ status: 429 });
+    expect((await spent.api.GET("/network/internal/blocks", blocksOfAlice)).error).toMatchObject({ status: 429 });
     expect(spent.sent).toHaveLength(1);
   });
 
