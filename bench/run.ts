@@ -2,6 +2,7 @@ import { healthUnderAbuse } from "./abuse.js";
 import { effectsUnderLoad } from "./effects.js";
 import { eventDelivery } from "./events.js";
 import { gatewayDatabaseRead, gatewayRead } from "./gateway-read.js";
+import { jobDispatch } from "./jobs.js";
 import { ledgerTransfers } from "./ledger.js";
 import { mediaTransfer } from "./media.js";
 import { publicReadsUnderAbuse } from "./public-reads.js";
@@ -22,6 +23,7 @@ const benchmarks: Benchmark[] = [
   mediaTransfer,
   searchQueries,
   watchEvents,
+  jobDispatch,
   startAndMemory,
 ];
 

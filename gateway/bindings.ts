@@ -28,6 +28,11 @@ export interface Binding {
   readonly responseField?: DescField;
 }
 
+/** Whether a binding is served as a WebSocket (websocket.ts): a bidirectional-streaming RPC bound to GET. */
+export function servedAsWebSocket(binding: Pick<Binding, "method" | "verb">): boolean {
+  return binding.method.methodKind === "bidi_streaming" && binding.verb === "GET";
+}
+
 /** `<Service>.<Rpc>`: the operation id and the name in build errors. */
 export function rpcName(method: DescMethod): string {
   return `${method.parent.name}.${method.name}`;

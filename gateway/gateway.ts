@@ -29,7 +29,7 @@ export interface GatewayOptions {
   transport: Transport;
   /** The services' enforcement, applied before the gateway reads a request (401 before any shape check). */
   admission: Admitting;
-  /** Uses bodyLimit, corsOrigins, hostRouting, callTimeoutMs, and natsUrl with natsNamespace (the AsyncAPI server). */
+  /** Uses bodyLimit, corsOrigins, hostRouting, callTimeoutMs, webSocketPingMs, and natsUrl with natsNamespace (the AsyncAPI server). */
   config: Config;
   logger: Logger;
   /** Reachability of what the process depends on, for /readyz. */
@@ -121,6 +121,7 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
     );
   };
   app.addHook("onRequest", bodyDeadline(config.bodyTimeoutMs));
+  endAnsweredUpgrades(app);
   app.addHook("onRequest", (request, reply, done) => {
     if (!request.is404) return done();
     answerUnrouted(request, closeAfterAnswer(request, reply));
@@ -163,6 +164,7 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
       timeoutMs: config.callTimeoutMs,
       bodyTimeoutMs: config.bodyTimeoutMs,
       uploadMinRate: config.uploadMinRate,
+      webSocketPingMs: config.webSocketPingMs,
       registry: createRegistry(...filesOf(options.services)),
       logger,
       openStreams,
@@ -181,6 +183,24 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
     },
     close: () => closeGracefully(app),
   };
+}
+
+/**
+ * A request asking for an upgrade that is answered over HTTP (a route that is no WebSocket's, a refusal) ends its
+ * connection with the answer: Node hands such a socket to the WebSocket plugin, and no parser reads another request
+ * from it.
+ */
+function endAnsweredUpgrades(app: FastifyInstance): void {
+  // Set by Node's parser on a request it hands to the server's `upgrade` listeners.
+  const upgrading = (request: FastifyRequest) => (request.raw as { upgrade?: boolean }).upgrade === true;
+  app.addHook("onRequest", (request, reply, done) => {
+    if (upgrading(request)) reply.header("connection", "close");
+    done();
+  });
+  app.addHook("onResponse", (request, _reply, done) => {
+    if (upgrading(request)) request.raw.socket.end();
+    done();
+  });
 }
 
 /**

@@ -2,7 +2,7 @@ import { getOption, type JsonObject } from "@bufbuild/protobuf";
 import { Actor, in_flight as inFlight, Visibility, type Access } from "../gen/pf/v1/options_pb.js";
 import { protoComments } from "../gen/pf/docs.js";
 import { admitsAnonymous, type RouteAccess } from "../services/kit/auth/enforce.js";
-import type { Binding } from "./bindings.js";
+import { servedAsWebSocket, type Binding } from "./bindings.js";
 import { PROBLEM_CONTENT_TYPE } from "./problems.js";
 
 /** One problem a route may answer: its status, the spec's code and when. */
@@ -34,6 +34,11 @@ export function routeProblems(binding: Binding, access: RouteAccess): RouteProbl
   add(401, "auth.wrong_audience", `the token is not for the audience ${access.audience}`);
   add(403, "auth.header_refused", "X-PF-* headers from a caller that is not a service");
   for (const rule of access.rules) ruleRefusals(rule, add);
+  if (servedAsWebSocket(binding)) {
+    add(403, "request.origin_refused", "a browser page on an origin the route's CORS does not answer");
+    add(426, "request.upgrade_required", "a request without `Upgrade: websocket`");
+    add(504, "deadline_exceeded", "the RPC sent no first message within the call deadline");
+  }
   if (getOption(binding.method, inFlight) !== "")
     add(503, "service.busy", "too many of the route's costly calls wait their turn (Retry-After: when to try again)");
   for (const { status, code } of namedInComment(binding)) add(status, code, "see the description");

@@ -1,7 +1,8 @@
 import type { DescMessage, JsonObject } from "@bufbuild/protobuf";
 import { protoComments } from "../gen/pf/docs.js";
+import { routeAccessOf } from "../services/kit/auth/enforce.js";
 import { routeFieldsOf } from "../services/kit/rpc/input.js";
-import type { Binding } from "./bindings.js";
+import { servedAsWebSocket, type Binding } from "./bindings.js";
 import { takesRawBytes } from "./bodies.js";
 import type { FieldTarget } from "./fields.js";
 import { exampleOf, heldMessage } from "./openapi-examples.js";
@@ -12,7 +13,8 @@ import { uploadOf } from "./uploads.js";
 
 /**
  * The request side of an operation: its path and query parameters, each
- * described by its field's proto comment, and its body. The body's schema
+ * described by its field's proto comment, the headers it reads (a credential
+ * its rules declare, a WebSocket's upgrade), and its body. The body's schema
  * leaves out the fields the path sets and, where routes share a request
  * message (request_fields), those this route does not read: the gateway
  * refuses a body naming either, so "Try it out" must not offer them. A path
@@ -59,6 +61,7 @@ export function requestOf(
           },
     );
   }
+  parameters.push(...headerParameters(binding));
   if (binding.body === "") return { parameters };
   const upload = uploadOf(binding);
   const content = upload
@@ -70,6 +73,28 @@ export function requestOf(
 }
 
 export const BINARY = { type: "string", format: "binary" };
+
+/** The headers an operation reads besides those of every route: its rules' credentials, a WebSocket's upgrade. */
+function headerParameters(binding: Binding): JsonObject[] {
+  const credentials = new Set(routeAccessOf(binding.method).rules.flatMap((rule) => rule.credentialHeaders));
+  const parameters: JsonObject[] = [...credentials].map((name) => ({
+    name,
+    in: "header",
+    description:
+      "A credential the route reads itself (`x-pf-credential-headers`), taken from any caller: its handler checks it.",
+    schema: { type: "string" },
+  }));
+  if (servedAsWebSocket(binding))
+    parameters.push({
+      name: "Upgrade",
+      in: "header",
+      required: true,
+      description: "The route is a WebSocket: without the upgrade it answers 426.",
+      schema: { type: "string", enum: ["websocket"] },
+      example: "websocket",
+    });
+  return parameters;
+}
 
 /** A parameter's description: its field's proto comment, then what the parameter adds. */
 function describedAs(target: FieldTarget, added?: string | false): JsonObject {

@@ -26,7 +26,7 @@ import { admitsAnonymous, routeAccessOf, type RouteAccess } from "../services/ki
 import { routeFieldsOf } from "../services/kit/rpc/input.js";
 import { declaredRateLimit } from "../services/kit/rpc/rate-limits.js";
 import { onPublicSurface } from "../services/kit/rpc/surface.js";
-import type { Binding } from "./bindings.js";
+import { servedAsWebSocket, type Binding } from "./bindings.js";
 import { answersBytes } from "./bytes.js";
 import { corsKind } from "./cors.js";
 import { problemResponses, routeProblems } from "./openapi-problems.js";
@@ -38,6 +38,7 @@ import { BINARY, requestOf } from "./openapi-request.js";
 import { componentName, described, REF, SchemaComponents } from "./schemas.js";
 import { openApiPath } from "./template.js";
 import { uploadOf } from "./uploads.js";
+import { WEBSOCKET_MAX_PAYLOAD } from "./websocket.js";
 
 export interface DocumentScope {
   readonly title: string;
@@ -112,11 +113,14 @@ function operation(binding: Binding, tag: string, components: SchemaComponents, 
   const output = binding.responseField ? components.field(binding.responseField) : components.message(method.output);
   const access = routeAccessOf(method);
   const request = requestOf(binding, components);
+  const webSocket = servedAsWebSocket(binding);
   const successes = answersBytes(binding)
     ? byteResponses(getOption(method, successStatuses), components.message(method.output))
     : method.methodKind === "server_streaming"
       ? eventStreamResponse(output)
-      : successResponses(getOption(method, successStatuses), output);
+      : webSocket
+        ? WEBSOCKET_RESPONSE
+        : successResponses(getOption(method, successStatuses), output);
   if (!showsExample(request)) exampleAnswer(binding, successes as Record<string, JsonObject>, components);
   return {
     operationId: operationId(binding),
@@ -124,6 +128,13 @@ function operation(binding: Binding, tag: string, components: SchemaComponents, 
     tags: [tag],
     ...request,
     ...(uploadOf(binding) && { "x-pf-max-bytes": Number(uploadOf(binding)!.maxBytes) }),
+    ...(webSocket && {
+      "x-pf-websocket": {
+        "client-messages": components.message(method.input),
+        "server-messages": output,
+        "max-message-bytes": WEBSOCKET_MAX_PAYLOAD,
+      },
+    }),
     responses: {
       ...successes,
       ...problemResponses(routeProblems(binding, access), problem),
@@ -239,6 +250,22 @@ function eventStreamResponse(output: JsonObject): JsonObject {
     },
   };
 }
+
+/**
+ * A WebSocket (websocket.ts): OpenAPI 3.1 describes no messages after an
+ * upgrade, so `x-pf-websocket` names the messages of each side's frames.
+ */
+const WEBSOCKET_RESPONSE: JsonObject = {
+  101: {
+    description:
+      "Switching Protocols: a WebSocket, opened once the RPC's first message is there (the first WebSocket message); " +
+      "a problem before it is answered instead. Each message either way is one proto JSON text of the messages " +
+      "`x-pf-websocket` names, at most 1 MiB. Closes with 1000 when the RPC ends; 4000 + the problem's status " +
+      "(4403, 4409…) when it fails, the reason starting with the problem code; 1003 on a binary message, 1007 on one " +
+      "that is not the request's proto JSON, 1009 on one over 1 MiB; 1001 when the gateway closes. The gateway pings " +
+      "every PF_WS_PING_MS and cuts a connection from which nothing came since the last ping.",
+  },
+};
 
 /**
  * The RPC's access as x-pf-* members: its main rule's options, its

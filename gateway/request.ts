@@ -1,6 +1,6 @@
 import type { DescField, JsonObject, Message, Registry } from "@bufbuild/protobuf";
 import type { FastifyRequest } from "fastify";
-import { rpcName, type Binding } from "./bindings.js";
+import { rpcName, servedAsWebSocket, type Binding } from "./bindings.js";
 import { decode } from "./decode.js";
 import { applyQuery, pathTarget, queryTargets, setPathField, type FieldTarget, type QueryTargets } from "./fields.js";
 import { invalid } from "../services/kit/handler/problem.js";
@@ -21,10 +21,18 @@ export function requestFields(binding: Binding): RequestFields {
     // With `body: "*"` every field comes from the body or the path: no query parameters.
     const excluded = new Set([...path.map((target) => target.path), ...(bodyField ? [bodyField.name] : [])]);
     const query = binding.body === "*" ? new Map() : queryTargets(input, excluded);
-    return { path, query };
+    return { path, query: servedAsWebSocket(binding) ? envelopeOnly(query) : query };
   } catch (error) {
     throw new Error(`${rpcName(binding.method)}: ${(error as Error).message}`, { cause: error });
   }
+}
+
+/**
+ * A WebSocket's query sets its first frame's envelope only (websocket.ts): top-level fields outside any oneof
+ * (`ControlFrame.robot_id`), never what a frame is.
+ */
+function envelopeOnly(query: QueryTargets): QueryTargets {
+  return new Map([...query].filter(([, target]) => target.steps.length === 1 && target.field.oneof === undefined));
 }
 
 /** Builds a binding's input message from a request; malformed input throws a 400 request.invalid problem. */

@@ -27,6 +27,8 @@ export interface RouteContext {
   readonly logger: Logger;
   /** How often an open event stream gets a keep-alive comment (default 15 s). */
   readonly heartbeatMs?: number;
-  /** The event streams being served, ended when the gateway closes (they never end on their own). */
+  /** How often an open WebSocket is pinged; one that sent nothing since the last ping is cut (default 25 s). */
+  readonly webSocketPingMs?: number;
+  /** The event streams and WebSocket calls being served, ended when the gateway closes (they never end on their own). */
   readonly openStreams?: Set<AbortController>;
 }

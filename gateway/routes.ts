@@ -3,7 +3,7 @@ import type { UnaryResponse } from "@connectrpc/connect";
 import type { FastifyInstance, RouteHandlerMethod } from "fastify";
 import { success_statuses as successStatuses } from "../gen/pf/v1/options_pb.js";
 import { admissionHook, admittedRequest } from "./admission.js";
-import { BODY_HOOKS } from "./bodies.js";
+import { BODY_HOOKS, type BodyHook } from "./bodies.js";
 import { rpcName, type Binding } from "./bindings.js";
 import { corsOpen } from "./cors.js";
 import { forwardedHeaders } from "./headers.js";
@@ -36,6 +36,8 @@ function hostPattern(host: string): RegExp {
 /**
  * Registers every binding at each of its mount points, each admitted before
  * anything else (admission.ts), and answers the table of what was registered.
+ * The routes of a hook with a scope of its own (bodies.ts) are registered in
+ * that one scope, once it is set up.
  */
 export function registerBindings(
   app: FastifyInstance,
@@ -44,9 +46,10 @@ export function registerBindings(
   context: RouteContext,
   table = new RouteTable(),
 ): RouteTable {
+  const scoped = new Map<BodyHook, ((scope: FastifyInstance) => void)[]>();
   for (const binding of bindings) {
     const hook = BODY_HOOKS.find((each) => each.claims(binding));
-    const handler = (hook?.handler ?? jsonHandler)(binding, context);
+    const served = hook?.route?.(binding, context) ?? { handler: (hook?.handler ?? jsonHandler)(binding, context) };
     const onRequest = admissionHook(binding.method, context);
     const config = { corsOpen: corsOpen(binding), streamsBody: hook?.streamsBody === true };
     for (const point of mountPoints(binding.key, hostRouting)) {
@@ -56,23 +59,22 @@ export function registerBindings(
           const constraints = point.constraints && { constraints: point.constraints };
           // The route as its binding writes it names the request's span (tracing.ts).
           const named = { ...config, route: point.prefix + openApiPath(binding.template) };
-          scope.route({ method: binding.verb, url, onRequest, handler, config: named, ...constraints });
+          scope.route({ method: binding.verb, url, onRequest, ...served, config: named, ...constraints });
         } catch (error) {
           const why = (error as Error).message;
           throw new Error(`${rpcName(binding.method)}: cannot route ${binding.verb} ${url}: ${why}`, { cause: error });
         }
       };
-      const parsers = hook?.parsers;
-      if (parsers) {
-        void app.register(async (scope) => {
-          parsers(scope);
-          route(scope);
-        });
-      } else {
-        route(app);
-      }
+      if (hook?.scope) scoped.set(hook, [...(scoped.get(hook) ?? []), route]);
+      else route(app);
       table.add(binding, url, point.constraints?.host);
     }
+  }
+  for (const [hook, routes] of scoped) {
+    void app.register(async (scope) => {
+      await hook.scope!(scope, context);
+      for (const route of routes) route(scope);
+    });
   }
   return table;
 }

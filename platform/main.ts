@@ -1,4 +1,5 @@
 import { loadConfig } from "../services/kit/runtime/config.js";
+import { embeddedAgentWanted, startEmbeddedAgent } from "./embedded-agent.js";
 import { startPlatform } from "./host.js";
 import { createLogger } from "../services/kit/runtime/logger.js";
 import { modules } from "./registry.js";
@@ -19,9 +20,19 @@ logger.info(
   },
   `platform up: gateway ${platform.gatewayUrl ?? "(off)"}, RPC ${platform.rpcUrl}, metrics ${platform.metricsUrl ?? "(off)"}, data in ${config.dataDir}`,
 );
+// A device agent paired to the platform's own robot, so a job submitted to run has somewhere to go (README, "Run a job").
+// Its failure leaves the platform up, said once (PF_EMBEDDED_AGENT=0 turns it off).
+const agent = embeddedAgentWanted(config)
+  ? await startEmbeddedAgent(platform, config, logger).catch((error: unknown) => {
+      logger.error({ error }, "the embedded device agent did not start");
+      return undefined;
+    })
+  : undefined;
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
     logger.info({ signal }, "stopping");
-    void platform.stop().then(() => process.exit(0));
+    void Promise.resolve(agent?.stop())
+      .then(() => platform.stop())
+      .then(() => process.exit(0));
   });
 }

@@ -1,5 +1,6 @@
 import { billing } from "../services/billing/index.js";
 import { blog } from "../services/blog/index.js";
+import { bot } from "../services/bot/index.js";
 import { codes } from "../services/codes/index.js";
 import { community } from "../services/community/index.js";
 import { deals } from "../services/deals/index.js";
@@ -9,6 +10,7 @@ import type { AnyServiceModule } from "../services/kit/service/module.js";
 import { media } from "../services/media/index.js";
 import { network } from "../services/network/index.js";
 import { reviews } from "../services/reviews/index.js";
+import { run } from "../services/run/index.js";
 import { news } from "../services/news/index.js";
 import { search } from "../services/search/index.js";
 import { sources } from "../services/sources/index.js";
@@ -36,4 +38,6 @@ export const modules: AnyServiceModule[] = [
   news,
   blog,
   reviews,
+  bot,
+  run,
 ];

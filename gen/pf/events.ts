@@ -1,5 +1,6 @@
 import { AdjustmentPostedSchema, CashoutChangedSchema, EconomyChangedSchema, EntitlementChangedSchema, IntentChangedSchema, TransferCreatedSchema } from "./billing/v1/events_pb.js";
 import { BlogEventSchema, PostEventSchema, ScheduleEventSchema } from "./blog/v1/events_pb.js";
+import { CommandEventSchema, DeviceEventSchema, DispatchEventSchema, JobEventSchema, RobotEventSchema } from "./bot/v1/events_pb.js";
 import { ReleaseDeprecatedSchema, ReleasePublishedSchema, ReleaseRevokedSchema } from "./codes/v1/events_pb.js";
 import { ModerationRecordedSchema } from "./community/v1/events_pb.js";
 import { CodePublishedSchema, CodeReportedSchema, CodeStatusChangedSchema, CodeSubmittedSchema, MerchantChangedSchema } from "./coupons/v1/events_pb.js";
@@ -9,6 +10,7 @@ import { ObjectCreatedSchema } from "./media/v1/events_pb.js";
 import { CoinsChangedSchema, CoinsTransferredSchema, ModuleWrittenSchema, NotificationPushedSchema, RelationChangedSchema, SubjectChangedSchema } from "./network/v1/events_pb.js";
 import { AiDraftRequestedSchema, ClusterChangedSchema, StoryChangedSchema } from "./news/v1/events_pb.js";
 import { CorrectionSubmittedSchema, EntityChangedSchema, SummaryChangedSchema } from "./reviews/v1/events_pb.js";
+import { JobEventSchema as JobEventSchema$1 } from "./run/v1/events_pb.js";
 import { ItemChangedSchema, ItemRemovedSchema, RunFinishedSchema, SourceChangedSchema } from "./sources/v1/events_pb.js";
 import { PostEventSchema as PostEventSchema$1, ThreadEventSchema } from "./space/v1/events_pb.js";
 import { GoalChangedSchema, InteractionChangedSchema } from "./tips/v1/events_pb.js";
@@ -31,6 +33,11 @@ export const eventMessages = [
   PostEventSchema,
   BlogEventSchema,
   ScheduleEventSchema,
+  JobEventSchema,
+  DeviceEventSchema,
+  RobotEventSchema,
+  CommandEventSchema,
+  DispatchEventSchema,
   ReleasePublishedSchema,
   ReleaseDeprecatedSchema,
   ReleaseRevokedSchema,
@@ -56,6 +63,7 @@ export const eventMessages = [
   EntityChangedSchema,
   SummaryChangedSchema,
   CorrectionSubmittedSchema,
+  JobEventSchema$1,
   ItemChangedSchema,
   ItemRemovedSchema,
   RunFinishedSchema,

@@ -1,5 +1,6 @@
 import { BillingAdminService } from "../../gen/pf/billing/v1/admin_pb.js";
 import { BillingService } from "../../gen/pf/billing/v1/billing_pb.js";
+import { BillingUsageService } from "../../gen/pf/billing/v1/usage_pb.js";
 import { defineService } from "../kit/service/module.js";
 import { implement } from "../kit/rpc/implementation.js";
 import { billingContext } from "./context.js";
@@ -9,6 +10,7 @@ import { Migration20261124000000_tip_intents } from "./db/migrations/Migration20
 import { Migration20261125000000_network_revenue } from "./db/migrations/Migration20261125000000_network_revenue.js";
 import { Migration20261127000000_test_provider_orders } from "./db/migrations/Migration20261127000000_test_provider_orders.js";
 import { Migration20261128100000_ledger_batch } from "./db/migrations/Migration20261128100000_ledger_batch.js";
+import { Migration20261220000000_usage_records } from "./db/migrations/Migration20261220000000_usage_records.js";
 import { adjustmentHandlers } from "./handlers/admin/adjustments.js";
 import { freezeHandlers } from "./handlers/admin/freeze.js";
 import { importHoldHandlers } from "./handlers/admin/import-holds.js";
@@ -21,6 +23,7 @@ import { cashoutHandlers } from "./handlers/cashouts.js";
 import { intentHandlers } from "./handlers/intents.js";
 import { subscriptionHandlers } from "./handlers/subscriptions.js";
 import { transferHandlers } from "./handlers/transfers.js";
+import { usageHandlers } from "./handlers/usage.js";
 import { webhookHandlers } from "./handlers/webhooks.js";
 import { providerEvents } from "./workers/provider-events.js";
 import { renewals } from "./workers/renewals.js";
@@ -37,10 +40,11 @@ export const billing = defineService({
       { name: "Migration20261125000000_network_revenue", class: Migration20261125000000_network_revenue },
       { name: "Migration20261127000000_test_provider_orders", class: Migration20261127000000_test_provider_orders },
       { name: "Migration20261128100000_ledger_batch", class: Migration20261128100000_ledger_batch },
+      { name: "Migration20261220000000_usage_records", class: Migration20261220000000_usage_records },
     ],
   },
   context: billingContext,
-  protos: [BillingService, BillingAdminService],
+  protos: [BillingService, BillingAdminService, BillingUsageService],
   implementations(ctx) {
     return [
       implement(BillingService, {
@@ -60,6 +64,7 @@ export const billing = defineService({
         ...sweepHandlers(ctx),
         ...settleHandlers(ctx),
       }),
+      implement(BillingUsageService, usageHandlers(ctx)),
     ];
   },
   workers: [renewals, providerEvents, testProviderAuto],

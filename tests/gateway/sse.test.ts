@@ -106,7 +106,7 @@ beforeAll(async () => {
     [
       binding(Health, Health.method.watch, "/watch/{service}"),
       binding(TipsOverlayService, TipsOverlayService.method.openOverlayStream, "/overlay"),
-      binding(ServerReflection, ServerReflection.method.serverReflectionInfo, "/reflect"),
+      { ...binding(ServerReflection, ServerReflection.method.serverReflectionInfo, "/reflect"), verb: "POST" },
     ],
     {},
     {
@@ -124,13 +124,13 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 describe("server-streaming RPCs as text/event-stream", () => {
-  it("are claimed by the event-stream hook; client and bidi streaming stay 501 route.streaming_unsupported", async () => {
+  it("are claimed by the event-stream hook; bidi streaming bound to GET is a WebSocket, otherwise 501 route.streaming_unsupported", async () => {
     const claimed = (b: Binding) => BODY_HOOKS.filter((hook) => hook.claims(b)).map((hook) => hook.name);
     expect(claimed(binding(Health, Health.method.watch, "/w"))).toEqual(["server-streaming-events"]);
-    expect(claimed(binding(ServerReflection, ServerReflection.method.serverReflectionInfo, "/r"))).toEqual([
-      "streaming-not-served",
-    ]);
-    const answer = await fetch(`${url}/reflect`);
+    const reflection = binding(ServerReflection, ServerReflection.method.serverReflectionInfo, "/r");
+    expect(claimed(reflection)).toEqual(["websocket", "streaming-not-served"]);
+    expect(claimed({ ...reflection, verb: "POST" })).toEqual(["streaming-not-served"]);
+    const answer = await fetch(`${url}/reflect`, { method: "POST" });
     expect(answer.status).toBe(501);
     expect(await answer.json()).toMatchObject({ code: "route.streaming_unsupported" });
   });

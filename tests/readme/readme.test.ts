@@ -91,6 +91,14 @@ const PROMISES: { name: string; runs: string; check(output: string): void }[] = 
     },
   },
   {
+    name: "runs a job on the embedded device agent: its output and its end on the stream",
+    runs: "/run/api/v1/jobs",
+    check(output) {
+      expect(output).toMatch(/^event: output\ndata: \{.*"text":"\{\\"text\\":\\"hello\\"\}/m);
+      expect(output).toMatch(/"state":"ended","exit":\{"reason":"completed","code":0/);
+    },
+  },
+  {
     name: "credits 5 more coins over gRPC with buf curl",
     runs: "npx buf curl",
     check(output) {

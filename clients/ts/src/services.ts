@@ -1,6 +1,9 @@
 import { BillingAdminService } from "../../../gen/pf/billing/v1/admin_pb.js";
 import { BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
+import { BillingUsageService } from "../../../gen/pf/billing/v1/usage_pb.js";
 import { BlogService } from "../../../gen/pf/blog/v1/blogs_pb.js";
+import { BotService } from "../../../gen/pf/bot/v1/bot_pb.js";
+import { BotLinkService } from "../../../gen/pf/bot/v1/link_service_pb.js";
 import { BlogContentService } from "../../../gen/pf/blog/v1/content_pb.js";
 import { PostService } from "../../../gen/pf/blog/v1/posts_pb.js";
 import { CodesService } from "../../../gen/pf/codes/v1/codes_pb.js";
@@ -24,6 +27,7 @@ import { NewsStoryService } from "../../../gen/pf/news/v1/stories_pb.js";
 import { ReviewsAdminService } from "../../../gen/pf/reviews/v1/admin_pb.js";
 import { ReviewCorrectionsService } from "../../../gen/pf/reviews/v1/corrections_pb.js";
 import { ReviewsService } from "../../../gen/pf/reviews/v1/entities_pb.js";
+import { RunService } from "../../../gen/pf/run/v1/run_pb.js";
 import { ReviewSignalsService } from "../../../gen/pf/reviews/v1/signals_pb.js";
 import { ReviewSummariesService } from "../../../gen/pf/reviews/v1/summaries_pb.js";
 import { SearchIndexService, SearchService } from "../../../gen/pf/search/v1/search_pb.js";
@@ -49,6 +53,7 @@ export const services = {
   networkAdmin: NetworkAdminService,
   billing: BillingService,
   billingAdmin: BillingAdminService,
+  billingUsage: BillingUsageService,
   deals: DealsService,
   coupons: CouponsService,
   tips: TipsService,
@@ -87,6 +92,9 @@ export const services = {
   reviewSummaries: ReviewSummariesService,
   reviewCorrections: ReviewCorrectionsService,
   reviewsAdmin: ReviewsAdminService,
+  run: RunService,
+  bot: BotService,
+  botLink: BotLinkService,
 } as const;
 
 export type PlatformServices = typeof services;

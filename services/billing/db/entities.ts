@@ -298,6 +298,30 @@ export const ReconciliationRow = defineEntity({
 });
 export type ReconciliationRow = InferEntity<typeof ReconciliationRow>;
 
+/**
+ * What one operation of a service consumed (designed metering: run's jobs in wall-clock seconds): insert-only, one
+ * per service, operation and reference, so a retry records nothing twice. No money moves: the spec gives no price.
+ */
+export const UsageRow = defineEntity({
+  name: "UsageRow",
+  tableName: "usage_records",
+  triggers: [immutable("usage_records")],
+  uniques: [{ name: "usage_records_once", properties: ["service", "operation", "reference"] }],
+  checks: [{ name: "usage_records_quantity_check", expression: "quantity >= 0" }],
+  properties: {
+    id: p.text().primary(),
+    service: p.text(),
+    operation: p.text(),
+    unit: p.text(),
+    quantity: p.bigint(),
+    projectId: p.text(),
+    reference: p.text(),
+    payer: p.text(),
+    recordedAt: p.datetime(),
+  },
+});
+export type UsageRow = InferEntity<typeof UsageRow>;
+
 export const entities = [
   Account,
   LedgerTransactionRow,
@@ -309,4 +333,5 @@ export const entities = [
   SubscriptionRow,
   ImportHoldRow,
   ReconciliationRow,
+  UsageRow,
 ];

@@ -56,6 +56,8 @@ export interface Config {
   bodyTimeoutMs: number;
   /** The slowest average, in bytes a second, a streamed upload's body may arrive at after `bodyTimeoutMs` (PF_UPLOAD_MIN_RATE). */
   uploadMinRate: number;
+  /** How often the gateway pings each open WebSocket; one that sent nothing since the last ping is cut (PF_WS_PING_MS). */
+  webSocketPingMs: number;
   /**
    * A production deployment (PF_ENV=production; unset or `development` is not):
    * settings only fit for local use (test-mode payments) refuse to start there.
@@ -106,6 +108,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     callTimeoutMs: integer(env.PF_CALL_TIMEOUT_MS, 10_000),
     bodyTimeoutMs: integer(env.PF_BODY_TIMEOUT_MS, 30_000),
     uploadMinRate: wholeSetting(env, "PF_UPLOAD_MIN_RATE", 4096, 1),
+    webSocketPingMs: wholeSetting(env, "PF_WS_PING_MS", 25_000, 1),
     production: production(env),
     env,
   };

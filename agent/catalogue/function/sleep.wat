@@ -1,0 +1,10 @@
+;; sleep: sleeps `ms` milliseconds, then writes `slept <ms>` on stdout.
+(memory (export "memory") 1 1)
+(data (i32.const 2048) "slept ")
+(func (export "_start")
+  (local $ms i64)
+  (local.set $ms (call $next_int))
+  (call $sleep_ms (local.get $ms))
+  (call $write (i32.const 1) (i32.const 2048) (i32.const 6))
+  (call $print_i64 (i32.const 1) (local.get $ms))
+  (call $newline (i32.const 1)))
