@@ -11,7 +11,8 @@ import { InteractionKind, InteractionSchema, PaymentState } from "../../gen/pf/t
 import { TextToSpeechSchema } from "../../gen/pf/tips/v1/profiles_pb.js";
 import { alertSettings, goalSettings } from "../../services/tips/domain/overlay-configs.js";
 import { alertOf, isAlert, resumePoint, showsConfig, speaks } from "../../services/tips/domain/overlay-stream.js";
-import { requestedScopes, secretHash } from "../../services/tips/domain/overlay-tokens.js";
+import { secretHash } from "../../services/kit/auth/secrets.js";
+import { requestedScopes } from "../../services/tips/domain/overlay-tokens.js";
 import { inputFaults } from "../../services/kit/rpc/input.js";
 
 /** The fields and rules the contract refuses in a request (given as proto JSON). */

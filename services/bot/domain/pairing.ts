@@ -1,5 +1,3 @@
-import { createHash } from "node:crypto";
-
 // Crockford base32: no I, L, O or U, so a code read aloud or typed is not mistaken.
 const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
@@ -18,11 +16,6 @@ export function formatPairingCode(random: Uint8Array): string {
 /** A typed code as stored: upper case, dashes and spaces dropped, Crockford's look-alikes read as digits. */
 export function normalizePairingCode(typed: string): string {
   return typed.toUpperCase().replace(/[\s-]/g, "").replace(/[IL]/g, "1").replace(/O/g, "0");
-}
-
-/** What is stored of a secret (a pairing code, a credential, a publish key) and what one presented is looked up by. */
-export function secretHash(secret: string): string {
-  return createHash("sha256").update(secret).digest("hex");
 }
 
 /** The prefixes of the device's secrets: high entropy (32 random bytes), so one SHA-256 keeps them unguessable at rest. */

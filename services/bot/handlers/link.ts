@@ -19,7 +19,7 @@ import { frameOf, jobById, openJobsOf, saveJobs, waitingJobs } from "../db/jobs.
 import { robotById } from "../db/robots.js";
 import { afterReport, appendBounded, CAPTURE_MAX_BYTES } from "../domain/dispatch.js";
 import { jobFrame, stricterTtl } from "../domain/frames.js";
-import { secretHash } from "../domain/pairing.js";
+import { secretHash } from "../../kit/auth/secrets.js";
 import { canceled, endJob, lost } from "../endings.js";
 import { deviceEvent, jobEvent } from "../events.js";
 import { DeviceLink, type LinkNotice } from "../links.js";

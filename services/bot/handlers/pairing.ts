@@ -12,13 +12,8 @@ import type { BotContext } from "../context.js";
 import { audit } from "../db/audit.js";
 import { insertDevice } from "../db/devices.js";
 import { liveRobot, operatorsOf, robotByPairingCode, robotToProto, saveRobot } from "../db/robots.js";
-import {
-  CREDENTIAL_PREFIX,
-  formatPairingCode,
-  normalizePairingCode,
-  PUBLISH_KEY_PREFIX,
-  secretHash,
-} from "../domain/pairing.js";
+import { CREDENTIAL_PREFIX, formatPairingCode, normalizePairingCode, PUBLISH_KEY_PREFIX } from "../domain/pairing.js";
+import { newSecret, secretHash } from "../../kit/auth/secrets.js";
 import { deviceEvent } from "../events.js";
 
 /** A new pairing code: what is shown once, and what is stored (its hash and expiry). */
@@ -34,8 +29,8 @@ export function issueCode(ctx: BotContext, at: Date): { shown: PairingCode; hash
 
 /** A device's secrets, shown once: its credential and publish key (32 random bytes each), and their hashes. */
 export function deviceSecrets() {
-  const credential = CREDENTIAL_PREFIX + randomBytes(32).toString("base64url");
-  const publishKey = PUBLISH_KEY_PREFIX + randomBytes(32).toString("base64url");
+  const credential = newSecret(CREDENTIAL_PREFIX);
+  const publishKey = newSecret(PUBLISH_KEY_PREFIX);
   return { credential, publishKey, credentialHash: secretHash(credential), publishKeyHash: secretHash(publishKey) };
 }
 

@@ -1,7 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { randomBytes } from "node:crypto";
 import { JobStreamEventSchema } from "../../../gen/pf/run/v1/jobs_pb.js";
 import { JobStreamTicketResultSchema, type JobStreamRequest, type RunService } from "../../../gen/pf/run/v1/run_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
@@ -10,7 +9,8 @@ import type { RunContext } from "../context.js";
 import { jobNotFound, jobToProto, readJob, type JobView } from "../db/jobs.js";
 import { insertTicket, streamEventsAfter, streamEventToProto, useTicket } from "../db/stream.js";
 import { resumePoint } from "../domain/stream.js";
-import { TICKET_TTL_MS, ticketHash } from "../domain/tickets.js";
+import { newSecret, secretHash } from "../../kit/auth/secrets.js";
+import { TICKET_TTL_MS } from "../domain/tickets.js";
 import { visibleJob } from "../projects.js";
 import { Wakes } from "../watchers.js";
 
@@ -38,7 +38,7 @@ async function streamedJob(ctx: RunContext, call: HandlerContext, request: JobSt
     return visibleJob(ctx, call, request.id);
   }
   const ticket = {
-    hash: ticketHash(request.ticket),
+    hash: secretHash(request.ticket),
     jobId: request.id,
     minter: principal.kind === "anonymous" ? undefined : principal.sub,
     at: ctx.clock.now(),
@@ -54,11 +54,11 @@ export function streamHandlers(ctx: RunContext): StreamHandlers {
   return {
     async createStreamTicket(request, call) {
       const job = await visibleJob(ctx, call, request.id);
-      const ticket = randomBytes(32).toString("base64url");
+      const ticket = newSecret();
       const expiresAt = new Date(ctx.clock.now().getTime() + TICKET_TTL_MS);
       const minter = principalOf(call).sub;
       await ctx.transaction((em) =>
-        insertTicket(em, { hash: ticketHash(ticket), jobId: job.id, minter, expiresAt, usedAt: null }),
+        insertTicket(em, { hash: secretHash(ticket), jobId: job.id, minter, expiresAt, usedAt: null }),
       );
       return create(JobStreamTicketResultSchema, { ticket, jobId: job.id, expiresAt: timestampFromDate(expiresAt) });
     },

@@ -1,14 +1,8 @@
-import { createHash } from "node:crypto";
 import { OverlayScope } from "../../../gen/pf/tips/v1/overlays_pb.js";
 import type { OverlayKindName } from "./overlay-configs.js";
 
 /** Secrets are `ovk_` and 32 random bytes: high entropy, so one SHA-256 (no slow hash) keeps them unguessable at rest. */
 export const SECRET_PREFIX = "ovk_";
-
-/** What is stored of a secret, and what a presented one is looked up by. */
-export function secretHash(secret: string): string {
-  return createHash("sha256").update(secret).digest("hex");
-}
 
 /** What a minted token may read, each scope once (the contract's rules: at least one, each alerts or goals). */
 export function requestedScopes(scopes: OverlayScope[]): Set<OverlayKindName> {

@@ -30,7 +30,8 @@ import {
   resumePoint,
   showsConfig,
 } from "../domain/overlay-stream.js";
-import { SCOPES, secretHash } from "../domain/overlay-tokens.js";
+import { secretHash } from "../../kit/auth/secrets.js";
+import { SCOPES } from "../domain/overlay-tokens.js";
 import { configToProto } from "./overlay-configs.js";
 import type { OverlayHub } from "../live/hub.js";
 import type { LiveEvent } from "../live/events.js";

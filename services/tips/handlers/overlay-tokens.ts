@@ -1,7 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { randomBytes } from "node:crypto";
 import {
   OverlayTokenListSchema,
   OverlayTokenResultSchema,
@@ -16,7 +15,8 @@ import { problem } from "../../kit/handler/problem.js";
 import type { TipsContext } from "../context.js";
 import type { OverlayTokenRow } from "../db/overlay-entities.js";
 import { insertToken, liveTokenCount, lockToken, revokeToken, tokensOf } from "../db/overlay-tokens.js";
-import { requestedScopes, scopesOf, SECRET_PREFIX, secretHash } from "../domain/overlay-tokens.js";
+import { newSecret, secretHash } from "../../kit/auth/secrets.js";
+import { requestedScopes, scopesOf, SECRET_PREFIX } from "../domain/overlay-tokens.js";
 import { tokenRevoked } from "../events.js";
 
 type TokenHandlers = Pick<
@@ -62,7 +62,7 @@ export function overlayTokenHandlers(ctx: TipsContext): TokenHandlers {
       const creator = actingPerson(call);
       const scopes = requestedScopes(request.scopes);
       const label = request.label.trim();
-      const secret = SECRET_PREFIX + randomBytes(32).toString("base64url");
+      const secret = newSecret(SECRET_PREFIX);
       call.responseHeader.set("cache-control", "no-store");
       const limit = ctx.settings.overlayTokensPerCreator;
       const row = await ctx.transaction(async (em) => {
