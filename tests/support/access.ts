@@ -16,6 +16,7 @@ import { AUDIENCE, type TokenClaims } from "../../services/kit/auth/tokens.js";
 import { modules } from "../../platform/registry.js";
 import type { TestPlatform } from "./platform.js";
 import { itWith, need } from "./skips.js";
+import { forged } from "./callers.js";
 
 /** One valid call of a route; the refusal tests vary only the caller. */
 export interface RouteCall {
@@ -362,7 +363,7 @@ export function describeRefusals(
     });
 
     it("a forged token (401 auth.invalid)", async () => {
-      const answer = await send(`${(await t.token(service())).slice(0, -4)}AAAA`);
+      const answer = await send(forged(await t.token(service())));
       expect(answer.status).toBe(401);
       expect(answer.body.code).toBe("auth.invalid");
       expect(answer.headers.get("www-authenticate")).toBe('Bearer error="invalid_token"');

@@ -22,3 +22,13 @@ export const asService = (extra: Partial<Principal> = {}) =>
 /** The web service acting for a person (X-PF-Subject). */
 export const asServiceFor = (subject: string, extra: Partial<Principal> = {}) =>
   callAs({ kind: "service", sub: "svc:web", service: "web", actingSubject: subject, ...extra }, subject);
+
+/**
+ * The token with its signature altered. The signature's first character always
+ * carries signature bits; its last ones may not (base64url padding bits, and the
+ * high bits of Ed25519's S are zero), so rewriting the tail can leave it valid.
+ */
+export function forged(token: string): string {
+  const at = token.lastIndexOf(".") + 1;
+  return `${token.slice(0, at)}${token[at] === "A" ? "B" : "A"}${token.slice(at + 1)}`;
+}
