@@ -118,9 +118,12 @@ export async function webSocketScope(scope: FastifyInstance, context: RouteConte
  */
 function pingEvery(scope: FastifyInstance, server: WebSocketServer, intervalMs: number): void {
   const answered = new WeakSet<WebSocket>();
+  // One listener for every socket (`this` is the socket), not a closure each idle link would hold.
+  function heard(this: WebSocket) {
+    answered.add(this);
+  }
   server.on("connection", (socket: WebSocket) => {
-    const heard = () => answered.add(socket);
-    heard();
+    answered.add(socket);
     socket.on("pong", heard);
     socket.on("message", heard);
   });

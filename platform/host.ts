@@ -1,5 +1,5 @@
 import type { DescService } from "@bufbuild/protobuf";
-import { createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from "@connectrpc/connect";
+import type { ConnectRouter, Interceptor, Transport } from "@connectrpc/connect";
 import { join } from "node:path";
 import { buildGateway } from "../gateway/gateway.js";
 import { Admission } from "../services/kit/auth/enforce.js";
@@ -149,11 +149,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       );
     };
     const localKeys = new Set(modules.map((m) => m.key));
-    const localTransport = (interceptors: Interceptor[]) =>
-      local.transport(
-        interceptors,
-        lazy(() => createRouterTransport(routes, { transport: { interceptors } })),
-      );
+    const localTransport = (interceptors: Interceptor[]) => local.transport(interceptors);
 
     // One blob store per process; each service sees it under its own key.
     const blobs = openBlobStore(config);
@@ -357,11 +353,6 @@ function serviceToken(keys: PlatformKeys, module: AnyServiceModule): () => Promi
     }
     return current.token;
   };
-}
-
-function lazy<T>(make: () => T): () => T {
-  let made: T | undefined;
-  return () => (made ??= make());
 }
 
 async function stopAll(stops: (() => Promise<void>)[]): Promise<void> {

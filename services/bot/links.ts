@@ -22,14 +22,17 @@ const QUEUED_MAX = 1024;
  * Frames to one peer, read in order by one async iteration. It ends once: after a last frame (`end`), with an error
  * (`fail`: the iteration throws it, the stream's problem), or when the call's signal aborts (the peer went away).
  */
-export class FrameQueue<T> implements AsyncIterable<T> {
+export class FrameQueue<T> implements AsyncIterable<T>, AsyncIterator<T> {
   private readonly items: T[] = [];
-  private wake?: () => void;
+  /** The read waiting for the next frame (a plain iterator's: an idle link holds one promise, no generator). */
+  private waiting?: { resolve: (next: IteratorResult<T>) => void; reject: (error: Error) => void };
   private ended = false;
   private failure?: Error;
   /** Resolves once the queue ends, however it ends. */
   readonly done: Promise<void>;
   private markDone!: () => void;
+  /** The one read `orEnded` races against the end (a slot, not a reaction on `done` per read for the link's life). */
+  private endWaiter?: () => void;
 
   constructor(signal: AbortSignal) {
     this.done = new Promise((resolve) => (this.markDone = resolve));
@@ -47,8 +50,10 @@ export class FrameQueue<T> implements AsyncIterable<T> {
       this.fail(problem(408, "bot.link.not_reading", `${QUEUED_MAX} frames wait unread: the link ends.`));
       return;
     }
-    this.items.push(item);
-    this.wake?.();
+    const waiting = this.waiting;
+    if (!waiting) return void this.items.push(item);
+    this.waiting = undefined;
+    waiting.resolve({ done: false, value: item });
   }
 
   /** Ends after what is queued, and `last` if given. */
@@ -57,7 +62,11 @@ export class FrameQueue<T> implements AsyncIterable<T> {
     if (last !== undefined) this.items.push(last);
     this.ended = true;
     this.markDone();
-    this.wake?.();
+    this.endWaiter?.();
+    this.endWaiter = undefined;
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    if (waiting) void this.next().then(waiting.resolve, waiting.reject);
   }
 
   /** Ends now: what is queued is dropped and the iteration throws `error`. */
@@ -68,25 +77,43 @@ export class FrameQueue<T> implements AsyncIterable<T> {
     this.end();
   }
 
-  async *[Symbol.asyncIterator](): AsyncIterator<T> {
-    for (;;) {
-      const item = this.items.shift();
-      if (item !== undefined) {
-        yield item;
-        continue;
-      }
-      if (this.ended) {
-        if (this.failure !== undefined) throw this.failure;
-        return;
-      }
-      await new Promise<void>((resolve) => (this.wake = resolve));
-      this.wake = undefined;
-    }
+  /** What `read` gives, or undefined should the queue end first; one such race at a time. */
+  orEnded<R>(read: Promise<R>): Promise<R | undefined> {
+    if (this.ended) return Promise.resolve(undefined);
+    return new Promise<R | undefined>((resolve, reject) => {
+      this.endWaiter = () => resolve(undefined);
+      read.then(
+        (value) => {
+          this.endWaiter = undefined;
+          resolve(value);
+        },
+        (error: unknown) => {
+          this.endWaiter = undefined;
+          reject(error instanceof Error ? error : new Error(String(error)));
+        },
+      );
+    });
+  }
+
+  /** Read by one iteration: its own iterator (no closure per link). */
+  [Symbol.asyncIterator](): AsyncIterator<T> {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<T>> {
+    const item = this.items.shift();
+    if (item !== undefined) return Promise.resolve({ done: false, value: item });
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    if (this.ended) return Promise.resolve({ done: true, value: undefined });
+    return new Promise((resolve, reject) => (this.waiting = { resolve, reject }));
   }
 }
 
-/** A change a device's link reacts to with its own reads and writes: a frame placed for it, a cancel asked. */
-export type LinkNotice = { kind: "placed" } | { kind: "cancel"; jobId: string };
+/**
+ * A change a device's link reacts to with its own reads and writes: frames placed for it (`jobId` the one that
+ * was, if one), a cancel asked.
+ */
+export type LinkNotice = { kind: "placed"; jobId?: string } | { kind: "cancel"; jobId: string };
 
 /** One device link this instance holds: the frames to the device, and the order its work is applied in. */
 export class DeviceLink {
@@ -185,6 +212,14 @@ export class LinkHub {
     if (this.links.get(link.deviceId) === link) this.links.delete(link.deviceId);
   }
 
+  /**
+   * A dispatch committed here for a device whose link this instance holds: its frame goes out now, without
+   * waiting for its `bot.dispatch.placed` to come back from the bus (which then finds it sent).
+   */
+  placed(deviceId: string, jobId: string): void {
+    this.links.get(deviceId)?.notice({ kind: "placed", jobId });
+  }
+
   /** The links this instance holds now (the presence heartbeat marks their devices as heard from). */
   heldLinkIds(): string[] {
     return [...this.links.values()].map((link) => link.id);
@@ -256,7 +291,11 @@ export class LinkHub {
         const event = decode(DispatchEventSchema, data);
         this.links
           .get(event.nodeId)
-          ?.notice(subject === linkSubjects.placed ? { kind: "placed" } : { kind: "cancel", jobId: event.jobId });
+          ?.notice(
+            subject === linkSubjects.placed
+              ? { kind: "placed", jobId: event.jobId }
+              : { kind: "cancel", jobId: event.jobId },
+          );
         return;
       }
     }

@@ -4,6 +4,7 @@ import { Code } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BotService } from "../../gen/pf/bot/v1/bot_pb.js";
 import { OutputStream } from "../../gen/pf/bot/v1/link_pb.js";
+import { qualified } from "../../services/kit/db/orm.js";
 import { problemOf } from "../../services/kit/handler/problem.js";
 import { pairDevice, TestDevice } from "../support/device.js";
 import { usePlatform } from "../support/platform.js";
@@ -66,6 +67,33 @@ describe("dispatch (POST /jobs)", () => {
     expect(events[2]).toMatchObject({ stream: "OUTPUT_STREAM_STDOUT", text: "hello\n", project_id: "prj_1" });
     expect(events[4]).toMatchObject({ exit: { reason: "EXIT_REASON_COMPLETED" }, node_id: paired.deviceId });
     expect(await auditRows(t, robot.id)).toContainEqual({ action: "job_dispatched", actor: "svc:run" });
+  });
+
+  it("applies the reports a device sent together in one transaction, in their order", async () => {
+    const { paired, device } = await linkedDevice(t);
+    const body = dispatchBody({ node_id: paired.deviceId });
+    expect((await run("POST", "/jobs", body)).status).toBe(201);
+    await device.next("job");
+    device.ack(body.id);
+    device.started(body.id);
+    device.output(body.id, 1, "hello\n");
+    device.exit(body.id, { code: 0 });
+    await jobIn(t, body.id, "DISPATCH_STATE_ENDED");
+    // Rows one transaction wrote share its id (xmin): one commit for the four, not one after another.
+    const em = t.platform.contexts.get("bot")!.orm.em;
+    const rows = await em
+      .getConnection()
+      .execute<{ subject: string; tx: string }[]>(
+        `select subject, xmin::text as tx from ${qualified(em, "outbox")} where payload like ? and subject like 'bot.job.%' order by id`,
+        [`%${body.id}%`],
+      );
+    expect(rows.map((row) => row.subject)).toEqual([
+      "bot.job.received",
+      "bot.job.started",
+      "bot.job.output",
+      "bot.job.ended",
+    ]);
+    expect(new Set(rows.map((row) => row.tx)).size).toBe(1);
   });
 
   it("with no node_id, goes to an online device advertising the class", async () => {

@@ -2,6 +2,8 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NotificationPushedSchema } from "../../gen/pf/network/v1/events_pb.js";
+import { sql } from "../../services/kit/db/sql.js";
+import { BatchFailure } from "../../services/kit/events/bus.js";
 import { consumer, inboxHandler, startConsumer } from "../../services/kit/events/consumer.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { until } from "../support/until.js";
@@ -77,6 +79,49 @@ describe.each([
       await stop();
       await removeDurable(t, `network_${definition.name}`);
     }
+  });
+
+  it("apply a batch in one transaction; an event that fails is rolled back alone, those before it kept", async () => {
+    const ctx = t.platform.contexts.get("network")!;
+    const transactions: string[] = [];
+    const applied: string[] = [];
+    let failed = false;
+    const handle = inboxHandler(
+      ctx,
+      consumer({
+        name: "batch_probe",
+        subject: "network.notification.pushed",
+        event: NotificationPushedSchema,
+        async handle(event, em) {
+          const [{ tx }] = await sql<{ tx: string }>(em, "select txid_current()::text as tx");
+          transactions.push(tx);
+          const title = event.notification!.title;
+          if (title === "b" && !failed) {
+            failed = true;
+            throw new Error("the projection's database was busy");
+          }
+          applied.push(title);
+        },
+      }),
+    );
+    const run = Date.now().toString(36);
+    const batch = ["a", "b", "c"].map((title) => ({
+      subject: "network.notification.pushed",
+      data: new TextEncoder().encode(JSON.stringify({ notification: { id: `ntf_${title}`, title } })),
+      headers: { "Nats-Msg-Id": `evt_${marker}${run}_${title}` },
+    }));
+    const failure: unknown = await handle(batch).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(BatchFailure);
+    expect([...(failure as BatchFailure).applied]).toEqual([0]);
+    // "a" and the failing "b" ran in one transaction; "c" waits behind "b".
+    expect(applied).toEqual(["a"]);
+    expect(new Set(transactions).size).toBe(1);
+    transactions.length = 0;
+    // Delivered again with the rest: "a" is in the inbox, "b" and "c" go together.
+    await handle(batch);
+    expect(applied).toEqual(["a", "b", "c"]);
+    expect(transactions).toHaveLength(2);
+    expect(new Set(transactions).size).toBe(1);
   });
 
   it("do nothing for a delivery already handled (the inbox)", async () => {

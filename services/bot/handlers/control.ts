@@ -76,7 +76,7 @@ async function readCommands(
   let robotId = "";
   try {
     for (;;) {
-      const next = await Promise.race([iterator.next(), out.done.then(() => undefined)]);
+      const next = await out.orEnded(iterator.next());
       if (next === undefined || next.done) break;
       const sent = next.value;
       if (robotId === "") {

@@ -100,7 +100,8 @@ export function jobHandlers(ctx: BotContext): JobHandlers {
         await dispatchEvent(em, "bot.dispatch.placed", job, at);
         return { row: job, created: true };
       });
-      if (!created) answerStatus(call, 200);
+      if (created) ctx.links.placed(row.nodeId, row.id);
+      else answerStatus(call, 200);
       return create(DispatchResultSchema, { job: jobToProto(row) });
     },
 

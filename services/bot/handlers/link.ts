@@ -1,6 +1,6 @@
 import { create, toJson } from "@bufbuild/protobuf";
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { ConnectError, ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import {
   ArtifactSchema,
@@ -54,9 +54,8 @@ export function linkHandlers(ctx: BotContext): Pick<ServiceImpl<typeof BotLinkSe
       if (credential === "")
         throw problem(401, "bot.device.credential_invalid", "A device link presents its X-PF-Device-Credential.");
       const hash = secretHash(credential);
-      const found = await deviceByCredential(ctx.orm.em.fork(), hash);
-      if (!found || found.status !== "paired") throw credentialInvalid();
-      const link: DeviceLink = new DeviceLink(found.id, found.robotId, call.signal, (notice) =>
+      const { id, robotId } = await pairedDevice(ctx, hash);
+      const link: DeviceLink = new DeviceLink(id, robotId, call.signal, (notice) =>
         outsideCall(() => reacted(ctx, link, notice)),
       );
       // Held before the credential is read again below: a revoke or rotation committed after that read is heard.
@@ -76,6 +75,16 @@ export function linkHandlers(ctx: BotContext): Pick<ServiceImpl<typeof BotLinkSe
       }
     },
   };
+}
+
+/**
+ * The paired device holding the credential, as ids only: the entity would keep its entity manager (identity map,
+ * unit of work) alive for as long as the link lasts.
+ */
+async function pairedDevice(ctx: BotContext, hash: string): Promise<{ id: string; robotId: string }> {
+  const found = await deviceByCredential(ctx.orm.em.fork(), hash);
+  if (!found || found.status !== "paired") throw credentialInvalid();
+  return { id: found.id, robotId: found.robotId };
 }
 
 /** Records the link as the device's presence (older links of the device end) and answers the robot's e-stop. */
@@ -100,14 +109,37 @@ async function opened(ctx: BotContext, em: EntityManager, link: DeviceLink, hash
   return robot.estopLatched;
 }
 
-/** Reads the device's frames until it ends its side or the link ends; a failure ends the link with its problem. */
+/** Device frames applied together at most. */
+const FRAMES_AT_ONCE = 64;
+
+/**
+ * Reads the device's frames until it ends its side or the link ends; a failure ends the link with its problem.
+ * The frames that have arrived by the time one is applied go with it (a short job's ack, start, output and exit
+ * come together): their reports share one transaction instead of waiting for one another's.
+ */
 async function readFrames(ctx: BotContext, link: DeviceLink, frames: AsyncIterable<LinkFrame>): Promise<void> {
   const iterator = frames[Symbol.asyncIterator]();
   try {
-    for (;;) {
-      const next = await Promise.race([iterator.next(), link.out.done.then(() => undefined)]);
-      if (next === undefined || next.done) break;
-      await link.serial(() => applied(ctx, link, next.value));
+    let next = iterator.next();
+    for (let done = false; !done;) {
+      const first = await link.out.orEnded(next);
+      if (first === undefined || first.done) break;
+      const batch = [first.value];
+      next = iterator.next();
+      while (batch.length < FRAMES_AT_ONCE) {
+        // Only frames already here: a frame still on its way is the next batch's.
+        const more = await link.out.orEnded(
+          Promise.race([next, new Promise<null>((resolve) => setImmediate(resolve, null))]),
+        );
+        if (more === null) break;
+        if (more === undefined || more.done) {
+          done = true;
+          break;
+        }
+        batch.push(more.value);
+        next = iterator.next();
+      }
+      await link.serial(() => applied(ctx, link, batch));
     }
     link.out.end();
   } catch (error) {
@@ -117,15 +149,41 @@ async function readFrames(ctx: BotContext, link: DeviceLink, frames: AsyncIterab
   }
 }
 
-/** One device frame: hello first, then reports about its jobs; a frame that is bot's to send is refused. */
-async function applied(ctx: BotContext, link: DeviceLink, frame: LinkFrame): Promise<void> {
-  const { frame: sent } = frame;
-  if (sent.case === "hello") return hello(ctx, link, sent.value);
-  if (sent.case === "ack" || sent.case === "started" || sent.case === "output" || sent.case === "exit") {
-    if (!link.caps) throw invalid("hello", "A device says hello before any other frame.");
-    return reported(ctx, link, sent);
+/**
+ * Device frames in order: hello first, then reports about its jobs (those in a row applied in one transaction); a
+ * frame that is bot's to send is refused, after the reports before it are applied.
+ */
+async function applied(ctx: BotContext, link: DeviceLink, frames: LinkFrame[]): Promise<void> {
+  for (let i = 0; i < frames.length;) {
+    const { frame: sent } = frames[i];
+    if (sent.case === "hello") {
+      await hello(ctx, link, sent.value);
+      i++;
+      continue;
+    }
+    const reports: Report[] = [];
+    let fault: ConnectError | undefined;
+    for (; i < frames.length && frames[i].frame.case !== "hello"; i++) {
+      const report = frames[i].frame;
+      fault = reportFault(link, report);
+      if (fault) break;
+      reports.push(report as Report);
+    }
+    if (reports.length > 0) await reported(ctx, link, reports);
+    if (fault) throw fault;
   }
-  throw invalid("frame", sent.case ? `A ${sent.case} frame is bot's to send, never a device's.` : "An empty frame.");
+}
+
+/** What is wrong with a device's report about a job, checked before it is applied (the link ends with it). */
+function reportFault(link: DeviceLink, sent: LinkFrame["frame"]): ConnectError | undefined {
+  if (sent.case !== "ack" && sent.case !== "started" && sent.case !== "output" && sent.case !== "exit")
+    return invalid("frame", sent.case ? `A ${sent.case} frame is bot's to send, never a device's.` : "An empty frame.");
+  if (!link.caps) return invalid("hello", "A device says hello before any other frame.");
+  if (sent.case === "output" && sent.value.stream === OutputStream.UNSPECIFIED)
+    return invalid("output.stream", "Output is stdout or stderr.");
+  if (sent.case === "output" && Buffer.byteLength(sent.value.text) > OUTPUT_MAX_BYTES)
+    return invalid("output.text", `An output frame carries at most ${OUTPUT_MAX_BYTES} bytes of text.`);
+  return undefined;
 }
 
 /**
@@ -178,7 +236,11 @@ async function deliverWaiting(ctx: BotContext, link: DeviceLink): Promise<void> 
 
 /** A notice for this link: frames placed for its device, or a cancel (sent if its frame went out, else ended here). */
 async function reacted(ctx: BotContext, link: DeviceLink, notice: LinkNotice): Promise<void> {
-  if (notice.kind === "placed") return deliverWaiting(ctx, link);
+  if (notice.kind === "placed") {
+    // Its frame already went out (the dispatch's own instance noticed it first).
+    if (notice.jobId !== undefined && link.sent.has(notice.jobId)) return;
+    return deliverWaiting(ctx, link);
+  }
   if (link.sent.has(notice.jobId)) {
     link.send({ case: "jobCancel", value: { jobId: notice.jobId } });
     return;
@@ -192,64 +254,66 @@ async function reacted(ctx: BotContext, link: DeviceLink, notice: LinkNotice): P
 }
 
 /**
- * A device's report about a job, applied to the job with its bot.job.* event in one transaction. A report that
- * changes nothing is ignored (a repeated ack, an output seq already applied); one about a job bot does not hold
- * open for this device (ended, another device's, unknown) is answered job_cancel.
+ * A device's reports about its jobs, in order, each applied to its job with its bot.job.* event, all in one
+ * transaction. A report that changes nothing is ignored (a repeated ack, an output seq already applied); one about
+ * a job bot does not hold open for this device (ended, another device's, unknown) is answered job_cancel.
  */
-async function reported(ctx: BotContext, link: DeviceLink, report: Report): Promise<void> {
-  if (report.case === "output") {
-    if (report.value.stream === OutputStream.UNSPECIFIED) throw invalid("output.stream", "Output is stdout or stderr.");
-    if (Buffer.byteLength(report.value.text) > OUTPUT_MAX_BYTES)
-      throw invalid("output.text", `An output frame carries at most ${OUTPUT_MAX_BYTES} bytes of text.`);
-  }
-  const { jobId } = report.value;
-  const stop = await ctx.transaction(async (em) => {
-    const job = await jobById(em, jobId, true);
-    if (!job || job.nodeId !== link.deviceId) return report.case !== "exit";
-    const next = afterReport(job.state as Parameters<typeof afterReport>[0], report.case);
-    if (next === undefined) return job.state === "ended" && report.case !== "exit";
-    const at = ctx.clock.now();
-    // ttl counts from the device's receipt; the device keeps the stricter of the job's and its own maximum.
-    const lostAt = () =>
-      new Date(
-        at.getTime() + stricterTtl(Number(frameOf(job).ttlMs), Number(link.caps!.maxTtlMs)) + ctx.settings.lostGraceMs,
-      );
-    switch (report.case) {
-      case "ack":
-        job.receivedAt = dateOf(report.value.receivedAt) ?? at;
-        job.lostAt = lostAt();
-        await jobEvent(em, "received", job, { at: job.receivedAt });
-        break;
-      case "started":
-        job.startedAt = dateOf(report.value.startedAt) ?? at;
-        if (!job.receivedAt) job.lostAt = lostAt();
-        await jobEvent(em, "started", job, { at: job.startedAt });
-        break;
-      case "output": {
-        const seq = Number(report.value.seq);
-        if (seq <= job.outputSeq) return false;
-        job.outputSeq = seq;
-        const { stream, text } = report.value;
-        const bytes = Buffer.byteLength(text);
-        if (stream === OutputStream.STDOUT) {
-          job.stdout = appendBounded(job.stdout, job.stdoutBytes, text, CAPTURE_MAX_BYTES);
-          job.stdoutBytes += bytes;
-        } else {
-          job.stderr = appendBounded(job.stderr, job.stderrBytes, text, CAPTURE_MAX_BYTES);
-          job.stderrBytes += bytes;
-        }
-        await jobEvent(em, "output", job, { at, stream, text });
-        break;
-      }
-      case "exit": {
-        const { exit, endedAt, startedAt } = report.value;
-        await endJob(em, job, exit ?? {}, dateOf(endedAt) ?? at, dateOf(startedAt) ?? job.startedAt);
-        break;
-      }
-    }
-    job.state = next;
-    await saveJobs(em);
-    return false;
+async function reported(ctx: BotContext, link: DeviceLink, reports: Report[]): Promise<void> {
+  const cancels = await ctx.transaction(async (em) => {
+    const stops = new Set<string>();
+    for (const report of reports) if (await reportApplied(ctx, em, link, report)) stops.add(report.value.jobId);
+    return stops;
   });
-  if (stop) link.send({ case: "jobCancel", value: { jobId } });
+  for (const jobId of cancels) link.send({ case: "jobCancel", value: { jobId } });
+}
+
+/** One report in the caller's transaction; answers whether the device is told to cancel the job. */
+async function reportApplied(ctx: BotContext, em: EntityManager, link: DeviceLink, report: Report): Promise<boolean> {
+  const { jobId } = report.value;
+  const job = await jobById(em, jobId, true);
+  if (!job || job.nodeId !== link.deviceId) return report.case !== "exit";
+  const next = afterReport(job.state as Parameters<typeof afterReport>[0], report.case);
+  if (next === undefined) return job.state === "ended" && report.case !== "exit";
+  const at = ctx.clock.now();
+  // ttl counts from the device's receipt; the device keeps the stricter of the job's and its own maximum.
+  const lostAt = () =>
+    new Date(
+      at.getTime() + stricterTtl(Number(frameOf(job).ttlMs), Number(link.caps!.maxTtlMs)) + ctx.settings.lostGraceMs,
+    );
+  switch (report.case) {
+    case "ack":
+      job.receivedAt = dateOf(report.value.receivedAt) ?? at;
+      job.lostAt = lostAt();
+      await jobEvent(em, "received", job, { at: job.receivedAt });
+      break;
+    case "started":
+      job.startedAt = dateOf(report.value.startedAt) ?? at;
+      if (!job.receivedAt) job.lostAt = lostAt();
+      await jobEvent(em, "started", job, { at: job.startedAt });
+      break;
+    case "output": {
+      const seq = Number(report.value.seq);
+      if (seq <= job.outputSeq) return false;
+      job.outputSeq = seq;
+      const { stream, text } = report.value;
+      const bytes = Buffer.byteLength(text);
+      if (stream === OutputStream.STDOUT) {
+        job.stdout = appendBounded(job.stdout, job.stdoutBytes, text, CAPTURE_MAX_BYTES);
+        job.stdoutBytes += bytes;
+      } else {
+        job.stderr = appendBounded(job.stderr, job.stderrBytes, text, CAPTURE_MAX_BYTES);
+        job.stderrBytes += bytes;
+      }
+      await jobEvent(em, "output", job, { at, stream, text });
+      break;
+    }
+    case "exit": {
+      const { exit, endedAt, startedAt } = report.value;
+      await endJob(em, job, exit ?? {}, dateOf(endedAt) ?? at, dateOf(startedAt) ?? job.startedAt);
+      break;
+    }
+  }
+  job.state = next;
+  await saveJobs(em);
+  return false;
 }

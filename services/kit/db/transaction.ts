@@ -5,6 +5,12 @@ import { sql } from "./sql.js";
 
 const RETRYABLE = new Set(["40001", "40P01"]);
 
+/** A serialization failure or a deadlock: the transaction runs again from its start (`inTransaction`). */
+export function retriedWhole(error: unknown): boolean {
+  const code = (error as { code?: string } | undefined)?.code;
+  return code !== undefined && RETRYABLE.has(code);
+}
+
 /**
  * One short transaction on a fresh fork, retried on serialization failures and
  * deadlocks. Its COMMIT runs only if the call's deadline has not passed, so a
@@ -26,8 +32,7 @@ export async function inTransaction<T>(
       return result;
     } catch (error) {
       await em.rollback().catch(() => undefined);
-      const code = (error as { code?: string }).code;
-      if (attempt >= attempts || code === undefined || !RETRYABLE.has(code)) throw error;
+      if (attempt >= attempts || !retriedWhole(error)) throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
     }
   }

@@ -24,8 +24,8 @@ export interface EventBus {
   /**
    * A durable consumer: every event on `subject` from `from` on, in order, redelivered until `handler`
    * applies it (at least once; the kit's inbox makes the effect once). The handler is given the events
-   * delivered and not yet applied, at most 64 at a time (one on the in-process bus); a failure is tried again
-   * after a pause with the rest of its batch, less those it applied (`BatchFailure`).
+   * delivered and not yet applied, at most 64 at a time (on the in-process bus, those published together); a
+   * failure is tried again after a pause with the rest of its batch, less those it applied (`BatchFailure`).
    */
   consume(
     subject: string,

@@ -2,6 +2,7 @@ import { fromJsonString, type DescMessage, type MessageShape } from "@bufbuild/p
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { SpanKind } from "@opentelemetry/api";
 import { sql } from "../db/sql.js";
+import { retriedWhole } from "../db/transaction.js";
 import { contextOf, inSpan, tracingOn } from "../runtime/tracing.js";
 import { BatchFailure, type BusMessage, type EventBus } from "./bus.js";
 
@@ -61,9 +62,10 @@ interface Delivery {
  * The handler that applies each delivery once: the inbox row (consumer, event
  * id) and the consumer's own writes commit together, so a redelivery after a
  * crash or a lost ack finds the row and does nothing. A consumer without
- * `outside` applies each event in a transaction of its own; one with it (an
- * effect) applies a batch with two: one reading which of its events the inbox
- * holds, and, after the work outside of those that were not, one marking them.
+ * `outside` applies a batch in one transaction, each event after a savepoint
+ * (`together`); one with it (an effect) applies a batch with two: one reading
+ * which of its events the inbox holds, and, after the work outside of those
+ * that were not, one marking them.
  */
 export function inboxHandler<C extends ConsumerHost>(
   ctx: C,
@@ -79,22 +81,67 @@ export function inboxHandler<C extends ConsumerHost>(
   };
   const span = tracingOn() ? traced(`${ctx.key}/${definition.name}`, `${ctx.key}_${definition.name}`) : untraced;
   if (definition.outside) return outsideInBatches(ctx, definition, definition.outside, deliveryOf, span);
-  const one = (delivery: Delivery) =>
-    span(delivery, () =>
-      ctx.transaction(async (em) => {
-        const fresh = await markHandled(em, definition.name, [delivery.meta.id]);
-        if (fresh.size > 0) await definition.handle(delivery.event, em, delivery.meta, ctx);
-      }),
-    );
+  const applyOne = async (em: EntityManager, delivery: Delivery) => {
+    const fresh = await markHandled(em, definition.name, [delivery.meta.id]);
+    if (fresh.size > 0) await span(delivery, () => definition.handle(delivery.event, em, delivery.meta, ctx));
+  };
   return async (messages) => {
-    for (const [index, message] of messages.entries()) {
+    // A batch's events that decode go together; one that does not fails alone, in its turn, below.
+    const decoded = messages.length > 1 ? decodedPrefix(messages, deliveryOf) : [];
+    const { applied, failure } = decoded.length > 1 ? await together(ctx, decoded, applyOne) : { applied: 0 };
+    if (failure !== undefined)
+      throw new BatchFailure(new Set(Array.from({ length: applied }, (_, before) => before)), failure);
+    for (let index = applied; index < messages.length; index++) {
       try {
-        await one(deliveryOf(message));
+        await ctx.transaction((em) => applyOne(em, deliveryOf(messages[index])));
       } catch (error) {
         throw new BatchFailure(new Set(Array.from({ length: index }, (_, before) => before)), error);
       }
     }
   };
+}
+
+/** The deliveries of a batch up to its first event that does not decode. */
+function decodedPrefix(messages: BusMessage[], deliveryOf: (message: BusMessage) => Delivery): Delivery[] {
+  const deliveries: Delivery[] = [];
+  for (const message of messages) {
+    try {
+      deliveries.push(deliveryOf(message));
+    } catch {
+      break;
+    }
+  }
+  return deliveries;
+}
+
+/**
+ * Applies deliveries in order in one transaction (one commit for a batch, not one per event), each after a
+ * savepoint: the first that fails is rolled back alone, the ones before it commit, and it is the batch's failure
+ * (tried again after the bus's pause, as a single event's). A serialization failure or deadlock runs the whole
+ * batch again at once instead, as it does a single event's transaction. Answers how many were applied.
+ */
+function together<C extends ConsumerHost>(
+  ctx: C,
+  deliveries: Delivery[],
+  applyOne: (em: EntityManager, delivery: Delivery) => Promise<void>,
+): Promise<{ applied: number; failure?: unknown }> {
+  return ctx.transaction(async (em) => {
+    for (const [index, delivery] of deliveries.entries()) {
+      await sql(em, "savepoint delivery");
+      try {
+        await applyOne(em, delivery);
+        // Written now: the next event's statements see it, and a failure after it leaves nothing unwritten.
+        await em.flush();
+      } catch (failure) {
+        if (retriedWhole(failure)) throw failure;
+        await sql(em, "rollback to savepoint delivery");
+        // What the failed event loaded or changed is not this transaction's any more.
+        em.clear();
+        return { applied: index, failure };
+      }
+    }
+    return { applied: deliveries.length };
+  });
 }
 
 /**

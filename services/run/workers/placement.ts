@@ -16,7 +16,8 @@ export const placement = leasedJob<RunContext>(
   "run.placement",
   (ctx) => ({ everyMs: ctx.settings.placementEveryMs, wakeOn: "jobs" }),
   async (ctx) => {
-    const cancels = await ctx.transaction((em) => pendingCancels(em, BATCH));
+    // A plain read: each cancel is settled in a transaction of its own on the job's lock (cancelAtBot).
+    const cancels = await pendingCancels(ctx.orm.em.fork(), BATCH);
     await Promise.all(cancels.map((job) => cancelAtBot(ctx, job.id)));
     const backoff = (attempts: number) => placementBackoffMs(attempts, ctx.settings.placementBackoffMaxMs);
     // Each claim moves its jobs' next try on, so this ends when no job is due.
