@@ -31,6 +31,7 @@ export async function startBenchPlatform(env: Record<string, string> = {}): Prom
     PF_HTTP_PORT: "0",
     PF_RPC_PORT: "0",
     PF_METRICS_PORT: "0",
+    PF_HOST_SITES_PORT: "0",
     PF_DATA_DIR: dataDir,
     LOG_LEVEL: "warn",
     DATABASE_URL: databaseUrl,

@@ -2,6 +2,7 @@ import { healthUnderAbuse } from "./abuse.js";
 import { effectsUnderLoad } from "./effects.js";
 import { eventDelivery } from "./events.js";
 import { gatewayDatabaseRead, gatewayRead } from "./gateway-read.js";
+import { hostServing } from "./host-serving.js";
 import { jobDispatch } from "./jobs.js";
 import { ledgerTransfers } from "./ledger.js";
 import { mediaTransfer } from "./media.js";
@@ -21,6 +22,7 @@ const benchmarks: Benchmark[] = [
   effectsUnderLoad,
   ledgerTransfers,
   mediaTransfer,
+  hostServing,
   searchQueries,
   watchEvents,
   jobDispatch,

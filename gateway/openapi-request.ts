@@ -1,5 +1,6 @@
 import type { DescMessage, JsonObject } from "@bufbuild/protobuf";
 import { protoComments } from "../gen/pf/docs.js";
+import type { Upload } from "../gen/pf/v1/options_pb.js";
 import { routeAccessOf } from "../services/kit/auth/enforce.js";
 import { routeFieldsOf } from "../services/kit/rpc/input.js";
 import { servedAsWebSocket, type Binding } from "./bindings.js";
@@ -65,7 +66,7 @@ export function requestOf(
   if (binding.body === "") return { parameters };
   const upload = uploadOf(binding);
   const content = upload
-    ? uploadContent(upload.mediaTypes)
+    ? uploadContent(upload)
     : takesRawBytes(binding)
       ? { "*/*": { schema: BINARY } }
       : { "application/json": jsonBody(binding, fields.path, components) };
@@ -102,14 +103,16 @@ function describedAs(target: FieldTarget, added?: string | false): JsonObject {
   return text.length > 0 ? { description: text.join(" ") } : {};
 }
 
-/** An upload's body: a form with one file part (text fields before it), or the raw file in a listed type. */
-function uploadContent(mediaTypes: readonly string[]): JsonObject {
+/**
+ * An upload's body: a form with one file part (`many_files`: an array of them, in order), text fields before it, or
+ * the raw file in a listed type.
+ */
+function uploadContent({ mediaTypes, manyFiles }: Upload): JsonObject {
+  const form: JsonObject = manyFiles
+    ? { type: "object", properties: { files: { type: "array", items: BINARY, minItems: 1 } }, required: ["files"] }
+    : { type: "object", properties: { file: BINARY }, required: ["file"] };
   const content: JsonObject = {};
-  for (const type of mediaTypes)
-    content[type] =
-      type === "multipart/form-data"
-        ? { schema: { type: "object", properties: { file: BINARY }, required: ["file"] } }
-        : { schema: BINARY };
+  for (const type of mediaTypes) content[type] = { schema: type === "multipart/form-data" ? form : BINARY };
   return content;
 }
 

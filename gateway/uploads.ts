@@ -4,13 +4,15 @@
  * arrives and handed on chunk by chunk, never held whole nor base64'd into
  * JSON: the RPC's first message carries the path variables, query parameters,
  * form fields and the file's name and media type; each following message one
- * chunk of the file in the field the binding's `body` names. The RPC stores,
- * caps and digests what it reads.
+ * chunk of the file in the field the binding's `body` names. With `many_files`,
+ * each further file part starts with a message of its own name and media type,
+ * then its chunks. The RPC stores, caps and digests what it reads.
  *
  * - Admission runs first, as on every route (admission.ts): 401 and 403 before
  *   any byte of the body is read.
- * - Multipart form data: exactly one file part, text fields before it; a second
- *   file, a field after the file, no file, or a form that ends early is 400.
+ * - Multipart form data: exactly one file part (`many_files`: one or more, each
+ *   with a filename), text fields before it; a second file (but `many_files`),
+ *   a field after a file, no file, or a form that ends early is 400.
  *   Raw bodies: a media type the option lists, whose whole body is the file.
  *   Any other media type is 415.
  * - The route's `max_bytes` bounds the whole body: a declared length over it is
@@ -100,16 +102,24 @@ export function uploadHandler(binding: Binding, context: RouteContext): RouteHan
       const form = formOf(request, option);
       const declared = Number(request.headers["content-length"] ?? "0");
       if (declared > maxBytes) throw tooLarge(maxBytes);
-      body = new UploadBody(request, form, maxBytes, pace);
-      const part = await body.opened;
-      const first = mapFirst(request, {}, part.fields) as unknown as Record<string, unknown>;
-      if (nameField && first[nameField.localName] === "") first[nameField.localName] = part.name;
-      if (typeField && first[typeField.localName] === "") first[typeField.localName] = part.type;
+      body = new UploadBody(request, form, maxBytes, pace, option.manyFiles);
       const read = body;
+      const opened = (await read.next())!;
+      const first = mapFirst(request, {}, opened.fields) as unknown as Record<string, unknown>;
+      // A single file's name and type fill only what the form left empty; each of many files names itself.
+      const named = (message: Record<string, unknown>, part: FilePart) => {
+        if (nameField && (option.manyFiles || message[nameField.localName] === ""))
+          message[nameField.localName] = part.name;
+        if (typeField && (option.manyFiles || message[typeField.localName] === ""))
+          message[typeField.localName] = part.type;
+        return message as unknown as Message;
+      };
       async function* messages(): AsyncGenerator<Message> {
-        yield first as unknown as Message;
-        for await (const chunk of part.bytes)
-          yield create(method.input, { [chunkField.localName]: chunk as Uint8Array } as never);
+        for (let part: FilePart | undefined = opened; part; part = option.manyFiles ? await read.next() : undefined) {
+          yield named(part === opened ? first : (create(method.input) as unknown as Record<string, unknown>), part);
+          for await (const chunk of part.bytes)
+            yield create(method.input, { [chunkField.localName]: chunk as Uint8Array } as never);
+        }
         // The stream ends only once the whole body was read and well formed.
         await read.finished;
       }
@@ -153,8 +163,9 @@ function tooLarge(maxBytes: number) {
   return problem(413, "request.too_large", `The body is larger than this route's limit of ${maxBytes} bytes.`);
 }
 
-/** Form limits: fields are short text (the file is the only large part). */
-const FORM_LIMITS = { files: 1, fields: 32, parts: 33, fieldSize: 16 * 1024, headerPairs: 64 };
+/** Form limits: fields are short text; files are the large parts, one (or with `many_files`, as many as come). */
+const MANY_FILES_LIMITS = { fields: 32, fieldSize: 16 * 1024, headerPairs: 64 };
+const FORM_LIMITS = { ...MANY_FILES_LIMITS, files: 1, parts: 33 };
 
 /** How fast a body must arrive: some byte every `idleMs`, and `minRate` bytes a second on average after `idleMs`. */
 interface Pace {
@@ -164,20 +175,22 @@ interface Pace {
 
 /**
  * Reads one upload's body: counted against the route's limit, watched for
- * idleness and pace, and (multipart) split into its fields and one file part.
- * The first fault found is kept, and makes what reads the file fail.
+ * idleness and pace, and (multipart) split into its fields and its file parts
+ * (one, or with `manyFiles` any number), handed out in order as they begin.
+ * The first fault found is kept, and makes what reads the files fail.
  */
 class UploadBody {
-  /** The file, once its part begins. */
-  readonly opened: Promise<FilePart>;
   /** Settles when the whole body was read: fulfilled when well formed, rejected at the first fault. */
   readonly finished: Promise<void>;
   fault?: Error;
   private readonly counted: Transform;
   private readonly idle: NodeJS.Timeout;
   private slow?: NodeJS.Timeout;
+  /** The file being read; the files begun and not yet asked for; whether no other file will begin. */
   private file?: Readable;
-  private rejectOpened!: (error: Error) => void;
+  private readonly begun: FilePart[] = [];
+  private ended = false;
+  private wake?: () => void;
   private rejectFinished!: (error: Error) => void;
 
   constructor(
@@ -185,13 +198,17 @@ class UploadBody {
     form: Form,
     maxBytes: number,
     { idleMs, minRate }: Pace,
+    manyFiles: boolean,
   ) {
-    let resolveOpened!: (part: FilePart) => void;
     let resolveFinished!: () => void;
-    this.opened = new Promise((resolve, reject) => ((resolveOpened = resolve), (this.rejectOpened = reject)));
     this.finished = new Promise((resolve, reject) => ((resolveFinished = resolve), (this.rejectFinished = reject)));
     // Awaited later or never (a fault before the file): never an unhandled rejection.
     this.finished.catch(() => undefined);
+    const end = () => {
+      this.ended = true;
+      this.wake?.();
+      resolveFinished();
+    };
     this.idle = setTimeout(
       () => this.fail(problem(408, "request.timeout", `No part of the body arrived for ${idleMs} ms.`)),
       idleMs,
@@ -222,15 +239,19 @@ class UploadBody {
 
     if (form.kind === "raw") {
       const bytes = this.counted.pipe(new PassThrough());
-      this.hold(bytes);
-      bytes.on("end", () => resolveFinished());
-      resolveOpened({ fields: {}, name: "", type: form.type, bytes });
+      bytes.on("end", end);
+      this.begin({ fields: {}, name: "", type: form.type, bytes });
       return;
     }
     const fields: Record<string, string | string[]> = {};
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: request.headers, preservePath: true, defParamCharset: "utf8", limits: FORM_LIMITS });
+      parser = busboy({
+        headers: request.headers,
+        preservePath: true,
+        defParamCharset: "utf8",
+        limits: manyFiles ? MANY_FILES_LIMITS : FORM_LIMITS,
+      });
     } catch (error) {
       this.fail(invalid("body", `The multipart body cannot be read: ${(error as Error).message}.`));
       return;
@@ -241,8 +262,9 @@ class UploadBody {
       fields[name] = name in fields ? [fields[name], value].flat() : value;
     });
     parser.on("file", (_name, bytes, info) => {
-      this.hold(bytes);
-      resolveOpened({ fields, name: info.filename ?? "", type: info.mimeType, bytes });
+      this.begin({ fields, name: info.filename ?? "", type: info.mimeType, bytes });
+      // Many files are told apart by their names.
+      if (manyFiles && !info.filename) this.fail(invalid("file", "Each file part needs a filename."));
     });
     parser.on("filesLimit", () => this.fail(invalid("file", "The form holds more than one file part.")));
     for (const limit of ["fieldsLimit", "partsLimit"])
@@ -252,25 +274,37 @@ class UploadBody {
     );
     parser.on("close", () => {
       if (!this.file) return this.fail(invalid("file", "The form holds no file part."));
-      resolveFinished();
+      end();
     });
     this.counted.pipe(parser);
   }
 
   /**
-   * Takes the file's bytes. A fault destroys them with its error, which `finished` already answers: the listener
+   * The next file, once its part (or the raw body) begins; none once the whole body was read. A file is asked for
+   * only once the one before it was read to its end, so the body is read no further ahead than the RPC.
+   */
+  async next(): Promise<FilePart | undefined> {
+    while (!this.fault && this.begun.length === 0 && !this.ended) await new Promise<void>((wake) => (this.wake = wake));
+    if (this.fault) throw this.fault;
+    return this.begun.shift();
+  }
+
+  /**
+   * Takes a file's bytes. A fault destroys them with its error, which `finished` already answers: the listener
    * keeps a stream nobody reads any more (the RPC ended, or a second file part arrived) from throwing it.
    */
-  private hold(bytes: Readable): void {
-    bytes.on("error", () => undefined);
-    this.file = bytes;
+  private begin(part: FilePart): void {
+    part.bytes.on("error", () => undefined);
+    this.file = part.bytes;
+    this.begun.push(part);
+    this.wake?.();
   }
 
   /** Keeps the first fault and fails what waits on the body; answers it. */
   fail(error: Error): Error {
     if (this.fault) return this.fault;
     this.fault = error;
-    this.rejectOpened(error);
+    this.wake?.();
     this.rejectFinished(error);
     this.file?.destroy(error);
     this.stop();

@@ -5,6 +5,7 @@ import { codes } from "../services/codes/index.js";
 import { community } from "../services/community/index.js";
 import { deals } from "../services/deals/index.js";
 import { games } from "../services/games/index.js";
+import { host } from "../services/host/index.js";
 import { coupons } from "../services/coupons/index.js";
 import type { AnyServiceModule } from "../services/kit/service/module.js";
 import { media } from "../services/media/index.js";
@@ -40,4 +41,5 @@ export const modules: AnyServiceModule[] = [
   reviews,
   bot,
   run,
+  host,
 ];

@@ -6,6 +6,7 @@ import { ModerationRecordedSchema } from "./community/v1/events_pb.js";
 import { CodePublishedSchema, CodeReportedSchema, CodeStatusChangedSchema, CodeSubmittedSchema, MerchantChangedSchema } from "./coupons/v1/events_pb.js";
 import { FlagRaisedSchema, WatchMatchedSchema } from "./deals/v1/events_pb.js";
 import { ModEventSchema } from "./games/v1/events_pb.js";
+import { HostEventSchema } from "./host/v1/events_pb.js";
 import { ObjectCreatedSchema } from "./media/v1/events_pb.js";
 import { CoinsChangedSchema, CoinsTransferredSchema, ModuleWrittenSchema, NotificationPushedSchema, RelationChangedSchema, SubjectChangedSchema } from "./network/v1/events_pb.js";
 import { AiDraftRequestedSchema, ClusterChangedSchema, StoryChangedSchema } from "./news/v1/events_pb.js";
@@ -50,6 +51,7 @@ export const eventMessages = [
   WatchMatchedSchema,
   FlagRaisedSchema,
   ModEventSchema,
+  HostEventSchema,
   ObjectCreatedSchema,
   CoinsChangedSchema,
   CoinsTransferredSchema,

@@ -22,7 +22,7 @@ import { watchdog } from "../support/timers.js";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
 /** The ports the README writes, and the blocks that may not run (their first line). */
-const README_PORTS = { http: "127.0.0.1:8080", rpc: "127.0.0.1:8081" };
+const README_PORTS = { http: "127.0.0.1:8080", rpc: "127.0.0.1:8081", sites: "localhost:8090" };
 const NOT_RUN = ["npm ci && npm start", "node --input-type=module -e '"];
 
 interface Block {
@@ -88,6 +88,14 @@ const PROMISES: { name: string; runs: string; check(output: string): void }[] = 
       expect(output).toMatch(/"messages":\[\{[^\]]*"message":"thanks for the stream"[^\]]*"PAYMENT_STATE_SETTLED"/);
       expect(output).toMatch(/^event: opened$/m);
       expect(output).toMatch(/^event: alert\ndata: \{.*"alert":\{.*"message":"thanks for the stream"/m);
+    },
+  },
+  {
+    name: "publishes a site: a tar.gz deploy activated, then served by host name on the sites' listener",
+    runs: "/host/api/v1/projects",
+    check(output) {
+      expect(output).toMatch(/"deploy":\{"id":"dep_\w+".*"state":"DEPLOY_STATE_READY".*"active":true/);
+      expect(output).toContain("<h1>Hello from PF hosting</h1>");
     },
   },
   {
@@ -185,7 +193,7 @@ describe("README.md examples against a platform started as npm start starts it",
   let platform: ChildProcess | undefined;
   let output = "";
   let dataDir = "";
-  let ports = { http: 0, rpc: 0 };
+  let ports = { http: 0, rpc: 0, sites: 0 };
   let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
   let events: TestEvents | undefined;
 
@@ -195,8 +203,8 @@ describe("README.md examples against a platform started as npm start starts it",
     // With the machine's servers (CI), a database of its own and a NATS namespace of its own; else the embedded defaults.
     database = server ? await createTestDatabase(server) : undefined;
     events = process.env.NATS_URL ? newTestEvents() : undefined;
-    const [http, rpc] = await freePorts(2);
-    ports = { http, rpc };
+    const [http, rpc, sites] = await freePorts(3);
+    ports = { http, rpc, sites };
     // The README's own start command (npm start: bundle once, then one node process).
     platform = spawn("npm", ["start"], {
       cwd: ROOT,
@@ -206,6 +214,7 @@ describe("README.md examples against a platform started as npm start starts it",
         ...cleanEnvironment(),
         PF_HTTP_PORT: String(http),
         PF_RPC_PORT: String(rpc),
+        PF_HOST_SITES_PORT: String(sites),
         PF_METRICS_PORT: "0",
         PF_DATA_DIR: dataDir,
         LOG_LEVEL: "warn",
@@ -241,7 +250,8 @@ describe("README.md examples against a platform started as npm start starts it",
       expect(promise, "every runnable block has a promise in this file").toBeDefined();
       const script = block.script
         .replaceAll(README_PORTS.http, `127.0.0.1:${ports.http}`)
-        .replaceAll(README_PORTS.rpc, `127.0.0.1:${ports.rpc}`);
+        .replaceAll(README_PORTS.rpc, `127.0.0.1:${ports.rpc}`)
+        .replaceAll(README_PORTS.sites, `localhost:${ports.sites}`);
       // The token command signs with the platform's dev key, under its data folder.
       const { code, stdout, stderr } = await runBlock(script, { ...cleanEnvironment(), PF_DATA_DIR: dataDir }, 90_000);
       expect(code, `README.md line ${block.line} exited ${code ?? "on a signal"}:\n${stdout}\n${stderr}`).toBe(0);

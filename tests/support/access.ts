@@ -22,7 +22,10 @@ import { forged } from "./callers.js";
 export interface RouteCall {
   method: string;
   path: string;
+  /** JSON, or the raw body (a string) of a route that takes other bytes (an upload), with its `headers`. */
   body?: unknown;
+  /** The call's own headers: an upload's content type. */
+  headers?: Record<string, string>;
 }
 
 export interface Route {
@@ -228,15 +231,29 @@ export function refusalByRule(
 export const OUTSIDER = "usr_z9";
 
 /**
+ * What a service answers someone outside a relation where that is not the relation's refusal, by relation name: the
+ * scoped object's 404 (host's `project`: existence not confirmed to who holds no role), per route.
+ */
+export type Outsiders = Readonly<Record<string, (route: Route) => { status: number; code: string }>>;
+
+/**
  * The refusal of a rule's relation (`relation`) to a caller its token rules
  * admit, as the kit's Relations answer it, or undefined where it holds:
  * never AI output (naming a person, auth.person_required, unless the relation
  * is `held_by_ai_output`: then as that person) nor a mod; a
  * person unless they are the OUTSIDER; a service or first-party app acting
- * for nobody where the relation says so. A relation required only when the
+ * for nobody where the relation says so; an app acting for nobody where the relation is `held_by_apps` is asked
+ * as itself, and the matrix's app1 is in no service's relation, so it stands outside as the OUTSIDER does. Someone
+ * outside is answered the relation's refusal, or what `outsiders` says. A relation required only when the
  * request sets a field (`when_set`) is left to the service's own tests.
  */
-export function relationRefusal(route: Route, rule: Access, claims: TokenClaims, headers: Record<string, string> = {}) {
+export function relationRefusal(
+  route: Route,
+  rule: Access,
+  claims: TokenClaims,
+  headers: Record<string, string> = {},
+  outsiders: Outsiders = {},
+) {
   if (rule.relation === undefined || rule.relation.whenSet.length > 0) return undefined;
   const declared = route.relations.find((each) => each.name === rule.relation!.name);
   if (!declared) throw new Error(`${route.name}: relation "${rule.relation.name}" is not declared on its service`);
@@ -247,7 +264,9 @@ export function relationRefusal(route: Route, rule: Access, claims: TokenClaims,
     if (!declared.heldByAiOutput) return "auth.person_required";
   }
   if (mod) return declared.refusal;
-  if (person !== undefined) return person === OUTSIDER ? declared.refusal : undefined;
+  const outside = outsiders[declared.name]?.(route).code ?? declared.refusal;
+  if (person !== undefined) return person === OUTSIDER ? outside : undefined;
+  if (declared.heldByApps && claims.kind === "app") return outside;
   const platform = claims.kind === "service" || (claims.kind === "app" && claims.fp === true);
   return declared.actingForNobody && platform ? undefined : declared.refusal;
 }
@@ -258,7 +277,11 @@ export function relationRefusal(route: Route, rule: Access, claims: TokenClaims,
  * admitting the token require a relation the caller does not hold, the kit
  * tries them in order up to the first without one: the last one's relation refusal.
  */
-export function expectedRefusal(route: Route, { claims, headers = {} }: Caller): string | undefined {
+export function expectedRefusal(
+  route: Route,
+  { claims, headers = {} }: Caller,
+  outsiders: Outsiders = {},
+): string | undefined {
   const pfHeaders = Object.keys(headers).some((name) => name.startsWith("x-pf-"));
   if (!claims) return !opensToAnonymous(route) ? "auth.required" : pfHeaders ? "auth.header_refused" : undefined;
   if ((claims.aud ?? AUDIENCE) !== route.audience) return "auth.wrong_audience";
@@ -267,7 +290,7 @@ export function expectedRefusal(route: Route, { claims, headers = {} }: Caller):
   if (admitting.length === 0) return refusals.at(-1);
   let refusal: string | undefined;
   for (const rule of admitting) {
-    refusal = relationRefusal(route, rule, claims, headers);
+    refusal = relationRefusal(route, rule, claims, headers, outsiders);
     if (refusal === undefined) return undefined;
   }
   return refusal;
@@ -302,18 +325,20 @@ export function admittedCaller(route: Route, extraClaims: Partial<TokenClaims> =
  * headers where no rule acts for a person, mods on internal and never-to-mods
  * routes, and callers the route's declared actor does not admit. Where a route
  * has alternative rules, a caller is let through when any rule admits it, and
- * otherwise answered the last rule's refusal.
+ * otherwise answered the last rule's refusal. `outsiders`: what the service answers
+ * someone outside a relation where that is not the relation's refusal (`relationRefusal`).
  */
 export function describeRefusals(
   t: TestPlatform,
   routes: Route[],
   calls: Record<string, RouteCall>,
   extraClaims: Partial<TokenClaims> = {},
+  outsiders: Outsiders = {},
 ) {
   describe.each(routes.filter((route) => !opensToAnonymous(route)))("$name refuses", (route) => {
     const call = calls[route.name];
     const send = (token?: string, headers?: Record<string, string>) =>
-      t.http(call.method, call.path, { token, body: call.body, headers });
+      t.http(call.method, call.path, { token, body: call.body, headers: { ...call.headers, ...headers } });
     const caps = routeCapabilities(route);
     const aud = route.audience;
     const service = (claims: Partial<TokenClaims> = {}) => serviceClaims(route, { ...extraClaims, ...claims });
@@ -330,9 +355,13 @@ export function describeRefusals(
      */
     const expectAnswer = async (caller: Caller, { ownership = false } = {}) => {
       const answer = await send(await t.token(caller.claims!), caller.headers);
-      const refusal = expectedRefusal(route, caller);
+      const refusal = expectedRefusal(route, caller, outsiders);
       const who = `${caller.claims!.kind} ${JSON.stringify(caller.headers ?? {})}`;
-      if (refusal) expect(answer.body, who).toMatchObject({ status: statusOf(refusal), code: refusal });
+      const outside = route.rules
+        .map((rule) => rule.relation && outsiders[rule.relation.name]?.(route))
+        .find((answer) => answer?.code === refusal);
+      if (refusal)
+        expect(answer.body, who).toMatchObject({ status: outside?.status ?? statusOf(refusal), code: refusal });
       else {
         const code = String(answer.body?.code ?? "");
         if (ownership) expect(ENFORCEMENT_ONLY, who).not.toContain(code);
@@ -354,7 +383,8 @@ export function describeRefusals(
       const shapes: [string, string, unknown][] = [["an unknown query parameter", query, call.body]];
       // A body on a route that takes none is a shape check too (fetch sends no body with GET or HEAD).
       if (call.method !== "GET" && call.method !== "HEAD") shapes.push(["a malformed body", call.path, "{not json"]);
-      if (call.body !== undefined) shapes.push(["an unknown field", call.path, { ...(call.body as object), bogus: 1 }]);
+      if (typeof call.body === "object")
+        shapes.push(["an unknown field", call.path, { ...(call.body as object), bogus: 1 }]);
       for (const [what, path, body] of shapes) {
         const answer = await t.http(call.method, path, { body });
         expect(answer.body, what).toMatchObject({ status: 401, code: "auth.required" });
@@ -476,8 +506,12 @@ export function describeMalformedInput(
       const token = await t.token(caller.claims!);
       const { headers } = caller;
       const answer =
-        call.body === undefined
-          ? await t.http(call.method, `${call.path}${call.path.includes("?") ? "&" : "?"}bogus=1`, { token, headers })
+        typeof call.body !== "object"
+          ? await t.http(call.method, `${call.path}${call.path.includes("?") ? "&" : "?"}bogus=1`, {
+              token,
+              body: call.body,
+              headers: { ...call.headers, ...headers },
+            })
           : await t.http(call.method, call.path, { token, headers, body: { ...(call.body as object), bogus: 1 } });
       expect(answer.status).toBe(400);
       expect(answer.body.code).toBe("request.invalid");

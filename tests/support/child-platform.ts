@@ -19,7 +19,7 @@ export async function startChildPlatform(env: Record<string, string>, readyWithi
   if (!port) throw new Error("a child platform needs PF_HTTP_PORT, so a restart answers on the same address");
   const child = spawn(process.execPath, ["--import", "tsx", "platform/main.ts"], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: "warn", PF_METRICS_PORT: "0", ...env },
+    env: { ...process.env, LOG_LEVEL: "warn", PF_METRICS_PORT: "0", PF_HOST_SITES_PORT: "0", ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";

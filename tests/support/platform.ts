@@ -60,6 +60,8 @@ export async function startTestPlatform(
     PF_HTTP_PORT: "0",
     PF_RPC_PORT: "0",
     PF_METRICS_PORT: "0",
+    // The sites' own listener (host): a free port too, so test files running at once never share one.
+    PF_HOST_SITES_PORT: "0",
     PF_DATA_DIR: dataDir,
     PF_DB_POOL: "4",
     LOG_LEVEL: process.env.LOG_LEVEL ?? "silent",

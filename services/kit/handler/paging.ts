@@ -60,3 +60,12 @@ export function page<T>(rows: T[], limit: number, position: (row: T) => unknown[
   const items = rows.slice(0, limit);
   return { items, nextCursor: encodeCursor(position(items[items.length - 1])) };
 }
+
+/**
+ * A page of a list paged with `limit` and `before` (an id, newest first), cut from `limit + 1` rows: its items, and
+ * the id to pass as `before` for the next page ("" on the last).
+ */
+export function pageBefore<T extends { id: string }>(rows: T[], limit: number): { items: T[]; nextBefore: string } {
+  const items = rows.slice(0, limit);
+  return { items, nextBefore: rows.length > limit ? items[items.length - 1].id : "" };
+}

@@ -1,4 +1,4 @@
-import { getOption, ScalarType, type DescMethod, type DescService, type Message } from "@bufbuild/protobuf";
+import { create, getOption, ScalarType, type DescMethod, type DescService, type Message } from "@bufbuild/protobuf";
 import { reflect } from "@bufbuild/protobuf/reflect";
 import type { Interceptor } from "@connectrpc/connect";
 import {
@@ -40,13 +40,35 @@ export function declarableRefusal(code: string): boolean {
  * a no; a problem it throws (the scoped object's 404) is answered as is.
  * `ctx` is the service's context (`ServiceContext`, kit/service/module.ts).
  */
-export type RelationResolver<C> = (ctx: C, asked: { person: string; scope: string }) => Promise<string | undefined>;
+export type RelationResolver<C> = (ctx: C, asked: RelationAsked) => Promise<string | undefined>;
+
+/**
+ * Who is asked about and where: the person (or, for a relation `held_by_apps`, an app acting for nobody as
+ * `app:<id>`), the scope, and the token's environment claim (`sandbox` tokens are refused where a service keeps
+ * production apart).
+ */
+export interface RelationAsked {
+  person: string;
+  scope: string;
+  env?: string;
+}
+
+const decisions = new WeakSet<Error>();
+
+/**
+ * Marks a problem a resolver throws as its own decision, answered as is: a 403 of the service's own (host's
+ * host.sandbox_refused) would otherwise be taken for a callee refusing the resolver's credentials (503).
+ */
+export function resolverDecision<E extends Error>(error: E): E {
+  decisions.add(error);
+  return error;
+}
 
 /** One declared relation as this process resolves it. */
 interface Resolving {
   readonly name: string;
   readonly declared: Relation;
-  readonly resolve: (asked: { person: string; scope: string }) => Promise<string | undefined>;
+  readonly resolve: (asked: RelationAsked) => Promise<string | undefined>;
 }
 
 /**
@@ -90,7 +112,8 @@ export class Relations {
           seen &&
           (seen.declared.refusal !== declared.refusal ||
             seen.declared.actingForNobody !== declared.actingForNobody ||
-            seen.declared.heldByAiOutput !== declared.heldByAiOutput)
+            seen.declared.heldByAiOutput !== declared.heldByAiOutput ||
+            seen.declared.heldByApps !== declared.heldByApps)
         )
           throw new Error(`${where} is declared twice in ${key}, unalike`);
         found.set(declared.name, {
@@ -107,13 +130,24 @@ export class Relations {
         throw new Error(`the resolver of relation "${name}" serves no declared relation`);
   }
 
-  /** The interceptor: placed after admission and the input guard (it reads the request's scope), before the rate limits. */
+  /**
+   * The interceptor: placed after admission and the input guard (it reads the request's scope), before the rate
+   * limits. A streamed request is scoped by its first message (an upload's first names what it goes to): that message
+   * is read, the relation resolved, and the handler reads it again as the stream's first.
+   */
   interceptor(): Interceptor {
     return (next) => async (req) => {
       const caller = req.contextValues.get(callerKey);
-      if (caller.requires === undefined || req.stream) return next(req);
-      req.contextValues.set(callerKey, await this.admit(req.method, caller, req.message));
-      return next(req);
+      if (caller.requires === undefined) return next(req);
+      if (!req.stream) {
+        req.contextValues.set(callerKey, await this.admit(req.method, caller, req.message));
+        return next(req);
+      }
+      const messages = req.message[Symbol.asyncIterator]();
+      const first = await messages.next();
+      const scope = first.done ? create(req.method.input) : first.value;
+      req.contextValues.set(callerKey, await this.admit(req.method, caller, scope));
+      return next({ ...req, message: replayed(first, messages) });
     };
   }
 
@@ -142,14 +176,15 @@ export class Relations {
   private async roleOf(relation: Resolving, { principal, person }: Caller, scope: string): Promise<string | undefined> {
     if (principal.mod !== undefined) return undefined;
     if (principal.origin === "ai" && !(person !== undefined && relation.declared.heldByAiOutput)) return undefined;
-    if (person === undefined) {
+    const asked = person ?? (relation.declared.heldByApps && principal.kind === "app" ? principal.sub : undefined);
+    if (asked === undefined) {
       const platform = principal.kind === "service" || (principal.kind === "app" && principal.fp);
       return relation.declared.actingForNobody && platform ? "" : undefined;
     }
     try {
-      return await relation.resolve({ person, scope });
+      return await relation.resolve({ person: asked, scope, env: principal.env });
     } catch (error) {
-      if (!notAnswered(error) && !isDatabaseUnavailable(error)) throw error;
+      if (decisions.has(error as Error) || (!notAnswered(error) && !isDatabaseUnavailable(error))) throw error;
       this.logger.warn(
         { err: error, relation: relation.name },
         "a relation could not be resolved; the call is refused",
@@ -159,6 +194,13 @@ export class Relations {
       });
     }
   }
+}
+
+/** A stream whose first message was read already: that message, then the rest. */
+async function* replayed<M>(first: IteratorResult<M>, rest: AsyncIterator<M>): AsyncIterable<M> {
+  if (first.done) return;
+  yield first.value;
+  for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
 }
 
 /** Whether a rule's relation applies to this request: always, or when it sets one of `when_set`. */
@@ -193,8 +235,6 @@ function checkRule(method: DescMethod, rule: RelationRule | undefined, declared:
   const where = `${method.parent.typeName}.${method.name}`;
   if (!declared.has(rule.name))
     throw new Error(`${where} names relation "${rule.name}", which its service does not declare`);
-  if (method.methodKind === "client_streaming" || method.methodKind === "bidi_streaming")
-    throw new Error(`${where}: a streamed request has no scope to resolve a relation by`);
   const field = (name: string) => method.input.fields.find((each) => each.name === name);
   if (rule.scopeField !== "" && field(rule.scopeField)?.scalar !== ScalarType.STRING)
     throw new Error(`${where}: scope_field "${rule.scopeField}" is no string field of ${method.input.typeName}`);
