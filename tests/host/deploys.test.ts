@@ -17,7 +17,7 @@ import {
   uploadArchive,
   uploadFiles,
 } from "./deploys-support.js";
-import { HOST_ENV } from "./support.js";
+import { addMember, appToken, fresh, HOST_ENV, hostCall } from "./support.js";
 
 const KiB = 1024;
 /** A file of `size` bytes of one letter. */
@@ -327,5 +327,31 @@ describe("delete (DELETE /deploys/{id})", () => {
     expect(review.body.code).toBe("host.under_review");
     const [row] = await hostRows<{ state: string }>(t, `select state from {deploys} where id = ?`, [other]);
     expect(row.state).toBe("ready");
+  });
+});
+
+describe("a CI deploy token (a first-party app the project added as deployer)", () => {
+  it("uploads and activates as itself (app:<id>); as viewer, or in no project, it cannot upload", async () => {
+    const owning = hostCall(t, owner.token);
+    const [ci, watcher, stranger] = [fresh("ci"), fresh("view"), fresh("none")];
+    await addMember(owning, owner.projectId, `app:${ci}`, "deployer");
+    await addMember(owning, owner.projectId, `app:${watcher}`, "viewer");
+    const tar = await tarOf(SITE);
+
+    const uploaded = await uploadArchive(t, await appToken(t, ci), owner.siteId, tar);
+    expect(uploaded.status, JSON.stringify(uploaded.body)).toBe(201);
+    expect(uploaded.body.deploy).toMatchObject({ state: "DEPLOY_STATE_READY", created_by: `app:${ci}` });
+    const activated = await hostCall(t, await appToken(t, ci))(
+      "POST",
+      `/deploys/${uploaded.body.deploy.id}/activate`,
+      {},
+    );
+    expect(activated.body).toMatchObject({ deploy: { active: true }, changed: true });
+    expect(await pointer(owner.siteId)).toBe(uploaded.body.deploy.id);
+
+    const asViewer = await uploadArchive(t, await appToken(t, watcher), owner.siteId, tar);
+    expect(asViewer.body).toMatchObject({ status: 403, code: "auth.role_required" });
+    const asStranger = await uploadArchive(t, await appToken(t, stranger), owner.siteId, tar);
+    expect(asStranger.body).toMatchObject({ status: 404, code: "host.site.not_found" });
   });
 });
