@@ -16,6 +16,7 @@ import { RelayService } from "../../../gen/pf/community/v1/relays_pb.js";
 import { CouponsService } from "../../../gen/pf/coupons/v1/coupons_pb.js";
 import { DealsService } from "../../../gen/pf/deals/v1/deals_pb.js";
 import { GamesService } from "../../../gen/pf/games/v1/games_pb.js";
+import { HostService } from "../../../gen/pf/host/v1/host_pb.js";
 import { MediaService } from "../../../gen/pf/media/v1/media_pb.js";
 import { NetworkAdminService } from "../../../gen/pf/network/v1/admin_pb.js";
 import { NetworkService } from "../../../gen/pf/network/v1/network_pb.js";
@@ -95,6 +96,7 @@ export const services = {
   run: RunService,
   bot: BotService,
   botLink: BotLinkService,
+  host: HostService,
 } as const;
 
 export type PlatformServices = typeof services;
