@@ -9,7 +9,7 @@ import {
   noneMatch,
   runsInBrowser,
 } from "../../services/media/domain/files.js";
-import { rangeOf } from "../../services/media/domain/ranges.js";
+import { rangeOf } from "../../services/kit/blobs/ranges.js";
 
 describe("byte ranges", () => {
   it("reads one range of bytes, and ignores what is not one", () => {

@@ -5,7 +5,7 @@ import type { ServingCache } from "./cache.js";
 import type { Manifest, ServedFile, Variant } from "./manifest.js";
 import { etagMatches, variantFor } from "./negotiate.js";
 import { pages, sendPage } from "./pages.js";
-import { rangeOf, UNSATISFIABLE } from "./ranges.js";
+import { rangeOf } from "../../kit/blobs/ranges.js";
 import { askTls, TLS_ASK_PATH } from "./tls-ask.js";
 
 /** Beyond printable ASCII: only such a path may change under NFC. */
@@ -64,8 +64,8 @@ export function sitesHandler(cache: ServingCache, bytes: FileBytes, logger: Logg
       return void res.end();
     }
     if (ranged && (headers["if-range"] === undefined || headers["if-range"] === variant.etag)) {
-      const range = rangeOf(headers.range!, variant.size);
-      if (range === UNSATISFIABLE) {
+      const range = rangeOf(headers.range, variant.size, "first");
+      if (range.kind === "unsatisfiable") {
         res.writeHead(416, {
           "content-range": `bytes */${variant.size}`,
           "x-content-type-options": "nosniff",
@@ -74,7 +74,7 @@ export function sitesHandler(cache: ServingCache, bytes: FileBytes, logger: Logg
         return void res.end();
       }
       // The identity's head with its length and the range's place in between (content-type, content-length first).
-      if (range !== undefined)
+      if (range.kind === "part")
         return bytes.send(
           res,
           206,

@@ -8,7 +8,7 @@ import type { MediaContext } from "../context.js";
 import { fileByKey, fileToProto } from "../db/files.js";
 import type { FileRow } from "../db/entities.js";
 import { dispositionOf, etagOf, noneMatch } from "../domain/files.js";
-import { rangeOf } from "../domain/ranges.js";
+import { rangeOf } from "../../kit/blobs/ranges.js";
 import { storeUnavailable } from "./uploads.js";
 
 type ReadHandlers = Pick<ServiceImpl<typeof MediaService>, "readFile" | "serveFile">;
