@@ -3,7 +3,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { BotService } from "../../../gen/pf/bot/v1/bot_pb.js";
 import { RobotManageResultSchema, RobotReadResultSchema } from "../../../gen/pf/bot/v1/robots_pb.js";
-import { pageLimit } from "../../kit/handler/paging.js";
+import { pageBefore, pageLimit } from "../../kit/handler/paging.js";
 import { problem } from "../../kit/handler/problem.js";
 import { actorOf } from "../actors.js";
 import type { BotContext } from "../context.js";
@@ -11,7 +11,6 @@ import { audit } from "../db/audit.js";
 import { deviceById, deviceNotFound, devicesPage, deviceToProto, saveDevices } from "../db/devices.js";
 import { openJobsOf, saveJobs } from "../db/jobs.js";
 import { liveRobot, robotById } from "../db/robots.js";
-import { pageOf } from "../domain/pages.js";
 import { canceled, endJob } from "../endings.js";
 import { deviceEvent } from "../events.js";
 import { deviceSecrets } from "./pairing.js";
@@ -95,7 +94,7 @@ export function deviceHandlers(ctx: BotContext): DeviceHandlers {
       const limit = pageLimit(request.limit);
       const em = ctx.orm.em.fork();
       await liveRobot(em, request.id);
-      const { items, nextBefore } = pageOf(await devicesPage(em, request.id, request.before, limit + 1), limit);
+      const { items, nextBefore } = pageBefore(await devicesPage(em, request.id, request.before, limit + 1), limit);
       const since = onlineSince();
       return create(RobotReadResultSchema, {
         result: { case: "devices", value: { devices: items.map((row) => deviceToProto(row, since)), nextBefore } },

@@ -8,7 +8,7 @@ import {
   type RobotManageResult,
 } from "../../../gen/pf/bot/v1/robots_pb.js";
 import { newId } from "../../kit/handler/ids.js";
-import { pageLimit } from "../../kit/handler/paging.js";
+import { pageBefore, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { actorOf } from "../actors.js";
@@ -28,7 +28,6 @@ import {
   saveRobot,
   setOperators,
 } from "../db/robots.js";
-import { pageOf } from "../domain/pages.js";
 import { READ_ROLES } from "../domain/roles.js";
 import { checkConfiguration, checkOperators } from "../domain/robots.js";
 import { canceled, endJob } from "../endings.js";
@@ -100,7 +99,7 @@ export function robotHandlers(ctx: BotContext): RobotHandlers {
       const em = ctx.orm.em.fork();
       const reader = actorOf(call).ownToken;
       const filter = { owner: request.owner, before: request.before, reader, roles: READ_ROLES };
-      const { items, nextBefore } = pageOf(await robotsPage(em, filter, limit + 1), limit);
+      const { items, nextBefore } = pageBefore(await robotsPage(em, filter, limit + 1), limit);
       const operators = await operatorsOfMany(
         em,
         items.map((row) => row.id),
