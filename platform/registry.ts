@@ -17,6 +17,7 @@ import { search } from "../services/search/index.js";
 import { sources } from "../services/sources/index.js";
 import { space } from "../services/space/index.js";
 import { tips } from "../services/tips/index.js";
+import { tools } from "../services/tools/index.js";
 import { trade } from "../services/trade/index.js";
 import { vip } from "../services/vip/index.js";
 
@@ -42,4 +43,5 @@ export const modules: AnyServiceModule[] = [
   bot,
   run,
   host,
+  tools,
 ];

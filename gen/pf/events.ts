@@ -16,6 +16,7 @@ import { ItemChangedSchema, ItemRemovedSchema, RunFinishedSchema, SourceChangedS
 import { PostEventSchema as PostEventSchema$1, ThreadEventSchema } from "./space/v1/events_pb.js";
 import { GoalChangedSchema, InteractionChangedSchema } from "./tips/v1/events_pb.js";
 import { OverlayConfigChangedSchema, OverlayTokenRevokedSchema } from "./tips/v1/overlay_events_pb.js";
+import { ToolsEventSchema } from "./tools/v1/events_pb.js";
 import { ContextProposedSchema, ContextPublishedSchema } from "./trade/v1/context_pb.js";
 import { AlertTriggeredSchema } from "./trade/v1/events_pb.js";
 import { MembershipCheckedOutSchema, PlanChangedSchema } from "./vip/v1/events_pb.js";
@@ -76,6 +77,7 @@ export const eventMessages = [
   GoalChangedSchema,
   OverlayConfigChangedSchema,
   OverlayTokenRevokedSchema,
+  ToolsEventSchema,
   ContextProposedSchema,
   ContextPublishedSchema,
   AlertTriggeredSchema,

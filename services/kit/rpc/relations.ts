@@ -113,7 +113,8 @@ export class Relations {
           (seen.declared.refusal !== declared.refusal ||
             seen.declared.actingForNobody !== declared.actingForNobody ||
             seen.declared.heldByAiOutput !== declared.heldByAiOutput ||
-            seen.declared.heldByApps !== declared.heldByApps)
+            seen.declared.heldByApps !== declared.heldByApps ||
+            seen.declared.ofObject !== declared.ofObject)
         )
           throw new Error(`${where} is declared twice in ${key}, unalike`);
         found.set(declared.name, {
@@ -174,6 +175,8 @@ export class Relations {
 
   /** The caller's role in the relation; "" for a service or first-party app acting for nobody where that holds it. */
   private async roleOf(relation: Resolving, { principal, person }: Caller, scope: string): Promise<string | undefined> {
+    // The object's own class: the same answer for every caller, asked with no person.
+    if (relation.declared.ofObject) return this.resolved(relation, { person: "", scope, env: principal.env });
     if (principal.mod !== undefined) return undefined;
     if (principal.origin === "ai" && !(person !== undefined && relation.declared.heldByAiOutput)) return undefined;
     const asked = person ?? (relation.declared.heldByApps && principal.kind === "app" ? principal.sub : undefined);
@@ -181,8 +184,13 @@ export class Relations {
       const platform = principal.kind === "service" || (principal.kind === "app" && principal.fp);
       return relation.declared.actingForNobody && platform ? "" : undefined;
     }
+    return this.resolved(relation, { person: asked, scope, env: principal.env });
+  }
+
+  /** The resolver's answer; a resolver that cannot answer now is 503, never a no. */
+  private async resolved(relation: Resolving, asked: RelationAsked): Promise<string | undefined> {
     try {
-      return await relation.resolve({ person: asked, scope, env: principal.env });
+      return await relation.resolve(asked);
     } catch (error) {
       if (decisions.has(error as Error) || (!notAnswered(error) && !isDatabaseUnavailable(error))) throw error;
       this.logger.warn(
@@ -218,6 +226,11 @@ function scopeOf(method: DescMethod, rule: RelationRule, message: Message): stri
 }
 
 function refused(relation: Resolving, rule: RelationRule, { person, principal }: Caller): Error {
+  // An object's class refusing an anonymous caller: signing in may change the answer.
+  if (relation.declared.ofObject && principal.kind === "anonymous")
+    return problem(401, "auth.required", `${relation.name} here needs a signed-in caller or a token.`, {
+      relation: relation.name,
+    });
   // AI output is never a person's: naming one, it is refused as a person's own act is (enforce.ts, no_ai_origin).
   if (person !== undefined && principal.origin === "ai" && !relation.declared.heldByAiOutput)
     return problem(403, "auth.person_required", `AI output never holds ${relation.name} as the person it names.`);

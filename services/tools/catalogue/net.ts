@@ -1,0 +1,4 @@
+import type { ToolDescriptor } from "./descriptor.js";
+
+/** The catalogue's net tools. */
+export const netCatalogue: readonly ToolDescriptor[] = [];
