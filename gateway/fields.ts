@@ -1,6 +1,7 @@
 import { ScalarType, type DescField, type DescMessage, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { isWrapperDesc } from "@bufbuild/protobuf/wkt";
 import { invalid } from "../services/kit/handler/problem.js";
+import { parseJsonText } from "./json-text.js";
 
 /**
  * A request field that a path variable or query parameter sets. Values are
@@ -79,7 +80,27 @@ export function queryTargets(message: DescMessage, excluded: ReadonlySet<string>
   return targets;
 }
 
-/** Sets each query parameter's value on the request JSON; unknown or repeated-when-single parameters are refused. */
+/**
+ * The fields an upload's form text fields set besides the query's: top-level message fields no text converter
+ * sets (tools' google.protobuf.Struct `input`), each field's text its proto JSON. Text that is not JSON is 400
+ * naming the field (json-text.ts); JSON the field does not take is refused by fromJson, naming it.
+ */
+export function jsonTextTargets(message: DescMessage, excluded: ReadonlySet<string>): QueryTargets {
+  const targets = new Map<string, FieldTarget>();
+  for (const field of message.fields) {
+    if (field.fieldKind !== "message" || excluded.has(field.name) || converterOf(field)) continue;
+    const convert = (text: string) => parseJsonText(text, field.name);
+    const target: FieldTarget = { path: field.name, steps: [field], field, repeated: false, convert };
+    targets.set(field.name, target);
+    targets.set(field.jsonName, target);
+  }
+  return targets;
+}
+
+/**
+ * Sets each query parameter's value on the request JSON; unknown or repeated-when-single parameters are refused,
+ * and so is a parameter setting a field the body set already (an upload's JSON body): given twice.
+ */
 export function applyQuery(
   json: JsonObject,
   targets: QueryTargets,
@@ -97,6 +118,8 @@ export function applyQuery(
     if (given.has(target))
       throw invalid(target.path, `Query parameter ${target.path} is given twice, under both its spellings.`);
     given.add(target);
+    if (valueAt(json, target) !== undefined)
+      throw invalid(target.path, `Field ${target.path} is given both in the body and as a parameter.`);
     const value = query[name] as string | string[];
     if (target.repeated) {
       setField(json, target, Array.isArray(value) ? value.map(target.convert) : [target.convert(value)]);

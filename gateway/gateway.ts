@@ -5,13 +5,13 @@ import { STATUS_CODES } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Config } from "../services/kit/runtime/config.js";
 import type { Logger } from "../services/kit/runtime/logger.js";
-import { invalid, problemMessage, problemType } from "../services/kit/handler/problem.js";
+import { problemMessage, problemType } from "../services/kit/handler/problem.js";
 import { bindingsOf, type Binding } from "./bindings.js";
 import { bodyDeadline, closeAfterAnswer } from "./connection.js";
 import { connectPaths, registerConnect, type ConnectServing } from "./connect.js";
 import { OPEN_TO_ANY_ORIGIN, registerCors } from "./cors.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "./headers.js";
-import { jsonShapeFault } from "./json-shape.js";
+import { parseJsonText } from "./json-text.js";
 import { registerDocs } from "./docs.js";
 import { serveAsyncApi } from "./asyncapi.js";
 import { openApiDocument, publiclyDocumented, type DocumentScope } from "./openapi.js";
@@ -164,6 +164,7 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
       timeoutMs: config.callTimeoutMs,
       bodyTimeoutMs: config.bodyTimeoutMs,
       uploadMinRate: config.uploadMinRate,
+      bodyLimit: config.bodyLimit,
       webSocketPingMs: config.webSocketPingMs,
       registry: createRegistry(...filesOf(options.services)),
       logger,
@@ -204,18 +205,19 @@ function endAnsweredUpgrades(app: FastifyInstance): void {
 }
 
 /**
- * Bodies are JSON (Fastify's parser, safe against prototype poisoning) or
- * nothing: other media types answer 415, and an empty JSON body is no body.
- * A body too wide or too deep (json-shape.ts) is refused before it is parsed.
+ * Bodies are JSON (json-text.ts: too wide or deep refused before parsing, safe
+ * against prototype poisoning) or nothing: other media types answer 415, and an
+ * empty JSON body is no body.
  */
 function jsonBodiesOnly(app: FastifyInstance): void {
-  const parseJson = app.getDefaultJsonParser("error", "error");
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
     if (body === "") return done(null, undefined);
-    const fault = jsonShapeFault(body as string);
-    if (fault) return done(invalid("body", fault) as unknown as Error);
-    void parseJson(request, body as string, done);
+    try {
+      done(null, parseJsonText(body as string));
+    } catch (error) {
+      done(error as Error);
+    }
   });
 }
 

@@ -7,7 +7,7 @@ import { servedAsWebSocket, type Binding } from "./bindings.js";
 import { takesRawBytes } from "./bodies.js";
 import type { FieldTarget } from "./fields.js";
 import { exampleOf, heldMessage } from "./openapi-examples.js";
-import { requestFields } from "./request.js";
+import { requestFields, type RequestFields } from "./request.js";
 import { declaredRequired } from "./rule-schemas.js";
 import { componentName, type SchemaComponents } from "./schemas.js";
 import { uploadOf } from "./uploads.js";
@@ -66,7 +66,7 @@ export function requestOf(
   if (binding.body === "") return { parameters };
   const upload = uploadOf(binding);
   const content = upload
-    ? uploadContent(upload)
+    ? uploadContent(binding, upload, fields, components)
     : takesRawBytes(binding)
       ? { "*/*": { schema: BINARY } }
       : { "application/json": jsonBody(binding, fields.path, components) };
@@ -104,15 +104,33 @@ function describedAs(target: FieldTarget, added?: string | false): JsonObject {
 }
 
 /**
- * An upload's body: a form with one file part (`many_files`: an array of them, in order), text fields before it, or
- * the raw file in a listed type.
+ * An upload's body: a form with one file part (`many_files`: an array of them, in order), text fields before it
+ * (those that are no query parameter, a message field's JSON text, among its properties), the raw file in a listed
+ * type, or with `application/json` the first message alone, without the fields the path sets and the file's.
  */
-function uploadContent({ mediaTypes, manyFiles }: Upload): JsonObject {
-  const form: JsonObject = manyFiles
-    ? { type: "object", properties: { files: { type: "array", items: BINARY, minItems: 1 } }, required: ["files"] }
-    : { type: "object", properties: { file: BINARY }, required: ["file"] };
+function uploadContent(
+  binding: Binding,
+  { mediaTypes, manyFiles, nameField, typeField }: Upload,
+  fields: RequestFields,
+  components: SchemaComponents,
+): JsonObject {
+  const files: JsonObject = manyFiles ? { files: { type: "array", items: BINARY, minItems: 1 } } : { file: BINARY };
+  const text: JsonObject = {};
+  for (const target of new Set(fields.form.values()))
+    if (!fields.query.has(target.path))
+      text[target.path] = { type: "string", contentMediaType: "application/json", ...describedAs(target) };
+  const form = { type: "object", properties: { ...text, ...files }, required: Object.keys(files) };
   const content: JsonObject = {};
-  for (const type of mediaTypes) content[type] = { schema: type === "multipart/form-data" ? form : BINARY };
+  for (const type of mediaTypes) {
+    if (type === "multipart/form-data") content[type] = { schema: form };
+    else if (type !== "application/json") content[type] = { schema: BINARY };
+    else {
+      const left = [...fields.path.map((target) => target.path), binding.bodyField!.name, nameField, typeField];
+      const schema = without(binding.method.input, new Set(left.filter(Boolean)), components);
+      const example = exampleOf(schema, components.schemas, binding.method.input);
+      content[type] = { schema, ...(example !== undefined && { example }) };
+    }
+  }
   return content;
 }
 

@@ -85,8 +85,6 @@ export function problemOfFastify(error: FastifyError, bodyLimit: number): Proble
       return problemMessage(413, "request.too_large", `The body is larger than the limit of ${bodyLimit} bytes.`);
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return problemMessage(415, "request.unsupported_media_type", "Send the body as application/json.");
-    case "FST_ERR_CTP_INVALID_JSON_BODY":
-      return problemMessage(400, "request.invalid", "The body is not valid JSON.", { field: "body" });
     case "FST_ERR_BAD_URL":
       return problemMessage(400, "request.invalid", "The path is not a valid URL (bad percent-encoding).", {
         field: "path",

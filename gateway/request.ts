@@ -2,7 +2,15 @@ import type { DescField, JsonObject, Message, Registry } from "@bufbuild/protobu
 import type { FastifyRequest } from "fastify";
 import { rpcName, servedAsWebSocket, type Binding } from "./bindings.js";
 import { decode } from "./decode.js";
-import { applyQuery, pathTarget, queryTargets, setPathField, type FieldTarget, type QueryTargets } from "./fields.js";
+import {
+  applyQuery,
+  jsonTextTargets,
+  pathTarget,
+  queryTargets,
+  setPathField,
+  type FieldTarget,
+  type QueryTargets,
+} from "./fields.js";
 import { invalid } from "../services/kit/handler/problem.js";
 import { routerParams } from "./template.js";
 
@@ -11,6 +19,8 @@ export interface RequestFields {
   /** One target per path variable, in template order. */
   readonly path: readonly FieldTarget[];
   readonly query: QueryTargets;
+  /** What an upload's form text fields set: the query's fields, and message fields as JSON text (jsonTextTargets). */
+  readonly form: QueryTargets;
 }
 
 export function requestFields(binding: Binding): RequestFields {
@@ -20,8 +30,10 @@ export function requestFields(binding: Binding): RequestFields {
     const path = binding.template.variables.map((variable) => pathTarget(input, variable.field));
     // With `body: "*"` every field comes from the body or the path: no query parameters.
     const excluded = new Set([...path.map((target) => target.path), ...(bodyField ? [bodyField.name] : [])]);
-    const query = binding.body === "*" ? new Map() : queryTargets(input, excluded);
-    return { path, query: servedAsWebSocket(binding) ? envelopeOnly(query) : query };
+    if (binding.body === "*") return { path, query: new Map(), form: new Map() };
+    const query = queryTargets(input, excluded);
+    if (servedAsWebSocket(binding)) return { path, query: envelopeOnly(query), form: new Map() };
+    return { path, query, form: new Map([...query, ...jsonTextTargets(input, excluded)]) };
   } catch (error) {
     throw new Error(`${rpcName(binding.method)}: ${(error as Error).message}`, { cause: error });
   }
@@ -46,21 +58,24 @@ export function requestMapper(binding: Binding, registry: Registry): RequestMapp
 
 /**
  * Fills `json` with a request's path variables and query parameters (and
- * `fields`, named and converted as query parameters are: an upload's form
- * fields), then decodes it as the binding's input message.
+ * `fields`, an upload's form text fields: named and converted as query
+ * parameters are, and a message field from its JSON text), then decodes it as
+ * the binding's input message. A parameter may not set a field `json` holds
+ * already (an upload's JSON body).
  */
 export function pathAndQueryMapper(
   binding: Binding,
   registry: Registry,
 ): (request: FastifyRequest, json: JsonObject, fields?: Record<string, string | string[]>) => Message {
-  const { path, query } = requestFields(binding);
+  const { path, query, form } = requestFields(binding);
   const params = routerParams(binding.template);
   const input = binding.method.input;
   return (request, json, fields) => {
     const values = request.params as Record<string, string>;
     for (let i = 0; i < path.length; i++) setPathField(json, path[i], path[i].convert(values[params[i]]));
     const given = request.query as Record<string, string | string[]>;
-    applyQuery(json, query, fields ? joined(given, fields) : given);
+    if (fields) applyQuery(json, form, joined(given, fields));
+    else applyQuery(json, query, given);
     return decode(input, json, registry);
   };
 }

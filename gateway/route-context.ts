@@ -22,6 +22,8 @@ export interface RouteContext {
   readonly bodyTimeoutMs?: number;
   /** The slowest average an upload's body may arrive at, in bytes a second (default 4096). */
   readonly uploadMinRate?: number;
+  /** The largest JSON body, in bytes (PF_BODY_LIMIT; default 1 MiB, Fastify's): an upload route's JSON body too. */
+  readonly bodyLimit?: number;
   /** Types for Any and extensions in JSON. */
   readonly registry: Registry;
   readonly logger: Logger;

@@ -12,11 +12,17 @@
  *   any byte of the body is read.
  * - Multipart form data: exactly one file part (`many_files`: one or more, each
  *   with a filename), text fields before it; a second file (but `many_files`),
- *   a field after a file, no file, or a form that ends early is 400.
+ *   a field after a file, no file, or a form that ends early is 400. A text
+ *   field naming a message field (a google.protobuf.Struct) is its JSON text;
+ *   one naming a repeated field may come several times.
  *   Raw bodies: a media type the option lists, whose whole body is the file.
+ *   JSON bodies, where the option lists `application/json`: the stream's first
+ *   and only message, in proto JSON, with the path and query as a form's
+ *   fields; no file follows (the body names none: no bytes, name or type).
  *   Any other media type is 415.
- * - The route's `max_bytes` bounds the whole body: a declared length over it is
- *   413 at once, and a body growing past it is 413 as soon as it does.
+ * - The route's `max_bytes` bounds the whole body (a JSON body: the gateway's
+ *   JSON body limit): a declared length over it is 413 at once, and a body
+ *   growing past it is 413 as soon as it does.
  * - A body must keep arriving: no byte for the gateway's body timeout is 408,
  *   and so is a body slower than the minimum rate once that timeout's grace
  *   has passed (a slow-loris upload never holds a socket and a temporary file
@@ -34,6 +40,7 @@ import {
   type DescField,
   type DescMessage,
   type DescMethodClientStreaming,
+  type JsonObject,
   type Message,
 } from "@bufbuild/protobuf";
 import busboy from "busboy";
@@ -45,6 +52,7 @@ import { admittedRequest } from "./admission.js";
 import { closeAfterAnswer, closeAtOnce } from "./connection.js";
 import { rpcName, type Binding } from "./bindings.js";
 import { forwardedHeaders } from "./headers.js";
+import { parseJsonText } from "./json-text.js";
 import { sendFailure } from "./problems.js";
 import { pathAndQueryMapper } from "./request.js";
 import { resultRenderer, sendResult } from "./response.js";
@@ -55,6 +63,9 @@ export const DEFAULT_UPLOAD_TIMEOUT_MS = 60 * 60_000;
 
 /** The slowest average an upload's body may arrive at, in bytes a second, when the route context gives none. */
 export const DEFAULT_UPLOAD_MIN_RATE = 4096;
+
+/** The largest JSON body when the route context gives none: Fastify's default, as PF_BODY_LIMIT's. */
+export const DEFAULT_JSON_BODY_LIMIT = 1024 * 1024;
 
 /** The upload option of a client-streaming binding, when it has one. */
 export function uploadOf(binding: Binding): Upload | undefined {
@@ -84,8 +95,10 @@ export function uploadHandler(binding: Binding, context: RouteContext): RouteHan
   const chunkField = bytesField(binding);
   const nameField = stringField(method.input, option.nameField);
   const typeField = stringField(method.input, option.typeField);
-  const maxBytes = Number(option.maxBytes);
+  const limits = { file: Number(option.maxBytes), json: context.bodyLimit ?? DEFAULT_JSON_BODY_LIMIT };
   const mapFirst = pathAndQueryMapper(binding, context.registry);
+  // What a JSON body may not name: the file it does not carry.
+  const fileFields = [chunkField, nameField, typeField].filter((field) => field !== undefined);
   const render = resultRenderer(binding, context.registry);
   const status = getOption(method, successStatuses)[0] ?? 200;
   const timeoutMs = context.uploadTimeoutMs ?? DEFAULT_UPLOAD_TIMEOUT_MS;
@@ -100,32 +113,41 @@ export function uploadHandler(binding: Binding, context: RouteContext): RouteHan
       // The path and query are checked before any byte of the body is read.
       mapFirst(request, {});
       const form = formOf(request, option);
+      const maxBytes = form.kind === "json" ? limits.json : limits.file;
       const declared = Number(request.headers["content-length"] ?? "0");
       if (declared > maxBytes) throw tooLarge(maxBytes);
       body = new UploadBody(request, form, maxBytes, pace, option.manyFiles);
       const read = body;
       const opened = (await read.next())!;
-      const first = mapFirst(request, {}, opened.fields) as unknown as Record<string, unknown>;
-      // A single file's name and type fill only what the form left empty; each of many files names itself.
-      const named = (message: Record<string, unknown>, part: FilePart) => {
-        if (nameField && (option.manyFiles || message[nameField.localName] === ""))
-          message[nameField.localName] = part.name;
-        if (typeField && (option.manyFiles || message[typeField.localName] === ""))
-          message[typeField.localName] = part.type;
-        return message as unknown as Message;
-      };
-      async function* messages(): AsyncGenerator<Message> {
-        for (let part: FilePart | undefined = opened; part; part = option.manyFiles ? await read.next() : undefined) {
-          yield named(part === opened ? first : (create(method.input) as unknown as Record<string, unknown>), part);
-          for await (const chunk of part.bytes)
-            yield create(method.input, { [chunkField.localName]: chunk as Uint8Array } as never);
-        }
-        // The stream ends only once the whole body was read and well formed.
+      let messages: AsyncIterable<Message>;
+      if (form.kind === "json") {
+        // Read whole (it is small) and decoded before the call: a malformed body never reaches the RPC.
+        const json = jsonBody(await textOf(opened.bytes), fileFields);
         await read.finished;
+        messages = only(mapFirst(request, json));
+      } else {
+        const first = mapFirst(request, {}, opened.fields) as unknown as Record<string, unknown>;
+        // A single file's name and type fill only what the form left empty; each of many files names itself.
+        const named = (message: Record<string, unknown>, part: FilePart) => {
+          if (nameField && (option.manyFiles || message[nameField.localName] === ""))
+            message[nameField.localName] = part.name;
+          if (typeField && (option.manyFiles || message[typeField.localName] === ""))
+            message[typeField.localName] = part.type;
+          return message as unknown as Message;
+        };
+        messages = (async function* (): AsyncGenerator<Message> {
+          for (let part: FilePart | undefined = opened; part; part = option.manyFiles ? await read.next() : undefined) {
+            yield named(part === opened ? first : (create(method.input) as unknown as Record<string, unknown>), part);
+            for await (const chunk of part.bytes)
+              yield create(method.input, { [chunkField.localName]: chunk as Uint8Array } as never);
+          }
+          // The stream ends only once the whole body was read and well formed.
+          await read.finished;
+        })();
       }
       const admitted = admittedRequest(request);
       const header = admitted?.headers ?? forwardedHeaders(request);
-      const response = await transport.stream(method, cancel.signal, timeoutMs, header, messages(), admitted?.values);
+      const response = await transport.stream(method, cancel.signal, timeoutMs, header, messages, admitted?.values);
       let output: Message | undefined;
       for await (const message of response.message) output = message;
       if (!output) throw new Error(`${rpcName(method)} answered no message`);
@@ -145,18 +167,45 @@ export function uploadHandler(binding: Binding, context: RouteContext): RouteHan
   };
 }
 
-type Form = { kind: "multipart" } | { kind: "raw"; type: string };
+type Form = { kind: "multipart" } | { kind: "json" } | { kind: "raw"; type: string };
 
-/** How the body carries the file, by its media type; 415 for a type the route does not take. */
+/** How the body carries the file (or, JSON, the message), by its media type; 415 for a type the route does not take. */
 function formOf(request: FastifyRequest, option: Upload): Form {
   const type = (request.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
-  if (type === "multipart/form-data" && option.mediaTypes.includes(type)) return { kind: "multipart" };
-  if (type !== "" && type !== "multipart/form-data" && option.mediaTypes.includes(type)) return { kind: "raw", type };
-  throw problem(
-    415,
-    "request.unsupported_media_type",
-    `Send the file as ${option.mediaTypes.join(" or ")}${type ? `, not ${type}` : ""}.`,
-  );
+  if (!option.mediaTypes.includes(type))
+    throw problem(
+      415,
+      "request.unsupported_media_type",
+      `Send the body as ${option.mediaTypes.join(" or ")}${type ? `, not ${type}` : ""}.`,
+    );
+  if (type === "multipart/form-data") return { kind: "multipart" };
+  return type === "application/json" ? { kind: "json" } : { kind: "raw", type };
+}
+
+/** A body's bytes as text, once they all arrived (a JSON body, bounded by the JSON body limit). */
+async function textOf(bytes: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of bytes) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/**
+ * A JSON body as the request JSON its message starts from: an object (an empty body is an empty one), naming no
+ * file field: a JSON body carries no file, and its bytes are never base64'd into JSON.
+ */
+function jsonBody(text: string, fileFields: readonly DescField[]): JsonObject {
+  const json = text === "" ? {} : parseJsonText(text);
+  if (json === null || typeof json !== "object" || Array.isArray(json))
+    throw invalid("body", "The body must be a JSON object.");
+  for (const field of fileFields)
+    if (Object.hasOwn(json, field.name) || Object.hasOwn(json, field.jsonName))
+      throw invalid(field.name, `A JSON body carries no file: send files (and ${field.name}) as multipart/form-data.`);
+  return json;
+}
+
+/** One message as a stream. */
+async function* only(message: Message): AsyncGenerator<Message> {
+  yield message;
 }
 
 function tooLarge(maxBytes: number) {
@@ -237,10 +286,11 @@ class UploadBody {
     });
     request.raw.pipe(this.counted);
 
-    if (form.kind === "raw") {
+    // A raw body is the file; a JSON body is read as one, and decoded once whole.
+    if (form.kind !== "multipart") {
       const bytes = this.counted.pipe(new PassThrough());
       bytes.on("end", end);
-      this.begin({ fields: {}, name: "", type: form.type, bytes });
+      this.begin({ fields: {}, name: "", type: form.kind === "raw" ? form.type : "application/json", bytes });
       return;
     }
     const fields: Record<string, string | string[]> = {};

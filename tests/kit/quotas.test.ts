@@ -1,7 +1,7 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { describe, expect, it } from "vitest";
 import { problem, problemOf } from "../../services/kit/handler/problem.js";
-import { expireReservations, reserve, type Quota } from "../../services/kit/quotas/quotas.js";
+import { expireReservations, reserve, spend, type Quota } from "../../services/kit/quotas/quotas.js";
 import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { pruneKitTables } from "../../services/kit/service/housekeeping.js";
 import { usePlatform } from "../support/platform.js";
@@ -194,5 +194,35 @@ describe("quotas", () => {
     clock.advance(2 * 86_400_000);
     await pruneKitTables(network());
     expect(await state("test.prune", "usr_1")).toEqual({ used: [1], reserved: [1] });
+  });
+
+  itWith(
+    DATABASE_SERVER,
+    "spend in one statement: exactly floor(limit / units) of many concurrent spends count",
+    async () => {
+      clock.set(new Date("2030-03-06T12:00:00Z"));
+      const tokens = quota("test.spend", 10, { windowMs: 3_600_000 });
+      const outcomes = await Promise.all(
+        Array.from({ length: 8 }, () => refusalOf(spend(network(), tokens, "usr_1", 3))),
+      );
+      expect(outcomes.filter((outcome) => outcome === undefined)).toHaveLength(3);
+      for (const refused of outcomes.filter((outcome) => outcome !== undefined))
+        expect(refused).toMatchObject({ status: 429, code: "quota.exceeded" });
+      expect(await state("test.spend", "usr_1")).toEqual({ used: [9], reserved: [] });
+    },
+  );
+
+  it("spend nothing past the limit, even on a key's first spend, and give back once", async () => {
+    clock.set(new Date("2030-03-07T12:00:00Z"));
+    const tokens = quota("test.spend.back", 4, { windowMs: 3_600_000 });
+    expect(await refusalOf(spend(network(), tokens, "usr_2", 5))).toMatchObject({ status: 429 });
+    expect(await state("test.spend.back", "usr_2")).toEqual({ used: [], reserved: [] });
+    const spent = await spend(network(), tokens, "usr_2", 4);
+    expect(await refusalOf(spend(network(), tokens, "usr_2", 1))).toMatchObject({ status: 429 });
+    await spent.giveBack();
+    await spent.giveBack();
+    expect(await state("test.spend.back", "usr_2")).toEqual({ used: [0], reserved: [] });
+    await spend(network(), tokens, "usr_2", 1);
+    expect(await state("test.spend.back", "usr_2")).toEqual({ used: [1], reserved: [] });
   });
 });

@@ -11,7 +11,7 @@ import {
   type Access,
   type Relation,
 } from "../../gen/pf/v1/options_pb.js";
-import { routeAccessOf } from "../../services/kit/auth/enforce.js";
+import { admitsAnonymous, routeAccessOf } from "../../services/kit/auth/enforce.js";
 import { AUDIENCE, type TokenClaims } from "../../services/kit/auth/tokens.js";
 import { modules } from "../../platform/registry.js";
 import type { TestPlatform } from "./platform.js";
@@ -26,6 +26,11 @@ export interface RouteCall {
   body?: unknown;
   /** The call's own headers: an upload's content type. */
   headers?: Record<string, string>;
+  /**
+   * The role the object the call names holds in each `of_object` relation its rules name, by relation name (a
+   * tool's auth class: `{ tool: "signed_in" }`): who is admitted follows from it, whoever calls.
+   */
+  roles?: Readonly<Record<string, string>>;
 }
 
 export interface Route {
@@ -144,9 +149,12 @@ function takesActingSubject(rule: Access): boolean {
 }
 
 function opensToAnonymous(route: Route): boolean {
-  return route.rules.some(
-    (rule) => rule.anonymous && (rule.visibility === Visibility.PUBLIC || rule.visibility === Visibility.FIRST_PARTY),
-  );
+  return route.rules.some(admitsAnonymous);
+}
+
+/** Whether a route's rules name a relation that is a class of the scoped object (`of_object`: a tool's auth class). */
+function namesObjectClass(route: Route): boolean {
+  return route.rules.some((rule) => route.relations.find((each) => each.name === rule.relation?.name)?.ofObject);
 }
 
 /** The capability refusal a token meets under a rule, if any: a mod's always needs one the rule names. */
@@ -238,27 +246,43 @@ export type Outsiders = Readonly<Record<string, (route: Route) => { status: numb
 
 /**
  * The refusal of a rule's relation (`relation`) to a caller its token rules
- * admit, as the kit's Relations answer it, or undefined where it holds:
+ * admit (no claims: an anonymous caller), as the kit's Relations answer it, or undefined where it holds:
  * never AI output (naming a person, auth.person_required, unless the relation
  * is `held_by_ai_output`: then as that person) nor a mod; a
  * person unless they are the OUTSIDER; a service or first-party app acting
  * for nobody where the relation says so; an app acting for nobody where the relation is `held_by_apps` is asked
  * as itself, and the matrix's app1 is in no service's relation, so it stands outside as the OUTSIDER does. Someone
- * outside is answered the relation's refusal, or what `outsiders` says. A relation required only when the
- * request sets a field (`when_set`) is left to the service's own tests.
+ * outside is answered the relation's refusal, or what `outsiders` says. A relation `of_object` is the class of
+ * the object the call names (`roles`, from RouteCall.roles), the same for every caller, mods and AI output
+ * included: it holds where the rule takes that role; else an anonymous caller is 401 auth.required (signing in may
+ * admit it), AI output naming a person auth.person_required, anyone else the refusal. A relation required only
+ * when the request sets a field (`when_set`) is left to the service's own tests.
  */
 export function relationRefusal(
   route: Route,
   rule: Access,
-  claims: TokenClaims,
+  claims: TokenClaims | undefined,
   headers: Record<string, string> = {},
   outsiders: Outsiders = {},
+  roles: Readonly<Record<string, string>> = {},
 ) {
   if (rule.relation === undefined || rule.relation.whenSet.length > 0) return undefined;
   const declared = route.relations.find((each) => each.name === rule.relation!.name);
   if (!declared) throw new Error(`${route.name}: relation "${rule.relation.name}" is not declared on its service`);
-  const mod = claims.mod !== undefined;
-  const person = mod ? undefined : claims.kind === "user" ? claims.sub : headers["x-pf-subject"];
+  const mod = claims?.mod !== undefined;
+  const person = mod ? undefined : claims?.kind === "user" ? claims.sub : headers["x-pf-subject"];
+  if (declared.ofObject) {
+    const role = roles[declared.name];
+    if (role === undefined)
+      throw new Error(`${route.name}: its call gives no role of the object it names in "${declared.name}" (roles)`);
+    if (rule.relation.roles.length === 0 || rule.relation.roles.includes(role)) return undefined;
+    if (claims === undefined) return "auth.required";
+    if (person !== undefined && headers["x-pf-origin"] === "ai" && !declared.heldByAiOutput)
+      return "auth.person_required";
+    return declared.refusal;
+  }
+  // An anonymous caller is no person, nor the platform acting for nobody.
+  if (claims === undefined) return declared.refusal;
   if (headers["x-pf-origin"] === "ai") {
     if (person === undefined) return declared.refusal;
     if (!declared.heldByAiOutput) return "auth.person_required";
@@ -274,23 +298,32 @@ export function relationRefusal(
 /**
  * What enforcement answers a caller of a route: admitted (undefined) when any
  * of its rules admits it, otherwise the refusal of its last rule. Where rules
- * admitting the token require a relation the caller does not hold, the kit
+ * admitting the caller require a relation it does not hold, the kit
  * tries them in order up to the first without one: the last one's relation refusal.
+ * An anonymous caller is admitted by the rules open to anonymous callers, and so refused by their relations.
+ * `roles`: the role of the object the call names in each `of_object` relation (RouteCall.roles).
  */
 export function expectedRefusal(
   route: Route,
   { claims, headers = {} }: Caller,
   outsiders: Outsiders = {},
+  roles: Readonly<Record<string, string>> = {},
 ): string | undefined {
   const pfHeaders = Object.keys(headers).some((name) => name.startsWith("x-pf-"));
-  if (!claims) return !opensToAnonymous(route) ? "auth.required" : pfHeaders ? "auth.header_refused" : undefined;
-  if ((claims.aud ?? AUDIENCE) !== route.audience) return "auth.wrong_audience";
-  const refusals = route.rules.map((rule) => refusalByRule(rule, claims, headers));
-  const admitting = route.rules.filter((_rule, at) => refusals[at] === undefined);
-  if (admitting.length === 0) return refusals.at(-1);
+  let admitting: Access[];
+  if (!claims) {
+    if (!opensToAnonymous(route)) return "auth.required";
+    if (pfHeaders) return "auth.header_refused";
+    admitting = route.rules.filter(admitsAnonymous);
+  } else {
+    if ((claims.aud ?? AUDIENCE) !== route.audience) return "auth.wrong_audience";
+    const refusals = route.rules.map((rule) => refusalByRule(rule, claims, headers));
+    admitting = route.rules.filter((_rule, at) => refusals[at] === undefined);
+    if (admitting.length === 0) return refusals.at(-1);
+  }
   let refusal: string | undefined;
   for (const rule of admitting) {
-    refusal = relationRefusal(route, rule, claims, headers, outsiders);
+    refusal = relationRefusal(route, rule, claims, headers, outsiders, roles);
     if (refusal === undefined) return undefined;
   }
   return refusal;
@@ -302,8 +335,15 @@ export function statusOf(code: string): number {
   return code === "auth.acting_subject_refused" ? 400 : 403;
 }
 
-/** A caller the route admits (for checks that must get past enforcement): a service, acting for a person where it must. */
-export function admittedCaller(route: Route, extraClaims: Partial<TokenClaims> = {}): Caller {
+/**
+ * A caller the route admits (for checks that must get past enforcement): a service, acting for a person where it
+ * must. `roles`: the role of the object the call names in each `of_object` relation (RouteCall.roles).
+ */
+export function admittedCaller(
+  route: Route,
+  extraClaims: Partial<TokenClaims> = {},
+  roles: Readonly<Record<string, string>> = {},
+): Caller {
   const service = serviceClaims(route, extraClaims);
   const candidates: Caller[] = [
     { claims: service },
@@ -313,7 +353,7 @@ export function admittedCaller(route: Route, extraClaims: Partial<TokenClaims> =
     // Routes only AI output reaches (ACTOR_AI_OUTPUT alone, reviews' summary proposals).
     { claims: service, headers: { "x-pf-origin": "ai" } },
   ];
-  const found = candidates.find((caller) => expectedRefusal(route, caller) === undefined);
+  const found = candidates.find((caller) => expectedRefusal(route, caller, {}, roles) === undefined);
   if (!found) throw new Error(`${route.name}: no caller of the matrix is admitted; give it one in its service's tests`);
   return found;
 }
@@ -327,6 +367,8 @@ export function admittedCaller(route: Route, extraClaims: Partial<TokenClaims> =
  * has alternative rules, a caller is let through when any rule admits it, and
  * otherwise answered the last rule's refusal. `outsiders`: what the service answers
  * someone outside a relation where that is not the relation's refusal (`relationRefusal`).
+ * Routes open to anonymous callers are left out, but those whose rules name a class of the object the call names
+ * (`of_object`: RouteCall.roles), which admits or refuses every caller, anonymous ones included.
  */
 export function describeRefusals(
   t: TestPlatform,
@@ -335,8 +377,10 @@ export function describeRefusals(
   extraClaims: Partial<TokenClaims> = {},
   outsiders: Outsiders = {},
 ) {
-  describe.each(routes.filter((route) => !opensToAnonymous(route)))("$name refuses", (route) => {
+  const refusing = routes.filter((route) => !opensToAnonymous(route) || namesObjectClass(route));
+  describe.each(refusing)("$name refuses", (route) => {
     const call = calls[route.name];
+    const roles = call.roles ?? {};
     const send = (token?: string, headers?: Record<string, string>) =>
       t.http(call.method, call.path, { token, body: call.body, headers: { ...call.headers, ...headers } });
     const caps = routeCapabilities(route);
@@ -355,7 +399,7 @@ export function describeRefusals(
      */
     const expectAnswer = async (caller: Caller, { ownership = false } = {}) => {
       const answer = await send(await t.token(caller.claims!), caller.headers);
-      const refusal = expectedRefusal(route, caller, outsiders);
+      const refusal = expectedRefusal(route, caller, outsiders, roles);
       const who = `${caller.claims!.kind} ${JSON.stringify(caller.headers ?? {})}`;
       const outside = route.rules
         .map((rule) => rule.relation && outsiders[rule.relation.name]?.(route))
@@ -370,27 +414,35 @@ export function describeRefusals(
       }
     };
 
-    it("a call without a token (401 auth.required, problem+json)", async () => {
+    const anonymous = expectedRefusal(route, {}, outsiders, roles);
+    it(`a call without a token (${anonymous ? `${statusOf(anonymous)} ${anonymous}, problem+json` : "let through: the object it names takes anonymous callers"})`, async () => {
       const answer = await send();
-      expect(answer.status).toBe(401);
+      if (!anonymous) {
+        expect(String(answer.body?.code ?? "")).not.toMatch(/^auth\./);
+        expect(answer.status).toBeLessThan(500);
+        return;
+      }
+      expect(answer.status).toBe(statusOf(anonymous));
       expect(answer.headers.get("content-type")).toContain("application/problem+json");
-      expect(answer.body).toMatchObject({ status: 401, code: "auth.required" });
-      expect(answer.headers.get("www-authenticate")).toBe("Bearer");
+      expect(answer.body).toMatchObject({ status: statusOf(anonymous), code: anonymous });
+      if (anonymous === "auth.required") expect(answer.headers.get("www-authenticate")).toBe("Bearer");
     });
 
-    it("a call without a token whatever its shape: a malformed body, an unknown field or query parameter (401 before any check)", async () => {
-      const query = `${call.path}${call.path.includes("?") ? "&" : "?"}bogus=1`;
-      const shapes: [string, string, unknown][] = [["an unknown query parameter", query, call.body]];
-      // A body on a route that takes none is a shape check too (fetch sends no body with GET or HEAD).
-      if (call.method !== "GET" && call.method !== "HEAD") shapes.push(["a malformed body", call.path, "{not json"]);
-      if (typeof call.body === "object")
-        shapes.push(["an unknown field", call.path, { ...(call.body as object), bogus: 1 }]);
-      for (const [what, path, body] of shapes) {
-        const answer = await t.http(call.method, path, { body });
-        expect(answer.body, what).toMatchObject({ status: 401, code: "auth.required" });
-        expect(answer.headers.get("www-authenticate"), what).toBe("Bearer");
-      }
-    });
+    // A relation refuses once the request is read (it is scoped by it): only enforcement's own refusal comes first.
+    if (!opensToAnonymous(route))
+      it("a call without a token whatever its shape: a malformed body, an unknown field or query parameter (401 before any check)", async () => {
+        const query = `${call.path}${call.path.includes("?") ? "&" : "?"}bogus=1`;
+        const shapes: [string, string, unknown][] = [["an unknown query parameter", query, call.body]];
+        // A body on a route that takes none is a shape check too (fetch sends no body with GET or HEAD).
+        if (call.method !== "GET" && call.method !== "HEAD") shapes.push(["a malformed body", call.path, "{not json"]);
+        if (typeof call.body === "object")
+          shapes.push(["an unknown field", call.path, { ...(call.body as object), bogus: 1 }]);
+        for (const [what, path, body] of shapes) {
+          const answer = await t.http(call.method, path, { body });
+          expect(answer.body, what).toMatchObject({ status: 401, code: "auth.required" });
+          expect(answer.headers.get("www-authenticate"), what).toBe("Bearer");
+        }
+      });
 
     it("a forged token (401 auth.invalid)", async () => {
       const answer = await send(forged(await t.token(service())));
@@ -502,7 +554,7 @@ export function describeMalformedInput(
   describe.each(routes)("$name refuses malformed input", (route) => {
     const call = calls[route.name];
     it("an unknown field or query parameter (400 request.invalid naming it, never 500)", async () => {
-      const caller = admittedCaller(route, extraClaims);
+      const caller = admittedCaller(route, extraClaims, call.roles);
       const token = await t.token(caller.claims!);
       const { headers } = caller;
       const answer =

@@ -473,7 +473,9 @@ export type Upload = Message<"pf.v1.Upload"> & {
 
   /**
    * Body media types taken: "multipart/form-data" (one file part, or with many_files several; text fields
-   * before the first) and raw types whose whole body is the file ("application/octet-stream"); any other is 415.
+   * before the first), raw types whose whole body is the file ("application/octet-stream"), and
+   * "application/json": the first message alone in proto JSON, bounded by the gateway's JSON body limit, no file
+   * following. Any other is 415.
    *
    * @generated from field: repeated string media_types = 2;
    */

@@ -43,6 +43,14 @@ export class ClientKeys {
     return given.length === expected.length && timingSafeEqual(given, expected);
   }
 
+  /**
+   * A pseudonym of `value` for one `purpose` (an abuse log's caller or target): a keyed hash under the same key,
+   * so every instance makes the same one and only the platform can ask "was it this one?" of a log.
+   */
+  pseudonymOf(purpose: string, value: string): string {
+    return createHmac("sha256", this.key).update(`${purpose}\n${value}`).digest("base64url").slice(0, 22);
+  }
+
   /** The calling client's key: by the address the gateway or the RPC port saw; "" for calls between services in process. */
   of(header: Headers): string {
     const ip = clientIpOf(header);

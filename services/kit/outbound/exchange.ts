@@ -36,15 +36,16 @@ export function guardedAgent(vet: Vet, connectTimeoutMs: number): Agent {
   });
 }
 
-/** Sends one GET through `agent` and answers once the status and headers are in. */
+/** Sends one GET (or HEAD) through `agent` and answers once the status and headers are in. */
 export async function exchange(
   agent: Agent,
   url: URL,
   headers: Record<string, string>,
   signal: AbortSignal,
+  method: "GET" | "HEAD" = "GET",
 ): Promise<Dispatcher.ResponseData> {
   try {
-    return await request(url, { dispatcher: agent, method: "GET", headers, signal });
+    return await request(url, { dispatcher: agent, method, headers, signal });
   } catch (error) {
     // Any fault before an answer (refused, reset, hung up, TLS) is a failure to connect.
     throw failureOf(error, signal, "connect");

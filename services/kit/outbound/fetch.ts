@@ -58,6 +58,10 @@ export interface OutboundRequest {
   /** Sent only to the first URL's host: dropped once a redirect leaves it. */
   credentialHeaders?: Record<string, string>;
   signal?: AbortSignal;
+  /** HEAD asks for the headers alone; GET by default. */
+  method?: "GET" | "HEAD";
+  /** Drop the final answer's body unread (`body` empty): its status and headers are all that is wanted (a probe). */
+  headersOnly?: boolean;
 }
 
 export interface OutboundResponse {
@@ -92,7 +96,7 @@ export async function fetchOutbound(request: OutboundRequest, settings: Outbound
   if (request.signal?.aborted) cancel();
   request.signal?.addEventListener("abort", cancel, { once: true });
   const agent = guardedAgent(
-    (hostname, port) => vet(hostname, port, settings, controller.signal),
+    (hostname, port) => vetConnection(hostname, port, settings, controller.signal),
     settings.connectTimeoutMs,
   );
   try {
@@ -107,7 +111,7 @@ export async function fetchOutbound(request: OutboundRequest, settings: Outbound
         "user-agent": settings.userAgent,
         "accept-encoding": "gzip, deflate, br",
       };
-      const response = await exchange(agent, url, sent, controller.signal);
+      const response = await exchange(agent, url, sent, controller.signal, request.method);
       const location = flatHeader(response.headers.location);
       if (REDIRECTS.has(response.statusCode) && location !== undefined) {
         discard(response);
@@ -121,7 +125,10 @@ export async function fetchOutbound(request: OutboundRequest, settings: Outbound
         url = next;
         continue;
       }
-      const body = await readBody(response, settings.maxBytes, controller.signal);
+      if (request.headersOnly) discard(response);
+      const body = request.headersOnly
+        ? Buffer.alloc(0)
+        : await readBody(response, settings.maxBytes, controller.signal);
       return { url: url.href, status: response.statusCode, headers: flat(response.headers), body };
     }
   } finally {
@@ -152,28 +159,54 @@ function target(value: string, base?: URL): URL {
  * to. The detail names the range refused, never the address (a run's detail
  * must not map someone's internal network).
  */
-async function vet(
+export async function vetConnection(
   hostname: string,
   port: number,
   settings: OutboundSettings,
   signal: AbortSignal,
 ): Promise<{ address: string }> {
-  const host = hostname.includes(":") ? `[${hostname}]` : hostname; // as URL.hostname and allowHosts write it
-  const listed = settings.allowHosts.includes(`${host}:${port}`);
+  const { addresses, refused } = await resolveTarget(hostname, port, settings, signal);
+  if (refused !== undefined)
+    throw new OutboundError("refused_address", `${hostWritten(hostname)} is a ${refused} address, never fetched`);
+  if (port !== 80 && port !== 443 && !listed(hostname, port, settings))
+    throw new OutboundError("refused_address", `port ${port} is not fetched (only 80 and 443)`);
+  return { address: addresses[0] };
+}
+
+/**
+ * The addresses a host resolves to (an address as written is its own), judged as `fetchOutbound` judges them, for
+ * a connection it does not make itself (a TCP or TLS probe, a ping): `refused` is the range of the first answer
+ * refused (one refuses the host), undefined when all are public or `allowHosts` lists the host. Connect to one of
+ * `addresses`, never to the name again, so DNS cannot rebind between the check and the connection. No port rule
+ * (that is the fetch's own): `port` only looks the host up in `allowHosts`, and without one (ICMP) any entry of
+ * the host lifts the check. Throws `OutboundError` `dns` when the name does not resolve.
+ */
+export async function resolveTarget(
+  hostname: string,
+  port: number | undefined,
+  settings: OutboundSettings,
+  signal: AbortSignal,
+): Promise<{ addresses: string[]; refused?: string }> {
   const literal = parseAddress(hostname);
-  const answers = literal
+  const addresses = literal
     ? [literal.toString()]
     : await resolveHost(hostname, settings.resolve ?? systemResolver, signal);
-  if (!listed) {
-    for (const address of answers) {
-      const refused = addressRefusal(address);
-      if (refused !== undefined)
-        throw new OutboundError("refused_address", `${host} is a ${refused} address, never fetched`);
-    }
-    if (port !== 80 && port !== 443)
-      throw new OutboundError("refused_address", `port ${port} is not fetched (only 80 and 443)`);
-  }
-  return { address: answers[0] };
+  if (listed(hostname, port, settings)) return { addresses };
+  const refused = addresses.map((address) => addressRefusal(address)).find((range) => range !== undefined);
+  return { addresses, refused };
+}
+
+/** Whether `allowHosts` lists the host at `port` (any port of it when none is given). */
+function listed(hostname: string, port: number | undefined, settings: OutboundSettings): boolean {
+  const host = hostWritten(hostname);
+  return port === undefined
+    ? settings.allowHosts.some((entry) => entry.startsWith(`${host}:`))
+    : settings.allowHosts.includes(`${host}:${port}`);
+}
+
+/** A host as URL.hostname and allowHosts write it: IPv6 in brackets. */
+function hostWritten(hostname: string): string {
+  return hostname.includes(":") && !hostname.startsWith("[") ? `[${hostname}]` : hostname;
 }
 
 async function resolveHost(host: string, resolve: Resolver, signal: AbortSignal) {

@@ -26,6 +26,8 @@ export interface Quota {
 export interface QuotaContext {
   transaction<R>(work: (em: EntityManager) => Promise<R>): Promise<R>;
   clock: Clock;
+  /** Where a single statement runs outside a transaction (`spend`); without it, in a short one. */
+  orm?: { em: EntityManager };
 }
 
 /** Where a reservation's units are counted: its quota's row for its key, in the window it was taken in. */
@@ -68,6 +70,58 @@ export async function reserve(
     return granted;
   });
   return new Reservation(ctx, quota, id, counter, granted);
+}
+
+/**
+ * Counts `units` of `quota` for `key` at once, in one statement: no reservation, no lock held past it. For short
+ * work paid up front (a tool's run): refused with the quota's problem, counting nothing, when they do not fit;
+ * concurrent spends for one key are decided one after the other on the counter's row and never pass the limit
+ * together. In `em` (the caller's transaction) or on its own. `Spent.giveBack` returns them when the work was refused
+ * after all; a process lost before it does keeps them counted, never the other way round.
+ */
+export async function spend(
+  ctx: QuotaContext,
+  quota: Quota,
+  key: string,
+  units: number,
+  em?: EntityManager,
+): Promise<Spent> {
+  checkUnits(units);
+  const at = ctx.clock.now();
+  const { start, end } = windowOf(quota, at);
+  const counter = { name: quota.name, key, windowStart: start };
+  const statement = async (em: EntityManager) => {
+    const table = qualified(em, "quota_usage");
+    return run(
+      em,
+      `insert into ${table} (name, key, window_start, ends_at, used) select ?, ?, ?::timestamptz, ?::timestamptz, ?::bigint where ?::bigint <= ?::bigint
+       on conflict (name, key, window_start) do update set used = ${table}.used + excluded.used
+       where ${table}.used + excluded.used <= ? returning used`,
+      [quota.name, key, start, end ?? null, units, units, quota.limit, quota.limit],
+    );
+  };
+  const rows = em ? await statement(em) : await alone(ctx, statement);
+  if (rows.length === 0) throw refusal(quota, key, at);
+  return new Spent(ctx, counter, units);
+}
+
+/** Units `spend` counted, which `giveBack` returns. */
+export class Spent {
+  constructor(
+    private readonly ctx: QuotaContext,
+    private readonly counter: Counter,
+    readonly units: number,
+  ) {}
+
+  /** Returns the units (once), in `em` or on its own. */
+  async giveBack(em?: EntityManager): Promise<void> {
+    if (this.returned) return;
+    this.returned = true;
+    const statement = (em: EntityManager) => count(em, this.counter, -this.units);
+    await (em ? statement(em) : alone(this.ctx, statement));
+  }
+
+  private returned = false;
 }
 
 /** Units of a quota held for a key until settled, released, or expired by the sweep. */
@@ -274,6 +328,11 @@ function windowOf(quota: Quota, at: Date): { start: Date; end?: Date } {
 
 function checkUnits(units: number): void {
   if (!(Number.isSafeInteger(units) && units >= 0)) throw new Error(`quota units must be whole and not negative`);
+}
+
+/** One statement outside any transaction when the context can (its ORM), else in a short transaction. */
+function alone<T>(ctx: QuotaContext, work: (em: EntityManager) => Promise<T>): Promise<T> {
+  return ctx.orm ? work(ctx.orm.em.fork()) : ctx.transaction(work);
 }
 
 /** `work` in the caller's transaction, or a short one of its own. */
