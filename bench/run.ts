@@ -9,6 +9,7 @@ import { mediaTransfer } from "./media.js";
 import { publicReadsUnderAbuse } from "./public-reads.js";
 import { searchQueries } from "./search.js";
 import { startAndMemory } from "./start.js";
+import { toolsInlineRuns } from "./tools.js";
 import { watchEvents } from "./watch-events.js";
 import { formatTable, loadSettings, type Benchmark, type LoadResult } from "./load.js";
 
@@ -26,6 +27,7 @@ const benchmarks: Benchmark[] = [
   searchQueries,
   watchEvents,
   jobDispatch,
+  toolsInlineRuns,
   startAndMemory,
 ];
 

@@ -2,6 +2,8 @@ import type { Client } from "@connectrpc/connect";
 import { MediaService } from "../../gen/pf/media/v1/media_pb.js";
 import type { ServiceContext } from "../kit/service/module.js";
 import { Catalogue } from "./catalogue/index.js";
+import { JobNews } from "./domain/jobs/news.js";
+import { ToolSchemas } from "./domain/run/schemas.js";
 import { liveStatus, type LiveStatus } from "./families/live.js";
 import { toolsSettings, type ToolsSettings } from "./settings.js";
 
@@ -11,6 +13,10 @@ export interface ToolsContext extends ServiceContext {
   catalogue: Catalogue;
   /** Each tool's live status, from what runs it in this process (sharp loads, FFmpeg answers, a binary exists). */
   live: LiveStatus;
+  /** Every served tool's input and output schemas, compiled once. */
+  schemas: ToolSchemas;
+  /** Tells this process's watchers of a job (event streams, waiting runs, its executor) that it changed. */
+  news: JobNews;
   /** Media, called with tools' own token (media.object.read): a JSON job's input files by key. */
   media: Client<typeof MediaService>;
 }
@@ -18,5 +24,13 @@ export interface ToolsContext extends ServiceContext {
 export async function toolsContext(base: ServiceContext): Promise<ToolsContext> {
   const settings = toolsSettings(base.config);
   const catalogue = new Catalogue();
-  return { ...base, settings, catalogue, live: await liveStatus(settings, catalogue), media: base.client(MediaService) };
+  return {
+    ...base,
+    settings,
+    catalogue,
+    live: await liveStatus(settings, catalogue),
+    schemas: new ToolSchemas(catalogue.tools),
+    news: new JobNews(),
+    media: base.client(MediaService),
+  };
 }

@@ -21,7 +21,11 @@ export interface ToolsEventFacts {
 }
 
 /** Records a tools event in the transaction that ended the job; the outbox publishes it after the commit. */
-export async function recordToolsEvent(em: EntityManager, subject: ToolsSubject, facts: ToolsEventFacts): Promise<void> {
+export async function recordToolsEvent(
+  em: EntityManager,
+  subject: ToolsSubject,
+  facts: ToolsEventFacts,
+): Promise<void> {
   const { at, ...rest } = facts;
   await recordEvent(em, subject, ToolsEventSchema, { ...rest, at: timestampFromDate(at) });
 }

@@ -8,6 +8,9 @@ import { jobHandlers } from "./handlers/jobs.js";
 import { registryHandlers } from "./handlers/registry.js";
 import { runHandlers } from "./handlers/run.js";
 import { toolsRelations } from "./roles.js";
+import { executors } from "./workers/executors.js";
+import { reaper } from "./workers/reaper.js";
+import { sweep } from "./workers/sweep.js";
 
 /**
  * The tools service (spec part 3): a registry of tool descriptors open to anyone, one run API answering inline or
@@ -29,5 +32,5 @@ export const tools = defineService({
   relations: toolsRelations,
   // Its token's capability: media's objects, a JSON job's input files by key.
   holds: ["media.object.read"],
-  workers: [],
+  workers: [executors, reaper, sweep],
 });

@@ -1,7 +1,10 @@
 import type { QuotaClass } from "../settings.js";
 
-/** A JSON Schema (draft 2020-12) as plain data. */
+/** A JSON Schema (draft-07, as the kit's ajv reads it) as plain data. */
 export type JsonSchema = Record<string, unknown>;
+
+/** A JSON object: a tool's input or output. */
+export type JsonObject = Record<string, unknown>;
 
 /** Whom a tool takes (the `tool` relation's role): anyone, a signed-in caller, or a partner's probe principal. */
 export type AuthClass = "anonymous" | "signed_in" | "probe";
@@ -20,7 +23,7 @@ export interface ToolDescriptor {
   execution: "inline" | "job";
   /** Whether the run API exposes it. */
   api: boolean;
-  /** `planned` and `mirror` (listed from another site, never run here) are listed but 404 on read and run. */
+  /** `planned` and `mirror` (listed from another site, never run here) are not listed, and 404 on read, schema and run. */
   catalogue: "available" | "planned" | "mirror";
   /** Its input's schema; false for a tool without an API. */
   input: JsonSchema | false;

@@ -1,7 +1,6 @@
+import type { JsonObject } from "../catalogue/descriptor.js";
 import type { ToolsContext } from "../context.js";
-
-/** A JSON object: a tool's input or output. */
-export type JsonObject = Record<string, unknown>;
+import type { ToolsSettings } from "../settings.js";
 
 /** A tool's own failure (a file it cannot read, a target that did not answer): the run or job fails with it. */
 export class ToolFailure extends Error {
@@ -51,6 +50,8 @@ export interface JobWork {
   progress(percent: number, message?: string): Promise<void>;
   /** Aborted when the job is canceled, its lease is lost or its time budget passes. */
   signal: AbortSignal;
+  /** The tools settings (the FFmpeg binary). */
+  settings: ToolsSettings;
 }
 
 /** A job tool: its structured output and result files, or a ToolFailure. */

@@ -1,0 +1,35 @@
+import type { Job } from "../../../../gen/pf/tools/v1/jobs_pb.js";
+import type { ToolsContext } from "../../context.js";
+import { jobById, jobView } from "../../db/jobs.js";
+import { jobNotFound } from "./problems.js";
+import { Wakes } from "./news.js";
+import { hasEnded } from "./states.js";
+
+/**
+ * How often a waiter reads its job again without being told: what an executor of another instance changed reaches
+ * it no later than this (this instance's own changes wake it at once).
+ */
+export const RECHECK_MS = 1_000;
+
+/**
+ * The job once it has ended, or as it stands when `ms` have passed or `signal` aborted (the run route waits for
+ * its job this way within wait_ms). 404 tools.job.not_found for no such job.
+ */
+export async function awaitJob(ctx: ToolsContext, id: string, ms: number, signal?: AbortSignal): Promise<Job> {
+  const until = Date.now() + ms;
+  const wakes = new Wakes(signal);
+  // Listening before the first read: a change committed between the read and the wait still wakes it.
+  const stop = ctx.news.watch(id, wakes.wake);
+  try {
+    for (;;) {
+      const em = ctx.orm.em.fork();
+      const row = await jobById(em, id);
+      if (!row) throw jobNotFound(id);
+      const left = until - Date.now();
+      if (hasEnded(row.state) || left <= 0 || signal?.aborted) return await jobView(em, row);
+      await wakes.next(Math.min(left, RECHECK_MS));
+    }
+  } finally {
+    stop();
+  }
+}
