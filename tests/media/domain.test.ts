@@ -1,14 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  checkedContentType,
-  checkedName,
-  dispositionOf,
-  keyFrom,
-  KEY_PATTERN,
-  noneMatch,
-  runsInBrowser,
-} from "../../services/media/domain/files.js";
+import { checkedContentType, checkedName, keyFrom, KEY_PATTERN } from "../../services/media/domain/files.js";
+import { dispositionOf, noneMatch, runsInBrowser } from "../../services/kit/blobs/labels.js";
 import { rangeOf } from "../../services/kit/blobs/ranges.js";
 
 describe("byte ranges", () => {

@@ -33,39 +33,3 @@ export function checkedContentType(type: string): string {
   const [essence, ...parameters] = trimmed.split(";");
   return [essence.toLowerCase(), ...parameters.map((each) => each.trim())].join("; ");
 }
-
-/** Types a browser would run or render as a document: HTML, SVG, XML and scripts. */
-export function runsInBrowser(type: string): boolean {
-  const essence = type.split(";")[0];
-  return (
-    /^(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml|text\/xsl)$/.test(essence) ||
-    essence.endsWith("+xml") ||
-    /^(text|application)\/(x-)?(javascript|ecmascript)$/.test(essence) ||
-    essence === "multipart/x-mixed-replace"
-  );
-}
-
-/**
- * Content-Disposition of served bytes: `attachment` for types a browser would
- * run (served on the platform's origin they could act as it), `inline`
- * otherwise; the name as RFC 6266 writes it (an ASCII fallback and UTF-8).
- */
-export function dispositionOf(name: string, type: string): string {
-  const fallback = name.replace(/[^\x20-\x7e]|["\\%]/g, "_");
-  const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  return `${runsInBrowser(type) ? "attachment" : "inline"}; filename="${fallback}"; filename*=UTF-8''${encoded}`;
-}
-
-/** The strong ETag of bytes with this digest. */
-export function etagOf(sha256: string): string {
-  return `"${sha256}"`;
-}
-
-/** Whether If-None-Match names this ETag (or `*`), compared weakly as RFC 9110 asks for it. */
-export function noneMatch(header: string | null, etag: string): boolean {
-  if (header === null) return false;
-  return header.split(",").some((each) => {
-    const tag = each.trim();
-    return tag === "*" || tag.replace(/^W\//, "") === etag;
-  });
-}

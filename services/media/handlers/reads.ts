@@ -1,14 +1,12 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { type FileReadResultSchema, type MediaService } from "../../../gen/pf/media/v1/media_pb.js";
-import { BlobMissingError, BlobUnavailableError, CONTENT_LENGTH_HEADER } from "../../kit/blobs/store.js";
+import { BlobMissingError, BlobUnavailableError } from "../../kit/blobs/store.js";
 import { problem } from "../../kit/handler/problem.js";
-import { answerStatus } from "../../kit/handler/status.js";
 import type { MediaContext } from "../context.js";
 import { fileByKey, fileToProto } from "../db/files.js";
 import type { FileRow } from "../db/entities.js";
-import { dispositionOf, etagOf, noneMatch } from "../domain/files.js";
-import { rangeOf } from "../../kit/blobs/ranges.js";
+import { answerBytes } from "../../kit/blobs/labels.js";
 import { storeUnavailable } from "./uploads.js";
 
 type ReadHandlers = Pick<ServiceImpl<typeof MediaService>, "readFile" | "serveFile">;
@@ -16,8 +14,6 @@ type ReadResult = MessageInitShape<typeof FileReadResultSchema>;
 
 /** A year: keys are never reused and objects never change, so their bytes are cached for good. */
 const IMMUTABLE = "public, max-age=31536000, immutable";
-/** Served bytes run nothing even when opened as a page: no scripts, no plugins, no requests, a unique origin. */
-const SANDBOX = "default-src 'none'; sandbox";
 
 export function readHandlers(ctx: MediaContext): ReadHandlers {
   // The contract holds key and app to their shapes before any query.
@@ -51,27 +47,16 @@ export function readHandlers(ctx: MediaContext): ReadHandlers {
 async function* bytesOf(ctx: MediaContext, row: FileRow, call: HandlerContext): AsyncGenerator<ReadResult> {
   const file = fileToProto(row);
   const size = Number(row.size);
-  const etag = etagOf(row.sha256);
-  const header = call.responseHeader;
-  header.set("etag", etag);
-  header.set("cache-control", IMMUTABLE);
-  header.set("accept-ranges", "bytes");
-  header.set("content-disposition", dispositionOf(row.name, row.contentType));
-  header.set("content-security-policy", SANDBOX);
-  if (noneMatch(call.requestHeader.get("if-none-match"), etag)) {
-    answerStatus(call, 304);
+  const answered = answerBytes(
+    call,
+    { sha256: row.sha256, name: row.name, contentType: row.contentType, size, cacheControl: IMMUTABLE },
+    () => problem(416, "media.range_unsatisfiable", `The range is outside the file's ${size} bytes.`, { size }),
+  );
+  if (answered === undefined) {
     yield { file, body: { contentType: row.contentType } };
     return;
   }
-  const range = rangeOf(call.requestHeader.get("range"), size);
-  if (range.kind === "unsatisfiable")
-    throw problem(416, "media.range_unsatisfiable", `The range is outside the file's ${size} bytes.`, { size });
-  const part = range.kind === "part" ? range : undefined;
-  if (part) {
-    answerStatus(call, 206);
-    header.set("content-range", `bytes ${part.start}-${part.end}/${size}`);
-  }
-  header.set(CONTENT_LENGTH_HEADER, String(part ? part.end - part.start + 1 : size));
+  const part = answered === "whole" ? undefined : answered;
   const bytes = await ctx.blobs.get(row.key, part).catch((error: unknown) => {
     if (error instanceof BlobUnavailableError) throw storeUnavailable(ctx, error);
     if (error instanceof BlobMissingError) {

@@ -2,21 +2,16 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { JobReadResultSchema } from "../../../gen/pf/tools/v1/jobs_pb.js";
 import type { ToolsService } from "../../../gen/pf/tools/v1/tools_pb.js";
-import { rangeOf } from "../../kit/blobs/ranges.js";
-import { BlobMissingError, BlobUnavailableError, CONTENT_LENGTH_HEADER } from "../../kit/blobs/store.js";
+import { BlobMissingError, BlobUnavailableError } from "../../kit/blobs/store.js";
 import { problem } from "../../kit/handler/problem.js";
-import { answerStatus } from "../../kit/handler/status.js";
 import type { ToolsContext } from "../context.js";
 import { resultFile } from "../db/job-files.js";
 import { jobById, jobView, ownJob } from "../db/jobs.js";
-import { dispositionOf, noneMatch } from "../domain/jobs/served-files.js";
+import { answerBytes } from "../../kit/blobs/labels.js";
 import { jobNotSucceeded, resultExpired } from "../domain/jobs/problems.js";
 import { callerKeyOf } from "../domain/run/caller.js";
 
 type Handlers = Pick<ServiceImpl<typeof ToolsService>, "readJobFile">;
-
-/** Served result files run nothing even when opened as a page: no scripts, no plugins, no requests, a unique origin. */
-const SANDBOX = "default-src 'none'; sandbox";
 
 /** A succeeded job's result files as bytes. */
 export function jobFileHandlers(ctx: ToolsContext): Handlers {
@@ -37,28 +32,24 @@ export function jobFileHandlers(ctx: ToolsContext): Handlers {
         throw problem(404, "tools.file.not_found", `Job ${job.id} has no result file ${request.n}.`, { n: request.n });
       if (file.blobKey === "") throw resultExpired(job.id);
       const size = Number(file.size);
-      const etag = `"${file.sha256}"`;
-      const header = call.responseHeader;
-      header.set("etag", etag);
-      header.set("cache-control", "private, no-cache");
-      header.set("accept-ranges", "bytes");
-      header.set("content-disposition", dispositionOf(file.name, file.contentType));
-      header.set("content-security-policy", SANDBOX);
       const first = { job: await jobView(em, job) };
-      if (noneMatch(call.requestHeader.get("if-none-match"), etag)) {
-        answerStatus(call, 304);
+      // The job's owner only: never kept by shared caches, and a result that expired is 410 rather than a stale copy.
+      const answered = answerBytes(
+        call,
+        {
+          sha256: file.sha256,
+          name: file.name,
+          contentType: file.contentType,
+          size,
+          cacheControl: "private, no-cache",
+        },
+        () => problem(416, "tools.range_unsatisfiable", `The range is outside the file's ${size} bytes.`, { size }),
+      );
+      if (answered === undefined) {
         yield create(JobReadResultSchema, { ...first, body: { contentType: file.contentType } });
         return;
       }
-      const range = rangeOf(call.requestHeader.get("range"), size);
-      if (range.kind === "unsatisfiable")
-        throw problem(416, "tools.range_unsatisfiable", `The range is outside the file's ${size} bytes.`, { size });
-      const part = range.kind === "part" ? range : undefined;
-      if (part) {
-        answerStatus(call, 206);
-        header.set("content-range", `bytes ${part.start}-${part.end}/${size}`);
-      }
-      header.set(CONTENT_LENGTH_HEADER, String(part ? part.end - part.start + 1 : size));
+      const part = answered === "whole" ? undefined : answered;
       const bytes = await ctx.blobs.get(file.blobKey, part).catch(async (error: unknown) => {
         // The sweep marks a result expired before it deletes its blobs: gone since it was read, it expired.
         if (error instanceof BlobMissingError && (await jobById(ctx.orm.em.fork(), job.id))?.expiredAt)
