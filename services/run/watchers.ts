@@ -2,6 +2,7 @@ import { fromJsonString } from "@bufbuild/protobuf";
 import { JobEventSchema } from "../../gen/pf/run/v1/events_pb.js";
 import type { BusMessage, EventBus } from "../kit/events/bus.js";
 import type { Logger } from "../kit/runtime/logger.js";
+import { Listeners } from "../kit/runtime/wakes.js";
 import { streamSubjects } from "./events.js";
 
 /**
@@ -11,7 +12,7 @@ import { streamSubjects } from "./events.js";
  * up by the stream's own recheck (PF_RUN_STREAM_RECHECK_MS).
  */
 export class JobWatchers {
-  private readonly listeners = new Map<string, Set<() => void>>();
+  private readonly listeners = new Listeners();
   private subscribed = false;
 
   constructor(
@@ -22,13 +23,7 @@ export class JobWatchers {
   /** Calls `wake` after each committed stream event of the job until the answer is called. */
   watch(jobId: string, wake: () => void): () => void {
     if (!this.subscribed) this.subscribe();
-    let own = this.listeners.get(jobId);
-    if (!own) this.listeners.set(jobId, (own = new Set()));
-    own.add(wake);
-    return () => {
-      own.delete(wake);
-      if (own.size === 0 && this.listeners.get(jobId) === own) this.listeners.delete(jobId);
-    };
+    return this.listeners.watch(jobId, wake);
   }
 
   private subscribe(): void {
@@ -46,40 +41,6 @@ export class JobWatchers {
       this.logger.warn({ err: error, subject: message.subject }, "job stream event not readable; skipped");
       return;
     }
-    for (const wake of this.listeners.get(jobId) ?? []) wake();
-  }
-}
-
-/**
- * One open stream's wait for news: `next` resolves at the next wake (at once if one came since the last `next`),
- * after `timeoutMs`, or when the stream's client goes away.
- */
-export class Wakes {
-  private woken = false;
-  private resolve?: () => void;
-
-  constructor(private readonly signal: AbortSignal) {}
-
-  /** Something may have happened: the waiting `next` returns. */
-  readonly wake = (): void => {
-    this.woken = true;
-    this.resolve?.();
-  };
-
-  async next(timeoutMs: number): Promise<void> {
-    if (!this.woken && !this.signal.aborted) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          this.signal.removeEventListener("abort", done);
-          this.resolve = undefined;
-          resolve();
-        };
-        const timer = setTimeout(done, timeoutMs);
-        this.signal.addEventListener("abort", done, { once: true });
-        this.resolve = done;
-      });
-    }
-    this.woken = false;
+    this.listeners.tell(jobId);
   }
 }

@@ -2,7 +2,7 @@ import type { Client } from "@connectrpc/connect";
 import { MediaService } from "../../gen/pf/media/v1/media_pb.js";
 import type { ServiceContext } from "../kit/service/module.js";
 import { Catalogue } from "./catalogue/index.js";
-import { JobNews } from "./domain/jobs/news.js";
+import { Listeners } from "../kit/runtime/wakes.js";
 import { ToolSchemas } from "./domain/run/schemas.js";
 import { liveStatus, type LiveStatus } from "./families/live.js";
 import { toolsSettings, type ToolsSettings } from "./settings.js";
@@ -16,7 +16,7 @@ export interface ToolsContext extends ServiceContext {
   /** Every served tool's input and output schemas, compiled once. */
   schemas: ToolSchemas;
   /** Tells this process's watchers of a job (event streams, waiting runs, its executor) that it changed. */
-  news: JobNews;
+  news: Listeners;
   /** Media, called with tools' own token (media.object.read): a JSON job's input files by key. */
   media: Client<typeof MediaService>;
 }
@@ -30,7 +30,7 @@ export async function toolsContext(base: ServiceContext): Promise<ToolsContext> 
     catalogue,
     live: await liveStatus(settings, catalogue),
     schemas: new ToolSchemas(catalogue.tools),
-    news: new JobNews(),
+    news: new Listeners(),
     media: base.client(MediaService),
   };
 }

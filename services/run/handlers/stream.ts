@@ -12,7 +12,7 @@ import { resumePoint } from "../domain/stream.js";
 import { newSecret, secretHash } from "../../kit/auth/secrets.js";
 import { TICKET_TTL_MS } from "../domain/tickets.js";
 import { visibleJob } from "../projects.js";
-import { Wakes } from "../watchers.js";
+import { Wakes } from "../../kit/runtime/wakes.js";
 
 type StreamHandlers = Pick<ServiceImpl<typeof RunService>, "createStreamTicket" | "streamJob">;
 

@@ -9,7 +9,7 @@ import type { JobEventRow, JobRow } from "../db/entities.js";
 import { jobEventsAfter } from "../db/job-events.js";
 import { jobById, jobView, ownJob } from "../db/jobs.js";
 import { RECHECK_MS } from "../domain/jobs/await.js";
-import { Wakes } from "../domain/jobs/news.js";
+import { Wakes } from "../../kit/runtime/wakes.js";
 import { hasEnded } from "../domain/jobs/states.js";
 import { callerKeyOf } from "../domain/run/caller.js";
 

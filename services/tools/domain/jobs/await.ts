@@ -2,7 +2,7 @@ import type { Job } from "../../../../gen/pf/tools/v1/jobs_pb.js";
 import type { ToolsContext } from "../../context.js";
 import { jobById, jobView } from "../../db/jobs.js";
 import { jobNotFound } from "./problems.js";
-import { Wakes } from "./news.js";
+import { Wakes } from "../../../kit/runtime/wakes.js";
 import { hasEnded } from "./states.js";
 
 /**
