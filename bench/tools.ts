@@ -53,7 +53,7 @@ export const toolsInlineRuns: Benchmark = {
       return {
         rows: [reference, measured],
         notes: [
-          `ratio run route/bare: ${(measured.rps / reference.rps).toFixed(2)} (no goal: the route's quota takes two transactions a run)`,
+          `ratio run route/bare: ${(measured.rps / reference.rps).toFixed(2)} (no goal: each run spends its quota in one PostgreSQL statement, on one caller's row here)`,
           `server CPU per run: run route ${(measured.cpuPerRequest / reference.cpuPerRequest).toFixed(1)}× bare`,
         ],
       };
