@@ -17,6 +17,7 @@ import { CouponsService } from "../../../gen/pf/coupons/v1/coupons_pb.js";
 import { DealsService } from "../../../gen/pf/deals/v1/deals_pb.js";
 import { GamesService } from "../../../gen/pf/games/v1/games_pb.js";
 import { HostService } from "../../../gen/pf/host/v1/host_pb.js";
+import { ToolsService } from "../../../gen/pf/tools/v1/tools_pb.js";
 import { MediaService } from "../../../gen/pf/media/v1/media_pb.js";
 import { NetworkAdminService } from "../../../gen/pf/network/v1/admin_pb.js";
 import { NetworkService } from "../../../gen/pf/network/v1/network_pb.js";
@@ -97,6 +98,7 @@ export const services = {
   bot: BotService,
   botLink: BotLinkService,
   host: HostService,
+  tools: ToolsService,
 } as const;
 
 export type PlatformServices = typeof services;
