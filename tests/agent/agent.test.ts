@@ -169,6 +169,8 @@ describe("the device agent on its link to the real bot", () => {
     expect(agent.deviceId).not.toBe(previous);
     expect((await readState(statePath()))?.closed).toBeUndefined();
     await untilOnline(agent.deviceId);
+    // Bot records the link before the agent has read the upgrade's answer: stopped only once its link is open.
+    await until(() => agent.connected());
     await agent.stop();
     await until(async () => (await device(agent.deviceId))?.online === false);
   });

@@ -19,9 +19,17 @@ export class TcpProxy {
   async open(): Promise<void> {
     this.server = createServer((client) => {
       const upstream = connect(this.targetPort, this.targetHost);
-      for (const socket of [client, upstream]) {
+      for (const [socket, other] of [
+        [client, upstream],
+        [upstream, client],
+      ]) {
         this.sockets.add(socket);
-        socket.on("close", () => this.sockets.delete(socket));
+        // One side gone (closed, reset, failed) takes the other with it, as a proxy's connection does: a client that
+        // gives up mid-handshake must not leave the server's side open.
+        socket.on("close", () => {
+          this.sockets.delete(socket);
+          other.destroy();
+        });
         socket.on("error", () => socket.destroy());
       }
       client.pipe(upstream);
