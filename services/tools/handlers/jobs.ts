@@ -34,7 +34,6 @@ const CREATIONS_PER_OWNER = 4;
 
 /** Jobs of the job tools, each owned by the caller that created it: another caller's job is its 404. */
 export function jobHandlers(ctx: ToolsContext): Handlers {
-  const schemas = ctx.schemas;
   const creating = new StreamSlots();
   const news = ctx.news;
   return {
@@ -62,7 +61,7 @@ export function jobHandlers(ctx: ToolsContext): Handlers {
           `The tool ${tool.id} runs inline: run it with POST /tools/api/v1/tools/${tool.id}/run.`,
           { field: "tool" },
         );
-      const input = schemas.input(tool, request.input ?? {});
+      const input = ctx.schemas.input(tool, request.input ?? {});
       const owner = callerKeyOf(ctx, call);
       const { principal, person } = callerOf(call);
       // A service acting for nobody creates for the many it serves: not capped per caller.

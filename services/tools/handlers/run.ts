@@ -22,8 +22,6 @@ const ANSWER_MARGIN_MS = 1_000;
 
 /** The run API: one route, each tool's auth class enforced by the kit (the `tool` relation) before it. */
 export function runHandlers(ctx: ToolsContext): Handlers {
-  const schemas = ctx.schemas;
-
   /**
    * An inline tool's run, its first message alone: the outcome (200, succeeded or failed). The cost is spent before
    * the tool runs and kept once it ran (succeeded, failed or out of time), given back when the tool refused the run
@@ -33,7 +31,7 @@ export function runHandlers(ctx: ToolsContext): Handlers {
     const spent = await spendQuota(ctx, caller, tool);
     let outcome;
     try {
-      outcome = await runInline(ctx, schemas, tool, input, caller, call.signal);
+      outcome = await runInline(ctx, tool, input, caller, call.signal);
     } catch (error) {
       await spent.giveBack().catch((cause: unknown) => {
         ctx.logger.error({ err: cause }, "a refused run's quota units were not given back");
@@ -98,7 +96,7 @@ export function runHandlers(ctx: ToolsContext): Handlers {
       const request = head.value;
       const tool = servedTool(ctx, request.id);
       const caller = callerKeyOf(ctx, call);
-      const input = schemas.input(tool, request.input ?? {});
+      const input = ctx.schemas.input(tool, request.input ?? {});
       if (tool.execution === "job") return job(call, tool, caller, input, request, messages);
       await noFiles(tool.id, request, messages);
       return inline(call, tool, caller, input);

@@ -14,8 +14,8 @@ import { filesOf, type StoredJobFile } from "../db/jobs.js";
 import { letGoOfBlobs } from "../domain/jobs/blobs.js";
 import { resultBlobKey } from "../domain/jobs/files.js";
 import { percentOf } from "../domain/jobs/states.js";
-import type { ToolSchemas } from "../domain/run/schemas.js";
 import { ToolFailure, type JobInputFile, type JobTool, type JobWork } from "../families/tool.js";
+import { untilAborted } from "../../kit/runtime/abort.js";
 
 /** Why an attempt was stopped from outside the tool. */
 export class AttemptStop extends Error {
@@ -33,7 +33,6 @@ const MESSAGE_MAX = 200;
 /** What one attempt needs of its executor. */
 export interface AttemptRunner {
   ctx: ToolsContext;
-  schemas: ToolSchemas;
   /** Aborts when the executor stops (the process is shutting down): the job goes back to the queue. */
   stopping: AbortSignal;
 }
@@ -94,7 +93,7 @@ export async function runAttempt(runner: AttemptRunner, row: JobRow, tool: ToolD
     if (control.signal.aborted) throw control.signal.reason as Error;
     running = run(work);
     const result = await untilAborted(running, control.signal);
-    const output = runner.schemas.output(tool, result.output);
+    const output = runner.ctx.schemas.output(tool, result.output);
     for (const [index, file] of result.files.entries()) {
       const key = resultBlobKey(row.id, row.attempt, index + 1);
       const into: Measured = { size: 0, sha256: "" };
@@ -197,15 +196,4 @@ async function forget(ctx: ToolsContext, stored: StoredJobFile[]): Promise<void>
       ctx.logger.warn({ err: error, key: file.blobKey }, "a result blob no row names stays until the job expires");
     });
   stored.length = 0;
-}
-
-/** The work's answer, or the signal's reason as soon as it aborts (a tool that does not stop is left behind). */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const aborted = () => reject(signal.reason as Error);
-    // The work's own end is always observed, even when the signal has already decided the answer.
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", aborted));
-    if (signal.aborted) return aborted();
-    signal.addEventListener("abort", aborted, { once: true });
-  });
 }

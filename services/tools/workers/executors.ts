@@ -29,7 +29,7 @@ export function executedTools(ctx: ToolsContext): ToolDescriptor[] {
 export const executors: Worker<ToolsContext> = async (ctx) => {
   const tools = executedTools(ctx);
   const stopping = new AbortController();
-  const runner: AttemptRunner = { ctx, schemas: ctx.schemas, stopping: stopping.signal };
+  const runner: AttemptRunner = { ctx, stopping: stopping.signal };
   const families = [...new Set(tools.map((tool) => tool.family))].map(
     (family) =>
       new FamilyExecutor(

@@ -3,7 +3,7 @@ import type { ToolsContext } from "../../context.js";
 import { INLINE_TOOLS } from "../../families/index.js";
 import { ToolFailure } from "../../families/tool.js";
 import type { JsonObject } from "../../catalogue/descriptor.js";
-import type { ToolSchemas } from "./schemas.js";
+import { untilAborted } from "../../../kit/runtime/abort.js";
 
 /** An inline run's outcome (tools.run@1): its output, or the failure it ended with; how long it took. */
 export type InlineOutcome =
@@ -18,7 +18,6 @@ export type InlineOutcome =
  */
 export async function runInline(
   ctx: ToolsContext,
-  schemas: ToolSchemas,
   tool: ToolDescriptor,
   input: JsonObject,
   caller: string,
@@ -33,7 +32,7 @@ export async function runInline(
   const tookMs = () => Math.round(performance.now() - started);
   try {
     const output = await untilAborted(run(input, { ctx, caller, signal }), signal);
-    return { state: "succeeded", output: schemas.output(tool, output), tookMs: tookMs() };
+    return { state: "succeeded", output: ctx.schemas.output(tool, output), tookMs: tookMs() };
   } catch (error) {
     const failure = error instanceof ToolFailure ? error : budget.signal.aborted ? overBudget(tool) : undefined;
     if (!failure || callSignal.aborted) throw error;
@@ -48,14 +47,4 @@ function overBudget(tool: ToolDescriptor): ToolFailure {
     "tools.run.timeout",
     `The run took longer than its budget of ${tool.limits.timeoutMs / 1000} s.`,
   );
-}
-
-/** The work's answer, or the signal's reason as soon as it aborts (the work may go on; its answer is dropped). */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const aborted = () => reject(signal.reason as Error);
-    if (signal.aborted) return aborted();
-    signal.addEventListener("abort", aborted, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", aborted));
-  });
 }
