@@ -19,14 +19,52 @@ export function connectOnce(
   timeoutMs: number,
   signal: AbortSignal,
 ): Promise<{ state: PortState; ms: number | null }> {
+  const started = performance.now();
+  const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
+  return socketAttempt<{ state: PortState; ms: number | null }, Socket>(
+    () => connect({ host: address, port }),
+    timeoutMs,
+    signal,
+    () => ({ state: "filtered", ms: null }),
+    (socket, done) => {
+      socket.once("connect", () => done.answer({ state: "open", ms: elapsed() }));
+      socket.once("error", (error: NodeJS.ErrnoException) => {
+        if (error.code === "ECONNREFUSED" || error.code === "ECONNRESET")
+          done.answer({ state: "closed", ms: elapsed() });
+        else if (FILTERED.has(error.code ?? "")) done.answer({ state: "filtered", ms: null });
+        else
+          done.fail(
+            new ToolFailure(
+              "tools.probe.failed",
+              `The connection could not be tried (${error.code ?? error.message}).`,
+            ),
+          );
+      });
+    },
+  );
+}
+
+/** How a socket attempt ends: with an answer, or failed. Either closes the socket and ends the wait. */
+export interface AttemptEnd<T> {
+  answer(value: T): void;
+  fail(error: Error): void;
+}
+
+/**
+ * One socket opened by `open` and given `timeoutMs` (then `timedOut` is the answer, or the failure) within the run's
+ * budget (`signal`: tools.probe.timeout); `wire` listens for its outcome and ends it. However it ends, the timer and
+ * the abort listener go and the socket is destroyed, its late errors ignored.
+ */
+export function socketAttempt<T, S extends Socket>(
+  open: () => S,
+  timeoutMs: number,
+  signal: AbortSignal,
+  timedOut: () => T | Error,
+  wire: (socket: S, end: AttemptEnd<T>) => void,
+): Promise<T> {
   if (signal.aborted) return Promise.reject(budgetSpent());
   return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
-    const socket: Socket = connect({ host: address, port });
-    const timer = setTimeout(() => settle(() => resolve({ state: "filtered", ms: null })), timeoutMs);
-    const aborted = () => settle(() => reject(budgetSpent()));
-    signal.addEventListener("abort", aborted, { once: true });
+    const socket = open();
     const settle = (answer: () => void) => {
       clearTimeout(timer);
       signal.removeEventListener("abort", aborted);
@@ -36,24 +74,18 @@ export function connectOnce(
         .destroy();
       answer();
     };
-    socket.once("connect", () => {
-      const ms = elapsed();
-      settle(() => resolve({ state: "open", ms }));
-    });
-    socket.once("error", (error: NodeJS.ErrnoException) => {
-      const ms = elapsed();
-      if (error.code === "ECONNREFUSED" || error.code === "ECONNRESET") settle(() => resolve({ state: "closed", ms }));
-      else if (FILTERED.has(error.code ?? "")) settle(() => resolve({ state: "filtered", ms: null }));
-      else
-        settle(() =>
-          reject(
-            new ToolFailure(
-              "tools.probe.failed",
-              `The connection could not be tried (${error.code ?? error.message}).`,
-            ),
-          ),
-        );
-    });
+    const end: AttemptEnd<T> = {
+      answer: (value) => settle(() => resolve(value)),
+      fail: (error) => settle(() => reject(error)),
+    };
+    const timer = setTimeout(() => {
+      const late = timedOut();
+      if (late instanceof Error) end.fail(late);
+      else end.answer(late);
+    }, timeoutMs);
+    const aborted = () => end.fail(budgetSpent());
+    signal.addEventListener("abort", aborted, { once: true });
+    wire(socket, end);
   });
 }
 

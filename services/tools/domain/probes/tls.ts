@@ -1,7 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { connect, type Certificate, type PeerCertificate, type TLSSocket } from "node:tls";
 import { ToolFailure } from "../../families/tool.js";
-import { budgetSpent } from "./tcp.js";
+import { socketAttempt } from "./tcp.js";
 
 const DAY_MS = 86_400_000;
 
@@ -39,38 +39,25 @@ export function handshake(
   signal: AbortSignal,
   now: Date,
 ): Promise<TlsReport> {
-  if (signal.aborted) return Promise.reject(budgetSpent());
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const socket: TLSSocket = connect({ host: address, port, servername, rejectUnauthorized: false });
-    const timer = setTimeout(
-      () => settle(() => reject(new ToolFailure("tools.probe.timeout", `No TLS handshake within ${timeoutMs} ms.`))),
-      timeoutMs,
-    );
-    const aborted = () => settle(() => reject(budgetSpent()));
-    signal.addEventListener("abort", aborted, { once: true });
-    const settle = (answer: () => void) => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", aborted);
-      socket
-        .removeAllListeners()
-        .on("error", () => undefined)
-        .destroy();
-      answer();
-    };
-    socket.once("secureConnect", () => {
-      const handshakeMs = Math.round((performance.now() - started) * 100) / 100;
-      const certificate = socket.getPeerCertificate();
-      const report =
-        Object.keys(certificate).length === 0 ? undefined : reportOf(socket, certificate, handshakeMs, now);
-      settle(() =>
-        report ? resolve(report) : reject(new ToolFailure("tools.probe.failed", "The server showed no certificate.")),
+  const started = performance.now();
+  return socketAttempt<TlsReport, TLSSocket>(
+    () => connect({ host: address, port, servername, rejectUnauthorized: false }),
+    timeoutMs,
+    signal,
+    () => new ToolFailure("tools.probe.timeout", `No TLS handshake within ${timeoutMs} ms.`),
+    (socket, done) => {
+      socket.once("secureConnect", () => {
+        const handshakeMs = Math.round((performance.now() - started) * 100) / 100;
+        const certificate = socket.getPeerCertificate();
+        if (Object.keys(certificate).length === 0)
+          done.fail(new ToolFailure("tools.probe.failed", "The server showed no certificate."));
+        else done.answer(reportOf(socket, certificate, handshakeMs, now));
+      });
+      socket.once("error", (error: NodeJS.ErrnoException) =>
+        done.fail(new ToolFailure("tools.probe.failed", `No TLS handshake: ${error.code ?? error.message}.`)),
       );
-    });
-    socket.once("error", (error: NodeJS.ErrnoException) =>
-      settle(() => reject(new ToolFailure("tools.probe.failed", `No TLS handshake: ${error.code ?? error.message}.`))),
-    );
-  });
+    },
+  );
 }
 
 function reportOf(socket: TLSSocket, certificate: PeerCertificate, handshakeMs: number, now: Date): TlsReport {
