@@ -38,6 +38,7 @@ import { renderedFields } from "../services/kit/rich-text/fields.js";
 import { RateLimits } from "../services/kit/rpc/rate-limits.js";
 import { InFlightLimits } from "../services/kit/rpc/in-flight.js";
 import { Relations } from "../services/kit/rpc/relations.js";
+import { namespaceClaims } from "../services/kit/rpc/namespaces.js";
 import { LocalServices } from "../services/kit/rpc/local-transport.js";
 import { serveRpc } from "../services/kit/rpc/server.js";
 import { inTransaction } from "../services/kit/db/transaction.js";
@@ -118,6 +119,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       inputGuard(),
       // The relations the admitting rule requires (roles, lists, memberships), resolved on the request read.
       relations.interceptor(),
+      // The token's ns claim held to the namespaces the request names (AI workflows).
+      namespaceClaims(modules.flatMap((m) => m.protos)),
       // The declared rate limits of the admitted caller, on input the route takes: refused calls count nothing.
       new RateLimits(
         modules.flatMap((m) => m.protos),

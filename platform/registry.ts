@@ -1,3 +1,4 @@
+import { ai } from "../services/ai/index.js";
 import { billing } from "../services/billing/index.js";
 import { blog } from "../services/blog/index.js";
 import { bot } from "../services/bot/index.js";
@@ -44,4 +45,5 @@ export const modules: AnyServiceModule[] = [
   run,
   host,
   tools,
+  ai,
 ];

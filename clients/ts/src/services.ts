@@ -1,3 +1,4 @@
+import { AiService } from "../../../gen/pf/ai/v1/ai_pb.js";
 import { BillingAdminService } from "../../../gen/pf/billing/v1/admin_pb.js";
 import { BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
 import { BillingUsageService } from "../../../gen/pf/billing/v1/usage_pb.js";
@@ -99,6 +100,7 @@ export const services = {
   botLink: BotLinkService,
   host: HostService,
   tools: ToolsService,
+  ai: AiService,
 } as const;
 
 export type PlatformServices = typeof services;

@@ -1,0 +1,17 @@
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { AiService } from "../../../gen/pf/ai/v1/ai_pb.js";
+import type { AiContext } from "../context.js";
+
+type Handlers = Pick<ServiceImpl<typeof AiService>, "streamChat">;
+
+// STUB: replaced by its owner.
+const unbuilt = () => {
+  throw new ConnectError("not built yet", Code.Unimplemented);
+};
+
+/** The streamed chat (server-sent events). */
+export function chatStreamHandlers(_ctx: AiContext): Handlers {
+  return {
+    streamChat: unbuilt,
+  };
+}
