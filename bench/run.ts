@@ -10,6 +10,7 @@ import { publicReadsUnderAbuse } from "./public-reads.js";
 import { searchQueries } from "./search.js";
 import { startAndMemory } from "./start.js";
 import { toolsInlineRuns } from "./tools.js";
+import { aiRuns } from "./ai.js";
 import { watchEvents } from "./watch-events.js";
 import { formatTable, loadSettings, type Benchmark, type LoadResult } from "./load.js";
 
@@ -28,6 +29,7 @@ const benchmarks: Benchmark[] = [
   watchEvents,
   jobDispatch,
   toolsInlineRuns,
+  aiRuns,
   startAndMemory,
 ];
 

@@ -1,5 +1,11 @@
 import { getOption, type JsonObject } from "@bufbuild/protobuf";
-import { Actor, in_flight as inFlight, Visibility, type Access } from "../gen/pf/v1/options_pb.js";
+import {
+  Actor,
+  in_flight as inFlight,
+  namespace_claim as namespaceClaim,
+  Visibility,
+  type Access,
+} from "../gen/pf/v1/options_pb.js";
 import { protoComments } from "../gen/pf/docs.js";
 import { admitsAnonymous, type RouteAccess } from "../services/kit/auth/enforce.js";
 import { servedAsWebSocket, type Binding } from "./bindings.js";
@@ -39,6 +45,9 @@ export function routeProblems(binding: Binding, access: RouteAccess): RouteProbl
     add(426, "request.upgrade_required", "a request without `Upgrade: websocket`");
     add(504, "deadline_exceeded", "the RPC sent no first message within the call deadline");
   }
+  const claim = getOption(binding.method, namespaceClaim);
+  if (claim.fields.length > 0)
+    add(403, claim.refusal, `the token's ns claim does not list the namespace ${claim.fields.join(" or ")} names`);
   if (getOption(binding.method, inFlight) !== "")
     add(503, "service.busy", "too many of the route's costly calls wait their turn (Retry-After: when to try again)");
   for (const { status, code } of namedInComment(binding)) add(status, code, "see the description");

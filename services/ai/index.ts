@@ -13,6 +13,8 @@ import { quotaHandlers } from "./handlers/quotas.js";
 import { runControlHandlers } from "./handlers/run-control.js";
 import { runHandlers } from "./handlers/runs.js";
 import { usageHandlers } from "./handlers/usage.js";
+import { reaper } from "./workers/reaper.js";
+import { sweep } from "./workers/sweep.js";
 
 /**
  * The AI service (spec part 3): the platform's one door to models. Workflow runs and direct operations behind
@@ -43,5 +45,5 @@ export const ai = defineService({
       }),
     ];
   },
-  workers: [],
+  workers: [sweep, reaper],
 });

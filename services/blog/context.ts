@@ -1,4 +1,5 @@
 import type { Client } from "@connectrpc/connect";
+import { AiService } from "../../gen/pf/ai/v1/ai_pb.js";
 import { CommentService } from "../../gen/pf/community/v1/comments_pb.js";
 import { NetworkService } from "../../gen/pf/network/v1/network_pb.js";
 import { VipService } from "../../gen/pf/vip/v1/vip_pb.js";
@@ -14,6 +15,8 @@ export interface BlogContext extends ServiceContext {
   vip: Client<typeof VipService>;
   /** A deleted post's comment thread hidden (community.comment.write, community.comment.moderate). */
   community: Client<typeof CommentService>;
+  /** The run AI output names, verified (ai.run.read). */
+  ai: Client<typeof AiService>;
 }
 
 export function blogContext(base: ServiceContext): BlogContext {
@@ -23,5 +26,6 @@ export function blogContext(base: ServiceContext): BlogContext {
     network: base.client(NetworkService),
     vip: base.client(VipService),
     community: base.client(CommentService),
+    ai: base.client(AiService),
   };
 }

@@ -51,6 +51,7 @@ export const blog = defineService({
     "community.comment.write",
     "community.comment.moderate",
     SEARCH_DOCUMENT_WRITE,
+    "ai.run.read",
   ],
   relations: memberRoles,
   consumers: [hideDeletedPostThread],

@@ -1,7 +1,8 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { Review } from "../../gen/pf/blog/v1/common_pb.js";
-import { authorColumns, authorOf, type AiClaim, type Author } from "../kit/auth/authorship.js";
+import { type AiRuns, verifiedAuthor } from "../kit/auth/ai-runs.js";
+import { type AiRule, authorColumns, authorOf, type AiClaim, type Author } from "../kit/auth/authorship.js";
 import { newId } from "../kit/handler/ids.js";
 import { problem } from "../kit/handler/problem.js";
 import { checkRevision, ifMatchOf } from "../kit/handler/revisions.js";
@@ -12,9 +13,12 @@ import { appendRevision, insertReview, latestReviews, revisionOf, slugScope, upd
 import { postDocuments } from "./db/search.js";
 import { postChanged } from "./events.js";
 
-/** Blog takes AI output of any workflow that names itself (1-128 visible characters, declared) and its run. */
-export function postAuthorOf(call: HandlerContext, claim: AiClaim): Author {
-  return authorOf(call, claim, {
+/**
+ * Blog takes AI output of any workflow that names itself (1-128 visible characters, declared) and its run, once the
+ * AI service vouched for the run (kit `verifiedAuthor`).
+ */
+export function postAuthorOf(ai: AiRuns, call: HandlerContext, claim: AiClaim): Promise<Author> {
+  const rule: AiRule = {
     workflow: claim.workflow || "(the workflow's id)",
     code: "post.workflow_required",
     fields: {
@@ -22,7 +26,8 @@ export function postAuthorOf(call: HandlerContext, claim: AiClaim): Author {
       runId: "authorship.workflow.run_id",
       stubProvider: "authorship.workflow.stub_provider",
     },
-  });
+  };
+  return verifiedAuthor(ai, authorOf(call, claim, rule), rule);
 }
 
 /** The revision a write expects, from the body or If-Match: required (428 revision.required). */

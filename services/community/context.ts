@@ -1,3 +1,5 @@
+import type { Client } from "@connectrpc/connect";
+import { AiService } from "../../gen/pf/ai/v1/ai_pb.js";
 import type { ContentGate } from "../kit/rpc/content-access.js";
 import type { ServiceContext } from "../kit/service/module.js";
 import { Sealer } from "../kit/runtime/sealer.js";
@@ -13,6 +15,8 @@ export interface CommunityContext extends ServiceContext {
   sealer: Sealer;
   /** By a thread ref's service, what a reader may see of the content the thread belongs to. */
   contents: ReadonlyMap<string, ContentGate>;
+  /** The run AI output names, verified (ai.run.read). */
+  ai: Client<typeof AiService>;
 }
 
 export async function communityContext(base: ServiceContext): Promise<CommunityContext> {
@@ -21,5 +25,6 @@ export async function communityContext(base: ServiceContext): Promise<CommunityC
     settings: communitySettings(base.config),
     sealer: await Sealer.load(base.config),
     contents: contentGates(base),
+    ai: base.client(AiService),
   };
 }

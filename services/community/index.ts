@@ -38,6 +38,13 @@ export const community = defineService({
   ],
   // Space's internal RPC: forum writes (space.post.write) and moderation (space.post.moderate); the content
   // gates of comment threads (contents.ts): each owner's CheckContentAccess.
-  holds: ["space.post.write", "space.post.moderate", "blog.content.check", "news.content.check", "space.content.check"],
+  holds: [
+    "space.post.write",
+    "space.post.moderate",
+    "blog.content.check",
+    "news.content.check",
+    "space.content.check",
+    "ai.run.read",
+  ],
   consumers: [forumModeration],
 });

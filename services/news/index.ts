@@ -8,6 +8,7 @@ import { editorHandlers } from "../kit/editors/handlers.js";
 import { baseContext, defineService } from "../kit/service/module.js";
 import { implement } from "../kit/rpc/implementation.js";
 import { SEARCH_DOCUMENT_WRITE, searchDocumentWorkers } from "../kit/search-documents/search-documents.js";
+import { aiDrafts } from "./consumers/ai-drafts.js";
 import { itemConsumers } from "./consumers/items.js";
 import { entities } from "./db/entities.js";
 import { Migration20261227000000_news } from "./db/migrations/Migration20261227000000_news.js";
@@ -37,8 +38,9 @@ export const news = defineService({
       implement(NewsContentService, contentHandlers(ctx)),
     ];
   },
-  holds: [SEARCH_DOCUMENT_WRITE],
+  // ai.run.create: its own AI drafts (consumers/ai-drafts.ts); ai.run.read: verifies the run AI output names.
+  holds: [SEARCH_DOCUMENT_WRITE, "ai.run.create", "ai.run.read"],
   workers: [...searchDocumentWorkers({ sources: [storyDocuments] })],
-  consumers: itemConsumers,
+  consumers: [...itemConsumers, aiDrafts],
   relations: { editor: editorRelation },
 });

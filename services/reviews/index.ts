@@ -44,7 +44,7 @@ export const reviews = defineService({
       implement(ReviewsAdminService, editorHandlers(ctx)),
     ];
   },
-  holds: [SEARCH_DOCUMENT_WRITE],
+  holds: [SEARCH_DOCUMENT_WRITE, "ai.run.read"], // ai.run.read: verifies the run AI output names
   consumers: [itemCreatedConsumer],
   workers: [...searchDocumentWorkers({ sources: [entityDocuments] })],
   relations: { editor: editorRelation },

@@ -44,5 +44,6 @@ export const trade = defineService({
     ];
   },
   consumers: documentConsumers,
+  holds: ["ai.run.read"], // verifies the run AI output names
   relations: { editor: editorRelation },
 });

@@ -2,13 +2,14 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { qualified } from "../../services/kit/db/orm.js";
 import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { untilPassesAfter } from "../support/lease-tries.js";
+import { aiRun } from "../support/ai-runs.js";
 import { outboxEvents } from "../support/outbox.js";
 import { usePlatform } from "../support/platform.js";
 import { until } from "../support/until.js";
 import { ALL_BLOG, fresh, newBlog, newPost, person, webCaller } from "./support.js";
 
 const clock = new ManualClock(new Date());
-const t = usePlatform({ services: ["blog"], clock, env: { PF_BLOG_SCHEDULER_EVERY_MS: "50" } });
+const t = usePlatform({ services: ["blog", "ai"], clock, env: { PF_BLOG_SCHEDULER_EVERY_MS: "50" } });
 const blog = () => t.platform.contexts.get("blog")!;
 let web = "";
 beforeAll(async () => {
@@ -16,6 +17,11 @@ beforeAll(async () => {
 });
 const call = webCaller(t, () => web);
 const ai = { "x-pf-origin": "ai" };
+/** AI output's workflow: a real run by the web service (the sender) of the AI service's stub provider. */
+const aiWorkflow = async () => {
+  const token = await t.token({ kind: "service", svc: "web", caps: ["ai.run.create"] });
+  return { id: "blog.draft_post", run_id: (await aiRun(t, { token, workflow: "blog.draft_post" })).runId };
+};
 const sql = async <T>(text: string, params: unknown[] = []) => {
   const em = t.platform.contexts.get("blog")!.orm.em.fork();
   return em.getConnection().execute<T[]>(
@@ -148,12 +154,14 @@ describe("revisions", () => {
 describe("the AI gate", () => {
   it("makes an AI draft, never the person's, noindex, and refuses its publish until a person approves that revision", async () => {
     const { owner, handle } = await newBlog(call);
-    const workflow = { id: "blog.draft", run_id: "run-1" };
+    const workflow = await aiWorkflow();
     expect((await call("POST", `/api/v1/blogs/${handle}/posts`, owner, { title: "AI" }, ai)).body.code).toBe(
       "post.workflow_required",
     );
     const post = await newPost(call, handle, owner, { authorship: { workflow } }, ai);
-    expect(post.authorship).toMatchObject({ ai: { workflow: "blog.draft", run_id: "run-1" } });
+    expect(post.authorship).toMatchObject({
+      ai: { workflow: "blog.draft_post", run_id: workflow.run_id, stub_provider: true, service: "svc:web" },
+    });
     expect(JSON.stringify(post.authorship)).not.toContain(owner);
     expect(post).toMatchObject({ noindex: true, revision: { review_required: true } });
     const publish = () => call("POST", `/api/v1/posts/${post.id}/publish`, owner, {});
@@ -309,7 +317,7 @@ describe("the scheduler", () => {
 
   it("fails a scheduled publish of an unreviewed AI revision once, emitting blog.schedule.failed exactly once", async () => {
     const { owner, handle } = await newBlog(call);
-    const post = await newPost(call, handle, owner, { authorship: { workflow: { id: "w", run_id: "r" } } }, ai);
+    const post = await newPost(call, handle, owner, { authorship: { workflow: await aiWorkflow() } }, ai);
     const at = new Date(clock.now().getTime() + 60_000).toISOString();
     const scheduled = await call("POST", `/api/v1/posts/${post.id}/schedule`, owner, { action: "publish", at });
     const id = scheduled.body.schedule.id;

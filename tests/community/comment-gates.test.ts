@@ -3,12 +3,13 @@ import { SpaceVisibility } from "../../gen/pf/space/v1/forum_pb.js";
 import { ALL_BLOG, newBlog, newPost, webCaller } from "../blog/support.js";
 import { ALL_NEWS, EDITOR, NEWS_ENV, newsCaller, openStory } from "../news/support.js";
 import { makeSpace, spaceKey, writerService } from "../space/support.js";
+import { aiRun } from "../support/ai-runs.js";
 import { usePlatform } from "../support/platform.js";
 import { ALL_COMMUNITY, as, createPaste, expectStatus, person, serviceToken } from "./support.js";
 
 // Issue 24, finding 2: a comment thread answers as the content it belongs to does, through every route that
 // reaches it. Blog, news and space answer community's CheckContentAccess in the same platform.
-const t = usePlatform({ services: ["community", "blog", "news", "space"], env: NEWS_ENV });
+const t = usePlatform({ services: ["community", "blog", "news", "space", "ai"], env: NEWS_ENV });
 let web: ReturnType<typeof as>;
 let communityToken = "";
 let blog: ReturnType<typeof webCaller>;
@@ -32,7 +33,9 @@ async function threadOf(ref: Ref) {
   const thread = expectStatus(await web("POST", "/api/v1/comments/threads/resolve", undefined, { ref }), 200).body
     .thread;
   const ai = { "x-pf-origin": "ai" };
-  const body = { body: "A summary", workflow: "community.comment", run_id: "r1" };
+  const runner = await serviceToken(t, ["ai.run.create"]);
+  const { runId } = await aiRun(t, { token: runner, workflow: "community.comment" });
+  const body = { body: "A summary", workflow: "community.comment", run_id: runId };
   const comment = expectStatus(
     await web("POST", `/api/v1/comments/threads/${thread.id}/comments`, undefined, body, ai),
     201,

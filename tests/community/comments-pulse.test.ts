@@ -1,9 +1,10 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { aiRun } from "../support/ai-runs.js";
 import { usePlatform } from "../support/platform.js";
 import { ALL_COMMUNITY, WRITER, as, expectStatus, fresh, person, serviceToken } from "./support.js";
 
 const t = usePlatform({
-  services: ["community"],
+  services: ["community", "ai"],
   env: { PF_COMMUNITY_PULSE_ORIGINS: "https://pulse.example", PF_COMMUNITY_VOTES_PER_10_MINUTES: "500" },
 });
 /** The web service: every capability, moderation included. */
@@ -117,17 +118,20 @@ describe("comment threads", () => {
   it("AI comments carry no person, even when a person is named beside origin ai", async () => {
     const thread = await newThread();
     const asker = person("asker");
+    // A run the web service asked of the AI service (its stub provider) for the person: the route verifies it.
+    const runner = await serviceToken(t, ["ai.run.create"]);
+    const { runId } = await aiRun(t, { token: runner, workflow: "community.comment" });
     const answer = expectStatus(
       await web(
         "POST",
         `/api/v1/comments/threads/${thread.id}/comments`,
         asker,
-        { body: "A summary", workflow: "community.comment", run_id: "r1" },
+        { body: "A summary", workflow: "community.comment", run_id: runId },
         { "x-pf-origin": "ai" },
       ),
       201,
     ).body.comment;
-    expect(answer.authorship.ai).toMatchObject({ workflow: "community.comment", run_id: "r1" });
+    expect(answer.authorship.ai).toMatchObject({ workflow: "community.comment", run_id: runId, stub_provider: true });
     expect(answer.authorship.person).toBeUndefined();
     expect(JSON.stringify(answer)).not.toContain(asker);
   });

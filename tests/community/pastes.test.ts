@@ -1,10 +1,11 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { aiRun } from "../support/ai-runs.js";
 import { usePlatform } from "../support/platform.js";
 import { as, createPaste, expectStatus, fresh, person, serviceToken } from "./support.js";
 
 // Small limits so the tests reach them: 6 pastes per person, pastes of at most 2000 bytes, 40 anonymous reads.
 const t = usePlatform({
-  services: ["community"],
+  services: ["community", "ai"],
   env: {
     PF_COMMUNITY_PASTES_PER_10_MINUTES: "6",
     PF_COMMUNITY_PASTE_MAX_BYTES: "2000",
@@ -44,17 +45,17 @@ describe("pastes are created for the acting person, or as AI output with no pers
     const missing = await call("POST", "/api/pastes", undefined, { title: "Derived", body: "x" }, ai);
     expect(missing.status).toBe(422);
     expect(missing.body.code).toBe("paste.workflow_required");
-    const derived = await call(
-      "POST",
-      "/api/pastes",
-      person("asker"),
-      { title: "Derived", body: "x", workflow: "community.derive_paste", run_id: "run-1" },
-      ai,
-    );
+    // The run is the web service's own, of the AI service's stub provider: the route verifies it.
+    const runner = await serviceToken(t, ["ai.run.create"]);
+    const { runId } = await aiRun(t, { token: runner, workflow: "community.derive_paste" });
+    const derive = { title: "Derived", body: "x", workflow: "community.derive_paste" };
+    const unknown = await call("POST", "/api/pastes", undefined, { ...derive, run_id: "air_0000000000" }, ai);
+    expect(unknown.body).toMatchObject({ status: 422, code: "paste.workflow_required" });
+    const derived = await call("POST", "/api/pastes", person("asker"), { ...derive, run_id: runId }, ai);
     const paste = expectStatus(derived, 201).body.paste;
     expect(paste.owner).toBe("");
     expect(paste.authorship).toMatchObject({
-      ai: { workflow: "community.derive_paste", run_id: "run-1", service: "svc:web" },
+      ai: { workflow: "community.derive_paste", run_id: runId, stub_provider: true, service: "svc:web" },
     });
     expect(JSON.stringify(paste)).not.toContain("usr_asker");
   });

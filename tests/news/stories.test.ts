@@ -1,7 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { qualified } from "../../services/kit/db/orm.js";
+import { aiRun } from "../support/ai-runs.js";
 import { outboxEvents } from "../support/outbox.js";
 import { usePlatform } from "../support/platform.js";
+import { until } from "../support/until.js";
 import {
   ALL_NEWS,
   EDITOR,
@@ -14,13 +16,14 @@ import {
   sourceItem,
 } from "./support.js";
 
-const t = usePlatform({ services: ["news"], env: NEWS_ENV });
+const t = usePlatform({ services: ["news", "ai"], env: NEWS_ENV });
 let as: ReturnType<typeof newsCaller>;
 let ai: ReturnType<typeof newsCaller>;
 let anonymous: ReturnType<typeof newsCaller>;
 beforeAll(async () => {
   const web = await t.token({ kind: "service", svc: "web", caps: ALL_NEWS });
-  const writer = await t.token({ kind: "service", svc: "ai", caps: ALL_NEWS });
+  const writer = await t.token({ kind: "service", svc: "ai", caps: [...ALL_NEWS, "ai.run.create"] });
+  aiRevision.run_id = (await aiRun(t, { token: writer, workflow: "news.draft_story" })).runId;
   as = newsCaller(t, () => web);
   ai = newsCaller(t, () => writer);
   anonymous = newsCaller(t, () => "");
@@ -28,7 +31,8 @@ beforeAll(async () => {
 
 const cited = (text: string, citations: number[]) => ({ text, citations });
 const AI = { "x-pf-origin": "ai" };
-const aiRevision = { headline: cited("AI headline", [1]), workflow: "news.draft_story", run_id: "run-1" };
+/** AI output naming a real run of the AI service's stub provider (the route verifies it). */
+const aiRevision = { headline: cited("AI headline", [1]), workflow: "news.draft_story", run_id: "" };
 
 async function searchDocument(story: string) {
   const em = t.platform.contexts.get("news")!.orm.em;
@@ -96,7 +100,7 @@ describe("the publish gate, against current state", () => {
     const saved = await saveRevision(ai, story, undefined, aiRevision, AI);
     expect(saved.status).toBe(201);
     expect(saved.body.revision.authorship).toEqual({
-      ai: { workflow: "news.draft_story", run_id: "run-1", stub_provider: false, service: "svc:ai" },
+      ai: { workflow: "news.draft_story", run_id: aiRevision.run_id, stub_provider: true, service: "svc:ai" },
     });
     const refused = await as("POST", `/stories/${story}/publish`, EDITOR, {});
     expect(refused.body).toMatchObject({ code: "story.not_publishable", problems: ["ai_approval_required"] });
@@ -111,6 +115,50 @@ describe("the publish gate, against current state", () => {
       verdict: "APPROVAL_VERDICT_APPROVED",
     });
     expect((await as("POST", `/stories/${story}/publish`, EDITOR, {})).status).toBe(200);
+  });
+
+  it("news answers an AI draft request itself: a run of news.draft_story on the stub provider, saved as its revision", async () => {
+    const { story } = await openStory(t, as);
+    const requested = await as("POST", `/stories/${story}/ai-drafts`, EDITOR, { ai_draft: { instructions: "Short" } });
+    expect(requested.status).toBe(202);
+    const draft = requested.body.ai_draft;
+    expect(draft).toMatchObject({ state: "requested", sources: [{ number: 1 }, { number: 2 }] });
+    let revisions: { n: number; ai_draft_id?: string; authorship: { ai?: Record<string, unknown> } }[] = [];
+    await until(async () => {
+      revisions = (await as("GET", `/stories/${story}/revisions`, EDITOR)).body.revisions.revisions;
+      return revisions.length > 0;
+    });
+    expect(revisions).toHaveLength(1);
+    const [revision] = revisions;
+    expect(revision.ai_draft_id).toBe(draft.id);
+    expect(revision.authorship.ai).toEqual({
+      workflow: "news.draft_story",
+      run_id: expect.stringMatching(/^air_/),
+      stub_provider: true,
+      service: "svc:news",
+    });
+    // The run is the AI service's, news's own, of the workflow; its answer is the draft's text.
+    const reader = await t.token({ kind: "service", svc: "audit", caps: ["ai.run.read"] });
+    const run = await t.http("GET", `/ai/api/v1/runs/${String(revision.authorship.ai!.run_id)}`, { token: reader });
+    expect(run.body.run).toMatchObject({ workflow: "news.draft_story", caller: "svc:news", state: "succeeded" });
+    const full = (await as("GET", `/stories/${story}/revisions/${revision.n}`, EDITOR)).body.revision;
+    expect(full.paragraphs[0].text).toBe(run.body.run.output.text);
+    // AI output: a person approves it before it is published.
+    const refused = await as("POST", `/stories/${story}/publish`, EDITOR, {});
+    expect(refused.body).toMatchObject({ code: "story.not_publishable", problems: ["ai_approval_required"] });
+  });
+
+  it("refuses AI output naming a run the AI service does not vouch for (422 revision.workflow_required)", async () => {
+    const { story } = await openStory(t, as);
+    const other = await t.token({ kind: "service", svc: "other", caps: ["ai.run.create"] });
+    for (const run_id of [
+      "air_00000000000000000000000000",
+      (await aiRun(t, { token: other, workflow: "news.draft_story" })).runId,
+      (await aiRun(t, { token: other, workflow: "blog.draft_post" })).runId,
+    ]) {
+      const refused = await saveRevision(ai, story, undefined, { ...aiRevision, run_id }, AI);
+      expect(refused.body, run_id).toMatchObject({ status: 422, code: "revision.workflow_required" });
+    }
   });
 
   it("an AI-assisted person's revision needs approval too; an AI revision must name the workflow", async () => {

@@ -8,8 +8,8 @@ import { fresh, person, REVIEWS_ENV, reviewsKit, searchDocumentOf } from "./supp
  * the identity on every read: entity pages (history aside: the audit records
  * both), aggregates, signals and resolution by each alias.
  */
-const t = usePlatform({ services: ["reviews"], env: REVIEWS_ENV });
-const { call, asAi, entity, signal } = reviewsKit(t);
+const t = usePlatform({ services: ["reviews", "ai"], env: REVIEWS_ENV });
+const { call, asAi, entity, signal, runId } = reviewsKit(t);
 const searchDocument = searchDocumentOf(t);
 const EDITOR = "usr_editor1";
 
@@ -90,7 +90,7 @@ describe("merge then split", () => {
       ],
       cons: [{ text: "Pricey", citations: [sb.id] }],
       workflow: "reviews.summarize_entity",
-      run_id: "run-s",
+      run_id: await runId(),
     };
     for (let n = 1; n <= 3; n++) expect((await asAi(`/entities/${c.id}/summary/proposals`, proposal)).status).toBe(201);
     const publish = (body: unknown) => call("POST", `/entities/${c.id}/summary/publish`, EDITOR, body);

@@ -1,12 +1,16 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { usePlatform } from "../support/platform.js";
 import { fresh, person, REVIEWS_ENV, reviewsKit } from "./support.js";
 
 /** The five hardest rules of reviews (analysis A.3) through the gateway. */
-const t = usePlatform({ services: ["reviews"], env: REVIEWS_ENV });
-const { call, asAi, entity, signal } = reviewsKit(t);
+const t = usePlatform({ services: ["reviews", "ai"], env: REVIEWS_ENV });
+const { call, asAi, entity, signal, runId } = reviewsKit(t);
 const EDITOR = "usr_editor1";
-const WORKFLOW = { workflow: "reviews.summarize_entity", run_id: "run-7", stub_provider: true };
+/** AI output's claim: a real run of the AI service's stub provider (the route verifies it). */
+const WORKFLOW = { workflow: "reviews.summarize_entity", run_id: "", stub_provider: true };
+beforeAll(async () => {
+  WORKFLOW.run_id = await runId();
+});
 
 describe("rule 2: resolution is deterministic", () => {
   it("an identifier resolves to exactly one entity, normalised alike at write and resolve", async () => {
@@ -164,7 +168,7 @@ describe("rule 3: summary proposals", () => {
     expect(proposed.body.revision).toMatchObject({
       revision: 1,
       state: "proposed",
-      authorship: { ai: { workflow: "reviews.summarize_entity", run_id: "run-7", stub_provider: true } },
+      authorship: { ai: { workflow: "reviews.summarize_entity", run_id: WORKFLOW.run_id, stub_provider: true } },
     });
     const page = (await call("GET", `/entities/${a.id}`, person_())).body.page;
     expect(page.summary).toBeUndefined();

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { usePlatform } from "../support/platform.js";
 import { fresh, person, REVIEWS_ENV, reviewsKit, reviewsSql, searchDocumentOf } from "./support.js";
 
@@ -8,12 +8,16 @@ import { fresh, person, REVIEWS_ENV, reviewsKit, reviewsSql, searchDocumentOf } 
  * unpublish by an editor person, what readers and search see at each step,
  * and the database keeping a revision's contents as written.
  */
-const t = usePlatform({ services: ["reviews"], env: REVIEWS_ENV });
-const { call, asAi, entity, signal } = reviewsKit(t);
+const t = usePlatform({ services: ["reviews", "ai"], env: REVIEWS_ENV });
+const { call, asAi, entity, signal, runId } = reviewsKit(t);
 const sql = reviewsSql(t);
 const searchDocument = searchDocumentOf(t);
 const EDITOR = "usr_editor1";
-const WORKFLOW = { workflow: "reviews.summarize_entity", run_id: "run-9", stub_provider: false };
+/** AI output's claim: the run is a real one of the AI service's stub provider (the route verifies it). */
+const WORKFLOW = { workflow: "reviews.summarize_entity", run_id: "", stub_provider: false };
+beforeAll(async () => {
+  WORKFLOW.run_id = await runId();
+});
 
 /** An entity with one rating signal, and a proposal body citing it. */
 async function entityWithSignal() {
@@ -152,7 +156,7 @@ describe("the publish route", () => {
     expect(approved.status).toBe(200);
     expect(approved.body.revision).toMatchObject({
       state: "approved",
-      authorship: { ai: { workflow: "reviews.summarize_entity", run_id: "run-9" } },
+      authorship: { ai: { workflow: "reviews.summarize_entity", run_id: WORKFLOW.run_id, stub_provider: true } },
       review: { approver: EDITOR, note: "Checked the sources" },
     });
     expect(approved.body.published).toBeUndefined();

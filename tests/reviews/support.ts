@@ -1,4 +1,5 @@
 import { qualified } from "../../services/kit/db/orm.js";
+import { aiRun } from "../support/ai-runs.js";
 import type { TestPlatform } from "../support/platform.js";
 
 /** The people the test platforms seed as reviews editors (PF_REVIEWS_EDITORS); the matrix's usr_a1 and usr_b1 among them. */
@@ -30,7 +31,7 @@ export function reviewsKit(t: TestPlatform) {
   const tokens = async () => {
     if (web === "") {
       web = await t.token({ kind: "service", svc: "web", caps: ALL_REVIEWS });
-      ai = await t.token({ kind: "service", svc: "ai", caps: ALL_REVIEWS });
+      ai = await t.token({ kind: "service", svc: "ai", caps: [...ALL_REVIEWS, "ai.run.create"] });
     }
     return { web, ai };
   };
@@ -64,7 +65,10 @@ export function reviewsKit(t: TestPlatform) {
     if (answer.status !== 201) throw new Error(`signal: ${answer.status} ${JSON.stringify(answer.body)}`);
     return answer.body.signal as { id: string; entity_id: string };
   };
-  return { tokens, call, asAi, entity, signal };
+  /** A run of reviews.summarize_entity by the AI workflow's service, through the AI service (which the platform runs). */
+  const runId = async () =>
+    (await aiRun(t, { token: (await tokens()).ai, workflow: "reviews.summarize_entity" })).runId;
+  return { tokens, call, asAi, entity, signal, runId };
 }
 
 /** SQL on the reviews schema, `{table}` qualified: to read search documents and to try the database's own rules. */

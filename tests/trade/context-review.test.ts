@@ -10,7 +10,7 @@ import { EDITORS, person, TRADE_ENV } from "./support.js";
  * market-context editor list approves them (who and when recorded), all=1 for
  * editors and services only, the editor list managed through TradeAdminService.
  */
-const t = usePlatform({ services: ["trade"], env: TRADE_ENV });
+const t = usePlatform({ services: ["trade", "ai"], env: TRADE_ENV });
 const { tokens, contextCall, withInput, proposed } = contextKit(t);
 const EDITOR = EDITORS[0];
 
@@ -101,7 +101,9 @@ describe("review and publishing", () => {
     });
     expect(read.published.citations).toMatchObject([{ number: 1, kind: "observation", value: "190.50", unit: "USD" }]);
     expect(read.published.disclosure).toMatch(
-      new RegExp(`${WORKFLOW} \\(run run_\\d+\\).*Approved by ${EDITOR}.*Not investment advice`),
+      new RegExp(
+        `${WORKFLOW} \\(run air_[0-9a-z]+, with a stub provider standing in for a model\\).*Approved by ${EDITOR}.*Not investment advice`,
+      ),
     );
     expect(read.published.published_at).toBeDefined();
 

@@ -1,4 +1,5 @@
 import { beforeAll, expect } from "vitest";
+import { aiRun } from "../support/ai-runs.js";
 import type { TestPlatform } from "../support/platform.js";
 import { ALL_TRADE, instrument, observationBody } from "./support.js";
 
@@ -9,15 +10,14 @@ export const AI = { "x-pf-origin": "ai" };
 export const as = (subject: string) => ({ "x-pf-subject": subject });
 const CONTEXT_CAPS = ["trade.context.read", "trade.context.propose"];
 
-let run = 0;
-/** An AI proposal's body: workflow and a fresh run id unless overridden. */
-export const aiDraft = (inputId: string, extra: Record<string, unknown> = {}) => ({
+/** An AI proposal's body: the workflow and `runId` (a run of the AI service) unless overridden. */
+export const aiDraft = (inputId: string, runId: string, extra: Record<string, unknown> = {}) => ({
   propose: {
     text: "Shares rose to 190.50 USD [1].",
     input_id: inputId,
     citations: [1],
     workflow: WORKFLOW,
-    run_id: `run_${run++}`,
+    run_id: runId,
     ...extra,
   },
 });
@@ -35,7 +35,7 @@ export function contextKit(t: TestPlatform) {
   const tokens = { web: "", ai: "", admin: "" };
   beforeAll(async () => {
     tokens.web = await t.token({ kind: "service", svc: "web", caps: [...ALL_TRADE, ...CONTEXT_CAPS] });
-    tokens.ai = await t.token({ kind: "service", svc: "ai", caps: CONTEXT_CAPS });
+    tokens.ai = await t.token({ kind: "service", svc: "ai", caps: [...CONTEXT_CAPS, "ai.run.create"] });
     tokens.admin = await t.token({ kind: "service", svc: "ops", caps: ["trade.admin"] });
   });
 
@@ -69,12 +69,20 @@ export function contextKit(t: TestPlatform) {
     return { symbol, input: input.body.input };
   };
 
+  /** A run of the workflow by the AI workflow's service, through the AI service's stub provider. */
+  const runOf = (symbol = "ACME") => aiRun(t, { token: tokens.ai, workflow: WORKFLOW, variables: { symbol } });
+
+  /** An AI proposal's body naming a fresh run of the workflow. */
+  const aiBody = async (inputId: string, extra: Record<string, unknown> = {}) =>
+    aiDraft(inputId, (await runOf()).runId, extra);
+
   /** An AI proposal (201); answers the draft revision. */
   const proposed = async (symbol: string, inputId: string, extra: Record<string, unknown> = {}) => {
-    const answer = await contextCall("POST", symbol, { token: tokens.ai, headers: AI, body: aiDraft(inputId, extra) });
+    const body = await aiBody(inputId, extra);
+    const answer = await contextCall("POST", symbol, { token: tokens.ai, headers: AI, body });
     expect(answer.status).toBe(201);
     return answer.body.revision;
   };
 
-  return { tokens, contextCall, withInput, proposed };
+  return { tokens, contextCall, withInput, proposed, runOf, aiBody };
 }

@@ -3,6 +3,7 @@ import { DocumentRow } from "../../services/trade/db/entities.js";
 import { instrumentBySymbol } from "../../services/trade/db/instruments.js";
 import type { TradeContext } from "../../services/trade/context.js";
 import { newId } from "../../services/kit/handler/ids.js";
+import { aiRun } from "../support/ai-runs.js";
 import { usePlatform } from "../support/platform.js";
 import { AI, aiDraft, as, contextKit, WORKFLOW } from "./context-support.js";
 import { person, TRADE_ENV } from "./support.js";
@@ -12,8 +13,8 @@ import { person, TRADE_ENV } from "./support.js";
  * context gate), part one: the numbered input, AI authorship, the workflow,
  * citations, recommendation refusal. Review and publishing: context-review.test.ts.
  */
-const t = usePlatform({ services: ["trade"], env: TRADE_ENV });
-const { tokens, contextCall, withInput, proposed } = contextKit(t);
+const t = usePlatform({ services: ["trade", "ai"], env: TRADE_ENV });
+const { tokens, contextCall, withInput, proposed, runOf, aiBody } = contextKit(t);
 
 describe("the numbered input", () => {
   it("numbers documents, then observations, newest first, and keeps the snapshot while nothing changes", async () => {
@@ -73,19 +74,22 @@ describe("the AI context gate", () => {
   it("stores AI output as a draft authored by the workflow run, never by the person named beside it", async () => {
     const { symbol, input } = await withInput();
     const asker = person();
+    // The run of the AI service's stub provider, end to end: its id and stub flag are what is stored.
+    const run = await runOf(symbol);
+    expect(run.stub).toBe(true);
     const answer = await contextCall("POST", symbol, {
       token: tokens.ai,
       headers: { ...AI, ...as(asker) },
-      body: aiDraft(input.input_id, { run_id: "run_gate" }),
+      body: aiDraft(input.input_id, run.runId),
     });
     expect(answer.status).toBe(201);
     const revision = answer.body.revision;
     expect(revision).toMatchObject({ revision: 1, status: "CONTEXT_STATUS_DRAFT", input_id: input.input_id });
     expect(revision.authorship).toEqual({
-      ai: { workflow: WORKFLOW, run_id: "run_gate", stub_provider: false, service: "svc:ai" },
+      ai: { workflow: WORKFLOW, run_id: run.runId, stub_provider: true, service: "svc:ai" },
     });
     expect(JSON.stringify(revision)).not.toContain(asker);
-    expect(revision.disclosure).toContain("run run_gate");
+    expect(revision.disclosure).toContain(`run ${run.runId}`);
     expect(revision.disclosure).toContain("Awaiting review");
     expect(revision.approval).toBeUndefined();
     // Not published: the public read shows nothing yet.
@@ -104,14 +108,41 @@ describe("the AI context gate", () => {
       const answer = await contextCall("POST", symbol, {
         token: tokens.ai,
         headers: AI,
-        body: aiDraft(input.input_id, extra),
+        body: await aiBody(input.input_id, extra),
       });
       expect(answer.body).toMatchObject({ status: 422, code: "context.workflow_required" });
     }
     // A person cannot label their text as AI output.
     const writer = person();
-    const labelled = await contextCall("POST", symbol, { headers: as(writer), body: aiDraft(input.input_id) });
+    const labelled = await contextCall("POST", symbol, { headers: as(writer), body: await aiBody(input.input_id) });
     expect(labelled.body).toMatchObject({ status: 400, field: "propose.workflow" });
+  });
+
+  it("verifies the run with the AI service: unknown, of another workflow or another service's is 422", async () => {
+    const { symbol, input } = await withInput();
+    const other = await t.token({ kind: "service", svc: "other", caps: ["ai.run.create"] });
+    const runs = {
+      unknown: "air_00000000000000000000000000",
+      otherWorkflow: (await aiRun(t, { token: tokens.ai, workflow: "reviews.summarize_entity" })).runId,
+      otherService: (await aiRun(t, { token: other, workflow: WORKFLOW })).runId,
+    };
+    const details = {
+      unknown: `run ${runs.unknown} is unknown to the AI service`,
+      otherWorkflow: "ran the workflow reviews.summarize_entity",
+      otherService: "is not a run of svc:ai",
+    };
+    for (const [name, runId] of Object.entries(runs)) {
+      const answer = await contextCall("POST", symbol, {
+        token: tokens.ai,
+        headers: AI,
+        body: aiDraft(input.input_id, runId),
+      });
+      expect(answer.body, name).toMatchObject({ status: 422, code: "context.workflow_required" });
+      expect(answer.body.detail).toContain(details[name as keyof typeof details]);
+    }
+    // Nothing was stored.
+    const read = await contextCall("GET", symbol, { suffix: "?all=1" });
+    expect(read.body.context.drafts).toEqual([]);
   });
 
   it("refuses citations that do not resolve against the input they cite (422 context.citation_invalid)", async () => {
@@ -128,7 +159,7 @@ describe("the AI context gate", () => {
       const answer = await contextCall("POST", symbol, {
         token: tokens.ai,
         headers: AI,
-        body: aiDraft(input.input_id, extra),
+        body: await aiBody(input.input_id, extra),
       });
       expect(answer.body, JSON.stringify(extra)).toMatchObject({ status: 422, code: "context.citation_invalid" });
     }
@@ -140,7 +171,7 @@ describe("the AI context gate", () => {
     const fromAi = await contextCall("POST", symbol, {
       token: tokens.ai,
       headers: AI,
-      body: aiDraft(input.input_id, { text }),
+      body: await aiBody(input.input_id, { text }),
     });
     expect(fromAi.body).toMatchObject({ status: 422, code: "context.recommendation_refused", phrase: "buy" });
     const writer = await t.token({ kind: "user", sub: person() });

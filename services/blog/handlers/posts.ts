@@ -34,14 +34,14 @@ const NO_AI = { workflow: "", runId: "", stubProvider: false };
 
 export function postHandlers(ctx: BlogContext): PostHandlers {
   /** A new revision of a post the caller may edit, answered as members see it. */
-  function revise(
+  async function revise(
     call: HandlerContext,
     id: string,
     expectedBody: bigint | undefined,
     change: (post: PostRow) => Revise,
   ) {
     const person = actingPerson(call);
-    const author = postAuthorOf(call, NO_AI);
+    const author = await postAuthorOf(ctx.ai, call, NO_AI);
     const expected = expectedRevisionOf(call, expectedBody);
     return ctx.transaction(async (em) => {
       const { post, blog } = await loadPostForWrite(em, id);
@@ -55,7 +55,7 @@ export function postHandlers(ctx: BlogContext): PostHandlers {
     async createPost(request, call) {
       const person = actingPerson(call);
       const wf = request.authorship?.workflow;
-      const author = postAuthorOf(call, {
+      const author = await postAuthorOf(ctx.ai, call, {
         workflow: wf?.id ?? "",
         runId: wf?.runId ?? "",
         stubProvider: wf?.stubProvider,

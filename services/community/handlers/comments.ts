@@ -4,6 +4,7 @@ import { type CommentService, CommentWriteResultSchema } from "../../../gen/pf/c
 import { ModerationResultSchema } from "../../../gen/pf/community/v1/common_pb.js";
 import { actingPerson, callerOf, personOf, principalOf } from "../../kit/auth/principal.js";
 import { authorOf } from "../../kit/auth/authorship.js";
+import { verifiedAuthor } from "../../kit/auth/ai-runs.js";
 import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
@@ -90,7 +91,7 @@ export function commentHandlers(ctx: CommunityContext): CommentHandlers {
     },
 
     async createComment(request, call) {
-      const author = authorOf(call, request, AI_COMMENT);
+      const author = await verifiedAuthor(ctx.ai, authorOf(call, request, AI_COMMENT), AI_COMMENT);
       // The body is held to its rules by the contract (1 to 10000 characters, not blank).
       const body = request.body;
       const once = idempotencyOf(call, request, {

@@ -7,7 +7,8 @@ import {
   PasteWriteResultSchema,
 } from "../../../gen/pf/community/v1/pastes_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
-import { authorColumns, authorOf } from "../../kit/auth/authorship.js";
+import { type AiRule, authorColumns, authorOf } from "../../kit/auth/authorship.js";
+import { verifiedAuthor } from "../../kit/auth/ai-runs.js";
 import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { rateLimit } from "../../kit/writes/rate-limit.js";
@@ -20,7 +21,7 @@ import { requireLanguage, requirePasteText, requireTitle, TEXT } from "../domain
 type PasteHandlers = Pick<ServiceImpl<typeof PasteService>, "createPaste" | "editPaste" | "deletePaste" | "forkPaste">;
 
 /** The workflow AI output names when it derives a paste. */
-export const DERIVE_PASTE = { workflow: "community.derive_paste", code: "paste.workflow_required" };
+export const DERIVE_PASTE: AiRule = { workflow: "community.derive_paste", code: "paste.workflow_required" };
 
 /** Only the owner writes a paste: compared with the stored owner, never taken from the caller. */
 export function requireOwner(row: PasteRow, person: string): void {
@@ -41,7 +42,7 @@ export function pasteHandlers(ctx: CommunityContext): PasteHandlers {
 
   return {
     async createPaste(request, call) {
-      const author = authorOf(call, request, DERIVE_PASTE);
+      const claimed = authorOf(call, request, DERIVE_PASTE);
       const title = requireTitle("title", request.title, TEXT.title);
       // text (the default) or screenshot: the contract admits no other.
       const kind = (request.kind || "text") as "text" | "screenshot";
@@ -51,6 +52,7 @@ export function pasteHandlers(ctx: CommunityContext): PasteHandlers {
         throw invalid("screenshot", "A screenshot paste names its media object.");
       if (kind === "text" && request.screenshot !== "") throw invalid("screenshot", "A text paste has no screenshot.");
       const language = requireLanguage(request.language);
+      const author = await verifiedAuthor(ctx.ai, claimed, DERIVE_PASTE);
       const owner = author.kind === "person" ? author.person : null;
       // AI output is counted and keyed by its service: it has no person.
       const writer = owner ?? (author.kind === "ai" ? author.service : "");

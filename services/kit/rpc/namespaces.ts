@@ -11,6 +11,7 @@ import type { Interceptor } from "@connectrpc/connect";
 import { namespace_claim as namespaceClaimOption } from "../../../gen/pf/v1/options_pb.js";
 import { callerKey } from "../auth/principal.js";
 import { problem } from "../handler/problem.js";
+import { replayed } from "./streams.js";
 
 /** The namespace a field's value names: up to its first dot (`trade.summarize` is in `trade`), else all of it. */
 export function namespaceOf(value: string): string {
@@ -40,13 +41,37 @@ export function namespaceClaims(services: readonly DescService[]): Interceptor {
         throw new Error(`${service.typeName}.${method.name}: namespace_claim needs its refusal code`);
       claims.set(method, { refusal: claim.refusal, fields });
     }
-  return (next) => (req) => {
+  return (next) => async (req) => {
     const claim = claims.get(req.method);
-    if (claim === undefined || req.stream) return next(req);
     const { principal } = req.contextValues.get(callerKey);
-    if (principal.ns.length > 0) refuseOutside(req.method, claim, principal.ns, req.message);
-    return next(req);
+    if (claim === undefined || principal.ns.length === 0) return next(req);
+    if (!req.stream) {
+      refuseOutside(req.method, claim, principal.ns, req.message);
+      return next(req);
+    }
+    // A server-streaming call's one request message: read it, check it, and hand it on.
+    const messages = req.message[Symbol.asyncIterator]();
+    const first = await messages.next();
+    if (!first.done) refuseOutside(req.method, claim, principal.ns, first.value);
+    return next({ ...req, message: replayed(first, messages) });
   };
+}
+
+/**
+ * The claim held to a namespace a handler found in data rather than in the request (a retried run's): the same
+ * refusal, `code` being the route's declared one.
+ */
+export function refuseNamespaceOutsideClaim(granted: readonly string[], namespace: string, code: string): void {
+  if (granted.length === 0 || granted.includes(namespace)) return;
+  throw refusal(code, "namespace", namespace, granted);
+}
+
+function refusal(code: string, field: string, namespace: string, granted: readonly string[]) {
+  return problem(403, code, `This token's ns claim does not include the namespace ${namespace}.`, {
+    field,
+    namespace,
+    granted: [...granted],
+  });
 }
 
 function refuseOutside(
@@ -60,11 +85,6 @@ function refuseOutside(
     const value = read.get(field) as string;
     if (value === "") continue;
     const namespace = namespaceOf(value);
-    if (!granted.includes(namespace))
-      throw problem(403, claim.refusal, `This token's ns claim does not include the namespace ${namespace}.`, {
-        field: field.name,
-        namespace,
-        granted: [...granted],
-      });
+    if (!granted.includes(namespace)) throw refusal(claim.refusal, field.name, namespace, granted);
   }
 }

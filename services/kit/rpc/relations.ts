@@ -11,6 +11,7 @@ import { routeAccessOf } from "../auth/enforce.js";
 import { callerKey, type Caller } from "../auth/principal.js";
 import { isDatabaseUnavailable } from "../db/unavailable.js";
 import { problem } from "../handler/problem.js";
+import { replayed } from "./streams.js";
 import type { Logger } from "../runtime/logger.js";
 import { notAnswered } from "../runtime/call.js";
 
@@ -202,13 +203,6 @@ export class Relations {
       });
     }
   }
-}
-
-/** A stream whose first message was read already: that message, then the rest. */
-async function* replayed<M>(first: IteratorResult<M>, rest: AsyncIterator<M>): AsyncIterable<M> {
-  if (first.done) return;
-  yield first.value;
-  for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
 }
 
 /** Whether a rule's relation applies to this request: always, or when it sets one of `when_set`. */

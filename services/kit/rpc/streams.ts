@@ -35,3 +35,10 @@ export function streamsEndOnCancel<S extends DescService>(
   }
   return wrapped as Partial<ServiceImpl<S>>;
 }
+
+/** A request stream whose first message an interceptor read already (to check or scope it): that message, then the rest. */
+export async function* replayed<M>(first: IteratorResult<M>, rest: AsyncIterator<M>): AsyncIterable<M> {
+  if (first.done) return;
+  yield first.value;
+  for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
+}

@@ -58,3 +58,34 @@ export class Wakes {
     this.woken = false;
   }
 }
+
+/** What `awaitEnd` watches: a row read afresh each time, and whether it has ended. */
+export interface Ending<T> {
+  /** The key its changes are told under (`Listeners.tell`). */
+  key: string;
+  read(): Promise<T>;
+  ended(value: T): boolean;
+  /** How often it is read again untold: what another instance changed reaches the waiter this late at most. */
+  recheckMs: number;
+}
+
+/**
+ * Waits for something to end (a job, a run): answers it once it has, or as it stands when `ms` passed or `signal`
+ * aborted. Woken at once by this process's news of its key, and reading it again every `recheckMs` otherwise.
+ */
+export async function awaitEnd<T>(news: Listeners, awaited: Ending<T>, ms: number, signal?: AbortSignal): Promise<T> {
+  const until = Date.now() + ms;
+  const wakes = new Wakes(signal);
+  // Listening before the first read: a change committed between the read and the wait still wakes it.
+  const stop = news.watch(awaited.key, wakes.wake);
+  try {
+    for (;;) {
+      const value = await awaited.read();
+      const left = until - Date.now();
+      if (awaited.ended(value) || left <= 0 || signal?.aborted) return value;
+      await wakes.next(Math.min(left, awaited.recheckMs));
+    }
+  } finally {
+    stop();
+  }
+}

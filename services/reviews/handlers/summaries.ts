@@ -7,7 +7,9 @@ import {
   SummaryPublishResultSchema,
 } from "../../../gen/pf/reviews/v1/envelopes_pb.js";
 import type { ReviewSummariesService } from "../../../gen/pf/reviews/v1/summaries_pb.js";
+import { AiService } from "../../../gen/pf/ai/v1/ai_pb.js";
 import { type AiRule, approverOf, authorOf } from "../../kit/auth/authorship.js";
+import { verifiedAuthor } from "../../kit/auth/ai-runs.js";
 import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { rateLimit } from "../../kit/writes/rate-limit.js";
@@ -47,6 +49,7 @@ const PROPOSALS_PER_HOUR = 30;
  * revision only) until a person approved and published it.
  */
 export function summaryHandlers(ctx: ServiceContext): ServiceImpl<typeof ReviewSummariesService> {
+  const ai = ctx.client(AiService);
   /** Every citation names a signal of the entity (or of one merged into it): 422 summary.citation_invalid. */
   const checkCitations = async (
     em: EntityManager,
@@ -76,12 +79,10 @@ export function summaryHandlers(ctx: ServiceContext): ServiceImpl<typeof ReviewS
   return {
     async proposeSummary(request, call) {
       const ref = requireRef("ref", request.ref);
-      const author = authorOf(
-        call,
-        { workflow: request.workflow, runId: request.runId, stubProvider: request.stubProvider },
-        AI_RULE,
-      );
+      const claim = { workflow: request.workflow, runId: request.runId, stubProvider: request.stubProvider };
+      const claimed = authorOf(call, claim, AI_RULE);
       const summary = checkSummary("", request);
+      const author = await verifiedAuthor(ai, claimed, AI_RULE);
       const principal = principalOf(call);
       const once = idempotencyOf(call, request, { scope: `summary:${principal.sub}` });
       return ctx.transaction((em) =>

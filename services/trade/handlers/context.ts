@@ -12,6 +12,7 @@ import {
 } from "../../../gen/pf/trade/v1/context_pb.js";
 import { principalOf, relatedActor } from "../../kit/auth/principal.js";
 import { type AiRule, approverOf, authorOf } from "../../kit/auth/authorship.js";
+import { verifiedAuthor } from "../../kit/auth/ai-runs.js";
 import { type Idempotency, idempotencyOf } from "../../kit/writes/idempotency.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { rateLimit } from "../../kit/writes/rate-limit.js";
@@ -57,13 +58,10 @@ export function contextHandlers(ctx: TradeContext): ServiceImpl<typeof MarketCon
     return instrument;
   };
 
-  /** Proposes text: authored by AI (origin ai) or by the caller, checked, stored as a draft. */
-  const propose = (call: HandlerContext, symbol: string, draft: ContextDraft, once: Idempotency) => {
-    const author = authorOf(
-      call,
-      { workflow: draft.workflow, runId: draft.runId, stubProvider: draft.stubProvider },
-      AI_RULE,
-    );
+  /** Proposes text: authored by AI (origin ai, its run verified) or by the caller, checked, stored as a draft. */
+  const propose = async (call: HandlerContext, symbol: string, draft: ContextDraft, once: Idempotency) => {
+    const claim = { workflow: draft.workflow, runId: draft.runId, stubProvider: draft.stubProvider };
+    const claimed = authorOf(call, claim, AI_RULE);
     const text = draft.text.trim();
     const phrase = recommendationIn(text);
     if (phrase !== undefined)
@@ -73,6 +71,7 @@ export function contextHandlers(ctx: TradeContext): ServiceImpl<typeof MarketCon
         `The text reads as a recommendation to trade ("${phrase}"): context describes, it never advises.`,
         { phrase },
       );
+    const author = await verifiedAuthor(ctx.ai, claimed, AI_RULE);
     return ctx.transaction((em) =>
       once.run(em, async () => {
         const at = ctx.clock.now();

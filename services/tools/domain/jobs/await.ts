@@ -2,7 +2,7 @@ import type { Job } from "../../../../gen/pf/tools/v1/jobs_pb.js";
 import type { ToolsContext } from "../../context.js";
 import { jobById, jobView } from "../../db/jobs.js";
 import { jobNotFound } from "./problems.js";
-import { Wakes } from "../../../kit/runtime/wakes.js";
+import { awaitEnd } from "../../../kit/runtime/wakes.js";
 import { hasEnded } from "./states.js";
 
 /**
@@ -16,20 +16,17 @@ export const RECHECK_MS = 1_000;
  * its job this way within wait_ms). 404 tools.job.not_found for no such job.
  */
 export async function awaitJob(ctx: ToolsContext, id: string, ms: number, signal?: AbortSignal): Promise<Job> {
-  const until = Date.now() + ms;
-  const wakes = new Wakes(signal);
-  // Listening before the first read: a change committed between the read and the wait still wakes it.
-  const stop = ctx.news.watch(id, wakes.wake);
-  try {
-    for (;;) {
-      const em = ctx.orm.em.fork();
-      const row = await jobById(em, id);
-      if (!row) throw jobNotFound(id);
-      const left = until - Date.now();
-      if (hasEnded(row.state) || left <= 0 || signal?.aborted) return await jobView(em, row);
-      await wakes.next(Math.min(left, RECHECK_MS));
-    }
-  } finally {
-    stop();
-  }
+  const em = ctx.orm.em.fork();
+  const read = async () => {
+    const row = await jobById(em.fork(), id);
+    if (!row) throw jobNotFound(id);
+    return row;
+  };
+  const row = await awaitEnd(
+    ctx.news,
+    { key: id, read, ended: (job) => hasEnded(job.state), recheckMs: RECHECK_MS },
+    ms,
+    signal,
+  );
+  return jobView(em, row);
 }
