@@ -34,6 +34,11 @@ describe("direct operations on the local provider", () => {
     ],
     ["generate", { text: "Write a line about chip demand." }, (run) => expect(run.output.text).not.toBe("")],
     [
+      "generate",
+      { prompt: "Write a line about chip demand." },
+      (run) => expect(run.output.text).toContain("Write a line about chip demand."),
+    ],
+    [
       "summarize",
       { documents: DOCUMENTS },
       (run) => {
@@ -95,6 +100,11 @@ describe("direct operations on the local provider", () => {
     expect(chat.body).toMatchObject({ code: "ai.input.invalid", field: "text" });
     const empty = await t.http("POST", "/ai/api/v1/chat", { token, body: {} });
     expect(empty.body).toMatchObject({ code: "ai.input.invalid", field: "messages" });
+    const twice = await t.http("POST", "/ai/api/v1/generate", { token, body: { prompt: "a", text: "b" } });
+    expect(twice.status).toBe(400);
+    expect(twice.body).toMatchObject({ code: "ai.input.invalid", field: "prompt" });
+    const notRead = await t.http("POST", "/ai/api/v1/summarize", { token, body: { prompt: "a" } });
+    expect(notRead.body).toMatchObject({ code: "ai.input.invalid", field: "prompt" });
     const workflow = await t.http("POST", "/ai/api/v1/generate", {
       token,
       body: { text: "x", workflow: "trade.summarize_market_context" },

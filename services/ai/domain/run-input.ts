@@ -52,9 +52,16 @@ export function runInputOf(
   operation: Operation,
   workflow?: { labels: string[]; fields: string[] },
 ): RunInput {
+  if (request.prompt !== "" && (operation !== "generate" || request.text !== ""))
+    throw inputInvalid(
+      "prompt",
+      operation === "generate"
+        ? "Send the prompt once: as prompt or as text."
+        : `The operation ${operation} does not read prompt.`,
+    );
   const input: RunInput = {
     messages: request.messages.map((message) => ({ role: message.role as ChatTurn["role"], content: message.content })),
-    text: request.text,
+    text: request.prompt || request.text,
     documents: request.documents.map(({ id, text, url, title }) => ({ id, text, url, title })),
     labels: request.labels.length > 0 ? [...request.labels] : [...(workflow?.labels ?? [])],
     fields: request.fields.length > 0 ? [...request.fields] : [...(workflow?.fields ?? [])],

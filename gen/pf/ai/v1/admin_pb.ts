@@ -93,13 +93,16 @@ export type ProviderManageRequest = Message<"pf.ai.v1.ProviderManageRequest"> & 
   breakerOpenMs?: number | undefined;
 
   /**
-   * Models: the provider (the path's {provider}; the body's on POST /models) and the model's name.
+   * Models: the provider (the path's {provider}; the body's on POST /models).
    *
    * @generated from field: string provider = 11;
    */
   provider: string;
 
   /**
+   * Models: the model's name (the path's {model}; the body's on POST /models). Cache purge: only entries of
+   * this model, `<provider>/<model>`.
+   *
    * @generated from field: string model = 12;
    */
   model: string;
@@ -164,13 +167,15 @@ export type ProviderManageRequest = Message<"pf.ai.v1.ProviderManageRequest"> & 
   maxTokens?: number | undefined;
 
   /**
-   * Cache purge: only entries of this namespace, operation or model (`<provider>/<model>`); none purges all.
+   * Cache purge: only entries of this namespace (no filter at all purges everything).
    *
    * @generated from field: string namespace = 23;
    */
   namespace: string;
 
   /**
+   * Cache purge: only entries of this operation.
+   *
    * @generated from field: string operation = 24;
    */
   operation: string;

@@ -68,13 +68,15 @@ export type DefinitionVersionRequest = Message<"pf.ai.v1.DefinitionVersionReques
   kind: string;
 
   /**
-   * Page size, 1 to 200 (50 when unset), and next_cursor of the previous page.
+   * The list: page size, 1 to 200 (50 when unset).
    *
    * @generated from field: optional int32 limit = 7;
    */
   limit?: number | undefined;
 
   /**
+   * The list: next_cursor of the previous page.
+   *
    * @generated from field: string cursor = 8;
    */
   cursor: string;

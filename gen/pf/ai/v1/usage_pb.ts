@@ -41,42 +41,50 @@ export type UsageQuery = Message<"pf.ai.v1.UsageQuery"> & {
   caller: string;
 
   /**
-   * Only this provider, and (with it) this model.
+   * Only this provider.
    *
    * @generated from field: string provider = 3;
    */
   provider: string;
 
   /**
+   * Only this model, by its name as runs and logs record it (with `provider`: that provider's).
+   *
    * @generated from field: string model = 4;
    */
   model: string;
 
   /**
-   * Runs: only this operation, workflow or state.
+   * Runs: only this operation.
    *
    * @generated from field: string operation = 5;
    */
   operation: string;
 
   /**
+   * Runs: only this workflow.
+   *
    * @generated from field: string workflow = 6;
    */
   workflow: string;
 
   /**
+   * Runs: only runs in this state.
+   *
    * @generated from field: string state = 7;
    */
   state: string;
 
   /**
-   * From and until these times (runs, requests, audit, usage); usage: the last day when unset.
+   * From this time (runs, requests, audit, usage); usage: the last day when unset.
    *
    * @generated from field: google.protobuf.Timestamp since = 8;
    */
   since?: Timestamp | undefined;
 
   /**
+   * Until this time, exclusive (runs, requests, audit, usage).
+   *
    * @generated from field: google.protobuf.Timestamp until = 9;
    */
   until?: Timestamp | undefined;
@@ -89,13 +97,15 @@ export type UsageQuery = Message<"pf.ai.v1.UsageQuery"> & {
   window: string;
 
   /**
-   * Audit: only changes of this kind of target (provider, model, quota, cache, prompt, workflow, route) and key.
+   * Audit: only changes of this kind of target (provider, model, quota, cache, prompt, workflow, route).
    *
    * @generated from field: string target_kind = 11;
    */
   targetKind: string;
 
   /**
+   * Audit: only changes of the target with this key.
+   *
    * @generated from field: string target_key = 12;
    */
   targetKey: string;

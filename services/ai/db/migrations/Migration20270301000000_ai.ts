@@ -182,7 +182,7 @@ export class Migration20270301000000_ai extends Migration {
 
   /** The local provider, its two models, the default route and the workflows the other services name. */
   private seed(): void {
-    const at = "'2027-03-01T00:00:00Z'";
+    const at = "now()";
     this.addSql(`insert into providers (key, kind, created_at, updated_at) values ('local', 'local', ${at}, ${at})`);
     this
       .addSql(`insert into models (provider, model, operations, context_tokens, max_output_tokens, created_at, updated_at)
