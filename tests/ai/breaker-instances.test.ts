@@ -77,3 +77,28 @@ describe("a breaker shared by every instance", () => {
     expect((await generate(b!)).body.run.state).toBe("succeeded");
   });
 });
+
+describe("a cache shared by every instance", () => {
+  itWith(
+    DATABASE_SERVER,
+    "answers on one instance what another cached, and a purge on either empties it for both",
+    async () => {
+      const token = await someone(a);
+      const body = {
+        text: "Chip demand grew. Supply stayed tight. Prices rose for a third month.",
+        namespace: "shared",
+      };
+      const first = await a.http("POST", "/ai/api/v1/summarize", { token, body });
+      expect(first.body.run).toMatchObject({ state: "succeeded", cache_hit: false });
+      const elsewhere = await b!.http("POST", "/ai/api/v1/summarize", { token, body });
+      expect(elsewhere.body.run).toMatchObject({ state: "succeeded", cache_hit: true });
+      expect(elsewhere.body.run.output.text).toBe(first.body.run.output.text);
+
+      const ops = await operator(a);
+      const purged = await ops.call("DELETE", "/cache?namespace=shared");
+      expect(purged.purged).toBe(1);
+      const after = await b!.http("POST", "/ai/api/v1/summarize", { token, body });
+      expect(after.body.run.cache_hit).toBe(false);
+    },
+  );
+});
