@@ -58,6 +58,13 @@ export async function recordCallOutcome(
   provider: string,
   outcome: "success" | "failure",
 ): Promise<void> {
+  // The common case, a success on a closed breaker with no failures counted, changes nothing: no lock, no write.
+  if (outcome === "success") {
+    const [row] = await sql<BreakerColumns>(ctx.orm.em.fork(), `select ${COLUMNS} from {providers} where key = ?`, [
+      provider,
+    ]);
+    if (!row || (row.breaker_state === "closed" && Number(row.breaker_failures) === 0)) return;
+  }
   await ctx.transaction(async (em) => {
     const [row] = await sql<BreakerColumns>(em, `select ${COLUMNS} from {providers} where key = ? for update`, [
       provider,
