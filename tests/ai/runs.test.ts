@@ -95,22 +95,28 @@ describe("direct operations on the local provider", () => {
 
   it("refuses what an operation cannot use, naming the field", async () => {
     const token = await user();
+    // A field its route does not read is refused before the handler, as an unknown one is.
     const chat = await t.http("POST", "/ai/api/v1/chat", { token, body: { text: "hello" } });
     expect(chat.status).toBe(400);
-    expect(chat.body).toMatchObject({ code: "ai.input.invalid", field: "text" });
+    expect(chat.body).toMatchObject({ code: "request.invalid", field: "text" });
     const empty = await t.http("POST", "/ai/api/v1/chat", { token, body: {} });
     expect(empty.body).toMatchObject({ code: "ai.input.invalid", field: "messages" });
     const twice = await t.http("POST", "/ai/api/v1/generate", { token, body: { prompt: "a", text: "b" } });
     expect(twice.status).toBe(400);
     expect(twice.body).toMatchObject({ code: "ai.input.invalid", field: "prompt" });
     const notRead = await t.http("POST", "/ai/api/v1/summarize", { token, body: { prompt: "a" } });
-    expect(notRead.body).toMatchObject({ code: "ai.input.invalid", field: "prompt" });
+    expect(notRead.body).toMatchObject({ code: "request.invalid", field: "prompt" });
+    // A workflow's operation decides what it reads: a summarize workflow takes no labels.
+    const stray = await t.http("POST", "/ai/api/v1/runs", {
+      token,
+      body: { workflow: "trade.summarize_market_context", variables: { symbol: "ACME" }, labels: ["a"] },
+    });
+    expect(stray.body).toMatchObject({ code: "ai.input.invalid", field: "labels" });
     const workflow = await t.http("POST", "/ai/api/v1/generate", {
       token,
       body: { text: "x", workflow: "trade.summarize_market_context" },
     });
-    expect(workflow.status).toBe(400);
-    expect(workflow.body.field).toBe("workflow");
+    expect(workflow.body).toMatchObject({ code: "request.invalid", field: "workflow" });
     const none = await t.http("POST", "/ai/api/v1/runs", { token, body: { variables: { symbol: "ACME" } } });
     expect(none.status).toBe(400);
     expect(none.body.field).toBe("workflow");
