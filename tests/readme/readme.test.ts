@@ -107,6 +107,16 @@ const PROMISES: { name: string; runs: string; check(output: string): void }[] = 
     },
   },
   {
+    name: "runs a seeded AI workflow on the local provider, citing its document, and streams a chat",
+    runs: "/ai/api/v1/runs",
+    check(output) {
+      expect(output).toMatch(/"workflow":"trade.summarize_market_context".*"state":"succeeded".*"stub":true/);
+      expect(output).toMatch(/"citations":\[\{"document_id":"src_1"/);
+      expect(output).toMatch(/^event: delta$/m);
+      expect(output).toMatch(/^event: done\ndata: \{"done":\{.*"state":"succeeded"/m);
+    },
+  },
+  {
     name: "credits 5 more coins over gRPC with buf curl",
     runs: "npx buf curl",
     check(output) {
