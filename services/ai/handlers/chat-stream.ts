@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { AiService } from "../../../gen/pf/ai/v1/ai_pb.js";
 import { RunStreamEventSchema, type RunStreamEvent } from "../../../gen/pf/ai/v1/runs_pb.js";
-import { callerOf } from "../../kit/auth/principal.js";
+import { callerOf, ownerOf } from "../../kit/auth/principal.js";
 import { Wakes } from "../../kit/runtime/wakes.js";
 import type { AiContext } from "../context.js";
 import { runById, runToProto } from "../db/runs.js";
@@ -10,7 +10,6 @@ import { hasEnded, type RunState } from "../domain/operations.js";
 import { RECHECK_MS } from "../engine/await.js";
 import { planRun } from "../engine/plan.js";
 import { startRun } from "../engine/start.js";
-import { ownerOf } from "./runs.js";
 
 type Handlers = Pick<ServiceImpl<typeof AiService>, "streamChat">;
 

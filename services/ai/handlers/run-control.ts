@@ -2,7 +2,7 @@ import { create, fromJson, type JsonValue } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { AiService } from "../../../gen/pf/ai/v1/ai_pb.js";
 import { RunCreateRequestSchema, RunCreateResultSchema } from "../../../gen/pf/ai/v1/runs_pb.js";
-import { callerOf } from "../../kit/auth/principal.js";
+import { callerOf, ownerOf } from "../../kit/auth/principal.js";
 import { problem } from "../../kit/handler/problem.js";
 import type { AiContext } from "../context.js";
 import type { RunRow } from "../db/entities.js";
@@ -13,7 +13,6 @@ import { answerRun } from "../engine/await.js";
 import { bareEnd, endWithEvent } from "../engine/outcome.js";
 import { planRun } from "../engine/plan.js";
 import { startRun } from "../engine/start.js";
-import { ownerOf } from "./runs.js";
 
 type Handlers = Pick<ServiceImpl<typeof AiService>, "getRun" | "cancelRun" | "retryRun">;
 

@@ -1,7 +1,7 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { AiService } from "../../../gen/pf/ai/v1/ai_pb.js";
 import type { RunCreateRequest, RunCreateResult } from "../../../gen/pf/ai/v1/runs_pb.js";
-import { callerOf } from "../../kit/auth/principal.js";
+import { callerOf, ownerOf } from "../../kit/auth/principal.js";
 import type { AiContext } from "../context.js";
 import type { RunKind } from "../domain/operations.js";
 import { answerRun } from "../engine/await.js";
@@ -12,12 +12,6 @@ type Handlers = Pick<
   ServiceImpl<typeof AiService>,
   "createRun" | "chat" | "classify" | "embed" | "enrich" | "extract" | "generate" | "summarize"
 >;
-
-/** The run's owner: the person the call acts for, else the app or service itself. */
-export function ownerOf(call: HandlerContext): string {
-  const { person, principal } = callerOf(call);
-  return person ?? principal.sub;
-}
 
 /** Workflow runs and the direct operations (run create): one path, the route deciding which kind of run. */
 export function runHandlers(ctx: AiContext): Handlers {

@@ -124,3 +124,13 @@ export function staffActorOf(principal: Principal, apps = true): string | undefi
   if (principal.actingSubject !== undefined) return principal.staff ? principal.actingSubject : undefined;
   return principal.sub;
 }
+
+/**
+ * Who owns what a call creates (a tool's job, an AI run) and whose quotas it counts against: the person it acts for
+ * (a user or guest token, or a service's X-PF-Subject), else the app or service itself (`app:<id>`, `svc:<key>`);
+ * "" for an anonymous caller, whom each service keys its own way.
+ */
+export function ownerOf(call: HandlerContext): string {
+  const { person, principal } = callerOf(call);
+  return person ?? principal.sub;
+}

@@ -1,5 +1,5 @@
 import type { HandlerContext } from "@connectrpc/connect";
-import { callerOf } from "../../../kit/auth/principal.js";
+import { ownerOf } from "../../../kit/auth/principal.js";
 import type { ClientKeys } from "../../../kit/handler/client-address.js";
 
 /**
@@ -10,8 +10,7 @@ import type { ClientKeys } from "../../../kit/handler/client-address.js";
  * (made in process) have no address and share `ip:unknown`.
  */
 export function callerKeyOf(ctx: { clientKeys: ClientKeys }, call: HandlerContext): string {
-  const { person, principal } = callerOf(call);
-  if (person !== undefined) return person;
-  if (principal.kind !== "anonymous") return principal.sub;
+  const owner = ownerOf(call);
+  if (owner !== "") return owner;
   return `ip:${ctx.clientKeys.of(call.requestHeader) || "unknown"}`;
 }
