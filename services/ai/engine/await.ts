@@ -1,7 +1,7 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { RunCreateResultSchema, type RunCreateResult } from "../../../gen/pf/ai/v1/runs_pb.js";
-import { answerStatus } from "../../kit/handler/status.js";
+import { answerAccepted, waitWithinDeadline } from "../../kit/handler/status.js";
 import { awaitEnd } from "../../kit/runtime/wakes.js";
 import type { AiContext } from "../context.js";
 import type { RunRow } from "../db/entities.js";
@@ -10,9 +10,6 @@ import { hasEnded, type RunState } from "../domain/operations.js";
 
 /** How often a waiter reads its run again unprompted: what another instance did reaches it this late at most. */
 export const RECHECK_MS = 250;
-
-/** What a wait leaves of the call's deadline, so the 202 still reaches the caller in time. */
-const ANSWER_MARGIN_MS = 1_000;
 
 /** The run once it has ended, or as it stands when `ms` passed or `signal` aborted. */
 export function awaitRun(ctx: AiContext, id: string, ms: number, signal?: AbortSignal): Promise<RunRow> {
@@ -32,13 +29,9 @@ export async function answerRun(
   started: RunRow,
   waitMs: number,
 ): Promise<RunCreateResult> {
-  const left = call.timeoutMs();
-  const cap = Math.min(ctx.settings.maxWaitMs, left === undefined ? Infinity : left - ANSWER_MARGIN_MS);
-  const wait = Math.max(0, waitMs === 0 ? cap : Math.min(waitMs, cap));
+  const asked = waitMs === 0 ? ctx.settings.maxWaitMs : Math.min(waitMs, ctx.settings.maxWaitMs);
+  const wait = waitWithinDeadline(call, asked);
   const row = await awaitRun(ctx, started.id, wait, call.signal);
-  if (!hasEnded(row.state as RunState)) {
-    answerStatus(call, 202);
-    call.responseHeader.set("location", `/ai/api/v1/runs/${row.id}`);
-  }
+  if (!hasEnded(row.state as RunState)) answerAccepted(call, `/ai/api/v1/runs/${row.id}`);
   return create(RunCreateResultSchema, { run: runToProto(row) });
 }

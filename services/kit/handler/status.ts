@@ -28,3 +28,18 @@ export function answerRedirect(call: HandlerContext, location: string): void {
   answerStatus(call, REDIRECT_STATUS);
   call.responseHeader.set("location", location);
 }
+
+/** Room a call keeps before its deadline after waiting, so its answer (a 202) still reaches the caller in time. */
+const ANSWER_MARGIN_MS = 1_000;
+
+/** How long a call may wait for work it started (a job, a run): `ms`, cut short of the call's deadline. */
+export function waitWithinDeadline(call: HandlerContext, ms: number): number {
+  const left = call.timeoutMs();
+  return Math.max(0, Math.min(ms, left === undefined ? Infinity : left - ANSWER_MARGIN_MS));
+}
+
+/** Answers 202 with the Location where the caller reads the work it started and that is still going. */
+export function answerAccepted(call: HandlerContext, location: string): void {
+  answerStatus(call, 202);
+  call.responseHeader.set("location", location);
+}

@@ -3,7 +3,7 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { RunSchema, type Run, type RunRequest } from "../../../gen/pf/tools/v1/runs_pb.js";
 import type { ToolsService } from "../../../gen/pf/tools/v1/tools_pb.js";
 import { invalid } from "../../kit/handler/problem.js";
-import { answerStatus } from "../../kit/handler/status.js";
+import { answerAccepted, waitWithinDeadline } from "../../kit/handler/status.js";
 import type { ToolDescriptor } from "../catalogue/descriptor.js";
 import type { ToolsContext } from "../context.js";
 import { awaitJob } from "../domain/jobs/await.js";
@@ -16,9 +16,6 @@ import { servedTool } from "../domain/run/served.js";
 import type { JsonObject as ToolJson } from "../catalogue/descriptor.js";
 
 type Handlers = Pick<ServiceImpl<typeof ToolsService>, "runTool">;
-
-/** What a wait leaves of the call's deadline, so the answer (202 with the job) still reaches the caller in time. */
-const ANSWER_MARGIN_MS = 1_000;
 
 /** The run API: one route, each tool's auth class enforced by the kit (the `tool` relation) before it. */
 export function runHandlers(ctx: ToolsContext): Handlers {
@@ -63,16 +60,9 @@ export function runHandlers(ctx: ToolsContext): Handlers {
   ): Promise<Run> {
     const started = performance.now();
     const created = await createJob(ctx, caller, tool, input, piecesOf(request, rest));
-    const left = call.timeoutMs();
-    const waitMs = Math.max(
-      0,
-      Math.min(request.waitMs, ctx.settings.maxWaitMs, left === undefined ? Infinity : left - ANSWER_MARGIN_MS),
-    );
+    const waitMs = waitWithinDeadline(call, Math.min(request.waitMs, ctx.settings.maxWaitMs));
     const now = waitMs > 0 ? await awaitJob(ctx, created.id, waitMs, call.signal) : created;
-    if (!hasEnded(now.state)) {
-      answerStatus(call, 202);
-      call.responseHeader.set("location", `/tools/api/v1/jobs/${now.id}`);
-    }
+    if (!hasEnded(now.state)) answerAccepted(call, `/tools/api/v1/jobs/${now.id}`);
     return create(RunSchema, {
       tool: tool.id,
       state: now.state,
