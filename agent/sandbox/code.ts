@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { accessSync, constants as fsConstants, lstatSync, readlinkSync } from "node:fs";
 import { constants } from "node:os";
 import { delimiter, dirname, join } from "node:path";
-import { sampleTree } from "./process-tree.js";
+import { killTree, sampleTree } from "./process-tree.js";
 import type { Ended, OutputSink, Running } from "./running.js";
 
 /** Whether this host can run `code` jobs, and why not. */
@@ -79,11 +79,12 @@ export class CodeSandbox {
     let killed = false;
     const kill = () => {
       killed = true;
-      // bwrap's pid namespace dies with it (--die-with-parent, then the kernel), taking the whole tree.
-      child.kill("SIGKILL");
+      if (child.pid !== undefined) killTree(child.pid);
     };
     const sampler = setInterval(() => {
       if (child.pid === undefined) return;
+      // Until the tree has closed its pipes: a process forked while it was being killed is killed on the next tick.
+      if (killed) return killTree(child.pid);
       const { cpuMs, rssBytes } = sampleTree(child.pid);
       if (cpuMs > job.cpuMs) limit ??= "cpu_ms";
       else if (rssBytes > job.memoryBytes) limit ??= "memory_bytes";
