@@ -32,6 +32,8 @@ export async function startBenchPlatform(env: Record<string, string> = {}): Prom
     PF_RPC_PORT: "0",
     PF_METRICS_PORT: "0",
     PF_HOST_SITES_PORT: "0",
+    PF_RESTREAM_RTMP_PORT: "0",
+    PF_RESTREAM_PLAYBACK_PORT: "0",
     PF_DATA_DIR: dataDir,
     LOG_LEVEL: "warn",
     DATABASE_URL: databaseUrl,

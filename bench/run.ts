@@ -11,6 +11,7 @@ import { searchQueries } from "./search.js";
 import { startAndMemory } from "./start.js";
 import { toolsInlineRuns } from "./tools.js";
 import { aiRuns } from "./ai.js";
+import { restreamPublish } from "./restream.js";
 import { watchEvents } from "./watch-events.js";
 import { formatTable, loadSettings, type Benchmark, type LoadResult } from "./load.js";
 
@@ -30,6 +31,7 @@ const benchmarks: Benchmark[] = [
   jobDispatch,
   toolsInlineRuns,
   aiRuns,
+  restreamPublish,
   startAndMemory,
 ];
 

@@ -9,8 +9,10 @@ import { games } from "../services/games/index.js";
 import { host } from "../services/host/index.js";
 import { coupons } from "../services/coupons/index.js";
 import type { AnyServiceModule } from "../services/kit/service/module.js";
+import { live } from "../services/live/index.js";
 import { media } from "../services/media/index.js";
 import { network } from "../services/network/index.js";
+import { restream } from "../services/restream/index.js";
 import { reviews } from "../services/reviews/index.js";
 import { run } from "../services/run/index.js";
 import { news } from "../services/news/index.js";
@@ -46,4 +48,6 @@ export const modules: AnyServiceModule[] = [
   host,
   tools,
   ai,
+  restream,
+  live,
 ];

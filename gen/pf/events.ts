@@ -8,9 +8,11 @@ import { CodePublishedSchema, CodeReportedSchema, CodeStatusChangedSchema, CodeS
 import { FlagRaisedSchema, WatchMatchedSchema } from "./deals/v1/events_pb.js";
 import { ModEventSchema } from "./games/v1/events_pb.js";
 import { HostEventSchema } from "./host/v1/events_pb.js";
+import { LiveStreamEventSchema } from "./live/v1/events_pb.js";
 import { ObjectCreatedSchema } from "./media/v1/events_pb.js";
 import { CoinsChangedSchema, CoinsTransferredSchema, ModuleWrittenSchema, NotificationPushedSchema, RelationChangedSchema, SubjectChangedSchema } from "./network/v1/events_pb.js";
 import { AiDraftRequestedSchema, ClusterChangedSchema, StoryChangedSchema } from "./news/v1/events_pb.js";
+import { RestreamOutputEventSchema, RestreamSessionEventSchema, RestreamStreamEventSchema } from "./restream/v1/events_pb.js";
 import { CorrectionSubmittedSchema, EntityChangedSchema, SummaryChangedSchema } from "./reviews/v1/events_pb.js";
 import { JobEventSchema as JobEventSchema$1 } from "./run/v1/events_pb.js";
 import { ItemChangedSchema, ItemRemovedSchema, RunFinishedSchema, SourceChangedSchema } from "./sources/v1/events_pb.js";
@@ -56,6 +58,7 @@ export const eventMessages = [
   FlagRaisedSchema,
   ModEventSchema,
   HostEventSchema,
+  LiveStreamEventSchema,
   ObjectCreatedSchema,
   CoinsChangedSchema,
   CoinsTransferredSchema,
@@ -66,6 +69,9 @@ export const eventMessages = [
   StoryChangedSchema,
   ClusterChangedSchema,
   AiDraftRequestedSchema,
+  RestreamSessionEventSchema,
+  RestreamOutputEventSchema,
+  RestreamStreamEventSchema,
   EntityChangedSchema,
   SummaryChangedSchema,
   CorrectionSubmittedSchema,

@@ -62,6 +62,10 @@ export async function startTestPlatform(
     PF_METRICS_PORT: "0",
     // The sites' own listener (host): a free port too, so test files running at once never share one.
     PF_HOST_SITES_PORT: "0",
+    // Restream's embedded media worker (RTMP ingest, FFmpeg outputs) only where a test asks for it, on free ports.
+    PF_RESTREAM_EMBEDDED_WORKER: "off",
+    PF_RESTREAM_RTMP_PORT: "0",
+    PF_RESTREAM_PLAYBACK_PORT: "0",
     PF_DATA_DIR: dataDir,
     PF_DB_POOL: "4",
     LOG_LEVEL: process.env.LOG_LEVEL ?? "silent",

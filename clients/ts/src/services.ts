@@ -1,4 +1,6 @@
 import { AiService } from "../../../gen/pf/ai/v1/ai_pb.js";
+import { RestreamService } from "../../../gen/pf/restream/v1/restream_pb.js";
+import { RestreamWorkerService } from "../../../gen/pf/restream/v1/worker_pb.js";
 import { BillingAdminService } from "../../../gen/pf/billing/v1/admin_pb.js";
 import { BillingService } from "../../../gen/pf/billing/v1/billing_pb.js";
 import { BillingUsageService } from "../../../gen/pf/billing/v1/usage_pb.js";
@@ -19,6 +21,7 @@ import { DealsService } from "../../../gen/pf/deals/v1/deals_pb.js";
 import { GamesService } from "../../../gen/pf/games/v1/games_pb.js";
 import { HostService } from "../../../gen/pf/host/v1/host_pb.js";
 import { ToolsService } from "../../../gen/pf/tools/v1/tools_pb.js";
+import { LiveService } from "../../../gen/pf/live/v1/live_pb.js";
 import { MediaService } from "../../../gen/pf/media/v1/media_pb.js";
 import { NetworkAdminService } from "../../../gen/pf/network/v1/admin_pb.js";
 import { NetworkService } from "../../../gen/pf/network/v1/network_pb.js";
@@ -101,6 +104,9 @@ export const services = {
   host: HostService,
   tools: ToolsService,
   ai: AiService,
+  live: LiveService,
+  restream: RestreamService,
+  restreamWorker: RestreamWorkerService,
 } as const;
 
 export type PlatformServices = typeof services;

@@ -1,0 +1,106 @@
+import { describe, expect, it } from "vitest";
+import { rollUpStats } from "../../services/live/workers/stats.js";
+import type { LiveContext } from "../../services/live/context.js";
+import { ManualClock } from "../../services/kit/runtime/clock.js";
+import { usePlatform } from "../support/platform.js";
+import { until } from "../support/until.js";
+import { person, session, subjectChanged } from "./support.js";
+
+const clock = new ManualClock(new Date("2030-05-10T10:00:00Z"));
+const t = usePlatform({
+  services: ["live"],
+  clock,
+  env: { PF_LIVE_ANONYMOUS_READS_PER_MINUTE: "100000", PF_LIVE_STATS_EVERY_MS: "3600000" },
+});
+const get = (path: string, headers: Record<string, string> = {}) => t.http("GET", `/live${path}`, { headers });
+const staff = () => t.token({ kind: "service", svc: "web", caps: ["live.discovery.manage"] });
+const names = (items: { channel: { username: string } }[]) => items.map((item) => item.channel.username);
+
+/** Three channels live now, in username order. */
+async function liveChannels() {
+  const channels = [person("a"), person("b"), person("c")].sort((x, y) => x.username.localeCompare(y.username));
+  for (const who of channels) {
+    await subjectChanged(t, who, clock.now());
+    await session(t, "started", { sessionId: `rss_${who.owner.slice(4)}`, owner: who.owner, at: clock.now() });
+  }
+  await until(async () => {
+    const answer = await get("/api/streams?limit=200");
+    const live = new Set(answer.body.streams.map((s: { username: string }) => s.username));
+    return channels.every((who) => live.has(who.username));
+  });
+  return channels;
+}
+
+describe("live discovery", () => {
+  it("rotates the featured channels by floor(now / period) and answers 304 to a reader holding the ETag", async () => {
+    const channels = await liveChannels();
+    const usernames = channels.map((c) => c.username);
+    const put = await t.http("PUT", "/live/api/discovery/featured", {
+      token: await staff(),
+      body: { usernames, period_seconds: 3600 },
+    });
+    expect(put.status).toBe(200);
+    clock.set(new Date(3600_000 * 1_000_000)); // slot 1,000,000: start (1e6 * 1) % 3 = 1
+    const first = await get("/api/home/featured?limit=1");
+    expect(names(first.body.items)).toEqual([usernames[1]]);
+    const etag = first.headers.get("etag")!;
+    expect(first.headers.get("cache-control")).toBe("public, max-age=15");
+    expect((await get("/api/home/featured?limit=1", { "if-none-match": etag })).status).toBe(304);
+    clock.advance(3600_000);
+    const next = await get("/api/home/featured?limit=1", { "if-none-match": etag });
+    expect(next.status).toBe(200);
+    expect(names(next.body.items)).toEqual([usernames[2]]);
+  });
+
+  it("picks the same star all day, and staff's pin over it", async () => {
+    clock.set(new Date("2030-05-11T01:00:00Z"));
+    const channels = await liveChannels();
+    const morning = (await get("/api/home/star")).body.items;
+    expect(morning).toHaveLength(1);
+    clock.set(new Date("2030-05-11T23:00:00Z"));
+    expect(names((await get("/api/home/star")).body.items)).toEqual(names(morning));
+    const pin = await t.http("PUT", "/live/api/discovery/star/2030-05-11", {
+      token: await staff(),
+      body: { username: channels[2].handle },
+    });
+    expect([pin.status, pin.body.star]).toEqual([200, channels[2].username]);
+    expect(names((await get("/api/home/star")).body.items)).toEqual([channels[2].username]);
+  });
+
+  it("rolls stats up into buckets and refuses an unknown metric naming it", async () => {
+    clock.set(new Date("2030-05-12T10:00:00Z"));
+    await liveChannels();
+    await rollUpStats(t.platform.contexts.get("live") as LiveContext);
+    const series = await get("/api/home/stats/series/live_channels?hours=1");
+    expect(series.status).toBe(200);
+    expect(series.body.series.bucket_seconds).toBe(300);
+    expect(series.body.series.points.at(-1).value).toBeGreaterThanOrEqual(3);
+    const bad = await get("/api/home/stats/series/followers");
+    expect([bad.status, bad.body.code, bad.body.field]).toEqual([400, "request.invalid", "metric"]);
+    const stats = await get("/api/home/stats-live");
+    expect(stats.body.stats.live_channels).toBeGreaterThanOrEqual(3);
+  });
+
+  it("serves public items only in the feeds, and a live-only pulse", async () => {
+    const [channel] = await liveChannels();
+    const stream = (await get(`/api/streams/channel/${channel.username}`)).body.channel.streams[0].id;
+    const media = await t.token({ kind: "service", svc: "media", caps: ["live.stream.write"] });
+    for (const [id, listing] of [
+      [`pub-${channel.username}`, "public"],
+      [`priv-${channel.username}`, "private"],
+    ])
+      await t.http("PUT", `/live/api/clips/${id}`, {
+        token: media,
+        body: { stream_id: stream, title: id, url: "https://cdn.example/c.mp4", listing },
+      });
+    const feed = JSON.stringify((await get("/api/content/feed?limit=50")).body);
+    expect(feed).toContain(`pub-${channel.username}`);
+    expect(feed).not.toContain(`priv-${channel.username}`);
+    const pulse = (await get("/api/home/pulse?limit=50")).body.items as {
+      kind: string;
+      channel: { username: string };
+    }[];
+    expect(pulse.every((item) => item.kind === "stream")).toBe(true);
+    expect(names(pulse)).toContain(channel.username);
+  });
+});

@@ -1,0 +1,116 @@
+import { createHash } from "node:crypto";
+import type {
+  ControlPlane,
+  IngestGrant,
+  OutputOrder,
+  OutputProgress,
+  OutputState,
+  WorkerCommand,
+  WorkerRef,
+} from "../../../../services/restream/media/control-plane.js";
+
+type Call<K extends keyof ControlPlane> = Parameters<ControlPlane[K]>[0];
+
+/**
+ * The control plane's stand-in (the other side of the interface; the real one is restream's worker API): it records
+ * every call, grants the keys it was given (by their hash, as the real one stores them), answers heartbeats with
+ * `fenced` once told to, and feeds commands to the worker's watch.
+ */
+export class FakeControlPlane implements ControlPlane {
+  readonly registrations: Call<"register">[] = [];
+  readonly heartbeats: Call<"heartbeat">[] = [];
+  readonly authorizations: Call<"authorizeIngest">[] = [];
+  readonly sessionReports: Call<"reportSession">[] = [];
+  readonly outputReports: Call<"reportOutput">[] = [];
+  readonly logs: Call<"appendLogs">[] = [];
+  /** Every state report in the order it arrived: `session <id> <state>`, `output <id> <state>`. */
+  readonly sequence: string[] = [];
+  /** Answer heartbeats with fenced. */
+  fence = false;
+  private readonly grants = new Map<string, { sessionId: string; outputs: OutputOrder[] }>();
+  private readonly queue: WorkerCommand[] = [];
+  private wake: (() => void) | undefined;
+  private generation = 0;
+
+  /** Grants publishes with `key` (known by its hash only) as session `sessionId`, with these outputs. */
+  allow(key: string, sessionId: string, outputs: OutputOrder[] = []): void {
+    this.grants.set(sha256(key), { sessionId, outputs });
+  }
+
+  /** Sends the worker a command. */
+  send(command: WorkerCommand): void {
+    this.queue.push(command);
+    this.wake?.();
+  }
+
+  /** The session's reports' states, in order. */
+  sessionStates(sessionId: string): string[] {
+    return this.sessionReports.filter((report) => report.sessionId === sessionId).map((report) => report.state);
+  }
+
+  /** The output's reports' states, in order. */
+  outputStates(outputId: string): OutputState[] {
+    return this.outputReports.filter((report) => report.outputId === outputId).map((report) => report.state);
+  }
+
+  /** The output's progress reports. */
+  progressOf(outputId: string): OutputProgress[] {
+    return this.outputReports.flatMap((report) =>
+      report.outputId === outputId && report.progress ? [report.progress] : [],
+    );
+  }
+
+  /** Every log line appended, of every output and session. */
+  allLines(): string[] {
+    return this.logs.flatMap((call) => call.lines);
+  }
+
+  async register(input: Call<"register">): Promise<{ generation: number }> {
+    this.registrations.push(input);
+    this.generation += 1;
+    return { generation: this.generation };
+  }
+
+  async heartbeat(input: Call<"heartbeat">): Promise<{ fenced: boolean }> {
+    this.heartbeats.push(input);
+    return { fenced: this.fence };
+  }
+
+  async authorizeIngest(input: Call<"authorizeIngest">): Promise<IngestGrant> {
+    this.authorizations.push(input);
+    const grant = this.grants.get(input.keyHash);
+    return grant ? { granted: true, streamId: "str_test", ...grant } : { granted: false, reason: "unknown key" };
+  }
+
+  async reportSession(input: Call<"reportSession">): Promise<void> {
+    this.sessionReports.push(input);
+    this.sequence.push(`session ${input.sessionId} ${input.state}`);
+  }
+
+  async reportOutput(input: Call<"reportOutput">): Promise<void> {
+    this.outputReports.push(input);
+    this.sequence.push(`output ${input.outputId} ${input.state}`);
+  }
+
+  async appendLogs(input: Call<"appendLogs">): Promise<void> {
+    this.logs.push(input);
+  }
+
+  async *commands(_input: WorkerRef, signal: AbortSignal): AsyncIterable<WorkerCommand> {
+    while (!signal.aborted) {
+      const next = this.queue.shift();
+      if (next) {
+        yield next;
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        signal.addEventListener("abort", () => resolve(), { once: true });
+      });
+    }
+  }
+}
+
+export function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
