@@ -1,16 +1,6 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { RestreamContext } from "./context.js";
-import { insertCommand } from "./db/commands.js";
-
-/** A command for the worker generation holding a session (designed: end a session, start or stop an output). */
-export interface CommandOrder {
-  workerId: string;
-  generation: number;
-  kind: "end_session" | "start_output" | "stop_output";
-  sessionId?: string;
-  outputId?: string;
-  reason?: string;
-}
+import { insertCommand, type CommandOrder } from "./db/commands.js";
 
 /** The generations each transaction issued commands to, told once it commits (`commandTransaction`). */
 const issued = new WeakMap<EntityManager, Set<string>>();

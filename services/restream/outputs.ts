@@ -12,7 +12,7 @@ import { findOutput, insertOutput, runningOutputsOf, saveOutputs } from "./db/ou
 import { checkDestinationUrl, formatOf, pushUrl, schemeOf } from "./domain/destination-url.js";
 import { isRunning, type OutputState } from "./domain/output-states.js";
 import { recordOutputEvent } from "./events.js";
-import { redactLine } from "./media/redact.js";
+import { redactLine } from "./domain/redact.js";
 
 /** A destination's host as judged now: the address to connect to, or why not (`refused_address`, `dns`, `timeout`). */
 export type Judgement =

@@ -63,7 +63,15 @@ function valueOf(field: DescField): JsonValue {
             : scalarValue(field),
       ];
     case "map":
-      return {};
+      // An empty map is no map at all: one entry sets the field.
+      return {
+        k1:
+          field.mapKind === "message"
+            ? messageValue(field.message)
+            : field.mapKind === "enum"
+              ? field.enum.values[1].name
+              : scalarValue(field),
+      };
   }
 }
 

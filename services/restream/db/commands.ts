@@ -1,7 +1,16 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import type { CommandOrder } from "../commands.js";
 import { sql } from "../../kit/db/sql.js";
 import { WorkerCommandRow } from "./entities.js";
+
+/** A command for the worker generation holding a session (designed: end a session, start or stop an output). */
+export interface CommandOrder {
+  workerId: string;
+  generation: number;
+  kind: "end_session" | "start_output" | "stop_output";
+  sessionId?: string;
+  outputId?: string;
+  reason?: string;
+}
 
 /** A command taken for delivery. */
 export interface TakenCommand {

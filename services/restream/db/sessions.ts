@@ -4,7 +4,8 @@ import { LockMode, type EntityManager, type FilterQuery } from "@mikro-orm/postg
 import { MediaInfoSchema, PlaybackDescriptorSchema } from "../../../gen/pf/restream/v1/events_pb.js";
 import { SessionSchema, type Session } from "../../../gen/pf/restream/v1/sessions_pb.js";
 import { OPEN_STATES, playbackNow, type Playback } from "../domain/sessions.js";
-import type { Reach } from "../owners.js";
+import { reaches, type Reach } from "../owners.js";
+import { problem } from "../../kit/handler/problem.js";
 import { SessionRow } from "./entities.js";
 import { keysById } from "./keys.js";
 
@@ -126,4 +127,11 @@ export async function sessionViews(em: EntityManager, rows: SessionRow[]): Promi
       endReason: row.endReason,
     }),
   );
+}
+
+/** A session within reach, else 404 restream.session.not_found (another owner's answers as a missing one). */
+export async function sessionWithin(em: EntityManager, id: string, reach: Reach, lock = false): Promise<SessionRow> {
+  const row = await sessionById(em, id, lock);
+  if (!row || !reaches(reach, row.owner)) throw problem(404, "restream.session.not_found", `No session ${id}.`);
+  return row;
 }

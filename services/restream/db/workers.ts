@@ -1,3 +1,5 @@
+import { isFenced } from "../domain/sessions.js";
+import { problem } from "../../kit/handler/problem.js";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { LockMode, type EntityManager } from "@mikro-orm/postgresql";
@@ -102,4 +104,19 @@ export async function ingestUrls(em: EntityManager, settings: RestreamSettings):
   if (embedded && embedded.ingestUrl !== "") return [embedded.ingestUrl];
   const host = settings.rtmpBind.includes(":") ? `[${settings.rtmpBind}]` : settings.rtmpBind;
   return [`rtmp://${host}:${settings.rtmpPort}/live`];
+}
+
+/** 409 restream.worker_fenced: a call of a generation that is not the worker's current, active one. */
+export function fenced(workerId: string, generation: number) {
+  return problem(
+    409,
+    "restream.worker_fenced",
+    `Generation ${generation} of worker ${workerId} is fenced: another registered, or it was lost. Register again.`,
+  );
+}
+
+/** Holds the worker's generation still to the end of the transaction (share lock), or refuses an old one. */
+export async function currentGeneration(em: EntityManager, workerId: string, generation: number): Promise<void> {
+  const worker = await workerById(em, workerId, "share");
+  if (isFenced(worker, generation)) throw fenced(workerId, generation);
 }

@@ -20,7 +20,7 @@ import {
   outputToProto,
   runningOutput,
 } from "../db/outputs.js";
-import { openSessionOf, sessionById } from "../db/sessions.js";
+import { openSessionOf, sessionById, sessionWithin } from "../db/sessions.js";
 import { destinationInvalid } from "../domain/destination-url.js";
 import { reachOf, reaches } from "../owners.js";
 import { announceOutput, changeOutputState, judgeDestination } from "../outputs.js";
@@ -125,9 +125,7 @@ export function outputHandlers(ctx: RestreamContext): OutputHandlers {
 
     async listSessionOutputs(request, call) {
       const em = ctx.orm.em.fork();
-      const session = await sessionById(em, request.id);
-      if (!session || !reaches(reachOf(call), session.owner))
-        throw problem(404, "restream.session.not_found", `No session ${request.id}.`);
+      const session = await sessionWithin(em, request.id, reachOf(call));
       const rows = await outputsOfSession(em, session.id);
       return create(OutputReadResultSchema, { outputs: rows.map(outputToProto) });
     },

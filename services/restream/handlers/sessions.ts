@@ -5,14 +5,13 @@ import { PlaybackDescriptorSchema } from "../../../gen/pf/restream/v1/events_pb.
 import type { RestreamService } from "../../../gen/pf/restream/v1/restream_pb.js";
 import { SessionEndResultSchema, SessionReadResultSchema } from "../../../gen/pf/restream/v1/sessions_pb.js";
 import { pageBefore, pageLimit } from "../../kit/handler/paging.js";
-import { problem } from "../../kit/handler/problem.js";
 import { commandTransaction } from "../commands.js";
 import type { RestreamContext } from "../context.js";
 import type { SessionRow } from "../db/entities.js";
-import { sessionById, sessionsWithin, sessionViews } from "../db/sessions.js";
+import { sessionWithin, sessionsWithin, sessionViews } from "../db/sessions.js";
 import { workerViews } from "../db/workers.js";
 import { isOpen, playbackNow, type Playback } from "../domain/sessions.js";
-import { reachOf, reaches, type Reach } from "../owners.js";
+import { reachOf } from "../owners.js";
 import { closeSession } from "../sessions.js";
 
 type SessionHandlers = Pick<
@@ -74,11 +73,4 @@ export function sessionHandlers(ctx: RestreamContext): SessionHandlers {
       return create(SessionReadResultSchema, { workers: await workerViews(ctx.orm.em.fork()) });
     },
   };
-}
-
-/** A session within reach, else 404 restream.session.not_found (another owner's answers as a missing one). */
-async function sessionWithin(em: EntityManager, id: string, reach: Reach, lock = false): Promise<SessionRow> {
-  const row = await sessionById(em, id, lock);
-  if (!row || !reaches(reach, row.owner)) throw problem(404, "restream.session.not_found", `No session ${id}.`);
-  return row;
 }

@@ -2,17 +2,15 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { WorkerReportResultSchema, type RestreamWorkerService } from "../../../gen/pf/restream/v1/worker_pb.js";
-import { problem } from "../../kit/handler/problem.js";
 import type { RestreamContext } from "../context.js";
 import { destinationOfOutput } from "../db/destinations.js";
 import type { OutputRow } from "../db/entities.js";
 import { appendLogLines } from "../db/logs.js";
 import { findOutput, outputNotFound, saveOutputs, type StoredHealth } from "../db/outputs.js";
 import { sessionById } from "../db/sessions.js";
-import { workerById } from "../db/workers.js";
+import { currentGeneration } from "../db/workers.js";
 import { outputStep, type OutputState } from "../domain/output-states.js";
-import { isFenced } from "../domain/sessions.js";
-import { redactLine } from "../media/redact.js";
+import { redactLine } from "../domain/redact.js";
 import { changeOutputState, secretsOf } from "../outputs.js";
 
 type WorkerOutputHandlers = Pick<ServiceImpl<typeof RestreamWorkerService>, "reportOutput" | "appendLogs">;
@@ -21,13 +19,7 @@ type WorkerOutputHandlers = Pick<ServiceImpl<typeof RestreamWorkerService>, "rep
 export function workerOutputHandlers(ctx: RestreamContext): WorkerOutputHandlers {
   /** The output a report of this generation is about, locked; undefined when it belongs to another generation. */
   const reported = async (em: EntityManager, request: { workerId: string; generation: number; outputId: string }) => {
-    const worker = await workerById(em, request.workerId, "share");
-    if (isFenced(worker, request.generation))
-      throw problem(
-        409,
-        "restream.worker_fenced",
-        `Generation ${request.generation} of worker ${request.workerId} is fenced: another registered, or it was lost.`,
-      );
+    await currentGeneration(em, request.workerId, request.generation);
     const output = await findOutput(em, request.outputId, true);
     if (!output || output.workerId !== request.workerId) throw outputNotFound(request.outputId);
     return output.generation === request.generation ? output : undefined;

@@ -1,6 +1,5 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { EntityManager } from "@mikro-orm/postgresql";
 import {
   IngestAuthorizeResultSchema,
   WorkerCommandSchema,
@@ -19,7 +18,7 @@ import { takeCommands, type TakenCommand } from "../db/commands.js";
 import { keyByHash } from "../db/keys.js";
 import { insertSession, openSessionOf, openSessionsOfWorker, sessionById } from "../db/sessions.js";
 import { streamById } from "../db/streams.js";
-import { recordHeartbeat, registerWorker, workerById } from "../db/workers.js";
+import { currentGeneration, fenced, recordHeartbeat, registerWorker, workerById } from "../db/workers.js";
 import { keyStatusAt } from "../domain/keys.js";
 import { isFenced, isOpen } from "../domain/sessions.js";
 import { openAutoOutputs, orderFor } from "../outputs.js";
@@ -160,21 +159,6 @@ export function workerSessionHandlers(ctx: RestreamContext): WorkerSessionHandle
       }
     },
   };
-}
-
-/** 409 restream.worker_fenced: a call of a generation that is not the worker's current, active one. */
-function fenced(workerId: string, generation: number) {
-  return problem(
-    409,
-    "restream.worker_fenced",
-    `Generation ${generation} of worker ${workerId} is fenced: another registered, or it was lost. Register again.`,
-  );
-}
-
-/** Holds the worker's generation still to the end of the transaction, or refuses an old one. */
-async function currentGeneration(em: EntityManager, workerId: string, generation: number): Promise<void> {
-  const worker = await workerById(em, workerId, "share");
-  if (isFenced(worker, generation)) throw fenced(workerId, generation);
 }
 
 /** A command as sent: a start_output's order built now (its URL and key unsealed), or nothing once it is moot. */

@@ -4,7 +4,7 @@ import nmsLogger from "node-media-server/src/core/logger.js";
 import RtmpSession from "node-media-server/src/session/rtmp_session.js";
 import type { MediaInfo } from "./control-plane.js";
 import { mediaInfoOf, type PublishedMedia } from "./media-info.js";
-import { redactLine } from "./redact.js";
+import { redactLine } from "../domain/redact.js";
 
 /** The application of the publish URL: `rtmp://host:port/live/<ingest key>`. */
 export const INGEST_APP = "live";

@@ -3,7 +3,7 @@ import type { Readable, Writable } from "node:stream";
 import type { OutputOrder, OutputProgress, OutputState } from "./control-plane.js";
 import type { Publish } from "./ingest.js";
 import { ProgressReader } from "./progress.js";
-import { redactLine } from "./redact.js";
+import { redactLine } from "../domain/redact.js";
 
 /** Restarts of an output whose FFmpeg exited while its session is live. */
 export interface Backoff {

@@ -210,7 +210,7 @@ export const LiveService: GenService<{
     output: typeof StreamReadResultSchema;
   },
   /**
-   * Designed: the owner changes their channel's English bio. Another person's channel is 404
+   * The owner changes their channel's English bio. Another person's channel is 404
    * channel.not_found.
    *
    * @generated from rpc pf.live.v1.LiveService.UpdateChannel
@@ -221,7 +221,7 @@ export const LiveService: GenService<{
     output: typeof ChannelReadResultSchema;
   },
   /**
-   * Designed: the owner schedules a slot on their channel (or replaces it): title, start, end, listing.
+   * The owner schedules a slot on their channel (or replaces it): title, start, end, listing.
    *
    * @generated from rpc pf.live.v1.LiveService.PutSlot
    */
@@ -231,7 +231,7 @@ export const LiveService: GenService<{
     output: typeof SlotWriteResultSchema;
   },
   /**
-   * Designed: the owner removes a slot (removing it again changes nothing).
+   * The owner removes a slot (removing it again changes nothing).
    *
    * @generated from rpc pf.live.v1.LiveService.DeleteSlot
    */
@@ -241,7 +241,7 @@ export const LiveService: GenService<{
     output: typeof SlotWriteResultSchema;
   },
   /**
-   * Designed: the service that recorded a stream registers its VOD (or changes it): title, URL, length,
+   * The service that recorded a stream registers its VOD (or changes it): title, URL, length,
    * listing. 404 stream.not_found.
    *
    * @generated from rpc pf.live.v1.LiveService.PutVod
@@ -252,7 +252,7 @@ export const LiveService: GenService<{
     output: typeof VodWriteResultSchema;
   },
   /**
-   * Designed: the service that made a clip of a stream registers it (or changes it). 404 stream.not_found.
+   * The service that made a clip of a stream registers it (or changes it). 404 stream.not_found.
    *
    * @generated from rpc pf.live.v1.LiveService.PutClip
    */
@@ -262,7 +262,7 @@ export const LiveService: GenService<{
     output: typeof ClipWriteResultSchema;
   },
   /**
-   * Designed: a player's heartbeat while it plays a live stream, counting the caller as a viewer for the
+   * A player's heartbeat while it plays a live stream, counting the caller as a viewer for the
    * viewer window (in memory, never a database write per call). 404 stream.not_found.
    *
    * @generated from rpc pf.live.v1.LiveService.WatchStream
@@ -273,7 +273,7 @@ export const LiveService: GenService<{
     output: typeof StreamReadResultSchema;
   },
   /**
-   * Designed: staff set the featured rotation (channels in order) and its period.
+   * Staff set the featured rotation (channels in order) and its period.
    *
    * @generated from rpc pf.live.v1.LiveService.PutFeatured
    */
@@ -283,7 +283,7 @@ export const LiveService: GenService<{
     output: typeof DiscoveryWriteResultSchema;
   },
   /**
-   * Designed: staff pin the star of a UTC day. 404 channel.not_found.
+   * Staff pin the star of a UTC day. 404 channel.not_found.
    *
    * @generated from rpc pf.live.v1.LiveService.PutStar
    */
@@ -293,7 +293,7 @@ export const LiveService: GenService<{
     output: typeof DiscoveryWriteResultSchema;
   },
   /**
-   * Designed: the AI service adds an AI moment of a channel (AI output, for nobody). 404 channel.not_found.
+   * The AI service adds an AI moment of a channel (AI output, for nobody). 404 channel.not_found.
    *
    * @generated from rpc pf.live.v1.LiveService.AddMoment
    */
@@ -303,7 +303,7 @@ export const LiveService: GenService<{
     output: typeof DiscoveryWriteResultSchema;
   },
   /**
-   * Designed: staff set the digest of a UTC day.
+   * Staff set the digest of a UTC day.
    *
    * @generated from rpc pf.live.v1.LiveService.PutDigest
    */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_LINE_CHARS, redact, redactLine } from "../../../services/restream/media/redact.js";
+import { MAX_LINE_CHARS, redact, redactLine } from "../../services/restream/domain/redact.js";
 
 const KEY = "live_9fQ2+x/Zk ü";
 
