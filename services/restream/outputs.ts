@@ -74,19 +74,32 @@ export async function announceOutput(em: EntityManager, output: OutputRow, owner
 }
 
 /**
- * Opens outputs for a session that just started: one `starting` output per enabled destination of its stream when
- * the stream's auto_start_outputs is on (none otherwise), each destination's host resolved and judged public again
- * (a refused one gets a `failed` output with reason destination_refused, a log line saying why, and no order).
- * Answers the orders the worker is to push. Runs in the AuthorizeIngest transaction: the lookups are bounded by
- * PF_RESTREAM_TEST_TIMEOUT_MS and run together.
+ * Judges, before any transaction, the destinations a session of this stream would start on its own: each host
+ * resolved and judged public (DNS is never waited on while a lock is held). Keyed by destination and URL, so one
+ * changed meanwhile is not taken as judged.
+ */
+export async function judgeAutoOutputs(ctx: RestreamContext, streamId: string): Promise<Map<string, Judgement>> {
+  const destinations = await autoStartDestinations(ctx.orm.em.fork(), streamId);
+  const judgements = await Promise.all(destinations.map((destination) => judgeDestination(ctx, destination.url)));
+  return new Map(destinations.map((destination, index) => [judgedKey(destination), judgements[index]]));
+}
+
+/**
+ * Opens outputs for a session that just started, in the authorisation's transaction: one `starting` output per
+ * enabled destination of its stream (when auto_start_outputs is on) that `judgeAutoOutputs` found public, a `failed`
+ * one (destination_refused, with a log line why) for each it refused. One added or changed since it judged is left
+ * for its owner to start. Answers the orders the worker is to push.
  */
 export async function openAutoOutputs(
   ctx: RestreamContext,
   em: EntityManager,
   session: SessionRow,
+  judged: ReadonlyMap<string, Judgement>,
 ): Promise<OutputOrder[]> {
-  const destinations = await autoStartDestinations(em, session.streamId);
-  const judgements = await Promise.all(destinations.map((destination) => judgeDestination(ctx, destination.url)));
+  const destinations = (await autoStartDestinations(em, session.streamId)).filter((destination) =>
+    judged.has(judgedKey(destination)),
+  );
+  const judgements = destinations.map((destination) => judged.get(judgedKey(destination))!);
   const at = ctx.clock.now();
   const orders: OutputOrder[] = [];
   for (const [index, destination] of destinations.entries()) {
@@ -154,4 +167,8 @@ function orderOf(ctx: RestreamContext, destination: DestinationRow, outputId: st
     format: formatOf(scheme),
     secrets: [key, passphrase].filter((secret) => secret !== ""),
   });
+}
+
+function judgedKey(destination: DestinationRow): string {
+  return `${destination.id} ${destination.url}`;
 }

@@ -21,7 +21,7 @@ import { streamById } from "../db/streams.js";
 import { currentGeneration, fenced, recordHeartbeat, registerWorker, workerById } from "../db/workers.js";
 import { keyStatusAt } from "../domain/keys.js";
 import { isFenced, isOpen } from "../domain/sessions.js";
-import { openAutoOutputs, orderFor } from "../outputs.js";
+import { judgeAutoOutputs, openAutoOutputs, orderFor, type Judgement } from "../outputs.js";
 import { closeSession, sessionLive } from "../sessions.js";
 
 type WorkerSessionHandlers = Pick<
@@ -66,6 +66,8 @@ export function workerSessionHandlers(ctx: RestreamContext): WorkerSessionHandle
      * generation and the outputs to start. A refusal opens nothing; the worker disconnects the encoder.
      */
     async authorizeIngest(request) {
+      const known = await keyByHash(ctx.orm.em.fork(), request.keyHash);
+      const judged = known ? await judgeAutoOutputs(ctx, known.streamId) : new Map<string, Judgement>();
       return ctx.transaction(async (em) => {
         await currentGeneration(em, request.workerId, request.generation);
         const refused = (reason: string) => create(IngestAuthorizeResultSchema, { granted: false, reason });
@@ -88,7 +90,7 @@ export function workerSessionHandlers(ctx: RestreamContext): WorkerSessionHandle
           remoteAddress: request.remoteAddress,
           at,
         });
-        const outputs = await openAutoOutputs(ctx, em, session);
+        const outputs = await openAutoOutputs(ctx, em, session, judged);
         return create(IngestAuthorizeResultSchema, {
           granted: true,
           sessionId: session.id,
