@@ -117,6 +117,13 @@ const PROMISES: { name: string; runs: string; check(output: string): void }[] = 
     },
   },
   {
+    name: "goes live: a test pattern published with the stream's ingest key, its session live",
+    runs: "/restream/api/v1/streams",
+    check(output) {
+      expect(output).toMatch(/"sessions":\[\{"id":"rss_\w+".*"state":"live"/);
+    },
+  },
+  {
     name: "credits 5 more coins over gRPC with buf curl",
     runs: "npx buf curl",
     check(output) {
@@ -225,6 +232,9 @@ describe("README.md examples against a platform started as npm start starts it",
         PF_HTTP_PORT: String(http),
         PF_RPC_PORT: String(rpc),
         PF_HOST_SITES_PORT: String(sites),
+        // The README reads the ingest URL from the stream: any free port shows the same.
+        PF_RESTREAM_RTMP_PORT: "0",
+        PF_RESTREAM_PLAYBACK_PORT: "0",
         PF_METRICS_PORT: "0",
         PF_DATA_DIR: dataDir,
         LOG_LEVEL: "warn",
