@@ -11,6 +11,7 @@ import {
 } from "../../../gen/pf/restream/v1/worker_pb.js";
 import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
+import { waitWithinDeadline } from "../../kit/handler/status.js";
 import { Wakes } from "../../kit/runtime/wakes.js";
 import { commandsKey } from "../commands.js";
 import type { RestreamContext } from "../context.js";
@@ -133,7 +134,8 @@ export function workerSessionHandlers(ctx: RestreamContext): WorkerSessionHandle
     /**
      * The generation's commands in order: those waiting first, then each as it is issued (woken in this process
      * after its commit, found by a look every PF_RESTREAM_HEARTBEAT_MS otherwise). Each goes out once. A fenced
-     * generation is refused (409 restream.worker_fenced), and its open stream ends.
+     * generation is refused (409 restream.worker_fenced), and its open stream ends. The stream ends by itself short
+     * of the call's deadline (PF_CALL_TIMEOUT_MS): a worker watches again.
      */
     async *watchCommands(request, call) {
       const { workerId, generation } = request;
@@ -154,7 +156,10 @@ export function workerSessionHandlers(ctx: RestreamContext): WorkerSessionHandle
             const message = await commandMessage(ctx, command);
             if (message) yield message;
           }
-          await wakes.next(ctx.settings.heartbeatMs);
+          // The stream ends cleanly short of the call's deadline; the worker watches again at once.
+          const wait = waitWithinDeadline(call, ctx.settings.heartbeatMs);
+          if (wait === 0) return;
+          await wakes.next(wait);
         }
       } finally {
         unwatch();

@@ -223,6 +223,8 @@ export class MediaWorker {
     while (!signal.aborted) {
       try {
         for await (const command of this.options.control.commands(ref, signal)) await this.command(command);
+        // A watch ends short of its call's deadline: watch again at once.
+        continue;
       } catch (error) {
         if (signal.aborted) return;
         this.options.logger.warn({ err: error }, "media worker: the command watch broke");
