@@ -104,9 +104,11 @@ export class CodeSandbox {
         clearInterval(sampler);
         // bwrap reports a job ended by a signal as 128 + its number.
         if (!killed && code === 128 + constants.signals.SIGXCPU) limit = "cpu_ms";
+        // Killed, it ended by our SIGKILL even where its top process saw its children die first and exited itself.
+        const ended = killed ? "SIGKILL" : signal;
         resolve({
-          ...(code === null ? {} : { code }),
-          ...(signal ? { signal } : {}),
+          ...(code === null || killed ? {} : { code }),
+          ...(ended ? { signal: ended } : {}),
           ...(limit ? { limit } : {}),
         });
       });
