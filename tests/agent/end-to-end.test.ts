@@ -159,7 +159,11 @@ describe("the device agent, end to end", () => {
     const job = await read(id);
     expect(job.result).toMatchObject({ stdout: "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\n" });
     expect(job.result.stderr).toBe("printed 6 lines\n");
-    expect(await untilBilled(t, id)).toEqual([1]);
+    // Billed once, in wall-clock seconds rounded up: six lines 150 ms apart take one, or more on a loaded machine.
+    const billed = await untilBilled(t, id);
+    const { usage_seconds: seconds, timings } = await read(id);
+    expect(billed).toEqual([Number(seconds)]);
+    expect(Number(seconds)).toBe(Math.ceil((Date.parse(timings.ended_at) - Date.parse(timings.started_at)) / 1000));
   });
 
   it("kills a running job on cancel; one waiting on the device (placed) never starts; an ended one is unchanged", async () => {
