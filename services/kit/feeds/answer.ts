@@ -1,4 +1,4 @@
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import { createHash } from "node:crypto";
 import { HttpBodySchema, type HttpBody } from "../../../gen/google/api/httpbody_pb.js";
@@ -30,6 +30,21 @@ export function answerDocument(call: HandlerContext, answer: DocumentAnswer): Ht
     contentType: answer.contentType,
     ...(notModified(call, answer, etag) ? {} : { data }),
   });
+}
+
+/**
+ * Answers a read RPC's message (JSON over the gateway) as `answerDocument` answers bytes: a strong ETag of its binary
+ * encoding, `Cache-Control: public, max-age=…`, and 304 without a body for a reader whose If-None-Match names it (the
+ * RPC declares 200 and 304). Only for answers that are the same for every reader (live's discovery).
+ */
+export function answerMessage<Desc extends DescMessage>(
+  call: HandlerContext,
+  schema: Desc,
+  message: MessageShape<Desc>,
+  maxAgeSeconds: number,
+): MessageShape<Desc> {
+  notModified(call, { maxAgeSeconds }, digestOf(toBinary(schema, message)));
+  return message;
 }
 
 /** A document whose ETag is known before its bytes are made (a feed). */

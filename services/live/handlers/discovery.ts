@@ -11,7 +11,7 @@ import {
 } from "../../../gen/pf/live/v1/discovery_pb.js";
 import type { LiveService } from "../../../gen/pf/live/v1/live_pb.js";
 import type { LiveContext } from "../context.js";
-import { answerCached } from "../answers.js";
+import { answerMessage } from "../../kit/feeds/answer.js";
 import { channelsByUsername, channelsLive, recentlyLiveChannels, type ChannelSelectRow } from "../db/channels.js";
 import { homeNumbers, momentsFeed, newestCurationUpTo, readCuration } from "../db/discovery.js";
 import { publicRecordings } from "../db/listings.js";
@@ -71,7 +71,7 @@ export function discoveryHandlers(ctx: LiveContext): DiscoveryHandlers {
     call: Parameters<DiscoveryHandlers["getHero"]>[1],
     result: MessageInitShape<typeof DiscoveryResultSchema>,
   ) =>
-    answerCached(call, DiscoveryResultSchema, create(DiscoveryResultSchema, result), settings.discoveryMaxAgeSeconds);
+    answerMessage(call, DiscoveryResultSchema, create(DiscoveryResultSchema, result), settings.discoveryMaxAgeSeconds);
   /** The featured rotation's channels now: staff's list (or the live channels), moved on every period. */
   const featured = async (count: number): Promise<ChannelSelectRow[]> => {
     const rotation = (await readCuration(ctx, "featured")) as { usernames?: string[]; periodMs?: number } | undefined;

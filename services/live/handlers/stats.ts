@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { DiscoveryResultSchema, SeriesPointSchema } from "../../../gen/pf/live/v1/discovery_pb.js";
 import type { LiveService } from "../../../gen/pf/live/v1/live_pb.js";
-import { answerCached } from "../answers.js";
+import { answerMessage } from "../../kit/feeds/answer.js";
 import type { LiveContext } from "../context.js";
 import { readSeries } from "../db/stats.js";
 import { timeOf } from "../db/rows.js";
@@ -20,7 +20,7 @@ export function statsHandlers(ctx: LiveContext): Pick<ServiceImpl<typeof LiveSer
           points: rows.map((row) => create(SeriesPointSchema, { at: timeOf(row.bucket_at), value: row.value })),
         },
       });
-      return answerCached(call, DiscoveryResultSchema, result, ctx.settings.discoveryMaxAgeSeconds);
+      return answerMessage(call, DiscoveryResultSchema, result, ctx.settings.discoveryMaxAgeSeconds);
     },
   };
 }
