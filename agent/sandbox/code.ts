@@ -77,13 +77,17 @@ export class CodeSandbox {
     );
     let limit: string | undefined;
     let killed = false;
+    // Once the top process exited (reaped), its pid may be another process's: never signalled again.
+    let exited = false;
+    child.once("exit", () => (exited = true));
     const kill = () => {
+      if (exited || child.pid === undefined) return;
       killed = true;
-      if (child.pid !== undefined) killTree(child.pid);
+      killTree(child.pid);
     };
     const sampler = setInterval(() => {
-      if (child.pid === undefined) return;
-      // Until the tree has closed its pipes: a process forked while it was being killed is killed on the next tick.
+      if (child.pid === undefined || exited) return;
+      // Until the top exits: a process forked while the tree was being killed is killed on the next tick.
       if (killed) return killTree(child.pid);
       const { cpuMs, rssBytes } = sampleTree(child.pid);
       if (cpuMs > job.cpuMs) limit ??= "cpu_ms";
