@@ -106,6 +106,8 @@ describe("outputs", () => {
     const watch = worker.watch();
     try {
       const outputId = (await owner.call("POST", `/destinations/${id}/start`, {})).body.output.id as string;
+      // The worker has the start before the stop: a start_output taken after its output stopped is moot and skipped.
+      await until(() => watch.received.length === 1);
       const stopped = await owner.call("POST", `/destinations/${id}/stop`, {});
       expect(stopped.status).toBe(200);
       expect(stopped.body).toMatchObject({
