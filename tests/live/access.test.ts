@@ -55,7 +55,12 @@ const calls: Record<string, RouteCall> = {
   // Channels nobody has: 404 channel.not_found, nothing written.
   putFeatured: { method: "PUT", path: "/live/api/discovery/featured", body: { usernames: [CHANNEL] } },
   putStar: { method: "PUT", path: `/live/api/discovery/star/2030-01-01`, body: { username: CHANNEL } },
-  addMoment: { method: "POST", path: "/live/api/discovery/moments", body: { username: CHANNEL, text: "A moment" } },
+  addMoment: {
+    method: "POST",
+    path: "/live/api/discovery/moments",
+    headers: { "idempotency-key": "matrix" },
+    body: { username: CHANNEL, text: "A moment" },
+  },
   putDigest: {
     method: "PUT",
     path: "/live/api/discovery/digest/1999-01-01",

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../services/kit/runtime/clock.js";
+import { outboxEvents } from "../support/outbox.js";
 import { usePlatform } from "../support/platform.js";
 import { until } from "../support/until.js";
-import { person, session, subjectChanged } from "./support.js";
+import { liveChannel as liveChannelOf, person, session, subjectChanged } from "./support.js";
 
 const clock = new ManualClock(new Date("2030-03-01T12:00:00Z"));
 const t = usePlatform({
@@ -21,20 +22,8 @@ const SECRETS = {
 const get = (path: string, headers: Record<string, string> = {}, token?: string) =>
   t.http("GET", `/live${path}`, { headers, token });
 
-/** A channel with a live stream: answers its names and the stream's id once live reads it. */
-async function liveChannel(refs: Record<string, string> = SECRETS) {
-  const who = person();
-  await subjectChanged(t, who, clock.now());
-  const sessionId = `rss_${who.owner.slice(4)}`;
-  await session(t, "started", { sessionId, owner: who.owner, at: clock.now(), refs });
-  let streamId = "";
-  await until(async () => {
-    const answer = await get(`/api/streams/channel/${who.username}`);
-    streamId = answer.body.channel?.streams?.[0]?.id ?? "";
-    return streamId !== "";
-  });
-  return { ...who, sessionId, streamId };
-}
+/** A channel with a live stream whose session carries the secrets. */
+const liveChannel = () => liveChannelOf(t, clock.now(), SECRETS);
 
 describe("live channels fed by restream and network events", () => {
   it("reads a channel by username, case-insensitively, with its live stream's playback endpoint", async () => {
@@ -83,6 +72,34 @@ describe("live channels fed by restream and network events", () => {
     const channel2 = await get(`/api/streams/channel/${late.username}`);
     expect(channel2.body.channel.live).toBe(false);
     expect(channel2.body.channel.streams).toEqual([]);
+  });
+
+  it("names the channel's username in its stream events, and none before network named the owner", async () => {
+    // The username as applied when the session event is: network's event first, then the session's.
+    const channel = person();
+    await subjectChanged(t, channel, clock.now());
+    await until(async () => (await get(`/api/auth/user/${channel.username}`)).status === 200);
+    const sessionId = `rss_${channel.owner.slice(4)}`;
+    const events = async (owner: string) =>
+      (await outboxEvents(t, "live", owner)).map((event) => ({
+        subject: event.subject,
+        ...(JSON.parse(event.payload) as { owner: string; username: string; state: string }),
+      }));
+    await session(t, "started", { sessionId, owner: channel.owner, at: clock.now() });
+    await until(async () => (await events(channel.owner)).length === 1);
+    await session(t, "ended", { sessionId, owner: channel.owner, at: clock.now() });
+    await until(async () => (await events(channel.owner)).length === 2);
+    expect(await events(channel.owner)).toMatchObject([
+      { subject: "live.stream.started", owner: channel.owner, username: channel.username, state: "live" },
+      { subject: "live.stream.ended", owner: channel.owner, username: channel.username, state: "ended" },
+    ]);
+
+    const unnamed = person();
+    await session(t, "started", { sessionId: `rss_${unnamed.owner.slice(4)}`, owner: unnamed.owner, at: clock.now() });
+    await until(async () => (await events(unnamed.owner)).length === 1);
+    expect(await events(unnamed.owner)).toMatchObject([
+      { subject: "live.stream.started", owner: unnamed.owner, username: "" },
+    ]);
   });
 
   it("keeps the newest handle: an older network.subject.changed never overwrites it", async () => {

@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import { rollUpStats } from "../../services/live/workers/stats.js";
 import type { LiveContext } from "../../services/live/context.js";
 import { ManualClock } from "../../services/kit/runtime/clock.js";
+import { starOf } from "../../services/live/domain/discovery.js";
+import { outboxEvents } from "../support/outbox.js";
 import { usePlatform } from "../support/platform.js";
 import { until } from "../support/until.js";
 import { person, session, subjectChanged } from "./support.js";
@@ -16,9 +18,9 @@ const get = (path: string, headers: Record<string, string> = {}) => t.http("GET"
 const staff = () => t.token({ kind: "service", svc: "web", caps: ["live.discovery.manage"] });
 const names = (items: { channel: { username: string } }[]) => items.map((item) => item.channel.username);
 
-/** Three channels live now, in username order. */
-async function liveChannels() {
-  const channels = [person("a"), person("b"), person("c")].sort((x, y) => x.username.localeCompare(y.username));
+/** Channels live now (three unless tagged otherwise), in username order. */
+async function liveChannels(tags = ["a", "b", "c"]) {
+  const channels = tags.map((tag) => person(tag)).sort((x, y) => x.username.localeCompare(y.username));
   for (const who of channels) {
     await subjectChanged(t, who, clock.now());
     await session(t, "started", { sessionId: `rss_${who.owner.slice(4)}`, owner: who.owner, at: clock.now() });
@@ -52,14 +54,21 @@ describe("live discovery", () => {
     expect(names(next.body.items)).toEqual([usernames[2]]);
   });
 
-  it("picks the same star all day, and staff's pin over it", async () => {
-    clock.set(new Date("2030-05-11T01:00:00Z"));
+  it("picks the star among channels live in the 7 days before the day, the same all day, and staff's pin over it", async () => {
+    const day = "2030-07-20";
+    clock.set(new Date("2030-07-19T12:00:00Z"));
     const channels = await liveChannels();
-    const morning = (await get("/api/home/star")).body.items;
-    expect(morning).toHaveLength(1);
-    clock.set(new Date("2030-05-11T23:00:00Z"));
-    expect(names((await get("/api/home/star")).body.items)).toEqual(names(morning));
-    const pin = await t.http("PUT", "/live/api/discovery/star/2030-05-11", {
+    clock.set(new Date(`${day}T01:00:00Z`));
+    const morning = names((await get("/api/home/star")).body.items);
+    expect(channels.map((c) => c.username)).toContain(morning[0]);
+    // Channels going live during the day (after the others by username) are not among them: enough of them that
+    // counting them would move the pick onto one of them.
+    const more = Array.from({ length: 20 }, (_, i) => i + 1).find((k) => starOf(day, [...Array(3 + k).keys()])! >= 3)!;
+    clock.set(new Date(`${day}T10:00:00Z`));
+    await liveChannels(Array.from({ length: more }, () => "z"));
+    clock.set(new Date(`${day}T23:00:00Z`));
+    expect(names((await get("/api/home/star")).body.items)).toEqual(morning);
+    const pin = await t.http("PUT", `/live/api/discovery/star/${day}`, {
       token: await staff(),
       body: { username: channels[2].handle },
     });
@@ -96,11 +105,48 @@ describe("live discovery", () => {
     const feed = JSON.stringify((await get("/api/content/feed?limit=50")).body);
     expect(feed).toContain(`pub-${channel.username}`);
     expect(feed).not.toContain(`priv-${channel.username}`);
+    // An ended stream, and a live one of a channel network has not named yet, never reach the pulse.
+    const [ended] = await liveChannels(["e"]);
+    const endedStream = (await get(`/api/streams/channel/${ended.username}`)).body.channel.streams[0].id;
+    await session(t, "ended", { sessionId: `rss_${ended.owner.slice(4)}`, owner: ended.owner, at: clock.now() });
+    const unnamed = person("u");
+    await session(t, "started", { sessionId: `rss_${unnamed.owner.slice(4)}`, owner: unnamed.owner, at: clock.now() });
+    await until(async () => (await get(`/api/streams/${endedStream}`)).body.stream.state === "ended");
+    await until(async () => (await outboxEvents(t, "live", unnamed.owner)).length === 1);
     const pulse = (await get("/api/home/pulse?limit=50")).body.items as {
       kind: string;
       channel: { username: string };
+      stream: { id: string; state: string };
     }[];
-    expect(pulse.every((item) => item.kind === "stream")).toBe(true);
+    expect(pulse.every((item) => item.kind === "stream" && item.stream.state === "live")).toBe(true);
     expect(names(pulse)).toContain(channel.username);
+    expect(names(pulse)).not.toContain(ended.username);
+    expect(names(pulse)).not.toContain("");
+  });
+
+  it("answers a repeated AI moment under the same Idempotency-Key with the first one", async () => {
+    const [channel] = await liveChannels(["m"]);
+    const ai = await t.token({ kind: "service", svc: "ai", caps: ["live.discovery.manage"] });
+    const add = (key: string | undefined, text: string) =>
+      t.http("POST", "/live/api/discovery/moments", {
+        token: ai,
+        headers: { "x-pf-origin": "ai", ...(key === undefined ? {} : { "idempotency-key": key }) },
+        body: { username: channel.handle, text },
+      });
+    const key = `moment-${channel.username}`;
+    const first = await add(key, "A great save");
+    expect(first.status).toBe(201);
+    const again = await add(key, "A great save");
+    expect([again.status, again.body.moment]).toEqual([201, first.body.moment]);
+    const moments = (await get("/api/content/moments?limit=50")).body.items as { moment: { id: string } }[];
+    expect(moments.filter((item) => item.moment.id === first.body.moment.id)).toHaveLength(1);
+    const other = await add(key, "Another moment");
+    expect([other.status, other.body.code]).toEqual([409, "idempotency.mismatch"]);
+    const keyless = await add(undefined, "A great save");
+    expect([keyless.status, keyless.body.code, keyless.body.field]).toEqual([
+      400,
+      "request.invalid",
+      "Idempotency-Key",
+    ]);
   });
 });

@@ -4,6 +4,7 @@ import { SubjectChangedSchema } from "../../gen/pf/network/v1/events_pb.js";
 import { RestreamSessionEventSchema } from "../../gen/pf/restream/v1/events_pb.js";
 import { newId } from "../../services/kit/handler/ids.js";
 import type { TestPlatform } from "../support/platform.js";
+import { until } from "../support/until.js";
 
 let n = 0;
 /** A fresh person and handle. */
@@ -65,4 +66,19 @@ export function session(
     at: timestampFromDate(fields.at),
   });
   return publish(t, `restream.session.${verb}`, toJsonString(RestreamSessionEventSchema, event));
+}
+
+/** A fresh channel with a stream live since `at`: its names, session and stream id, once live reads it. */
+export async function liveChannel(t: TestPlatform, at: Date, refs: Record<string, string> = {}) {
+  const who = person();
+  await subjectChanged(t, who, at);
+  const sessionId = `rss_${who.owner.slice(4)}`;
+  await session(t, "started", { sessionId, owner: who.owner, at, refs });
+  let streamId = "";
+  await until(async () => {
+    const answer = await t.http("GET", `/live/api/streams/channel/${who.username}`);
+    streamId = answer.body.channel?.streams?.[0]?.id ?? "";
+    return streamId !== "";
+  });
+  return { ...who, sessionId, streamId };
 }

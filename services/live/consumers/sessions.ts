@@ -3,7 +3,7 @@ import { RestreamSessionEventSchema } from "../../../gen/pf/restream/v1/events_p
 import { consumer, type Consumer } from "../../kit/events/consumer.js";
 import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 import type { LiveContext } from "../context.js";
-import { ensureChannel, markLive } from "../db/channels.js";
+import { ensureChannel, lockChannel, markLive } from "../db/channels.js";
 import { channelDocumentIds, channelDocuments } from "../db/search.js";
 import { applySession } from "../db/streams.js";
 import { streamChanged } from "../events.js";
@@ -25,6 +25,8 @@ export const sessionConsumers: Consumer<LiveContext>[] = SUBJECTS.map((subject) 
       if (!event.sessionId || !event.owner.startsWith("usr_")) return;
       const at = event.at ? timestampDate(event.at) : ctx.clock.now();
       await ensureChannel(em, event.owner, at);
+      // The username as the channel's committed changes left it ("" before network named the owner).
+      const username = (await lockChannel(em, event.owner)) ?? "";
       const applied = await applySession(
         em,
         {
@@ -47,7 +49,7 @@ export const sessionConsumers: Consumer<LiveContext>[] = SUBJECTS.map((subject) 
         at,
       );
       if (applied.after === "live") await markLive(em, event.owner, applied.startedAt ?? at);
-      if (applied.before !== applied.after) await streamChanged(em, applied, "", ctx.clock.now());
+      if (applied.before !== applied.after) await streamChanged(em, applied, username, ctx.clock.now());
       await refreshSearchDocuments(em, channelDocuments, await channelDocumentIds(em, event.owner), ctx.clock.now());
     },
   }),

@@ -1,6 +1,8 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { sql } from "../../kit/db/sql.js";
 import { HotRead, type ReadContext } from "../../kit/db/reads.js";
+import { problem } from "../../kit/handler/problem.js";
+import { normalUsername } from "../domain/channels.js";
 
 /** A channel as the reads see it. */
 export interface ChannelSelectRow {
@@ -68,6 +70,19 @@ export async function markLive(em: EntityManager, owner: string, at: Date): Prom
   ]);
 }
 
+/**
+ * An owner's channel's username (null without one), its row locked until commit: the changes of one channel apply
+ * in turn, each seeing what the one before committed.
+ */
+export async function lockChannel(em: EntityManager, owner: string): Promise<string | null> {
+  const [row] = await sql<{ username: string | null }>(
+    em,
+    `select username from {channels} where owner = ? for update`,
+    [owner],
+  );
+  return row?.username ?? null;
+}
+
 /** Sets a channel's English bio, by its owner. */
 export async function setBio(em: EntityManager, owner: string, bio: string, at: Date): Promise<void> {
   await sql(em, `update {channels} set bio_en = ?, updated_at = ? where owner = ?`, [bio, at, owner]);
@@ -82,9 +97,15 @@ const byUsername = new HotRead<ChannelSelectRow, [string]>(
   `select ${CHANNEL_SELECT} where c.username = $1`,
 );
 
-/** A channel by its (normalised) username; undefined when none. */
-export async function channelByUsername(ctx: ReadContext, username: string) {
-  return (await byUsername.run(ctx, username))[0];
+/**
+ * A channel by username (any case); 404 channel.not_found when none, or when `owner` is given and the channel is
+ * another's (another person's channel answers as a missing one).
+ */
+export async function requireChannel(ctx: ReadContext, username: string, owner?: string): Promise<ChannelSelectRow> {
+  const [row] = await byUsername.run(ctx, normalUsername(username));
+  if (!row || (owner !== undefined && row.owner !== owner))
+    throw problem(404, "channel.not_found", `No channel is named ${username}.`);
+  return row;
 }
 
 const byUsernames = new HotRead<ChannelSelectRow, [string[]]>(
@@ -106,6 +127,18 @@ const recentlyLive = new HotRead<ChannelSelectRow, [Date, number]>(
 /** Channels that went live after `after`, most recent first. */
 export function recentlyLiveChannels(ctx: ReadContext, after: Date, rows: number) {
   return recentlyLive.run(ctx, after, rows);
+}
+
+const startedBetween = new HotRead<ChannelSelectRow, [Date, Date, number]>(
+  "channels.started_between",
+  `select ${CHANNEL_SELECT} where c.username is not null
+   and exists (select 1 from {streams} s where s.owner = c.owner and s.started_at >= $1 and s.started_at < $2)
+   order by c.username collate "C" limit $3`,
+);
+
+/** Readable channels with a stream that went live in [from, to), by username (byte order, whatever the collation). */
+export function channelsStartedBetween(ctx: ReadContext, from: Date, to: Date, rows: number) {
+  return startedBetween.run(ctx, from, to, rows);
 }
 
 const liveChannels = new HotRead<ChannelSelectRow, []>(

@@ -89,19 +89,22 @@ export interface RecordingFacts {
   takenBy: string;
 }
 
-/** Writes a VOD or clip (again: replaced, keeping when it was first registered); answers it and whether it was new. */
+/**
+ * Writes a VOD or clip (again: replaced, keeping when it was first registered); answers it and whether it was new,
+ * or undefined when the id is held for another stream (or owner): nothing written.
+ */
 export async function putRecording(
   em: EntityManager,
   recording: RecordingFacts,
   at: Date,
-): Promise<RecordingSelectRow & { created: boolean }> {
+): Promise<(RecordingSelectRow & { created: boolean }) | undefined> {
   const [row] = await sql<RecordingSelectRow & { created: boolean }>(
     em,
     `insert into {recordings} (kind, id, stream_id, owner, title, url, duration_seconds, listing, taken_by, at)
      values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-     on conflict (kind, id) do update set stream_id = excluded.stream_id, owner = excluded.owner,
-       title = excluded.title, url = excluded.url, duration_seconds = excluded.duration_seconds,
-       listing = excluded.listing, taken_by = excluded.taken_by
+     on conflict (kind, id) do update set title = excluded.title, url = excluded.url,
+       duration_seconds = excluded.duration_seconds, listing = excluded.listing, taken_by = excluded.taken_by
+       where {recordings}.stream_id = excluded.stream_id and {recordings}.owner = excluded.owner
      returning id, stream_id, title, url, duration_seconds, listing, at, taken_by, (xmax = 0) as created`,
     [
       recording.kind,

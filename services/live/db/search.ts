@@ -2,6 +2,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import type { IndexDocument } from "../../../gen/pf/search/v1/documents_pb.js";
 import { sql } from "../../kit/db/sql.js";
 import { publicDocument, type SearchDocumentSource } from "../../kit/search-documents/document.js";
+import { lockChannel } from "./channels.js";
 
 interface ChannelText {
   username: string;
@@ -58,10 +59,6 @@ function documentOf(row: ChannelText): IndexDocument {
  * one channel record its document in turn, each describing what the one before committed.
  */
 export async function channelDocumentIds(em: EntityManager, owner: string): Promise<string[]> {
-  const rows = await sql<{ username: string | null }>(
-    em,
-    `select username from {channels} where owner = ? for update`,
-    [owner],
-  );
-  return rows.flatMap((row) => (row.username === null ? [] : [row.username]));
+  const username = await lockChannel(em, owner);
+  return username === null ? [] : [username];
 }

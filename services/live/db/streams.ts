@@ -156,15 +156,15 @@ export function liveStreamsOf(ctx: ReadContext, owner: string, since: Date, priv
   return liveOf.run(ctx, since, privateToo, owner);
 }
 
-const liveNow = new HotRead<StreamSelectRow, [Date, number, number]>(
+const liveNow = new HotRead<StreamSelectRow, [Date, boolean, number, number]>(
   "streams.live",
-  `select * from (select ${STREAM_SELECT.replace("or $2", "or false")} where s.state = 'live') live
-   order by viewer_count desc, started_at desc, id desc offset $2 limit $3`,
+  `select * from (select ${STREAM_SELECT} where s.state = 'live') live
+   order by viewer_count desc, started_at desc, id desc offset $3 limit $4`,
 );
 
-/** Who is live, most viewers first: `rows` from `offset` (public VODs only: a live stream has none yet anyway). */
+/** Who is live, most viewers first: `rows` from `offset`, with public VODs only (everyone reads this list). */
 export function liveStreams(ctx: ReadContext, since: Date, offset: number, rows: number) {
-  return liveNow.run(ctx, since, offset, rows);
+  return liveNow.run(ctx, since, false, offset, rows);
 }
 
 const endedRecently = new HotRead<StreamSelectRow, [Date, boolean, Date, string, number]>(
@@ -180,11 +180,11 @@ export function endedStreams(ctx: ReadContext, since: Date, before: { at: Date; 
 
 const newest = new HotRead<StreamSelectRow, [Date, boolean, Date, number]>(
   "streams.started",
-  `select ${STREAM_SELECT} where s.started_at is not null and s.started_at > $3
+  `select ${STREAM_SELECT} where s.state = 'live' and c.username is not null and s.started_at > $3
    order by s.started_at desc, s.id desc limit $4`,
 );
 
-/** Streams that went live after `after`, newest first (the home pulse). */
+/** Streams live now on readable channels that went live after `after`, newest first (the home pulse: live-only). */
 export function startedStreams(ctx: ReadContext, since: Date, after: Date, rows: number) {
   return newest.run(ctx, since, false, after, rows);
 }

@@ -5,6 +5,11 @@ export function utcDay(at: Date): string {
   return at.toISOString().slice(0, 10);
 }
 
+/** The moment a UTC day (YYYY-MM-DD) begins. */
+export function dayStartOf(day: string): Date {
+  return new Date(`${day}T00:00:00Z`);
+}
+
 /** The featured rotation slot a moment falls in: floor(now / period). */
 export function rotationSlot(at: Date, periodMs: number): number {
   return Math.floor(at.getTime() / periodMs);

@@ -4,15 +4,13 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ChannelReadResultSchema, ChannelSchema } from "../../../gen/pf/live/v1/channels_pb.js";
 import type { LiveService } from "../../../gen/pf/live/v1/live_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
-import { problem } from "../../kit/handler/problem.js";
 import { refreshSearchDocuments } from "../../kit/search-documents/record.js";
 import type { LiveContext } from "../context.js";
-import { channelByUsername, setBio, type ChannelSelectRow } from "../db/channels.js";
+import { requireChannel, setBio, type ChannelSelectRow } from "../db/channels.js";
 import { recordingsOf, slotsOf } from "../db/listings.js";
 import { channelDocumentIds, channelDocuments } from "../db/search.js";
 import { clipOf, slotOf, streamOf, timeOf, vodOf } from "../db/rows.js";
 import { liveStreamsOf } from "../db/streams.js";
-import { normalUsername } from "../domain/channels.js";
 import { viewOfCall } from "../readers.js";
 
 type ChannelHandlers = Pick<
@@ -25,11 +23,6 @@ const PAGE_ITEMS = 50;
 
 /** The channel reads (anyone; the owner and staff also see private listings) and the owner's bio. */
 export function channelHandlers(ctx: LiveContext): ChannelHandlers {
-  const found = async (username: string): Promise<ChannelSelectRow> => {
-    const row = await channelByUsername(ctx, normalUsername(username));
-    if (!row) throw problem(404, "channel.not_found", `No channel is named ${username}.`);
-    return row;
-  };
   const since = () => new Date(ctx.clock.now().getTime() - ctx.settings.viewerWindowMs);
   /** The profile part of a channel: display fields, bio, follower count, whether live. */
   const profile = (row: ChannelSelectRow, call: HandlerContext, parts: MessageInitShape<typeof ChannelSchema> = {}) =>
@@ -50,11 +43,11 @@ export function channelHandlers(ctx: LiveContext): ChannelHandlers {
     (await recordingsOf(ctx, row.owner, "clip", privateToo, PAGE_ITEMS)).map(clipOf);
   return {
     async getChannelOwner(request, call) {
-      return profile(await found(request.username), call);
+      return profile(await requireChannel(ctx, request.username), call);
     },
 
     async getChannel(request, call) {
-      const row = await found(request.username);
+      const row = await requireChannel(ctx, request.username);
       const privateToo = viewOfCall(call, row.owner) !== "public";
       const [streams, slots, vods, clips] = await Promise.all([
         liveStreamsOf(ctx, row.owner, since(), privateToo),
@@ -71,14 +64,14 @@ export function channelHandlers(ctx: LiveContext): ChannelHandlers {
     },
 
     async getChannelBio(request, call) {
-      const row = await found(request.username);
+      const row = await requireChannel(ctx, request.username);
       return create(ChannelReadResultSchema, {
         channel: { username: row.username, bioEn: row.bio_en, view: viewOfCall(call, row.owner) },
       });
     },
 
     async listChannelClips(request, call) {
-      const row = await found(request.username);
+      const row = await requireChannel(ctx, request.username);
       const view = viewOfCall(call, row.owner);
       return create(ChannelReadResultSchema, {
         channel: { username: row.username, clips: await clipsOf(row, view !== "public"), view },
@@ -86,10 +79,7 @@ export function channelHandlers(ctx: LiveContext): ChannelHandlers {
     },
 
     async updateChannel(request, call) {
-      const row = await found(request.username);
-      // Another person's channel answers as a missing one.
-      if (row.owner !== actingPerson(call))
-        throw problem(404, "channel.not_found", `No channel is named ${request.username}.`);
+      const row = await requireChannel(ctx, request.username, actingPerson(call));
       if (request.bioEn !== undefined) {
         const bio = request.bioEn;
         await ctx.transaction(async (em) => {

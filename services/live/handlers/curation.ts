@@ -2,10 +2,12 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { DigestSchema, DiscoveryWriteResultSchema, MomentSchema } from "../../../gen/pf/live/v1/discovery_pb.js";
 import type { LiveService } from "../../../gen/pf/live/v1/live_pb.js";
+import { principalOf } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
-import { invalid, problem } from "../../kit/handler/problem.js";
+import { invalid } from "../../kit/handler/problem.js";
+import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import type { LiveContext } from "../context.js";
-import { channelByUsername } from "../db/channels.js";
+import { requireChannel } from "../db/channels.js";
 import { insertMoment, putCuration } from "../db/discovery.js";
 import { normalUsername } from "../domain/channels.js";
 
@@ -20,11 +22,6 @@ function requireDay(day: string): string {
 
 /** Staff's featured rotation, stars and digests, and AI moments (designed). */
 export function curationHandlers(ctx: LiveContext): CurationHandlers {
-  const channelOf = async (username: string) => {
-    const row = await channelByUsername(ctx, normalUsername(username));
-    if (!row) throw problem(404, "channel.not_found", `No channel is named ${username}.`);
-    return row;
-  };
   return {
     async putFeatured(request) {
       const usernames = request.usernames.map(normalUsername);
@@ -35,21 +32,27 @@ export function curationHandlers(ctx: LiveContext): CurationHandlers {
 
     async putStar(request) {
       const day = requireDay(request.day);
-      const channel = await channelOf(request.username);
+      const channel = await requireChannel(ctx, request.username);
       await ctx.transaction((em) => putCuration(em, `star:${day}`, { username: channel.username }, ctx.clock.now()));
       return create(DiscoveryWriteResultSchema, { star: channel.username });
     },
 
-    async addMoment(request) {
-      const channel = await channelOf(request.username);
-      const moment = {
-        id: newId("lmo"),
-        text: request.text.trim(),
-        streamId: request.streamId,
-        clipId: request.clipId,
-      };
-      await ctx.transaction((em) => insertMoment(em, { ...moment, owner: channel.owner }, ctx.clock.now()));
-      return create(DiscoveryWriteResultSchema, { moment: create(MomentSchema, moment) });
+    async addMoment(request, call) {
+      // A retry under the same Idempotency-Key answers the first add (README "Moments").
+      const once = idempotencyOf(call, request, { scope: `moment:${principalOf(call).sub}`, required: true });
+      const channel = await requireChannel(ctx, request.username);
+      return ctx.transaction((em) =>
+        once.run(em, async () => {
+          const moment = {
+            id: newId("lmo"),
+            text: request.text.trim(),
+            streamId: request.streamId,
+            clipId: request.clipId,
+          };
+          await insertMoment(em, { ...moment, owner: channel.owner }, ctx.clock.now());
+          return create(DiscoveryWriteResultSchema, { moment: create(MomentSchema, moment) });
+        }),
+      );
     },
 
     async putDigest(request) {

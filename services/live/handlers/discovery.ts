@@ -12,12 +12,18 @@ import {
 import type { LiveService } from "../../../gen/pf/live/v1/live_pb.js";
 import type { LiveContext } from "../context.js";
 import { answerMessage } from "../../kit/feeds/answer.js";
-import { channelsByUsername, channelsLive, recentlyLiveChannels, type ChannelSelectRow } from "../db/channels.js";
+import {
+  channelsByUsername,
+  channelsLive,
+  channelsStartedBetween,
+  recentlyLiveChannels,
+  type ChannelSelectRow,
+} from "../db/channels.js";
 import { homeNumbers, momentsFeed, newestCurationUpTo, readCuration } from "../db/discovery.js";
-import { publicRecordings } from "../db/listings.js";
+import { publicRecordings, type RecordingWithChannel } from "../db/listings.js";
 import { clipOf, streamOf, timeOf, vodOf, type StreamSelectRow } from "../db/rows.js";
 import { liveStreams, startedStreams } from "../db/streams.js";
-import { featuredPick, rotationSlot, starOf, utcDay } from "../domain/discovery.js";
+import { dayStartOf, featuredPick, rotationSlot, starOf, utcDay } from "../domain/discovery.js";
 import { normalUsername } from "../domain/channels.js";
 
 type DiscoveryHandlers = Pick<
@@ -36,6 +42,8 @@ type DiscoveryHandlers = Pick<
 const DAY_MS = 86_400_000;
 /** "Recently online": went live within this long. */
 const RECENT_MS = 7 * DAY_MS;
+/** The most channels the star is picked among (the first by username). */
+const STAR_CANDIDATES = 1000;
 
 const card = (row: {
   username: string;
@@ -63,6 +71,14 @@ const streamItem = (row: StreamSelectRow): DiscoveryItem =>
     at: timeOf(row.started_at),
   });
 
+const recordingItem = (row: RecordingWithChannel): DiscoveryItem =>
+  create(DiscoveryItemSchema, {
+    kind: row.kind,
+    channel: card(row),
+    ...(row.kind === "vod" ? { vod: vodOf(row) } : { clip: clipOf(row) }),
+    at: timeOf(row.at),
+  });
+
 /** The home surfaces and feeds: public items only, the same for every caller, ETag and a short Cache-Control. */
 export function discoveryHandlers(ctx: LiveContext): DiscoveryHandlers {
   const { settings } = ctx;
@@ -84,16 +100,7 @@ export function discoveryHandlers(ctx: LiveContext): DiscoveryHandlers {
   return {
     async getContentFeed(request, call) {
       const rows = await publicRecordings(ctx, request.limit ?? 20);
-      return answer(call, {
-        items: rows.map((row) =>
-          create(DiscoveryItemSchema, {
-            kind: row.kind,
-            channel: card(row),
-            ...(row.kind === "vod" ? { vod: vodOf(row) } : { clip: clipOf(row) }),
-            at: timeOf(row.at),
-          }),
-        ),
-      });
+      return answer(call, { items: rows.map(recordingItem) });
     },
 
     async getMoments(request, call) {
@@ -136,12 +143,8 @@ export function discoveryHandlers(ctx: LiveContext): DiscoveryHandlers {
       if (pick?.live) return answer(call, { items: [channelItem(pick)] });
       const [top] = await liveStreams(ctx, since(), 0, 1);
       if (top) return answer(call, { items: [streamItem(top)] });
-      const [vod] = (await publicRecordings(ctx, 20)).filter((row) => row.kind === "vod");
-      return answer(call, {
-        items: vod
-          ? [create(DiscoveryItemSchema, { kind: "vod", channel: card(vod), vod: vodOf(vod), at: timeOf(vod.at) })]
-          : [],
-      });
+      const [recording] = await publicRecordings(ctx, 1);
+      return answer(call, { items: recording ? [recordingItem(recording)] : [] });
     },
 
     async getPulse(request, call) {
@@ -155,22 +158,21 @@ export function discoveryHandlers(ctx: LiveContext): DiscoveryHandlers {
     },
 
     async getStar(_request, call) {
-      const now = ctx.clock.now();
-      const day = utcDay(now);
+      const day = utcDay(ctx.clock.now());
       const pinned = (await readCuration(ctx, `star:${day}`)) as { username?: string } | undefined;
       const [chosen] = pinned?.username ? await channelsByUsername(ctx, [pinned.username]) : [];
+      // Channels that went live in the 7 days before the day began: the same set, so the same star, all day.
+      const dayStart = dayStartOf(day);
       const eligible = chosen
         ? []
-        : (await recentlyLiveChannels(ctx, new Date(now.getTime() - RECENT_MS), 1000)).sort((a, b) =>
-            a.username.localeCompare(b.username),
-          );
+        : await channelsStartedBetween(ctx, new Date(dayStart.getTime() - RECENT_MS), dayStart, STAR_CANDIDATES);
       const star = chosen ?? starOf(day, eligible);
       return answer(call, { items: star ? [channelItem(star)] : [] });
     },
 
     async getStatsLive(_request, call) {
       const now = ctx.clock.now();
-      const numbers = await homeNumbers(ctx, since(), new Date(`${utcDay(now)}T00:00:00Z`));
+      const numbers = await homeNumbers(ctx, since(), dayStartOf(utcDay(now)));
       return answer(call, {
         stats: create(HomeStatsSchema, {
           liveChannels: numbers.live_channels,

@@ -8,11 +8,10 @@ import { actingPerson } from "../../kit/auth/principal.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import type { LiveContext } from "../context.js";
-import { channelByUsername } from "../db/channels.js";
+import { requireChannel } from "../db/channels.js";
 import { deleteSlot, putRecording, putSlot, readSlot, type RecordingFacts } from "../db/listings.js";
 import { clipOf, slotOf, vodOf } from "../db/rows.js";
 import { streamOwner } from "../db/streams.js";
-import { normalUsername } from "../domain/channels.js";
 
 type ListingHandlers = Pick<ServiceImpl<typeof LiveService>, "putSlot" | "deleteSlot" | "putVod" | "putClip">;
 
@@ -21,18 +20,15 @@ const SLOT_MAX_MS = 86_400_000;
 
 /** The owner's slots, and VODs and clips registered by the services that make them (designed). */
 export function listingHandlers(ctx: LiveContext): ListingHandlers {
-  /** The acting person's channel by username; another person's answers as a missing one. */
-  const ownChannel = async (username: string, person: string) => {
-    const row = await channelByUsername(ctx, normalUsername(username));
-    if (!row || row.owner !== person) throw problem(404, "channel.not_found", `No channel is named ${username}.`);
-    return row;
-  };
   /** Registers a VOD or clip of a stream; answers it as stored, 201 when new. */
   const register = async (call: Parameters<ListingHandlers["putVod"]>[1], facts: Omit<RecordingFacts, "owner">) => {
     const row = await ctx.transaction(async (em) => {
       const owner = await streamOwner(em, facts.streamId);
       if (owner === null) throw problem(404, "stream.not_found", `No stream ${facts.streamId}.`);
-      return putRecording(em, { ...facts, owner }, ctx.clock.now());
+      const stored = await putRecording(em, { ...facts, owner }, ctx.clock.now());
+      if (!stored)
+        throw problem(409, `${facts.kind}.id_taken`, `The ${facts.kind} ${facts.id} is registered for another stream.`);
+      return stored;
     });
     if (!row.created) answerStatus(call, 200);
     return row;
@@ -40,7 +36,7 @@ export function listingHandlers(ctx: LiveContext): ListingHandlers {
   return {
     async putSlot(request, call) {
       const person = actingPerson(call);
-      const channel = await ownChannel(request.username, person);
+      const channel = await requireChannel(ctx, request.username, person);
       const startsAt = timestampDate(request.startsAt!);
       const endsAt = timestampDate(request.endsAt!);
       if (endsAt <= startsAt) throw invalid("ends_at", "ends_at must be after starts_at.");
@@ -67,7 +63,7 @@ export function listingHandlers(ctx: LiveContext): ListingHandlers {
     },
 
     async deleteSlot(request, call) {
-      const channel = await ownChannel(request.username, actingPerson(call));
+      const channel = await requireChannel(ctx, request.username, actingPerson(call));
       await ctx.transaction((em) => deleteSlot(em, channel.owner, request.id));
       return create(SlotWriteResultSchema, {});
     },

@@ -242,7 +242,7 @@ export const LiveService: GenService<{
   },
   /**
    * The service that recorded a stream registers its VOD (or changes it): title, URL, length,
-   * listing. 404 stream.not_found.
+   * listing. 404 stream.not_found; 409 vod.id_taken when the id is held for another stream.
    *
    * @generated from rpc pf.live.v1.LiveService.PutVod
    */
@@ -252,7 +252,8 @@ export const LiveService: GenService<{
     output: typeof VodWriteResultSchema;
   },
   /**
-   * The service that made a clip of a stream registers it (or changes it). 404 stream.not_found.
+   * The service that made a clip of a stream registers it (or changes it). 404 stream.not_found;
+   * 409 clip.id_taken when the id is held for another stream.
    *
    * @generated from rpc pf.live.v1.LiveService.PutClip
    */
@@ -294,6 +295,7 @@ export const LiveService: GenService<{
   },
   /**
    * The AI service adds an AI moment of a channel (AI output, for nobody). 404 channel.not_found.
+   * The Idempotency-Key header is required: a retry under the same key answers the first add.
    *
    * @generated from rpc pf.live.v1.LiveService.AddMoment
    */
