@@ -5,7 +5,9 @@ import { defineConfig } from "eslint/config";
 import tseslint from "typescript-eslint";
 
 export default defineConfig(
-  { ignores: ["gen/", "node_modules/", ".data/", "coverage/", "clients/ts/dist/", "clients/ts/src/generated/"] },
+  {
+    ignores: ["gen/", "dist/", "node_modules/", ".data/", "coverage/", "clients/ts/dist/", "clients/ts/src/generated/"],
+  },
   {
     files: ["**/*.ts", "**/*.js", "**/*.mjs"],
     extends: [js.configs.recommended, tseslint.configs.eslintRecommended],

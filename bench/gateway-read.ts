@@ -6,6 +6,7 @@ import { NetworkAdminService } from "../gen/pf/network/v1/admin_pb.js";
 import { StaffRole } from "../gen/pf/network/v1/network_pb.js";
 import type { Platform } from "../platform/host.js";
 import { runLoad, type Benchmark, type LoadSettings } from "./load.js";
+import { loadConfig } from "../services/kit/runtime/config.js";
 import { startBenchPlatform } from "./platform.js";
 
 const { Pool } = pg;
@@ -131,11 +132,11 @@ async function bareFastify(body: unknown): Promise<BareServer> {
 
 /**
  * The reference of identity resolve: bare Fastify running the same indexed
- * query on a `pg` pool of the service's size (PF_DB_POOL, default 4), with the
+ * query on a `pg` pool of the platform process's size (PF_DB_POOL), with the
  * subject from the query string, answering the gateway's JSON from the row.
  */
 async function bareFastifyWithSubjects(databaseUrl: string): Promise<BareServer> {
-  const pool = new Pool({ connectionString: databaseUrl, max: Number(process.env.PF_DB_POOL || 4) });
+  const pool = new Pool({ connectionString: databaseUrl, max: loadConfig(process.env).dbPoolSize });
   const app = Fastify();
   app.get<{ Querystring: { subject: string } }>("/resolve", async (request, reply) => {
     const subject = request.query.subject;

@@ -2,7 +2,7 @@ import type { DescMethod } from "@bufbuild/protobuf";
 import type { ContextValues } from "@connectrpc/connect";
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
 import { admittedCall } from "../services/kit/auth/enforce.js";
-import type { Caller } from "../services/kit/auth/principal.js";
+import type { Caller, Principal } from "../services/kit/auth/principal.js";
 import { PlainHeaders } from "../services/kit/rpc/plain-headers.js";
 import { closeAfterAnswer } from "./connection.js";
 import { forwardedHeaders } from "./headers.js";
@@ -13,7 +13,11 @@ import type { RouteContext } from "./route-context.js";
 export interface AdmittedRequest {
   readonly headers: Record<string, string>;
   readonly values: ContextValues;
+  /** Who was admitted (the access log names it). */
+  readonly principal: PrincipalKind;
 }
+
+type PrincipalKind = Principal["kind"];
 
 /** How a refused request is answered. */
 export type Refusal = (request: FastifyRequest, reply: FastifyReply, error: unknown) => void;
@@ -44,7 +48,7 @@ export function admissionHook(
   return (request, reply, done) => {
     const refuse = (error: unknown) => answer(request, closeAfterAnswer(request, reply), error);
     const admit = (headers: Record<string, string>, caller: Caller) => {
-      admitted.set(request, { headers, values: admittedCall(method, caller) });
+      admitted.set(request, { headers, values: admittedCall(method, caller), principal: caller.principal.kind });
       done();
     };
     try {

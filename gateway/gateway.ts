@@ -20,6 +20,7 @@ import type { Admitting } from "./route-context.js";
 import { RouteTable } from "./route-table.js";
 import { mountPoints, registerBindings } from "./routes.js";
 import { traceRequests } from "./tracing.js";
+import { logRequests, type ProblemAnswer } from "./access-log.js";
 import { tracingOn } from "../services/kit/runtime/tracing.js";
 
 export interface GatewayOptions {
@@ -36,6 +37,8 @@ export interface GatewayOptions {
   readiness(): Promise<Record<string, boolean>>;
   /** What must hold for the process to be worth keeping, for /healthz; unset: it always is. */
   liveness?(): Promise<Record<string, boolean>>;
+  /** Told of every answer of 400 or more (the refusal counter); unset: nothing counts them. */
+  problems?: (answer: ProblemAnswer) => void;
   /** The process's own services, served over Connect and gRPC-Web beside the JSON routes (connect.ts); unset: none. */
   connect?: ConnectServing;
 }
@@ -52,8 +55,7 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
   const { config, logger } = options;
   const bindings = options.services.flatMap(bindingsOf);
   const app = Fastify({
-    // Request logging is left out on purpose (it costs a child logger per request);
-    // failures are logged with the request id, and services log their calls.
+    // Fastify's own request logging costs a child logger per request: the access log (access-log.ts) writes one line.
     logger: false,
     bodyLimit: config.bodyLimit,
     // Not Fastify's own reading of the header, which takes any value as sent.
@@ -97,6 +99,7 @@ export async function buildGateway(options: GatewayOptions): Promise<Gateway> {
     reply.header(REQUEST_ID_HEADER, request.id);
     done();
   });
+  logRequests(app, logger, options.problems);
   if (tracingOn()) traceRequests(app);
   app.setErrorHandler(answerFastifyError);
   // A path no binding answers (404), or answers for another method (405), is answered before any body is read.

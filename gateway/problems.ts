@@ -36,8 +36,16 @@ export function problemJson(found: Problem, instance: string): JsonObject {
   return body;
 }
 
+/** The code of the problem each answered request got (the access log and the refusal counter read it). */
+const problemCodes = new WeakMap<FastifyReply, string>();
+
+export function problemCodeOf(reply: FastifyReply): string | undefined {
+  return problemCodes.get(reply);
+}
+
 export function sendProblem(reply: FastifyReply, found: Problem, instance: string): FastifyReply {
   const body = problemJson(found, instance);
+  problemCodes.set(reply, found.code);
   // RFC 9110: a 401 names the scheme that would let the caller in.
   if (body.status === 401)
     reply.header("www-authenticate", found.code === "auth.invalid" ? 'Bearer error="invalid_token"' : "Bearer");

@@ -21,7 +21,7 @@ const spans = new WeakMap<FastifyRequest, Span>();
 export function traceRequests(app: FastifyInstance): void {
   app.addHook("onRequest", (request, _reply, done) => {
     if (request.is404) return done();
-    const route = request.routeOptions.config.route ?? request.routeOptions.url ?? "";
+    const route = routeOf(request);
     const sent = request.headers.traceparent;
     const span = startSpan(
       `${request.method} ${route}`,
@@ -43,6 +43,11 @@ export function traceRequests(app: FastifyInstance): void {
     }
     done();
   });
+}
+
+/** The request's route as its binding writes it (`/tips/api/v1/checkout`), or Fastify's; "" when none answers it. */
+export function routeOf(request: FastifyRequest): string {
+  return request.routeOptions.config.route ?? request.routeOptions.url ?? "";
 }
 
 /** The traceparent the request's RPC carries: its gateway span; undefined when tracing is off. */

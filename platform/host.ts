@@ -15,6 +15,8 @@ import { openBlobStore } from "../services/kit/blobs/settings.js";
 import { seededEditors } from "../services/kit/editors/editors.js";
 import type { BlobStore } from "../services/kit/blobs/store.js";
 import { openServiceDatabase, poolWedged, type MikroORM } from "../services/kit/db/orm.js";
+import { ProcessPool } from "../services/kit/db/pool.js";
+import { budgetLine, checkBudget, connectionBudget } from "../services/kit/db/budget.js";
 import { schemaOf } from "../services/kit/migrations.js";
 import { DatabaseProbe } from "../services/kit/db/readiness.js";
 import type { EventBus } from "../services/kit/events/bus.js";
@@ -22,10 +24,11 @@ import { JetStreamBus } from "../services/kit/events/jetstream-bus.js";
 import { InProcessBus } from "../services/kit/events/memory-bus.js";
 import { startConsumer } from "../services/kit/events/consumer.js";
 import { OutboxRelay } from "../services/kit/events/outbox.js";
+import { openRelayPool, RELAY_CONNECTIONS } from "../services/kit/events/relay-database.js";
 import { CommitListeners, signalsOf, type CommitSignal } from "../services/kit/db/commits.js";
 import { OutboxWakes } from "../services/kit/events/outbox-wake.js";
 import { housekeeping } from "../services/kit/service/housekeeping.js";
-import { createLogger, type Logger } from "../services/kit/runtime/logger.js";
+import { createLogger, processLabels, type Logger } from "../services/kit/runtime/logger.js";
 import { PlatformMetrics } from "../services/kit/service/metrics.js";
 import type { AnyServiceModule, ServiceContext } from "../services/kit/service/module.js";
 import type { Implementation } from "../services/kit/rpc/implementation.js";
@@ -44,6 +47,8 @@ import { serveRpc } from "../services/kit/rpc/server.js";
 import { inTransaction } from "../services/kit/db/transaction.js";
 import { propagateTrace, traceCalls } from "../services/kit/rpc/tracing.js";
 import { flushTracing, tracingFromEnvironment, tracingOn } from "../services/kit/runtime/tracing.js";
+import { portRefused, portsFree } from "./ports.js";
+import { listenPorts, migrationsLine, phaseLine, placeOf, progressWhile } from "./startup.js";
 
 export interface PlatformOptions {
   config: Config;
@@ -73,7 +78,7 @@ export interface Platform {
 
 export async function startPlatform(options: PlatformOptions): Promise<Platform> {
   const { config } = options;
-  const logger = options.logger ?? createLogger(config.logLevel);
+  const logger = options.logger ?? createLogger(config.logLevel, undefined, processLabels(config.services));
   const clock = options.clock ?? systemClock;
   const unknown = (config.services ?? []).filter((key) => !options.modules.some((m) => m.key === key));
   if (unknown.length > 0)
@@ -82,23 +87,63 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const stops: (() => Promise<void>)[] = [];
   let stopping: Promise<void> | undefined;
   try {
+    // Before the slow phases: a port another process holds ends the start at once, naming its setting.
+    const ports = listenPorts(config);
+    await portsFree(ports);
+    const started = Date.now();
     // The keys are read while the embedded database starts.
     const starting = config.databaseUrl
       ? undefined
-      : startEmbeddedPostgres(join(config.dataDir, "pg"), modules.length * config.dbPoolSize + 8);
+      : startEmbeddedPostgres(join(config.dataDir, "pg"), connectionBudget(config.dbPoolSize).total + 8);
     // Registered at once: a failure below still stops the database, once it has started.
     if (starting) stops.push(() => starting.then((embedded) => embedded.stop()));
+    if (starting) {
+      const dataDir = join(config.dataDir, "pg");
+      phaseLine(
+        logger,
+        "database",
+        { dataDir },
+        `DATABASE_URL is unset: starting the embedded PostgreSQL in ${dataDir}`,
+      );
+      progressWhile(starting, logger, "database", "the embedded PostgreSQL is still starting");
+    }
     const [keys, clientKeys, embedded] = await Promise.all([loadKeys(config), ClientKeys.load(config), starting]);
     const admission = new Admission(new TokenVerifier(keys));
 
     const databaseUrl = embedded?.url ?? config.databaseUrl ?? "";
-    if (embedded)
-      logger.info({ dataDir: join(config.dataDir, "pg") }, "DATABASE_URL is unset: using the embedded PostgreSQL");
+    phaseLine(
+      logger,
+      "database",
+      { embedded: !!embedded, ms: Date.now() - started },
+      embedded ? `the embedded PostgreSQL is up (${Date.now() - started} ms)` : `PostgreSQL at ${placeOf(databaseUrl)}`,
+    );
+
+    // One pool for every service of the process, within a budget the server allows (docs/operations.md, "Connections").
+    const pool = new ProcessPool({
+      url: databaseUrl,
+      size: config.dbPoolSize,
+      acquireTimeoutMs: config.dbAcquireTimeoutMs,
+      logger,
+    });
+    stops.push(() => pool.end());
+    if (modules.length > 0) {
+      const budget = connectionBudget(config.dbPoolSize, embedded ? undefined : { relays: RELAY_CONNECTIONS });
+      logger.info({ budget }, budgetLine(budget));
+      if (!embedded) await checkBudget(pool, budget);
+    }
 
     const bus: EventBus = config.natsUrl
       ? await JetStreamBus.connect(config.natsUrl, logger, config.natsNamespace)
       : new InProcessBus(logger);
     stops.push(() => bus.close());
+    phaseLine(
+      logger,
+      "nats",
+      { namespace: config.natsNamespace },
+      config.natsUrl
+        ? `connected to ${placeOf(config.natsUrl)}${config.natsNamespace ? ` (namespace ${config.natsNamespace})` : ""}`
+        : "NATS_URL is unset: events stay in this process",
+    );
 
     // Every pf service call: in its scope (request id, deadline), counted and kept from leaking internals, enforced, its input checked, rate-limited.
     const guard = new CallGuard(logger);
@@ -107,7 +152,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     const tracing = tracingOn();
     if (tracing) stops.push(flushTracing);
     // Every RPC counted and timed by its final code, outermost; PF_METRICS_PORT=off leaves it out.
-    const metrics = config.metricsPort === undefined ? undefined : new PlatformMetrics(bus);
+    const metrics =
+      config.metricsPort === undefined ? undefined : new PlatformMetrics(bus, processLabels(config.services));
     // Each module registers its relations' resolvers once its context is built (below).
     const relations = new Relations(logger);
     const serverInterceptors = [
@@ -161,19 +207,21 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     const relays: OutboxRelay[] = [];
     // One LISTEN connection per process wakes every relay for other processes' commits; the embedded database is one process.
     const wakes = config.databaseUrl ? new OutboxWakes(databaseUrl, logger) : undefined;
+    // Ended after the relays stop (stops run last-first).
+    const relayPool = config.databaseUrl ? openRelayPool(databaseUrl, logger) : undefined;
+    if (relayPool) stops.push(() => relayPool.end());
+    const background = { workers: 0, consumers: 0 };
     for (const module of modules) {
-      const orm = await openServiceDatabase(
-        schemaOf(module),
-        databaseUrl,
-        config.dbPoolSize,
-        config.dbAcquireTimeoutMs,
-      );
+      const migrating = Date.now();
+      const orm = await openServiceDatabase(schemaOf(module), pool);
       orms.push(orm);
       stops.push(() => orm.close());
+      await migrationsLine(logger, module.key, orm, schemaOf(module).migrations.length, migrating);
       await bus.ensureStream(module.key);
       const relay = new OutboxRelay(orm, bus, logger.child({ service: module.key, relay: true }), module.key, {
         intervalMs: config.outboxPollMs,
         wakes,
+        pool: relayPool,
       });
       relays.push(relay);
       const callerInterceptors = [
@@ -199,6 +247,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       }
       for (const worker of [housekeeping, ...(module.workers ?? [])]) stops.push(await worker(ctx));
       for (const definition of module.consumers ?? []) stops.push(await startConsumer(ctx, definition));
+      background.workers += 1 + (module.workers?.length ?? 0);
+      background.consumers += module.consumers?.length ?? 0;
       metrics?.watch({ key: module.key, orm, consumers: module.consumers ?? [] });
     }
 
@@ -211,6 +261,12 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       await wakes.start();
       stops.push(() => wakes.stop());
     }
+    phaseLine(
+      logger,
+      "workers",
+      background,
+      `${background.workers} workers, ${background.consumers} consumers and ${relays.length} outbox relays started`,
+    );
 
     // Stops run last-first: the servers below stop taking calls, the calls being served finish
     // and answer, then the remaining connections close, and only then the databases.
@@ -259,15 +315,25 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
         logger,
         readiness,
         liveness,
+        problems: metrics && ((answer) => metrics.problem(answer)),
         // The same handlers as the RPC port, through the same interceptors: Connect and gRPC-Web for browsers.
         connect: { implementations, interceptors: serverInterceptors },
       });
-      gatewayUrl = await gateway.listen({ port: config.httpPort, host: config.bind });
+      // Taken since the check at start (a race): still named by its setting.
+      gatewayUrl = await gateway.listen({ port: config.httpPort, host: config.bind }).catch((error: unknown) => {
+        throw portRefused({ setting: "PF_HTTP_PORT", port: config.httpPort, host: config.bind }, error);
+      });
       stops.push(() => gateway.close());
     }
     // Stopped first: a scrape's readings finish before the databases close.
     const metricsUrl = metrics && (await metrics.serve(config.metricsPort!, config.bind));
     if (metrics) stops.push(() => metrics.stop());
+    phaseLine(
+      logger,
+      "ports",
+      { gateway: gatewayUrl, rpc: rpc.url, metrics: metricsUrl, ms: Date.now() - started },
+      `gateway ${gatewayUrl ?? "(off)"}, RPC ${rpc.url}, metrics ${metricsUrl ?? "(off)"}`,
+    );
 
     return {
       rpcUrl: rpc.url,

@@ -1,22 +1,29 @@
 import { loadConfig } from "../services/kit/runtime/config.js";
 import { embeddedAgentWanted, startEmbeddedAgent } from "./embedded-agent.js";
 import { startPlatform } from "./host.js";
-import { createLogger } from "../services/kit/runtime/logger.js";
+import { createLogger, processLabels } from "../services/kit/runtime/logger.js";
 import { modules } from "./registry.js";
 
 // `npm start` outside production chooses the test-mode provider, which plays the buyer and approves (unless set
 // otherwise), so the whole payment flow runs on its own; billing warns loudly at start that it is on.
 const local = { PF_BILLING_TEST_PROVIDER: "on", PF_BILLING_TEST_PROVIDER_AUTO: "approve" };
 const config = loadConfig(loadConfig().production ? process.env : { ...local, ...process.env });
-const logger = createLogger(config.logLevel);
-const platform = await startPlatform({ config, modules, logger });
+const logger = createLogger(config.logLevel, undefined, processLabels(config.services));
+const platform = await startPlatform({ config, modules, logger }).catch((error: unknown) => {
+  // A setting's fault (a taken port, a bad value) is one line naming it; anything else keeps its stack.
+  const message = messagesOf(error);
+  if (/^[A-Z][A-Z0-9_]+[:= ]/.test(message)) logger.fatal(`the platform did not start: ${message}`);
+  else logger.fatal({ err: error }, `the platform did not start: ${message}`);
+  process.exit(1);
+});
 logger.info(
   {
     gateway: platform.gatewayUrl,
     rpc: platform.rpcUrl,
     metrics: platform.metricsUrl,
     data: config.dataDir,
-    services: [...platform.contexts.keys()],
+    // Not `services`: every line names PF_SERVICES there.
+    running: [...platform.contexts.keys()],
   },
   `platform up: gateway ${platform.gatewayUrl ?? "(off)"}, RPC ${platform.rpcUrl}, metrics ${platform.metricsUrl ?? "(off)"}, data in ${config.dataDir}`,
 );
@@ -35,4 +42,10 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
       .then(() => platform.stop())
       .then(() => process.exit(0));
   });
+}
+
+/** An error's message with its causes' (`PF_HOST_SITES_PORT: cannot serve…: listen EADDRINUSE…`). */
+function messagesOf(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  return error.cause === undefined ? error.message : `${error.message}: ${messagesOf(error.cause)}`;
 }

@@ -1,7 +1,6 @@
-import { closeSync, openSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { Worker } from "node:worker_threads";
-import { transformSync } from "esbuild";
+import { closeSync, openSync, readdirSync, readlinkSync } from "node:fs";
+import type { Worker } from "node:worker_threads";
+import { moduleWorker } from "../../services/kit/runtime/module-worker.js";
 import type { Ended, OutputSink, Running } from "./running.js";
 import type { WorkerJob, WorkerMessage } from "./wasi-worker.js";
 
@@ -12,21 +11,6 @@ export interface FunctionRun {
   stdin: Uint8Array;
   dir: string;
   outputCap: number;
-}
-
-let source: string | undefined;
-
-/**
- * The worker's JavaScript, transformed from wasi-worker.ts once per process: a worker started from source runs on
- * any Node this project supports and under any loader (tsx, vitest, a bundle), where a .ts file would not.
- */
-function workerSource(): string {
-  source ??= transformSync(readFileSync(fileURLToPath(new URL("./wasi-worker.ts", import.meta.url)), "utf8"), {
-    loader: "ts",
-    format: "cjs",
-    target: "node20",
-  }).code;
-  return source;
 }
 
 /**
@@ -93,8 +77,7 @@ export class FunctionSandbox {
   }
 
   private spawn(): Worker {
-    const worker = new Worker(workerSource(), {
-      eval: true,
+    const worker = moduleWorker(import.meta.url, "wasi-worker", {
       // The module's memory is bounded by its declared maximum; these bound the JavaScript around it.
       resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
     });

@@ -1,6 +1,6 @@
 /**
- * The body of a function job's worker thread. function.ts loads it as JavaScript (transformed once per process), so
- * it imports only Node's own modules. It runs WASI modules with node:wasi, one job at a time, and hands each
+ * The body of a function job's worker thread (started by function.ts through the kit's `moduleWorker`; it imports only
+ * Node's own modules). It runs WASI modules with node:wasi, one job at a time, and hands each
  * module's stdio to the agent: stdin is the job's args, stdout and stderr go to the parent as messages. The host's
  * own stdio is never the module's (its fds 0-2 are a /dev/null the parent opened and closes), and a sleep waits on
  * Atomics.wait, which Worker.terminate interrupts, where node:wasi's poll_oneoff would block in native code past a

@@ -99,10 +99,11 @@ describe("GET /metrics on PF_METRICS_PORT", () => {
     expect(counts).toEqual([...counts].sort((a, b) => a - b));
   });
 
-  it("reports every service's database pool and the process's event-loop lag", async () => {
+  it("reports every service's database pool (the process's one) and the process's event-loop lag", async () => {
+    const pool = await t.platform.contexts.get("deals")!.orm.em.getConnection().getNativeClient();
     const samples = await scrape();
     for (const { key } of modules) {
-      expect(valueOf(samples, "pf_db_pool_max", { service: key }), key).toBe(4);
+      expect(valueOf(samples, "pf_db_pool_max", { service: key }), key).toBe(pool.options.max);
       expect(find(samples, "pf_db_pool_in_use", { service: key }), key).toHaveLength(1);
       expect(find(samples, "pf_db_pool_waiting", { service: key }), key).toHaveLength(1);
     }
@@ -112,12 +113,13 @@ describe("GET /metrics on PF_METRICS_PORT", () => {
 
   it("counts a pool's connections checked out and the callers waiting for one", async () => {
     const pool = await t.platform.contexts.get("deals")!.orm.em.getConnection().getNativeClient();
-    const held = await Promise.all(Array.from({ length: 4 }, () => pool.connect()));
-    // A fifth caller waits: every connection of the pool (PF_DB_POOL=4) is held.
+    const size = pool.options.max!;
+    const held = await Promise.all(Array.from({ length: size }, () => pool.connect()));
+    // One more caller waits: every connection of the pool (PF_DB_POOL) is held.
     const queued = pool.connect();
     try {
       const samples = await scrape();
-      expect(valueOf(samples, "pf_db_pool_in_use", { service: "deals" })).toBe(4);
+      expect(valueOf(samples, "pf_db_pool_in_use", { service: "deals" })).toBe(size);
       expect(valueOf(samples, "pf_db_pool_waiting", { service: "deals" })).toBeGreaterThanOrEqual(1);
     } finally {
       for (const client of held) client.release();

@@ -66,8 +66,10 @@ export async function startTestPlatform(
     PF_RESTREAM_EMBEDDED_WORKER: "off",
     PF_RESTREAM_RTMP_PORT: "0",
     PF_RESTREAM_PLAYBACK_PORT: "0",
+    // A slow machine never loses a worker mid-test; liveness tests set their own.
+    PF_RESTREAM_WORKER_LOST_MS: "600000",
     PF_DATA_DIR: dataDir,
-    PF_DB_POOL: "4",
+    PF_DB_POOL: "8",
     LOG_LEVEL: process.env.LOG_LEVEL ?? "silent",
     // Tests drive payments through the test-mode provider, which is off unless chosen.
     PF_BILLING_TEST_PROVIDER: "on",

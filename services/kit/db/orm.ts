@@ -1,8 +1,9 @@
 import { MikroORM, type EntitySchema, type Options } from "@mikro-orm/postgresql";
-import type { Pool, PoolClient } from "pg";
 import { Migrator } from "@mikro-orm/migrations";
 import type { MigrationObject } from "@mikro-orm/core";
 import { withMigrationLock } from "./migration-lock.js";
+import { ProcessPool } from "./pool.js";
+import { SharedPoolDriver, type SharedPoolOptions } from "./shared-pool-driver.js";
 
 export { MikroORM };
 
@@ -20,20 +21,16 @@ export interface ServiceSchema {
 /** How long a caller waits for a free connection by default (PF_DB_ACQUIRE_TIMEOUT_MS). */
 const ACQUIRE_TIMEOUT_MS = 5_000;
 
-export function ormOptions(
-  schema: ServiceSchema,
-  url: string,
-  poolSize: number,
-  acquireTimeoutMs = ACQUIRE_TIMEOUT_MS,
-): Options {
+/** A service's ORM options, on the process's pool (`owned`: one opened for this ORM alone, closed with it). */
+export function ormOptions(schema: ServiceSchema, pool: ProcessPool, owned = false): Options {
+  const shared: SharedPoolOptions = () => ({ processPool: pool, owned });
   return {
-    clientUrl: url,
+    driver: SharedPoolDriver,
+    clientUrl: pool.settings.url,
     schema: schema.key,
     entities: schema.entities,
     extensions: [Migrator],
-    pool: { min: 0, max: poolSize },
-    // pg's pool bounds both the wait for a free connection and the opening of a new one by it.
-    driverOptions: { connectionTimeoutMillis: acquireTimeoutMs, onPoolCreated: watchPool },
+    driverOptions: shared,
     migrations: {
       schema: schema.key,
       tableName: "mikro_orm_migrations",
@@ -55,66 +52,48 @@ export function qualified(em: { config: { get(key: "schema"): string | undefined
   return `"${String(em.config.get("schema"))}".${table}`;
 }
 
-/** When each pool last handed out or took back a connection. */
-const progress = new WeakMap<Pool, number>();
-
 /**
- * A connection the server closed while checked out goes back to the pool
- * (which discards it) at once. Kysely gives a transaction's connection back
- * only once its COMMIT or ROLLBACK succeeds, which never happens on a
- * terminated connection: without this, every terminated backend would hold
- * a pool slot for good. The holder's own later release becomes a no-op.
- */
-function watchPool(pool: Pool): void {
-  const checkedOut = new WeakSet<PoolClient>();
-  progress.set(pool, Date.now());
-  pool.on("connect", (client) => {
-    client.once("end", () => {
-      if (!checkedOut.has(client)) return;
-      const release = client.release.bind(client);
-      client.release = () => undefined;
-      release(new Error("the database closed the connection"));
-    });
-  });
-  pool.on("acquire", (client) => {
-    checkedOut.add(client);
-    progress.set(pool, Date.now());
-  });
-  pool.on("release", (_error, client) => {
-    checkedOut.delete(client);
-    progress.set(pool, Date.now());
-  });
-}
-
-/**
- * Whether the pool is wedged: every connection checked out and none handed
+ * Whether the process's pool is wedged: every connection checked out and none handed
  * out or taken back for `afterMs`. Calls never hold one that long (their
  * statements end at the call's deadline), so only a leak gets there.
  */
 export async function poolWedged(orm: MikroORM, afterMs: number): Promise<boolean> {
-  const pool = await orm.em.getConnection().getNativeClient();
+  const pool = await poolOf(orm);
   const max = pool.options.max ?? 0;
-  return pool.totalCount >= max && pool.idleCount === 0 && Date.now() - (progress.get(pool) ?? 0) > afterMs;
+  return pool.totalCount >= max && pool.idleCount === 0 && Date.now() - pool.lastProgress > afterMs;
 }
 
-/** The pool's connections checked out, its size, and the callers waiting for a connection (pg's own counters). */
+/** The process's pool: its connections checked out, its size, and the callers waiting for a connection. */
 export async function poolUse(orm: MikroORM): Promise<{ inUse: number; max: number; waiting: number }> {
-  const pool = await orm.em.getConnection().getNativeClient();
-  return { inUse: pool.totalCount - pool.idleCount, max: pool.options.max ?? 0, waiting: pool.waitingCount };
+  const pool = await poolOf(orm);
+  return { inUse: pool.totalCount - pool.idleCount, max: pool.options.max ?? 0, waiting: pool.waiting };
 }
 
-/** Opens the service's ORM and brings its schema up to the newest committed migration. */
+function poolOf(orm: MikroORM): Promise<ProcessPool> {
+  return orm.em.getConnection().getNativeClient() as Promise<ProcessPool>;
+}
+
+/**
+ * Opens the service's ORM and brings its schema up to the newest committed migration: on the process's pool, or,
+ * given a URL (tools and tests opening one service), on a pool of `poolSize` of its own, closed with the ORM.
+ */
 export async function openServiceDatabase(
   schema: ServiceSchema,
-  url: string,
-  poolSize: number,
+  database: ProcessPool | string,
+  poolSize = 1,
   acquireTimeoutMs = ACQUIRE_TIMEOUT_MS,
 ): Promise<MikroORM> {
-  const options = ormOptions(schema, url, poolSize, acquireTimeoutMs);
-  const orm = await MikroORM.init(options);
+  const owned = typeof database === "string";
+  const pool = owned ? new ProcessPool({ url: database, size: poolSize, acquireTimeoutMs }) : database;
+  const options = ormOptions(schema, pool, owned);
+  const orm = await MikroORM.init(options).catch(async (error: unknown) => {
+    if (owned) await pool.end();
+    throw error;
+  });
+  const url = pool.settings.url;
   const committed = (options.migrations?.migrationsList ?? []).map((m) => (m as MigrationObject).name);
   if (await applied(orm, schema.key, committed)) return orm;
-  await withMigrationLock(url, schema.key, async () => {
+  await withMigrationLock(url, schema.key, pool.settings.logger, async () => {
     await orm.em.getConnection().execute(`create schema if not exists "${schema.key}"`);
     await orm.migrator.up();
   });

@@ -8,6 +8,8 @@ const UNREACHABLE = new Set([
   "EPIPE",
   "EHOSTUNREACH",
   "ENOTFOUND",
+  // Too many clients: the server had no connection to spare within the caller's wait.
+  "53300",
   "57P01",
   "57P02",
   "57P03",

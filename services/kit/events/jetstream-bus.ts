@@ -7,8 +7,10 @@ import {
   type JsMsg,
 } from "@nats-io/jetstream";
 import { connect, headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
+import { SpanKind } from "@opentelemetry/api";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../runtime/logger.js";
+import { contextOf, inSpan } from "../runtime/tracing.js";
 import { BatchFailure, type BusMessage, type EventBus } from "./bus.js";
 
 /** Resends within two minutes are dropped by their Nats-Msg-Id; the relay asks the stream before later ones. */
@@ -125,7 +127,15 @@ export class JetStreamBus implements EventBus {
   async publish(subject: string, id: string, data: Uint8Array, headers: Record<string, string>): Promise<void> {
     const h = natsHeaders();
     for (const [name, value] of Object.entries(headers)) h.set(name, value);
-    await this.js.publish(this.wire(subject), data, { msgID: id, headers: h, timeout: 5_000 });
+    const send = () => this.js.publish(this.wire(subject), data, { msgID: id, headers: h, timeout: 5_000 });
+    if (!headers.traceparent) return void (await send());
+    // The send is a span of the event's trace (tracing on); the message still carries the writer's span, its consumers' parent.
+    const attributes = {
+      "messaging.system": "nats",
+      "messaging.destination.name": this.wire(subject),
+      "messaging.message.id": id,
+    };
+    await inSpan(`publish ${subject}`, { kind: SpanKind.PRODUCER, attributes }, contextOf(headers.traceparent), send);
   }
 
   async consume(

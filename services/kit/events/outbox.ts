@@ -2,6 +2,7 @@ import { create, toJsonString, type DescMessage, type MessageInitShape } from "@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { getOption } from "@bufbuild/protobuf";
 import type { EntityManager, MikroORM } from "@mikro-orm/postgresql";
+import type pg from "pg";
 import { event_subjects as eventSubjects, schema as schemaOption } from "../../../gen/pf/v1/options_pb.js";
 import { qualified } from "../db/orm.js";
 import { sql } from "../db/sql.js";
@@ -113,10 +114,11 @@ export interface RelayOptions {
   intervalMs?: number;
   /**
    * Other processes' commits, over LISTEN/NOTIFY (absent on the embedded
-   * database: one process). Given, the database is a server, and the relay's
-   * statements run on a connection of its own (`RelayConnection`).
+   * database: one process).
    */
   wakes?: OutboxWakes;
+  /** The process's relay connections on a database server (`openRelayPool`); absent, the service's pool. */
+  pool?: pg.Pool;
 }
 
 /** A batch on its way to the bus: its acknowledgements, in the batch's order. */
@@ -163,7 +165,7 @@ export class OutboxRelay {
     options: RelayOptions = {},
   ) {
     this.table = qualified(orm.em, "outbox");
-    this.db = new RelayConnection(orm, Boolean(options.wakes), logger);
+    this.db = new RelayConnection(orm, options.pool);
     this.resends = new OutboxResends(bus, prefix);
     this.lease = new RelayLease(this.db.statement, qualified(orm.em, "leases"), () => this.resends.doubt());
     this.schema = String(orm.em.config.get("schema"));
@@ -213,7 +215,6 @@ export class OutboxRelay {
     clearInterval(this.timer);
     await this.running;
     await this.lease.stop();
-    await this.db.close();
   }
 
   private async pass(): Promise<void> {

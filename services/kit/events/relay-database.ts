@@ -21,45 +21,44 @@ export type RelayStatement = <Row>(sql: string, params: unknown[]) => Promise<Ro
 /** How a relay's own connection shows in pg_stat_activity. */
 export const RELAY_APPLICATION_NAME = "pf-outbox-relay";
 
+/** Connections the relays of one process share on a database server (the connection budget counts them). */
+export const RELAY_CONNECTIONS = 2;
+
 /**
- * Where a relay's statements run. On a database server, a pool of one
- * connection of its own: on the service's pool its reads waited behind the
- * service's transactions for a connection (measured: most of the latency with
- * 20 writers on the default 4). The embedded database is one session: there
- * the service's pool.
+ * The relays' connections of a process on a database server, apart from the
+ * process's pool: on it their reads waited behind the services' transactions
+ * for a connection (measured: most of the latency with 20 writers on a pool
+ * of 4). Shared by every relay of the process (a pass's statements are short),
+ * so a whole platform holds two, not one per service. The host ends it after
+ * the relays stop.
  */
+export function openRelayPool(url: string, logger: Logger): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: RELAY_CONNECTIONS,
+    application_name: RELAY_APPLICATION_NAME,
+    keepAlive: true,
+  });
+  // An idle connection the server closed: dropped by the pool, the next statement opens another.
+  pool.on("error", (error) => logger.warn({ err: error }, "outbox relay connection lost; it is opened again"));
+  return pool;
+}
+
+/** Where a relay's statements run: the process's relay pool, or (the embedded database, one session) the service's. */
 export class RelayConnection {
   private pool?: Promise<pg.Pool>;
 
   constructor(
     private readonly orm: MikroORM,
-    private readonly ownConnection: boolean,
-    private readonly logger: Logger,
+    relayPool: pg.Pool | undefined,
   ) {
-    // Connected while the platform starts, so the relay's first pass does not wait for it.
-    if (ownConnection) void this.statement("select 1", []).catch(() => undefined);
+    if (relayPool) this.pool = Promise.resolve(relayPool);
   }
 
   readonly statement: RelayStatement = async <Row>(sql: string, params: unknown[]) => {
-    this.pool ??= this.ownConnection ? Promise.resolve(this.open()) : this.orm.em.getConnection().getNativeClient();
+    this.pool ??= this.orm.em.getConnection().getNativeClient();
     return (await (await this.pool).query(sql, params)).rows as Row[];
   };
-
-  async close(): Promise<void> {
-    if (this.ownConnection && this.pool) await (await this.pool).end().catch(() => undefined);
-  }
-
-  private open(): pg.Pool {
-    const pool = new pg.Pool({
-      connectionString: String(this.orm.config.get("clientUrl")),
-      max: 1,
-      application_name: RELAY_APPLICATION_NAME,
-      keepAlive: true,
-    });
-    // An idle connection the server closed: dropped by the pool, the next statement opens another.
-    pool.on("error", (error) => this.logger.warn({ err: error }, "outbox relay connection lost; it is opened again"));
-    return pool;
-  }
 }
 
 /** The service's relay lease (a row of its `leases` table): one instance relays at a time. */

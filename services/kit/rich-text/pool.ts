@@ -1,7 +1,6 @@
-import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { problem } from "../handler/problem.js";
+import { moduleWorker } from "../runtime/module-worker.js";
 
 /** What a rendering worker makes of a source: sanitised HTML, plain text, or an excerpt of `maxChars`. */
 export type RenderKind = "html" | "text" | "excerpt";
@@ -133,24 +132,10 @@ export class RenderPool {
   }
 }
 
-/**
- * A rendering worker. From the bundle (`npm start`) esbuild has written render-worker.js beside it; from source
- * (tests, tsx) the worker loads the TypeScript through tsx's API. It says "ready" once it can take jobs, so a
- * job's budget never counts the worker's start.
- */
+/** A rendering worker (render-worker.ts), saying "ready" once it can take jobs, so a job's budget never counts its start. */
 function spawn(): Worker {
-  const options = { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } };
-  const here = import.meta.url;
-  const ready = `require("node:worker_threads").parentPort.postMessage("ready")`;
-  if (!here.endsWith(".ts")) {
-    const entry = JSON.stringify(new URL("./render-worker.js", here).href);
-    return new Worker(`import(${entry}).then(() => ${ready})`, { ...options, eval: true });
-  }
-  // tsx's ES module API (its CommonJS one cannot register hooks from a worker).
-  const tsx = JSON.stringify(
-    new URL("dist/esm/api/index.mjs", pathToFileURL(createRequire(here).resolve("tsx/package.json"))).href,
-  );
-  const entry = JSON.stringify(new URL("./render-worker.ts", here).href);
-  const code = `import(${tsx}).then((api) => api.tsImport(${entry}, ${JSON.stringify(here)})).then(() => ${ready})`;
-  return new Worker(code, { ...options, eval: true });
+  return moduleWorker(import.meta.url, "render-worker", {
+    resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
+    ready: true,
+  });
 }

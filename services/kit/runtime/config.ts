@@ -18,7 +18,7 @@ export interface Config {
   dataDir: string;
   /** PostgreSQL; unset runs the embedded PGlite (DATABASE_URL). */
   databaseUrl?: string;
-  /** Connections per service pool (PF_DB_POOL, default 4). */
+  /** Connections of the process's one database pool, shared by its services (PF_DB_POOL, default 20). */
   dbPoolSize: number;
   /** How long a call waits for a free database connection before it is answered 503 (PF_DB_ACQUIRE_TIMEOUT_MS, default 5000). */
   dbAcquireTimeoutMs: number;
@@ -91,7 +91,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     bind: env.PF_BIND ?? "127.0.0.1",
     dataDir: resolve(env.PF_DATA_DIR ?? ".data"),
     databaseUrl: env.DATABASE_URL || undefined,
-    dbPoolSize: integer(env.PF_DB_POOL, 4),
+    dbPoolSize: wholeSetting(env, "PF_DB_POOL", 20, 1),
     dbAcquireTimeoutMs: integer(env.PF_DB_ACQUIRE_TIMEOUT_MS, 5_000),
     outboxPollMs: integer(env.PF_OUTBOX_POLL_MS, 500),
     natsUrl: env.NATS_URL || undefined,

@@ -1,6 +1,7 @@
 import {
   context,
   ROOT_CONTEXT,
+  SpanKind,
   SpanStatusCode,
   trace,
   type Context,
@@ -13,6 +14,7 @@ import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { defaultResource, resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, TracerProvider, type SpanProcessor } from "@opentelemetry/sdk-trace";
+import pg from "pg";
 
 /**
  * Tracing with OpenTelemetry, one tracer provider per process: on when
@@ -36,9 +38,13 @@ export function tracingOn(): boolean {
  * `process.env`, where the exporter itself reads the endpoint (adding /v1/traces) and the other OTEL_EXPORTER_OTLP_*.
  */
 export function tracingFromEnvironment(): void {
-  const { OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME } = process.env;
-  if (tracer || !OTEL_EXPORTER_OTLP_ENDPOINT) return;
-  startTracing(new BatchSpanProcessor({ exporter: new OTLPTraceExporter() }), OTEL_SERVICE_NAME || "pf-platform");
+  if (tracer || !process.env.OTEL_EXPORTER_OTLP_ENDPOINT) return;
+  startTracing(new BatchSpanProcessor({ exporter: new OTLPTraceExporter() }), processName());
+}
+
+/** This process's name (`OTEL_SERVICE_NAME`, default `pf-platform`): its spans', log lines' and metrics'. */
+export function processName(): string {
+  return process.env.OTEL_SERVICE_NAME || "pf-platform";
 }
 
 /** Traces this process into `processor` (tests: a SimpleSpanProcessor over an InMemorySpanExporter). */
@@ -53,6 +59,46 @@ export function startTracing(processor: SpanProcessor, serviceName = "pf-platfor
     spanProcessors: [processor],
   });
   tracer = provider.getTracer("pf");
+  traceQueries();
+}
+
+let queriesTraced = false;
+
+/**
+ * Each query a traced call sends to PostgreSQL is a client span `pg <OPERATION>` (`pg SELECT`), child of the call's
+ * span: pg's `Client.query` wrapped once per process, as OpenTelemetry's pg instrumentation does. Only promise
+ * queries inside a span (a call's, a consumer's): background loops make no traces of their own. The SQL's text is
+ * left out (a statement may carry values), its first word kept.
+ */
+function traceQueries(): void {
+  if (queriesTraced) return;
+  queriesTraced = true;
+  const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const parent = context.active();
+    const [config, values, callback] = args as [{ text?: string; submit?: unknown } | string, unknown, unknown];
+    const plain = typeof values !== "function" && callback === undefined && typeof config !== "function";
+    const submittable = typeof config === "object" && typeof config.submit === "function";
+    if (!tracer || !plain || submittable || !trace.getSpan(parent)) return query.apply(this, args);
+    const text = typeof config === "string" ? config : (config.text ?? "");
+    const operation = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? "QUERY";
+    const span = tracer.startSpan(
+      `pg ${operation}`,
+      { kind: SpanKind.CLIENT, attributes: { "db.system.name": "postgresql", "db.operation.name": operation } },
+      parent,
+    );
+    return (query.apply(this, args) as Promise<unknown>).then(
+      (result) => {
+        span.end();
+        return result;
+      },
+      (error: unknown) => {
+        failed(span, error);
+        span.end();
+        throw error;
+      },
+    );
+  } as typeof pg.Client.prototype.query;
 }
 
 /** Sends what is still buffered (a stopping platform). */

@@ -1,9 +1,10 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { collectDefaultMetrics, Gauge, Registry, type Metric } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from "prom-client";
 import { poolUse, qualified, type MikroORM } from "../db/orm.js";
 import type { EventBus } from "../events/bus.js";
 import { RpcMetrics } from "../rpc/metrics.js";
+import type { ProcessLabels } from "../runtime/logger.js";
 
 /** How long a scrape waits for one reading (a service's outbox, a consumer's lag): a slow database never hangs it. */
 export const READING_DEADLINE_MS = 2_000;
@@ -23,7 +24,8 @@ export interface MeteredService {
  * `rpc.interceptor()`, on every service), and what a scrape reads when it
  * comes: each service's outbox backlog and the age of its oldest unsent event,
  * the lag of each durable consumer, each database pool's use, and the
- * process's own figures (event-loop lag, memory, CPU). One registry per
+ * process's own figures (event-loop lag, memory, CPU); the gateway's problem
+ * answers (`problem`), and the process's name and PF_SERVICES (`pf_process_info`). One registry per
  * platform, not prom-client's global one: a test process runs several.
  */
 export class PlatformMetrics {
@@ -33,9 +35,14 @@ export class PlatformMetrics {
   /** Readings still running: a scrape while one runs waits for it instead of asking the database again. */
   private readonly reading = new Map<string, Promise<unknown>>();
   private readonly gauges: Record<GaugeName, Gauge<"service" | "consumer">>;
+  /** Requests the gateway answered with a problem (a refusal before any RPC, or an RPC's problem). */
+  private readonly problems: Counter<"method" | "route" | "status" | "code">;
   private server?: Server;
 
-  constructor(private readonly bus: EventBus) {
+  constructor(
+    private readonly bus: EventBus,
+    labels: ProcessLabels,
+  ) {
     // Started now, so the first scrape's event-loop figures cover the time since.
     processRegistry();
     for (const family of this.rpc.families()) this.registry.registerMetric(family as unknown as Metric);
@@ -55,10 +62,31 @@ export class PlatformMetrics {
         "Events a durable consumer has not acknowledged yet: undelivered, or delivered and being applied (NATS only).",
         ["service", "consumer"],
       ),
-      inUse: gauge("pf_db_pool_in_use", "Connections of the service's database pool checked out."),
-      max: gauge("pf_db_pool_max", "Size of the service's database pool (PF_DB_POOL)."),
-      waiting: gauge("pf_db_pool_waiting", "Callers waiting for a connection of the service's database pool."),
+      // One pool per process, which its services share: each service's series reads the same pool.
+      inUse: gauge(
+        "pf_db_pool_in_use",
+        "Connections of the process's database pool (its services share it) checked out.",
+      ),
+      max: gauge("pf_db_pool_max", "Size of the process's database pool, which its services share (PF_DB_POOL)."),
+      waiting: gauge("pf_db_pool_waiting", "Callers waiting for a connection of the process's database pool."),
     };
+    this.problems = new Counter({
+      name: "pf_gateway_problems_total",
+      help: "Requests the gateway answered with a problem (4xx, 5xx), by route template and problem code.",
+      labelNames: ["method", "route", "status", "code"],
+      registers: [this.registry],
+    });
+    new Gauge({
+      name: "pf_process_info",
+      help: "1, labelled with the process's name (OTEL_SERVICE_NAME) and its PF_SERVICES.",
+      labelNames: ["process", "services"],
+      registers: [this.registry],
+    }).set({ ...labels }, 1);
+  }
+
+  /** Counts a request the gateway answered with a problem. */
+  problem(answer: { method: string; route: string; status: number; code: string }): void {
+    this.problems.inc({ ...answer, status: String(answer.status) });
   }
 
   /** Adds a service to what scrapes read. */

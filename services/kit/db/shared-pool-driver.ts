@@ -1,0 +1,49 @@
+import { PostgreSqlConnection, PostgreSqlDriver, type Configuration } from "@mikro-orm/postgresql";
+import { PostgresDialect } from "kysely";
+import pg from "pg";
+import type { ProcessPool } from "./pool.js";
+
+/**
+ * What a service's ORM is given as `driverOptions` (a function, so MikroORM keeps the pool by reference): the pool,
+ * and whether the ORM owns it (one opened for it alone, closed with it).
+ */
+export type SharedPoolOptions = () => { processPool: ProcessPool; owned: boolean };
+
+/**
+ * A service's ORM on the process's one pool. MikroORM's PostgreSQL connection always opens a `pg` pool of its own;
+ * this one hands Kysely (which runs MikroORM's queries) the process's pool instead, and answers it as the native
+ * client (`HotRead`, `statement`, the pool's readings). Closing a service's ORM leaves the pool open: the process
+ * closes it once, after every service.
+ */
+class SharedPoolConnection extends PostgreSqlConnection {
+  override createKyselyDialect(): PostgresDialect {
+    const { processPool: pool, owned } = this.shared();
+    return new PostgresDialect({
+      pool: {
+        connect: () => pool.connect(),
+        end: () => (owned ? pool.end() : Promise.resolve()),
+        options: pool.options,
+      },
+      controlClient: pg.Client,
+      // No pg-cursor: nothing streams rows (`em.stream`).
+    });
+  }
+
+  override async getNativeClient(): Promise<ProcessPool> {
+    await this.ensureConnection();
+    return this.shared().processPool;
+  }
+
+  private shared(): ReturnType<SharedPoolOptions> {
+    return (this.config.get("driverOptions") as SharedPoolOptions)();
+  }
+}
+
+/** MikroORM's PostgreSQL driver on SharedPoolConnection. */
+export class SharedPoolDriver extends PostgreSqlDriver {
+  constructor(config: Configuration) {
+    super(config);
+    // PostgreSqlDriver names its connection class itself; the one it made is never connected.
+    Object.assign(this, { connection: new SharedPoolConnection(config) });
+  }
+}
