@@ -49,7 +49,7 @@ export function routeProblems(binding: Binding, access: RouteAccess): RouteProbl
   if (claim.fields.length > 0)
     add(403, claim.refusal, `the token's ns claim does not list the namespace ${claim.fields.join(" or ")} names`);
   if (getOption(binding.method, inFlight) !== "")
-    add(503, "service.busy", "too many of the route's costly calls wait their turn (Retry-After: when to try again)");
+    add(429, "service.busy", "too many of the route's costly calls wait their turn (Retry-After: when to try again)");
   for (const { status, code } of namedInComment(binding)) add(status, code, "see the description");
   return [...found.values()].sort((a, b) => a.status - b.status);
 }

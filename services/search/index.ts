@@ -5,6 +5,7 @@ import { searchContext } from "./context.js";
 import { entities } from "./db/entities.js";
 import { Migration20261220000000_search } from "./db/migrations/Migration20261220000000_search.js";
 import { Migration20261227000000_search_query_indexes } from "./db/migrations/Migration20261227000000_search_query_indexes.js";
+import { Migration20270105000000_search_recent_facets } from "./db/migrations/Migration20270105000000_search_recent_facets.js";
 import { batchHandlers } from "./handlers/batch.js";
 import { ownerHandlers } from "./handlers/owners.js";
 import { queryHandlers } from "./handlers/query.js";
@@ -17,6 +18,7 @@ export const search = defineService({
     migrations: [
       { name: "Migration20261220000000_search", class: Migration20261220000000_search },
       { name: "Migration20261227000000_search_query_indexes", class: Migration20261227000000_search_query_indexes },
+      { name: "Migration20270105000000_search_recent_facets", class: Migration20270105000000_search_recent_facets },
     ],
   },
   context: searchContext,

@@ -105,11 +105,11 @@ describe("declared in-flight limits", () => {
     await Promise.all(answers);
   });
 
-  it("refuse a call past the waiting ones 503 service.busy with retry_after_seconds, before its handler runs", async () => {
+  it("refuse a call past the waiting ones 429 service.busy with retry_after_seconds, before its handler runs", async () => {
     const probe = serve();
     const admitted = [probe.call("Read"), probe.call("Read"), probe.call("Read")];
     const refused = await probe.call("Read").then(() => undefined, problemOf);
-    expect(refused).toMatchObject({ status: 503, code: "service.busy" });
+    expect(refused).toMatchObject({ status: 429, code: "service.busy" });
     expect(refused?.extensions).toMatchObject({ rule: "probe.feeds", retry_after_seconds: 1 });
     await settled();
     expect(probe.running).toHaveLength(2);
@@ -165,6 +165,9 @@ describe("declared in-flight limits", () => {
       "pf.community.v1.PasteService.GetPaste",
       "pf.community.v1.PasteService.GetRawPaste",
       "pf.community.v1.PasteService.ListPastes",
+      "pf.search.v1.SearchService.GetDocument",
+      "pf.search.v1.SearchService.Search",
+      "pf.search.v1.SearchService.Suggest",
       "pf.space.v1.SpaceService.ReadForumFeed",
       "pf.space.v1.SpaceService.ReadSpaceFeed",
     ]);

@@ -145,14 +145,16 @@ describe("queries", () => {
           { value: "blue", count: "1" },
           { value: "red", count: "1" },
         ],
+        at_least: false,
       },
       merchant: {
         values: [
           { value: "acme", count: "1" },
           { value: "bean", count: "1" },
         ],
+        at_least: false,
       },
-      none: { values: [] },
+      none: { values: [], at_least: false },
     });
     const filtered = await t.http("GET", `/search/api/v1/suggest?q=umbr&${scope}&facets=color&facet.merchant=acme`);
     expect(filtered.body.facets.color.values).toEqual([{ value: "red", count: "1" }]);

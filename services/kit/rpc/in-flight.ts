@@ -91,7 +91,7 @@ export class InFlightLimits {
       if (!bound) return next(req);
       const turn = bound.turns.take();
       if (!turn) {
-        throw problem(503, "service.busy", `Too many ${bound.counter} calls at once; try again shortly.`, {
+        throw problem(429, "service.busy", `Too many ${bound.counter} calls at once; try again shortly.`, {
           rule: bound.counter,
           retry_after_seconds: BUSY_RETRY_AFTER_SECONDS,
         });

@@ -10,13 +10,23 @@ export interface Tables {
   run: Run;
   documents: string;
   rejections: string;
+  /** Whether the RUM index of facet pairs by time is there (Migration20270105000000): asked once, then known. */
+  ordersFacets: () => Promise<boolean>;
 }
 
 export function tablesOf(orm: MikroORM): Tables {
+  const run: Run = <Row>(sql: string, values: unknown[]) => statement<Row>(orm, sql, values);
+  let rum: Promise<boolean> | undefined;
+  const asked = () =>
+    run<{ present: boolean }>(`select to_regclass($1) is not null as present`, [
+      qualified(orm.em, "documents_facets_recent"),
+    ]).then(([row]) => row.present);
   return {
     documents: qualified(orm.em, "documents"),
     rejections: qualified(orm.em, "rejections"),
-    run: <Row>(sql: string, values: unknown[]) => statement<Row>(orm, sql, values),
+    run,
+    // A failed question is asked again next time, never remembered as an answer.
+    ordersFacets: () => (rum ??= asked().catch((error: unknown) => ((rum = undefined), Promise.reject(error)))),
   };
 }
 

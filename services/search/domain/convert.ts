@@ -37,12 +37,15 @@ export function contentOf(document: IndexDocument | undefined): WriteInput["docu
   };
 }
 
-/** Facet counts as a query or a suggestion answers them, by key. */
-export const facetCountsToProto = (facets: SearchPage["facets"]): Record<string, FacetCounts> =>
+/** Facet counts as a query or a suggestion answers them, by key, each flagged when its counts are lower bounds. */
+export const facetCountsToProto = (page: Pick<SearchPage, "facets" | "countsAtLeast">): Record<string, FacetCounts> =>
   Object.fromEntries(
-    Object.entries(facets).map(([key, values]) => [
+    Object.entries(page.facets).map(([key, values]) => [
       key,
-      create(FacetCountsSchema, { values: values.map((value) => create(FacetCountSchema, value)) }),
+      create(FacetCountsSchema, {
+        values: values.map((value) => create(FacetCountSchema, value)),
+        atLeast: page.countsAtLeast,
+      }),
     ]),
   );
 

@@ -19,9 +19,9 @@ export interface SearchEngine {
   held(owner: string, type: string, id: string): Promise<HeldDocument | undefined>;
   /** One page of an owner's rejections, newest first. */
   rejections(owner: string, page: { before?: string; limit: number }): Promise<RejectionRow[]>;
-  /** A page of the documents the viewer may see that match, with facet counts over all of them. */
+  /** A page of the documents the viewer may see that match, with facet counts over the newest of them (a sample). */
   search(viewer: Viewer, query: Query, after: Position | undefined, at: Date): Promise<SearchPage>;
-  /** Titles of visible documents like q, closest first, with facet counts over every document suggested. */
+  /** Titles of visible documents like q, closest first, with facet counts over the first ones suggested (a sample). */
   suggest(viewer: Viewer, query: Query, after: Position | undefined): Promise<SuggestPage>;
   /** One document the viewer may see; undefined for missing, invisible, unpublished and deleted alike. */
   read(viewer: Viewer, key: DocumentKey): Promise<FoundDocument | undefined>;
@@ -79,12 +79,15 @@ export interface SearchPage {
   rows: FoundDocument[];
   /** Counts by facet key, then by value, most frequent first. */
   facets: Record<string, { value: string; count: bigint }[]>;
+  /** More documents matched than were counted: each count is a lower bound. */
+  countsAtLeast: boolean;
 }
 
 /** A page of suggestions (limit + 1 rows, as `SearchPage`) and the counts. */
 export interface SuggestPage {
   rows: SuggestedTitle[];
   facets: SearchPage["facets"];
+  countsAtLeast: boolean;
 }
 
 /** A suggested title. */

@@ -67,7 +67,7 @@ export function queryHandlers(ctx: SearchContext): QueryHandlers {
                 ? { kind, at: at.toISOString(), score: last.score, key: last }
                 : { kind, publishedAt: last.publishedAt.toISOString(), key: last },
             );
-      const facets = facetCountsToProto(found.facets);
+      const facets = facetCountsToProto(found);
       return create(ReadResultSchema, { results: rows.map(foundToProto), facets, nextCursor });
     },
 
@@ -91,7 +91,7 @@ export function queryHandlers(ctx: SearchContext): QueryHandlers {
       const last = rows[rows.length - 1];
       return create(ReadResultSchema, {
         suggestions: rows.map((row) => create(SuggestionSchema, row)),
-        facets: facetCountsToProto(found.facets),
+        facets: facetCountsToProto(found),
         nextCursor:
           found.rows.length > query.limit ? encodePosition({ kind: "suggested", score: last.score, key: last }) : "",
       });

@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pf/search/v1/query.proto.
  */
 export const file_pf_search_v1_query: GenFile = /*@__PURE__*/
-  fileDesc("ChhwZi9zZWFyY2gvdjEvcXVlcnkucHJvdG8SDHBmLnNlYXJjaC52MSL7AwoLU2VhcmNoUXVlcnkSFAoBcRgBIAEoCUIJwrcYBXIDGOgHEj4KBGxhbmcYAiABKAlCMMK3GCzYAQFyJxgjMiNeW2EtekEtWl17MiwzfSgtW2EtekEtWjAtOV17MSw4fSkqJBJNCgZmYWNldHMYAyABKAlCPcK3GDnYAQFyNDIyXiAqW2EtejAtOV8tXXsxLDY0fSAqKCwgKlthLXowLTlfLV17MSw2NH0gKil7MCw5fSQSHwoFbGltaXQYBCABKAVCC8K3GAcaBRjIASgBSACIAQESDgoGY3Vyc29yGAUgASgJEjAKBW93bmVyGAYgASgJQiHCtxgd2AEBchgyFl5bYS16XVthLXowLTktXXswLDYzfSQSNAoEdHlwZRgHIAEoCUImwrcYItgBAXIdMhteW2EtejAtOV1bYS16MC05Xy4tXXswLDYzfSQSMwoFZmFjZXQYCCADKAsyJC5wZi5zZWFyY2gudjEuU2VhcmNoUXVlcnkuRmFjZXRFbnRyeRItCgJpZBgJIAEoCUIhwrcYHcgBAXIYGMgBMhNeW0EtWmEtejAtOV8uOkAtXSskGiwKCkZhY2V0RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AToSkrUYDnNlYXJjaC5xdWVyeUAxQggKBl9saW1pdCL8AgoIRG9jdW1lbnQSDQoFb3duZXIYASABKAkSDAoEdHlwZRgCIAEoCRIKCgJpZBgDIAEoCRIQCghyZXZpc2lvbhgEIAEoAxINCgV0aXRsZRgFIAEoCRIMCgRib2R5GAYgASgJEgsKA3VybBgHIAEoCRIMCgRsYW5nGAggASgJEg4KBnB1YmxpYxgJIAEoCBIyCgZmYWNldHMYCiADKAsyIi5wZi5zZWFyY2gudjEuRG9jdW1lbnQuRmFjZXRzRW50cnkSMAoMcHVibGlzaGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgppbmRleGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVzY29yZRgNIAEoARpICgtGYWNldHNFbnRyeRILCgNrZXkYASABKAkSKAoFdmFsdWUYAiABKAsyGS5wZi5zZWFyY2gudjEuRmFjZXRWYWx1ZXM6AjgBIioKCkZhY2V0Q291bnQSDQoFdmFsdWUYASABKAkSDQoFY291bnQYAiABKAMiNwoLRmFjZXRDb3VudHMSKAoGdmFsdWVzGAEgAygLMhgucGYuc2VhcmNoLnYxLkZhY2V0Q291bnQiUQoKU3VnZ2VzdGlvbhINCgV0aXRsZRgBIAEoCRINCgVvd25lchgCIAEoCRIMCgR0eXBlGAMgASgJEgoKAmlkGAQgASgJEgsKA3VybBgFIAEoCSK9AgoKUmVhZFJlc3VsdBInCgdyZXN1bHRzGAEgAygLMhYucGYuc2VhcmNoLnYxLkRvY3VtZW50EjQKBmZhY2V0cxgCIAMoCzIkLnBmLnNlYXJjaC52MS5SZWFkUmVzdWx0LkZhY2V0c0VudHJ5EhMKC25leHRfY3Vyc29yGAMgASgJEigKCGRvY3VtZW50GAQgASgLMhYucGYuc2VhcmNoLnYxLkRvY3VtZW50Ei0KC3N1Z2dlc3Rpb25zGAUgAygLMhgucGYuc2VhcmNoLnYxLlN1Z2dlc3Rpb24aSAoLRmFjZXRzRW50cnkSCwoDa2V5GAEgASgJEigKBXZhbHVlGAIgASgLMhkucGYuc2VhcmNoLnYxLkZhY2V0Q291bnRzOgI4AToYkrUYFHNlYXJjaC5yZWFkLXJlc3VsdEAxYgZwcm90bzM", [file_google_protobuf_timestamp, file_pf_search_v1_documents, file_pf_v1_options]);
+  fileDesc("ChhwZi9zZWFyY2gvdjEvcXVlcnkucHJvdG8SDHBmLnNlYXJjaC52MSL7AwoLU2VhcmNoUXVlcnkSFAoBcRgBIAEoCUIJwrcYBXIDGOgHEj4KBGxhbmcYAiABKAlCMMK3GCzYAQFyJxgjMiNeW2EtekEtWl17MiwzfSgtW2EtekEtWjAtOV17MSw4fSkqJBJNCgZmYWNldHMYAyABKAlCPcK3GDnYAQFyNDIyXiAqW2EtejAtOV8tXXsxLDY0fSAqKCwgKlthLXowLTlfLV17MSw2NH0gKil7MCw5fSQSHwoFbGltaXQYBCABKAVCC8K3GAcaBRjIASgBSACIAQESDgoGY3Vyc29yGAUgASgJEjAKBW93bmVyGAYgASgJQiHCtxgd2AEBchgyFl5bYS16XVthLXowLTktXXswLDYzfSQSNAoEdHlwZRgHIAEoCUImwrcYItgBAXIdMhteW2EtejAtOV1bYS16MC05Xy4tXXswLDYzfSQSMwoFZmFjZXQYCCADKAsyJC5wZi5zZWFyY2gudjEuU2VhcmNoUXVlcnkuRmFjZXRFbnRyeRItCgJpZBgJIAEoCUIhwrcYHcgBAXIYGMgBMhNeW0EtWmEtejAtOV8uOkAtXSskGiwKCkZhY2V0RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AToSkrUYDnNlYXJjaC5xdWVyeUAxQggKBl9saW1pdCL8AgoIRG9jdW1lbnQSDQoFb3duZXIYASABKAkSDAoEdHlwZRgCIAEoCRIKCgJpZBgDIAEoCRIQCghyZXZpc2lvbhgEIAEoAxINCgV0aXRsZRgFIAEoCRIMCgRib2R5GAYgASgJEgsKA3VybBgHIAEoCRIMCgRsYW5nGAggASgJEg4KBnB1YmxpYxgJIAEoCBIyCgZmYWNldHMYCiADKAsyIi5wZi5zZWFyY2gudjEuRG9jdW1lbnQuRmFjZXRzRW50cnkSMAoMcHVibGlzaGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgppbmRleGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVzY29yZRgNIAEoARpICgtGYWNldHNFbnRyeRILCgNrZXkYASABKAkSKAoFdmFsdWUYAiABKAsyGS5wZi5zZWFyY2gudjEuRmFjZXRWYWx1ZXM6AjgBIioKCkZhY2V0Q291bnQSDQoFdmFsdWUYASABKAkSDQoFY291bnQYAiABKAMiSQoLRmFjZXRDb3VudHMSKAoGdmFsdWVzGAEgAygLMhgucGYuc2VhcmNoLnYxLkZhY2V0Q291bnQSEAoIYXRfbGVhc3QYAiABKAgiUQoKU3VnZ2VzdGlvbhINCgV0aXRsZRgBIAEoCRINCgVvd25lchgCIAEoCRIMCgR0eXBlGAMgASgJEgoKAmlkGAQgASgJEgsKA3VybBgFIAEoCSK9AgoKUmVhZFJlc3VsdBInCgdyZXN1bHRzGAEgAygLMhYucGYuc2VhcmNoLnYxLkRvY3VtZW50EjQKBmZhY2V0cxgCIAMoCzIkLnBmLnNlYXJjaC52MS5SZWFkUmVzdWx0LkZhY2V0c0VudHJ5EhMKC25leHRfY3Vyc29yGAMgASgJEigKCGRvY3VtZW50GAQgASgLMhYucGYuc2VhcmNoLnYxLkRvY3VtZW50Ei0KC3N1Z2dlc3Rpb25zGAUgAygLMhgucGYuc2VhcmNoLnYxLlN1Z2dlc3Rpb24aSAoLRmFjZXRzRW50cnkSCwoDa2V5GAEgASgJEigKBXZhbHVlGAIgASgLMhkucGYuc2VhcmNoLnYxLkZhY2V0Q291bnRzOgI4AToYkrUYFHNlYXJjaC5yZWFkLXJlc3VsdEAxYgZwcm90bzM", [file_google_protobuf_timestamp, file_pf_search_v1_documents, file_pf_v1_options]);
 
 /**
  * search.query@1: a query. `facet.<key>=value` in the query string fills `facet`.
@@ -220,7 +220,8 @@ export type FacetCount = Message<"pf.search.v1.FacetCount"> & {
   value: string;
 
   /**
-   * Visible documents that match the query and carry it.
+   * Visible documents that match the query and carry it, among those counted
+   * (at least this many when at_least).
    *
    * @generated from field: int64 count = 2;
    */
@@ -246,6 +247,16 @@ export type FacetCounts = Message<"pf.search.v1.FacetCounts"> & {
    * @generated from field: repeated pf.search.v1.FacetCount values = 1;
    */
   values: FacetCount[];
+
+  /**
+   * Counts come from a bounded sample: the newest 1,000 matches (the first
+   * 1,000 suggested for suggest). True when more documents match than that:
+   * each count is then a lower bound, and a value only older matches carry
+   * is missing. False: every match was counted, the counts are exact.
+   *
+   * @generated from field: bool at_least = 2;
+   */
+  atLeast: boolean;
 };
 
 /**
@@ -318,7 +329,8 @@ export type ReadResult = Message<"pf.search.v1.ReadResult"> & {
   results: Document[];
 
   /**
-   * Facet counts by key, over the visible documents that match.
+   * Facet counts by key, over the visible documents that match (a bounded
+   * sample: FacetCounts.at_least).
    *
    * @generated from field: map<string, pf.search.v1.FacetCounts> facets = 2;
    */
