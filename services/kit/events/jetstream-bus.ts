@@ -171,13 +171,12 @@ export class JetStreamBus implements EventBus {
       unacked.delete(message);
       quietly(() => message.ack());
     };
+    // One listener for the consumer's life (one per wait would pile up on the signal).
+    stopping.signal.addEventListener("abort", () => arrived?.(), { once: true });
     const done = (async () => {
       while (!stopping.signal.aborted) {
         if (delivered.length === 0) {
-          await new Promise<void>((resolve) => {
-            arrived = resolve;
-            stopping.signal.addEventListener("abort", () => resolve(), { once: true });
-          });
+          await new Promise<void>((resolve) => (arrived = resolve));
           arrived = undefined;
           continue;
         }
