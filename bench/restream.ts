@@ -131,10 +131,16 @@ async function firstByte(url: string): Promise<boolean> {
   }
 }
 
+/** How long a left encoder's session may take to end before the run is given up. */
+const NONE_OPEN_WITHIN_MS = 30_000;
+
 async function noneOpen(api: (method: string, path: string) => Promise<Record<string, unknown>>, streamId: string) {
+  const deadline = Date.now() + NONE_OPEN_WITHIN_MS;
   for (;;) {
     const { sessions } = (await api("GET", `/sessions?stream_id=${streamId}&state=open`)) as { sessions: unknown[] };
     if (sessions.length === 0) return;
+    if (Date.now() > deadline)
+      throw new Error(`stream ${streamId} still has an open session ${NONE_OPEN_WITHIN_MS} ms after its encoder left`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

@@ -1,6 +1,5 @@
 import { outboundSettings, type OutboundSettings } from "../kit/outbound/fetch.js";
 import { Sealer } from "../kit/runtime/sealer.js";
-import { Listeners } from "../kit/runtime/wakes.js";
 import type { ServiceContext } from "../kit/service/module.js";
 import { restreamSettings, type RestreamSettings } from "./settings.js";
 
@@ -11,8 +10,6 @@ export interface RestreamContext extends ServiceContext {
   sealer: Sealer;
   /** The kit's outbound rules (PF_FETCH_ALLOW_HOSTS, tests only): destinations are judged by them at write, start and test. */
   outbound: OutboundSettings;
-  /** Wakes this process's WatchCommands streams when a worker generation has a new command (key `<worker>/<generation>`). */
-  commands: Listeners;
 }
 
 export async function restreamContext(base: ServiceContext): Promise<RestreamContext> {
@@ -21,6 +18,5 @@ export async function restreamContext(base: ServiceContext): Promise<RestreamCon
     settings: restreamSettings(base.config),
     sealer: await Sealer.load(base.config),
     outbound: outboundSettings(base.config),
-    commands: new Listeners(),
   };
 }

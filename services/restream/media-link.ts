@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import type { Client } from "@connectrpc/connect";
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import {
   type OutputOrder as OutputOrderMessage,
   RestreamWorkerService,
@@ -33,33 +33,58 @@ export function mediaLink(ctx: RestreamContext): ControlPlane {
       };
     },
     async reportSession({ media, playback, ...input }) {
-      await api.reportSession({
-        ...input,
-        endReason: input.endReason ?? "",
-        media: media && create(MediaInfoSchema, media),
-        playback: playback && create(PlaybackDescriptorSchema, { ...playback, reason: playback.reason ?? "" }),
-      });
+      await final(
+        api.reportSession({
+          ...input,
+          endReason: input.endReason ?? "",
+          media: media && create(MediaInfoSchema, media),
+          playback: playback && create(PlaybackDescriptorSchema, { ...playback, reason: playback.reason ?? "" }),
+        }),
+      );
     },
     async reportOutput({ progress, ...input }) {
-      await api.reportOutput({
-        ...input,
-        reason: input.reason ?? "",
-        progress: progress && {
-          ...progress,
-          frames: BigInt(progress.frames),
-          outTimeMs: BigInt(Math.round(progress.outTimeMs)),
-        },
-      });
+      await final(
+        api.reportOutput({
+          ...input,
+          reason: input.reason ?? "",
+          progress: progress && {
+            ...progress,
+            frames: BigInt(progress.frames),
+            outTimeMs: BigInt(Math.round(progress.outTimeMs)),
+          },
+        }),
+      );
     },
-    async appendLogs({ outputId, lines, workerId, generation }) {
-      // The worker API keeps output logs only: a session's own lines (the ingest's) are the worker's to log.
-      if (outputId) await api.appendLogs({ workerId, generation, outputId, lines });
+    async appendLogs({ outputId, sessionId, lines, workerId, generation }) {
+      if (outputId) return void (await api.appendLogs({ workerId, generation, outputId, lines }));
+      // The worker API keeps output logs only: a session's own lines (the ingest's, redacted and bounded by the
+      // worker) go to this process's log.
+      ctx.logger.info({ sessionId, lines }, "media worker: session log");
     },
-    async *commands(input, signal) {
-      for await (const command of api.watchCommands(input, { signal })) yield commandOf(command);
+    async *commands({ afterSeq, ...input }, signal) {
+      for await (const command of api.watchCommands({ ...input, afterSeq: BigInt(afterSeq) }, { signal }))
+        yield commandOf(command);
     },
   };
 }
+
+/** Answers a report refused for good (missing, invalid, fenced) as done; rejects only when it may pass if tried again. */
+async function final(report: Promise<unknown>): Promise<void> {
+  try {
+    await report;
+  } catch (error) {
+    if (!REFUSALS.has(ConnectError.from(error).code)) throw error;
+  }
+}
+
+const REFUSALS = new Set([
+  Code.NotFound,
+  Code.InvalidArgument,
+  Code.Aborted,
+  Code.FailedPrecondition,
+  Code.PermissionDenied,
+  Code.Unauthenticated,
+]);
 
 function orderOf(order: OutputOrderMessage): OutputOrder {
   return {
@@ -71,13 +96,14 @@ function orderOf(order: OutputOrderMessage): OutputOrder {
 }
 
 function commandOf(command: WorkerCommandMessage): WorkerCommand {
+  const seq = Number(command.seq);
   switch (command.kind) {
     case "end_session":
-      return { kind: "end_session", sessionId: command.sessionId, reason: command.reason };
+      return { seq, kind: "end_session", sessionId: command.sessionId, reason: command.reason };
     case "start_output":
-      return { kind: "start_output", sessionId: command.sessionId, output: orderOf(command.output!) };
+      return { seq, kind: "start_output", sessionId: command.sessionId, output: orderOf(command.output!) };
     case "stop_output":
-      return { kind: "stop_output", outputId: command.outputId };
+      return { seq, kind: "stop_output", outputId: command.outputId };
     default:
       throw new Error(`unknown worker command ${command.kind}`);
   }

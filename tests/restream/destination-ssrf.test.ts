@@ -2,7 +2,7 @@ import { createServer, type AddressInfo, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { freePorts } from "../support/ports.js";
-import { liveStream, PUBLIC_ADDRESS, resolveAs } from "./support/destinations.js";
+import { liveStream, PUBLIC_ADDRESS, resolveAs, restreamContext } from "./support/destinations.js";
 
 // Destinations must reach only the public internet: literal addresses and local names are refused when written; a
 // name is resolved and judged again each time an output starts or the destination is tested (DNS may have changed).
@@ -104,6 +104,29 @@ describe("destinations and the SSRF guard", () => {
     expect(again.body).toMatchObject({ status: 400, code: "restream.destination_invalid" });
     const outputs = await owner.call("GET", `/sessions/${sessionId}/outputs`);
     expect(outputs.body.outputs.map((o: { state: string }) => o.state)).toEqual(["stopped"]);
+  });
+
+  it("refuses a start whose destination changed while its host was judged (409 restream.destination_changed)", async () => {
+    resolveAs(t);
+    const { owner, destination, open } = await liveStream(t);
+    const sessionId = await open();
+    const id = await destination({ url: "rtmp://judged.example.com/app" });
+    const outbound = restreamContext(t).outbound;
+    const resolve = outbound.resolve!;
+    // The owner points it elsewhere while the start's lookup of the old host is under way.
+    outbound.resolve = async (host, ...rest) => {
+      if (host === "judged.example.com") {
+        const moved = await owner.call("PATCH", `/destinations/${id}`, { url: "rtmp://moved.example.com/app" });
+        expect(moved.status).toBe(200);
+      }
+      return resolve(host, ...rest);
+    };
+    const started = await owner.call("POST", `/destinations/${id}/start`, {});
+    outbound.resolve = resolve;
+    expect(started.body).toMatchObject({ status: 409, code: "restream.destination_changed" });
+    expect((await owner.call("GET", `/sessions/${sessionId}/outputs`)).body.outputs ?? []).toEqual([]);
+    const again = await owner.call("POST", `/destinations/${id}/start`, {});
+    expect(again.body).toMatchObject({ changed: true, output: { state: "starting" } });
   });
 
   it("fails an auto-started output whose name resolves inward, with the reason in its logs", async () => {

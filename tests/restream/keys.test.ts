@@ -4,7 +4,7 @@ import { outboxEvents } from "../support/outbox.js";
 import { usePlatform } from "../support/platform.js";
 import { until } from "../support/until.js";
 import { streamer } from "./support/streams.js";
-import { FakeWorker } from "./support/worker.js";
+import { FakeWorker, sha256 } from "./support/worker.js";
 
 const clock = new ManualClock(new Date());
 const t = usePlatform({ services: ["restream"], clock });
@@ -26,6 +26,39 @@ async function publisher() {
 }
 
 describe("ingest keys", () => {
+  it("stores an ingest key only as its SHA-256: no row of any restream table holds it in plain", async () => {
+    const owner = await streamer(t);
+    const { id, key } = await owner.stream();
+    const rotated = (await owner.call("POST", `/streams/${id}/keys/rotate`, { grace_seconds: 600 })).body;
+    const em = t.platform.contexts.get("restream")!.orm.em;
+    const schema = String(em.config.get("schema"));
+    const connection = em.getConnection();
+    const hashes = await connection.execute<{ key_hash: string; hint: string }[]>(
+      `select key_hash, hint from "${schema}".ingest_keys where stream_id = ?`,
+      [id],
+    );
+    expect(hashes).toHaveLength(2);
+    expect(hashes).toEqual(
+      expect.arrayContaining([
+        { key_hash: sha256(key), hint: key.slice(-4) },
+        { key_hash: sha256(rotated.ingest_key), hint: rotated.ingest_key.slice(-4) },
+      ]),
+    );
+    const tables = await connection.execute<{ table_name: string }[]>(
+      `select table_name from information_schema.tables where table_schema = ? and table_type = 'BASE TABLE'`,
+      [schema],
+    );
+    expect(tables.map((table) => table.table_name)).toContain("ingest_keys");
+    for (const { table_name } of tables)
+      for (const secret of [key, rotated.ingest_key]) {
+        const [found] = await connection.execute<{ count: number }[]>(
+          `select count(*)::int as count from "${schema}"."${table_name}" t where t::text like ?`,
+          [`%${secret}%`],
+        );
+        expect(found!.count, table_name).toBe(0);
+      }
+  });
+
   it("rotates with a grace period: both keys work during it, only the new one after; the new key is answered once", async () => {
     const owner = await streamer(t);
     const { id, key: old } = await owner.stream();
@@ -35,7 +68,7 @@ describe("ingest keys", () => {
     const rotated = await owner.call("POST", `/streams/${id}/keys/rotate`, { grace_seconds: 600 });
     expect(rotated.status).toBe(200);
     const fresh: string = rotated.body.ingest_key;
-    expect(fresh).toMatch(/^[A-Za-z0-9]{40}$/);
+    expect(fresh).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(fresh).not.toBe(old);
     const graceEnds = new Date(clock.now().getTime() + 600_000).toISOString();
     expect(rotated.body.previous_key).toMatchObject({ hint: old.slice(-4), status: "grace" });

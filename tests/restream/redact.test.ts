@@ -61,4 +61,20 @@ describe("log redaction (pure)", () => {
     expect(line).toHaveLength(MAX_LINE_CHARS);
     expect(redactLine("short", [])).toBe("short");
   });
+
+  it("redacts adversarial lines in linear work: a 2000-character line right, a 200 000-character text at all", () => {
+    const colons = `rtmp://h.example/${":".repeat(1980)}k`;
+    expect(redactLine(colons, [])).toBe("rtmp://h.example/***");
+    const encoded = `rtmp%3A%2F%2Fh.example%2F${":".repeat(1970)}k`;
+    expect(redactLine(encoded, [])).toBe("rtmp%3A%2F%2Fh.example%2F***");
+    const ending = `to rtmp://h.example/app/k${".".repeat(1980)} next`;
+    expect(redactLine(ending, []).startsWith(`to rtmp://h.example/***${".".repeat(100)}`)).toBe(true);
+    const schemes = "a.".repeat(1000);
+    expect(redactLine(schemes, [])).toBe(`${schemes.slice(0, MAX_LINE_CHARS - 1)}…`);
+    // A hundred times longer: a quadratic pattern would take minutes here (10 000 times the work), past the test's
+    // timeout; a linear one takes milliseconds.
+    const long = `rtmp://h.example/${":".repeat(200_000)}k rtmp%3A%2F%2Fh${":".repeat(200_000)}k ${"a.".repeat(100_000)}`;
+    const masked = redact(long, []);
+    expect(masked.startsWith("rtmp://h.example/*** rtmp%3A%2F%2Fh%2F*** a.a.")).toBe(true);
+  });
 });

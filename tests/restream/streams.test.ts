@@ -13,7 +13,7 @@ describe("streams", () => {
     const created = await owner.call("POST", "/streams", { title: "  Morning show " });
     expect(created.status).toBe(201);
     const { stream, ingest_key: key } = created.body;
-    expect(key).toMatch(/^[A-Za-z0-9]{40}$/);
+    expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(stream).toMatchObject({
       owner: owner.sub,
       title: "Morning show",

@@ -1,6 +1,7 @@
 import { ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { ProblemSchema } from "../../gen/pf/v1/problem_pb.js";
+import { qualified } from "../../services/kit/db/orm.js";
 import { outboxEvents } from "../support/outbox.js";
 import { usePlatform } from "../support/platform.js";
 import { until } from "../support/until.js";
@@ -8,6 +9,18 @@ import { streamer } from "./support/streams.js";
 import { FakeWorker } from "./support/worker.js";
 
 const t = usePlatform({ services: ["restream"] });
+
+/** The worker's stored commands (not yet acknowledged), oldest first. */
+async function commandRows(workerId: string): Promise<{ generation: number; seq: string }[]> {
+  const em = t.platform.contexts.get("restream")!.orm.em;
+  const rows = await em
+    .getConnection()
+    .execute<{ generation: number; seq: string }[]>(
+      `select generation, seq::text as seq from ${qualified(em, "worker_commands")} where worker_id = ? order by seq`,
+      [workerId],
+    );
+  return rows.map((row) => ({ generation: row.generation, seq: row.seq }));
+}
 
 /** The problem code a call failed with ("" when it succeeded). */
 async function codeOf(call: Promise<unknown>): Promise<string> {
@@ -153,7 +166,7 @@ describe("the worker API: session reports", () => {
 });
 
 describe("the worker API: commands", () => {
-  it("delivers the commands waiting first, in order, each once, then each as it is issued", async () => {
+  it("sends the commands waiting first, in order, then each as it is issued; again until acknowledged by after_seq", async () => {
     const owner = await streamer(t);
     const a = await owner.stream();
     const b = await owner.stream();
@@ -164,26 +177,57 @@ describe("the worker API: commands", () => {
     await owner.call("POST", `/sessions/${first}/end`, {});
     await owner.call("POST", `/sessions/${second}/end`, {});
     const watch = worker.watch();
+    let third: string;
     try {
       await until(() => watch.received.length >= 2);
       expect(watch.received.map((c) => c.sessionId)).toEqual([first, second]);
-      const third = (await worker.authorize(a.key)).sessionId;
+      third = (await worker.authorize(a.key)).sessionId;
       await owner.call("POST", `/sessions/${third}/end`, {});
       await until(() => watch.received.length >= 3);
       expect(watch.received.map((c) => c.sessionId)).toEqual([first, second, third]);
     } finally {
       watch.stop();
     }
-    // Delivered once: a new watch of the same generation gets none of them again.
-    const later = worker.watch();
+    const seqs = watch.received.map((c) => c.seq);
+    expect([...seqs].sort((x, y) => (x < y ? -1 : 1))).toEqual(seqs);
+    // Cut before acknowledging: a new watch gets every one again, in order.
+    const again = worker.watch();
+    try {
+      await until(() => again.received.length >= 3);
+      expect(again.received.map((c) => c.seq)).toEqual(seqs);
+    } finally {
+      again.stop();
+    }
+    // Acknowledged up to the second: only the third comes, and the first two never again.
+    const acknowledged = worker.watch(seqs[1]);
+    try {
+      await until(() => acknowledged.received.length >= 1);
+      expect(acknowledged.received.map((c) => c.sessionId)).toEqual([third]);
+    } finally {
+      acknowledged.stop();
+    }
+    expect(await commandRows(worker.id)).toEqual([{ generation: 1, seq: String(seqs[2]) }]);
+    const restart = worker.watch();
     try {
       const fourth = (await worker.authorize(b.key)).sessionId;
       await owner.call("POST", `/sessions/${fourth}/end`, {});
-      await until(() => later.received.length >= 1);
-      expect(later.received.map((c) => c.sessionId)).toEqual([fourth]);
+      await until(() => restart.received.length >= 2);
+      expect(restart.received.map((c) => c.sessionId)).toEqual([third, fourth]);
     } finally {
-      later.stop();
+      restart.stop();
     }
+  });
+
+  it("drops the commands of earlier generations when a new one registers", async () => {
+    const owner = await streamer(t);
+    const { key } = await owner.stream();
+    const worker = await FakeWorker.of(t);
+    await worker.register();
+    const { sessionId } = await worker.authorize(key);
+    await owner.call("POST", `/sessions/${sessionId}/end`, {});
+    expect(await commandRows(worker.id)).toHaveLength(1);
+    await worker.register();
+    expect(await commandRows(worker.id)).toEqual([]);
   });
 
   it("ends the command stream of a generation once another registers", async () => {

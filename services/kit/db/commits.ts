@@ -2,11 +2,11 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 
 /**
  * What a transaction wrote that a relay carries elsewhere once it commits: events for the outbox relay, search
- * documents for the search relay, jobs (and cancels) for run's placement. The writer marks its transaction; the
- * service's `transaction` tells the listeners after the commit, so a relay leaves at once instead of at its next poll
- * (the poll stays the fallback).
+ * documents for the search relay, jobs (and cancels) for run's placement, worker commands for restream's command
+ * streams. The writer marks its transaction; the service's `transaction` tells the listeners after the commit, so a
+ * relay leaves at once instead of at its next poll (the poll stays the fallback).
  */
-export type CommitSignal = "events" | "search-documents" | "jobs";
+export type CommitSignal = "events" | "search-documents" | "jobs" | "worker-commands";
 
 const marked = new WeakMap<EntityManager, Set<CommitSignal>>();
 

@@ -12,9 +12,9 @@ export interface CommandOrder {
   reason?: string;
 }
 
-/** A command taken for delivery. */
-export interface TakenCommand {
-  seq: string;
+/** A command waiting for its worker's acknowledgement. */
+export interface PendingCommand {
+  seq: bigint;
   kind: CommandOrder["kind"];
   sessionId: string;
   outputId: string;
@@ -31,37 +31,49 @@ export async function insertCommand(em: EntityManager, order: CommandOrder, at: 
     outputId: order.outputId ?? "",
     reason: order.reason ?? "",
     createdAt: at,
-    deliveredAt: null,
   });
   await em.flush();
 }
 
-/**
- * Takes a generation's undelivered commands, oldest first, marking them delivered; a command another stream of the
- * same generation is taking meanwhile is left to it (skip locked), so each goes out once.
- */
-export async function takeCommands(
+/** A generation's commands after `afterSeq`, oldest first: sent until the worker acknowledges them. */
+export async function commandsAfter(
   em: EntityManager,
   workerId: string,
   generation: number,
-  at: Date,
+  afterSeq: bigint,
   limit = 100,
-): Promise<TakenCommand[]> {
+): Promise<PendingCommand[]> {
   const rows = await sql<{ seq: string; kind: string; session_id: string; output_id: string; reason: string }>(
     em,
-    `update {worker_commands} set delivered_at = ?
-     where seq in (select seq from {worker_commands} where worker_id = ? and generation = ? and delivered_at is null
-       order by seq limit ? for update skip locked)
-     returning seq, kind, session_id, output_id, reason`,
-    [at, workerId, generation, limit],
+    `select seq, kind, session_id, output_id, reason from {worker_commands}
+     where worker_id = ? and generation = ? and seq > ? order by seq limit ?`,
+    [workerId, generation, afterSeq.toString(), limit],
   );
-  return rows
-    .map((row) => ({
-      seq: String(row.seq),
-      kind: row.kind as TakenCommand["kind"],
-      sessionId: row.session_id,
-      outputId: row.output_id,
-      reason: row.reason,
-    }))
-    .sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
+  return rows.map((row) => ({
+    seq: BigInt(row.seq),
+    kind: row.kind as PendingCommand["kind"],
+    sessionId: row.session_id,
+    outputId: row.output_id,
+    reason: row.reason,
+  }));
+}
+
+/** Deletes the commands a generation acknowledged (`seq <= afterSeq`): carried out, never sent again. */
+export async function acknowledgeCommands(
+  em: EntityManager,
+  workerId: string,
+  generation: number,
+  afterSeq: bigint,
+): Promise<void> {
+  if (afterSeq === 0n) return;
+  await sql(em, `delete from {worker_commands} where worker_id = ? and generation = ? and seq <= ?`, [
+    workerId,
+    generation,
+    afterSeq.toString(),
+  ]);
+}
+
+/** Deletes the commands of a worker's generations before `generation`: fenced, they are never sent. */
+export async function dropEarlierCommands(em: EntityManager, workerId: string, generation: number): Promise<void> {
+  await sql(em, `delete from {worker_commands} where worker_id = ? and generation < ?`, [workerId, generation]);
 }

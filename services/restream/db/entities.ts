@@ -179,8 +179,9 @@ export const WorkerRow = defineEntity({
 export type WorkerRow = InferEntity<typeof WorkerRow>;
 
 /**
- * A command for a worker generation, delivered by WatchCommands in order. It names objects only: a start_output's
- * URL and key are unsealed when it is delivered, never stored here.
+ * A command for a worker generation, sent by WatchCommands in order until the worker acknowledges it (its seq as
+ * after_seq), then deleted. It names objects only: a start_output's URL and key are unsealed when it is sent, never
+ * stored here.
  */
 export const WorkerCommandRow = defineEntity({
   name: "WorkerCommandRow",
@@ -198,7 +199,6 @@ export const WorkerCommandRow = defineEntity({
     outputId: p.text().default(""),
     reason: p.text().default(""),
     createdAt: p.datetime(),
-    deliveredAt: p.datetime().nullable(),
   },
 });
 export type WorkerCommandRow = InferEntity<typeof WorkerCommandRow>;

@@ -4,7 +4,9 @@ import { LockMode, type EntityManager, type RequiredEntityData } from "@mikro-or
 import { OutputSchema, type Output } from "../../../gen/pf/restream/v1/destinations_pb.js";
 import { problem } from "../../kit/handler/problem.js";
 import { RUNNING_STATES } from "../domain/output-states.js";
+import type { Reach } from "../owners.js";
 import { OutputRow } from "./entities.js";
+import { sessionWithin } from "./sessions.js";
 
 /** 404 restream.output.not_found: an output missing, or beyond the caller's reach. */
 export const outputNotFound = (id: string) => problem(404, "restream.output.not_found", `No output ${id}.`);
@@ -24,6 +26,16 @@ const locked = (lock: boolean) => (lock ? { lockMode: LockMode.PESSIMISTIC_WRITE
 /** An output, locked for the transaction when `lock`. */
 export function findOutput(em: EntityManager, id: string, lock = false): Promise<OutputRow | null> {
   return em.findOne(OutputRow, { id }, locked(lock));
+}
+
+/** An output within the call's reach (its session's), else 404 restream.output.not_found, as a missing one. */
+export async function outputWithin(em: EntityManager, id: string, reach: Reach): Promise<OutputRow> {
+  const output = await findOutput(em, id);
+  if (!output) throw outputNotFound(id);
+  await sessionWithin(em, output.sessionId, reach).catch(() => {
+    throw outputNotFound(id);
+  });
+  return output;
 }
 
 /** The running output (starting, live or reconnecting) of a destination in a session, if any. */

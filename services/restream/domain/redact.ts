@@ -25,22 +25,34 @@ export function redact(text: string, secrets: readonly string[]): string {
 }
 
 /**
- * A URL as logs print it: scheme, authority (user info included), then whatever path, query or fragment follows,
- * short of punctuation that ends it (FFmpeg writes `rtmp://host/app/key: Connection refused`).
+ * A URL as logs print it: scheme, authority (user info included), then whatever path, query or fragment follows up
+ * to a space or quote; punctuation that ends it (FFmpeg writes `rtmp://host/app/key: Connection refused`) is given
+ * back by `trailing`. A bounded scheme (a longer one is masked from its last 32 characters), greedy parts and no
+ * lookahead: linear on any line (a lazy part before a lookahead of punctuation was quadratic on a run of it).
  */
-const PLAIN_URL = /\b([a-z][a-z0-9+.-]*):\/\/([^\s/?#'"<>]*)([^\s'"<>]*?)(?=[:.,;)\]]*(?:[\s'"<>]|$))/gi;
+const PLAIN_URL = /([a-z][a-z0-9+.-]{0,31}):\/\/([^\s/?#'"<>]*)([^\s'"<>]*)/gi;
 /** A percent-encoded URL (a URL inside another's query): `rtmp%3A%2F%2Fhost%2Flive%2Fkey`. */
-const ENCODED_URL =
-  /\b([a-z][a-z0-9+.-]*)%3A%2F%2F([a-z0-9.\-[\]]*(?:%3A\d+)?)([^\s'"<>]*?)(?=[:.,;)\]]*(?:[\s'"<>]|$))/gi;
+const ENCODED_URL = /([a-z][a-z0-9+.-]{0,31})%3A%2F%2F([a-z0-9.\-[\]]*(?:%3A\d+)?)([^\s'"<>]*)/gi;
+/** What ends a URL in prose rather than belonging to it. */
+const ENDING = new Set([":", ".", ",", ";", ")", "]"]);
 
-function maskPlainUrl(_match: string, scheme: string, authority: string, rest: string): string {
+function maskPlainUrl(_match: string, scheme: string, authority: string, tail: string): string {
+  const [rest, after] = trailing(tail);
   const at = authority.lastIndexOf("@");
   const host = at < 0 ? authority : `${MASK}@${authority.slice(at + 1)}`;
-  return `${scheme}://${host}${rest ? `/${MASK}` : ""}`;
+  return `${scheme}://${host}${rest ? `/${MASK}` : ""}${after}`;
 }
 
-function maskEncodedUrl(_match: string, scheme: string, host: string, rest: string): string {
-  return `${scheme}%3A%2F%2F${host}${rest ? `%2F${MASK}` : ""}`;
+function maskEncodedUrl(_match: string, scheme: string, host: string, tail: string): string {
+  const [rest, after] = trailing(tail);
+  return `${scheme}%3A%2F%2F${host}${rest ? `%2F${MASK}` : ""}${after}`;
+}
+
+/** A URL's tail split into what belongs to it and the punctuation that ends it, scanned once from the end. */
+function trailing(tail: string): [string, string] {
+  let end = tail.length;
+  while (end > 0 && ENDING.has(tail[end - 1]!)) end--;
+  return [tail.slice(0, end), tail.slice(end)];
 }
 
 function secretPattern(secret: string): RegExp {

@@ -12,7 +12,7 @@ import type { RestreamService } from "../../../gen/pf/restream/v1/restream_pb.js
 import { actingPerson } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
 import { invalid } from "../../kit/handler/problem.js";
-import { commandTransaction, issueCommand } from "../commands.js";
+import { issueCommand } from "../commands.js";
 import type { RestreamContext } from "../context.js";
 import {
   destinationsOfStream,
@@ -100,7 +100,7 @@ export function destinationHandlers(ctx: RestreamContext): DestinationHandlers {
     /** Deletes a destination, its running output stopped first (the worker told to stop pushing it). */
     async deleteDestination(request, call) {
       const owner = actingPerson(call);
-      return commandTransaction(ctx, async (em) => {
+      return ctx.transaction(async (em) => {
         const { destination, stream } = await writableDestination(em, request.id, owner);
         const at = ctx.clock.now();
         for (const output of await runningOutputsOf(em, { destinationId: destination.id })) {

@@ -5,13 +5,13 @@ import type { RestreamService } from "../../../gen/pf/restream/v1/restream_pb.js
 import { KeyRotateResultSchema, StreamReadResultSchema } from "../../../gen/pf/restream/v1/streams_pb.js";
 import { actingPerson } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
-import { commandTransaction } from "../commands.js";
+import { newSecret, secretHash } from "../../kit/auth/secrets.js";
 import type { RestreamContext } from "../context.js";
 import { insertKey, keysOf, keyView, revokeKey } from "../db/keys.js";
 import { openSessionOf } from "../db/sessions.js";
 import { streamViews, streamWithin, writableStream } from "../db/streams.js";
 import { ingestUrls } from "../db/workers.js";
-import { keyHashOf, keyHintOf, keyStatusAt, newIngestKey, revokedAfterGrace } from "../domain/keys.js";
+import { keyHintOf, keyStatusAt, revokedAfterGrace } from "../domain/keys.js";
 import { recordStreamEvent } from "../events.js";
 import { reachOf } from "../owners.js";
 import { closeSession } from "../sessions.js";
@@ -37,8 +37,8 @@ export function keyHandlers(ctx: RestreamContext): KeyHandlers {
      */
     async rotateKey(request, call) {
       const owner = actingPerson(call);
-      const key = newIngestKey();
-      return commandTransaction(ctx, async (em) => {
+      const key = newSecret();
+      return ctx.transaction(async (em) => {
         const stream = await writableStream(em, request.id, owner);
         const now = ctx.clock.now();
         const older = (await keysOf(em, stream.id)).filter((row) => keyStatusAt(row.revokedAt, now) !== "revoked");
@@ -47,7 +47,7 @@ export function keyHandlers(ctx: RestreamContext): KeyHandlers {
         const fresh = await insertKey(em, {
           id: newId("rik"),
           streamId: stream.id,
-          keyHash: keyHashOf(key),
+          keyHash: secretHash(key),
           hint: keyHintOf(key),
           at: now,
         });

@@ -6,23 +6,22 @@ import type { RestreamService } from "../../../gen/pf/restream/v1/restream_pb.js
 import { actingPerson } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
-import { commandTransaction, issueCommand } from "../commands.js";
+import { issueCommand } from "../commands.js";
 import type { RestreamContext } from "../context.js";
 import { destinationToProto, destinationWithin, writableDestination } from "../db/destinations.js";
 import type { SessionRow } from "../db/entities.js";
 import { logsOfDestination, logsOfOutput } from "../db/logs.js";
 import {
-  findOutput,
   insertOutput,
   latestOutput,
-  outputNotFound,
   outputsOfSession,
   outputToProto,
+  outputWithin,
   runningOutput,
 } from "../db/outputs.js";
-import { openSessionOf, sessionById, sessionWithin } from "../db/sessions.js";
+import { openSessionOf, sessionWithin } from "../db/sessions.js";
 import { destinationInvalid } from "../domain/destination-url.js";
-import { reachOf, reaches } from "../owners.js";
+import { reachOf } from "../owners.js";
 import { announceOutput, changeOutputState, judgeDestination } from "../outputs.js";
 
 type OutputHandlers = Pick<
@@ -39,7 +38,8 @@ export function outputHandlers(ctx: RestreamContext): OutputHandlers {
     /**
      * Starts the destination's output for the stream's open session: its host resolved and judged public again
      * (outside any transaction), then a `starting` output and a start_output command for the session's worker
-     * generation. A running output answers as it is (changed false).
+     * generation. A running output answers as it is (changed false). A URL changed between the judgement and the
+     * lock is 409 restream.destination_changed: never a start on a stale judgement.
      */
     async startOutput(request, call) {
       const owner = actingPerson(call);
@@ -51,8 +51,14 @@ export function outputHandlers(ctx: RestreamContext): OutputHandlers {
       });
       const judgement = await judgeDestination(ctx, destination.url);
       if (!judgement.ok) throw destinationInvalid(`url cannot be pushed to now: ${judgement.detail}.`);
-      return commandTransaction(ctx, async (em) => {
+      return ctx.transaction(async (em) => {
         const { destination: row, stream } = await writableDestination(em, request.id, owner);
+        if (row.url !== destination.url)
+          throw problem(
+            409,
+            "restream.destination_changed",
+            `The destination ${row.id} changed while its host was judged: start it again.`,
+          );
         const session = await liveSession(em, stream.id);
         const running = await runningOutput(em, row.id, session.id, true);
         if (running)
@@ -91,7 +97,7 @@ export function outputHandlers(ctx: RestreamContext): OutputHandlers {
     /** Stops the destination's running output of the open session (stopped_by_owner); none running: changed false. */
     async stopOutput(request, call) {
       const owner = actingPerson(call);
-      return commandTransaction(ctx, async (em) => {
+      return ctx.transaction(async (em) => {
         const { destination, stream } = await writableDestination(em, request.id, owner);
         const session = await liveSession(em, stream.id);
         const running = await runningOutput(em, destination.id, session.id, true);
@@ -140,9 +146,7 @@ export function outputHandlers(ctx: RestreamContext): OutputHandlers {
 
     async listOutputLogs(request, call) {
       const em = ctx.orm.em.fork();
-      const output = await findOutput(em, request.id);
-      const session = output && (await sessionById(em, output.sessionId));
-      if (!output || !session || !reaches(reachOf(call), session.owner)) throw outputNotFound(request.id);
+      const output = await outputWithin(em, request.id, reachOf(call));
       const logs = await logsOfOutput(em, output.id, request.limit ?? DEFAULT_LOG_LIMIT);
       return create(OutputReadResultSchema, { logs });
     },

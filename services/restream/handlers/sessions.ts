@@ -5,7 +5,6 @@ import { PlaybackDescriptorSchema } from "../../../gen/pf/restream/v1/events_pb.
 import type { RestreamService } from "../../../gen/pf/restream/v1/restream_pb.js";
 import { SessionEndResultSchema, SessionReadResultSchema } from "../../../gen/pf/restream/v1/sessions_pb.js";
 import { pageBefore, pageLimit } from "../../kit/handler/paging.js";
-import { commandTransaction } from "../commands.js";
 import type { RestreamContext } from "../context.js";
 import type { SessionRow } from "../db/entities.js";
 import { sessionWithin, sessionsWithin, sessionViews } from "../db/sessions.js";
@@ -52,7 +51,7 @@ export function sessionHandlers(ctx: RestreamContext): SessionHandlers {
      */
     async endSession(request, call) {
       const reach = reachOf(call);
-      return commandTransaction(ctx, async (em) => {
+      return ctx.transaction(async (em) => {
         const row = await sessionWithin(em, request.id, reach, true);
         if (!isOpen(row.state)) return create(SessionEndResultSchema, { session: await view(em, row), changed: false });
         await closeSession(ctx, em, row, { state: "ended", reason: "ended", at: ctx.clock.now(), tellWorker: true });

@@ -8,6 +8,7 @@ import { actingPerson } from "../../kit/auth/principal.js";
 import { newId } from "../../kit/handler/ids.js";
 import { pageBefore, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
+import { newSecret, secretHash } from "../../kit/auth/secrets.js";
 import type { RestreamContext } from "../context.js";
 import type { StreamRow } from "../db/entities.js";
 import { insertKey } from "../db/keys.js";
@@ -22,7 +23,7 @@ import {
   writableStream,
 } from "../db/streams.js";
 import { ingestUrls } from "../db/workers.js";
-import { keyHashOf, keyHintOf, newIngestKey } from "../domain/keys.js";
+import { keyHintOf } from "../domain/keys.js";
 import { DEFAULT_SETTINGS, refsAfter, settingsAfter } from "../domain/streams.js";
 import { recordStreamEvent } from "../events.js";
 import { reachOf } from "../owners.js";
@@ -45,7 +46,7 @@ export function streamHandlers(ctx: RestreamContext): StreamHandlers {
       if (request.title === undefined) throw invalid("title", "title is required");
       const settings = settingsAfter(DEFAULT_SETTINGS, request.settings);
       const externalRefs = refsAfter({}, request.externalRefs, true);
-      const key = newIngestKey();
+      const key = newSecret();
       const stream = await ctx.transaction(async (em) => {
         const at = ctx.clock.now();
         const row = await insertStream(em, {
@@ -56,7 +57,7 @@ export function streamHandlers(ctx: RestreamContext): StreamHandlers {
           externalRefs,
           at,
         });
-        await insertKey(em, { id: newId("rik"), streamId: row.id, keyHash: keyHashOf(key), hint: keyHintOf(key), at });
+        await insertKey(em, { id: newId("rik"), streamId: row.id, keyHash: secretHash(key), hint: keyHintOf(key), at });
         return view(em, row);
       });
       return create(StreamWriteResultSchema, { stream, ingestKey: key });

@@ -4,7 +4,6 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { WorkerReportResultSchema, type RestreamWorkerService } from "../../../gen/pf/restream/v1/worker_pb.js";
 import type { RestreamContext } from "../context.js";
 import { destinationOfOutput } from "../db/destinations.js";
-import type { OutputRow } from "../db/entities.js";
 import { appendLogLines } from "../db/logs.js";
 import { findOutput, outputNotFound, saveOutputs, type StoredHealth } from "../db/outputs.js";
 import { sessionById } from "../db/sessions.js";
@@ -24,11 +23,16 @@ export function workerOutputHandlers(ctx: RestreamContext): WorkerOutputHandlers
     if (!output || output.workerId !== request.workerId) throw outputNotFound(request.outputId);
     return output.generation === request.generation ? output : undefined;
   };
-  /** A line as stored: the output's own secrets (its destination's key and passphrase) and every URL's path masked. */
-  const redactor = async (em: EntityManager, output: OutputRow) => {
-    const destination = await destinationOfOutput(em, output.destinationId);
+  /**
+   * Lines as stored: the output's own secrets (its destination's key and passphrase) and every URL's path masked.
+   * Read and redacted before the transaction, so no lock is held while the patterns run.
+   */
+  const redacted = async (outputId: string, lines: string[]) => {
+    const em = ctx.orm.em.fork();
+    const output = await findOutput(em, outputId);
+    const destination = output && (await destinationOfOutput(em, output.destinationId));
     const { key, passphrase } = destination ? secretsOf(ctx, destination) : { key: "", passphrase: "" };
-    return (line: string) => redactLine(line, [key, passphrase]);
+    return lines.map((line) => redactLine(line, [key, passphrase]));
   };
 
   return {
@@ -38,6 +42,7 @@ export function workerOutputHandlers(ctx: RestreamContext): WorkerOutputHandlers
      * on each change of state, none on progress alone.
      */
     async reportOutput(request) {
+      const [redactedReason = ""] = request.reason === "" ? [] : await redacted(request.outputId, [request.reason]);
       const applied = await ctx.transaction(async (em) => {
         const output = await reported(em, request);
         if (!output) return false;
@@ -62,7 +67,7 @@ export function workerOutputHandlers(ctx: RestreamContext): WorkerOutputHandlers
         }
         if (step.restarted) output.restarts += 1;
         const ended = step.state === "stopped" || step.state === "failed";
-        const reason = ended ? (await redactor(em, output))(request.reason) : "";
+        const reason = ended ? redactedReason : "";
         const session = (await sessionById(em, output.sessionId))!;
         await changeOutputState(em, output, session.owner, { state: step.state, reason, at });
         return true;
@@ -72,11 +77,11 @@ export function workerOutputHandlers(ctx: RestreamContext): WorkerOutputHandlers
 
     /** Stores an output's lines, each redacted again and cut to 500 characters; only its last PF_RESTREAM_LOG_LINES stay. */
     async appendLogs(request) {
+      const lines = await redacted(request.outputId, request.lines);
       const applied = await ctx.transaction(async (em) => {
         const output = await reported(em, request);
-        if (!output || request.lines.length === 0) return false;
-        const redact = await redactor(em, output);
-        await appendLogLines(em, output, request.lines.map(redact), ctx.clock.now(), ctx.settings.logLines);
+        if (!output || lines.length === 0) return false;
+        await appendLogLines(em, output, lines, ctx.clock.now(), ctx.settings.logLines);
         return true;
       });
       return create(WorkerReportResultSchema, { applied });

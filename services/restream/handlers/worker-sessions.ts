@@ -13,9 +13,8 @@ import { newId } from "../../kit/handler/ids.js";
 import { problem } from "../../kit/handler/problem.js";
 import { waitWithinDeadline } from "../../kit/handler/status.js";
 import { Wakes } from "../../kit/runtime/wakes.js";
-import { commandsKey } from "../commands.js";
 import type { RestreamContext } from "../context.js";
-import { takeCommands, type TakenCommand } from "../db/commands.js";
+import { acknowledgeCommands, commandsAfter, dropEarlierCommands, type PendingCommand } from "../db/commands.js";
 import { keyByHash } from "../db/keys.js";
 import { insertSession, openSessionOf, openSessionsOfWorker, sessionById } from "../db/sessions.js";
 import { streamById } from "../db/streams.js";
@@ -35,7 +34,7 @@ export function workerSessionHandlers(ctx: RestreamContext): WorkerSessionHandle
   return {
     /**
      * A new generation, one more than the worker's last: the sessions still open under its earlier generations are
-     * interrupted (worker_lost), never resumed by this one.
+     * interrupted (worker_lost), never resumed by this one, and their commands dropped.
      */
     async registerWorker(request) {
       const generation = await ctx.transaction(async (em) => {
@@ -48,6 +47,7 @@ export function workerSessionHandlers(ctx: RestreamContext): WorkerSessionHandle
         });
         for (const session of await openSessionsOfWorker(em, request.workerId, current))
           await closeSession(ctx, em, session, { state: "interrupted", reason: "worker_lost", at, tellWorker: false });
+        await dropEarlierCommands(em, request.workerId, current);
         return current;
       });
       return create(WorkerRegisterResultSchema, { generation });
@@ -132,34 +132,39 @@ export function workerSessionHandlers(ctx: RestreamContext): WorkerSessionHandle
     },
 
     /**
-     * The generation's commands in order: those waiting first, then each as it is issued (woken in this process
-     * after its commit, found by a look every PF_RESTREAM_HEARTBEAT_MS otherwise). Each goes out once. A fenced
-     * generation is refused (409 restream.worker_fenced), and its open stream ends. The stream ends by itself short
-     * of the call's deadline (PF_CALL_TIMEOUT_MS): a worker watches again.
+     * The generation's commands after `after_seq`, in order: those waiting first, then each as it is issued (woken
+     * after its commit in this process, found by a look every PF_RESTREAM_HEARTBEAT_MS otherwise). Those up to
+     * `after_seq` are acknowledged: deleted, never sent again; a later one is sent again on the next watch until it
+     * is acknowledged, so a stream cut in between loses none. A fenced generation is refused (409
+     * restream.worker_fenced), and its open stream ends. The stream ends by itself short of the call's deadline
+     * (PF_CALL_TIMEOUT_MS): a worker watches again.
      */
     async *watchCommands(request, call) {
       const { workerId, generation } = request;
       const wakes = new Wakes(call.signal);
-      const unwatch = ctx.commands.watch(commandsKey(workerId, generation), wakes.wake);
+      const unwatch = ctx.commits.on("worker-commands", wakes.wake);
       try {
+        let after = request.afterSeq;
         for (let first = true; !call.signal.aborted; first = false) {
-          const taken = await ctx.transaction(async (em) => {
+          const pending = await ctx.transaction(async (em) => {
             const worker = await workerById(em, workerId, "share");
             if (isFenced(worker, generation)) return undefined;
-            return takeCommands(em, workerId, generation, ctx.clock.now());
+            if (first) await acknowledgeCommands(em, workerId, generation, after);
+            return commandsAfter(em, workerId, generation, after);
           });
-          if (taken === undefined) {
+          if (pending === undefined) {
             if (first) throw fenced(workerId, generation);
             return;
           }
-          for (const command of taken) {
+          for (const command of pending) {
             const message = await commandMessage(ctx, command);
+            after = command.seq;
             if (message) yield message;
           }
           // The stream ends cleanly short of the call's deadline; the worker watches again at once.
           const wait = waitWithinDeadline(call, ctx.settings.heartbeatMs);
           if (wait === 0) return;
-          await wakes.next(wait);
+          if (pending.length === 0) await wakes.next(wait);
         }
       } finally {
         unwatch();
@@ -169,9 +174,10 @@ export function workerSessionHandlers(ctx: RestreamContext): WorkerSessionHandle
 }
 
 /** A command as sent: a start_output's order built now (its URL and key unsealed), or nothing once it is moot. */
-async function commandMessage(ctx: RestreamContext, command: TakenCommand): Promise<WorkerCommand | undefined> {
+async function commandMessage(ctx: RestreamContext, command: PendingCommand): Promise<WorkerCommand | undefined> {
   if (command.kind !== "start_output")
     return create(WorkerCommandSchema, {
+      seq: command.seq,
       kind: command.kind,
       sessionId: command.sessionId,
       reason: command.reason,
@@ -179,7 +185,7 @@ async function commandMessage(ctx: RestreamContext, command: TakenCommand): Prom
     });
   const output = await orderFor(ctx, ctx.orm.em.fork(), command.outputId);
   if (!output) return undefined;
-  return create(WorkerCommandSchema, { kind: command.kind, sessionId: command.sessionId, output });
+  return create(WorkerCommandSchema, { seq: command.seq, kind: command.kind, sessionId: command.sessionId, output });
 }
 
 /** A message's fields as a plain object to store (without protobuf-es's `$typeName`). */

@@ -9,7 +9,10 @@ export interface ControlPlane {
   heartbeat(input: WorkerRef & { sessionIds: string[] }): Promise<{ fenced: boolean }>;
   /** The publish's key hash (sha256 hex of the key from the RTMP path) → a session, or why not. */
   authorizeIngest(input: WorkerRef & { keyHash: string; remoteAddress: string }): Promise<IngestGrant>;
-  /** A session went live (media flowing) or ended. */
+  /**
+   * A session went live (media flowing) or ended. Resolves once answered (a refusal for good included); rejects when
+   * it may pass if tried again, and the worker tries again (as it does for reportOutput).
+   */
   reportSession(
     input: WorkerRef & {
       sessionId: string;
@@ -25,8 +28,12 @@ export interface ControlPlane {
   ): Promise<void>;
   /** Log lines of an output or a session, already redacted and bounded. */
   appendLogs(input: WorkerRef & { outputId?: string; sessionId?: string; lines: string[] }): Promise<void>;
-  /** Commands for this worker generation until signal aborts (end a session, start or stop an output). */
-  commands(input: WorkerRef, signal: AbortSignal): AsyncIterable<WorkerCommand>;
+  /**
+   * Commands for this worker generation after `afterSeq`, the seq of the last one the worker carried out (which
+   * acknowledges it and those before), until signal aborts or the watch ends (watch again from the last seq). A
+   * command may come again after a cut watch: each is safe to repeat.
+   */
+  commands(input: WorkerRef & { afterSeq: number }, signal: AbortSignal): AsyncIterable<WorkerCommand>;
 }
 
 /** Who reports: a worker and the generation it registered as. */
@@ -49,10 +56,12 @@ export interface OutputOrder {
   secrets: string[];
 }
 
-export type WorkerCommand =
+/** A command and its `seq`, which the worker names as `afterSeq` once it carried it out. */
+export type WorkerCommand = { seq: number } & (
   | { kind: "end_session"; sessionId: string; reason: string }
   | { kind: "start_output"; sessionId: string; output: OutputOrder }
-  | { kind: "stop_output"; outputId: string };
+  | { kind: "stop_output"; outputId: string }
+);
 
 export interface MediaInfo {
   videoCodec: string;

@@ -43,6 +43,9 @@ const STOP_GRACE_MS = 2_000;
 /** Stream FFmpeg has not taken yet (a destination too slow): past this the run is cut and counts as a failure. */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
+/** The longest partial line of FFmpeg's stderr kept while its end is awaited. */
+export const MAX_PENDING_CHARS = 4_096;
+
 type FFmpeg = ChildProcessByStdio<Writable, Readable, Readable>;
 
 /**
@@ -116,15 +119,30 @@ export class Output {
     let lastError = "";
     let spawnError: string | undefined;
     let pending = "";
+    // Within a line longer than MAX_PENDING_CHARS: its rest is dropped up to the next line break.
+    let skipping = false;
     child.once("error", (error: NodeJS.ErrnoException) => {
       if (child.pid === undefined) spawnError = `FFmpeg could not start (${error.code ?? error.message})`;
     });
     child.stdin.on("error", () => undefined); // EPIPE once FFmpeg exited: its close says why
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      const text = pending + chunk;
+      let text = chunk;
+      if (skipping) {
+        const end = text.search(/[\r\n]/);
+        if (end < 0) return;
+        skipping = false;
+        text = text.slice(end + 1);
+      }
+      text = pending + text;
       const cut = Math.max(text.lastIndexOf("\n"), text.lastIndexOf("\r"));
       pending = text.slice(cut + 1);
       const done = lines(text.slice(0, cut + 1));
+      if (pending.length > MAX_PENDING_CHARS) {
+        // Dropped whole: a part of it could hold part of a secret, which no pattern would match.
+        pending = "";
+        skipping = true;
+        done.push(`FFmpeg wrote a line longer than ${MAX_PENDING_CHARS} characters: dropped`);
+      }
       if (done.length === 0) return;
       lastError = done[done.length - 1];
       reports.logs(done);
@@ -142,10 +160,15 @@ export class Output {
         this.enter("live", { progress: health });
       }
     });
+    // The read is let go before the kill of a run cut for slowness: no more chunks to a process being killed (the
+    // cached headers `read` sends at once are far below the bound, so `detach` is known by then).
+    let cut = false;
     const detach = publish.read((chunk) => {
-      if (!child.stdin.writable) return;
+      if (cut || !child.stdin.writable) return;
       if (child.stdin.writableLength > MAX_BUFFERED_BYTES) {
+        cut = true;
         reports.logs(["the destination takes the stream too slowly: reconnecting"]);
+        detach();
         child.kill("SIGKILL");
         return;
       }

@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import { setTimeout as wait } from "node:timers/promises";
+import { secretHash } from "../../kit/auth/secrets.js";
 import type { Logger } from "../../kit/runtime/logger.js";
 import type { ControlPlane, OutputOrder, Playback, WorkerCommand, WorkerRef } from "./control-plane.js";
 import { INGEST_APP, listenIngest, type Ingest, type Publish } from "./ingest.js";
@@ -41,6 +41,20 @@ export interface RunningMediaWorker {
 const PROGRESS_EVERY_MS = 1_000;
 const NO_PLAYBACK: Playback = { protocol: "none", url: "", reason: "this media worker serves no playback" };
 
+/** Log lines waiting to be sent, at most this many (the oldest dropped past it). */
+export const MAX_QUEUED_LINES = 1_000;
+/** The worker API's bound on one append. */
+const MAX_LINES_PER_APPEND = 200;
+/** The longest wait between two tries of a state report. */
+const RETRY_MAX_MS = 10_000;
+/** Tries of a state report once the worker is stopping (its control plane may be gone). */
+const STOPPING_TRIES = 3;
+
+/** Where log lines belong: an output, or a session (the ingest's lines). */
+type LogTarget = { outputId: string; sessionId?: undefined } | { sessionId: string; outputId?: undefined };
+type QueuedLogs = { kind: "logs"; about: LogTarget; lines: string[] };
+type QueuedReport = { kind: "state"; call: (ref: WorkerRef) => Promise<void> } | QueuedLogs;
+
 /** A session this worker holds: its encoder's publish and its outputs. */
 interface HeldSession {
   readonly sessionId: string;
@@ -67,7 +81,11 @@ export class MediaWorker {
   private playback: PlaybackServer | undefined;
   private playbackBase = "";
   private heartbeat: NodeJS.Timeout | undefined;
-  private reports: Promise<void> = Promise.resolve();
+  /** The reports not sent yet, in the order things happened. */
+  private readonly queue: QueuedReport[] = [];
+  private queuedLines = 0;
+  private droppedLines = 0;
+  private draining: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
   private fenced = false;
   private ended!: (cause: "stopped" | "fenced") => void;
@@ -121,46 +139,63 @@ export class MediaWorker {
     }
   }
 
-  /** Authorises a publish by its key's hash; holds the session it opens until the encoder leaves or is cut. */
+  /**
+   * Authorises a publish by its key's hash; holds the session it opens until the encoder leaves or is cut. Whatever
+   * happens meanwhile (a throw included), the session is let go and reported ended.
+   */
   private async admit(publish: Publish): Promise<void> {
-    const ref = await this.registration;
-    if (!ref || this.closing) return publish.disconnect();
-    const keyHash = createHash("sha256").update(publish.key).digest("hex");
-    const grant = await this.options.control
-      .authorizeIngest({ ...ref, keyHash, remoteAddress: publish.remoteAddress })
-      .catch((error: unknown) => ({ granted: false as const, reason: `authorisation failed: ${String(error)}` }));
-    if (!grant.granted) {
-      this.options.logger.info({ remoteAddress: publish.remoteAddress, reason: grant.reason }, "publish refused");
-      return publish.disconnect();
+    let session: HeldSession | undefined;
+    try {
+      const ref = await this.registration;
+      if (!ref || this.closing) return publish.disconnect();
+      const keyHash = secretHash(publish.key);
+      const grant = await this.options.control
+        .authorizeIngest({ ...ref, keyHash, remoteAddress: publish.remoteAddress })
+        .catch((error: unknown) => ({ granted: false as const, reason: `authorisation failed: ${String(error)}` }));
+      if (!grant.granted) {
+        // The encoder's address stays out of the log (the control plane keeps it with the session).
+        this.options.logger.info({ reason: grant.reason }, "publish refused");
+        return publish.disconnect();
+      }
+      const held: HeldSession = { sessionId: grant.sessionId, publish, outputs: new Map(), live: false };
+      session = held;
+      this.sessions.set(held.sessionId, held);
+      if (this.closing) this.cut(held, "worker_stopped");
+      const flowing = await Promise.race([publish.flowing.then(() => true), publish.left.then(() => false)]);
+      if (flowing && held.endReason === undefined) {
+        held.live = true;
+        const playback = this.playback
+          ? { protocol: "flv" as const, url: `${this.playbackBase}${playbackPath(held.sessionId)}` }
+          : NO_PLAYBACK;
+        this.reportState((ref) =>
+          this.options.control.reportSession({
+            ...ref,
+            sessionId: held.sessionId,
+            state: "live",
+            media: publish.media(),
+            playback,
+          }),
+        );
+        for (const order of grant.outputs) this.startOutput(held, order);
+      }
+      await publish.left;
+    } catch (error) {
+      if (session) this.cut(session, "worker_error");
+      else publish.disconnect();
+      throw error;
+    } finally {
+      if (session) await this.release(session);
     }
-    const session: HeldSession = { sessionId: grant.sessionId, publish, outputs: new Map(), live: false };
-    this.sessions.set(session.sessionId, session);
-    if (this.closing) this.cut(session, "worker_stopped");
-    const flowing = await Promise.race([publish.flowing.then(() => true), publish.left.then(() => false)]);
-    if (flowing && session.endReason === undefined) {
-      session.live = true;
-      const playback = this.playback
-        ? { protocol: "flv" as const, url: `${this.playbackBase}${playbackPath(session.sessionId)}` }
-        : NO_PLAYBACK;
-      this.report((ref) =>
-        this.options.control.reportSession({
-          ...ref,
-          sessionId: session.sessionId,
-          state: "live",
-          media: publish.media(),
-          playback,
-        }),
-      );
-      for (const order of grant.outputs) this.startOutput(session, order);
-    }
-    await publish.left;
+  }
+
+  /** Lets a session go once its encoder left or was cut: its outputs stopped, then its end reported. */
+  private async release(session: HeldSession): Promise<void> {
     session.live = false;
     this.sessions.delete(session.sessionId);
     await Promise.all([...session.outputs.values()].map((output) => output.stop()));
     const endReason = session.endReason ?? "encoder_left";
-    this.report((ref) =>
-      this.options.control.reportSession({ ...ref, sessionId: session.sessionId, state: "ended", endReason }),
-    );
+    const { sessionId } = session;
+    this.reportState((ref) => this.options.control.reportSession({ ...ref, sessionId, state: "ended", endReason }));
   }
 
   /** Disconnects a session's encoder; the session then ends with `reason`. */
@@ -181,8 +216,8 @@ export class MediaWorker {
       progressEveryMs: PROGRESS_EVERY_MS,
       reports: {
         state: (state, details) =>
-          this.report((ref) => this.options.control.reportOutput({ ...ref, outputId, state, ...details })),
-        logs: (lines) => this.report((ref) => this.options.control.appendLogs({ ...ref, outputId, lines })),
+          this.reportState((ref) => this.options.control.reportOutput({ ...ref, outputId, state, ...details })),
+        logs: (lines) => this.reportLogs({ outputId }, lines),
       },
     });
     session.outputs.set(outputId, output);
@@ -201,7 +236,7 @@ export class MediaWorker {
         if (session?.live) return this.startOutput(session, command.output);
         const reason = `session ${command.sessionId} is not live on this worker`;
         const { outputId } = command.output;
-        this.report((ref) => this.options.control.reportOutput({ ...ref, outputId, state: "failed", reason }));
+        this.reportState((ref) => this.options.control.reportOutput({ ...ref, outputId, state: "failed", reason }));
         return;
       }
       case "stop_output": {
@@ -211,18 +246,25 @@ export class MediaWorker {
         if (output) return output.stop();
         // Not running here: it is stopped, which the control plane may not know yet.
         const { outputId } = command;
-        this.report((ref) => this.options.control.reportOutput({ ...ref, outputId, state: "stopped" }));
+        this.reportState((ref) => this.options.control.reportOutput({ ...ref, outputId, state: "stopped" }));
         return;
       }
     }
   }
 
-  /** Follows the commands of this generation until the worker stops; a broken watch is taken up again. */
+  /**
+   * Follows the commands of this generation until the worker stops; a broken watch is taken up again after the last
+   * command carried out (which acknowledges it), so one cut before it was carried out comes again.
+   */
   private async watchCommands(ref: WorkerRef): Promise<void> {
     const { signal } = this.commands;
+    let afterSeq = 0;
     while (!signal.aborted) {
       try {
-        for await (const command of this.options.control.commands(ref, signal)) await this.command(command);
+        for await (const command of this.options.control.commands({ ...ref, afterSeq }, signal)) {
+          await this.command(command);
+          afterSeq = command.seq;
+        }
         // A watch ends short of its call's deadline: watch again at once.
         continue;
       } catch (error) {
@@ -249,20 +291,88 @@ export class MediaWorker {
     if (!this.closing) this.scheduleHeartbeat();
   }
 
-  /** Queues a call to the control plane behind the earlier ones (their order is the order things happened). */
-  private report(call: (ref: WorkerRef) => Promise<void>): void {
-    const ref = this.ref;
-    if (!ref || this.fenced) return;
-    this.reports = this.reports
-      .then(() => (this.fenced ? undefined : call(ref)))
-      .catch((error: unknown) => this.options.logger.warn({ err: error }, "media worker: a report failed"));
+  /** Queues a state report (a session's or an output's) behind the earlier reports: sent until applied or fenced. */
+  private reportState(call: (ref: WorkerRef) => Promise<void>): void {
+    if (!this.ref || this.fenced) return;
+    this.queue.push({ kind: "state", call });
+    this.drain();
+  }
+
+  /**
+   * Queues log lines behind the earlier reports, with those of the same output or session queued just before them.
+   * At most MAX_QUEUED_LINES wait: past it the oldest are dropped, and counted in a line sent with the next ones.
+   * Sent once: a failed append is not tried again.
+   */
+  private reportLogs(about: LogTarget, lines: string[]): void {
+    if (!this.ref || this.fenced || lines.length === 0) return;
+    const last = this.queue.at(-1);
+    if (last?.kind === "logs" && last.about.outputId === about.outputId && last.about.sessionId === about.sessionId)
+      last.lines.push(...lines);
+    else this.queue.push({ kind: "logs", about, lines: [...lines] });
+    this.queuedLines += lines.length;
+    while (this.queuedLines > MAX_QUEUED_LINES) {
+      const oldest = this.queue.find((report): report is QueuedLogs => report.kind === "logs")!;
+      const excess = Math.min(oldest.lines.length, this.queuedLines - MAX_QUEUED_LINES);
+      oldest.lines.splice(0, excess);
+      this.queuedLines -= excess;
+      this.droppedLines += excess;
+      if (oldest.lines.length === 0) this.queue.splice(this.queue.indexOf(oldest), 1);
+    }
+    this.drain();
+  }
+
+  /** Sends the queued reports in order, one at a time, until none is left or the generation is fenced. */
+  private drain(): void {
+    this.draining ??= (async () => {
+      while (this.queue.length > 0 && !this.fenced) {
+        const report = this.queue[0]!;
+        if (report.kind === "state") {
+          await this.untilApplied(report.call);
+          this.queue.shift();
+          continue;
+        }
+        const lines = report.lines.splice(0, MAX_LINES_PER_APPEND);
+        this.queuedLines -= lines.length;
+        if (report.lines.length === 0) this.queue.shift();
+        if (this.droppedLines > 0) {
+          lines.unshift(`${this.droppedLines} log lines dropped: the control plane took them too slowly`);
+          this.droppedLines = 0;
+        }
+        const ref = this.ref!;
+        await this.options.control
+          .appendLogs({ ...ref, ...report.about, lines })
+          .catch((error: unknown) => this.options.logger.warn({ err: error }, "media worker: log lines not sent"));
+      }
+    })().finally(() => {
+      this.draining = undefined;
+      if (this.queue.length > 0 && !this.fenced) this.drain();
+    });
+  }
+
+  /**
+   * A state report, tried again (the wait doubling from PF_RESTREAM_HEARTBEAT_MS up to 10 s) until it is applied or
+   * the generation fenced; once the worker is stopping, a few tries only.
+   */
+  private async untilApplied(call: (ref: WorkerRef) => Promise<void>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const ref = this.ref;
+      if (!ref || this.fenced) return;
+      try {
+        return await call(ref);
+      } catch (error) {
+        if (this.fenced) return;
+        const giveUp = this.closing !== undefined && attempt >= STOPPING_TRIES;
+        this.options.logger.warn({ err: error, attempt }, `media worker: a report failed${giveUp ? "" : ", retrying"}`);
+        if (giveUp) return;
+        await wait(Math.min(RETRY_MAX_MS, this.options.heartbeatMs * 2 ** (attempt - 1)));
+      }
+    }
   }
 
   private ingestLog(line: string, publish: Publish | undefined): void {
     const session = publish && [...this.sessions.values()].find((held) => held.publish === publish);
     if (!session) return void this.options.logger.debug({ line }, "media worker: ingest");
-    const { sessionId } = session;
-    this.report((ref) => this.options.control.appendLogs({ ...ref, sessionId, lines: [line] }));
+    this.reportLogs({ sessionId: session.sessionId }, [line]);
   }
 
   private track(work: Promise<void>): void {
@@ -285,7 +395,7 @@ export class MediaWorker {
     await this.ingest?.close();
     await this.playback?.close();
     while (this.handlers.size > 0) await Promise.all(this.handlers);
-    await this.reports;
+    while (this.draining) await this.draining;
     this.ended(cause);
   }
 }

@@ -85,6 +85,16 @@ describeWith(HAS_FFMPEG, "the control plane's commands", () => {
     },
   );
 
+  itWith(HAS_FFMPEG, "a cut watch is taken up again after the last command carried out", async () => {
+    const running = await live("ses_acknowledged");
+    const seq = control.send({ kind: "end_session", sessionId: "ses_acknowledged", reason: "ended" });
+    await until(() => running.exit() !== undefined);
+    const watches = control.watches.length;
+    control.cut();
+    await until(() => control.watches.length > watches);
+    expect(control.watches.at(-1)).toMatchObject({ afterSeq: seq });
+  });
+
   itWith(HAS_FFMPEG, "the encoder leaving stops the session's outputs and ends it", async () => {
     const running = await live("ses_outputs", [orderTo("out_with_session")]);
     await until(() => control.outputStates("out_with_session").includes("live"));

@@ -86,20 +86,24 @@ export class FakeWorker {
     return this.client.appendLogs({ ...this.ref, outputId, lines });
   }
 
-  /** This generation's commands as they come, until `signal` aborts (or the stream ends: fenced). */
-  commands(signal: AbortSignal): AsyncIterable<WorkerCommand> {
-    return this.client.watchCommands(this.ref, { signal });
+  /**
+   * This generation's commands after `afterSeq` (which acknowledges those up to it) as they come, until `signal`
+   * aborts (or the stream ends: fenced).
+   */
+  commands(signal: AbortSignal, afterSeq = 0n): AsyncIterable<WorkerCommand> {
+    return this.client.watchCommands({ ...this.ref, afterSeq }, { signal });
   }
 
   /**
-   * Watches this generation's commands in the background, collecting them: `received` grows as they come; `stop`
-   * ends the watch. `ended` resolves when the stream ends by itself (fenced), with its error if it failed.
+   * Watches this generation's commands after `afterSeq` in the background, collecting them: `received` grows as
+   * they come; `stop` ends the watch. `ended` resolves when the stream ends by itself (fenced), with its error if it
+   * failed.
    */
-  watch(): { received: WorkerCommand[]; ended: Promise<unknown>; stop(): void } {
+  watch(afterSeq = 0n): { received: WorkerCommand[]; ended: Promise<unknown>; stop(): void } {
     const abort = new AbortController();
     const received: WorkerCommand[] = [];
     const ended = (async () => {
-      for await (const command of this.commands(abort.signal)) received.push(command);
+      for await (const command of this.commands(abort.signal, afterSeq)) received.push(command);
     })().then(
       () => undefined,
       (error: unknown) => (abort.signal.aborted ? undefined : error),

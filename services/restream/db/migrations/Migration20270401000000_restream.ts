@@ -108,7 +108,6 @@ export class Migration20270401000000_restream extends Migration {
       output_id text not null default '',
       reason text not null default '',
       created_at timestamptz not null,
-      delivered_at timestamptz null,
       constraint worker_commands_kind_check check (kind in ('end_session', 'start_output', 'stop_output'))
     )`);
     this.addSql(`create index worker_commands_pending on worker_commands (worker_id, generation, seq)`);

@@ -6,10 +6,10 @@ import type {
   OutputProgress,
   OutputState,
   WorkerCommand,
-  WorkerRef,
 } from "../../../../services/restream/media/control-plane.js";
 
 type Call<K extends keyof ControlPlane> = Parameters<ControlPlane[K]>[0];
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /**
  * The control plane's stand-in (the other side of the interface; the real one is restream's worker API): it records
@@ -23,13 +23,21 @@ export class FakeControlPlane implements ControlPlane {
   readonly sessionReports: Call<"reportSession">[] = [];
   readonly outputReports: Call<"reportOutput">[] = [];
   readonly logs: Call<"appendLogs">[] = [];
+  /** Every command watch the worker opened, with the seq it acknowledged. */
+  readonly watches: Call<"commands">[] = [];
   /** Every state report in the order it arrived: `session <id> <state>`, `output <id> <state>`. */
   readonly sequence: string[] = [];
   /** Answer heartbeats with fenced. */
   fence = false;
+  /** State reports (session, output) to fail before answering again, as a control plane out of reach would. */
+  failReports = 0;
+  /** The state reports failed so far. */
+  failedReports = 0;
   private readonly grants = new Map<string, { sessionId: string; outputs: OutputOrder[] }>();
-  private readonly queue: WorkerCommand[] = [];
+  /** Every command sent, in seq order: a watch gets those after its afterSeq. */
+  private readonly sent: WorkerCommand[] = [];
   private wake: (() => void) | undefined;
+  private cutWatch: (() => void) | undefined;
   private generation = 0;
 
   /** Grants publishes with `key` (known by its hash only) as session `sessionId`, with these outputs. */
@@ -37,10 +45,17 @@ export class FakeControlPlane implements ControlPlane {
     this.grants.set(sha256(key), { sessionId, outputs });
   }
 
-  /** Sends the worker a command. */
-  send(command: WorkerCommand): void {
-    this.queue.push(command);
+  /** Sends the worker a command (its seq the next one); answers the seq. */
+  send(command: DistributiveOmit<WorkerCommand, "seq">): number {
+    const seq = this.sent.length + 1;
+    this.sent.push({ ...command, seq } as WorkerCommand);
     this.wake?.();
+    return seq;
+  }
+
+  /** Ends the worker's open command watch, as a cut connection or a deadline would. */
+  cut(): void {
+    this.cutWatch?.();
   }
 
   /** The session's reports' states, in order. */
@@ -83,23 +98,40 @@ export class FakeControlPlane implements ControlPlane {
   }
 
   async reportSession(input: Call<"reportSession">): Promise<void> {
+    this.unreachable();
     this.sessionReports.push(input);
     this.sequence.push(`session ${input.sessionId} ${input.state}`);
   }
 
   async reportOutput(input: Call<"reportOutput">): Promise<void> {
+    this.unreachable();
     this.outputReports.push(input);
     this.sequence.push(`output ${input.outputId} ${input.state}`);
+  }
+
+  private unreachable(): void {
+    if (this.failReports === 0) return;
+    this.failReports -= 1;
+    this.failedReports += 1;
+    throw new Error("control plane unavailable");
   }
 
   async appendLogs(input: Call<"appendLogs">): Promise<void> {
     this.logs.push(input);
   }
 
-  async *commands(_input: WorkerRef, signal: AbortSignal): AsyncIterable<WorkerCommand> {
-    while (!signal.aborted) {
-      const next = this.queue.shift();
+  async *commands(input: Call<"commands">, signal: AbortSignal): AsyncIterable<WorkerCommand> {
+    this.watches.push(input);
+    let cut = false;
+    this.cutWatch = () => {
+      cut = true;
+      this.wake?.();
+    };
+    let after = input.afterSeq;
+    while (!signal.aborted && !cut) {
+      const next = this.sent.find((command) => command.seq > after);
       if (next) {
+        after = next.seq;
         yield next;
         continue;
       }
