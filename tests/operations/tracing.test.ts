@@ -122,7 +122,7 @@ describeWith(
       await stopTracing();
     });
 
-    it("continues the client's traceparent through every RPC, the outbox row, NATS and tips' consumer", async () => {
+    it("continues the client's traceparent through every RPC, its statements, the outbox row, the send to NATS and tips' consumer", async () => {
       const client = clientTraceparent();
       const { checkout } = await tipByIntent(front, billing, { traceparent: client.traceparent });
       await until(() => spansOf(client.traceId).some((s) => s.name === "tips/intent_settled"));
@@ -138,12 +138,26 @@ describeWith(
       expect(create.attributes).toMatchObject({ "rpc.system": "connect_rpc", "rpc.method": "CreateCheckout" });
       const intent = named(spans, "billing/CreateIntent");
       expect(parentOf(intent)).toBe(create.spanContext().spanId);
+      // Each statement a call sends to PostgreSQL is a client span of that call (its SQL text never an attribute).
+      const statements = spans.filter((s) => parentOf(s) === intent.spanContext().spanId && s.name.startsWith("pg "));
+      expect(statements.length, spans.map((s) => s.name).join(", ")).toBeGreaterThan(0);
+      for (const statement of statements) {
+        expect(statement.kind).toBe(SpanKind.CLIENT);
+        expect(statement.name).toMatch(/^pg [A-Z]+$/);
+        expect(JSON.stringify(statement.attributes)).not.toMatch(/select |insert /i);
+      }
 
       // The webhook that settles it: its RPC wrote the event, whose consumer in tips continues the trace.
       const webhook = named(spans, "billing/ReceiveProviderWebhook");
       expect(parentOf(webhook)).toBe(named(spans, "POST /billing/api/v1/webhooks/{provider}").spanContext().spanId);
       const row = await settledRow(billing, checkout.id);
       expect(row.traceparent).toBe(`00-${client.traceId}-${webhook.spanContext().spanId}-01`);
+      // The relay's send of that event to NATS is a producer span of the same trace, under the call that wrote it.
+      const sends = spans.filter((s) => s.name === "publish billing.intent.settled");
+      expect(sends.length).toBeGreaterThan(0);
+      expect(sends[0].kind).toBe(SpanKind.PRODUCER);
+      expect(parentOf(sends[0])).toBe(webhook.spanContext().spanId);
+      expect(sends[0].attributes).toMatchObject({ "messaging.system": "nats", "messaging.message.id": row.id });
       const consumer = named(spans, "tips/intent_settled");
       expect(consumer.kind).toBe(SpanKind.CONSUMER);
       expect(parentOf(consumer)).toBe(webhook.spanContext().spanId);
