@@ -158,7 +158,7 @@ describeWith(POSTGRES, "the connection budget on a server of max_connections = 1
     }
   }, 60_000);
 
-  it("holds three whole instances started at once, each within its printed budget, and each serves", async () => {
+  it("holds three whole instances started at once, each within its printed budget, and each serves under load", async () => {
     // At the default pool, three printed budgets and the test's own fit in the server's 100.
     expect(apart, "the budget printed by the first test").toBeDefined();
     const pool = DEFAULT_POOL;
@@ -205,6 +205,19 @@ describeWith(POSTGRES, "the connection budget on a server of max_connections = 1
         const answer = await fetch(`${child.gatewayUrl}/vip/api/v1/plans`);
         expect(answer.status, await answer.text()).toBe(200);
       }
+      // Under load (100 reads at once on each instance) the pools queue their callers; no process opens more.
+      const statuses = await Promise.all(
+        children.flatMap((child) =>
+          Array.from({ length: 100 }, () =>
+            fetch(`${child.gatewayUrl}/vip/api/v1/plans`).then(async (answer) => {
+              await answer.arrayBuffer();
+              return answer.status;
+            }),
+          ),
+        ),
+      );
+      expect(statuses).toContain(200);
+      expect(statuses.filter((status) => status !== 200 && status !== 429)).toEqual([]);
       most = Math.max(most, await connections(reader));
       expect(most).toBeGreaterThan(0);
       expect(most).toBeLessThanOrEqual(3 * budget);
