@@ -125,7 +125,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       acquireTimeoutMs: config.dbAcquireTimeoutMs,
       logger,
     });
-    stops.push(() => pool.end());
+    stops.push(() => pool.close());
     if (modules.length > 0) {
       const budget = connectionBudget(config.dbPoolSize, embedded ? undefined : { relays: RELAY_CONNECTIONS });
       logger.info({ budget }, budgetLine(budget));

@@ -15,6 +15,7 @@ import { startChildPlatform, type ChildPlatform } from "../support/child-platfor
 import { deleteNamespaceStreams, newTestEvents } from "../support/nats.js";
 import { freePorts } from "../support/ports.js";
 import { describeWith, need } from "../support/skips.js";
+import { every } from "../support/timers.js";
 import { until } from "../support/until.js";
 
 // docs/operations.md, "Connections": a server of the test's own with max_connections = 100 (the shared one is set
@@ -169,12 +170,13 @@ describeWith(POSTGRES, "the connection budget on a server of max_connections = 1
     const reader = new pg.Client({ connectionString: url });
     await reader.connect();
     let most = 0;
-    const watching = setInterval(() => {
+    // A probe of the server's connections every 100 ms while the instances start and serve.
+    const stopWatching = every(100, () => {
       connections(reader).then(
         (n) => (most = Math.max(most, n)),
         () => undefined,
       );
-    }, 100);
+    });
     const children: ChildPlatform[] = [];
     try {
       const ports = await freePorts(3);
@@ -222,7 +224,7 @@ describeWith(POSTGRES, "the connection budget on a server of max_connections = 1
       expect(most).toBeGreaterThan(0);
       expect(most).toBeLessThanOrEqual(3 * budget);
     } finally {
-      clearInterval(watching);
+      stopWatching();
       await Promise.all(children.map((child) => child.stop()));
       await reader.end();
       if (process.env.NATS_URL) await deleteNamespaceStreams(process.env.NATS_URL, events);

@@ -38,6 +38,20 @@ export class ProcessPool extends pg.Pool {
     this.watch();
   }
 
+  /** The connections handed out and not given back. */
+  private readonly checkedOut = new Set<pg.PoolClient>();
+
+  /**
+   * Ends the pool, last, once every service's ORM has closed. A connection still checked out then belongs to work its
+   * ORM can no longer finish (a transaction begun as the process stopped, say a device link's end: its rollback never
+   * runs on a closed ORM), so it is destroyed rather than waited for, which would hang the stop.
+   */
+  async close(): Promise<void> {
+    const ended = this.end();
+    for (const client of [...this.checkedOut]) client.release(true);
+    await ended;
+  }
+
   /** Callers waiting for a connection: pg's queue and those waiting for the server to have one to spare. */
   get waiting(): number {
     return this.waitingCount + this.waitingOut;
@@ -72,7 +86,7 @@ export class ProcessPool extends pg.Pool {
    * a pool slot for good. The holder's own later release becomes a no-op.
    */
   private watch(): void {
-    const checkedOut = new WeakSet<pg.PoolClient>();
+    const checkedOut = this.checkedOut;
     this.on("connect", (client) => {
       // Its holder's query fails on its own; unheard, the 'error' of a checked-out connection would end the process.
       client.on("error", (error) => this.settings.logger?.warn({ err: error }, "a database connection was lost"));

@@ -18,10 +18,23 @@ export type SharedPoolOptions = () => { processPool: ProcessPool; owned: boolean
 class SharedPoolConnection extends PostgreSqlConnection {
   override createKyselyDialect(): PostgresDialect {
     const { processPool: pool, owned } = this.shared();
+    // Once this ORM is closed it takes no connection, as its own pool ended would not: work still under way as the
+    // process stops (a device link's end) could never give one back through a closed ORM.
+    let closed = false;
+    const connect = async () => {
+      if (closed) throw new Error("the service's database connection is closed");
+      const client = await pool.connect();
+      if (!closed) return client;
+      client.release();
+      throw new Error("the service's database connection is closed");
+    };
     return new PostgresDialect({
       pool: {
-        connect: () => pool.connect(),
-        end: () => (owned ? pool.end() : Promise.resolve()),
+        connect,
+        end: () => {
+          closed = true;
+          return owned ? pool.end() : Promise.resolve();
+        },
         options: pool.options,
       },
       controlClient: pg.Client,
