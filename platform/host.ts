@@ -25,7 +25,7 @@ import { InProcessBus } from "../services/kit/events/memory-bus.js";
 import { startConsumer } from "../services/kit/events/consumer.js";
 import { OutboxRelay } from "../services/kit/events/outbox.js";
 import { openRelayPool, RELAY_CONNECTIONS } from "../services/kit/events/relay-database.js";
-import { CommitListeners, signalsOf, type CommitSignal } from "../services/kit/db/commits.js";
+import { CommitListeners, signalsOf, wakesOf, type CommitSignal } from "../services/kit/db/commits.js";
 import { OutboxWakes } from "../services/kit/events/outbox-wake.js";
 import { housekeeping } from "../services/kit/service/housekeeping.js";
 import { createLogger, processLabels, type Logger } from "../services/kit/runtime/logger.js";
@@ -397,12 +397,15 @@ function serviceContext(parts: {
     commits,
     transaction: async (work) => {
       let signals: ReadonlySet<CommitSignal> = new Set();
+      let wakes: readonly (() => void)[] = [];
       const result = await inTransaction(orm, async (em) => {
         const answer = await work(em);
         signals = signalsOf(em);
+        wakes = wakesOf(em);
         return answer;
       });
       commits.committed(signals);
+      for (const wake of wakes) wake();
       return result;
     },
     client: (service) =>

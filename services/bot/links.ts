@@ -111,9 +111,9 @@ export class FrameQueue<T> implements AsyncIterable<T>, AsyncIterator<T> {
 
 /**
  * A change a device's link reacts to with its own reads and writes: frames placed for it (`jobId` the one that
- * was, if one), a cancel asked.
+ * was, if one; `frame` its job frame when the dispatch committed on this instance), a cancel asked.
  */
-export type LinkNotice = { kind: "placed"; jobId?: string } | { kind: "cancel"; jobId: string };
+export type LinkNotice = { kind: "placed"; jobId?: string; frame?: LinkFrame } | { kind: "cancel"; jobId: string };
 
 /** One device link this instance holds: the frames to the device, and the order its work is applied in. */
 export class DeviceLink {
@@ -214,10 +214,11 @@ export class LinkHub {
 
   /**
    * A dispatch committed here for a device whose link this instance holds: its frame goes out now, without
-   * waiting for its `bot.dispatch.placed` to come back from the bus (which then finds it sent).
+   * waiting for its `bot.dispatch.placed` to come back from the bus (which then finds it sent) and without reading
+   * it again (the dispatch's transaction found the robot's e-stop clear).
    */
-  placed(deviceId: string, jobId: string): void {
-    this.links.get(deviceId)?.notice({ kind: "placed", jobId });
+  placed(deviceId: string, jobId: string, frame: LinkFrame): void {
+    this.links.get(deviceId)?.notice({ kind: "placed", jobId, frame });
   }
 
   /** The links this instance holds now (the presence heartbeat marks their devices as heard from). */

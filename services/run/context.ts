@@ -3,6 +3,7 @@ import { BillingUsageService } from "../../gen/pf/billing/v1/usage_pb.js";
 import { BotService } from "../../gen/pf/bot/v1/bot_pb.js";
 import type { ServiceContext } from "../kit/service/module.js";
 import { runSettings, type RunSettings } from "./settings.js";
+import { FirstTries } from "./first-tries.js";
 import { JobWatchers } from "./watchers.js";
 
 /** Built once per job-run instance by the host: the service context, run's settings, its clients and stream wakes. */
@@ -14,6 +15,8 @@ export interface RunContext extends ServiceContext {
   billing: Client<typeof BillingUsageService>;
   /** What wakes this instance's open job streams. */
   watchers: JobWatchers;
+  /** The first dispatch tries of the jobs submitted here. */
+  firstTries: FirstTries;
 }
 
 export function runContext(base: ServiceContext): RunContext {
@@ -23,5 +26,6 @@ export function runContext(base: ServiceContext): RunContext {
     bot: base.client(BotService),
     billing: base.client(BillingUsageService),
     watchers: new JobWatchers(base.bus, base.logger),
+    firstTries: new FirstTries(),
   };
 }

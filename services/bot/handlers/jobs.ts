@@ -13,7 +13,7 @@ import { candidateDevices, capsOf, deviceById, deviceNotFound, isOnline } from "
 import type { DeviceRow } from "../db/entities.js";
 import { insertJob, jobById, jobNotFound, jobToProto, saveJobs } from "../db/jobs.js";
 import { robotById } from "../db/robots.js";
-import { checkFrame, checkFrameSize, dispatchHash, enforcesNet } from "../domain/frames.js";
+import { checkFrame, checkFrameSize, dispatchHash, enforcesNet, jobFrame } from "../domain/frames.js";
 import { canceled, endJob } from "../endings.js";
 import { dispatchEvent } from "../events.js";
 
@@ -100,7 +100,7 @@ export function jobHandlers(ctx: BotContext): JobHandlers {
         await dispatchEvent(em, "bot.dispatch.placed", job, at);
         return { row: job, created: true };
       });
-      if (created) ctx.links.placed(row.nodeId, row.id);
+      if (created) ctx.links.placed(row.nodeId, row.id, jobFrame(row.id, request.job, ctx.settings.mediaUrl));
       else answerStatus(call, 200);
       return create(DispatchResultSchema, { job: jobToProto(row) });
     },

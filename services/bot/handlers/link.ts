@@ -239,6 +239,11 @@ async function reacted(ctx: BotContext, link: DeviceLink, notice: LinkNotice): P
   if (notice.kind === "placed") {
     // Its frame already went out (the dispatch's own instance noticed it first).
     if (notice.jobId !== undefined && link.sent.has(notice.jobId)) return;
+    if (notice.jobId !== undefined && notice.frame && link.caps) {
+      link.sent.add(notice.jobId);
+      link.out.push(notice.frame);
+      return;
+    }
     return deliverWaiting(ctx, link);
   }
   if (link.sent.has(notice.jobId)) {

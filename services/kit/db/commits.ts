@@ -17,6 +17,24 @@ export function signalAfterCommit(em: EntityManager, signal: CommitSignal): void
   signals.add(signal);
 }
 
+const callbacks = new WeakMap<EntityManager, (() => void)[]>();
+
+/**
+ * Runs `wake` once `em`'s transaction has committed (never if it rolls back): an in-process wake of what waits for
+ * the rows it wrote on this instance (other instances hear the transaction's events). A savepoint rolled back
+ * keeps its wakes: a wake is a hint to read again, never the news itself.
+ */
+export function wakeAfterCommit(em: EntityManager, wake: () => void): void {
+  const list = callbacks.get(em);
+  if (list) list.push(wake);
+  else callbacks.set(em, [wake]);
+}
+
+/** The wakes `em`'s transaction asked for. */
+export function wakesOf(em: EntityManager): readonly (() => void)[] {
+  return callbacks.get(em) ?? [];
+}
+
 /** What `em`'s transaction marked. */
 export function signalsOf(em: EntityManager): ReadonlySet<CommitSignal> {
   return marked.get(em) ?? new Set();

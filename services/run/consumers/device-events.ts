@@ -19,6 +19,7 @@ export const deviceEvents = consumer({
   async handle(event, em, meta, ctx: RunContext) {
     const job = await lockedJob(em, event.jobId);
     if (!job) return;
+    ctx.watchers.wakeAtCommit(em, job.id);
     const at = date(event.at) ?? ctx.clock.now();
     switch (meta.subject) {
       case "bot.job.received":

@@ -49,11 +49,10 @@ export function readJobs(
   return jobsPage.run(ctx, filters.projectId, filters.state, filters.before, rows);
 }
 
-/** Stores a submitted job, queued and due for placement at once; its commit wakes the placement job. */
+/** Stores a submitted job, as its submit claimed it for the first try (first-tries.ts). */
 export async function insertJob(em: EntityManager, job: RequiredEntityData<JobRow>): Promise<JobRow> {
   const entity = em.create(JobRow, job);
   await em.flush();
-  signalAfterCommit(em, "jobs");
   return entity;
 }
 

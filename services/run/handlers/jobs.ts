@@ -15,7 +15,9 @@ import { invalid, problem } from "../../kit/handler/problem.js";
 import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import type { RunContext } from "../context.js";
 import { insertJob, jobToProto, lockedJob, readJobs, requireBotCancel } from "../db/jobs.js";
+import type { JobRow } from "../db/entities.js";
 import { FRAME_MAX_BYTES, frameFault } from "../domain/frames.js";
+import { placementBackoffMs } from "../domain/jobs.js";
 import { byteLength } from "../domain/stream.js";
 import { ended, exitOfRun, queued } from "../lifecycle.js";
 import { callerProject, visibleJob } from "../projects.js";
@@ -57,9 +59,11 @@ export function jobHandlers(ctx: RunContext): JobHandlers {
           "The job frame is over 1 MiB: it would not fit the device's link.",
         );
       const once = idempotencyOf(call, request, { scope: `job:${projectId}` });
-      return ctx.transaction((em) =>
+      let submitted: JobRow | undefined;
+      const answer = await ctx.transaction((em) =>
         once.run(em, async () => {
           const at = ctx.clock.now();
+          // Claimed for its first try, made from here once this commits (first-tries.ts).
           const job = await insertJob(em, {
             id: newId("job", at.getTime()),
             projectId,
@@ -68,12 +72,18 @@ export function jobHandlers(ctx: RunContext): JobHandlers {
             state: "queued",
             frame: toJson(JobFrameSchema, frame, { useProtoFieldName: true }) as JsonObject,
             submittedAt: at,
-            nextAttemptAt: at,
+            attempts: 1,
+            offered: true,
+            nextAttemptAt: new Date(at.getTime() + placementBackoffMs(1, ctx.settings.placementBackoffMaxMs)),
           });
           await queued(em, job, at);
+          submitted = job;
           return create(JobCreateResultSchema, { job: jobToProto(job) });
         }),
       );
+      // Not a retry answered from its first submit: dispatched now, without waiting for placement's pass.
+      if (submitted) ctx.firstTries.start(ctx, submitted);
+      return answer;
     },
 
     async listJobs(request, call) {

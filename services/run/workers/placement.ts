@@ -1,4 +1,5 @@
 import { leasedJob } from "../../kit/service/lease.js";
+import type { Worker } from "../../kit/service/module.js";
 import type { RunContext } from "../context.js";
 import { claimQueued, pendingCancels } from "../db/jobs.js";
 import { cancelAtBot, dispatch } from "../dispatch.js";
@@ -12,7 +13,7 @@ const BATCH = 16;
  * job or asked a cancel: first the cancels bot must still hear of (a frame on its way must never start), then the
  * queued jobs due for a try, claimed in short transactions (FOR UPDATE SKIP LOCKED) and dispatched outside any.
  */
-export const placement = leasedJob<RunContext>(
+const passes = leasedJob<RunContext>(
   "run.placement",
   (ctx) => ({ everyMs: ctx.settings.placementEveryMs, wakeOn: "jobs" }),
   async (ctx) => {
@@ -28,3 +29,12 @@ export const placement = leasedJob<RunContext>(
     }
   },
 );
+
+/** Placement's passes; stopped, it also waits for the first tries of jobs submitted here (first-tries.ts). */
+export const placement: Worker<RunContext> = async (ctx) => {
+  const stop = await passes(ctx);
+  return async () => {
+    await stop();
+    await ctx.firstTries.settled();
+  };
+};
