@@ -221,6 +221,14 @@ export class LinkHub {
     this.links.get(deviceId)?.notice({ kind: "placed", jobId, frame });
   }
 
+  /**
+   * A revoke or a rotate committed here: a link this instance holds for the device closes now, without waiting for
+   * the event's way back from the bus (which then finds no link to close).
+   */
+  close(deviceId: string, reason: "revoked" | "rotated"): void {
+    this.links.get(deviceId)?.close(reason);
+  }
+
   /** The links this instance holds now (the presence heartbeat marks their devices as heard from). */
   heldLinkIds(): string[] {
     return [...this.links.values()].map((link) => link.id);
@@ -260,7 +268,7 @@ export class LinkHub {
       case linkSubjects.deviceRevoked:
       case linkSubjects.deviceRotated: {
         const event = decode(DeviceEventSchema, data);
-        this.links.get(event.deviceId)?.close(subject === linkSubjects.deviceRevoked ? "revoked" : "rotated");
+        this.close(event.deviceId, subject === linkSubjects.deviceRevoked ? "revoked" : "rotated");
         return;
       }
       case linkSubjects.robotDeleted: {

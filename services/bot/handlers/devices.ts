@@ -1,3 +1,4 @@
+import { wakeAfterCommit } from "../../kit/db/commits.js";
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
@@ -56,6 +57,7 @@ export function deviceHandlers(ctx: BotContext): DeviceHandlers {
         );
         const facts = { deviceId: device.id, robotId: device.robotId, actor: who.actor, reason: request.reason, at };
         await deviceEvent(em, "bot.device.revoked", facts);
+        wakeAfterCommit(em, () => ctx.links.close(device.id, "revoked"));
         return create(RobotManageResultSchema, { device: deviceToProto(device, onlineSince()), changed: true });
       });
     },
@@ -81,6 +83,7 @@ export function deviceHandlers(ctx: BotContext): DeviceHandlers {
           actor: who.actor,
           at,
         });
+        wakeAfterCommit(em, () => ctx.links.close(device.id, "rotated"));
         return create(RobotManageResultSchema, {
           device: deviceToProto(device, onlineSince()),
           credential: secrets.credential,
