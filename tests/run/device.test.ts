@@ -260,6 +260,7 @@ describe("cancel", () => {
     const answer = await call("POST", `/jobs/${id}/cancel`, {});
     expect(answer.status).toBe(200);
     expect(answer.body.job).toEqual(before);
-    expect(await billedUsage(t, id)).toEqual([1]);
+    // Billing hears of the usage after run settled it (the usage effect): waited for, then counted once.
+    expect(await untilBilled(t, id)).toEqual([1]);
   });
 });

@@ -44,18 +44,17 @@ export function devicesPage(em: EntityManager, robotId: string, before: string, 
   });
 }
 
+/** A device a dispatch may go to: what placement weighs, read in the one statement that finds it. */
+export type Candidate = Pick<DeviceRow, "id" | "robotId" | "caps"> & { estopped: boolean };
+
 /**
  * The online devices (a link heard from since `since`) of robots neither deleted nor e-stopped that advertise
  * `jobClass`, fewest open jobs first: where a dispatch without node_id goes.
  */
-export async function candidateDevices(
-  em: EntityManager,
-  jobClass: string,
-  since: Date,
-): Promise<(DeviceRow & { estopped: boolean })[]> {
-  const rows = await sql<{ id: string; estopped: boolean; open: number }>(
+export async function candidateDevices(em: EntityManager, jobClass: string, since: Date): Promise<Candidate[]> {
+  return sql<Candidate>(
     em,
-    `select d.id, r.estop_latched as estopped,
+    `select d.id, d.robot_id as "robotId", d.caps, r.estop_latched as estopped,
             (select count(*) from {dispatched_jobs} j where j.node_id = d.id and j.state <> 'ended')::int as open
        from {devices} d join {robots} r on r.id = d.robot_id
       where d.status = 'paired' and d.link_id is not null and d.last_seen_at > ? and r.deleted_at is null
@@ -63,9 +62,6 @@ export async function candidateDevices(
       order by open, d.last_seen_at desc`,
     [since, jobClass],
   );
-  if (rows.length === 0) return [];
-  const devices = new Map((await em.find(DeviceRow, { id: { $in: rows.map((row) => row.id) } })).map((d) => [d.id, d]));
-  return rows.map((row) => Object.assign(devices.get(row.id)!, { estopped: row.estopped }));
 }
 
 /** Marks the devices whose links this instance holds as heard from now (the presence heartbeat). */
@@ -87,7 +83,7 @@ export function isOnline(row: DeviceRow, since: Date): boolean {
 }
 
 /** The caps a device advertised in its last hello. */
-export function capsOf(row: DeviceRow): DeviceCaps | undefined {
+export function capsOf(row: Pick<DeviceRow, "caps">): DeviceCaps | undefined {
   return row.caps ? fromJson(DeviceCapsSchema, row.caps as JsonValue) : undefined;
 }
 

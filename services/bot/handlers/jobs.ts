@@ -9,8 +9,7 @@ import { answerStatus } from "../../kit/handler/status.js";
 import { actorOf } from "../actors.js";
 import type { BotContext } from "../context.js";
 import { audit } from "../db/audit.js";
-import { candidateDevices, capsOf, deviceById, deviceNotFound, isOnline } from "../db/devices.js";
-import type { DeviceRow } from "../db/entities.js";
+import { candidateDevices, capsOf, deviceById, deviceNotFound, isOnline, type Candidate } from "../db/devices.js";
 import { insertJob, jobById, jobNotFound, jobToProto, saveJobs } from "../db/jobs.js";
 import { robotById } from "../db/robots.js";
 import { checkFrame, checkFrameSize, dispatchHash, enforcesNet, jobFrame } from "../domain/frames.js";
@@ -32,7 +31,11 @@ type JobHandlers = Pick<ServiceImpl<typeof BotService>, "dispatchJob" | "getJob"
  */
 export function jobHandlers(ctx: BotContext): JobHandlers {
   /** The device a dispatch goes to: the one named, or an online one advertising the class (fewest open jobs). */
-  async function placement(em: EntityManager, request: DispatchRequest, at: Date): Promise<DeviceRow> {
+  async function placement(
+    em: EntityManager,
+    request: DispatchRequest,
+    at: Date,
+  ): Promise<Omit<Candidate, "estopped">> {
     const frame = request.job!;
     if (request.nodeId !== "") {
       const device = await deviceById(em, request.nodeId);

@@ -15,6 +15,7 @@ import { invalid, problem } from "../../kit/handler/problem.js";
 import { outsideCall } from "../../kit/runtime/call.js";
 import type { BotContext } from "../context.js";
 import { deviceByCredential, deviceById, linkClosed, saveDevices } from "../db/devices.js";
+import type { JobRow } from "../db/entities.js";
 import { frameOf, jobById, openJobsOf, saveJobs, waitingJobs } from "../db/jobs.js";
 import { robotById } from "../db/robots.js";
 import { afterReport, appendBounded, CAPTURE_MAX_BYTES } from "../domain/dispatch.js";
@@ -260,22 +261,33 @@ async function reacted(ctx: BotContext, link: DeviceLink, notice: LinkNotice): P
 
 /**
  * A device's reports about its jobs, in order, each applied to its job with its bot.job.* event, all in one
- * transaction. A report that changes nothing is ignored (a repeated ack, an output seq already applied); one about
- * a job bot does not hold open for this device (ended, another device's, unknown) is answered job_cancel.
+ * transaction: each job locked once (its later reports apply to the row in hand) and written once, at the end. A
+ * report that changes nothing is ignored (a repeated ack, an output seq already applied); one about a job bot does
+ * not hold open for this device (ended, another device's, unknown) is answered job_cancel.
  */
 async function reported(ctx: BotContext, link: DeviceLink, reports: Report[]): Promise<void> {
   const cancels = await ctx.transaction(async (em) => {
     const stops = new Set<string>();
-    for (const report of reports) if (await reportApplied(ctx, em, link, report)) stops.add(report.value.jobId);
+    const locked = new Map<string, JobRow | null>();
+    for (const report of reports) {
+      const { jobId } = report.value;
+      if (!locked.has(jobId)) locked.set(jobId, await jobById(em, jobId, true));
+      if (await reportApplied(ctx, em, link, locked.get(jobId)!, report)) stops.add(jobId);
+    }
+    await saveJobs(em);
     return stops;
   });
   for (const jobId of cancels) link.send({ case: "jobCancel", value: { jobId } });
 }
 
-/** One report in the caller's transaction; answers whether the device is told to cancel the job. */
-async function reportApplied(ctx: BotContext, em: EntityManager, link: DeviceLink, report: Report): Promise<boolean> {
-  const { jobId } = report.value;
-  const job = await jobById(em, jobId, true);
+/** One report on its job (locked, or null: unknown) in the caller's transaction; answers whether the device is told to cancel the job. */
+async function reportApplied(
+  ctx: BotContext,
+  em: EntityManager,
+  link: DeviceLink,
+  job: JobRow | null,
+  report: Report,
+): Promise<boolean> {
   if (!job || job.nodeId !== link.deviceId) return report.case !== "exit";
   const next = afterReport(job.state as Parameters<typeof afterReport>[0], report.case);
   if (next === undefined) return job.state === "ended" && report.case !== "exit";
@@ -319,6 +331,5 @@ async function reportApplied(ctx: BotContext, em: EntityManager, link: DeviceLin
     }
   }
   job.state = next;
-  await saveJobs(em);
   return false;
 }

@@ -49,11 +49,12 @@ export function readJobs(
   return jobsPage.run(ctx, filters.projectId, filters.state, filters.before, rows);
 }
 
-/** Stores a submitted job, as its submit claimed it for the first try (first-tries.ts). */
-export async function insertJob(em: EntityManager, job: RequiredEntityData<JobRow>): Promise<JobRow> {
-  const entity = em.create(JobRow, job);
-  await em.flush();
-  return entity;
+/**
+ * A submitted job, as its submit claimed it for the first try (first-tries.ts): written with its first stream event,
+ * in that event's flush (one insert, no update of its last seq after).
+ */
+export function newJob(em: EntityManager, job: RequiredEntityData<JobRow>): JobRow {
+  return em.create(JobRow, job);
 }
 
 /** The job, locked for the rest of the transaction: its changes (events, placement, cancel) run one after another. */

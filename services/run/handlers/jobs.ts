@@ -14,7 +14,7 @@ import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import type { RunContext } from "../context.js";
-import { insertJob, jobToProto, lockedJob, readJobs, requireBotCancel } from "../db/jobs.js";
+import { newJob, jobToProto, lockedJob, readJobs, requireBotCancel } from "../db/jobs.js";
 import type { JobRow } from "../db/entities.js";
 import { FRAME_MAX_BYTES, frameFault } from "../domain/frames.js";
 import { placementBackoffMs } from "../domain/jobs.js";
@@ -64,7 +64,7 @@ export function jobHandlers(ctx: RunContext): JobHandlers {
         once.run(em, async () => {
           const at = ctx.clock.now();
           // Claimed for its first try, made from here once this commits (first-tries.ts).
-          const job = await insertJob(em, {
+          const job = newJob(em, {
             id: newId("job", at.getTime()),
             projectId,
             submittedBy: callerOf(call).principal.sub,
