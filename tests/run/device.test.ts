@@ -8,7 +8,7 @@ import { usePlatform } from "../support/platform.js";
 import { openEventStream, type EventStreamReader } from "../support/sse.js";
 import { until } from "../support/until.js";
 import type { TestDevice } from "../support/device.js";
-import { billedUsage, fresh, onlineDevice, project, projectClaims, runCall, runOf, untilBilled } from "./support.js";
+import { fresh, onlineDevice, project, projectClaims, runCall, runOf, untilBilled } from "./support.js";
 
 /**
  * Jobs on a scripted device over bot's real link (tests/support/device.ts): placement on the device advertising the
