@@ -24,10 +24,14 @@ export interface ProblemAnswer {
 export function logRequests(app: FastifyInstance, logger: Logger, problem?: (answer: ProblemAnswer) => void): void {
   app.addHook("onResponse", (request, reply, done) => {
     const status = reply.statusCode;
+    const counted = status >= 400 && problem !== undefined;
+    const logged = logger.isLevelEnabled("info");
+    // Nothing to tell: the route is not looked up (Fastify builds `routeOptions` anew at each read).
+    if (!counted && !logged) return done();
     const route = routeOf(request);
     const code = problemCodeOf(reply) ?? "";
-    if (status >= 400) problem?.({ method: request.method, route, status, code });
-    if (!logger.isLevelEnabled("info")) return done();
+    if (counted) problem({ method: request.method, route, status, code });
+    if (!logged) return done();
     logger.info(
       {
         method: request.method,

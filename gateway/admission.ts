@@ -22,11 +22,13 @@ type PrincipalKind = Principal["kind"];
 /** How a refused request is answered. */
 export type Refusal = (request: FastifyRequest, reply: FastifyReply, error: unknown) => void;
 
-const admitted = new WeakMap<FastifyRequest, AdmittedRequest>();
+// Kept on the request, not in a WeakMap: an entry per request there is work for every garbage collection.
+const ADMITTED = Symbol("pf.admitted");
+type Admittable = FastifyRequest & { [ADMITTED]?: AdmittedRequest };
 
 /** The headers and admission of a request its route's hook admitted. */
 export function admittedRequest(request: FastifyRequest): AdmittedRequest | undefined {
-  return admitted.get(request);
+  return (request as Admittable)[ADMITTED];
 }
 
 /**
@@ -45,19 +47,29 @@ export function admissionHook(
   answer: Refusal = (request, reply, error) => sendFailure(request, reply, error, context.logger),
 ): onRequestHookHandler {
   const { admission } = context;
-  return (request, reply, done) => {
-    const refuse = (error: unknown) => answer(request, closeAfterAnswer(request, reply), error);
-    const admit = (headers: Record<string, string>, caller: Caller) => {
-      admitted.set(request, { headers, values: admittedCall(method, caller), principal: caller.principal.kind });
-      done();
+  // Made once, not per request: the hook runs on every routed request.
+  const refuse = (request: FastifyRequest, reply: FastifyReply, error: unknown) =>
+    answer(request, closeAfterAnswer(request, reply), error);
+  const admit = (request: FastifyRequest, headers: Record<string, string>, caller: Caller, done: () => void) => {
+    (request as Admittable)[ADMITTED] = {
+      headers,
+      values: admittedCall(method, caller),
+      principal: caller.principal.kind,
     };
+    done();
+  };
+  return (request, reply, done) => {
     try {
       const headers = forwardedHeaders(request);
       const caller = admission.admit(method, new PlainHeaders(headers));
-      if (caller instanceof Promise) caller.then((found) => admit(headers, found), refuse);
-      else admit(headers, caller);
+      if (caller instanceof Promise)
+        caller.then(
+          (found) => admit(request, headers, found, done),
+          (error: unknown) => refuse(request, reply, error),
+        );
+      else admit(request, headers, caller, done);
     } catch (error) {
-      refuse(error);
+      refuse(request, reply, error);
     }
   };
 }

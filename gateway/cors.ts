@@ -12,6 +12,8 @@ declare module "fastify" {
   interface FastifyContextConfig {
     /** The route answers any origin (cors.ts): an open binding's, or a public document's. */
     corsOpen?: boolean;
+    /** The RPC a binding's route calls: its rule decides the route's CORS without looking the route up again. */
+    rpc?: DescMethod;
   }
 }
 
@@ -111,9 +113,10 @@ export async function registerCors(
   const platform: FastifyCorsOptions = {
     // false: no origin but the open routes' (and preflights of other routes are not answered).
     origin: origins.length > 0 ? [...origins] : false,
-    methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
-    allowedHeaders: CORS_ALLOWED_HEADERS,
-    exposedHeaders: CORS_EXPOSED_HEADERS,
+    // Lists joined once as the plugin would join them on every request.
+    methods: "GET, HEAD, POST, PUT, PATCH, DELETE",
+    allowedHeaders: CORS_ALLOWED_HEADERS.join(", "),
+    exposedHeaders: CORS_EXPOSED_HEADERS.join(", "),
     maxAge: 600,
     // An OPTIONS that is not a full preflight is answered like one, not with a plain-text 400.
     strictPreflight: false,
@@ -121,15 +124,25 @@ export async function registerCors(
   const open: FastifyCorsOptions = { ...platform, origin: "*" };
   const connect: FastifyCorsOptions = {
     ...platform,
-    methods: [...connectCors.allowedMethods],
-    allowedHeaders: CONNECT_ALLOWED_HEADERS,
-    exposedHeaders: CONNECT_EXPOSED_HEADERS,
+    methods: connectCors.allowedMethods.join(", "),
+    allowedHeaders: CONNECT_ALLOWED_HEADERS.join(", "),
+    exposedHeaders: CONNECT_EXPOSED_HEADERS.join(", "),
   };
-  /** The options of a route of this RPC, from those of its kind of route. */
+  /** The options of a route of this RPC, from those of its kind of route; made once per RPC and kind. */
+  const decided = new Map<FastifyCorsOptions, Map<DescMethod, FastifyCorsOptions>>([
+    [platform, new Map()],
+    [connect, new Map()],
+  ]);
   const byRule = (method: DescMethod, base: FastifyCorsOptions): FastifyCorsOptions => {
-    if (corsOpen({ method })) return { ...base, origin: "*" };
-    const own = listed.get(method);
-    return own === undefined ? base : { ...base, origin: own.length > 0 ? own : false };
+    const known = decided.get(base)!;
+    let options = known.get(method);
+    if (options === undefined) {
+      const own = listed.get(method);
+      if (corsOpen({ method })) options = { ...base, origin: "*" };
+      else options = own === undefined ? base : { ...base, origin: own.length > 0 ? own : false };
+      known.set(method, options);
+    }
+    return options;
   };
   const asked = (request: FastifyRequest) => {
     const verb = request.method === "OPTIONS" ? request.headers["access-control-request-method"] : request.method;
@@ -139,7 +152,12 @@ export async function registerCors(
   const optionsOf = (request: FastifyRequest): FastifyCorsOptions => {
     const rpc = connectPaths.size > 0 ? connectPaths.get(instanceOf(request)) : undefined;
     if (rpc) return byRule(rpc, connect);
-    if (request.method !== "OPTIONS" && request.routeOptions.config.corsOpen === true) return open;
+    if (request.method !== "OPTIONS") {
+      const { corsOpen: anyOrigin, rpc: routed } = request.routeOptions.config;
+      if (anyOrigin === true) return open;
+      // A binding's route: the router found its binding already (a search of the route table costs every request).
+      if (routed !== undefined) return byRule(routed, platform);
+    }
     const binding = listed.size > 0 || request.method === "OPTIONS" ? asked(request) : undefined;
     if (binding !== undefined) return byRule(binding.method, platform);
     const verb = request.headers["access-control-request-method"];

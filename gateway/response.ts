@@ -1,19 +1,18 @@
-import { toJson, type JsonObject, type Message, type Registry } from "@bufbuild/protobuf";
+import type { Message, Registry } from "@bufbuild/protobuf";
 import type { FastifyReply } from "fastify";
 import type { Binding } from "./bindings.js";
 import { STATUS_HEADER } from "../services/kit/handler/status.js";
 import { COPIED_RESPONSE_HEADERS } from "./headers.js";
+import { fieldJsonWriter, jsonWriter } from "./json-writer.js";
 
 /** The JSON text of a binding's output message (or of its response_body field). */
 export type ResultRenderer = (message: Message) => string;
 
 export function resultRenderer(binding: Binding, registry: Registry): ResultRenderer {
   const schema = binding.method.output;
-  const options = { useProtoFieldName: true, alwaysEmitImplicit: true, registry };
   const field = binding.responseField;
-  const render: ResultRenderer = field
-    ? (message) => JSON.stringify((toJson(schema, message, options) as JsonObject)[field.name] ?? null)
-    : (message) => JSON.stringify(toJson(schema, message, options));
+  // Compiled once per type (json-writer.ts): the text toJson and JSON.stringify would give, without the object between.
+  const render: ResultRenderer = field ? fieldJsonWriter(schema, field, registry) : jsonWriter(schema, registry);
   // A handler answering from a cache returns the same message object again (answers are
   // never changed once returned), so its JSON is rendered once.
   const rendered = new WeakMap<Message, string>();

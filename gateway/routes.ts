@@ -51,7 +51,7 @@ export function registerBindings(
     const hook = BODY_HOOKS.find((each) => each.claims(binding));
     const served = hook?.route?.(binding, context) ?? { handler: (hook?.handler ?? jsonHandler)(binding, context) };
     const onRequest = admissionHook(binding.method, context);
-    const config = { corsOpen: corsOpen(binding), streamsBody: hook?.streamsBody === true };
+    const config = { corsOpen: corsOpen(binding), rpc: binding.method, streamsBody: hook?.streamsBody === true };
     for (const point of mountPoints(binding.key, hostRouting)) {
       const url = point.prefix + routerPath(binding.template);
       const route = (scope: FastifyInstance) => {

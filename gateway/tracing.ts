@@ -47,7 +47,8 @@ export function traceRequests(app: FastifyInstance): void {
 
 /** The request's route as its binding writes it (`/tips/api/v1/checkout`), or Fastify's; "" when none answers it. */
 export function routeOf(request: FastifyRequest): string {
-  return request.routeOptions.config.route ?? request.routeOptions.url ?? "";
+  const { config, url } = request.routeOptions;
+  return config.route ?? url ?? "";
 }
 
 /** The traceparent the request's RPC carries: its gateway span; undefined when tracing is off. */

@@ -45,10 +45,10 @@ export class LocalServices {
   /** A transport whose calls pass the caller's interceptors, then the service's, then reach the handler. */
   transport(clientInterceptors: Interceptor[]): Transport {
     type Next = Parameters<Interceptor>[0];
-    const chains = new Map<DescMethod, Next>();
-    const chainFor = (method: DescMethod): Next => {
-      let chain = chains.get(method);
-      if (!chain) {
+    const chains = new Map<DescMethod, { chain: Next; url: string }>();
+    const chainFor = (method: DescMethod): { chain: Next; url: string } => {
+      let found = chains.get(method);
+      if (!found) {
         const local = this.methods.get(method);
         if (!local)
           throw new ConnectError(`${method.parent.typeName}/${method.name} is not hosted here`, Code.Unimplemented);
@@ -57,25 +57,32 @@ export class LocalServices {
           method.methodKind === "unary"
             ? invoke(local.handler)
             : invokeStream(method as DescMethodStreaming, local.handler, handlerContext);
-        chain = interceptors.reduceRight<Next>((next, interceptor) => interceptor(next), handler as Next);
-        chains.set(method, chain);
+        const chain = interceptors.reduceRight<Next>((next, interceptor) => interceptor(next), handler as Next);
+        found = { chain, url: urlOf(method) };
+        chains.set(method, found);
       }
-      return chain;
+      return found;
     };
     return {
-      async unary(method, signal, timeoutMs, header, input, contextValues) {
-        const request: UnaryRequest = {
-          stream: false,
-          service: method.parent,
-          method,
-          requestMethod: "POST",
-          url: urlOf(method),
-          signal: signal ?? neverAborted,
-          header: new PlainHeaders(header),
-          contextValues: withDeadline(contextValues ?? createContextValues(), timeoutMs),
-          message: create(method.input, input),
-        };
-        return chainFor(method)(request) as never;
+      // Not async: the chain's own promise is the answer (an async wrapper adds a promise and its turns per call).
+      unary(method, signal, timeoutMs, header, input, contextValues) {
+        try {
+          const { chain, url } = chainFor(method);
+          const request: UnaryRequest = {
+            stream: false,
+            service: method.parent,
+            method,
+            requestMethod: "POST",
+            url,
+            signal: signal ?? neverAborted,
+            header: new PlainHeaders(header),
+            contextValues: withDeadline(contextValues ?? createContextValues(), timeoutMs),
+            message: create(method.input, input),
+          };
+          return chain(request) as never;
+        } catch (error) {
+          return Promise.reject(error as Error);
+        }
       },
       stream(method, signal, timeoutMs, header, input, contextValues) {
         const call = new LocalStreamCall(signal, timeoutMs);
@@ -91,7 +98,7 @@ export class LocalServices {
           message: call.requests(method.input, input),
         };
         const answered = (response: StreamResponse) => ({ ...response, message: call.responses(response.message) });
-        return call.wait("answer", () => chainFor(method)(request) as Promise<StreamResponse>, answered) as never;
+        return call.wait("answer", () => chainFor(method).chain(request) as Promise<StreamResponse>, answered) as never;
       },
     };
   }
