@@ -26,6 +26,6 @@ export function runContext(base: ServiceContext): RunContext {
     bot: base.client(BotService),
     billing: base.client(BillingUsageService),
     watchers: new JobWatchers(base.bus, base.logger),
-    firstTries: new FirstTries(),
+    firstTries: new FirstTries(base.logger),
   };
 }

@@ -1,7 +1,5 @@
 import { outsideCall } from "../kit/runtime/call.js";
-import type { RunContext } from "./context.js";
-import type { JobRow } from "./db/entities.js";
-import { dispatch } from "./dispatch.js";
+import type { Logger } from "../kit/runtime/logger.js";
 
 /**
  * Each job's first dispatch try, made by the instance that took its submit as soon as the submit committed (the
@@ -12,10 +10,13 @@ import { dispatch } from "./dispatch.js";
 export class FirstTries {
   private readonly running = new Set<Promise<void>>();
 
-  start(ctx: RunContext, job: JobRow): void {
-    const run = outsideCall(() => dispatch(ctx, job))
+  constructor(private readonly logger: Logger) {}
+
+  /** Runs the job's dispatch outside the submit's call (its deadline and trace are the submit's answer's). */
+  start(jobId: string, dispatch: () => Promise<void>): void {
+    const run = outsideCall(dispatch)
       .catch((error: unknown) =>
-        ctx.logger.warn({ err: error, job: job.id }, "first dispatch try failed; placement tries again"),
+        this.logger.warn({ err: error, job: jobId }, "first dispatch try failed; placement tries again"),
       )
       .finally(() => this.running.delete(run));
     this.running.add(run);

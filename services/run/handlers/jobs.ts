@@ -14,6 +14,7 @@ import { decodeTextCursor, page, pageLimit } from "../../kit/handler/paging.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { idempotencyOf } from "../../kit/writes/idempotency.js";
 import type { RunContext } from "../context.js";
+import { dispatch } from "../dispatch.js";
 import { newJob, jobToProto, lockedJob, readJobs, requireBotCancel } from "../db/jobs.js";
 import type { JobRow } from "../db/entities.js";
 import { FRAME_MAX_BYTES, frameFault } from "../domain/frames.js";
@@ -82,7 +83,8 @@ export function jobHandlers(ctx: RunContext): JobHandlers {
         }),
       );
       // Not a retry answered from its first submit: dispatched now, without waiting for placement's pass.
-      if (submitted) ctx.firstTries.start(ctx, submitted);
+      const job = submitted as JobRow | undefined;
+      if (job) ctx.firstTries.start(job.id, () => dispatch(ctx, job));
       return answer;
     },
 
