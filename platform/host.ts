@@ -14,7 +14,8 @@ import { startEmbeddedPostgres } from "../services/kit/db/embedded.js";
 import { openBlobStore } from "../services/kit/blobs/settings.js";
 import { seededEditors } from "../services/kit/editors/editors.js";
 import type { BlobStore } from "../services/kit/blobs/store.js";
-import { openServiceDatabase, poolWedged, type MikroORM } from "../services/kit/db/orm.js";
+import { openOnProcessPool, poolWedged, recordedMigrations, upToDate, type MikroORM } from "../services/kit/db/orm.js";
+import { withMigrationLocks } from "../services/kit/db/migration-lock.js";
 import { ProcessPool } from "../services/kit/db/pool.js";
 import { budgetLine, checkBudget, connectionBudget } from "../services/kit/db/budget.js";
 import { schemaOf } from "../services/kit/migrations.js";
@@ -48,7 +49,10 @@ import { inTransaction } from "../services/kit/db/transaction.js";
 import { propagateTrace, traceCalls } from "../services/kit/rpc/tracing.js";
 import { flushTracing, tracingFromEnvironment, tracingOn } from "../services/kit/runtime/tracing.js";
 import { portRefused, portsFree } from "./ports.js";
-import { listenPorts, migrationsLine, phaseLine, placeOf, progressWhile } from "./startup.js";
+import { inTurns, listenPorts, migrationsLine, phaseLine, placeOf, progressWhile } from "./startup.js";
+
+/** Services opened at once at start (ORM, schema check, context): their waits overlap, within the pool. */
+const OPENING_AT_ONCE = 4;
 
 export interface PlatformOptions {
   config: Config;
@@ -210,41 +214,60 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     // Ended after the relays stop (stops run last-first).
     const relayPool = config.databaseUrl ? openRelayPool(databaseUrl, logger) : undefined;
     if (relayPool) stops.push(() => relayPool.end());
-    const background = { workers: 0, consumers: 0 };
-    for (const module of modules) {
-      const migrating = Date.now();
-      const orm = await openServiceDatabase(schemaOf(module), pool);
-      orms.push(orm);
-      stops.push(() => orm.close());
-      await migrationsLine(logger, module.key, orm, schemaOf(module).migrations.length, migrating);
-      await bus.ensureStream(module.key);
-      const relay = new OutboxRelay(orm, bus, logger.child({ service: module.key, relay: true }), module.key, {
-        intervalMs: config.outboxPollMs,
-        wakes,
-        pool: relayPool,
+    // Every service's recorded migrations in one statement; then the services open a few at a time, each with its
+    // context, those behind migrating side by side under their locks (one connection), and start in their order.
+    const recorded = await recordedMigrations(
+      pool,
+      modules.map((m) => m.key),
+    );
+    const behind = new Set(
+      modules.filter((m) => !recorded?.get(m.key) || !upToDate(schemaOf(m), recorded.get(m.key)!)).map((m) => m.key),
+    );
+    const openAll = () =>
+      inTurns(modules, OPENING_AT_ONCE, async (module) => {
+        const migrating = Date.now();
+        const schema = schemaOf(module);
+        const orm = await openOnProcessPool(schema, pool, recorded?.get(module.key), behind.has(module.key));
+        orms.push(orm);
+        stops.push(() => orm.close());
+        await migrationsLine(logger, module.key, orm, schema, migrating, recorded?.get(module.key));
+        await bus.ensureStream(module.key);
+        const relay = new OutboxRelay(orm, bus, logger.child({ service: module.key, relay: true }), module.key, {
+          intervalMs: config.outboxPollMs,
+          wakes,
+          pool: relayPool,
+        });
+        const callerInterceptors = [
+          propagateCall(),
+          ...(tracing ? [propagateTrace()] : []),
+          bearer(serviceToken(keys, module)),
+        ];
+        const transports = new Transports(
+          localTransport(callerInterceptors),
+          localKeys,
+          config.serviceUrls,
+          callerInterceptors,
+        );
+        // The service's context is built once here; its handlers, workers and consumers share it.
+        const ctx = await module.context(
+          serviceContext({ module, config, logger, clock, orm, bus, clientKeys, relay, transports, blobs }),
+        );
+        return { module, orm, relay, ctx };
       });
+    const opened =
+      behind.size > 0 ? await withMigrationLocks(databaseUrl, [...behind], logger, openAll) : await openAll();
+    const background = { workers: 0, consumers: 0 };
+    for (const { module, relay, ctx } of opened) {
       relays.push(relay);
-      const callerInterceptors = [
-        propagateCall(),
-        ...(tracing ? [propagateTrace()] : []),
-        bearer(serviceToken(keys, module)),
-      ];
-      const transports = new Transports(
-        localTransport(callerInterceptors),
-        localKeys,
-        config.serviceUrls,
-        callerInterceptors,
-      );
-      // The service's context is built once here; its handlers, workers and consumers share it.
-      const ctx = await module.context(
-        serviceContext({ module, config, logger, clock, orm, bus, clientKeys, relay, transports, blobs }),
-      );
       contexts.set(module.key, ctx);
       relations.register(module.protos, module.relations ?? {}, ctx);
       for (const implementation of servedAsDeclared(module, module.implementations(ctx))) {
         implementations.push(implementation);
         local.add(implementation, serverInterceptors);
       }
+    }
+    // Workers and consumers once every service answers in process: one calling another at its start finds it.
+    for (const { module, orm, ctx } of opened) {
       for (const worker of [housekeeping, ...(module.workers ?? [])]) stops.push(await worker(ctx));
       for (const definition of module.consumers ?? []) stops.push(await startConsumer(ctx, definition));
       background.workers += 1 + (module.workers?.length ?? 0);
@@ -287,6 +310,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     // Asked on a connection of its own, never queued behind the services' pools (a process without services has none).
     const probe = new DatabaseProbe(databaseUrl);
     stops.push(() => probe.stop());
+    // Its connection opened while the gateway is built: the first /readyz finds it.
+    if (orms.length > 0) void probe.answers();
     const readiness = async () => ({
       database: orms.length === 0 || (await probe.answers()),
       nats: bus.connected(),

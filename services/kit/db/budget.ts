@@ -11,8 +11,8 @@ export interface ConnectionBudget {
 }
 
 /**
- * A process's budget. Apart from the pool: the /readyz probe's connection and a service's migration lock while it
- * migrates (one at a time), and on a database `server` the outbox wake's LISTEN connection and the relays'
+ * A process's budget. Apart from the pool: the /readyz probe's connection and, while services migrate, the one
+ * connection holding their migration locks, and on a database `server` the outbox wake's LISTEN connection and the relays'
  * connections (kit/events; the embedded database has neither: one session, relays on the pool).
  */
 export function connectionBudget(poolSize: number, server?: { relays: number }): ConnectionBudget {

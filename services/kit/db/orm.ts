@@ -85,33 +85,78 @@ export async function openServiceDatabase(
 ): Promise<MikroORM> {
   const owned = typeof database === "string";
   const pool = owned ? new ProcessPool({ url: database, size: poolSize, acquireTimeoutMs }) : database;
+  return open(schema, pool, owned, undefined);
+}
+
+/**
+ * `openServiceDatabase` on the process's pool, given what `recordedMigrations` read for the service: with every
+ * committed migration among them, the schema is not asked again. Behind, it migrates at once when the caller holds
+ * its migration lock (`withMigrationLocks`: services migrating side by side), else under its own.
+ */
+export function openOnProcessPool(
+  schema: ServiceSchema,
+  pool: ProcessPool,
+  recorded: ReadonlySet<string> | undefined,
+  locked: boolean,
+): Promise<MikroORM> {
+  return open(schema, pool, false, recorded, locked);
+}
+
+async function open(
+  schema: ServiceSchema,
+  pool: ProcessPool,
+  owned: boolean,
+  recorded: ReadonlySet<string> | undefined,
+  locked = false,
+): Promise<MikroORM> {
   const options = ormOptions(schema, pool, owned);
   const orm = await MikroORM.init(options).catch(async (error: unknown) => {
     if (owned) await pool.end();
     throw error;
   });
-  const url = pool.settings.url;
-  const committed = (options.migrations?.migrationsList ?? []).map((m) => (m as MigrationObject).name);
-  if (await applied(orm, schema.key, committed)) return orm;
-  await withMigrationLock(url, schema.key, pool.settings.logger, async () => {
+  if (upToDate(schema, recorded ?? (await recordedOf(orm, schema.key)))) return orm;
+  const migrate = async () => {
     await orm.em.getConnection().execute(`create schema if not exists "${schema.key}"`);
     await orm.migrator.up();
-  });
+  };
+  await (locked ? migrate() : withMigrationLock(pool.settings.url, schema.key, pool.settings.logger, migrate));
   return orm;
 }
 
+/** Whether every committed migration of the schema is among those recorded. */
+export function upToDate(schema: ServiceSchema, recorded: ReadonlySet<string>): boolean {
+  return schema.migrations.every((migration) => recorded.has(migration.name));
+}
+
 /**
- * Whether every committed migration is applied already, by one query: the usual
- * start has nothing to migrate, and needs neither the lock's own connection nor
- * the migrator's several queries to find that out. A migration is never
- * unapplied, so no lock is needed to trust a yes; on any doubt (no table yet)
- * the migrator decides under the lock.
+ * The migrations every service's schema has recorded, in one statement for all of them: the usual start has nothing
+ * to migrate, and needs neither the lock's own connection nor the migrator's several queries per service to find
+ * that out. A migration is never unapplied, so no lock is needed to trust a yes. Undefined when a schema has no
+ * table yet (a first start, a service added): each service is then asked on its own.
  */
-async function applied(orm: MikroORM, key: string, committed: string[]): Promise<boolean> {
+export async function recordedMigrations(
+  pool: ProcessPool,
+  keys: readonly string[],
+): Promise<Map<string, Set<string>> | undefined> {
+  if (keys.length === 0) return new Map();
+  const union = keys
+    .map((key, i) => `select ${i} as service, name from "${key}".mikro_orm_migrations`)
+    .join(" union all ");
+  const rows = await pool.query<{ service: number; name: string }>(union).then(
+    (result) => result.rows,
+    () => undefined,
+  );
+  if (!rows) return undefined;
+  const recorded = new Map(keys.map((key) => [key, new Set<string>()]));
+  for (const row of rows) recorded.get(keys[row.service])!.add(row.name);
+  return recorded;
+}
+
+/** One schema's recorded migrations; none when it has no table yet (the migrator then decides under the lock). */
+async function recordedOf(orm: MikroORM, key: string): Promise<Set<string>> {
   const rows = await orm.em
     .getConnection()
     .execute<{ name: string }[]>(`select name from "${key}".mikro_orm_migrations`)
     .catch(() => []);
-  const names = new Set(rows.map((row) => row.name));
-  return committed.every((name) => names.has(name));
+  return new Set(rows.map((row) => row.name));
 }
