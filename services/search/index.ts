@@ -6,6 +6,7 @@ import { entities } from "./db/entities.js";
 import { Migration20261220000000_search } from "./db/migrations/Migration20261220000000_search.js";
 import { Migration20261227000000_search_query_indexes } from "./db/migrations/Migration20261227000000_search_query_indexes.js";
 import { Migration20270105000000_search_recent_facets } from "./db/migrations/Migration20270105000000_search_recent_facets.js";
+import { Migration20270110000000_search_written_by } from "./db/migrations/Migration20270110000000_search_written_by.js";
 import { batchHandlers } from "./handlers/batch.js";
 import { ownerHandlers } from "./handlers/owners.js";
 import { queryHandlers } from "./handlers/query.js";
@@ -19,9 +20,12 @@ export const search = defineService({
       { name: "Migration20261220000000_search", class: Migration20261220000000_search },
       { name: "Migration20261227000000_search_query_indexes", class: Migration20261227000000_search_query_indexes },
       { name: "Migration20270105000000_search_recent_facets", class: Migration20270105000000_search_recent_facets },
+      { name: "Migration20270110000000_search_written_by", class: Migration20270110000000_search_written_by },
     ],
   },
   context: searchContext,
+  // The in-memory index: built at start, caught up while the host is up.
+  workers: [async (ctx) => (ctx.engine.start(), () => ctx.engine.stop())],
   protos: [SearchService, SearchIndexService],
   implementations: (ctx) => [
     implement(SearchService, { ...queryHandlers(ctx), ...ownerHandlers(ctx) }),

@@ -5,7 +5,11 @@ import { QUERY_LIMITS } from "../../services/search/domain/query.js";
 import { usePlatform } from "../support/platform.js";
 import { ownerToken, query } from "./support.js";
 
-const t = usePlatform({ services: ["search"], env: { PF_SEARCH_ANONYMOUS_PER_MINUTE: "100000" } });
+/** The PostgreSQL path's sample (no in-memory index: it counts every match, index-equivalence.test.ts). */
+const t = usePlatform({
+  services: ["search"],
+  env: { PF_SEARCH_ANONYMOUS_PER_MINUTE: "100000", PF_SEARCH_INDEX_MAX_DOCUMENTS: "0" },
+});
 const SAMPLE = QUERY_LIMITS.rankWindow;
 /** One document more than the sample: the oldest, the only green one, is never counted. */
 const MANY = SAMPLE + 1;

@@ -5,10 +5,17 @@ import { DATABASE_SERVER, describeWith } from "../support/skips.js";
 import { until } from "../support/until.js";
 import { query } from "./support.js";
 
-/** One query at a time, the declared queue behind it (64 waiting), so the test can fill both. */
+/**
+ * One query at a time, the declared queue behind it (64 waiting), so the test can fill both. No in-memory index:
+ * queries run on PostgreSQL, where a lock holds them.
+ */
 const t = usePlatform({
   services: ["search"],
-  env: { PF_SEARCH_QUERIES_IN_FLIGHT: "1", PF_SEARCH_ANONYMOUS_PER_MINUTE: "100000" },
+  env: {
+    PF_SEARCH_QUERIES_IN_FLIGHT: "1",
+    PF_SEARCH_ANONYMOUS_PER_MINUTE: "100000",
+    PF_SEARCH_INDEX_MAX_DOCUMENTS: "0",
+  },
 });
 const WAITING = 64;
 

@@ -61,7 +61,7 @@ const after = (key: DocumentKey, params: Params, alias = "m") =>
  * constant, which the planner can estimate (a common word walks the recency index and stops at the window, a rare
  * one reads its few matches from the word index) and which is never computed per row.
  */
-async function wordsOf(tables: Tables, query: Query): Promise<string> {
+export async function wordsOf(tables: Tables, query: Query): Promise<string> {
   const [row] = await tables.run<{ q: string }>(
     `select websearch_to_tsquery($1::regconfig, public.unaccent($2))::text as q`,
     [query.config, query.q],
@@ -162,14 +162,14 @@ function facetsOf(query: Query, counts: Counted[], more: boolean): Pick<SearchPa
 }
 
 /** q folded as titles are, and its patterns (every character but letters, digits and spaces escaped: literal). */
-interface Folded {
+export interface Folded {
   f: string;
   starts: string;
   word: string;
 }
 
 /** In a statement of its own, so the suggestion's statement holds constants the planner estimates (as `wordsOf`). */
-async function foldedOf(tables: Tables, q: string): Promise<Folded> {
+export async function foldedOf(tables: Tables, q: string): Promise<Folded> {
   const [row] = await tables.run<Folded>(
     `select f, '^' || e as starts, '(^|[^[:alnum:]])' || e as word
      from (select f, regexp_replace(f, '([^[:alnum:][:space:]])', '\\\\\\1', 'g') as e
@@ -264,3 +264,25 @@ export async function readDocument(
   );
   return row ? foundOf(row) : undefined;
 }
+
+/**
+ * The documents of a page the in-memory index found, as results show them, in the keys' order. A document gone or
+ * hidden since the index last looked is left out (the index catches up at its next look).
+ */
+export async function shownDocuments(
+  tables: Tables,
+  viewer: Viewer,
+  keys: readonly DocumentKey[],
+): Promise<Map<string, FoundDocument>> {
+  if (keys.length === 0) return new Map();
+  const rows = await tables.run<Shown>(
+    `select ${SHOWN}, left(d.body, 300) as body, 0::float8 as score
+     from unnest($1::text[], $2::text[], $3::text[]) as k(owner, type, id)
+     join ${tables.documents} d using (owner, type, id)
+     where d.published and not d.deleted and (d.public or d.access && $4::text[])`,
+    [keys.map((key) => key.owner), keys.map((key) => key.type), keys.map((key) => key.id), viewer.keys],
+  );
+  return new Map(rows.map((row) => [shownKey(row), foundOf(row)]));
+}
+
+export const shownKey = (key: DocumentKey) => `${key.owner}\u0000${key.type}\u0000${key.id}`;

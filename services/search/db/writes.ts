@@ -30,7 +30,7 @@ function upsert(documents: string): string {
       title = excluded.title, title_folded = excluded.title_folded, body = excluded.body, url = excluded.url,
       lang = excluded.lang, access = excluded.access, public = excluded.public, published = excluded.published,
       facets = excluded.facets, facet_pairs = excluded.facet_pairs, published_at = excluded.published_at,
-      indexed_at = excluded.indexed_at, tsv = excluded.tsv
+      indexed_at = excluded.indexed_at, tsv = excluded.tsv, written_by = default
     where d.revision < excluded.revision or (d.revision = excluded.revision and excluded.deleted and not d.deleted)
     returning d.type, d.id`;
 }
