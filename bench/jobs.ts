@@ -12,6 +12,7 @@ import { startEmbeddedAgent } from "../platform/embedded-agent.js";
 import { loadConfig } from "../services/kit/runtime/config.js";
 import { createLogger } from "../services/kit/runtime/logger.js";
 import { percentile, type Benchmark, type LoadResult } from "./load.js";
+import { profiling, startProfile } from "./profile.js";
 import { startBenchPlatform, type BenchPlatform } from "./platform.js";
 
 /** Jobs submitted one after another for the latency (BENCH_JOBS). */
@@ -54,10 +55,15 @@ export const jobDispatch: Benchmark = {
       await job(); // the first job warms the agent's worker and every route
       const rows: LoadResult[] = [];
       const latencies = new Float64Array(JOBS);
+      const profile = profiling() ? await startProfile() : undefined;
       const cpu = process.cpuUsage();
       const started = performance.now();
       for (let i = 0; i < JOBS; i++) latencies[i] = (await job()).firstOutputMs;
-      rows.push(row("submit → first output", latencies, performance.now() - started, cpu));
+      rows.push({
+        ...row("submit → first output", latencies, performance.now() - started, cpu),
+        goal: { figure: "p99", below: 50 },
+        profile: await profile?.(),
+      });
 
       const durations = new Float64Array(BURST);
       const burstCpu = process.cpuUsage();

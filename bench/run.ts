@@ -13,7 +13,8 @@ import { toolsInlineRuns } from "./tools.js";
 import { aiRuns } from "./ai.js";
 import { restreamPublish } from "./restream.js";
 import { watchEvents } from "./watch-events.js";
-import { formatTable, loadSettings, type Benchmark, type LoadResult } from "./load.js";
+import { formatTable, loadSettings, verdict, type Benchmark, type BenchRow } from "./load.js";
+import { formatProfile } from "./profile.js";
 
 // Every benchmark, in order; `npm run bench -- NAME…` runs only those named.
 const benchmarks: Benchmark[] = [
@@ -44,7 +45,7 @@ if (selected.length === 0)
 console.log(
   `${settings.connections} connections, ${settings.warmup} s warm-up, ${settings.duration} s measured per target`,
 );
-const rows: { bench: string; result: LoadResult }[] = [];
+const rows: BenchRow[] = [];
 const notes: string[] = [];
 let failed = false;
 for (const benchmark of selected) {
@@ -60,5 +61,11 @@ for (const benchmark of selected) {
     failed = true;
   }
 }
-console.log(`\n${formatTable(rows)}\n\n${notes.join("\n")}`);
+// With BENCH_PROFILE=1, what the time went to in each row that missed its goal.
+const profiles = rows.flatMap((row) =>
+  row.result.profile && verdict(row, rows).startsWith("not met")
+    ? [formatProfile(`${row.bench}: ${row.result.label}`, row.result.profile)]
+    : [],
+);
+console.log(`\n${formatTable(rows)}\n\n${[...notes, ...profiles].join("\n")}`);
 if (failed) process.exitCode = 1;
