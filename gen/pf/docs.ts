@@ -1223,6 +1223,7 @@ export const protoComments: Readonly<Record<string, string>> = {
   "pf.bot.v1.JobEvent.text": "bot.job.output: the text.",
   "pf.bot.v1.JobEvent.exit": "bot.job.ended: how.",
   "pf.bot.v1.JobEvent.started_at": "bot.job.ended: when the process started, if it did.",
+  "pf.bot.v1.JobEvent.robot_id": "The device's robot (rbt_): where the job runs, told with each event (a device's word may reach run before bot's answer to the dispatch does).",
   "pf.bot.v1.DeviceEvent": "bot.device.paired, bot.device.connected, bot.device.revoked, bot.device.rotated: a device's life. The instances holding device links hear them too: revoked and rotated close the device's link at once wherever it is held, connected closes an older link of the device.",
   "pf.bot.v1.DeviceEvent.device_id": "The device (dev_).",
   "pf.bot.v1.DeviceEvent.robot_id": "Its robot (rbt_).",

@@ -51,6 +51,7 @@ export function jobEvent(em: EntityManager, kind: keyof typeof jobSubjects, row:
     jobId: row.id,
     projectId: row.projectId,
     nodeId: row.nodeId,
+    robotId: row.robotId,
     seq: BigInt(row.eventSeq),
     at: timestampFromDate(facts.at),
     stream: facts.stream,

@@ -193,7 +193,8 @@ export class OutboxRelay {
   /**
    * Asks for a pass now. Passes run outside any caller's call, one at a time:
    * wakes during a pass make one more pass after it, unless its last read of
-   * the outbox began after them.
+   * the outbox began after them, or it failed (the database or the bus just
+   * did: the poll tries again).
    */
   wake(): void {
     if (this.stopped) return;
@@ -201,12 +202,11 @@ export class OutboxRelay {
       this.again = true;
       return;
     }
-    this.running = outsideCall(() => this.pass()).finally(() => {
+    this.running = outsideCall(() => this.pass()).then((passed) => {
       this.running = undefined;
-      if (this.again) {
-        this.again = false;
-        this.wake();
-      }
+      const more = this.again && passed;
+      this.again = false;
+      if (more) this.wake();
     });
   }
 
@@ -217,17 +217,20 @@ export class OutboxRelay {
     await this.lease.stop();
   }
 
-  private async pass(): Promise<void> {
+  /** One pass; false when it failed. */
+  private async pass(): Promise<boolean> {
     try {
-      if (!(await this.lease.take())) return;
+      if (!(await this.lease.take())) return true;
       await this.relay();
       // The lease is kept while events keep coming (no statements spent on it per pass) and let go once idle.
-      if (this.lastRelayedAt !== undefined && Date.now() - this.lastRelayedAt < LEASE_IDLE_MS) return;
+      if (this.lastRelayedAt !== undefined && Date.now() - this.lastRelayedAt < LEASE_IDLE_MS) return true;
       await this.lease.release();
+      return true;
     } catch (error) {
       // Published events may be left unmarked.
       this.resends.doubt();
       this.logger.warn({ err: error }, "outbox relay pass stopped; the next pass goes on");
+      return false;
     }
   }
 

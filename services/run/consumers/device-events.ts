@@ -23,7 +23,7 @@ export const deviceEvents = consumer({
     const at = date(event.at) ?? ctx.clock.now();
     switch (meta.subject) {
       case "bot.job.received":
-        return received(em, job, { nodeId: event.nodeId, robotId: job.robotId }, at);
+        return received(em, job, { nodeId: event.nodeId, robotId: event.robotId }, at);
       case "bot.job.started":
         return started(em, job, at);
       case "bot.job.output":
