@@ -79,7 +79,12 @@ export class FrameQueue<T> implements AsyncIterable<T>, AsyncIterator<T> {
 
   /** What `read` gives, or undefined should the queue end first; one such race at a time. */
   orEnded<R>(read: Promise<R>): Promise<R | undefined> {
-    if (this.ended) return Promise.resolve(undefined);
+    if (this.ended) {
+      // Nobody awaits the read now: its failure when the call is aborted (the device's frames no longer read) is no
+      // news, and left unhandled it would be an unhandled rejection.
+      read.catch(() => undefined);
+      return Promise.resolve(undefined);
+    }
     return new Promise<R | undefined>((resolve, reject) => {
       this.endWaiter = () => resolve(undefined);
       read.then(
