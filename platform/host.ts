@@ -126,6 +126,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     const pool = new ProcessPool({
       url: databaseUrl,
       size: config.dbPoolSize,
+      serviceShare: config.dbServiceConnections,
       acquireTimeoutMs: config.dbAcquireTimeoutMs,
       logger,
     });

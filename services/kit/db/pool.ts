@@ -9,6 +9,13 @@ export interface ProcessPoolOptions {
   url: string;
   /** Its connections at most (PF_DB_POOL). */
   size: number;
+  /**
+   * Its connections one service holds at once (PF_DB_SERVICE_CONNECTIONS; default: all of them). More transactions at
+   * once than the server has cores only queue inside it, where every other statement (an outbox relay's read, another
+   * service's call) waits behind them: measured, 20 writers of one service on a pool of 20 made the relay's events
+   * five times slower than on 4, and wrote no more.
+   */
+  serviceShare?: number;
   /** How long a caller waits for a connection, a wait for the server to have one to spare included (PF_DB_ACQUIRE_TIMEOUT_MS). */
   acquireTimeoutMs: number;
   logger?: Logger;

@@ -21,9 +21,21 @@ class SharedPoolConnection extends PostgreSqlConnection {
     // Once this ORM is closed it takes no connection, as its own pool ended would not: work still under way as the
     // process stops (a device link's end) could never give one back through a closed ORM.
     let closed = false;
+    const share = new ServiceShare(pool.settings.serviceShare ?? pool.settings.size, pool.settings.acquireTimeoutMs);
     const connect = async () => {
       if (closed) throw new Error("the service's database connection is closed");
-      const client = await pool.connect();
+      await share.take();
+      const client = await pool.connect().catch((error: unknown) => {
+        share.give();
+        throw error;
+      });
+      // pg sets a checked-out connection's release afresh at each checkout: the turn goes back with it, once.
+      const release = client.release;
+      client.release = (error?: Error | boolean) => {
+        client.release = release;
+        share.give();
+        release.call(client, error);
+      };
       if (!closed) return client;
       client.release();
       throw new Error("the service's database connection is closed");
@@ -49,6 +61,45 @@ class SharedPoolConnection extends PostgreSqlConnection {
 
   private shared(): ReturnType<SharedPoolOptions> {
     return (this.config.get("driverOptions") as SharedPoolOptions)();
+  }
+}
+
+/**
+ * A service's turns at the process's pool: at most `limit` connections at once, the rest waiting first come, first
+ * served, as long as a caller waits for a free connection (then the same error as pg's, answered 503).
+ */
+export class ServiceShare {
+  private held = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(
+    private readonly limit: number,
+    private readonly timeoutMs: number,
+  ) {}
+
+  take(): Promise<void> {
+    if (this.held < this.limit) {
+      this.held++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const turn = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.waiting.splice(this.waiting.indexOf(turn), 1);
+        reject(new Error("timeout exceeded when trying to connect: the service's share of the pool stayed in use"));
+      }, this.timeoutMs);
+      this.waiting.push(turn);
+    });
+  }
+
+  /** A turn given back passes to the first waiting, else frees a place. */
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.held--;
   }
 }
 

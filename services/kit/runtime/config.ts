@@ -20,6 +20,8 @@ export interface Config {
   databaseUrl?: string;
   /** Connections of the process's one database pool, shared by its services (PF_DB_POOL, default 20). */
   dbPoolSize: number;
+  /** Connections of the pool one service holds at once; its other transactions wait their turn (PF_DB_SERVICE_CONNECTIONS, default 4). */
+  dbServiceConnections: number;
   /** How long a call waits for a free database connection before it is answered 503 (PF_DB_ACQUIRE_TIMEOUT_MS, default 5000). */
   dbAcquireTimeoutMs: number;
   /** How often each outbox relay looks for events it was not woken for (PF_OUTBOX_POLL_MS, default 500). */
@@ -92,6 +94,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: resolve(env.PF_DATA_DIR ?? ".data"),
     databaseUrl: env.DATABASE_URL || undefined,
     dbPoolSize: wholeSetting(env, "PF_DB_POOL", 20, 1),
+    dbServiceConnections: wholeSetting(env, "PF_DB_SERVICE_CONNECTIONS", 4, 1),
     dbAcquireTimeoutMs: integer(env.PF_DB_ACQUIRE_TIMEOUT_MS, 5_000),
     outboxPollMs: integer(env.PF_OUTBOX_POLL_MS, 500),
     natsUrl: env.NATS_URL || undefined,
