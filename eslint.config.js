@@ -16,8 +16,8 @@ export default defineConfig(
       parser: tseslint.parser,
       parserOptions: {
         // One TypeScript program per tsconfig, shared by every file (fast on two cores); loose .js files such as
-        // this one get a default program.
-        projectService: { allowDefaultProject: ["*.js"] },
+        // this one, and the plain-node scripts of deploy/ (npm start's prestart), get a default program.
+        projectService: { allowDefaultProject: ["*.js", "deploy/*.mjs"] },
         tsconfigRootDir: import.meta.dirname,
       },
     },

@@ -206,10 +206,16 @@ async function paired(options: AgentOptions, logger: Logger): Promise<AgentState
   return fresh;
 }
 
-/** This repository's version, which the agent ships in. */
+/**
+ * This repository's version, which the agent ships in: the nearest package.json above the module (the repository's
+ * above agent/, dist/ or `npm start`'s bundle in node_modules/.cache/pf-platform; the image's beside dist/).
+ */
 async function agentVersion(): Promise<string> {
-  const manifest = JSON.parse(await readFile(new URL("../package.json", import.meta.url), "utf8")) as {
-    version: string;
-  };
-  return manifest.version;
+  for (let folder = new URL(".", import.meta.url); ; folder = new URL("..", folder)) {
+    const text = await readFile(new URL("package.json", folder), "utf8").catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT" && folder.pathname !== "/") return undefined;
+      throw error;
+    });
+    if (text !== undefined) return (JSON.parse(text) as { version: string }).version;
+  }
 }

@@ -1,7 +1,7 @@
 /**
- * `npm run build` (into dist/) and `npm start`'s bundle (into node_modules/.cache/pf-platform): every entry point
- * production runs, bundled once, so plain `node` runs them with only the production dependencies installed
- * (docs/deployment.md, "The build"). Usage: tsx deploy/build.ts <folder>.
+ * `npm run build` (into dist/) and `npm start`'s bundle (into node_modules/.cache/pf-platform, through deploy/fresh.mjs
+ * when an input changed): every entry point production runs, bundled once, so plain `node` runs them with only the
+ * production dependencies installed (docs/deployment.md, "The build"). Usage: tsx deploy/build.ts <folder>.
  */
 import { cp, mkdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -13,8 +13,8 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 /**
  * Output name → source. The worker threads' modules are entries of their own, started from beside the bundle that
- * runs them (kit `moduleWorker`): the rendering worker beside main.js, the function sandbox's beside main.js (the
- * embedded agent) and agent.js.
+ * runs them (kit `moduleWorker`): the rendering worker beside main.js, the function sandbox's beside agent.js (which
+ * `npm start`'s embedded agent runs too).
  */
 export const ENTRIES = {
   main: "platform/main.ts",

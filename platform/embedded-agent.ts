@@ -1,6 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { createClient } from "@connectrpc/connect";
@@ -28,9 +27,9 @@ export interface EmbeddedAgent {
 }
 
 /**
- * Starts the device agent (`agent/main.ts`, a child process: bundled, it would not find its catalogue and worker)
- * paired to the platform's own robot over the gateway's WebSocket; its state (credential, robot id) is kept in
- * PF_DATA_DIR/agent, so a restart reuses the pairing.
+ * Starts the device agent (a child process: its catalogue and worker are read beside its own module) paired to the
+ * platform's own robot over the gateway's WebSocket; its state (credential, robot id) is kept in PF_DATA_DIR/agent,
+ * so a restart reuses the pairing.
  */
 export async function startEmbeddedAgent(platform: Platform, config: Config, logger: Logger): Promise<EmbeddedAgent> {
   const dir = join(config.dataDir, "agent");
@@ -45,9 +44,9 @@ export async function startEmbeddedAgent(platform: Platform, config: Config, log
     const issued = await bot.issuePairingCode({ id: robotId }, { headers });
     args.push("--pair", issued.pairingCode!.code);
   }
-  const root = repositoryRoot();
-  const child = spawn(process.execPath, ["--import", "tsx", join(root, "agent", "main.ts"), ...args], {
-    cwd: root,
+  const agent = agentProcess(import.meta.url);
+  const child = spawn(process.execPath, [...agent.args, ...args], {
+    cwd: agent.cwd,
     stdio: ["ignore", "pipe", "inherit"],
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -80,9 +79,13 @@ export async function startEmbeddedAgent(platform: Platform, config: Config, log
   };
 }
 
-/** The repository's folder: above platform/ in source, above node_modules/.cache/pf-platform in the bundle. */
-function repositoryRoot(): string {
-  for (let dir = dirname(fileURLToPath(import.meta.url)); dir !== dirname(dir); dir = dirname(dir))
-    if (existsSync(join(dir, "agent", "main.ts"))) return dir;
-  throw new Error("agent/main.ts not found above the platform's folder");
+/**
+ * How node runs the agent: from a bundle (`npm start`, `npm run build`), the build's `agent.js` beside it, with its
+ * catalogue; from source (tests, `npx tsx platform/main.ts`), `agent/main.ts` through tsx, in the repository, where
+ * tsx and its tsconfig are found.
+ */
+function agentProcess(here: string): { args: string[]; cwd: string } {
+  const path = (relative: string) => fileURLToPath(new URL(relative, here));
+  if (!here.endsWith(".ts")) return { args: [path("./agent.js")], cwd: path(".") };
+  return { args: ["--import", "tsx", path("../agent/main.ts")], cwd: path("..") };
 }

@@ -1,15 +1,21 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { generateKeyPairSync } from "node:crypto";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundle, ENTRIES } from "../../deploy/build.js";
-import { ROOT } from "./image.js";
+import { ENTRIES } from "../../deploy/build.js";
+import { loadKeys } from "../../services/kit/auth/keys.js";
+import { mintToken } from "../../services/kit/auth/tokens.js";
+import { loadConfig } from "../../services/kit/runtime/config.js";
+import { freePorts } from "../support/ports.js";
+import { until } from "../support/until.js";
+import { ROOT, startInImage, type ImageProcess } from "./image.js";
 
 /**
  * `npm run build`: every entry production runs, bundled once, importing only Node's modules and production
- * dependencies, so the image runs plain node without a compiler; `npm start` still works after a plain `npm ci`.
+ * dependencies, so the image runs plain node without a compiler; `npm start` still works after a plain `npm ci`,
+ * rebuilds its bundle only when a source changed, and runs its embedded agent from the bundle.
  */
 
 const manifest = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as {
@@ -27,11 +33,17 @@ const packageOf = (specifier: string) =>
     .join("/");
 
 describe("npm run build", () => {
+  // Where `npm start` keeps its own, so the bundle's packages resolve from the repository's node_modules.
   let out = "";
+  /** `npm start`'s prestart into `out`. */
+  const prestart = () => promisify(execFile)(process.execPath, ["deploy/fresh.mjs", out], { cwd: ROOT });
+  /** When the platform's bundle was last written. */
+  const made = async () => (await stat(join(out, "main.js"))).mtimeMs;
 
   beforeAll(async () => {
-    out = await mkdtemp(join(tmpdir(), "pf-build-"));
-    await bundle(out);
+    await mkdir(join(ROOT, "node_modules/.cache"), { recursive: true });
+    out = await mkdtemp(join(ROOT, "node_modules/.cache/pf-build-test-"));
+    await prestart();
   }, 60_000);
 
   afterAll(() => rm(out, { recursive: true, force: true }));
@@ -99,7 +111,83 @@ describe("npm run build", () => {
       expect(manifest.devDependencies).toHaveProperty([tool]);
     }
     expect(manifest.scripts.build).toBe("tsx deploy/build.ts dist");
-    expect(manifest.scripts.prestart).toBe("tsx deploy/build.ts node_modules/.cache/pf-platform");
+    expect(manifest.scripts.prestart).toBe("node deploy/fresh.mjs node_modules/.cache/pf-platform");
     expect(manifest.scripts.start).toBe("exec node node_modules/.cache/pf-platform/main.js");
+  });
+
+  it("rebuilds at prestart only when something the bundle is made from changed since it was made", async () => {
+    await prestart();
+    const before = await made();
+    await prestart();
+    expect(await made()).toBe(before);
+    // A source touched, its text the same: the stamp's inputs no longer match.
+    const source = join(ROOT, "platform/embedded-agent.ts");
+    await utimes(source, new Date(), new Date());
+    await prestart();
+    expect(await made()).toBeGreaterThan(before);
+    // A file of the bundle gone: rebuilt too.
+    const after = await made();
+    await rm(join(out, "agent.js"));
+    await prestart();
+    expect(await made()).toBeGreaterThan(after);
+    expect(await readdir(out)).toContain("agent.js");
+  }, 60_000);
+
+  describe("the platform run from the bundle, embedded", () => {
+    let platform: ImageProcess | undefined;
+    // Its data folder is in `out`, removed with it.
+    afterAll(() => platform?.stop());
+
+    it("runs its embedded agent from the bundle too: it pairs, and runs a submitted job to completion", async () => {
+      const key = generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+      const env = {
+        PF_JWT_PRIVATE_KEY: key,
+        PF_SERVICES: "bot,run,billing,media",
+        PF_HTTP_PORT: String((await freePorts(1))[0]),
+        PF_RPC_PORT: "0",
+        PF_METRICS_PORT: "0",
+        PF_HOST_SITES_PORT: "0",
+        LOG_LEVEL: "warn",
+        PF_DATA_DIR: await mkdtemp(join(out, "data-")),
+      };
+      const token = await mintToken(await loadKeys(loadConfig(env)), {
+        kind: "app",
+        app_id: "app_bundle",
+        project_id: "prj_bundle",
+        caps: ["run.job.submit", "run.job.read"],
+      });
+      platform = await startInImage(ROOT, ["node", join(out, "main.js")], env, 120_000);
+      const call = async (method: string, path: string, body?: unknown) => {
+        const answer = await fetch(`${platform!.url}/run/api/v1${path}`, {
+          method,
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        return { status: answer.status, body: (await answer.json()) as any };
+      };
+      await until(
+        () =>
+          fetch(`${platform!.url}/readyz`).then(
+            (answer) => answer.status === 200,
+            () => false,
+          ),
+        60_000,
+      );
+      const job = { class: "function", artifact: "echo", args: { text: "bundled" }, ttl_ms: 60_000, limits: {} };
+      const submitted = await call("POST", "/jobs", job);
+      expect(submitted.status, JSON.stringify(submitted.body)).toBe(201);
+      let read: { state: string; [key: string]: any } = submitted.body.job;
+      await until(async () => (read = (await call("GET", `/jobs/${read.id}`)).body.job).state === "ended", 60_000);
+      expect(read.exit, platform.output()).toMatchObject({ reason: "completed", code: 0 });
+      expect(read.result.stdout).toBe('{"text":"bundled"}\n');
+      // The agent is the bundle's agent.js on plain node, not the sources through tsx.
+      const statePath = join(env.PF_DATA_DIR, "agent", "state.json");
+      const agents: string[] = [];
+      for (const pid of (await readdir("/proc")).filter((name) => /^\d+$/.test(name))) {
+        const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
+        if (cmdline.includes(statePath)) agents.push(cmdline.split("\0").join(" "));
+      }
+      expect(agents).toEqual([expect.stringContaining(`${process.execPath} ${join(out, "agent.js")} --state`)]);
+    }, 180_000);
   });
 });
