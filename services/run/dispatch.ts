@@ -55,8 +55,7 @@ export async function dispatch(ctx: RunContext, job: JobRow): Promise<void> {
     const row = await lockedJob(em, job.id);
     if (!row) return;
     // Cancelled here while the dispatch was on its way: the device must hear of it (it never starts).
-    if (row.state === "ended" && !row.usageFinal && !row.botCancelPending)
-      await requireBotCancel(em, row, ctx.clock.now());
+    if (row.state === "ended" && !row.usageFinal && !row.botCancelPending) requireBotCancel(em, row, ctx.clock.now());
     else await placed(em, row, { nodeId: answer?.nodeId ?? "", robotId: answer?.robotId ?? "" }, ctx.clock.now());
   });
 }
@@ -77,7 +76,7 @@ async function refused(ctx: RunContext, job: JobRow, refusal: Problem): Promise<
     } else if (at.getTime() >= row.submittedAt.getTime() + ttlMs) {
       const detail = `No device could take it within its ttl (${said}).`;
       await ended(em, row, exitOfRun("unplaceable", detail, refusal.code), at, 0);
-    } else await changeJob(em, row, { offered: false });
+    } else changeJob(em, row, { offered: false });
   });
 }
 
@@ -98,7 +97,7 @@ export async function cancelAtBot(ctx: RunContext, jobId: string): Promise<void>
     await ctx.transaction(async (em) => {
       const row = await lockedJob(em, jobId);
       if (!row) return;
-      await changeJob(em, row, { botCancelPending: false });
+      changeJob(em, row, { botCancelPending: false });
       // Bot holds no such dispatch: nothing ran, nothing to bill.
       if (refusal.status === 404) {
         await ended(em, row, exitOfRun("canceled", "Canceled before any device had it."), ctx.clock.now(), 0);
@@ -109,7 +108,7 @@ export async function cancelAtBot(ctx: RunContext, jobId: string): Promise<void>
   await ctx.transaction(async (em) => {
     const row = await lockedJob(em, jobId);
     if (!row) return;
-    await changeJob(em, row, { botCancelPending: false });
+    changeJob(em, row, { botCancelPending: false });
     if (answer?.state === DispatchState.ENDED) await endedAtBot(em, row, answer, ctx.clock.now());
   });
 }
@@ -135,7 +134,7 @@ export async function reap(ctx: RunContext, jobId: string): Promise<void> {
     if (answer?.state === DispatchState.ENDED) return endedAtBot(em, row, answer, at);
     await ended(em, row, exitOfRun("lost", "Its device reported no end within the job's ttl."), at);
     await metered(em, row, 0, at);
-    if (answer) await requireBotCancel(em, row, at);
+    if (answer) requireBotCancel(em, row, at);
   });
 }
 

@@ -41,7 +41,7 @@ async function streamed(
       ? toJson(JobOutputChunkSchema, event.value, { alwaysEmitImplicit: true })
       : toJson(JobStateChangeSchema, event.value, { alwaysEmitImplicit: true })
   ) as JsonObject;
-  const seq = await appendStreamEvent(em, job, changes, { at, kind: event.case, body });
+  const seq = appendStreamEvent(em, job, changes, { at, kind: event.case, body });
   const message = create(JobStreamEventSchema, { id: String(seq), at: timestampFromDate(at), event });
   await jobStreamed(em, job, what, message, at);
 }
@@ -63,7 +63,7 @@ export async function placed(
 ): Promise<void> {
   if (job.state !== "queued") {
     // The device's acknowledgement came first, naming the device only: bot's answer names the robot too.
-    if (job.robotId === "" && placement.robotId !== "") await changeJob(em, job, placement);
+    if (job.robotId === "" && placement.robotId !== "") changeJob(em, job, placement);
     return;
   }
   const changes = { ...placement, state: "placed", placedAt: at, nextAttemptAt: null };
@@ -79,14 +79,14 @@ export async function received(
   at: Date,
 ): Promise<void> {
   await placed(em, job, placement, at);
-  if (!job.receivedAt) await changeJob(em, job, { receivedAt: at });
+  if (!job.receivedAt) changeJob(em, job, { receivedAt: at });
 }
 
 /** The device started the process at `at` (its clock): running, unless the job ended here meanwhile. */
 export async function started(em: EntityManager, job: JobRow, at: Date): Promise<void> {
   const startedAt = job.startedAt ?? at;
   if (job.state !== "queued" && job.state !== "placed") {
-    if (!job.startedAt) await changeJob(em, job, { startedAt });
+    if (!job.startedAt) changeJob(em, job, { startedAt });
     return;
   }
   const changes = { startedAt, state: "running", nextAttemptAt: null };
@@ -136,7 +136,7 @@ export async function ended(em: EntityManager, job: JobRow, exit: JobExit, at: D
 /** The job's usage seconds are final: billing records them once (run.job.metered, the usage effect). */
 export async function metered(em: EntityManager, job: JobRow, usage: number, at: Date): Promise<void> {
   if (job.usageFinal) return;
-  await changeJob(em, job, { usageSeconds: usage, usageFinal: true });
+  changeJob(em, job, { usageSeconds: usage, usageFinal: true });
   await jobMetered(em, job, at);
 }
 
@@ -168,7 +168,7 @@ export async function deviceEnded(
 ): Promise<void> {
   const exit = exitOf(account.exit);
   const startedAt = job.startedAt ?? account.startedAt;
-  await changeJob(em, job, { deviceEndedAt: account.endedAt, startedAt });
+  changeJob(em, job, { deviceEndedAt: account.endedAt, startedAt });
   const frame = fromJson(JobFrameSchema, job.frame as JsonObject);
   const usage = usageSeconds({ startedAt, endedAt: account.endedAt, ttlMs: Number(frame.ttlMs), reason: exit.reason });
   await ended(em, job, exit, account.endedAt, usage);

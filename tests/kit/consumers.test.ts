@@ -81,10 +81,9 @@ describe.each([
     }
   });
 
-  it("apply a batch in one transaction; an event that fails is rolled back alone, those before it kept", async () => {
+  it("apply a batch in one transaction; an event that fails leaves those before it applied and itself not", async () => {
     const ctx = t.platform.contexts.get("network")!;
     const transactions: string[] = [];
-    const applied: string[] = [];
     let failed = false;
     const handle = inboxHandler(
       ctx,
@@ -95,33 +94,68 @@ describe.each([
         async handle(event, em) {
           const [{ tx }] = await sql<{ tx: string }>(em, "select txid_current()::text as tx");
           transactions.push(tx);
-          const title = event.notification!.title;
-          if (title === "b" && !failed) {
+          if (event.notification!.title === "b" && !failed) {
             failed = true;
             throw new Error("the projection's database was busy");
           }
-          applied.push(title);
         },
       }),
     );
     const run = Date.now().toString(36);
+    const ids = Object.fromEntries(["a", "b", "c"].map((title) => [title, `evt_${marker}${run}_${title}`]));
     const batch = ["a", "b", "c"].map((title) => ({
       subject: "network.notification.pushed",
       data: new TextEncoder().encode(JSON.stringify({ notification: { id: `ntf_${title}`, title } })),
-      headers: { "Nats-Msg-Id": `evt_${marker}${run}_${title}` },
+      headers: { "Nats-Msg-Id": ids[title] },
     }));
+    /** The batch's events the inbox holds as handled by the probe. */
+    const handled = async () =>
+      (
+        await ctx.transaction((em) =>
+          sql<{ event_id: string }>(
+            em,
+            "select event_id from {inbox} where consumer = 'batch_probe' and event_id in (?, ?, ?)",
+            [ids.a, ids.b, ids.c],
+          ),
+        )
+      )
+        .map((row) => Object.keys(ids).find((title) => ids[title] === row.event_id))
+        .sort();
     const failure: unknown = await handle(batch).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(BatchFailure);
     expect([...(failure as BatchFailure).applied]).toEqual([0]);
-    // "a" and the failing "b" ran in one transaction; "c" waits behind "b".
-    expect(applied).toEqual(["a"]);
-    expect(new Set(transactions).size).toBe(1);
+    // "a" is applied; the failing "b" is not, and "c" waits behind it.
+    expect(await handled()).toEqual(["a"]);
     transactions.length = 0;
-    // Delivered again with the rest: "a" is in the inbox, "b" and "c" go together.
+    // Delivered again with the rest: "a" is in the inbox, "b" and "c" go together, in one transaction.
     await handle(batch);
-    expect(applied).toEqual(["a", "b", "c"]);
+    expect(await handled()).toEqual(["a", "b", "c"]);
     expect(transactions).toHaveLength(2);
     expect(new Set(transactions).size).toBe(1);
+  });
+
+  it("apply an event delivered twice in one batch once", async () => {
+    const ctx = t.platform.contexts.get("network")!;
+    const applied: string[] = [];
+    const handle = inboxHandler(
+      ctx,
+      consumer({
+        name: "twice_probe",
+        subject: "network.notification.pushed",
+        event: NotificationPushedSchema,
+        async handle(event) {
+          applied.push(event.notification!.title);
+        },
+      }),
+    );
+    const message = (title: string) => ({
+      subject: "network.notification.pushed",
+      data: new TextEncoder().encode(JSON.stringify({ notification: { id: `ntf_${title}`, title } })),
+      headers: { "Nats-Msg-Id": `evt_twice_${marker}${Date.now().toString(36)}_${title}` },
+    });
+    const [x, y] = [message("x"), message("y")];
+    await handle([x, y, x]);
+    expect(applied).toEqual(["x", "y"]);
   });
 
   it("do nothing for a delivery already handled (the inbox)", async () => {

@@ -62,8 +62,7 @@ interface Delivery {
  * The handler that applies each delivery once: the inbox row (consumer, event
  * id) and the consumer's own writes commit together, so a redelivery after a
  * crash or a lost ack finds the row and does nothing. A consumer without
- * `outside` applies a batch in one transaction, each event after a savepoint
- * (`together`); one with it (an effect) applies a batch with two: one reading
+ * `outside` applies a batch in one transaction (`together`); one with it (an effect) applies a batch with two: one reading
  * which of its events the inbox holds, and, after the work outside of those
  * that were not, one marking them.
  */
@@ -81,14 +80,17 @@ export function inboxHandler<C extends ConsumerHost>(
   };
   const span = tracingOn() ? traced(`${ctx.key}/${definition.name}`, `${ctx.key}_${definition.name}`) : untraced;
   if (definition.outside) return outsideInBatches(ctx, definition, definition.outside, deliveryOf, span);
+  const handleFresh = (em: EntityManager, delivery: Delivery) =>
+    span(delivery, () => definition.handle(delivery.event, em, delivery.meta, ctx));
   const applyOne = async (em: EntityManager, delivery: Delivery) => {
     const fresh = await markHandled(em, definition.name, [delivery.meta.id]);
-    if (fresh.size > 0) await span(delivery, () => definition.handle(delivery.event, em, delivery.meta, ctx));
+    if (fresh.size > 0) await handleFresh(em, delivery);
   };
   return async (messages) => {
     // A batch's events that decode go together; one that does not fails alone, in its turn, below.
     const decoded = messages.length > 1 ? decodedPrefix(messages, deliveryOf) : [];
-    const { applied, failure } = decoded.length > 1 ? await together(ctx, decoded, applyOne) : { applied: 0 };
+    const { applied, failure } =
+      decoded.length > 1 ? await together(ctx, definition.name, decoded, handleFresh) : { applied: 0 };
     if (failure !== undefined)
       throw new BatchFailure(new Set(Array.from({ length: applied }, (_, before) => before)), failure);
     for (let index = applied; index < messages.length; index++) {
@@ -115,33 +117,57 @@ function decodedPrefix(messages: BusMessage[], deliveryOf: (message: BusMessage)
 }
 
 /**
- * Applies deliveries in order in one transaction (one commit for a batch, not one per event), each after a
- * savepoint: the first that fails is rolled back alone, the ones before it commit, and it is the batch's failure
- * (tried again after the bus's pause, as a single event's). A serialization failure or deadlock runs the whole
- * batch again at once instead, as it does a single event's transaction. Answers how many were applied.
+ * Applies deliveries in order in one transaction (one commit for a batch, not one per event), their inbox rows
+ * written first in one statement. Should one fail, the transaction is rolled back whole and the ones before it are
+ * applied again without it, in a transaction of their own: the failing one is the batch's failure (tried again after
+ * the bus's pause, as a single event's). No savepoint per event: a failure is rare, and two statements per event
+ * were a fifth of a job's on its way to its stream (run's consumer of bot's events). A serialization failure or
+ * deadlock runs the whole batch again at once instead, as it does a single event's transaction. Answers how many
+ * were applied.
  */
-function together<C extends ConsumerHost>(
+async function together<C extends ConsumerHost>(
   ctx: C,
+  name: string,
   deliveries: Delivery[],
-  applyOne: (em: EntityManager, delivery: Delivery) => Promise<void>,
+  handleFresh: (em: EntityManager, delivery: Delivery) => Promise<void>,
 ): Promise<{ applied: number; failure?: unknown }> {
-  return ctx.transaction(async (em) => {
-    for (const [index, delivery] of deliveries.entries()) {
-      await sql(em, "savepoint delivery");
-      try {
-        await applyOne(em, delivery);
-        // Written now: the next event's statements see it, and a failure after it leaves nothing unwritten.
-        await em.flush();
-      } catch (failure) {
-        if (retriedWhole(failure)) throw failure;
-        await sql(em, "rollback to savepoint delivery");
-        // What the failed event loaded or changed is not this transaction's any more.
-        em.clear();
-        return { applied: index, failure };
+  try {
+    return await ctx.transaction(async (em) => {
+      const fresh = await markHandled(
+        em,
+        name,
+        deliveries.map((delivery) => delivery.meta.id),
+      );
+      for (const [index, delivery] of deliveries.entries()) {
+        // A redelivery of an event already in this batch is applied with the first.
+        if (!fresh.delete(delivery.meta.id)) continue;
+        try {
+          await handleFresh(em, delivery);
+          // Written now: the next event's statements see it.
+          await em.flush();
+        } catch (failure) {
+          if (retriedWhole(failure)) throw failure;
+          throw new FailedAt(index, failure);
+        }
       }
-    }
-    return { applied: deliveries.length };
-  });
+      return { applied: deliveries.length };
+    });
+  } catch (error) {
+    if (!(error instanceof FailedAt)) throw error;
+    if (error.index === 0) return { applied: 0, failure: error.failure };
+    const before = await together(ctx, name, deliveries.slice(0, error.index), handleFresh);
+    return before.failure === undefined ? { applied: error.index, failure: error.failure } : before;
+  }
+}
+
+/** The delivery at `index` of a batch failed with `failure`: the batch's transaction rolls back. */
+class FailedAt extends Error {
+  constructor(
+    readonly index: number,
+    readonly failure: unknown,
+  ) {
+    super("a delivery of the batch failed");
+  }
 }
 
 /**

@@ -1,11 +1,26 @@
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { JobEventSchema } from "../../../gen/pf/bot/v1/events_pb.js";
 import { consumer } from "../../kit/events/consumer.js";
+import type { EntityManager } from "@mikro-orm/postgresql";
 import type { RunContext } from "../context.js";
+import type { JobRow } from "../db/entities.js";
 import { lockedJob } from "../db/jobs.js";
 import { deviceEnded, output, received, started } from "../lifecycle.js";
 
 const date = (at: Timestamp | undefined) => (at ? timestampDate(at) : undefined);
+
+/** The jobs a transaction has locked: a batch's later events of a job apply to the row in hand, not locked again. */
+const lockedIn = new WeakMap<EntityManager, Map<string, JobRow>>();
+
+async function jobOf(em: EntityManager, id: string): Promise<JobRow | null> {
+  let locked = lockedIn.get(em);
+  if (!locked) lockedIn.set(em, (locked = new Map()));
+  const held = locked.get(id);
+  if (held) return held;
+  const job = await lockedJob(em, id);
+  if (job) locked.set(id, job);
+  return job;
+}
 
 /**
  * bot.job.received, started, output and ended: what the device said of a dispatched job, in bot's order (one
@@ -17,7 +32,7 @@ export const deviceEvents = consumer({
   subject: "bot.job.*",
   event: JobEventSchema,
   async handle(event, em, meta, ctx: RunContext) {
-    const job = await lockedJob(em, event.jobId);
+    const job = await jobOf(em, event.jobId);
     if (!job) return;
     ctx.watchers.wakeAtCommit(em, job.id);
     const at = date(event.at) ?? ctx.clock.now();

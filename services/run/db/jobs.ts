@@ -62,15 +62,17 @@ export function lockedJob(em: EntityManager, id: string): Promise<JobRow | null>
   return em.findOne(JobRow, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
 }
 
-/** Applies changes to a job and writes them. */
-export async function changeJob(em: EntityManager, job: JobRow, changes: Partial<JobRow>): Promise<void> {
+/**
+ * Applies changes to a job, written with the transaction's next flush (its end, or the consumer's after each event):
+ * a job's changes in one event are one UPDATE, not one per step.
+ */
+export function changeJob(em: EntityManager, job: JobRow, changes: Partial<JobRow>): void {
   em.assign(job, changes);
-  await em.flush();
 }
 
 /** Marks a cancel bot must still be told of; its commit wakes the placement job, which tells it. */
-export async function requireBotCancel(em: EntityManager, job: JobRow, at: Date): Promise<void> {
-  await changeJob(em, job, { botCancelPending: true, cancelRequestedAt: job.cancelRequestedAt ?? at });
+export function requireBotCancel(em: EntityManager, job: JobRow, at: Date): void {
+  changeJob(em, job, { botCancelPending: true, cancelRequestedAt: job.cancelRequestedAt ?? at });
   signalAfterCommit(em, "jobs");
 }
 

@@ -35,19 +35,18 @@ export function streamEventsAfter(
 }
 
 /**
- * Persists an event of a job's stream as its next (`seq`, returned) together with the job's changes, one flush under
- * the job's lock.
+ * Persists an event of a job's stream as its next (`seq`, returned) together with the job's changes, under the job's
+ * lock: written with the transaction's next flush, with the job's other changes of the same event.
  */
-export async function appendStreamEvent(
+export function appendStreamEvent(
   em: EntityManager,
   job: JobRow,
   changes: Partial<JobRow>,
   event: Pick<JobStreamEventRow, "at" | "kind" | "body">,
-): Promise<number> {
+): number {
   const seq = job.lastSeq + 1;
   em.assign(job, { ...changes, lastSeq: seq });
   em.create(JobStreamEventRow, { ...event, jobId: job.id, seq });
-  await em.flush();
   return seq;
 }
 

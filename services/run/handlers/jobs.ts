@@ -113,8 +113,8 @@ export function jobHandlers(ctx: RunContext): JobHandlers {
           await ended(em, job, exitOfRun("canceled", "Canceled before it was placed."), at, 0);
         else if (job.state === "queued" || job.state === "placed") {
           await ended(em, job, exitOfRun("canceled", "Canceled before it started."), at);
-          await requireBotCancel(em, job, at);
-        } else if (job.state === "running" && !job.cancelRequestedAt) await requireBotCancel(em, job, at);
+          requireBotCancel(em, job, at);
+        } else if (job.state === "running" && !job.cancelRequestedAt) requireBotCancel(em, job, at);
         return create(JobReadResultSchema, { job: jobToProto(job) });
       });
     },

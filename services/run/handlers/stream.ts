@@ -71,15 +71,14 @@ export function streamHandlers(ctx: RunContext): StreamHandlers {
     async *streamJob(request, call) {
       // A bad Last-Event-ID is refused before a ticket is used up.
       let after = resumePoint(call.requestHeader.get("last-event-id"), request.lastEventId);
-      const job = await streamedJob(ctx, call, request);
       const wakes = new Wakes(call.signal);
-      // Listening before the first read: an event committed between the read and the wait still wakes it.
-      const stop = ctx.watchers.watch(job.id, wakes.wake);
+      // Listening before the job's first read: an event committed between the read and the wait still wakes it.
+      const stop = ctx.watchers.watch(request.id, wakes.wake);
       try {
-        const now = (await readJob(ctx, job.id)) ?? job;
+        const job = await streamedJob(ctx, call, request);
         yield create(JobStreamEventSchema, {
           at: timestampFromDate(ctx.clock.now()),
-          event: { case: "job", value: jobToProto(now) },
+          event: { case: "job", value: jobToProto(job) },
         });
         while (!call.signal.aborted) {
           const events = await streamEventsAfter(ctx, job.id, after, PAGE);
