@@ -4,10 +4,9 @@ import { NetworkService } from "../gen/pf/network/v1/network_pb.js";
 import { NotificationPushedSchema } from "../gen/pf/network/v1/events_pb.js";
 import { effect, type EffectHost } from "../services/kit/effects/effect.js";
 import { startConsumer } from "../services/kit/events/consumer.js";
-import { streamName } from "../services/kit/events/jetstream-bus.js";
 import { clientWithDefaults } from "../services/kit/rpc/clients.js";
 import { percentile, type Benchmark, type LoadResult, type LoadSettings } from "./load.js";
-import { startBenchPlatform } from "./platform.js";
+import { benchEvents, startBenchPlatform } from "./platform.js";
 
 /** Writers running while the backlog drains (BENCH_EFFECT_WRITERS). */
 const WRITERS = Number(process.env.BENCH_EFFECT_WRITERS || 16);
@@ -125,11 +124,7 @@ export const effectsUnderLoad: Benchmark = {
     } finally {
       // A durable outlives its process by design; the bench's own must not pile up on the server.
       if (durable)
-        await (
-          await jetstreamManager(nc)
-        ).consumers
-          .delete(streamName("network", process.env.PF_NATS_NAMESPACE || undefined), durable)
-          .catch(() => false);
+        await (await jetstreamManager(nc)).consumers.delete(benchEvents.stream("network"), durable).catch(() => false);
       await nc.close();
       await bench.stop();
     }

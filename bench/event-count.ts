@@ -1,6 +1,5 @@
 import { DeliverPolicy, jetstream, jetstreamManager, type JsMsg } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { streamName } from "../services/kit/events/jetstream-bus.js";
 
 /** What a stream holds of the events a run committed, each counted by its key. */
 export interface StreamCount {
@@ -10,20 +9,20 @@ export interface StreamCount {
   duplicated: number;
 }
 
-/** The last sequence of the service's stream now: a run's events come after it. */
-export async function streamEnd(nc: NatsConnection, prefix: string): Promise<number> {
+/** The last sequence of a service's stream (its name on the server) now: a run's events come after it. */
+export async function streamEnd(nc: NatsConnection, stream: string): Promise<number> {
   const jsm = await jetstreamManager(nc);
-  return (await jsm.streams.info(streamName(prefix))).state.last_seq;
+  return (await jsm.streams.info(stream)).state.last_seq;
 }
 
 /**
- * Reads the stream's `subject` after sequence `after` and checks that every
+ * Reads the stream's `subject` (both as on the server) after sequence `after` and checks that every
  * key of `committed` is there exactly once (`keyOf` names a stored message;
  * messages of other runs or writers answer keys not committed, and are left out).
  */
 export async function countInStream(
   nc: NatsConnection,
-  prefix: string,
+  stream: string,
   subject: string,
   after: number,
   committed: Iterable<string>,
@@ -31,7 +30,7 @@ export async function countInStream(
 ): Promise<StreamCount> {
   const expected = new Map<string, number>();
   for (const key of committed) expected.set(key, 0);
-  const consumer = await jetstream(nc).consumers.get(streamName(prefix), {
+  const consumer = await jetstream(nc).consumers.get(stream, {
     filter_subjects: subject,
     deliver_policy: DeliverPolicy.StartSequence,
     opt_start_seq: after + 1,

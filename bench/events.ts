@@ -2,7 +2,7 @@ import { connect } from "@nats-io/transport-node";
 import { NetworkService } from "../gen/pf/network/v1/network_pb.js";
 import { clientWithDefaults } from "../services/kit/rpc/clients.js";
 import { percentile, type Benchmark, type LoadResult, type LoadSettings } from "./load.js";
-import { startBenchPlatform } from "./platform.js";
+import { benchEvents, startBenchPlatform } from "./platform.js";
 import { Arrivals, countInStream, streamEnd } from "./event-count.js";
 
 /** Writers pushing notifications at once (BENCH_EVENT_WRITERS): each commit wakes the relay. */
@@ -35,12 +35,12 @@ export const eventDelivery: Benchmark = {
       // Each event is known by its title, unique to the run; its commit time is the writer's answer.
       const committed = new Map<string, number>();
       const arrivals = new Arrivals();
-      const subscription = nc.subscribe("network.notification.pushed", {
+      const subscription = nc.subscribe(benchEvents.subject("network.notification.pushed"), {
         callback: (_error, message) =>
           arrivals.arrived(message.json<{ notification: { title: string } }>().notification.title),
       });
       await nc.flush();
-      const after = await streamEnd(nc, "network");
+      const after = await streamEnd(nc, benchEvents.stream("network"));
 
       let sequence = 0;
       let stop = false;
@@ -64,8 +64,13 @@ export const eventDelivery: Benchmark = {
       const elapsed = (performance.now() - started) / 1000;
       const { user, system } = process.cpuUsage(cpu);
       subscription.unsubscribe();
-      const stream = await countInStream(nc, "network", "network.notification.pushed", after, committed.keys(), (m) =>
-        String(m.json<{ notification: { title: string } }>().notification.title),
+      const stream = await countInStream(
+        nc,
+        benchEvents.stream("network"),
+        benchEvents.subject("network.notification.pushed"),
+        after,
+        committed.keys(),
+        (m) => String(m.json<{ notification: { title: string } }>().notification.title),
       );
 
       const { sorted, early, notSeen } = arrivals.latencies(committed);

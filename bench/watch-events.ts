@@ -8,7 +8,7 @@ import { clientWithDefaults } from "../services/kit/rpc/clients.js";
 import { recordEvents } from "../services/kit/events/outbox.js";
 import type { ServiceContext } from "../services/kit/service/module.js";
 import { percentile, type Benchmark, type LoadResult, type LoadSettings } from "./load.js";
-import { startBenchPlatform } from "./platform.js";
+import { benchEvents, startBenchPlatform } from "./platform.js";
 import { Arrivals, countInStream, streamEnd, type StreamCount } from "./event-count.js";
 
 /** Writers recording observations at once (BENCH_EVENT_WRITERS). */
@@ -74,11 +74,11 @@ export const watchEvents: Benchmark = {
       // Each event is known by its observation and watch; its commit time is the observation's answer.
       const committed = new Map<string, number>();
       const arrivals = new Arrivals();
-      const subscription = nc.subscribe("deals.watch.matched", {
+      const subscription = nc.subscribe(benchEvents.subject("deals.watch.matched"), {
         callback: (_error, message) => arrivals.arrived(matchKey(message.json<WatchMatchedJson>())),
       });
       await nc.flush();
-      const after = await streamEnd(nc, "deals");
+      const after = await streamEnd(nc, benchEvents.stream("deals"));
 
       let stop = false;
       let measuring = false;
@@ -107,8 +107,13 @@ export const watchEvents: Benchmark = {
         await new Promise((resolve) => setTimeout(resolve, 20));
       const elapsed = (performance.now() - started) / 1000;
       subscription.unsubscribe();
-      const stream = await countInStream(nc, "deals", "deals.watch.matched", after, committed.keys(), (m) =>
-        matchKey(m.json<WatchMatchedJson>()),
+      const stream = await countInStream(
+        nc,
+        benchEvents.stream("deals"),
+        benchEvents.subject("deals.watch.matched"),
+        after,
+        committed.keys(),
+        (m) => matchKey(m.json<WatchMatchedJson>()),
       );
 
       const { sorted, early, notSeen } = arrivals.latencies(committed);
@@ -170,7 +175,7 @@ async function relayBurst(
   });
   const arrivals = new Arrivals();
   let last = 0;
-  const subscription = nc.subscribe("deals.watch.matched", {
+  const subscription = nc.subscribe(benchEvents.subject("deals.watch.matched"), {
     callback: (_error, message) => {
       if (message.json<{ watch_id: string }>().watch_id !== marker) return;
       arrivals.arrived(message.headers?.get("Nats-Msg-Id") ?? "");
@@ -178,7 +183,7 @@ async function relayBurst(
     },
   });
   await nc.flush();
-  const after = await streamEnd(nc, "deals");
+  const after = await streamEnd(nc, benchEvents.stream("deals"));
   const chunk = 1000;
   const ids = await ctx.transaction(async (em) => {
     const written: string[] = [];
@@ -197,8 +202,8 @@ async function relayBurst(
   subscription.unsubscribe();
   const stream = await countInStream(
     nc,
-    "deals",
-    "deals.watch.matched",
+    benchEvents.stream("deals"),
+    benchEvents.subject("deals.watch.matched"),
     after,
     ids,
     (m) => m.headers?.get("Nats-Msg-Id") ?? "",
