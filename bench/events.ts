@@ -4,6 +4,7 @@ import { clientWithDefaults } from "../services/kit/rpc/clients.js";
 import { percentile, type Benchmark, type LoadResult, type LoadSettings } from "./load.js";
 import { benchEvents, startBenchPlatform } from "./platform.js";
 import { Arrivals, countInStream, streamEnd } from "./event-count.js";
+import { profiling, startProfile } from "./profile.js";
 
 /** Writers pushing notifications at once (BENCH_EVENT_WRITERS): each commit wakes the relay. */
 const WRITERS = Number(process.env.BENCH_EVENT_WRITERS || 20);
@@ -44,6 +45,7 @@ export const eventDelivery: Benchmark = {
 
       let sequence = 0;
       let stop = false;
+      const profile = profiling() ? await startProfile() : undefined;
       const cpu = process.cpuUsage();
       const started = performance.now();
       const writer = async () => {
@@ -63,6 +65,7 @@ export const eventDelivery: Benchmark = {
         await new Promise((resolve) => setTimeout(resolve, 20));
       const elapsed = (performance.now() - started) / 1000;
       const { user, system } = process.cpuUsage(cpu);
+      const hot = await profile?.();
       subscription.unsubscribe();
       const stream = await countInStream(
         nc,
@@ -83,6 +86,7 @@ export const eventDelivery: Benchmark = {
         failures: notSeen + stream.missing + stream.duplicated,
         cpuPerRequest: (user + system) / committed.size,
         goal: { figure: "p99", below: 25 },
+        profile: hot,
       };
       return {
         rows: [row],

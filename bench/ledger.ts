@@ -8,6 +8,7 @@ import { adminQuery, withDatabase } from "../services/kit/db/server.js";
 import { sql } from "../services/kit/db/sql.js";
 import { percentile, type Benchmark, type LoadResult, type LoadSettings } from "./load.js";
 import { startBenchPlatform } from "./platform.js";
+import { profiling, startProfile } from "./profile.js";
 
 const run = promisify(execFile);
 
@@ -40,12 +41,14 @@ export const ledgerTransfers: Benchmark = {
       await tpcb.drive(settings.warmup);
       await ledger.drive(settings.warmup);
       ledger.measure();
+      const profile = profiling() ? await startProfile() : undefined;
       let reference = { transactions: 0, seconds: 0 };
       for (let i = 0; i < ROUNDS; i++) {
         const done = await tpcb.drive(round);
         reference = { transactions: reference.transactions + done, seconds: reference.seconds + round };
         await ledger.drive(round);
       }
+      const hot = await profile?.();
       const measured = ledger.figures();
       const breaks = await ledger.breaks();
       const perCommit = await ledger.transfersPerCommit();
@@ -62,7 +65,12 @@ export const ledgerTransfers: Benchmark = {
       return {
         rows: [
           referenceRow,
-          { ...measured, failures: breaks, goal: { figure: "ratio", of: referenceRow.label, atLeast: 1 } },
+          {
+            ...measured,
+            failures: breaks,
+            goal: { figure: "ratio", of: referenceRow.label, atLeast: 1 },
+            profile: hot,
+          },
         ],
         notes: [
           `${CLIENTS} clients each, ${ROUNDS} alternating rounds: ledger ${measured.rps.toFixed(0)} transfers/s vs pgbench TPC-B ` +

@@ -10,6 +10,7 @@ import type { ServiceContext } from "../services/kit/service/module.js";
 import { percentile, type Benchmark, type LoadResult, type LoadSettings } from "./load.js";
 import { benchEvents, startBenchPlatform } from "./platform.js";
 import { Arrivals, countInStream, streamEnd, type StreamCount } from "./event-count.js";
+import { profiling, startProfile } from "./profile.js";
 
 /** Writers recording observations at once (BENCH_EVENT_WRITERS). */
 const WRITERS = Number(process.env.BENCH_EVENT_WRITERS || 20);
@@ -98,6 +99,7 @@ export const watchEvents: Benchmark = {
       const writers = Array.from({ length: WRITERS }, (_, w) => writer(w));
       await new Promise((resolve) => setTimeout(resolve, settings.warmup * 1000));
       measuring = true;
+      const profile = profiling() ? await startProfile() : undefined;
       const started = performance.now();
       await new Promise((resolve) => setTimeout(resolve, settings.duration * 1000));
       stop = true;
@@ -106,6 +108,7 @@ export const watchEvents: Benchmark = {
       while (!arrivals.all(committed) && performance.now() < drainBy)
         await new Promise((resolve) => setTimeout(resolve, 20));
       const elapsed = (performance.now() - started) / 1000;
+      const hot = await profile?.();
       subscription.unsubscribe();
       const stream = await countInStream(
         nc,
@@ -126,6 +129,7 @@ export const watchEvents: Benchmark = {
         failures: notSeen + stream.missing + stream.duplicated,
         cpuPerRequest: NaN,
         goal: { figure: "p99", below: 25 },
+        profile: hot,
       };
       const relay = await relayBurst(bench.platform.contexts.get("deals")!, nc);
       return {
@@ -185,6 +189,7 @@ async function relayBurst(
   await nc.flush();
   const after = await streamEnd(nc, benchEvents.stream("deals"));
   const chunk = 1000;
+  const profile = profiling() ? await startProfile() : undefined;
   const ids = await ctx.transaction(async (em) => {
     const written: string[] = [];
     while (written.length < BURST) {
@@ -199,6 +204,7 @@ async function relayBurst(
   const drainBy = performance.now() + 120_000;
   while (!arrivals.all(committed) && performance.now() < drainBy)
     await new Promise((resolve) => setTimeout(resolve, 20));
+  const hot = await profile?.();
   subscription.unsubscribe();
   const stream = await countInStream(
     nc,
@@ -220,6 +226,7 @@ async function relayBurst(
       failures: notSeen + stream.missing + stream.duplicated,
       cpuPerRequest: NaN,
       goal: { figure: "rps", atLeast: 10_000 },
+      profile: hot,
     },
     notSeen,
     stream,
