@@ -126,6 +126,19 @@ const row = async (id: string, type = "note") =>
   )[0];
 const relayOver = (search: SearchIndex, batch = 200) =>
   new SearchRelay(search, db(), { batch, maxBackoffMs: 1_000 }, ctx.logger);
+/** The relay's statements, counted as they end. */
+const counted = (base: ReturnType<typeof db>) => {
+  const statements = {
+    ...base,
+    count: 0,
+    run: async <Row>(sql: string, params: unknown[]) => {
+      const rows = await base.run<Row>(sql, params);
+      statements.count++;
+      return rows;
+    },
+  };
+  return statements;
+};
 
 beforeEach(async () => {
   await db().run(`delete from ${db().table}`, []);
@@ -228,6 +241,22 @@ describe("the relay", () => {
     expect(await row("bad")).toMatchObject({ rejected: false, revision: "2" });
   });
 
+  it("finds the write that spoils a batch by halves, so the others go in a few calls", async () => {
+    const search = new FakeSearch();
+    search.refuse = (write) => write.document?.title === "";
+    await record(Array.from({ length: 8 }, (_, i) => ({ id: `h${i}`, document: doc(i === 5 ? "" : `h${i}`) })));
+    expect(await relayOver(search).pass()).toBe(8);
+    // Refused whole: h0–h3 go, then h4–h7 in halves until h5 goes alone and is refused.
+    expect(search.calls.map((batch) => batch.map((write) => write.id))).toEqual([
+      ["h0", "h1", "h2", "h3"],
+      ["h4"],
+      ["h5"],
+      ["h6", "h7"],
+    ]);
+    expect(await row("h5")).toMatchObject({ rejected: true });
+    expect(search.held.size).toBe(7);
+  });
+
   it("moves the owner's revision above a newer one search holds, so the owner's state wins", async () => {
     const search = new FakeSearch();
     search.held.set("note/old", { type: "note", id: "old", revision: 7, deleted: false, document: doc("from before") });
@@ -235,6 +264,76 @@ describe("the relay", () => {
     await relayOver(search).pass();
     expect(search.live("old")).toMatchObject({ revision: 8, document: { title: "the owner's" } });
     expect(await row("old")).toMatchObject({ revision: "8", pushed_revision: "8" });
+  });
+
+  it("reads the next batch while a call is on its way, and ends with the last version of a document changed meanwhile", async () => {
+    const search = new FakeSearch();
+    const statements = counted(db());
+    await record(Array.from({ length: 4 }, (_, i) => ({ id: `p${i}`, document: doc(`p${i} v1`) })));
+    search.hold = async () => {
+      if (search.calls.length > 0) return;
+      // The first call is held until the relay has read the next batch, and p0, on its way, changes meanwhile.
+      const before = statements.count;
+      await until(() => statements.count > before, 5_000);
+      await record([{ id: "p0", document: doc("p0 v2") }]);
+    };
+    const relay = new SearchRelay(search, statements, { batch: 2, maxBackoffMs: 1_000 }, ctx.logger);
+    expect(await relay.pass()).toBe(5);
+    expect(search.overlapped).toBe(false);
+    // p0's second revision went after search answered its first, in a later call.
+    expect(search.calls.map((batch) => batch.map((write) => `${write.id}@${write.revision}`))).toEqual([
+      ["p0@1", "p1@1"],
+      ["p2@1", "p3@1"],
+      ["p0@2"],
+    ]);
+    expect(search.live("p0")).toMatchObject({ revision: 2, document: { title: "p0 v2" } });
+    expect(await row("p0")).toMatchObject({ revision: "2", pushed_revision: "2" });
+  });
+
+  it("loses nothing when a call fails with the next batch read, and sends it again after the pause", async () => {
+    const search = new FakeSearch();
+    const statements = counted(db());
+    await record(Array.from({ length: 6 }, (_, i) => ({ id: `f${i}`, document: doc(`f${i}`) })));
+    let readBeside = false;
+    search.hold = async () => {
+      if (search.calls.length !== 1) return;
+      // The second call fails once the third batch has been read (and the first marked) beside it.
+      const before = statements.count;
+      await until(() => statements.count > before, 5_000);
+      readBeside = true;
+      search.down = true;
+    };
+    const relay = new SearchRelay(search, statements, { batch: 2, maxBackoffMs: 1_000 }, ctx.logger);
+    expect(await relay.pass()).toBe(2);
+    expect(readBeside).toBe(true);
+    expect(await row("f1")).toMatchObject({ pushed_revision: "1", attempts: 0 });
+    expect(await row("f2")).toMatchObject({ pushed_revision: "0", attempts: 1 });
+    // Read, never sent: neither pushed nor tried.
+    expect(await row("f4")).toMatchObject({ pushed_revision: "0", attempts: 0 });
+    search.hold = undefined;
+    search.down = false;
+    await until(async () => (await relay.pass()) > 0, 3_000);
+    expect(search.calls.flat().map((write) => write.id)).toEqual(["f0", "f1", "f2", "f3", "f4", "f5"]);
+    for (const id of ["f2", "f3", "f4", "f5"])
+      expect(await row(id)).toMatchObject({ pushed_revision: "1", attempts: 0 });
+  });
+
+  it("sends again, at the same revision, what search took but a stopped pass did not mark", async () => {
+    const search = new FakeSearch();
+    await record([{ id: "m1", document: doc("m1") }]);
+    // The statement marking search's answer fails, as when the process stops before it.
+    const failing = {
+      ...db(),
+      run: <Row>(sql: string, params: unknown[]) =>
+        (params[0] as string[]).length > 0 ? Promise.reject(new Error("stopped")) : db().run<Row>(sql, params),
+    };
+    await expect(
+      new SearchRelay(search, failing, { batch: 2, maxBackoffMs: 1_000 }, ctx.logger).pass(),
+    ).rejects.toThrow("stopped");
+    expect(await row("m1")).toMatchObject({ pushed_revision: "0" });
+    expect(await relayOver(search).pass()).toBe(1);
+    expect(search.calls.flat().map((write) => `${write.id}@${write.revision}`)).toEqual(["m1@1", "m1@1"]);
+    expect(await row("m1")).toMatchObject({ pushed_revision: "1" });
   });
 
   it("never has two instances push at once, and pushes each change once", async () => {

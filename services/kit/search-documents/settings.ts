@@ -4,7 +4,7 @@ import { wholeSetting } from "../runtime/whole-setting.js";
 export interface SearchDocumentSettings {
   /** How often the relay looks for pending documents besides after each commit (PF_SEARCH_RELAY_POLL_MS, 5000). */
   pollMs: number;
-  /** Writes per call to search (PF_SEARCH_RELAY_BATCH, 200; 1–500). */
+  /** Writes per call to search (PF_SEARCH_RELAY_BATCH, 500; 1–500). */
   batch: number;
   /** The longest pause after search failed to take a batch (PF_SEARCH_RELAY_MAX_BACKOFF_MS, 30000). */
   maxBackoffMs: number;
@@ -15,7 +15,7 @@ export interface SearchDocumentSettings {
 }
 
 export function searchDocumentSettings(env: Record<string, string | undefined>): SearchDocumentSettings {
-  const batch = wholeSetting(env, "PF_SEARCH_RELAY_BATCH", 200, 1);
+  const batch = wholeSetting(env, "PF_SEARCH_RELAY_BATCH", 500, 1);
   if (batch > 500) throw new Error(`PF_SEARCH_RELAY_BATCH must be at most 500 (search's batch limit), got ${batch}`);
   return {
     pollMs: wholeSetting(env, "PF_SEARCH_RELAY_POLL_MS", 5_000, 10),
