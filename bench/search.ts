@@ -6,6 +6,7 @@ import { recordSearchDocuments } from "../services/kit/search-documents/record.j
 import { rateRow, runLoad, type Benchmark, type LoadResult, type LoadSettings } from "./load.js";
 import { startBenchPlatform } from "./platform.js";
 import type { SearchContext } from "../services/search/context.js";
+import { profiling, startProfile, type HotFunction } from "./profile.js";
 
 /** Documents generated straight into the index: one statement, half English, half German. */
 const DOCUMENTS = 200_000;
@@ -96,8 +97,9 @@ export const searchQueries: Benchmark = {
       recent.goal = { figure: "p99", below: GOALS.recentP99Ms };
       suggest.goal = { figure: "p99", below: GOALS.suggestP99Ms };
       rows.push({
-        ...rateRow(`owner relay, commit to search (${bench.database})`, RELAYED, relayed),
+        ...rateRow(`owner relay, commit to search (${bench.database})`, RELAYED, relayed.rate),
         goal: { figure: "rps", atLeast: GOALS.relayedPerSecond },
+        profile: relayed.profile,
       });
       const verdict = (met: boolean) => `goal ${met ? "met" : "NOT met"}`;
       const within = (row: LoadResult, goalMs: number) =>
@@ -112,7 +114,7 @@ export const searchQueries: Benchmark = {
           `newest of one merchant with a facet filter: ${within(recent, GOALS.recentP99Ms)}`,
           `mixed queries: p99 ${mixed.p99.toFixed(2)} ms at ${settings.connections} connections`,
           `indexing through WriteDocuments (batches of 500): ${indexing.toFixed(0)} documents/s`,
-          `indexing through an owner's relay (${RELAYED} documents recorded in transactions of 500, commit to search): ${relayed.toFixed(0)} documents/s (goal >= ${GOALS.relayedPerSecond}): ${verdict(relayed >= GOALS.relayedPerSecond)}`,
+          `indexing through an owner's relay (${RELAYED} documents recorded in transactions of 500, commit to search): ${relayed.rate.toFixed(0)} documents/s (goal >= ${GOALS.relayedPerSecond}): ${verdict(relayed.rate >= GOALS.relayedPerSecond)}`,
         ],
       };
     } finally {
@@ -205,11 +207,14 @@ const RELAYED = 20_000;
  * Documents per second from an owner's commits to search: 40 transactions of 500 recorded documents in coupons,
  * as its handlers record them; the relay, woken by each commit, carries them; timed until search holds them all.
  */
-async function relayRate(bench: Awaited<ReturnType<typeof startBenchPlatform>>): Promise<number> {
+async function relayRate(
+  bench: Awaited<ReturnType<typeof startBenchPlatform>>,
+): Promise<{ rate: number; profile?: HotFunction[] }> {
   const owner = bench.platform.contexts.get("coupons")!;
   const client = new pg.Client({ connectionString: bench.platform.databaseUrl });
   await client.connect();
   try {
+    const profile = profiling() ? await startProfile() : undefined;
     const started = performance.now();
     for (let n = 0; n < RELAYED / 500; n++) {
       await owner.transaction((em) =>
@@ -236,7 +241,8 @@ async function relayRate(bench: Awaited<ReturnType<typeof startBenchPlatform>>):
       if (Number(rows[0].n) >= RELAYED) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    return RELAYED / ((performance.now() - started) / 1000);
+    const rate = RELAYED / ((performance.now() - started) / 1000);
+    return { rate, profile: await profile?.() };
   } finally {
     await client.end();
   }
