@@ -28,16 +28,14 @@ export class UploadReservation {
     }));
   }
 
-  /** Passes the file's bytes on once reserved: 413 media.quota_exceeded as soon as they would pass the quota. */
-  async *reserving(body: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array, void> {
+  /**
+   * Reserves bytes up to `received` (RESERVE_STEP ahead) before they are stored: 413 media.quota_exceeded as soon as
+   * they would pass the quota. Undefined when what it holds covers them (most chunks): nothing to wait for.
+   */
+  cover(received: number): Promise<void> | undefined {
     const { bytes } = this.begun();
-    let received = 0;
-    for await (const chunk of body) {
-      received += chunk.byteLength;
-      const need = received - bytes.units;
-      if (need > 0) await bytes.more(need, { ahead: Math.max(need, RESERVE_STEP) });
-      yield chunk;
-    }
+    const need = received - bytes.units;
+    return need > 0 ? bytes.more(need, { ahead: Math.max(need, RESERVE_STEP) }) : undefined;
   }
 
   /** In the transaction writing the file row: the reservations become the file and its size. */

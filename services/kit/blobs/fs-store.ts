@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
+import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Readable } from "node:stream";
 import {
@@ -25,11 +25,11 @@ export class FsBlobStore implements BlobStore {
   async put(key: string, body: AsyncIterable<Uint8Array>): Promise<void> {
     const path = this.pathOf(key);
     const temporary = join(this.root, ".tmp", randomUUID());
-    let file: Awaited<ReturnType<typeof open>> | undefined;
+    let file: FileHandle | undefined;
     try {
       await mkdir(dirname(temporary), { recursive: true }).catch(unavailable("make its directory"));
       file = await open(temporary, "wx").catch(unavailable("open a file"));
-      for await (const chunk of body) await file.write(chunk).catch(unavailable("write"));
+      await writeAll(file, body);
       await file.sync().catch(unavailable("sync"));
       await file.close();
       file = undefined;
@@ -87,6 +87,47 @@ export class FsBlobStore implements BlobStore {
   private pathOf(key: string): string {
     return join(this.root, ...checkedKey(key).split("/"));
   }
+}
+
+/** Bytes waiting behind a write under way before the body is read further (a WriteStream's highWaterMark, say). */
+const QUEUED_BYTES = 1024 * 1024;
+
+/**
+ * Writes `body` to `file` as it arrives, reading on while a write is under way: what arrives meanwhile goes in the
+ * next write together (one writev, as a WriteStream does), rather than a write and a wait for it per chunk.
+ */
+async function writeAll(file: FileHandle, body: AsyncIterable<Uint8Array>): Promise<void> {
+  let queue: Uint8Array[] = [];
+  let queued = 0;
+  let failed: BlobUnavailableError | undefined;
+  // Set while chunks wait or are written; cleared in the step that finds the queue empty, so none is left behind.
+  let writing: Promise<void> | undefined;
+  const drain = async () => {
+    try {
+      while (queue.length > 0) {
+        const [buffers, bytes] = [queue, queued];
+        [queue, queued] = [[], 0];
+        const { bytesWritten } = await file.writev(buffers);
+        if (bytesWritten !== bytes) throw new Error(`${bytesWritten} of ${bytes} bytes written`);
+      }
+    } catch (error) {
+      failed = new BlobUnavailableError("write", error);
+    }
+    writing = undefined;
+  };
+  try {
+    for await (const chunk of body) {
+      if (failed) break;
+      queue.push(chunk);
+      queued += chunk.byteLength;
+      writing ??= drain();
+      if (queued >= QUEUED_BYTES) await writing;
+    }
+  } finally {
+    // The file is never closed under a write; the body's own error, if any, goes on as it is.
+    await writing;
+  }
+  if (failed) throw failed;
 }
 
 function unavailable(what: string) {

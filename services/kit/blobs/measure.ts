@@ -16,6 +16,30 @@ export interface Measured {
 }
 
 /**
+ * A body counted and hashed chunk by chunk, for a reader that already walks
+ * its chunks (one pass instead of a generator layer more per chunk).
+ */
+export class Measure {
+  private readonly hash = createHash("sha256");
+  /** Bytes counted so far. */
+  size = 0;
+
+  constructor(readonly limit: number) {}
+
+  /** Counts and hashes `chunk`; `TooLargeError` when it takes the body past the limit. */
+  add(chunk: Uint8Array): void {
+    this.size += chunk.byteLength;
+    if (this.size > this.limit) throw new TooLargeError(this.limit);
+    this.hash.update(chunk);
+  }
+
+  /** What the body turned out to be, once every chunk was added (once: the digest ends the hash). */
+  result(): Measured {
+    return { size: this.size, sha256: this.hash.digest("hex") };
+  }
+}
+
+/**
  * Passes `body` through, counting and hashing it on the way; throws
  * `TooLargeError` as soon as it passes `limit` bytes (before handing on the
  * chunk that did), and fills `into` when it ends.
@@ -25,14 +49,10 @@ export async function* measured(
   limit: number,
   into: Measured,
 ): AsyncGenerator<Uint8Array, void> {
-  const hash = createHash("sha256");
-  let size = 0;
+  const measure = new Measure(limit);
   for await (const chunk of body) {
-    size += chunk.byteLength;
-    if (size > limit) throw new TooLargeError(limit);
-    hash.update(chunk);
+    measure.add(chunk);
     yield chunk;
   }
-  into.size = size;
-  into.sha256 = hash.digest("hex");
+  Object.assign(into, measure.result());
 }

@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { type File, FileSchema } from "../../../gen/pf/media/v1/media_pb.js";
+import { sql } from "../../kit/db/sql.js";
 import { FileRow } from "./entities.js";
 
 /** What an upload stored, to be recorded. */
@@ -16,11 +17,13 @@ export interface StoredFile {
   createdAt: Date;
 }
 
-/** Records a file object whose bytes are stored. */
-export async function insertFile(em: EntityManager, file: StoredFile): Promise<FileRow> {
-  const row = em.create(FileRow, { ...file, size: BigInt(file.size) });
-  await em.flush();
-  return row;
+/** Records a file object whose bytes are stored: one statement, without the unit of work's flush around it. */
+export async function insertFile(em: EntityManager, file: StoredFile): Promise<void> {
+  await sql(
+    em,
+    `insert into {files} (key, app, name, content_type, size, sha256, uploader, created_at) values (?, ?, ?, ?, ?, ?, ?, ?)`,
+    [file.key, file.app, file.name, file.contentType, file.size, file.sha256, file.uploader, file.createdAt],
+  );
 }
 
 /** A file object by its key, in any namespace (`/f/{key}`), or null. */
@@ -28,8 +31,8 @@ export function fileByKey(em: EntityManager, key: string): Promise<FileRow | nul
   return em.findOne(FileRow, { key });
 }
 
-/** The row as the contract's file object. */
-export function fileToProto(row: FileRow): File {
+/** The row (or the file just recorded) as the contract's file object. */
+export function fileToProto(row: FileRow | StoredFile): File {
   return create(FileSchema, {
     key: row.key,
     app: row.app,

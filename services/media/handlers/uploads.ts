@@ -2,7 +2,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { randomBytes } from "node:crypto";
 import type { File, FileUpload, MediaService } from "../../../gen/pf/media/v1/media_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
-import { measured, TooLargeError, type Measured } from "../../kit/blobs/measure.js";
+import { Measure, TooLargeError, type Measured } from "../../kit/blobs/measure.js";
 import { BlobUnavailableError } from "../../kit/blobs/store.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { StreamSlots } from "../../kit/rpc/stream-slots.js";
@@ -45,7 +45,7 @@ export function uploadHandlers(ctx: MediaContext): UploadHandlers {
       try {
         const reservation = new UploadReservation(ctx, keyFrom(randomBytes(18)), app);
         await reservation.begin();
-        const stored = await store(ctx, reservation, chunksOf(head.value, messages), contentType);
+        const stored = await store(ctx, reservation, head.value, messages, contentType);
         return await record(ctx, reservation, { name, contentType, ...stored, uploader: principal.sub });
       } finally {
         release();
@@ -58,14 +58,14 @@ export function uploadHandlers(ctx: MediaContext): UploadHandlers {
 async function store(
   ctx: MediaContext,
   reservation: UploadReservation,
-  chunks: AsyncIterable<Uint8Array>,
+  head: FileUpload,
+  rest: AsyncIterator<FileUpload>,
   contentType: string,
 ): Promise<Measured> {
-  const stored: Measured = { size: 0, sha256: "" };
+  const measure = new Measure(ctx.settings.maxBytes);
   try {
-    const body = reservation.reserving(measured(chunks, ctx.settings.maxBytes, stored));
-    await ctx.blobs.put(reservation.key, body, contentType);
-    return stored;
+    await ctx.blobs.put(reservation.key, chunksOf(head, rest, measure, reservation), contentType);
+    return measure.result();
   } catch (error) {
     await reservation.release();
     if (error instanceof TooLargeError)
@@ -86,10 +86,12 @@ async function record(
   const { key, app } = reservation;
   try {
     return await ctx.transaction(async (em) => {
-      await reservation.settle(em, file.size);
-      const row = await insertFile(em, { ...file, key, app, createdAt: ctx.clock.now() });
-      const created = fileToProto(row);
+      const stored = { ...file, key, app, createdAt: ctx.clock.now() };
+      await insertFile(em, stored);
+      const created = fileToProto(stored);
       await objectCreated(em, created);
+      // Last: settling locks the namespace's counters, which its other uploads wait on, until the commit.
+      await reservation.settle(em, file.size);
       return created;
     });
   } catch (error) {
@@ -101,14 +103,28 @@ async function record(
   }
 }
 
-/** The file's bytes: the first message's, then each following message's; those name nothing else. */
-async function* chunksOf(head: FileUpload, rest: AsyncIterator<FileUpload>): AsyncGenerator<Uint8Array> {
-  if (head.chunk.length > 0) yield head.chunk;
-  for (let next = await rest.next(); !next.done; next = await rest.next()) {
+/**
+ * The file's bytes: the first message's, then each following message's (those name nothing else), each measured
+ * against the cap and reserved before it is passed on. One generator for all three: every layer more costs
+ * promises per chunk.
+ */
+async function* chunksOf(
+  head: FileUpload,
+  rest: AsyncIterator<FileUpload>,
+  measure: Measure,
+  reservation: UploadReservation,
+): AsyncGenerator<Uint8Array> {
+  for (let next: IteratorResult<FileUpload> = { value: head }; !next.done; next = await rest.next()) {
     const { app, name, contentType, chunk } = next.value;
-    const named = app ? "app" : name ? "name" : contentType ? "content_type" : undefined;
-    if (named) throw invalid(named, `Field ${named} is set on the first message only; the following carry chunks.`);
-    if (chunk.length > 0) yield chunk;
+    if (next.value !== head) {
+      const named = app ? "app" : name ? "name" : contentType ? "content_type" : undefined;
+      if (named) throw invalid(named, `Field ${named} is set on the first message only; the following carry chunks.`);
+    }
+    if (chunk.length === 0) continue;
+    measure.add(chunk);
+    const reserving = reservation.cover(measure.size);
+    if (reserving) await reserving;
+    yield chunk;
   }
 }
 
