@@ -3,6 +3,7 @@
  * `npm run agent` (the state file remembers the rest). See agent/README.md.
  */
 import { parseArgs } from "node:util";
+import { parentPort } from "node:worker_threads";
 import { pino } from "pino";
 import { startAgent } from "./agent.js";
 import { defaultStatePath } from "./state.js";
@@ -43,6 +44,14 @@ function whole(flag: "slots" | "max-ttl-ms" | "memory-bytes" | "output-bytes" | 
 }
 
 const logger = pino({ name: "pf-agent", level: values["log-level"] });
+// Run by `npm start` in a worker thread of the platform (platform/embedded-agent.ts), a message from the platform is
+// its SIGTERM: signals reach no thread but the main one. Until the agent has started it ends the thread at once, as the
+// signal would end the process.
+let stop = (signal: string): void => {
+  logger.info({ signal }, "stopping");
+  process.exit(0);
+};
+parentPort?.once("message", () => stop("SIGTERM"));
 try {
   const limits = { memoryBytes: whole("memory-bytes"), outputBytes: whole("output-bytes"), cpuMs: whole("cpu-ms") };
   const agent = await startAgent({
@@ -59,7 +68,7 @@ try {
     logger,
   });
   logger.info({ device: agent.deviceId, classes: agent.classes, codeUnavailable: agent.codeUnavailable }, "started");
-  const stop = (signal: string) => {
+  stop = (signal: string) => {
     logger.info({ signal }, "stopping");
     void agent.stop().finally(() => process.exit(0));
   };

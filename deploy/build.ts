@@ -3,10 +3,11 @@
  * when an input changed): every entry point production runs, bundled once, so plain `node` runs them with only the
  * production dependencies installed (docs/deployment.md, "The build"). Usage: tsx deploy/build.ts <folder>.
  */
-import { cp, mkdir, rename, rm } from "node:fs/promises";
+import { cp, mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { assembleFunctions } from "../agent/catalogue/catalogue.js";
 
 /** The repository, which the entries and the agent's files are relative to. */
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -24,8 +25,12 @@ export const ENTRIES = {
   agent: "agent/main.ts",
 } as const;
 
-/** What the agent reads beside its bundle at run time (catalogue.ts: `function/*.wat`, `code/*.sh`). */
-const AGENT_FILES = ["agent/catalogue/function", "agent/catalogue/code"];
+/**
+ * What the agent reads beside its bundle at run time (catalogue.ts): its code scripts as they are (`code/*.sh`), and
+ * its function modules assembled here from their WAT (`function/*.wasm`), so a bundled agent never loads the assembler.
+ */
+const AGENT_SCRIPTS = "agent/catalogue/code";
+const AGENT_FUNCTIONS = "agent/catalogue/function";
 
 /** Bundles into a folder of its own, then moves the files in: a start running at the same time never reads half a file. */
 export async function bundle(out: string): Promise<void> {
@@ -42,8 +47,10 @@ export async function bundle(out: string): Promise<void> {
     target: "node20",
     logLevel: "warning",
   });
-  for (const folder of AGENT_FILES)
-    await cp(join(ROOT, folder), join(staging, folder.split("/").at(-1)!), { recursive: true });
+  await cp(join(ROOT, AGENT_SCRIPTS), join(staging, "code"), { recursive: true });
+  await mkdir(join(staging, "function"));
+  for (const [name, bytes] of await assembleFunctions(join(ROOT, AGENT_FUNCTIONS)))
+    await writeFile(join(staging, "function", `${name}.wasm`), bytes);
   await mkdir(out, { recursive: true });
   for (const name of Object.keys(ENTRIES)) await rename(join(staging, `${name}.js`), join(out, `${name}.js`));
   for (const name of ["function", "code"]) {

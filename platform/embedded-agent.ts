@@ -1,11 +1,11 @@
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
+import type { Worker } from "node:worker_threads";
 import { createClient } from "@connectrpc/connect";
 import { readState } from "../agent/state.js";
 import { BotService } from "../gen/pf/bot/v1/bot_pb.js";
 import type { Logger } from "../services/kit/runtime/logger.js";
+import { moduleWorker } from "../services/kit/runtime/module-worker.js";
 import type { Platform } from "./host.js";
 import type { Config } from "../services/kit/runtime/config.js";
 
@@ -22,14 +22,15 @@ export function embeddedAgentWanted(config: Config, env: NodeJS.ProcessEnv = pro
 /** A running embedded agent: its pairing (robot and device, once its link is open) and its stop. */
 export interface EmbeddedAgent {
   paired: Promise<{ robot: string; device: string }>;
-  /** SIGTERM, then its exit. */
+  /** Its stop (as SIGTERM stops the agent's command), then its end. */
   stop(): Promise<void>;
 }
 
 /**
- * Starts the device agent (a child process: its catalogue and worker are read beside its own module) paired to the
- * platform's own robot over the gateway's WebSocket; its state (credential, robot id) is kept in PF_DATA_DIR/agent,
- * so a restart reuses the pairing.
+ * Starts the device agent, paired to the platform's own robot over the gateway's WebSocket; its state (credential,
+ * robot id) is kept in PF_DATA_DIR/agent, so a restart reuses the pairing. It runs its own module (its catalogue and
+ * worker read beside it) in a worker thread of this process: as a process of its own it held ~40 MB more (a second
+ * Node), with the same isolation from the platform (its own heap and event loop; its failure ends only its thread).
  */
 export async function startEmbeddedAgent(platform: Platform, config: Config, logger: Logger): Promise<EmbeddedAgent> {
   const dir = join(config.dataDir, "agent");
@@ -44,17 +45,13 @@ export async function startEmbeddedAgent(platform: Platform, config: Config, log
     const issued = await bot.issuePairingCode({ id: robotId }, { headers });
     args.push("--pair", issued.pairingCode!.code);
   }
-  const agent = agentProcess(import.meta.url);
-  const child = spawn(process.execPath, [...agent.args, ...args], {
-    cwd: agent.cwd,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const worker = agentWorker(args);
+  const exited = new Promise<number>((resolve) => worker.once("exit", resolve));
   const paired = new Promise<{ robot: string; device: string }>((resolve, reject) => {
     void exited.then(() => reject(new Error("the embedded agent exited before its link opened")));
     let said = false;
     // Its log lines go on to this process's output; the first `link open` is the one line saying it is paired.
-    createInterface({ input: child.stdout! }).on("line", (line) => {
+    createInterface({ input: worker.stdout }).on("line", (line) => {
       process.stdout.write(`${line}\n`);
       if (said || !line.includes('"msg":"link open"')) return;
       said = true;
@@ -67,25 +64,29 @@ export async function startEmbeddedAgent(platform: Platform, config: Config, log
     });
   });
   paired.catch(() => undefined);
-  void exited.then(() => {
-    if (child.exitCode !== 0) logger.warn({ code: child.exitCode, signal: child.signalCode }, "embedded agent exited");
+  // An error it did not catch ends its thread (said here), not the platform.
+  worker.on("error", (error) => logger.error({ err: error }, "the embedded agent failed"));
+  void exited.then((code) => {
+    if (code !== 0) logger.warn({ code }, "embedded agent exited");
   });
   return {
     paired,
     stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      // Its command's SIGTERM (agent/main.ts); gone already, the message goes nowhere.
+      worker.postMessage("stop");
       await exited;
     },
   };
 }
 
 /**
- * How node runs the agent: from a bundle (`npm start`, `npm run build`), the build's `agent.js` beside it, with its
- * catalogue; from source (tests, `npx tsx platform/main.ts`), `agent/main.ts` through tsx, in the repository, where
- * tsx and its tsconfig are found.
+ * The agent's command in a worker thread, `argv` its arguments: from a bundle (`npm start`, `npm run build`), the
+ * build's `agent.js` beside it, with its catalogue; from source (tests, `npx tsx platform/main.ts`), `agent/main.ts`
+ * through tsx. Its log lines are read from its stdout.
  */
-function agentProcess(here: string): { args: string[]; cwd: string } {
-  const path = (relative: string) => fileURLToPath(new URL(relative, here));
-  if (!here.endsWith(".ts")) return { args: [path("./agent.js")], cwd: path(".") };
-  return { args: ["--import", "tsx", path("../agent/main.ts")], cwd: path("..") };
+function agentWorker(argv: string[]): Worker {
+  const options = { argv, stdout: true };
+  if (new URL(import.meta.url).pathname.endsWith(".ts"))
+    return moduleWorker(new URL("../agent/main.ts", import.meta.url).href, "main", options);
+  return moduleWorker(import.meta.url, "agent", options);
 }

@@ -1,3 +1,4 @@
+import { setFlagsFromString } from "node:v8";
 import { loadConfig } from "../services/kit/runtime/config.js";
 import { embeddedAgentWanted, startEmbeddedAgent } from "./embedded-agent.js";
 import { startPlatform } from "./host.js";
@@ -27,6 +28,10 @@ logger.info(
   },
   `platform up: gateway ${platform.gatewayUrl ?? "(off)"}, RPC ${platform.rpcUrl}, metrics ${platform.metricsUrl ?? "(off)"}, data in ${config.dataDir}`,
 );
+// Outside production, memory before peak speed once started: V8 grows its heap by little and compacts at each full
+// collection, so an idle `npm start` holds ~100 MB less (its pollers' garbage no longer doubles the heap between
+// collections). Not from the process's start: the start's own allocations would take ~1.5 CPU s more.
+if (!config.production) setFlagsFromString("--optimize-for-size");
 // A device agent paired to the platform's own robot, so a job submitted to run has somewhere to go (README, "Run a job").
 // Its failure leaves the platform up, said once (PF_EMBEDDED_AGENT=0 turns it off).
 const agent = embeddedAgentWanted(config)

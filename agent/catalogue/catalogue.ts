@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { schemaCheck, type DocumentCheck } from "../../services/kit/documents/json-schema.js";
 import { declaredMemory, type DeclaredMemory } from "../sandbox/wasm-memory.js";
@@ -56,33 +57,24 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
 /**
- * Loads the built-in catalogue: assembles each function artifact from its WAT text (lib.wat's shared fields, then
- * its own) with wabt, and reads each code script; `code` only when the host can run that class.
+ * Loads the built-in catalogue: each function artifact's module (`functionModules`), and each code script; `code`
+ * only when the host can run that class.
  */
 export async function loadCatalogue(classes: readonly JobClass[]): Promise<Catalogue> {
-  const { default: loadWabt } = await import("wabt");
-  const wabt = await loadWabt();
-  const lib = await readFile(here("function/lib.wat"), "utf8");
+  const modules = classes.includes("function") ? await functionModules() : undefined;
   const artifacts = new Map<string, Artifact>();
   for (const { name, schema } of BUILT_IN) {
     const check = schemaCheck(schema);
-    if (classes.includes("function")) {
-      const text = `(module\n${lib}\n${await readFile(here(`function/${name}.wat`), "utf8")})`;
-      const parsed = wabt.parseWat(`${name}.wat`, text);
-      try {
-        parsed.validate();
-        const { buffer } = parsed.toBinary({});
-        artifacts.set(artifactKey("function", name), {
-          name,
-          class: "function",
-          sha256: sha256(buffer),
-          check,
-          module: await WebAssembly.compile(buffer),
-          memory: declaredMemory(buffer),
-        });
-      } finally {
-        parsed.destroy();
-      }
+    const buffer = modules?.get(name);
+    if (buffer) {
+      artifacts.set(artifactKey("function", name), {
+        name,
+        class: "function",
+        sha256: sha256(buffer),
+        check,
+        module: await WebAssembly.compile(buffer),
+        memory: declaredMemory(buffer),
+      });
     }
     if (classes.includes("code")) {
       const script = here(`code/${name}.sh`);
@@ -96,4 +88,41 @@ export async function loadCatalogue(classes: readonly JobClass[]): Promise<Catal
     }
   }
   return artifacts;
+}
+
+/**
+ * Each function artifact's module by name: beside a bundle those its build assembled (`function/<name>.wasm`,
+ * deploy/build.ts), so a bundled agent never loads wabt (whose heap it would hold long after, ~20 MB); from source
+ * assembled here.
+ */
+async function functionModules(): Promise<Map<string, Uint8Array>> {
+  const built = await Promise.all(
+    BUILT_IN.map(({ name }) => readFile(here(`function/${name}.wasm`)).catch(() => undefined)),
+  );
+  if (built.some((bytes) => bytes === undefined)) return assembleFunctions(here("function"));
+  return new Map(BUILT_IN.map(({ name }, i) => [name, built[i]!]));
+}
+
+/**
+ * Assembles each function artifact from its WAT text in `folder` (lib.wat's shared fields, then its own) with wabt:
+ * the bytes the agent hashes and runs.
+ */
+export async function assembleFunctions(folder: string): Promise<Map<string, Uint8Array>> {
+  const { default: loadWabt } = await import("wabt");
+  const wabt = await loadWabt();
+  const lib = await readFile(join(folder, "lib.wat"), "utf8");
+  const modules = new Map<string, Uint8Array>();
+  for (const { name } of BUILT_IN) {
+    const parsed = wabt.parseWat(
+      `${name}.wat`,
+      `(module\n${lib}\n${await readFile(join(folder, `${name}.wat`), "utf8")})`,
+    );
+    try {
+      parsed.validate();
+      modules.set(name, parsed.toBinary({}).buffer);
+    } finally {
+      parsed.destroy();
+    }
+  }
+  return modules;
 }

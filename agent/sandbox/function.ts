@@ -16,16 +16,15 @@ export interface FunctionRun {
 /**
  * Runs function jobs, each in a worker thread with node:wasi: no sockets (WASI preview 1 opens none), memory bounded
  * by the module's declared maximum (checked before the run), and a kill that is Worker.terminate. A worker whose
- * job ended by itself takes the next one, and one started spare is kept, so a job does not wait for a thread to boot.
+ * job ended by itself takes the next one, and from the first job on one started spare is kept, so a job does not
+ * wait for a thread to boot. None is started before: an agent that runs no function job holds no thread (~10 MB).
  */
 export class FunctionSandbox {
   private readonly idle: Worker[] = [];
   private closed = false;
 
   /** `keep`: how many idle workers are kept (the agent's slots). */
-  constructor(private readonly keep = 1) {
-    this.idle.push(this.spawn());
-  }
+  constructor(private readonly keep = 1) {}
 
   run(job: FunctionRun, sink: OutputSink): Running {
     const worker = this.idle.pop() ?? this.spawn();

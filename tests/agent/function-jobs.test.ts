@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ExitReason } from "../../gen/pf/bot/v1/jobs_pb.js";
 import { OutputStream } from "../../gen/pf/bot/v1/link_pb.js";
 import { ESTOP_LATCHED } from "../../agent/jobs.js";
+import { FunctionSandbox } from "../../agent/sandbox/function.js";
 import { jobsUnderTest } from "./support.js";
 import { until } from "../support/until.js";
 
@@ -185,5 +186,16 @@ describe("the e-stop", () => {
     t.jobs.estop(false);
     t.dispatch("job_after", { class: "function", artifact: "echo", args: { text: "yes" } });
     expect((await t.exit("job_after")).reason).toBe(ExitReason.COMPLETED);
+  });
+});
+
+describe("the function sandbox", () => {
+  it("starts no worker thread before its first job: an agent that runs none holds none", async () => {
+    // A worker's thread exists as soon as it is made, so the count is read at once.
+    const threads = () => readdirSync("/proc/self/task").length;
+    const before = threads();
+    const sandbox = new FunctionSandbox(2);
+    expect(threads()).toBe(before);
+    await sandbox.close();
   });
 });

@@ -61,8 +61,8 @@ describe("the embedded device agent of `npm start`", () => {
     await until(async () => (read = (await call("GET", `/jobs/${id}`)).body.job).state === "ended", 60_000);
     return read;
   };
-  /** Whether a process of this machine runs with the agent's state file on its command line. */
-  const agentRunning = async () => {
+  /** Whether a process of this machine runs with the agent's state file on its command line: an agent of its own. */
+  const agentProcess = async () => {
     for (const pid of (await readdir("/proc")).filter((name) => /^\d+$/.test(name))) {
       const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
       if (cmdline.includes(statePath())) return true;
@@ -70,16 +70,16 @@ describe("the embedded device agent of `npm start`", () => {
     return false;
   };
 
-  it("pairs its agent on start, runs a submitted job to completion on it, and stops it on stop", async () => {
+  it("pairs its agent on start and runs a submitted job to completion on it, in a thread of the platform process", async () => {
     child = await startChildPlatform(env, 90_000);
     const job = await echoed("hello");
     expect(job.exit).toMatchObject({ reason: "completed", code: 0 });
     expect(job.result.stdout).toBe('{"text":"hello"}\n');
     const state = (await readState(statePath()))!;
     expect(job.placement).toEqual({ device_id: state.device_id, robot_id: state.robot_id });
-    expect(await agentRunning()).toBe(true);
+    // No second Node process (~40 MB): the agent is a worker thread of the platform's, ending with it.
+    expect(await agentProcess()).toBe(false);
     await child.stop();
-    expect(await agentRunning()).toBe(false);
   }, 150_000);
 
   it("keeps the same pairing across a restart on the same data folder", async () => {

@@ -1,5 +1,4 @@
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { Upload } from "@aws-sdk/lib-storage";
+import type { S3Client } from "@aws-sdk/client-s3";
 import type { Readable } from "node:stream";
 import {
   BlobMissingError,
@@ -22,6 +21,11 @@ export interface S3Settings {
   partBytes: number;
 }
 
+/** The AWS SDK, imported at an S3 store's first command: a process on the file store never loads it (~5 MB of heap). */
+const importSdk = () => Promise.all([import("@aws-sdk/client-s3"), import("@aws-sdk/lib-storage")]);
+let sdk: ReturnType<typeof importSdk> | undefined;
+type Sdk = Awaited<ReturnType<typeof importSdk>>;
+
 /**
  * Blobs as objects of one bucket, path-style, for any S3-compatible store.
  * Puts go through `@aws-sdk/lib-storage`'s Upload: a body smaller than one
@@ -31,26 +35,13 @@ export interface S3Settings {
  */
 export class S3BlobStore implements BlobStore {
   readonly kind = "s3";
-  private readonly client: S3Client;
+  private client?: Promise<[S3Client, Sdk]>;
   private readonly bucket: string;
   private readonly partBytes: number;
 
-  constructor(settings: S3Settings) {
+  constructor(private readonly settings: S3Settings) {
     this.bucket = settings.bucket;
     this.partBytes = settings.partBytes;
-    this.client = new S3Client({
-      region: settings.region,
-      endpoint: settings.endpoint,
-      forcePathStyle: true,
-      credentials:
-        settings.accessKeyId && settings.secretAccessKey
-          ? { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey }
-          : undefined,
-      // Checksums only where S3 requires them: stores that are not AWS (MinIO, R2, s3rver) differ in the rest.
-      requestChecksumCalculation: "WHEN_REQUIRED",
-      responseChecksumValidation: "WHEN_REQUIRED",
-      maxAttempts: 2,
-    });
   }
 
   async put(key: string, body: AsyncIterable<Uint8Array>, contentType: string): Promise<void> {
@@ -65,10 +56,11 @@ export class S3BlobStore implements BlobStore {
         throw error;
       }
     }
+    const [client, [, { Upload }]] = await this.connected();
     // A web stream: it reads nothing ahead, and cancelling it returns the body rather than throwing into it.
     const Body = ReadableStream.from(copied());
     const upload = new Upload({
-      client: this.client,
+      client,
       params: { Bucket: this.bucket, Key, Body, ContentType: contentType },
       partSize: this.partBytes,
       queueSize: 1,
@@ -91,14 +83,16 @@ export class S3BlobStore implements BlobStore {
     const Range = range && `bytes=${range.start}-${range.end}`;
     const answer = await this.send(
       "read",
-      () => this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: checkedKey(key), Range })),
+      (client, [{ GetObjectCommand }]) =>
+        client.send(new GetObjectCommand({ Bucket: this.bucket, Key: checkedKey(key), Range })),
       key,
     );
     return answer.Body as Readable;
   }
 
   async has(key: string): Promise<boolean> {
-    const head = () => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: checkedKey(key) }));
+    const head = (client: S3Client, [{ HeadObjectCommand }]: Sdk) =>
+      client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: checkedKey(key) }));
     return this.send("read", head, key).then(
       () => true,
       (error: unknown) => {
@@ -109,8 +103,8 @@ export class S3BlobStore implements BlobStore {
   }
 
   async delete(key: string): Promise<void> {
-    await this.send("delete", () =>
-      this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: checkedKey(key) })),
+    await this.send("delete", (client, [{ DeleteObjectCommand }]) =>
+      client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: checkedKey(key) })),
     );
   }
 
@@ -124,10 +118,28 @@ export class S3BlobStore implements BlobStore {
     return prefixed(this, prefix);
   }
 
+  /** The SDK's client, made at the first command, with the SDK. */
+  private connected(): Promise<[S3Client, Sdk]> {
+    const { region, endpoint, accessKeyId, secretAccessKey } = this.settings;
+    return (this.client ??= (sdk ??= importSdk()).then((loaded) => {
+      const client = new loaded[0].S3Client({
+        region,
+        endpoint,
+        forcePathStyle: true,
+        credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
+        // Checksums only where S3 requires them: stores that are not AWS (MinIO, R2, s3rver) differ in the rest.
+        requestChecksumCalculation: "WHEN_REQUIRED",
+        responseChecksumValidation: "WHEN_REQUIRED",
+        maxAttempts: 2,
+      });
+      return [client, loaded];
+    }));
+  }
+
   /** Sends a command; a missing object is `BlobMissingError`, any other failure `BlobUnavailableError`. */
-  private async send<T>(what: string, command: () => Promise<T>, key?: string): Promise<T> {
+  private async send<T>(what: string, command: (client: S3Client, sdk: Sdk) => Promise<T>, key?: string): Promise<T> {
     try {
-      return await command();
+      return await command(...(await this.connected()));
     } catch (error) {
       const name = (error as { name?: string }).name;
       const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;

@@ -12,7 +12,8 @@ import { Worker, type WorkerOptions } from "node:worker_threads";
 export function moduleWorker(here: string, name: string, options: WorkerOptions & { ready?: boolean } = {}): Worker {
   const { ready, ...workerOptions } = options;
   const then = ready ? `.then(() => require("node:worker_threads").parentPort.postMessage("ready"))` : "";
-  if (!here.endsWith(".ts")) {
+  // A module tsx imported (this worker's own, from source) has a query after its path.
+  if (!new URL(here).pathname.endsWith(".ts")) {
     const entry = JSON.stringify(new URL(`./${name}.js`, here).href);
     return new Worker(`import(${entry})${then}`, { ...workerOptions, eval: true });
   }
