@@ -3,7 +3,7 @@
  * `npm run agent` (the state file remembers the rest). See agent/README.md.
  */
 import { parseArgs } from "node:util";
-import { parentPort } from "node:worker_threads";
+import { isMainThread, parentPort } from "node:worker_threads";
 import { pino } from "pino";
 import { startAgent } from "./agent.js";
 import { defaultStatePath } from "./state.js";
@@ -43,7 +43,9 @@ function whole(flag: "slots" | "max-ttl-ms" | "memory-bytes" | "output-bytes" | 
   return value;
 }
 
-const logger = pino({ name: "pf-agent", level: values["log-level"] });
+// In a worker thread its lines go to the thread's stdout, which the platform reads (its pairing is the `link open`
+// line): pino's own destination would write to the process's file descriptor past it.
+const logger = pino({ name: "pf-agent", level: values["log-level"] }, isMainThread ? undefined : process.stdout);
 // Run by `npm start` in a worker thread of the platform (platform/embedded-agent.ts), a message from the platform is
 // its SIGTERM: signals reach no thread but the main one. Until the agent has started it ends the thread at once, as the
 // signal would end the process.

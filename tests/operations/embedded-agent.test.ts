@@ -28,6 +28,8 @@ describe("the embedded device agent of `npm start`", () => {
       PF_HTTP_PORT: String((await freePorts(1))[0]),
       PF_RPC_PORT: "0",
       PF_DATA_DIR: await mkdtemp(join(tmpdir(), "pf-embedded-agent-")),
+      // The platform's own line saying its agent paired is an info line.
+      LOG_LEVEL: "info",
     };
     const keys = await loadKeys(loadConfig(env));
     token = await mintToken(keys, {
@@ -77,6 +79,8 @@ describe("the embedded device agent of `npm start`", () => {
     expect(job.result.stdout).toBe('{"text":"hello"}\n');
     const state = (await readState(statePath()))!;
     expect(job.placement).toEqual({ device_id: state.device_id, robot_id: state.robot_id });
+    // The platform heard its agent's link open (README, "Run a job"): the agent's lines reach it from the thread.
+    await until(() => child!.output().includes(`embedded device agent paired: robot ${state.robot_id}`));
     // No second Node process (~40 MB): the agent is a worker thread of the platform's, ending with it.
     expect(await agentProcess()).toBe(false);
     await child.stop();

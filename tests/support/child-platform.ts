@@ -11,6 +11,8 @@ export interface ChildPlatform {
   kill(): Promise<void>;
   /** SIGTERM, as an operator stops it. */
   stop(): Promise<void>;
+  /** What it printed on its standard output so far (its log lines). */
+  output(): string;
 }
 
 /** Starts platform/main.ts on Node with these settings (merged over the test's environment) and waits for /readyz. */
@@ -20,8 +22,10 @@ export async function startChildPlatform(env: Record<string, string>, readyWithi
   const child = spawn(process.execPath, ["--import", "tsx", "platform/main.ts"], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: "warn", PF_METRICS_PORT: "0", PF_HOST_SITES_PORT: "0", ...env },
-    stdio: ["ignore", "ignore", "pipe"],
+    stdio: ["ignore", "pipe", "pipe"],
   });
+  const stdout: Buffer[] = [];
+  child.stdout!.on("data", (chunk: Buffer) => stdout.push(chunk));
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4_000)));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
@@ -43,5 +47,10 @@ export async function startChildPlatform(env: Record<string, string>, readyWithi
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     await exited;
   };
-  return { gatewayUrl, kill: () => end("SIGKILL"), stop: () => end("SIGTERM") };
+  return {
+    gatewayUrl,
+    kill: () => end("SIGKILL"),
+    stop: () => end("SIGTERM"),
+    output: () => Buffer.concat(stdout).toString(),
+  };
 }
