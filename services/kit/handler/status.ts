@@ -1,6 +1,7 @@
 import { getOption } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import { success_statuses } from "../../../gen/pf/v1/options_pb.js";
+import { deadlineKey } from "../runtime/call.js";
 
 /** The response header that carries a success status other than the declared first one; the gateway turns it into the status. */
 export const STATUS_HEADER = "pf-http-status";
@@ -32,9 +33,13 @@ export function answerRedirect(call: HandlerContext, location: string): void {
 /** Room a call keeps before its deadline after waiting, so its answer (a 202) still reaches the caller in time. */
 const ANSWER_MARGIN_MS = 1_000;
 
-/** How long a call may wait for work it started (a job, a run): `ms`, cut short of the call's deadline. */
+/**
+ * How long a call may wait for work it started (a job, a run): `ms`, cut short of the call's deadline, the call scope's
+ * (its caller's, its default or its parent's: `callScope`) on either transport.
+ */
 export function waitWithinDeadline(call: HandlerContext, ms: number): number {
-  const left = call.timeoutMs();
+  const deadline = call.values.get(deadlineKey);
+  const left = deadline === undefined ? call.timeoutMs() : deadline - Date.now();
   return Math.max(0, Math.min(ms, left === undefined ? Infinity : left - ANSWER_MARGIN_MS));
 }
 

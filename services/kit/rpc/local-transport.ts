@@ -108,9 +108,6 @@ function urlOf(method: DescMethod): string {
   return `local:///${method.parent.typeName}/${method.name}`;
 }
 
-/** A local call's deadline is the call scope's to enforce (see `callScope`). */
-const noTimeout = () => undefined;
-
 /** What a handler is given: the request's headers, signal and context values, and the answer's headers to fill. */
 function handlerContext(req: UnaryRequest | StreamRequest): HandlerContext {
   return {
@@ -120,7 +117,11 @@ function handlerContext(req: UnaryRequest | StreamRequest): HandlerContext {
     requestMethod: req.requestMethod,
     url: req.url,
     signal: req.signal,
-    timeoutMs: noTimeout,
+    // The call scope enforces the deadline (see `callScope`); a handler reads what is left of it, as over the network.
+    timeoutMs: () => {
+      const deadline = req.contextValues.get(deadlineKey);
+      return deadline === undefined ? undefined : deadline - Date.now();
+    },
     requestHeader: req.header,
     responseHeader: new PlainHeaders(),
     responseTrailer: new PlainHeaders(),

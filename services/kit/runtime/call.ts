@@ -34,7 +34,7 @@ const scope = new AsyncLocalStorage<Call>();
 /** The signal of a call nobody can cancel (in memory, without a caller's signal): nothing to listen to. */
 export const neverAborted = new AbortController().signal;
 
-/** The deadline of an in-memory call, set by the transport that made it. */
+/** The deadline of an in-memory call: the transport's, then the call scope's own (with its default and parent's). */
 export const deadlineKey = createContextKey<number | undefined>(undefined, { description: "pf call deadline" });
 
 /** Runs `work` outside any call (background work a call merely woke up), and outside its trace. */
@@ -62,6 +62,8 @@ export function callScope(defaultTimeoutMs: number): Interceptor {
     const parent = scope.getStore();
     const own = req.contextValues.get(deadlineKey) ?? deadlineOfHeaders(req.header) ?? Date.now() + defaultTimeoutMs;
     const deadline = parent ? Math.min(own, parent.deadline) : own;
+    // What the handler's `timeoutMs()` reads on the in-memory transport (waitWithinDeadline).
+    req.contextValues.set(deadlineKey, deadline);
     const call: Call = { requestId, deadline, state: "running", parent };
     // Over the network Connect aborts the request at its deadline, or when the client goes away.
     const signal = req.signal;

@@ -1,12 +1,14 @@
 import { createHash } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { MediaInfoSchema, PlaybackDescriptorSchema } from "../../../gen/pf/restream/v1/events_pb.js";
 import {
   RestreamWorkerService,
   type OutputProgressSchema,
   type WorkerCommand,
 } from "../../../gen/pf/restream/v1/worker_pb.js";
+import { clientWithDefaults } from "../../../services/kit/rpc/clients.js";
 import type { TestPlatform } from "../../support/platform.js";
 
 let workers = 0;
@@ -28,10 +30,21 @@ export class FakeWorker {
     readonly client: Client<typeof RestreamWorkerService>,
   ) {}
 
-  /** A worker of its own id (`fake-<n>`), not registered yet. */
+  /** A worker of its own id (`fake-<n>`), not registered yet, calling in memory. */
   static async of(t: TestPlatform, id = `fake-${++workers}-${Date.now()}`): Promise<FakeWorker> {
     const token = await t.token({ kind: "service", svc: "restream", caps: [WORKER_CAPABILITY] });
     return new FakeWorker(id, t.client(RestreamWorkerService, token));
+  }
+
+  /** The same over gRPC (HTTP/2 to the platform's RPC port), setting no timeout of its own. */
+  static async overGrpc(t: TestPlatform): Promise<FakeWorker> {
+    const token = await t.token({ kind: "service", svc: "restream", caps: [WORKER_CAPABILITY] });
+    const transport = createGrpcTransport({ baseUrl: t.platform.rpcUrl });
+    const headers = { authorization: `Bearer ${token}` };
+    return new FakeWorker(
+      `fake-${++workers}-${Date.now()}`,
+      clientWithDefaults(RestreamWorkerService, transport, { headers }),
+    );
   }
 
   /** Registers: a new generation, which fences the earlier ones. */
