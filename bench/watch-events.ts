@@ -105,7 +105,8 @@ export const watchEvents: Benchmark = {
       stop = true;
       await Promise.all(writers);
       const drainBy = performance.now() + 30_000;
-      while (!arrivals.all(committed) && performance.now() < drainBy)
+      // The whole check only once as many have arrived: every 20 ms over 20,000 keys it took 9% of the window's profile.
+      while (!(arrivals.first.size >= committed.size && arrivals.all(committed)) && performance.now() < drainBy)
         await new Promise((resolve) => setTimeout(resolve, 20));
       const elapsed = (performance.now() - started) / 1000;
       const hot = await profile?.();
@@ -189,7 +190,6 @@ async function relayBurst(
   await nc.flush();
   const after = await streamEnd(nc, benchEvents.stream("deals"));
   const chunk = 1000;
-  const profile = profiling() ? await startProfile() : undefined;
   const ids = await ctx.transaction(async (em) => {
     const written: string[] = [];
     while (written.length < BURST) {
@@ -198,11 +198,13 @@ async function relayBurst(
     }
     return written;
   });
-  // Timed from the commit: the relay sees nothing before it.
+  // Timed from the commit: the relay sees nothing before it. Profiled from there too: the recording is not the relay's.
   const started = performance.now();
+  const profile = profiling() ? await startProfile() : undefined;
   const committed = new Map(ids.map((id) => [id, started]));
   const drainBy = performance.now() + 120_000;
-  while (!arrivals.all(committed) && performance.now() < drainBy)
+  // The whole check only once as many have arrived: every 20 ms over 20,000 keys it took 9% of the window's profile.
+  while (!(arrivals.first.size >= committed.size && arrivals.all(committed)) && performance.now() < drainBy)
     await new Promise((resolve) => setTimeout(resolve, 20));
   const hot = await profile?.();
   subscription.unsubscribe();
