@@ -82,5 +82,5 @@ describeWith(SERVERS, "blog's process killed between the delete and its effects"
     });
     expect((await call("GET", `/api/v1/posts/${post!.id}`)).body).toMatchObject({ status: 410, code: "post.deleted" });
     await effectsArrive(post!);
-  }, 120_000);
+  }, 210_000); // a child's start (CHILD_START_MS) and the work
 });

@@ -156,7 +156,7 @@ describeWith(SERVERS, "a process killed mid-burst and started again", () => {
       expect(published.length).toBe(committed.length);
       expect(new Set(published)).toEqual(new Set(committed));
     }
-  }, 110_000);
+  }, 290_000); // two starts of the child (CHILD_START_MS each) and the bursts
 });
 
 /** The Nats-Msg-Id of every message in a stream, read with an ordered consumer. */

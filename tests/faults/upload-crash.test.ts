@@ -1,6 +1,7 @@
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, expect } from "vitest";
 import { startChildMedia, type ChildMedia } from "../media/child.js";
+import { CHILD_START_MS } from "../support/child-platform.js";
 import { appClaims, BOUNDARY, namespaceUsage, openUploads } from "../media/support.js";
 import { DATABASE_SERVER, describeWith, itWith } from "../support/skips.js";
 import { until } from "../support/until.js";
@@ -13,7 +14,7 @@ describeWith(DATABASE_SERVER, "a process killed mid-upload and started again", (
   let media: ChildMedia;
   beforeAll(async () => {
     media = await startChildMedia();
-  }, 60_000);
+  }, 60_000 + CHILD_START_MS);
   afterAll(() => media?.stop());
 
   const temporaryFiles = async () => (await media.blobFiles()).filter((path) => path.includes("/.tmp/"));
@@ -46,6 +47,6 @@ describeWith(DATABASE_SERVER, "a process killed mid-upload and started again", (
       await until(async () => (await openUploads(observed())).length === 0);
       expect(await namespaceUsage(observed(), "crashed")).toEqual({ bytes: 0, files: 0 });
     },
-    90_000,
+    90_000 + CHILD_START_MS,
   );
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect } from "vitest";
 import { appClaims, BOUNDARY, multipart } from "../media/support.js";
 import { startChildMedia, type ChildMedia } from "../media/child.js";
+import { CHILD_START_MS } from "../support/child-platform.js";
 import { DATABASE_SERVER, describeWith, itWith } from "../support/skips.js";
 
 const MIB = 1024 * 1024;
@@ -13,7 +14,7 @@ describeWith(DATABASE_SERVER, "uploads refused before their body is read", () =>
   let media: ChildMedia;
   beforeAll(async () => {
     media = await startChildMedia({ PF_MEDIA_MAX_BYTES: String(MIB) });
-  }, 60_000);
+  }, 60_000 + CHILD_START_MS);
   afterAll(() => media?.stop());
 
   const body = multipart([{ name: "file", filename: "a.bin", type: "x/y", data: Buffer.alloc(16 * MIB, 1) }]);

@@ -229,5 +229,5 @@ describeWith(POSTGRES, "the connection budget on a server of max_connections = 1
       await reader.end();
       if (process.env.NATS_URL) await deleteNamespaceStreams(process.env.NATS_URL, events);
     }
-  }, 150_000);
+  }, 240_000); // three children starting at once (CHILD_START_MS), then the load
 });

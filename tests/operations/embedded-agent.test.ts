@@ -73,7 +73,7 @@ describe("the embedded device agent of `npm start`", () => {
   };
 
   it("pairs its agent on start and runs a submitted job to completion on it, in a thread of the platform process", async () => {
-    child = await startChildPlatform(env, 90_000);
+    child = await startChildPlatform(env);
     const job = await echoed("hello");
     expect(job.exit).toMatchObject({ reason: "completed", code: 0 });
     expect(job.result.stdout).toBe('{"text":"hello"}\n');
@@ -88,7 +88,7 @@ describe("the embedded device agent of `npm start`", () => {
 
   it("keeps the same pairing across a restart on the same data folder", async () => {
     const before = (await readState(statePath()))!;
-    child = await startChildPlatform(env, 90_000);
+    child = await startChildPlatform(env);
     const job = await echoed("again");
     expect(job.exit).toMatchObject({ reason: "completed" });
     expect(job.placement).toEqual({ device_id: before.device_id, robot_id: before.robot_id });

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { executeQueued } from "../../services/sources/workers/executor.js";
-import { startChildPlatform, type ChildPlatform } from "../support/child-platform.js";
+import { CHILD_START_MS, startChildPlatform, type ChildPlatform } from "../support/child-platform.js";
 import { fixtureServer, type Fixture } from "../support/http-fixture.js";
 import { freePorts } from "../support/ports.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
@@ -61,7 +61,7 @@ describeWith(SERVERS, "a fetch whose worker is killed", () => {
       PF_SOURCES_EXECUTOR_EVERY_MS: "100",
       PF_SOURCES_RUN_LEASE_MS: "1500",
     });
-  }, 60_000);
+  }, 60_000 + CHILD_START_MS);
   afterAll(async () => {
     await child?.stop();
     for (const response of held) response.destroy();

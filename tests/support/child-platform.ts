@@ -4,6 +4,9 @@ import { until } from "./until.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
+/** How long a child platform may take to answer /readyz before its start is called failed. */
+export const CHILD_START_MS = 90_000;
+
 /** The platform as operators run it (`npm start`'s entry point) in a process of its own, which a test may kill. */
 export interface ChildPlatform {
   gatewayUrl: string;
@@ -15,8 +18,15 @@ export interface ChildPlatform {
   output(): string;
 }
 
-/** Starts platform/main.ts on Node with these settings (merged over the test's environment) and waits for /readyz. */
-export async function startChildPlatform(env: Record<string, string>, readyWithinMs = 30_000): Promise<ChildPlatform> {
+/**
+ * Starts platform/main.ts on Node with these settings (merged over the test's environment) and waits for /readyz. The
+ * bound only says when to give up: tsx compiles the sources as the child loads them, which took over 30 s with the
+ * whole suite running on two cores. A test starting one allows for it (`CHILD_START_MS` per start in its timeout).
+ */
+export async function startChildPlatform(
+  env: Record<string, string>,
+  readyWithinMs = CHILD_START_MS,
+): Promise<ChildPlatform> {
   const port = env.PF_HTTP_PORT;
   if (!port) throw new Error("a child platform needs PF_HTTP_PORT, so a restart answers on the same address");
   const child = spawn(process.execPath, ["--import", "tsx", "platform/main.ts"], {

@@ -159,7 +159,7 @@ describeWith(DATABASE_SERVER, "executors in processes of their own", () => {
       status: 410,
       body: { code: "tools.result_expired" },
     });
-  }, 240_000);
+  }, 510_000); // up to three starts of a child (CHILD_START_MS each) and the jobs
 
   it("queues a job again when its executor stops; fails it with tools.executor.lost once started PF_TOOLS_MAX_ATTEMPTS times and lost; its retry runs", async () => {
     const { token } = await user();
@@ -187,7 +187,7 @@ describeWith(DATABASE_SERVER, "executors in processes of their own", () => {
     const retry = await toolsCall(httpAt(`http://127.0.0.1:${third.port}`), token)("POST", `/jobs/${id}/retry`, {});
     expect(retry.status).toBe(201);
     expect((await untilJob(observer, token, retry.body.id, ["succeeded", "failed"], 120_000)).state).toBe("succeeded");
-  }, 240_000);
+  }, 510_000); // up to three starts of a child (CHILD_START_MS each) and the jobs
 
   it("never lets an executor that lost its job complete it: the one that took the job over does, once", async () => {
     const { token } = await user();
@@ -213,7 +213,7 @@ describeWith(DATABASE_SERVER, "executors in processes of their own", () => {
     // Had it stored its result before it stopped, it would have deleted it: no row names it.
     await until(async () => !(await exists(blobFile(resultBlobKey(id, 1, 1)))));
     expect((await call("GET", `/jobs/${id}`)).body.job).toMatchObject({ state: "succeeded", attempts: 2 });
-  }, 240_000);
+  }, 510_000); // up to three starts of a child (CHILD_START_MS each) and the jobs
 
   it("runs each job once with executors in two processes taking from one queue", async () => {
     const { token } = await user();
@@ -238,7 +238,7 @@ describeWith(DATABASE_SERVER, "executors in processes of their own", () => {
       expect(history).toEqual(["queued", "started", ...history.slice(2, -1), "succeeded"]);
       expect(history.filter((kind) => kind === "started" || kind === "succeeded")).toHaveLength(2);
     }
-  }, 120_000);
+  }, 210_000); // a child's start (CHILD_START_MS) and the jobs
 });
 
 /** The process id of the child platform serving on this port (read from /proc: Linux). */
