@@ -1,3 +1,5 @@
+import { neverAborted } from "./call.js";
+
 /**
  * Waking waiters within one process (an open event stream, a run waiting for its job): who watches which key, and
  * one waiter's wait for its next wake. Not durable and not across processes: a waiter also looks again on its own
@@ -32,8 +34,13 @@ export class Listeners {
 export class Wakes {
   private woken = false;
   private resolve?: () => void;
+  private readonly signal?: AbortSignal;
 
-  constructor(private readonly signal?: AbortSignal) {}
+  constructor(signal?: AbortSignal) {
+    // An in-memory call without a caller's signal has the shared one that never aborts: nothing to listen to (every
+    // waiter's listener on it had passed Node's count of 10 with 50 waiting).
+    this.signal = signal === neverAborted ? undefined : signal;
+  }
 
   /** Something may have happened: the waiting `next` returns. */
   readonly wake = (): void => {
