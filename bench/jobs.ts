@@ -24,8 +24,8 @@ const CONCURRENCY = Number(process.env.BENCH_JOB_CONCURRENCY || 8);
 const LINKS = Number(process.env.BENCH_LINKS || 1000);
 
 /**
- * Jobs through the real device agent (issue 28): `npm start`'s embedded agent (a child process, paired over the
- * gateway's WebSocket on loopback) and run, bot, billing and media in this process. Each job is the `echo` function,
+ * Jobs through the real device agent (issue 28): `npm start`'s embedded agent (a worker thread of this process,
+ * paired over the gateway's WebSocket on loopback) and run, bot, billing and media in this process. Each job is the `echo` function,
  * submitted through the gateway with a project's token and watched on its SSE stream (opened with the same token).
  * `submit → first output`: from the submit's request to the first `output` event, one job at a time (goal p99 <
  * 50 ms). `jobs through one agent`: BURST jobs, CONCURRENCY at a time, each from submit to its `ended` event.
