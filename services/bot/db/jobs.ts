@@ -9,6 +9,7 @@ import {
   type DispatchedJob,
   type JobFrame,
 } from "../../../gen/pf/bot/v1/jobs_pb.js";
+import { lockedById } from "../../kit/db/locked.js";
 import { problem } from "../../kit/handler/problem.js";
 import type { JobState } from "../domain/dispatch.js";
 import { JobRow } from "./entities.js";
@@ -17,7 +18,7 @@ export const jobNotFound = () => problem(404, "bot.job_not_found", "No job was d
 
 /** A dispatched job, locked for the rest of the transaction when `lock`. */
 export function jobById(em: EntityManager, id: string, lock = false): Promise<JobRow | null> {
-  return em.findOne(JobRow, { id }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
+  return lock ? lockedById(em, JobRow, id) : em.findOne(JobRow, { id });
 }
 
 /** Stores a new dispatch. */

@@ -60,3 +60,31 @@ export class CommitListeners {
     for (const signal of signals) for (const listener of this.listeners.get(signal) ?? []) listener();
   }
 }
+
+const beforeCommit = new WeakMap<EntityManager, (() => Promise<void>)[]>();
+
+/**
+ * Whether `em` is a transaction of `inTransaction`, whose writes before commit run (`writeBeforeCommit`): only there
+ * may a write wait for the commit.
+ */
+export function commitsLater(em: EntityManager): boolean {
+  return beforeCommit.has(em);
+}
+
+/** Runs `write` in `em`'s transaction just before it commits (after the unit of work's flush): `commitsLater` only. */
+export function writeBeforeCommit(em: EntityManager, write: () => Promise<void>): void {
+  const writes = beforeCommit.get(em);
+  if (!writes) throw new Error("writeBeforeCommit needs a transaction of inTransaction");
+  writes.push(write);
+}
+
+/** Opens `em`'s list of writes before commit (`inTransaction`, as its transaction begins). */
+export function openWritesBeforeCommit(em: EntityManager): void {
+  beforeCommit.set(em, []);
+}
+
+/** Runs the writes `em`'s transaction left for its commit, in the order they were asked. */
+export async function writtenBeforeCommit(em: EntityManager): Promise<void> {
+  const writes = beforeCommit.get(em) ?? [];
+  for (let write = writes.shift(); write; write = writes.shift()) await write();
+}

@@ -1,6 +1,7 @@
 import type { EntityManager, MikroORM } from "@mikro-orm/postgresql";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { commitWithin, currentCall } from "../runtime/call.js";
+import { openWritesBeforeCommit, writtenBeforeCommit } from "./commits.js";
 import { sql } from "./sql.js";
 
 const RETRYABLE = new Set(["40001", "40P01"]);
@@ -14,7 +15,8 @@ export function retriedWhole(error: unknown): boolean {
 /**
  * One short transaction on a fresh fork, retried on serialization failures and
  * deadlocks. Its COMMIT runs only if the call's deadline has not passed, so a
- * caller told "deadline exceeded" finds nothing written.
+ * caller told "deadline exceeded" finds nothing written. Writes left for the
+ * commit (`writeBeforeCommit`: the outbox's rows) run after the unit of work's.
  */
 export async function inTransaction<T>(
   orm: MikroORM,
@@ -24,10 +26,12 @@ export async function inTransaction<T>(
   for (let attempt = 1; ; attempt++) {
     const em = orm.em.fork();
     await em.begin();
+    openWritesBeforeCommit(em);
     try {
       await boundByDeadline(em);
       const result = await work(em);
       await em.flush();
+      await writtenBeforeCommit(em);
       await commitWithin(() => em.commit());
       return result;
     } catch (error) {

@@ -1,15 +1,16 @@
 import { fromJsonString, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
-import type { EntityManager } from "@mikro-orm/postgresql";
+import type { EntityManager, MikroORM } from "@mikro-orm/postgresql";
 import { SpanKind } from "@opentelemetry/api";
 import { sql } from "../db/sql.js";
 import { retriedWhole } from "../db/transaction.js";
 import { contextOf, inSpan, tracingOn } from "../runtime/tracing.js";
 import { BatchFailure, type BusMessage, type EventBus } from "./bus.js";
 
-/** What a consumer runs on: the service's key, bus and transactions (a service context is one). */
+/** What a consumer runs on: the service's key, bus, database and transactions (a service context is one). */
 export interface ConsumerHost {
   key: string;
   bus: EventBus;
+  orm: MikroORM;
   transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T>;
 }
 
@@ -62,9 +63,8 @@ interface Delivery {
  * The handler that applies each delivery once: the inbox row (consumer, event
  * id) and the consumer's own writes commit together, so a redelivery after a
  * crash or a lost ack finds the row and does nothing. A consumer without
- * `outside` applies a batch in one transaction (`together`); one with it (an effect) applies a batch with two: one reading
- * which of its events the inbox holds, and, after the work outside of those
- * that were not, one marking them.
+ * `outside` applies a batch in one transaction (`together`); one with it (an effect) reads which of its events the
+ * inbox holds and, after the work outside of those that were not, marks them in one transaction.
  */
 export function inboxHandler<C extends ConsumerHost>(
   ctx: C,
@@ -172,7 +172,7 @@ class FailedAt extends Error {
 
 /**
  * A batch of an effect-like consumer: which events the inbox holds, in one
- * transaction; the work outside for the others, in order per `orderKey` (a
+ * statement; the work outside for the others, in order per `orderKey` (a
  * key stops at its first failure, the others go on); then the inbox marks
  * (and `handle`) of those done, in one transaction. A crash before that mark
  * does the work again (the effect's key is the same).
@@ -186,12 +186,11 @@ function outsideInBatches<C extends ConsumerHost>(
 ): (messages: BusMessage[]) => Promise<void> {
   return async (messages) => {
     const deliveries = messages.map(deliveryOf);
-    const handled = await ctx.transaction((em) =>
-      handledOf(
-        em,
-        definition.name,
-        deliveries.map((delivery) => delivery.meta.id),
-      ),
+    // One statement of its own: a read needs no transaction.
+    const handled = await handledOf(
+      ctx.orm.em.fork(),
+      definition.name,
+      deliveries.map((delivery) => delivery.meta.id),
     );
     const applied = new Set<number>();
     const keys = new Map<string, number[]>();

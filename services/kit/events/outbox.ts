@@ -7,7 +7,7 @@ import { event_subjects as eventSubjects, schema as schemaOption } from "../../.
 import { qualified } from "../db/orm.js";
 import { sql } from "../db/sql.js";
 import { outsideCall } from "../runtime/call.js";
-import { signalAfterCommit } from "../db/commits.js";
+import { commitsLater, signalAfterCommit, writeBeforeCommit } from "../db/commits.js";
 import { newId } from "../handler/ids.js";
 import { problem } from "../handler/problem.js";
 import type { Logger } from "../runtime/logger.js";
@@ -30,6 +30,8 @@ const MAX_ATTEMPTS = 10;
 /**
  * Writes an event into the service's outbox in the caller's transaction, so
  * the event exists exactly when the change it reports does. The relay sends it.
+ * In a transaction of `inTransaction` the row is written as it commits, with
+ * the transaction's other events in one statement.
  * `at` is the change's time (the caller's clock): it fills the event's
  * `occurred_at` when its schema has one and the event leaves it unset.
  */
@@ -68,13 +70,36 @@ export async function recordEvents<Desc extends DescMessage>(
     }
     return [newId("evt"), subject, schemaId, payload, traceparent];
   });
-  await sql(
-    em,
-    `insert into {outbox} (id, subject, schema_id, payload, traceparent) values ${rows.map(() => "(?, ?, ?, ?, ?)").join(", ")}`,
-    rows.flat(),
-  );
+  if (commitsLater(em)) {
+    // The transaction's events go in one statement as it commits, however many changes recorded them.
+    const waiting = leftForCommit.get(em);
+    if (waiting) waiting.push(...rows);
+    else {
+      leftForCommit.set(em, rows);
+      writeBeforeCommit(em, () => insertRows(em, leftForCommit.get(em)!));
+    }
+  } else await insertRows(em, rows);
   signalAfterCommit(em, "events");
   return rows.map(([id]) => id as string);
+}
+
+type Row = (string | null)[];
+
+/** The outbox rows of a transaction not yet written, in the order recorded. */
+const leftForCommit = new WeakMap<EntityManager, Row[]>();
+
+/** Rows written by one statement at most (a fan-out's thousands go in several). */
+const ROWS_AT_ONCE = 1_000;
+
+async function insertRows(em: EntityManager, rows: Row[]): Promise<void> {
+  for (let from = 0; from < rows.length; from += ROWS_AT_ONCE) {
+    const some = rows.slice(from, from + ROWS_AT_ONCE);
+    await sql(
+      em,
+      `insert into {outbox} (id, subject, schema_id, payload, traceparent) values ${some.map(() => "(?, ?, ?, ?, ?)").join(", ")}`,
+      some.flat(),
+    );
+  }
 }
 
 /**

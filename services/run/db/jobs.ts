@@ -4,6 +4,7 @@ import { LockMode, type EntityManager, type RequiredEntityData } from "@mikro-or
 import { JobFrameSchema } from "../../../gen/pf/bot/v1/jobs_pb.js";
 import { JobExitSchema, JobSchema, type Job } from "../../../gen/pf/run/v1/jobs_pb.js";
 import { signalAfterCommit } from "../../kit/db/commits.js";
+import { lockedById } from "../../kit/db/locked.js";
 import { HotRead, type ReadContext } from "../../kit/db/reads.js";
 import { sql } from "../../kit/db/sql.js";
 import { problem } from "../../kit/handler/problem.js";
@@ -59,7 +60,7 @@ export function newJob(em: EntityManager, job: RequiredEntityData<JobRow>): JobR
 
 /** The job, locked for the rest of the transaction: its changes (events, placement, cancel) run one after another. */
 export function lockedJob(em: EntityManager, id: string): Promise<JobRow | null> {
-  return em.findOne(JobRow, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  return lockedById(em, JobRow, id);
 }
 
 /**
