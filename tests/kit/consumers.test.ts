@@ -5,6 +5,7 @@ import { NotificationPushedSchema } from "../../gen/pf/network/v1/events_pb.js";
 import { sql } from "../../services/kit/db/sql.js";
 import { BatchFailure } from "../../services/kit/events/bus.js";
 import { consumer, inboxHandler, startConsumer } from "../../services/kit/events/consumer.js";
+import { Subject } from "../../services/network/db/entities.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { until } from "../support/until.js";
 
@@ -156,6 +157,52 @@ describe.each([
     const [x, y] = [message("x"), message("y")];
     await handle([x, y, x]);
     expect(applied).toEqual(["x", "y"]);
+  });
+
+  it("flush a flushOnce batch's writes at its end; a failing write there is its own event's failure", async () => {
+    const ctx = t.platform.contexts.get("network")!;
+    const run = Date.now().toString(36);
+    const seenBefore: string[] = [];
+    // Each event writes a subject through its entity; "bad" one the database refuses (its id check) at the flush.
+    const handle = inboxHandler(
+      ctx,
+      consumer({
+        name: "flush_once_probe",
+        subject: "network.notification.pushed",
+        event: NotificationPushedSchema,
+        flushOnce: true,
+        async handle(event, em) {
+          const title = event.notification!.title;
+          const rows = await sql<{ id: string }>(em, "select id from {subjects} where id like ?", [`usr_fo${run}%`]);
+          seenBefore.push(`${title}:${rows.length}`);
+          em.create(Subject, {
+            id: title === "bad" ? "not a subject id" : `usr_fo${run}${title}`,
+            updatedAt: new Date(),
+          });
+        },
+      }),
+    );
+    const batch = (titles: string[]) =>
+      titles.map((title) => ({
+        subject: "network.notification.pushed",
+        data: new TextEncoder().encode(JSON.stringify({ notification: { id: `ntf_${title}`, title } })),
+        headers: { "Nats-Msg-Id": `evt_fo_${marker}${run}_${title}` },
+      }));
+    const written = async () =>
+      (
+        await sql<{ id: string }>(ctx.orm.em.fork(), "select id from {subjects} where id like ? order by id", [
+          `usr_fo${run}%`,
+        ])
+      ).map((row) => row.id.slice(`usr_fo${run}`.length));
+    await handle(batch(["a", "b"]));
+    // Neither event's write was in the database while the batch ran: both went at its end.
+    expect(seenBefore).toEqual(["a:0", "b:0"]);
+    expect(await written()).toEqual(["a", "b"]);
+    const failure: unknown = await handle(batch(["c", "bad", "d"])).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(BatchFailure);
+    // Applied again flushing after each event: "c" is applied, "bad" fails, "d" waits behind it.
+    expect([...(failure as BatchFailure).applied]).toEqual([0]);
+    expect(await written()).toEqual(["a", "b", "c"]);
   });
 
   it("do nothing for a delivery already handled (the inbox)", async () => {

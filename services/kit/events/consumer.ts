@@ -38,6 +38,13 @@ export interface Consumer<C extends ConsumerHost = ConsumerHost, Desc extends De
    */
   outside?(event: MessageShape<Desc>, meta: EventMeta, ctx: C): Promise<void>;
   /**
+   * The batch's writes flushed once, at its end, instead of after each event: for handlers that read what an earlier
+   * event of the batch wrote only through the entities the transaction holds, never by a statement (run's device
+   * events: a job's start, output and exit are one stream-event insert and one job update). Should that flush fail,
+   * the batch is applied again flushing after each event, so the failure is its event's.
+   */
+  flushOnce?: boolean;
+  /**
    * What `outside` must keep in order (the object an effect changes): events of one key run in order, those of
    * different keys in a batch side by side. Without it, every event waits for the one before it.
    */
@@ -90,7 +97,9 @@ export function inboxHandler<C extends ConsumerHost>(
     // A batch's events that decode go together; one that does not fails alone, in its turn, below.
     const decoded = messages.length > 1 ? decodedPrefix(messages, deliveryOf) : [];
     const { applied, failure } =
-      decoded.length > 1 ? await together(ctx, definition.name, decoded, handleFresh) : { applied: 0 };
+      decoded.length > 1
+        ? await together(ctx, definition.name, decoded, handleFresh, !definition.flushOnce)
+        : { applied: 0 };
     if (failure !== undefined)
       throw new BatchFailure(new Set(Array.from({ length: applied }, (_, before) => before)), failure);
     for (let index = applied; index < messages.length; index++) {
@@ -122,7 +131,8 @@ function decodedPrefix(messages: BusMessage[], deliveryOf: (message: BusMessage)
  * applied again without it, in a transaction of their own: the failing one is the batch's failure (tried again after
  * the bus's pause, as a single event's). No savepoint per event: a failure is rare, and two statements per event
  * were a fifth of a job's on its way to its stream (run's consumer of bot's events). A serialization failure or
- * deadlock runs the whole batch again at once instead, as it does a single event's transaction. Answers how many
+ * deadlock runs the whole batch again at once instead, as it does a single event's transaction. Each event's writes
+ * are flushed after it (`flushEach`), or once at the end for a consumer that declares `flushOnce`. Answers how many
  * were applied.
  */
 async function together<C extends ConsumerHost>(
@@ -130,6 +140,7 @@ async function together<C extends ConsumerHost>(
   name: string,
   deliveries: Delivery[],
   handleFresh: (em: EntityManager, delivery: Delivery) => Promise<void>,
+  flushEach: boolean,
 ): Promise<{ applied: number; failure?: unknown }> {
   try {
     return await ctx.transaction(async (em) => {
@@ -144,19 +155,32 @@ async function together<C extends ConsumerHost>(
         try {
           await handleFresh(em, delivery);
           // Written now: the next event's statements see it.
-          await em.flush();
+          if (flushEach) await em.flush();
         } catch (failure) {
           if (retriedWhole(failure)) throw failure;
           throw new FailedAt(index, failure);
         }
       }
+      if (!flushEach)
+        await em.flush().catch((failure: unknown) => {
+          throw retriedWhole(failure) ? failure : new FlushFailed();
+        });
       return { applied: deliveries.length };
     });
   } catch (error) {
+    // Whose write failed is known only flushing after each event: the batch again, so.
+    if (error instanceof FlushFailed) return together(ctx, name, deliveries, handleFresh, true);
     if (!(error instanceof FailedAt)) throw error;
     if (error.index === 0) return { applied: 0, failure: error.failure };
-    const before = await together(ctx, name, deliveries.slice(0, error.index), handleFresh);
+    const before = await together(ctx, name, deliveries.slice(0, error.index), handleFresh, flushEach);
     return before.failure === undefined ? { applied: error.index, failure: error.failure } : before;
+  }
+}
+
+/** The batch's one flush failed (`flushOnce`): which event's write it was is not known. */
+class FlushFailed extends Error {
+  constructor() {
+    super("the batch's flush failed");
   }
 }
 

@@ -31,6 +31,8 @@ export const deviceEvents = consumer({
   name: "device_events",
   subject: "bot.job.*",
   event: JobEventSchema,
+  // A batch's events change their jobs' entities held in `lockedIn`: its stream events and job updates go together.
+  flushOnce: true,
   async handle(event, em, meta, ctx: RunContext) {
     const job = await jobOf(em, event.jobId);
     if (!job) return;
