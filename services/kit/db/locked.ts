@@ -14,6 +14,7 @@ export async function lockedById<T extends object>(
   id: string,
 ): Promise<T | null> {
   const meta = em.getMetadata().get(entity);
+  if (meta.primaryKeys.length !== 1) throw new Error(`lockedById needs one primary key; ${meta.className} has more`);
   const [key] = meta.primaryKeys;
   const column = meta.properties[key].fieldNames[0];
   const held = em.getUnitOfWork().getById(entity, id as Primary<T>);
