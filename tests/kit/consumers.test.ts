@@ -12,6 +12,13 @@ import { until } from "../support/until.js";
 /** This file's events: other test files publish on the same stream at the same time. */
 const marker = `run-${Date.now().toString(36)}-`;
 
+/** A delivery of network.notification.pushed titled `title`, as the bus hands it, under the event id `id`. */
+const pushed = (title: string, id: string) => ({
+  subject: "network.notification.pushed",
+  data: new TextEncoder().encode(JSON.stringify({ notification: { id: `ntf_${title}`, title } })),
+  headers: { "Nats-Msg-Id": id },
+});
+
 /** A consumer of network.notification.pushed that fails once on a chosen title, recording what it applied of this file's events. */
 function probe(name: string, failOnce: string) {
   const applied: string[] = [];
@@ -104,11 +111,7 @@ describe.each([
     );
     const run = Date.now().toString(36);
     const ids = Object.fromEntries(["a", "b", "c"].map((title) => [title, `evt_${marker}${run}_${title}`]));
-    const batch = ["a", "b", "c"].map((title) => ({
-      subject: "network.notification.pushed",
-      data: new TextEncoder().encode(JSON.stringify({ notification: { id: `ntf_${title}`, title } })),
-      headers: { "Nats-Msg-Id": ids[title] },
-    }));
+    const batch = ["a", "b", "c"].map((title) => pushed(title, ids[title]));
     /** The batch's events the inbox holds as handled by the probe. */
     const handled = async () =>
       (
@@ -149,11 +152,7 @@ describe.each([
         },
       }),
     );
-    const message = (title: string) => ({
-      subject: "network.notification.pushed",
-      data: new TextEncoder().encode(JSON.stringify({ notification: { id: `ntf_${title}`, title } })),
-      headers: { "Nats-Msg-Id": `evt_twice_${marker}${Date.now().toString(36)}_${title}` },
-    });
+    const message = (title: string) => pushed(title, `evt_twice_${marker}${Date.now().toString(36)}_${title}`);
     const [x, y] = [message("x"), message("y")];
     await handle([x, y, x]);
     expect(applied).toEqual(["x", "y"]);
@@ -182,12 +181,7 @@ describe.each([
         },
       }),
     );
-    const batch = (titles: string[]) =>
-      titles.map((title) => ({
-        subject: "network.notification.pushed",
-        data: new TextEncoder().encode(JSON.stringify({ notification: { id: `ntf_${title}`, title } })),
-        headers: { "Nats-Msg-Id": `evt_fo_${marker}${run}_${title}` },
-      }));
+    const batch = (titles: string[]) => titles.map((title) => pushed(title, `evt_fo_${marker}${run}_${title}`));
     const written = async () =>
       (
         await sql<{ id: string }>(ctx.orm.em.fork(), "select id from {subjects} where id like ? order by id", [
