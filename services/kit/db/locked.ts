@@ -5,8 +5,8 @@ import { sql } from "./sql.js";
  * The row of `entity` under primary key `id`, locked for the rest of the caller's transaction (`for update`), as a
  * managed entity: changes to it are written by the next flush, as `em.findOne(…, { lockMode })`'s would be. One
  * statement whose row MikroORM maps, without its query building: on a hot path (a job's every report) the ORM's
- * locked `findOne` nearly doubled the transaction's CPU (4.2 against 2.3 ms on Node 20). A row `em` already holds is only locked, its entity kept as it is
- * (its changes not yet flushed are not read over).
+ * locked `findOne` nearly doubled the transaction's CPU (4.2 against 2.3 ms on Node 20). A row `em` already holds
+ * is only locked, its entity kept as it is (its changes not yet flushed are not read over).
  */
 export async function lockedById<T extends object>(
   em: EntityManager,
