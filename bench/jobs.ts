@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { fork, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -56,32 +56,24 @@ export const jobDispatch: Benchmark = {
         project_id: "prj_bench",
         caps: ["run.job.submit", "run.job.read", "run.job.stream"],
       });
-      const job = jobRunner(bench, token);
-      for (let i = 0; i < WARMUP; i++) await job(); // the agent's worker, every route, V8's compiled paths
-      const rows: LoadResult[] = [];
-      const latencies = new Float64Array(JOBS);
-      const profile = profiling() ? await startProfile() : undefined;
-      const cpu = process.cpuUsage();
-      const started = performance.now();
-      for (let i = 0; i < JOBS; i++) latencies[i] = (await job()).firstOutputMs;
-      rows.push({
-        ...row("submit → first output", latencies, performance.now() - started, cpu),
-        goal: { figure: "p99", below: 50 },
-        profile: await profile?.(),
+      const client = jobsClient({
+        gatewayUrl: bench.gatewayUrl,
+        token,
+        warmup: WARMUP,
+        jobs: JOBS,
+        burst: BURST,
+        concurrency: CONCURRENCY,
       });
-
-      const durations = new Float64Array(BURST);
-      const burstCpu = process.cpuUsage();
-      const burstStart = performance.now();
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: CONCURRENCY }, async () => {
-          for (let i = next++; i < BURST; i = next++) durations[i] = (await job()).endedMs;
-        }),
-      );
-      rows.push(
-        row(`jobs through one agent, ${CONCURRENCY} at once`, durations, performance.now() - burstStart, burstCpu),
-      );
+      const rows: LoadResult[] = [];
+      try {
+        rows.push({
+          ...(await client.phase("submit → first output")),
+          goal: { figure: "p99", below: 50 },
+        });
+        rows.push(await client.phase(`jobs through one agent, ${CONCURRENCY} at once`));
+      } finally {
+        client.stop();
+      }
       const links = await idleLinks(bench);
       return {
         rows,
@@ -99,6 +91,60 @@ export const jobDispatch: Benchmark = {
   },
 };
 
+/** What the parent tells the job client (`jobs-child.ts`). */
+export interface JobsPlan {
+  gatewayUrl: string;
+  token: string;
+  warmup: number;
+  jobs: number;
+  burst: number;
+  concurrency: number;
+}
+
+/** What the job client says: a measured phase begins; its times (ms per job), once it ended. */
+export type JobsChildMessage = { kind: "measuring" } | { kind: "times"; times: number[] };
+
+/**
+ * The job client in its own process: each `phase` waits for its start (the warm-up done), measures this process's
+ * CPU (and its profile with BENCH_PROFILE=1) over it, and answers its row from the client's times.
+ */
+function jobsClient(plan: JobsPlan) {
+  // fork keeps the parent's execArgv, so tsx loads the TypeScript child too.
+  const child = fork(new URL("./jobs-child.ts", import.meta.url), { serialization: "advanced" });
+  const waiting: ((message: JobsChildMessage) => void)[] = [];
+  const arrived: JobsChildMessage[] = [];
+  let failure: Error | undefined;
+  const fail = (error: Error) => {
+    failure = error;
+    for (const resolve of waiting.splice(0)) resolve({ kind: "times", times: [] });
+  };
+  child.on("message", (message: JobsChildMessage) => {
+    const resolve = waiting.shift();
+    if (resolve) resolve(message);
+    else arrived.push(message);
+  });
+  child.once("error", fail);
+  child.once("close", (code) => fail(new Error(`the job client exited with ${String(code)} before reporting`)));
+  const next = async (kind: JobsChildMessage["kind"]) => {
+    const message = arrived.shift() ?? (await new Promise<JobsChildMessage>((resolve) => waiting.push(resolve)));
+    if (failure) throw failure;
+    if (message.kind !== kind) throw new Error(`the job client said ${message.kind}, not ${kind}`);
+    return message;
+  };
+  child.send(plan);
+  return {
+    async phase(label: string): Promise<LoadResult> {
+      await next("measuring");
+      const profile = profiling() ? await startProfile() : undefined;
+      const cpu = process.cpuUsage();
+      const started = performance.now();
+      const { times } = (await next("times")) as { times: number[] };
+      return { ...row(label, Float64Array.from(times), performance.now() - started, cpu), profile: await profile?.() };
+    },
+    stop: () => child.kill(),
+  };
+}
+
 function row(label: string, times: Float64Array, elapsedMs: number, cpu: NodeJS.CpuUsage): LoadResult {
   const used = process.cpuUsage(cpu);
   const sorted = times.slice().sort();
@@ -110,38 +156,6 @@ function row(label: string, times: Float64Array, elapsedMs: number, cpu: NodeJS.
     p99: percentile(sorted, 0.99),
     failures: 0,
     cpuPerRequest: (used.user + used.system) / times.length,
-  };
-}
-
-/** Submits an echo job and reads its stream to the end: when its first output and its end arrived. */
-function jobRunner(bench: BenchPlatform, token: string) {
-  const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
-  const body = JSON.stringify({
-    class: "function",
-    artifact: "echo",
-    args: { text: "hi" },
-    ttl_ms: 60_000,
-    limits: {},
-  });
-  return async () => {
-    const start = performance.now();
-    const submitted = await fetch(`${bench.gatewayUrl}/run/api/v1/jobs`, { method: "POST", headers, body });
-    if (submitted.status !== 201) throw new Error(`submit answered ${submitted.status}: ${await submitted.text()}`);
-    const { job } = (await submitted.json()) as { job: { id: string } };
-    const stream = await fetch(`${bench.gatewayUrl}/run/api/v1/jobs/${job.id}/stream`, { headers });
-    if (stream.status !== 200) throw new Error(`stream answered ${stream.status}: ${await stream.text()}`);
-    let firstOutputMs = NaN;
-    let text = "";
-    const decoder = new TextDecoder();
-    for await (const chunk of stream.body!) {
-      text += decoder.decode(chunk, { stream: true });
-      if (Number.isNaN(firstOutputMs) && text.includes("event: output")) firstOutputMs = performance.now() - start;
-      if (/"state":\{"state":"ended"/.test(text)) break;
-    }
-    const endedMs = performance.now() - start;
-    await stream.body!.cancel().catch(() => undefined);
-    if (!text.includes('"reason":"completed"')) throw new Error(`job ${job.id} did not complete: ${text.slice(-500)}`);
-    return { firstOutputMs, endedMs };
   };
 }
 

@@ -15,6 +15,7 @@ import { openBlobStore } from "../services/kit/blobs/settings.js";
 import { seededEditors } from "../services/kit/editors/editors.js";
 import type { BlobStore } from "../services/kit/blobs/store.js";
 import { openOnProcessPool, poolWedged, recordedMigrations, upToDate, type MikroORM } from "../services/kit/db/orm.js";
+import type { EntityManager } from "@mikro-orm/postgresql";
 import { withMigrationLocks } from "../services/kit/db/migration-lock.js";
 import { ProcessPool } from "../services/kit/db/pool.js";
 import { budgetLine, checkBudget, connectionBudget } from "../services/kit/db/budget.js";
@@ -24,9 +25,9 @@ import type { EventBus } from "../services/kit/events/bus.js";
 import { JetStreamBus } from "../services/kit/events/jetstream-bus.js";
 import { InProcessBus } from "../services/kit/events/memory-bus.js";
 import { startConsumer } from "../services/kit/events/consumer.js";
-import { OutboxRelay } from "../services/kit/events/outbox.js";
+import { eventsCommittedBy, OutboxRelay } from "../services/kit/events/outbox.js";
 import { openRelayPool, RELAY_CONNECTIONS } from "../services/kit/events/relay-database.js";
-import { CommitListeners, signalsOf, wakesOf, type CommitSignal } from "../services/kit/db/commits.js";
+import { CommitListeners, wakesOf } from "../services/kit/db/commits.js";
 import { OutboxWakes } from "../services/kit/events/outbox-wake.js";
 import { housekeeping } from "../services/kit/service/housekeeping.js";
 import { createLogger, processLabels, type Logger } from "../services/kit/runtime/logger.js";
@@ -410,7 +411,7 @@ function serviceContext(parts: {
 }): ServiceContext {
   const { module, config, orm, relay, transports } = parts;
   const commits = new CommitListeners();
-  commits.on("events", () => relay.committed());
+  commits.on("events", (em) => relay.committed(eventsCommittedBy(em)));
   return {
     key: module.key,
     config,
@@ -422,16 +423,14 @@ function serviceContext(parts: {
     blobs: parts.blobs.scoped(module.key),
     commits,
     transaction: async (work) => {
-      let signals: ReadonlySet<CommitSignal> = new Set();
-      let wakes: readonly (() => void)[] = [];
-      const result = await inTransaction(orm, async (em) => {
-        const answer = await work(em);
-        signals = signalsOf(em);
-        wakes = wakesOf(em);
-        return answer;
+      // The transaction that committed (a retry runs on a fresh one).
+      let committed: EntityManager | undefined;
+      const result = await inTransaction(orm, (em) => {
+        committed = em;
+        return work(em);
       });
-      commits.committed(signals);
-      for (const wake of wakes) wake();
+      commits.committed(committed!);
+      for (const wake of wakesOf(committed!)) wake();
       return result;
     },
     client: (service) =>

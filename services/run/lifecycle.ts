@@ -18,6 +18,7 @@ import { exitReasonName, usageSeconds } from "./domain/jobs.js";
 import { byteLength, kept } from "./domain/stream.js";
 import { jobMetered, jobStreamed, streamSubjects } from "./events.js";
 import type { RunSettings } from "./settings.js";
+import { noteStreamed } from "./watchers.js";
 
 /**
  * How a job moves through its states, in the caller's transaction on the locked job row: each change persists the
@@ -43,6 +44,7 @@ async function streamed(
   ) as JsonObject;
   const seq = appendStreamEvent(em, job, changes, { at, kind: event.case, body });
   const message = create(JobStreamEventSchema, { id: String(seq), at: timestampFromDate(at), event });
+  noteStreamed(em, job.id, message);
   await jobStreamed(em, job, what, message, at);
 }
 

@@ -2,7 +2,10 @@ import { create } from "@bufbuild/protobuf";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NotificationPushedSchema } from "../../gen/pf/network/v1/events_pb.js";
-import { recordEvent } from "../../services/kit/events/outbox.js";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { inTransaction } from "../../services/kit/db/transaction.js";
+import { eventsCommittedBy, OutboxRelay, recordEvent } from "../../services/kit/events/outbox.js";
+import { createLogger } from "../../services/kit/runtime/logger.js";
 import type { ServiceContext } from "../../services/kit/service/module.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import { DATABASE_SERVER, describeWith } from "../support/skips.js";
@@ -94,6 +97,87 @@ describeWith(DATABASE_SERVER, "the outbox relay on a database server", () => {
       release();
       await Promise.all(transactions);
       await other.end();
+      unsubscribe();
+    }
+  });
+});
+
+describeWith(DATABASE_SERVER, "the outbox relay sending what its own process committed", () => {
+  let t: TestPlatform;
+  let pool: pg.Pool;
+  /** The statements the relay under test ran, in order. */
+  const statements: string[] = [];
+  beforeAll(async () => {
+    // The platform's own relay passes once at its start and lets the lease go: the poll never comes back in a test.
+    t = await startTestPlatform({ services: ["network"], env: { NATS_URL: "", PF_OUTBOX_POLL_MS: POLL_MS } });
+    pool = new pg.Pool({ connectionString: t.platform.databaseUrl, max: 2 });
+    const query = pool.query.bind(pool) as (sql: string, params: unknown[]) => Promise<pg.QueryResult>;
+    pool.query = ((sql: string, params: unknown[]) => {
+      statements.push(sql);
+      return query(sql, params);
+    }) as typeof pool.query;
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await t?.stop();
+  });
+
+  it("sends the events handed over by its commits without reading the outbox, and marks many in one statement", async () => {
+    const ctx = t.platform.contexts.get("network")!;
+    const received: string[] = [];
+    const unsubscribe = ctx.bus.subscribe("network.notification.pushed", (message) => {
+      received.push(message.headers["Nats-Msg-Id"]);
+    });
+    const relay = new OutboxRelay(ctx.orm, ctx.bus, createLogger("silent"), "network", { intervalMs: 60_000, pool });
+    // Committed as the service's transactions are, but told only to the relay under test.
+    const commit = async (title: string) => {
+      let committed!: EntityManager;
+      const id = await inTransaction(ctx.orm, (em) => {
+        committed = em;
+        return recordEvent(
+          em,
+          "network.notification.pushed",
+          NotificationPushedSchema,
+          create(NotificationPushedSchema, { notification: { title } }),
+        );
+      });
+      relay.committed(eventsCommittedBy(committed));
+      return id;
+    };
+    const reads = () => statements.filter((sql) => /from "?network"?\.outbox/.test(sql)).length;
+    const marks = () => statements.filter((sql) => /^update "?network"?\.outbox set sent_at/.test(sql)).length;
+    const unsent = async (ids: string[]) =>
+      (
+        await ctx.orm.em
+          .getConnection()
+          .execute<{ n: number }[]>(
+            `select count(*)::int as n from network.outbox where id = any(string_to_array(?, ',')) and sent_at is null`,
+            [ids.join(",")],
+          )
+      )[0].n;
+    try {
+      relay.start();
+      // Its first pass reads the outbox (the platform's relay left nothing): caught up after it.
+      const first = await commit("first");
+      await until(() => received.includes(first));
+      await until(async () => (await unsent([first])) === 0);
+      const readsBefore = reads();
+      const marksBefore = marks();
+
+      const handed = [await commit("second"), await commit("third")];
+      await until(() => handed.every((id) => received.includes(id)));
+      expect(received.slice(-2)).toEqual(handed);
+      expect(reads()).toBe(readsBefore);
+      // Marked sent together, a moment later.
+      await until(async () => (await unsent(handed)) === 0);
+      expect(marks()).toBe(marksBefore + 1);
+      expect(reads()).toBe(readsBefore);
+
+      // A wake from elsewhere (another process's commit, the poll) still reads.
+      relay.wake();
+      await until(() => reads() > readsBefore);
+    } finally {
+      await relay.stop();
       unsubscribe();
     }
   });

@@ -40,12 +40,15 @@ export function signalsOf(em: EntityManager): ReadonlySet<CommitSignal> {
   return marked.get(em) ?? new Set();
 }
 
+/** Told a commit that marked its signal: the committed transaction's `em`, to read what it wrote (no statement). */
+type CommitListener = (em: EntityManager) => void;
+
 /** A service's listeners for its own commits, one list per signal (`ServiceContext.commits`). */
 export class CommitListeners {
-  private readonly listeners = new Map<CommitSignal, (() => void)[]>();
+  private readonly listeners = new Map<CommitSignal, CommitListener[]>();
 
   /** Calls `listener` after every commit that marked `signal`; answers how to stop. */
-  on(signal: CommitSignal, listener: () => void): () => void {
+  on(signal: CommitSignal, listener: CommitListener): () => void {
     const list = this.listeners.get(signal) ?? [];
     this.listeners.set(signal, [...list, listener]);
     return () =>
@@ -55,9 +58,9 @@ export class CommitListeners {
       );
   }
 
-  /** Tells the listeners of each signal a transaction marked; called after it committed. */
-  committed(signals: ReadonlySet<CommitSignal>): void {
-    for (const signal of signals) for (const listener of this.listeners.get(signal) ?? []) listener();
+  /** Tells the listeners of each signal `em`'s transaction marked; called after it committed. */
+  committed(em: EntityManager): void {
+    for (const signal of signalsOf(em)) for (const listener of this.listeners.get(signal) ?? []) listener(em);
   }
 }
 

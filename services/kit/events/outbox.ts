@@ -83,10 +83,16 @@ export async function recordEvents<Desc extends DescMessage>(
   return rows.map(([id]) => id as string);
 }
 
+/** An outbox row as written: id, subject, schema id, payload, traceparent. */
 type Row = (string | null)[];
 
-/** The outbox rows of a transaction not yet written, in the order recorded. */
+/** The outbox rows of a transaction, written as it commits, in the order recorded. */
 const leftForCommit = new WeakMap<EntityManager, Row[]>();
+
+/** The events `em`'s transaction wrote as it committed (`inTransaction`'s), for the relay to send as they are. */
+export function eventsCommittedBy(em: EntityManager): readonly Row[] {
+  return leftForCommit.get(em) ?? [];
+}
 
 /** Rows written by one statement at most (a fan-out's thousands go in several). */
 const ROWS_AT_ONCE = 1_000;
@@ -132,6 +138,15 @@ interface OutboxRow {
 }
 
 const BATCH = 500;
+
+/** An event handed over by its commit: never tried, never waiting, just written. */
+const FRESH = { attempts: 0, waiting: false, aged: false } as const;
+
+/** How long events sent as handed over wait to be marked sent, so that those of many commits take one statement. */
+const MARK_DELAY_MS = 200;
+
+/** Ids a read pass remembers sending, so that a copy handed over after the read began is not sent again. */
+const SENT_BY_READ_KEPT = 4 * BATCH;
 
 /** How a relay is woken besides its own process's commits. */
 export interface RelayOptions {
@@ -181,6 +196,22 @@ export class OutboxRelay {
   private lastRelayedAt?: number;
   /** Which events the stream already holds, when a resend may be past its duplicate window. */
   private readonly resends: OutboxResends;
+  /**
+   * Whether every event committed before this instance's last read of the outbox has left, and it has held the
+   * lease since: the events its own process commits next leave as handed over (`committed`), without a read.
+   */
+  private caughtUp = false;
+  /** A wake asked for a read of the outbox (another process's commit, the poll, a commit whose events were not handed). */
+  private readWanted = true;
+  /** Events this process committed while caught up, handed over to leave as they are. */
+  private handed: OutboxRow[] = [];
+  /** Events sent and not yet marked: marked together within MARK_DELAY_MS, or by the next read. */
+  private unmarked: string[] = [];
+  private markTimer?: NodeJS.Timeout;
+  /** The unmarked events' time is up: the next pass marks them. */
+  private markDue = false;
+  /** The events the current read pass sent: a handed copy of one of them is not sent again. */
+  private readonly sentByRead = new Set<string>();
 
   constructor(
     orm: MikroORM,
@@ -192,7 +223,11 @@ export class OutboxRelay {
     this.table = qualified(orm.em, "outbox");
     this.db = new RelayConnection(orm, options.pool);
     this.resends = new OutboxResends(bus, prefix);
-    this.lease = new RelayLease(this.db.statement, qualified(orm.em, "leases"), () => this.resends.doubt());
+    this.lease = new RelayLease(this.db.statement, qualified(orm.em, "leases"), () => {
+      // The holder before may have left work half done, and events were committed that were not handed here.
+      this.caughtUp = false;
+      this.resends.doubt();
+    });
     this.schema = String(orm.em.config.get("schema"));
     this.intervalMs = options.intervalMs ?? 500;
     this.wakes = options.wakes;
@@ -206,22 +241,39 @@ export class OutboxRelay {
   }
 
   /**
-   * After a commit of this process that wrote events: a pass here. Not
-   * holding the lease, it tells the instance that does at once, not after
-   * finding out by a statement.
+   * After a commit of this process that wrote events (`events`, those of a transaction of `inTransaction`): a
+   * pass here, which sends them as handed over while the relay is caught up (no read of the outbox), else reads.
+   * Not holding the lease, it tells the instance that does at once, not after finding out by a statement.
    */
-  committed(): void {
+  committed(events: readonly Row[] = []): void {
     if (!this.lease.held()) this.wakes?.notify(this.schema);
-    this.wake();
+    if (events.length > 0 && this.caughtUp && this.lease.held()) {
+      for (const [id, subject, schema_id, payload, traceparent] of events)
+        this.handed.push({
+          id: id!,
+          subject: subject!,
+          schema_id: schema_id!,
+          payload: payload!,
+          traceparent,
+          ...FRESH,
+        });
+      this.run();
+    } else this.wake();
+  }
+
+  /** Asks for a pass that reads the outbox. */
+  wake(): void {
+    this.readWanted = true;
+    this.run();
   }
 
   /**
-   * Asks for a pass now. Passes run outside any caller's call, one at a time:
+   * Runs a pass now. Passes run outside any caller's call, one at a time:
    * wakes during a pass make one more pass after it, unless its last read of
    * the outbox began after them, or it failed (the database or the bus just
    * did: the poll tries again).
    */
-  wake(): void {
+  private run(): void {
     if (this.stopped) return;
     if (this.running) {
       this.again = true;
@@ -231,32 +283,65 @@ export class OutboxRelay {
       this.running = undefined;
       const more = this.again && passed;
       this.again = false;
-      if (more) this.wake();
+      if (more) this.run();
     });
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearTimeout(this.markTimer);
     await this.running;
+    if (this.unmarked.length > 0) await this.markSent(this.unmarked.splice(0)).catch(() => undefined);
     await this.lease.stop();
   }
 
   /** One pass; false when it failed. */
   private async pass(): Promise<boolean> {
     try {
-      if (!(await this.lease.take())) return true;
-      await this.relay();
+      if (!(await this.lease.take())) {
+        // Another instance relays now: it hears of what was handed here.
+        if (this.handed.length > 0) this.wakes?.notify(this.schema);
+        this.caughtUp = false;
+        this.handed = [];
+        return true;
+      }
+      if (this.readWanted || !this.caughtUp) await this.relay();
+      else await this.relayHanded();
+      const idle = this.lastRelayedAt === undefined || Date.now() - this.lastRelayedAt >= LEASE_IDLE_MS;
+      if (this.unmarked.length > 0 && (this.markDue || idle || this.unmarked.length >= BATCH))
+        await this.markSent(this.unmarked.splice(0));
+      this.markDue = false;
       // The lease is kept while events keep coming (no statements spent on it per pass) and let go once idle.
-      if (this.lastRelayedAt !== undefined && Date.now() - this.lastRelayedAt < LEASE_IDLE_MS) return true;
+      if (!idle) return true;
+      this.caughtUp = false;
       await this.lease.release();
       return true;
     } catch (error) {
       // Published events may be left unmarked.
+      this.caughtUp = false;
       this.resends.doubt();
       this.logger.warn({ err: error }, "outbox relay pass stopped; the next pass goes on");
       return false;
     }
+  }
+
+  /**
+   * Sends the events handed over since the last pass back to back, in the order committed; they are marked sent
+   * within MARK_DELAY_MS, together. A failure is recorded as a read pass's is, and the relay reads again: the failed
+   * event holds the ones after it until its next try.
+   */
+  private async relayHanded(): Promise<void> {
+    const batch = this.handed.filter((row) => !this.sentByRead.has(row.id));
+    this.handed = [];
+    if (batch.length === 0) return;
+    const sent = await this.settle(this.publishBatch(batch), this.unmarked);
+    if (!sent) this.caughtUp = false;
+    this.markTimer ??= setTimeout(() => {
+      this.markTimer = undefined;
+      this.markDue = true;
+      this.run();
+    }, MARK_DELAY_MS);
   }
 
   /**
@@ -267,14 +352,18 @@ export class OutboxRelay {
    * committed meanwhile leave without waiting for those acknowledgements.
    */
   private async relay(): Promise<void> {
-    const sent: string[] = [];
+    // Events sent as handed over and not yet marked are marked by the first read.
+    const sent: string[] = this.unmarked.splice(0);
     let pending: Publishing | undefined;
     let ok = true;
+    this.caughtUp = false;
+    this.sentByRead.clear();
     while (ok) {
       const rows = await this.next(sent.splice(0), pending?.batch ?? []);
       const ready = rows.length > 0 && !rows[0].waiting && !this.stopped && (await this.lease.take());
       // An event tried before goes alone, and settles before anything is read after it: nothing after it reaches the stream first.
       const batch = ready ? (rows[0].attempts > 0 ? rows.slice(0, 1) : rows) : [];
+      for (const row of batch) if (this.sentByRead.size < SENT_BY_READ_KEPT) this.sentByRead.add(row.id);
       // Already in the stream (a resend past its duplicate window would be kept twice): marked, not published again.
       const inStream = await this.resends.inStream(batch);
       const publishing =
@@ -286,7 +375,11 @@ export class OutboxRelay {
         ok = await this.settle(pending, sent);
         pending = undefined;
       }
-      if (!pending && sent.length === 0) return;
+      if (!pending && sent.length === 0) {
+        // All committed before this read has left: the process's next events can leave as handed over.
+        this.caughtUp = rows.length === 0;
+        return;
+      }
     }
     // A failure: what was published behind it is not marked (sent again after it, JetStream drops the resend).
     this.resends.doubt();
@@ -317,6 +410,9 @@ export class OutboxRelay {
    */
   private next(sent: string[], publishing: OutboxRow[]): Promise<OutboxRow[]> {
     this.again = false;
+    this.readWanted = false;
+    // Handed over before this read began: committed before it, so in its answer.
+    this.handed = [];
     // The select sees the outbox as before the update beside it: what was just sent is left out by id.
     return this.db.statement<OutboxRow>(
       `${sent.length > 0 ? `with sent as (update ${this.table} set sent_at = now() where id = any($1::text[])) ` : ""}

@@ -6,12 +6,15 @@ import { neverAborted } from "./call.js";
  * every so often (`next(timeoutMs)`), which is all a change made elsewhere gets.
  */
 
-/** The waiters of each key (a job id): `tell(key)` wakes every one of them. */
-export class Listeners {
-  private readonly byKey = new Map<string, Set<() => void>>();
+/**
+ * The waiters of each key (a job id): `tell(key, news)` wakes every one of them, handing them what happened where
+ * the teller has it (run's streams get the stream events committed; a bare wake says only "read again").
+ */
+export class Listeners<News = void> {
+  private readonly byKey = new Map<string, Set<(news: News) => void>>();
 
   /** Calls `wake` after each `tell` of the key, until the answer is called. */
-  watch(key: string, wake: () => void): () => void {
+  watch(key: string, wake: (news: News) => void): () => void {
     let own = this.byKey.get(key);
     if (!own) this.byKey.set(key, (own = new Set()));
     own.add(wake);
@@ -22,8 +25,8 @@ export class Listeners {
   }
 
   /** Something about the key changed (its commit is done). */
-  tell(key: string): void {
-    for (const wake of this.byKey.get(key) ?? []) wake();
+  tell(key: string, news: News): void {
+    for (const wake of this.byKey.get(key) ?? []) wake(news);
   }
 }
 
@@ -48,7 +51,8 @@ export class Wakes {
     this.resolve?.();
   };
 
-  async next(timeoutMs: number): Promise<void> {
+  /** Whether it was woken (not only timed out or aborted). */
+  async next(timeoutMs: number): Promise<boolean> {
     if (!this.woken && !this.signal?.aborted) {
       await new Promise<void>((resolve) => {
         const done = () => {
@@ -62,7 +66,9 @@ export class Wakes {
         this.resolve = done;
       });
     }
+    const woken = this.woken;
     this.woken = false;
+    return woken;
   }
 }
 

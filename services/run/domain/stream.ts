@@ -39,3 +39,42 @@ export function resumePoint(header: string | null, query: string): number {
   if (!/^[0-9]{1,18}$/.test(id)) throw invalid("Last-Event-ID", "Last-Event-ID is the id of an event of this stream.");
   return Number(id);
 }
+
+/** An event of a job's stream as a wake hands it: its SSE id is its seq. */
+interface Sequenced {
+  id: string;
+}
+
+/**
+ * The stream events wakes handed one open stream, beyond what it sent: the commit's own and the bus's copies of
+ * them, in any order and twice over. `after(sent)` answers the run that follows `sent` without a gap ([] when
+ * nothing new came), or undefined when one is missing (a wake lost, or more held than `bound`): the stream reads its
+ * persisted events instead.
+ */
+export class HeardEvents<Event extends Sequenced> {
+  private readonly bySeq = new Map<number, Event>();
+  private overflowed = false;
+
+  constructor(private readonly bound: number) {}
+
+  add(events: readonly Event[]): void {
+    for (const event of events) {
+      if (this.bySeq.size >= this.bound) this.overflowed = true;
+      else this.bySeq.set(Number(event.id), event);
+    }
+  }
+
+  after(sent: number): Event[] | undefined {
+    for (const seq of this.bySeq.keys()) if (seq <= sent) this.bySeq.delete(seq);
+    const run: Event[] = [];
+    for (let next = this.bySeq.get(sent + 1); next; next = this.bySeq.get(sent + 1 + run.length)) {
+      run.push(next);
+      this.bySeq.delete(sent + run.length);
+    }
+    if (this.bySeq.size === 0 && !this.overflowed) return run;
+    // The read answers everything after `sent`: what is held is dropped.
+    this.overflowed = false;
+    this.bySeq.clear();
+    return undefined;
+  }
+}

@@ -1,14 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { JobStreamEventSchema } from "../../../gen/pf/run/v1/jobs_pb.js";
+import { JobStreamEventSchema, type JobStreamEvent } from "../../../gen/pf/run/v1/jobs_pb.js";
 import { JobStreamTicketResultSchema, type JobStreamRequest, type RunService } from "../../../gen/pf/run/v1/run_pb.js";
 import { principalOf } from "../../kit/auth/principal.js";
 import { problem } from "../../kit/handler/problem.js";
 import type { RunContext } from "../context.js";
 import { jobNotFound, jobToProto, readJob, type JobView } from "../db/jobs.js";
 import { insertTicket, streamEventsAfter, streamEventToProto, useTicket } from "../db/stream.js";
-import { resumePoint } from "../domain/stream.js";
+import { HeardEvents, resumePoint } from "../domain/stream.js";
 import { newSecret, secretHash } from "../../kit/auth/secrets.js";
 import { TICKET_TTL_MS } from "../domain/tickets.js";
 import { visibleJob } from "../projects.js";
@@ -65,36 +65,44 @@ export function streamHandlers(ctx: RunContext): StreamHandlers {
 
     /**
      * The job as it is first (so the answer's headers go out at once), then its persisted events after the resume
-     * point in order, then each new one as it is committed (the watchers wake it; a recheck makes up a wake missed),
-     * until the job's end has been sent.
+     * point in order, then each new one as it is committed: the watchers hand it over, and it is read back only
+     * past a gap or when no wake came for a while (the recheck), until the job's end has been sent.
      */
     async *streamJob(request, call) {
       // A bad Last-Event-ID is refused before a ticket is used up.
       let after = resumePoint(call.requestHeader.get("last-event-id"), request.lastEventId);
       const wakes = new Wakes(call.signal);
-      // Listening before the job's first read: an event committed between the read and the wait still wakes it.
-      const stop = ctx.watchers.watch(request.id, wakes.wake);
+      const heard = new HeardEvents<JobStreamEvent>(PAGE);
+      // Listening before the job's first read: an event committed between the read and the wait still reaches it.
+      const stop = ctx.watchers.watch(request.id, (news) => {
+        heard.add(news);
+        wakes.wake();
+      });
       try {
         const job = await streamedJob(ctx, call, request);
         yield create(JobStreamEventSchema, {
           at: timestampFromDate(ctx.clock.now()),
           event: { case: "job", value: jobToProto(job) },
         });
+        let read = true;
         while (!call.signal.aborted) {
-          const events = await streamEventsAfter(ctx, job.id, after, PAGE);
-          for (const stored of events) {
-            const event = streamEventToProto(stored);
+          const handed: JobStreamEvent[] | undefined = read ? undefined : heard.after(after);
+          const events: JobStreamEvent[] =
+            handed ?? (await streamEventsAfter(ctx, job.id, after, PAGE)).map(streamEventToProto);
+          for (const event of events) {
             yield event;
-            after = stored.seq;
+            after = Number(event.id);
             if (event.event.case === "state" && event.event.value.state === "ended") return;
           }
-          if (events.length === PAGE) continue;
-          if (events.length === 0 && (await readJob(ctx, job.id))?.state === "ended") {
+          read = handed === undefined && events.length === PAGE;
+          if (read) continue;
+          if (!handed && events.length === 0 && (await readJob(ctx, job.id))?.state === "ended") {
             // Resumed after its end: nothing more will come (unless the end committed between the two reads).
             if ((await streamEventsAfter(ctx, job.id, after, 1)).length === 0) return;
+            read = true;
             continue;
           }
-          await wakes.next(ctx.settings.streamRecheckMs);
+          read = !(await wakes.next(ctx.settings.streamRecheckMs));
         }
       } finally {
         stop();
