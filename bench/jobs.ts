@@ -30,8 +30,9 @@ const LINKS = Number(process.env.BENCH_LINKS || 1000);
 
 /**
  * Jobs through the real device agent (issue 28): `npm start`'s embedded agent (a worker thread of this process,
- * paired over the gateway's WebSocket on loopback) and run, bot, billing and media in this process. Each job is the `echo` function,
- * submitted through the gateway with a project's token and watched on its SSE stream (opened with the same token).
+ * paired over the gateway's WebSocket on loopback) and run, bot, billing and media in this process. Each job is the
+ * `echo` function, submitted through the gateway with a project's token and watched on its SSE stream (opened with the
+ * same token) by a client in a process of its own (`jobs-child.ts`), as every row's load generator is.
  * `submit → first output`: from the submit's request to the first `output` event, one job at a time (goal p99 <
  * 50 ms). `jobs through one agent`: BURST jobs, CONCURRENCY at a time, each from submit to its `ended` event.
  * `device links`: LINKS devices paired, their links opened and held idle by a child load process; the platform

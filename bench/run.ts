@@ -1,3 +1,4 @@
+import { cpus } from "node:os";
 import { healthUnderAbuse } from "./abuse.js";
 import { effectsUnderLoad } from "./effects.js";
 import { eventDelivery } from "./events.js";
@@ -42,8 +43,11 @@ const selected = wanted.length === 0 ? benchmarks : benchmarks.filter((b) => wan
 if (selected.length === 0)
   throw new Error(`no benchmark named ${wanted.join(", ")}; known: ${benchmarks.map((b) => b.name).join(", ")}`);
 
+// The figures depend on the Node that runs them: the production image's is .nvmrc's (Node 20 spent ~40% more CPU
+// per job than Node 26 in `jobs`, bench/README.md).
 console.log(
-  `${settings.connections} connections, ${settings.warmup} s warm-up, ${settings.duration} s measured per target`,
+  `node ${process.version}, ${cpus().length} cores; ${settings.connections} connections, ${settings.warmup} s warm-up, ` +
+    `${settings.duration} s measured per target`,
 );
 const rows: BenchRow[] = [];
 const notes: string[] = [];

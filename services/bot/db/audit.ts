@@ -15,8 +15,11 @@ export interface Audited {
   refusal?: string;
 }
 
-/** Records one action on a robot (insert-only), in the transaction of the change; answers its id. */
-export async function audit(em: EntityManager, robotId: string, entry: Audited, at: Date): Promise<string> {
+/**
+ * Records one action on a robot (insert-only), in the transaction of the change (`ctx.transaction`, whose flush
+ * writes it with the change's other rows); answers its id.
+ */
+export function audit(em: EntityManager, robotId: string, entry: Audited, at: Date): string {
   const id = newId("aud");
   em.create(AuditRow, {
     id,
@@ -29,7 +32,6 @@ export async function audit(em: EntityManager, robotId: string, entry: Audited, 
     refusal: entry.refusal ?? "",
     at,
   });
-  await em.flush();
   return id;
 }
 

@@ -21,11 +21,9 @@ export function jobById(em: EntityManager, id: string, lock = false): Promise<Jo
   return lock ? lockedById(em, JobRow, id) : em.findOne(JobRow, { id });
 }
 
-/** Stores a new dispatch. */
-export async function insertJob(em: EntityManager, row: JobRow): Promise<JobRow> {
-  const entity = em.create(JobRow, row);
-  await em.flush();
-  return entity;
+/** Stores a new dispatch, with the transaction's flush (`ctx.transaction`). */
+export function insertJob(em: EntityManager, row: JobRow): JobRow {
+  return em.create(JobRow, row);
 }
 
 /** Writes the changes made to job rows. */

@@ -145,7 +145,7 @@ async function commanded(
         robot.turnUntil = turn.until;
         await saveRobot(em);
       }
-      await audit(em, robotId, { action: "command", ...who, target: commandId, detail: command.name, refusal }, at);
+      audit(em, robotId, { action: "command", ...who, target: commandId, detail: command.name, refusal }, at);
       if (refusal === "")
         await commandEvent(em, {
           robotId,

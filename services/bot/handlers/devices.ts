@@ -49,12 +49,7 @@ export function deviceHandlers(ctx: BotContext): DeviceHandlers {
         for (const job of await openJobsOf(em, [device.id]))
           await endJob(em, job, canceled("the device was revoked"), at);
         await saveJobs(em);
-        await audit(
-          em,
-          device.robotId,
-          { action: "device_revoked", ...who, target: device.id, detail: request.reason },
-          at,
-        );
+        audit(em, device.robotId, { action: "device_revoked", ...who, target: device.id, detail: request.reason }, at);
         const facts = { deviceId: device.id, robotId: device.robotId, actor: who.actor, reason: request.reason, at };
         await deviceEvent(em, "bot.device.revoked", facts);
         wakeAfterCommit(em, () => ctx.links.close(device.id, "revoked"));
@@ -76,7 +71,7 @@ export function deviceHandlers(ctx: BotContext): DeviceHandlers {
         device.linkId = null;
         device.linkInstance = null;
         await saveDevices(em);
-        await audit(em, device.robotId, { action: "device_rotated", ...who, target: device.id }, at);
+        audit(em, device.robotId, { action: "device_rotated", ...who, target: device.id }, at);
         await deviceEvent(em, "bot.device.rotated", {
           deviceId: device.id,
           robotId: device.robotId,

@@ -27,7 +27,7 @@ export function estopHandlers(ctx: BotContext): Pick<ServiceImpl<typeof BotServi
         row.estopActingFor = who.actingFor;
         row.updatedAt = at;
         await saveRobot(em);
-        await audit(em, row.id, { action: latched ? "estop_latched" : "estop_cleared", ...who }, at);
+        audit(em, row.id, { action: latched ? "estop_latched" : "estop_cleared", ...who }, at);
         const subject = latched ? "bot.robot.estop_latched" : "bot.robot.estop_cleared";
         await robotEvent(em, subject, { robotId: row.id, owner: row.owner, ...who, at });
       }

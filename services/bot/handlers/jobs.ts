@@ -74,7 +74,7 @@ export function jobHandlers(ctx: BotContext): JobHandlers {
         }
         const at = ctx.clock.now();
         const device = await placement(em, request, at);
-        const job = await insertJob(em, {
+        const job = insertJob(em, {
           id: request.id,
           requestHash: hash,
           nodeId: device.id,
@@ -99,7 +99,7 @@ export function jobHandlers(ctx: BotContext): JobHandlers {
           lostAt: new Date(at.getTime() + Number(request.job!.ttlMs) + ctx.settings.lostGraceMs),
         });
         const detail = [request.job!.class, request.job!.artifact].filter((word) => word !== "").join(" ");
-        await audit(em, device.robotId, { action: "job_dispatched", ...who, target: job.id, detail }, at);
+        audit(em, device.robotId, { action: "job_dispatched", ...who, target: job.id, detail }, at);
         await dispatchEvent(em, "bot.dispatch.placed", job, at);
         return { row: job, created: true };
       });
@@ -122,7 +122,7 @@ export function jobHandlers(ctx: BotContext): JobHandlers {
         if (job.state === "ended" || job.cancelRequested) return job;
         const at = ctx.clock.now();
         job.cancelRequested = true;
-        await audit(em, job.robotId, { action: "job_cancel_requested", ...who, target: job.id }, at);
+        audit(em, job.robotId, { action: "job_cancel_requested", ...who, target: job.id }, at);
         const device = await deviceById(em, job.nodeId);
         const since = new Date(at.getTime() - ctx.settings.presenceTimeoutMs);
         // A frame no link holds never starts: it ends here. Otherwise the device's link sends job_cancel (a frame

@@ -53,7 +53,7 @@ export function pairingHandlers(
         row.pairingCodeExpiresAt = code.expiresAt;
         row.updatedAt = at;
         await saveRobot(em);
-        await audit(em, row.id, { action: "pairing_code_issued", ...who }, at);
+        audit(em, row.id, { action: "pairing_code_issued", ...who }, at);
         return create(RobotManageResultSchema, {
           robot: robotToProto(row, await operatorsOf(em, row.id), at),
           pairingCode: code.shown,
@@ -93,7 +93,7 @@ export function pairingHandlers(
           connectedAt: null,
           lastSeenAt: null,
         });
-        await audit(em, robot.id, { action: "device_paired", actor: device.id, target: device.id }, at);
+        audit(em, robot.id, { action: "device_paired", actor: device.id, target: device.id }, at);
         await deviceEvent(em, "bot.device.paired", { deviceId: device.id, robotId: robot.id, actor: device.id, at });
         return create(PairDeviceResultSchema, {
           deviceId: device.id,

@@ -80,7 +80,7 @@ export function robotHandlers(ctx: BotContext): RobotHandlers {
             deletedAt: null,
           });
           await setOperators(em, row.id, request.operators, at);
-          await audit(em, row.id, { action: "created", ...who, detail: row.name }, at);
+          audit(em, row.id, { action: "created", ...who, detail: row.name }, at);
           await robotEvent(em, "bot.robot.created", { robotId: row.id, owner, ...who, at });
           return create(RobotManageResultSchema, { robot: await answered(em, row), changed: true });
         }),
@@ -136,7 +136,7 @@ export function robotHandlers(ctx: BotContext): RobotHandlers {
         await saveRobot(em);
         await setOperators(em, row.id, request.operators, at);
         await removeOperators(em, row.id, request.removeOperators);
-        await audit(em, row.id, { action: "updated", ...who, detail: changed.join(", ") }, at);
+        audit(em, row.id, { action: "updated", ...who, detail: changed.join(", ") }, at);
         return create(RobotManageResultSchema, { robot: await answered(em, row), changed: true });
       });
     },
@@ -167,7 +167,7 @@ export function robotHandlers(ctx: BotContext): RobotHandlers {
         row.pairingCodeHash = null;
         row.pairingCodeExpiresAt = null;
         await saveRobot(em);
-        await audit(em, row.id, { action: "deleted", ...who, detail: request.reason }, at);
+        audit(em, row.id, { action: "deleted", ...who, detail: request.reason }, at);
         // The links of its devices close wherever they are held (links.ts); their credentials open nothing again.
         await robotEvent(em, "bot.robot.deleted", { robotId: row.id, owner: row.owner, ...who, at });
         return create(RobotManageResultSchema, { robot: await answered(em, row), changed: true });
