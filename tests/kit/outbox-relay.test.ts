@@ -107,14 +107,18 @@ describeWith(DATABASE_SERVER, "the outbox relay sending what its own process com
   let pool: pg.Pool;
   /** The statements the relay under test ran, in order. */
   const statements: string[] = [];
+  /** Whether the relay under test has taken the service's relay lease. */
+  let leaseTaken = false;
   beforeAll(async () => {
     // The platform's own relay passes once at its start and lets the lease go: the poll never comes back in a test.
     t = await startTestPlatform({ services: ["network"], env: { NATS_URL: "", PF_OUTBOX_POLL_MS: POLL_MS } });
     pool = new pg.Pool({ connectionString: t.platform.databaseUrl, max: 2 });
     const query = pool.query.bind(pool) as (sql: string, params: unknown[]) => Promise<pg.QueryResult>;
-    pool.query = ((sql: string, params: unknown[]) => {
+    pool.query = (async (sql: string, params: unknown[]) => {
       statements.push(sql);
-      return query(sql, params);
+      const result = await query(sql, params);
+      if (/^insert into "?network"?\.leases/.test(sql) && result.rows.length > 0) leaseTaken = true;
+      return result;
     }) as typeof pool.query;
   });
   afterAll(async () => {
@@ -157,7 +161,12 @@ describeWith(DATABASE_SERVER, "the outbox relay sending what its own process com
       )[0].n;
     try {
       relay.start();
-      // Its first pass reads the outbox (the platform's relay left nothing): caught up after it.
+      // The platform's relay may hold the lease a moment longer (its own start's pass): the relay under test is woken
+      // until it has taken it. Its first pass with it reads the outbox: caught up after it.
+      await until(() => {
+        if (!leaseTaken) relay.wake();
+        return leaseTaken;
+      });
       const first = await commit("first");
       await until(() => received.includes(first));
       await until(async () => (await unsent([first])) === 0);

@@ -89,7 +89,8 @@ export function effect<C extends EffectHost, Desc extends DescMessage>(definitio
         await ctx.transaction((em) => recordRefusal(em, definition.name, meta, refusal));
       }
     },
-    // Applied outside: the transaction only marks the event handled.
+    // Applied outside: only the inbox mark is written, by one statement.
+    marksOnly: true,
     async handle() {},
   });
 }

@@ -38,6 +38,11 @@ export interface Consumer<C extends ConsumerHost = ConsumerHost, Desc extends De
    */
   outside?(event: MessageShape<Desc>, meta: EventMeta, ctx: C): Promise<void>;
   /**
+   * With `outside`: its `handle` writes nothing (an effect's), so a batch's inbox marks go in one statement of their
+   * own, without a transaction around it (two round trips fewer per batch).
+   */
+  marksOnly?: boolean;
+  /**
    * The batch's writes flushed once, at its end, instead of after each event: for handlers that read what an earlier
    * event of the batch wrote only through the entities the transaction holds, never by a statement (run's device
    * events: a job's start, output and exit are one stream-event insert and one job update). Should that flush fail,
@@ -245,13 +250,11 @@ function outsideInBatches<C extends ConsumerHost>(
         }
     };
     await Promise.all(Array.from({ length: Math.min(SIDE_BY_SIDE, queue.length) }, runKeys));
-    if (done.length > 0) {
+    const ids = done.map((delivery) => delivery.meta.id);
+    if (done.length > 0 && definition.marksOnly) await markHandled(ctx.orm.em.fork(), definition.name, ids);
+    else if (done.length > 0) {
       await ctx.transaction(async (em) => {
-        const fresh = await markHandled(
-          em,
-          definition.name,
-          done.map((delivery) => delivery.meta.id),
-        );
+        const fresh = await markHandled(em, definition.name, ids);
         for (const { event, meta } of done) if (fresh.has(meta.id)) await definition.handle(event, em, meta, ctx);
       });
     }
@@ -269,7 +272,7 @@ async function handledOf(em: EntityManager, name: string, ids: string[]): Promis
   return new Set(rows.map((row) => row.event_id));
 }
 
-/** Marks `ids` handled by the consumer in the caller's transaction; answers those not marked before. */
+/** Marks `ids` handled by the consumer (in the caller's transaction, if any); answers those not marked before. */
 async function markHandled(em: EntityManager, name: string, ids: string[]): Promise<Set<string>> {
   const rows: { event_id: string }[] = await sql(
     em,
