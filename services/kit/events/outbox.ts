@@ -292,7 +292,7 @@ export class OutboxRelay {
     clearInterval(this.timer);
     clearTimeout(this.markTimer);
     await this.running;
-    if (this.unmarked.length > 0) await this.markSent(this.unmarked.splice(0)).catch(() => undefined);
+    await this.markUnmarked().catch(() => undefined);
     await this.lease.stop();
   }
 
@@ -309,8 +309,7 @@ export class OutboxRelay {
       if (this.readWanted || !this.caughtUp) await this.relay();
       else await this.relayHanded();
       const idle = this.lastRelayedAt === undefined || Date.now() - this.lastRelayedAt >= LEASE_IDLE_MS;
-      if (this.unmarked.length > 0 && (this.markDue || idle || this.unmarked.length >= BATCH))
-        await this.markSent(this.unmarked.splice(0));
+      if (this.markDue || idle || this.unmarked.length >= BATCH) await this.markUnmarked();
       this.markDue = false;
       // The lease is kept while events keep coming (no statements spent on it per pass) and let go once idle.
       if (!idle) return true;
@@ -352,14 +351,15 @@ export class OutboxRelay {
    * committed meanwhile leave without waiting for those acknowledgements.
    */
   private async relay(): Promise<void> {
-    // Events sent as handed over and not yet marked are marked by the first read.
-    const sent: string[] = this.unmarked.splice(0);
+    // Events sent as handed over and not yet marked are marked by the first read (kept until it has).
+    const sent: string[] = [...this.unmarked];
     let pending: Publishing | undefined;
     let ok = true;
     this.caughtUp = false;
     this.sentByRead.clear();
     while (ok) {
       const rows = await this.next(sent.splice(0), pending?.batch ?? []);
+      this.unmarked = [];
       const ready = rows.length > 0 && !rows[0].waiting && !this.stopped && (await this.lease.take());
       // An event tried before goes alone, and settles before anything is read after it: nothing after it reaches the stream first.
       const batch = ready ? (rows[0].attempts > 0 ? rows.slice(0, 1) : rows) : [];
@@ -422,6 +422,18 @@ export class OutboxRelay {
        order by id limit ${BATCH}`,
       [sent, publishing.map((row) => row.id), this.resends.agedAfterMs()],
     );
+  }
+
+  /** Marks the events sent as handed over; a failed mark keeps them for the next (a read would send them again). */
+  private async markUnmarked(): Promise<void> {
+    if (this.unmarked.length === 0) return;
+    const marking = this.unmarked.splice(0);
+    try {
+      await this.markSent(marking);
+    } catch (error) {
+      this.unmarked.unshift(...marking);
+      throw error;
+    }
   }
 
   private async markSent(sent: string[]): Promise<void> {
