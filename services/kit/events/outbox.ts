@@ -331,8 +331,9 @@ export class OutboxRelay {
    * event holds the ones after it until its next try.
    */
   private async relayHanded(): Promise<void> {
-    const batch = this.handed.filter((row) => !this.sentByRead.has(row.id));
-    this.handed = [];
+    // At most a read's batch at once, as a read pass publishes: the rest goes in the next pass.
+    const batch = this.handed.splice(0, BATCH).filter((row) => !this.sentByRead.has(row.id));
+    if (this.handed.length > 0) this.again = true;
     if (batch.length === 0) return;
     const sent = await this.settle(this.publishBatch(batch), this.unmarked);
     if (!sent) this.caughtUp = false;
