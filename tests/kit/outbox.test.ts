@@ -66,6 +66,8 @@ describe("the outbox relay on the in-process bus", () => {
       );
       try {
         await push("1");
+        // "1" alone first: were "2" to "4" written before the relay read "1", the four would go as one batch.
+        await until(() => active === 1);
         // One transaction, so one batch: "3" and "4" are queued behind "2" when it fails.
         await ctx.transaction(async (em) => {
           for (const title of ["2", "3", "4"]) {
