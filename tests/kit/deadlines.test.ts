@@ -1,6 +1,8 @@
 import { holdCoinAccount } from "../support/row-lock.js";
 import { describe, expect, it } from "vitest";
 import { usePlatform } from "../support/platform.js";
+import { DATABASE_SERVER, itWith } from "../support/skips.js";
+import { until } from "../support/until.js";
 
 const t = usePlatform({ services: ["network"], env: { PF_CALL_TIMEOUT_MS: "700" } });
 
@@ -35,5 +37,30 @@ describe("a call whose deadline passes", () => {
         `select balance from network.coin_accounts where app_id = 'app_dl' and subject = 'usr_dl1' for update`,
       );
     expect(row.balance).toBe("10");
+  });
+
+  // On the embedded database the holder keeps its one session: the debit never reaches the row.
+  itWith(DATABASE_SERVER, "ends its wait for a row at the deadline, while the row is still held", async () => {
+    const token = await t.token({
+      kind: "service",
+      svc: "community",
+      caps: ["network.coins.credit", "network.coins.debit"],
+      app_id: "app_dl",
+    });
+    await t.http("POST", "/network/internal/coins/credit", {
+      token,
+      body: { subject: "usr_dl2", amount: 10, idempotency_key: "dl-2" },
+    });
+    const held = await holdCoinAccount(t.platform.databaseUrl, "app_dl", "usr_dl2");
+    try {
+      const debit = t.http("POST", "/network/internal/coins/debit", { token, body: { subject: "usr_dl2", amount: 3 } });
+      await held.queued();
+      expect((await debit).status).toBe(504);
+      // Its statement_timeout (the call's time left, set as its transaction began) ended the wait: nothing waits for
+      // the holder any more, and the debit's connection is free.
+      await until(async () => !(await held.blocking()));
+    } finally {
+      await held.release();
+    }
   });
 });

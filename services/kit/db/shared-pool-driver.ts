@@ -1,6 +1,14 @@
 import { PostgreSqlConnection, PostgreSqlDriver, type Configuration } from "@mikro-orm/postgresql";
-import { PostgresDialect } from "kysely";
+import {
+  CompiledQuery,
+  PostgresDialect,
+  PostgresDriver,
+  type DatabaseConnection,
+  type PostgresDialectConfig,
+  type TransactionSettings,
+} from "kysely";
 import pg from "pg";
+import { currentCall } from "../runtime/call.js";
 import type { ProcessPool } from "./pool.js";
 
 /**
@@ -40,7 +48,7 @@ class SharedPoolConnection extends PostgreSqlConnection {
       client.release();
       throw new Error("the service's database connection is closed");
     };
-    return new PostgresDialect({
+    return new DeadlineBoundDialect({
       pool: {
         connect,
         end: () => {
@@ -100,6 +108,39 @@ export class ServiceShare {
     const next = this.waiting.shift();
     if (next) next();
     else this.held--;
+  }
+}
+
+/**
+ * The milliseconds left to the call being served, at least 1; undefined outside a call. A transaction begun in a
+ * call binds its statements to them (`statement_timeout`): a wait on a lock ends at the deadline (57014, answered
+ * 504) and frees the connection, instead of holding it for a caller that has gone. `inTransaction` refuses to begin
+ * once no time is left.
+ */
+export function callTimeLeftMs(): number | undefined {
+  const call = currentCall();
+  return call ? Math.max(1, Math.ceil(call.deadline - Date.now())) : undefined;
+}
+
+/** Kysely's PostgreSQL dialect, its transactions bound to the call's deadline as they begin (`callTimeLeftMs`). */
+class DeadlineBoundDialect extends PostgresDialect {
+  constructor(private readonly settings: PostgresDialectConfig) {
+    super(settings);
+  }
+
+  override createDriver(): PostgresDriver {
+    return new DeadlineBoundDriver(this.settings);
+  }
+}
+
+class DeadlineBoundDriver extends PostgresDriver {
+  override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    const timeLeft = callTimeLeftMs();
+    if (timeLeft === undefined || settings.isolationLevel || settings.accessMode)
+      return super.beginTransaction(connection, settings);
+    // One round trip for both (a simple query may hold several statements): a call's transaction begins on the path
+    // of its answer.
+    await connection.executeQuery(CompiledQuery.raw(`begin; set local statement_timeout = ${timeLeft}`));
   }
 }
 

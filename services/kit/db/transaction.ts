@@ -2,7 +2,6 @@ import type { EntityManager, MikroORM } from "@mikro-orm/postgresql";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { commitWithin, currentCall } from "../runtime/call.js";
 import { openWritesBeforeCommit, writtenBeforeCommit } from "./commits.js";
-import { sql } from "./sql.js";
 
 const RETRYABLE = new Set(["40001", "40P01"]);
 
@@ -24,11 +23,12 @@ export async function inTransaction<T>(
   attempts = 5,
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
+    refuseExpired();
     const em = orm.em.fork();
+    // Its statements end at the call's deadline (`callTimeLeftMs`, set as it begins).
     await em.begin();
     openWritesBeforeCommit(em);
     try {
-      await boundByDeadline(em);
       const result = await work(em);
       await em.flush();
       await writtenBeforeCommit(em);
@@ -42,15 +42,8 @@ export async function inTransaction<T>(
   }
 }
 
-/**
- * No statement of the transaction outlives the call's deadline: a wait on a
- * lock ends there (57014, answered 504) and frees the connection, instead of
- * holding it for a caller that has gone.
- */
-async function boundByDeadline(em: EntityManager): Promise<void> {
+/** A call whose deadline has passed begins nothing (a transaction begun in a call is bound to it: `callTimeLeftMs`). */
+function refuseExpired(): void {
   const call = currentCall();
-  if (!call) return;
-  const remaining = Math.ceil(call.deadline - Date.now());
-  if (remaining <= 0) throw new ConnectError("the call's deadline passed", Code.DeadlineExceeded);
-  await sql(em, `set local statement_timeout = ${remaining}`);
+  if (call && call.deadline <= Date.now()) throw new ConnectError("the call's deadline passed", Code.DeadlineExceeded);
 }
