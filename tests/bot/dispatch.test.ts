@@ -121,6 +121,19 @@ describe("dispatch (POST /jobs)", () => {
     expect(device.frames.filter((frame) => frame.frame.case === "job")).toHaveLength(1);
   });
 
+  it("answers dispatches of one job id made at once as one: one 201, the rest 200 with that job, one frame", async () => {
+    const { robot, paired, device } = await linkedDevice(t);
+    const body = dispatchBody({ node_id: paired.deviceId });
+    const answers = await Promise.all(Array.from({ length: 6 }, () => run("POST", "/jobs", body)));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 200, 200, 200, 200, 201]);
+    for (const answer of answers) expect(answer.body.job).toMatchObject({ id: body.id, node_id: paired.deviceId });
+    await device.next("job");
+    device.close();
+    await device.ended;
+    expect(device.frames.filter((frame) => frame.frame.case === "job")).toHaveLength(1);
+    expect((await auditRows(t, robot.id)).filter((row) => row.action === "job_dispatched")).toHaveLength(1);
+  });
+
   it("needs project_id (422 bot.project_required)", async () => {
     const answer = await run("POST", "/jobs", { ...dispatchBody(), project_id: "" });
     expect(answer.body).toMatchObject({ status: 422, code: "bot.project_required" });

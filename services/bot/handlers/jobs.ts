@@ -1,9 +1,8 @@
 import { create, toJson } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { EntityManager } from "@mikro-orm/postgresql";
+import { UniqueConstraintViolationException, type EntityManager } from "@mikro-orm/postgresql";
 import type { BotService } from "../../../gen/pf/bot/v1/bot_pb.js";
 import { DispatchResultSchema, JobFrameSchema, type DispatchRequest } from "../../../gen/pf/bot/v1/jobs_pb.js";
-import { advisoryLock } from "../../kit/db/advisory-lock.js";
 import { invalid, problem } from "../../kit/handler/problem.js";
 import { answerStatus } from "../../kit/handler/status.js";
 import { actorOf } from "../actors.js";
@@ -63,45 +62,50 @@ export function jobHandlers(ctx: BotContext): JobHandlers {
       checkFrameSize(request.id, request.job, ctx.settings.mediaUrl);
       const hash = dispatchHash(request);
       const who = actorOf(call);
-      const { row, created } = await ctx.transaction(async (em) => {
-        // Two dispatches of one job id at once: the second waits here, then finds the first.
-        await advisoryLock(em, `bot.dispatch:${request.id}`);
-        const existing = await jobById(em, request.id);
-        if (existing) {
-          if (existing.requestHash !== hash)
-            throw problem(409, "idempotency.mismatch", `Job ${request.id} was dispatched with another request.`);
-          return { row: existing, created: false };
-        }
-        const at = ctx.clock.now();
-        const device = await placement(em, request, at);
-        const job = insertJob(em, {
-          id: request.id,
-          requestHash: hash,
-          nodeId: device.id,
-          robotId: device.robotId,
-          projectId: request.projectId,
-          subject: request.subject,
-          provider: request.provider,
-          frame: toJson(JobFrameSchema, request.job!) as Record<string, unknown>,
-          state: "dispatched",
-          exit: null,
-          stdout: "",
-          stderr: "",
-          stdoutBytes: 0,
-          stderrBytes: 0,
-          outputSeq: 0,
-          eventSeq: 0,
-          cancelRequested: false,
-          dispatchedAt: at,
-          receivedAt: null,
-          startedAt: null,
-          endedAt: null,
-          lostAt: new Date(at.getTime() + Number(request.job!.ttlMs) + ctx.settings.lostGraceMs),
+      const dispatched = () =>
+        ctx.transaction(async (em) => {
+          const existing = await jobById(em, request.id);
+          if (existing) {
+            if (existing.requestHash !== hash)
+              throw problem(409, "idempotency.mismatch", `Job ${request.id} was dispatched with another request.`);
+            return { row: existing, created: false };
+          }
+          const at = ctx.clock.now();
+          const device = await placement(em, request, at);
+          const job = insertJob(em, {
+            id: request.id,
+            requestHash: hash,
+            nodeId: device.id,
+            robotId: device.robotId,
+            projectId: request.projectId,
+            subject: request.subject,
+            provider: request.provider,
+            frame: toJson(JobFrameSchema, request.job!) as Record<string, unknown>,
+            state: "dispatched",
+            exit: null,
+            stdout: "",
+            stderr: "",
+            stdoutBytes: 0,
+            stderrBytes: 0,
+            outputSeq: 0,
+            eventSeq: 0,
+            cancelRequested: false,
+            dispatchedAt: at,
+            receivedAt: null,
+            startedAt: null,
+            endedAt: null,
+            lostAt: new Date(at.getTime() + Number(request.job!.ttlMs) + ctx.settings.lostGraceMs),
+          });
+          const detail = [request.job!.class, request.job!.artifact].filter((word) => word !== "").join(" ");
+          audit(em, device.robotId, { action: "job_dispatched", ...who, target: job.id, detail }, at);
+          await dispatchEvent(em, "bot.dispatch.placed", job, at);
+          return { row: job, created: true };
         });
-        const detail = [request.job!.class, request.job!.artifact].filter((word) => word !== "").join(" ");
-        audit(em, device.robotId, { action: "job_dispatched", ...who, target: job.id, detail }, at);
-        await dispatchEvent(em, "bot.dispatch.placed", job, at);
-        return { row: job, created: true };
+      // Two dispatches of one job id at once: the one whose insert meets the other's row (its key, once committed)
+      // runs again and answers it as a retry.
+      const { row, created } = await dispatched().catch((error: unknown) => {
+        if (error instanceof UniqueConstraintViolationException) return dispatched();
+        throw error;
       });
       if (created) ctx.links.placed(row.nodeId, row.id, jobFrame(row.id, request.job, ctx.settings.mediaUrl));
       else answerStatus(call, 200);
