@@ -19,25 +19,37 @@ const pushed = (title: string, id: string) => ({
   headers: { "Nats-Msg-Id": id },
 });
 
-/** A consumer of network.notification.pushed that fails once on a chosen title, recording what it applied of this file's events. */
-function probe(name: string, failOnce: string) {
-  const applied: string[] = [];
+/**
+ * A consumer of network.notification.pushed that fails once on a chosen title. What it applies of this file's events
+ * it writes in the event's transaction (`probe_applied`, made by the suite), so `applied` answers what committed: a
+ * batch rolled back and applied again counts once.
+ */
+function probe(t: TestPlatform, name: string, failOnce: string) {
   let failed = false;
   const definition = consumer({
     name,
     subject: "network.notification.pushed",
     event: NotificationPushedSchema,
     from: "new",
-    async handle(event) {
+    async handle(event, em) {
       const title = event.notification?.title ?? "";
       if (!title.startsWith(marker)) return;
       if (title === marker + failOnce && !failed) {
         failed = true;
         throw new Error("the projection's database was busy");
       }
-      applied.push(title.slice(marker.length));
+      await sql(em, "insert into {probe_applied} (consumer, title) values (?, ?)", [name, title.slice(marker.length)]);
     },
   });
+  const applied = async () =>
+    (
+      await t.platform.contexts
+        .get("network")!
+        .orm.em.getConnection()
+        .execute<{ title: string }[]>("select title from network.probe_applied where consumer = ? order by title", [
+          name,
+        ])
+    ).map((row) => row.title);
   return { definition, applied, failedOnce: () => failed };
 }
 
@@ -63,6 +75,10 @@ describe.each([
   let push: (title: string) => Promise<void>;
   beforeAll(async () => {
     t = await startTestPlatform({ services: ["network"], env });
+    await t.platform.contexts
+      .get("network")!
+      .orm.em.getConnection()
+      .execute("create table network.probe_applied (consumer text not null, title text not null)");
     const token = await t.token({ kind: "service", svc: "space", caps: ["network.notifications.push"] });
     push = async (title) => {
       const answer = await t.http("POST", "/network/internal/notifications/mention", {
@@ -76,13 +92,16 @@ describe.each([
 
   it("redeliver an event whose handling failed, and apply every event once", async () => {
     const ctx = t.platform.contexts.get("network")!;
-    const { definition, applied, failedOnce } = probe(`probe_${Date.now().toString(36)}`, "second");
+    const { definition, applied, failedOnce } = probe(t, `probe_${Date.now().toString(36)}`, "second");
     const stop = await startConsumer(ctx, definition);
     try {
       for (const title of ["first", "second", "third"]) await push(title);
-      await until(() => applied.includes("second") && applied.includes("third"), 20_000);
+      await until(async () => {
+        const titles = await applied();
+        return titles.includes("second") && titles.includes("third");
+      }, 20_000);
       expect(failedOnce()).toBe(true);
-      expect([...applied].sort()).toEqual(["first", "second", "third"]);
+      expect(await applied()).toEqual(["first", "second", "third"]);
     } finally {
       await stop();
       await removeDurable(t, `network_${definition.name}`);
@@ -201,7 +220,7 @@ describe.each([
 
   it("do nothing for a delivery already handled (the inbox)", async () => {
     const ctx = t.platform.contexts.get("network")!;
-    const { definition, applied } = probe("inbox_probe", "never");
+    const { definition, applied } = probe(t, "inbox_probe", "never");
     const handle = inboxHandler(ctx, definition);
     const message = {
       subject: "network.notification.pushed",
@@ -212,6 +231,6 @@ describe.each([
     };
     await handle([message]);
     await handle([message]);
-    expect(applied).toEqual(["once"]);
+    expect(await applied()).toEqual(["once"]);
   });
 });
