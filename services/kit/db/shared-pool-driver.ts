@@ -117,7 +117,7 @@ export class ServiceShare {
  * 504) and frees the connection, instead of holding it for a caller that has gone. `inTransaction` refuses to begin
  * once no time is left.
  */
-export function callTimeLeftMs(): number | undefined {
+function callTimeLeftMs(): number | undefined {
   const call = currentCall();
   return call ? Math.max(1, Math.ceil(call.deadline - Date.now())) : undefined;
 }
@@ -136,11 +136,14 @@ class DeadlineBoundDialect extends PostgresDialect {
 class DeadlineBoundDriver extends PostgresDriver {
   override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     const timeLeft = callTimeLeftMs();
-    if (timeLeft === undefined || settings.isolationLevel || settings.accessMode)
-      return super.beginTransaction(connection, settings);
+    if (timeLeft === undefined) return super.beginTransaction(connection, settings);
+    const bound = `set local statement_timeout = ${timeLeft}`;
     // One round trip for both (a simple query may hold several statements): a call's transaction begins on the path
-    // of its answer.
-    await connection.executeQuery(CompiledQuery.raw(`begin; set local statement_timeout = ${timeLeft}`));
+    // of its answer. A transaction with settings of its own (none of inTransaction's) is bound after Kysely begins it.
+    if (settings.isolationLevel || settings.accessMode) {
+      await super.beginTransaction(connection, settings);
+      await connection.executeQuery(CompiledQuery.raw(bound));
+    } else await connection.executeQuery(CompiledQuery.raw(`begin; ${bound}`));
   }
 }
 

@@ -25,7 +25,7 @@ export async function inTransaction<T>(
   for (let attempt = 1; ; attempt++) {
     refuseExpired();
     const em = orm.em.fork();
-    // Its statements end at the call's deadline (`callTimeLeftMs`, set as it begins).
+    // Its statements end at the call's deadline, bound as it begins (shared-pool-driver.ts).
     await em.begin();
     openWritesBeforeCommit(em);
     try {
@@ -42,7 +42,7 @@ export async function inTransaction<T>(
   }
 }
 
-/** A call whose deadline has passed begins nothing (a transaction begun in a call is bound to it: `callTimeLeftMs`). */
+/** A call whose deadline has passed begins nothing (one begun in a call is bound to it: shared-pool-driver.ts). */
 function refuseExpired(): void {
   const call = currentCall();
   if (call && call.deadline <= Date.now()) throw new ConnectError("the call's deadline passed", Code.DeadlineExceeded);
