@@ -134,6 +134,21 @@ describe("dispatch (POST /jobs)", () => {
     expect((await auditRows(t, robot.id)).filter((row) => row.action === "job_dispatched")).toHaveLength(1);
   });
 
+  it("answers two different dispatches of one job id made at once: one 201, the other 409 idempotency.mismatch", async () => {
+    const { paired, device } = await linkedDevice(t);
+    const body = dispatchBody({ node_id: paired.deviceId });
+    const answers = await Promise.all([
+      run("POST", "/jobs", body),
+      run("POST", "/jobs", { ...body, job: jobFrame({ ttl_ms: 5_000 }) }),
+    ]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([201, 409]);
+    expect(answers.find((answer) => answer.status === 409)!.body).toMatchObject({ code: "idempotency.mismatch" });
+    await device.next("job");
+    device.close();
+    await device.ended;
+    expect(device.frames.filter((frame) => frame.frame.case === "job")).toHaveLength(1);
+  });
+
   it("needs project_id (422 bot.project_required)", async () => {
     const answer = await run("POST", "/jobs", { ...dispatchBody(), project_id: "" });
     expect(answer.body).toMatchObject({ status: 422, code: "bot.project_required" });

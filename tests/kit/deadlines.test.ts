@@ -47,10 +47,11 @@ describe("a call whose deadline passes", () => {
       caps: ["network.coins.credit", "network.coins.debit"],
       app_id: "app_dl",
     });
-    await t.http("POST", "/network/internal/coins/credit", {
+    const credit = await t.http("POST", "/network/internal/coins/credit", {
       token,
       body: { subject: "usr_dl2", amount: 10, idempotency_key: "dl-2" },
     });
+    expect(credit.body.balance).toBe("10");
     const held = await holdCoinAccount(t.platform.databaseUrl, "app_dl", "usr_dl2");
     try {
       const debit = t.http("POST", "/network/internal/coins/debit", { token, body: { subject: "usr_dl2", amount: 3 } });
