@@ -180,6 +180,9 @@ export class LinkHub {
   readonly instance = randomUUID();
   private readonly links = new Map<string, DeviceLink>();
   private readonly channels = new Map<string, Set<ControlListener>>();
+  /** Link ends being recorded: a stopping instance waits for them before its database closes. */
+  private readonly recording = new Set<Promise<void>>();
+  private stopped = false;
   private unsubscribe: (() => void)[] = [];
 
   constructor(
@@ -194,8 +197,14 @@ export class LinkHub {
       this.unsubscribe.push(this.bus.subscribe(pattern, (message) => this.heard(message)));
   }
 
-  /** Stops listening and ends every link and channel held (their devices link again, to another instance). */
-  stop(): void {
+  /**
+   * Stops listening, ends every link and channel held (their devices link again, to another instance) and waits for
+   * the link ends being recorded. The ends of links released from now on are the caller's to record, after this
+   * (workers/links.ts records every link of the instance in one statement): their handlers may resume only after the
+   * database has closed.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
     for (const stop of this.unsubscribe) stop();
     this.unsubscribe = [];
     for (const link of this.links.values()) link.out.end();
@@ -204,6 +213,7 @@ export class LinkHub {
       for (const listener of listeners)
         listener.fail(problem(503, "bot.unavailable", "This instance is stopping; open the channel again."));
     this.channels.clear();
+    while (this.recording.size > 0) await Promise.all(this.recording);
   }
 
   /** Holds a device's link; an older link of the device on this instance ends (the device linked again). */
@@ -213,8 +223,16 @@ export class LinkHub {
     this.links.set(link.deviceId, link);
   }
 
-  release(link: DeviceLink): void {
+  /**
+   * Lets an ended link go and records its end (`record` never rejects), unless the instance has stopped; a stopping
+   * instance waits for the record.
+   */
+  async release(link: DeviceLink, record: () => Promise<void>): Promise<void> {
     if (this.links.get(link.deviceId) === link) this.links.delete(link.deviceId);
+    if (this.stopped) return;
+    const recorded = record().finally(() => this.recording.delete(recorded));
+    this.recording.add(recorded);
+    await recorded;
   }
 
   /**

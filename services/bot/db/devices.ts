@@ -77,6 +77,11 @@ export async function linkClosed(em: EntityManager, deviceId: string, linkId: st
   ]);
 }
 
+/** Marks every link an instance holds closed (it stops). */
+export async function instanceLinksClosed(em: EntityManager, instance: string): Promise<void> {
+  await em.nativeUpdate(DeviceRow, { linkInstance: instance }, { linkId: null, linkInstance: null });
+}
+
 /** Whether a device holds a link heard from since `since`. */
 export function isOnline(row: DeviceRow, since: Date): boolean {
   return row.status === "paired" && row.linkId != null && row.lastSeenAt != null && row.lastSeenAt > since;

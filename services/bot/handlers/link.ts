@@ -68,10 +68,11 @@ export function linkHandlers(ctx: BotContext): Pick<ServiceImpl<typeof BotLinkSe
         void outsideCall(() => readFrames(ctx, link, frames));
         yield* link.out;
       } finally {
-        ctx.links.release(link);
         link.out.end();
-        await outsideCall(() => ctx.transaction((em) => linkClosed(em, link.deviceId, link.id))).catch(
-          (error: unknown) => ctx.logger.warn({ err: error, device: link.deviceId }, "device link end not recorded"),
+        await ctx.links.release(link, () =>
+          outsideCall(() => ctx.transaction((em) => linkClosed(em, link.deviceId, link.id))).catch((error: unknown) =>
+            ctx.logger.warn({ err: error, device: link.deviceId }, "device link end not recorded"),
+          ),
         );
       }
     },
