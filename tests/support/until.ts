@@ -1,8 +1,15 @@
-/** Waits until `check` holds, looking every 50 ms; throws once `timeoutMs` has passed. */
-export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+/**
+ * Waits until `check` holds, looking every 50 ms; throws once `timeoutMs` has passed, with what `explain` says of the
+ * state it waited on (a flaky wait's failure then shows why).
+ */
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 15_000,
+  explain?: () => string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms${explain ? `: ${explain()}` : ""}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -60,13 +60,13 @@ describeWith(HAS_FFMPEG, "the control plane's commands", () => {
     "stop_output stops that output only; start_output starts another on the live session",
     async () => {
       await live("ses_two", [orderTo("out_kept"), orderTo("out_stopped")]);
-      await until(() => ["out_kept", "out_stopped"].every((id) => control.outputStates(id).includes("live")));
+      await Promise.all(["out_kept", "out_stopped"].map((id) => control.untilOutput(id, "live")));
       expect(await outputProcesses()).toHaveLength(2);
       control.send({ kind: "stop_output", outputId: "out_stopped" });
-      await until(() => control.outputStates("out_stopped").includes("stopped"));
+      await control.untilOutput("out_stopped", "stopped");
       expect(await outputProcesses()).toHaveLength(1);
       control.send({ kind: "start_output", sessionId: "ses_two", output: orderTo("out_added") });
-      await until(() => control.outputStates("out_added").includes("live"));
+      await control.untilOutput("out_added", "live");
       expect(control.outputStates("out_added")[0]).toBe("starting");
       expect(control.outputStates("out_kept")).not.toContain("stopped");
       expect(await outputProcesses()).toHaveLength(2);
@@ -97,7 +97,7 @@ describeWith(HAS_FFMPEG, "the control plane's commands", () => {
 
   itWith(HAS_FFMPEG, "the encoder leaving stops the session's outputs and ends it", async () => {
     const running = await live("ses_outputs", [orderTo("out_with_session")]);
-    await until(() => control.outputStates("out_with_session").includes("live"));
+    await control.untilOutput("out_with_session", "live");
     await running.stop();
     await until(() => control.sessionStates("ses_outputs").includes("ended"));
     expect(control.outputStates("out_with_session").at(-1)).toBe("stopped");

@@ -35,7 +35,7 @@ describeWith(HAS_FFMPEG, "a media worker's end: fenced or stopped", () => {
     control.allow(key, "ses_busy", [order]);
     const running = encoder(`${worker.ingestUrl}/${key}`);
     encoders.push(running);
-    await until(() => control.outputStates("out_busy").includes("live"));
+    await control.untilOutput("out_busy", "live");
     return { worker, running };
   };
 

@@ -38,7 +38,7 @@ describeWith(HAS_FFMPEG, "outputs pushed by FFmpeg to a destination", () => {
   });
 
   itWith(HAS_FFMPEG, "starts the granted outputs once media flows: real frames reach the destination", async () => {
-    await until(() => control.outputStates("out_push").includes("live"));
+    await control.untilOutput("out_push", "live");
     expect(control.outputStates("out_push").slice(0, 2)).toEqual(["starting", "live"]);
     const streams = await probe(target.flvUrl(destinationKey));
     expect(streams).toEqual(
@@ -65,7 +65,7 @@ describeWith(HAS_FFMPEG, "outputs pushed by FFmpeg to a destination", () => {
 
   itWith(HAS_FFMPEG, "the destination going away: reconnecting, then failed with the reason in its logs", async () => {
     await target.stop();
-    await until(() => control.outputStates("out_push").includes("failed"));
+    await control.untilOutput("out_push", "failed");
     const states = control.outputStates("out_push");
     expect(states.indexOf("reconnecting")).toBeGreaterThan(states.indexOf("live"));
     expect(states.at(-1)).toBe("failed");

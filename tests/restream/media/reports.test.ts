@@ -95,7 +95,7 @@ describeWith(HAS_FFMPEG, "the media worker's reports and log", () => {
       };
       control.allow(ingestKey, "ses_logged", [order]);
       publish(ingestKey);
-      await until(() => control.outputStates("out_logged").includes("live"));
+      await control.untilOutput("out_logged", "live");
       // A refused publish too: its line names the reason, not the encoder's address.
       const refusedKey = newKey();
       const refused = publish(refusedKey);

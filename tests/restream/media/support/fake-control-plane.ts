@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { until } from "../../../support/until.js";
 import type {
   ControlPlane,
   IngestGrant,
@@ -66,6 +67,16 @@ export class FakeControlPlane implements ControlPlane {
   /** The output's reports' states, in order. */
   outputStates(outputId: string): OutputState[] {
     return this.outputReports.filter((report) => report.outputId === outputId).map((report) => report.state);
+  }
+
+  /** Waits until the output has reported `state`; a timeout names the states it did report and the last log lines. */
+  untilOutput(outputId: string, state: OutputState): Promise<void> {
+    return until(
+      () => this.outputStates(outputId).includes(state),
+      undefined,
+      () =>
+        `${outputId} reported [${this.outputStates(outputId).join(", ")}]; last lines: ${this.allLines().slice(-20).join(" | ")}`,
+    );
   }
 
   /** The output's progress reports. */
