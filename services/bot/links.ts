@@ -180,8 +180,8 @@ export class LinkHub {
   readonly instance = randomUUID();
   private readonly links = new Map<string, DeviceLink>();
   private readonly channels = new Map<string, Set<ControlListener>>();
-  /** Link ends being recorded: a stopping instance waits for them before its database closes. */
-  private readonly recording = new Set<Promise<void>>();
+  /** Links' opens and ends being recorded: a stopping instance waits for them before its database closes. */
+  private readonly recording = new Set<Promise<unknown>>();
   private stopped = false;
   private unsubscribe: (() => void)[] = [];
 
@@ -199,9 +199,9 @@ export class LinkHub {
 
   /**
    * Stops listening, ends every link and channel held (their devices link again, to another instance) and waits for
-   * the link ends being recorded. The ends of links released from now on are the caller's to record, after this
-   * (workers/links.ts records every link of the instance in one statement): their handlers may resume only after the
-   * database has closed.
+   * the links' opens and ends being recorded. The ends of links released from now on are the caller's to record,
+   * after this (workers/links.ts records every link of the instance in one statement): their handlers may resume
+   * only after the database has closed.
    */
   async stop(): Promise<void> {
     this.stopped = true;
@@ -223,16 +223,27 @@ export class LinkHub {
     this.links.set(link.deviceId, link);
   }
 
+  /** Records a link's open: a stopping instance waits for it, so that its stop's record of the link's end follows. */
+  recordOpen<T>(record: () => Promise<T>): Promise<T> {
+    return this.recorded(record());
+  }
+
   /**
    * Lets an ended link go and records its end (`record` never rejects), unless the instance has stopped; a stopping
    * instance waits for the record.
    */
   async release(link: DeviceLink, record: () => Promise<void>): Promise<void> {
     if (this.links.get(link.deviceId) === link) this.links.delete(link.deviceId);
-    if (this.stopped) return;
-    const recorded = record().finally(() => this.recording.delete(recorded));
-    this.recording.add(recorded);
-    await recorded;
+    if (!this.stopped) await this.recorded(record());
+  }
+
+  private recorded<T>(write: Promise<T>): Promise<T> {
+    const settled: Promise<unknown> = write.then(
+      () => this.recording.delete(settled),
+      () => this.recording.delete(settled),
+    );
+    this.recording.add(settled);
+    return write;
   }
 
   /**

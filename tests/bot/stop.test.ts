@@ -1,11 +1,14 @@
+import { Code } from "@connectrpc/connect";
 import { Writable } from "node:stream";
 import { expect, it } from "vitest";
 import { createLogger } from "../../services/kit/runtime/logger.js";
 import { pairDevice, TestDevice } from "../support/device.js";
-import { startTestPlatform, usePlatform } from "../support/platform.js";
+import { startTestPlatform, usePlatform, type TestPlatform } from "../support/platform.js";
+import { holdRows } from "../support/row-lock.js";
+import { DATABASE_SERVER, itWith } from "../support/skips.js";
 import { until } from "../support/until.js";
 import { openedSocket, type SocketPeer } from "../support/websocket.js";
-import { botCall, managerToken, pairingCode, robotOf } from "./support.js";
+import { botCall, controlChannel, managerToken, pairingCode, robotOf } from "./support.js";
 
 /**
  * An instance of bot that stops with device links open: its links end, and their ends are recorded before its
@@ -13,12 +16,10 @@ import { botCall, managerToken, pairingCode, robotOf } from "./support.js";
  */
 const t = usePlatform({ services: ["bot"] });
 
-async function onlineOf(robotId: string): Promise<boolean[]> {
-  const answer = await botCall(t, await managerToken(t))("GET", `/robots/${robotId}/devices?limit=200`);
-  return (answer.body.devices.devices as { online: boolean }[]).map((device) => device.online);
-}
-
-it("records the end of every link it held as it stops: its devices are offline at once, nothing logged as lost", async () => {
+/** A second instance of bot on the same database and bus, and the warnings it logs. */
+async function secondInstance(
+  env: Record<string, string> = {},
+): Promise<{ stopping: TestPlatform; warnings: string[] }> {
   const warnings: string[] = [];
   const stopping = await startTestPlatform({
     services: ["bot"],
@@ -36,6 +37,16 @@ it("records the end of every link it held as it stops: its devices are offline a
       }),
     ),
   });
+  return { stopping, warnings };
+}
+
+async function onlineOf(robotId: string): Promise<boolean[]> {
+  const answer = await botCall(t, await managerToken(t))("GET", `/robots/${robotId}/devices?limit=200`);
+  return (answer.body.devices.devices as { online: boolean }[]).map((device) => device.online);
+}
+
+it("records the end of every link it held as it stops: its devices are offline at once, nothing logged as lost", async () => {
+  const { stopping, warnings } = await secondInstance();
   const robot = await robotOf(t);
   // Links over the stopping instance's gateway (real WebSockets, closed first as it stops) and over its RPC handlers.
   const sockets: SocketPeer[] = [];
@@ -57,4 +68,26 @@ it("records the end of every link it held as it stops: its devices are offline a
   expect(warnings.join("")).not.toContain("not recorded");
   for (const device of devices) expect(await device.ended).toBeUndefined();
   for (const socket of sockets) expect((await socket.close()).code).toBe(1001);
+});
+
+// The device's row is held from another session: the server's, as the embedded database serves one at a time.
+itWith(DATABASE_SERVER, "records the end of a link that was still opening as it stopped", async () => {
+  const { stopping } = await secondInstance();
+  const robot = await robotOf(t);
+  const paired = await pairDevice(t, robot.code);
+  const channel = await controlChannel(stopping, await managerToken(stopping), { "x-pf-subject": robot.owner });
+  channel.send(undefined, { robotId: robot.id });
+  await channel.next("estop");
+  const held = await holdRows(t.platform.databaseUrl, "select 1 from bot.devices where id = $1 for update", [
+    paired.deviceId,
+  ]);
+  const linking = TestDevice.connect(stopping, paired.credential, null).catch((error: unknown) => error);
+  await held.queued();
+  const stopped = stopping.stop();
+  // The operator channel fails as the instance's links stop: the stop now waits for the link's open to be recorded.
+  expect(await channel.ended).toMatchObject({ code: Code.Unavailable });
+  await held.release();
+  await stopped;
+  expect(await onlineOf(robot.id)).toEqual([false]);
+  await linking;
 });

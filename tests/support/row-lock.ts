@@ -1,22 +1,21 @@
 import pg from "pg";
 import { until } from "./until.js";
 
-/**
- * Holds one coin account's row from another session, so a call that needs it
- * waits inside its transaction until `release()`.
- */
-export async function holdCoinAccount(
-  databaseUrl: string,
-  appId: string,
-  subject: string,
-): Promise<{ release(): Promise<void>; queued(): Promise<void>; blocking(): Promise<boolean> }> {
+/** Rows another session holds: a call that needs them waits inside its transaction until `release()`. */
+export interface HeldRows {
+  release(): Promise<void>;
+  /** Resolves once a call waits on the rows. */
+  queued(): Promise<void>;
+  /** Whether a call waits on the rows now. */
+  blocking(): Promise<boolean>;
+}
+
+/** Holds the rows a `select … for update` locks, from a session of its own. */
+export async function holdRows(databaseUrl: string, lockingQuery: string, params: unknown[]): Promise<HeldRows> {
   const holder = new pg.Client({ connectionString: databaseUrl });
   await holder.connect();
   await holder.query("begin");
-  await holder.query("select 1 from network.coin_accounts where app_id = $1 and subject = $2 for update", [
-    appId,
-    subject,
-  ]);
+  await holder.query(lockingQuery, params);
   return {
     queued: () => untilBlockedBy(holder),
     blocking: () => blocking(holder),
@@ -25,6 +24,14 @@ export async function holdCoinAccount(
       await holder.end();
     },
   };
+}
+
+/** Holds one coin account's row. */
+export function holdCoinAccount(databaseUrl: string, appId: string, subject: string): Promise<HeldRows> {
+  return holdRows(databaseUrl, "select 1 from network.coin_accounts where app_id = $1 and subject = $2 for update", [
+    appId,
+    subject,
+  ]);
 }
 
 /** Whether another session waits on a lock this one holds now. */

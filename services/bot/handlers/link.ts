@@ -62,7 +62,9 @@ export function linkHandlers(ctx: BotContext): Pick<ServiceImpl<typeof BotLinkSe
       // Held before the credential is read again below: a revoke or rotation committed after that read is heard.
       ctx.links.hold(link);
       try {
-        const estop = await outsideCall(() => ctx.transaction((em) => opened(ctx, em, link, hash)));
+        const estop = await ctx.links.recordOpen(() =>
+          outsideCall(() => ctx.transaction((em) => opened(ctx, em, link, hash))),
+        );
         const welcome = { deviceId: link.deviceId, robotId: link.robotId, estop };
         yield create(LinkFrameSchema, { frame: { case: "welcome", value: welcome } });
         void outsideCall(() => readFrames(ctx, link, frames));
