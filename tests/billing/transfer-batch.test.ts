@@ -4,8 +4,8 @@ import { BillingService } from "../../gen/pf/billing/v1/billing_pb.js";
 import type { TransferResult } from "../../gen/pf/billing/v1/ledger_pb.js";
 import { problemOf } from "../../services/kit/handler/problem.js";
 import { usePlatform } from "../support/platform.js";
+import { holdRows } from "../support/row-lock.js";
 import { DATABASE_SERVER, describeWith, itWith } from "../support/skips.js";
-import { until } from "../support/until.js";
 import { billingOf, fund, person } from "./support.js";
 
 const usd = (minor: number) => ({ minorUnits: BigInt(minor), currency: "USD" });
@@ -167,25 +167,12 @@ describeWith(DATABASE_SERVER, "a transfer whose caller stops waiting while its b
     );
   });
 
-  /**
-   * Holds the row lock of an account from another transaction until `release` is called; `queued` resolves once
-   * another session waits on it.
-   */
-  async function holdAccount(owner: string, kind: string) {
-    const em = billingOf(t).orm.em.fork();
-    await em.begin();
-    const run = <T extends object>(sql: string, params: unknown[] = []) =>
-      em.getConnection().execute<T[]>(sql, params, "all", em.getTransactionContext());
-    await run(`select 1 from billing.accounts where owner = ? and kind = ? for update`, [owner, kind]);
-    const queued = () =>
-      until(async () => {
-        const [row] = await run<{ n: number }>(
-          "select count(*)::int as n from pg_locks where not granted and pg_backend_pid() = any(pg_blocking_pids(pid))",
-        );
-        return row.n > 0;
-      });
-    return { release: () => em.rollback(), queued };
-  }
+  /** Holds the row lock of an account from another session until `release` is called. */
+  const holdAccount = (owner: string, kind: string) =>
+    holdRows(t.platform.databaseUrl, "select 1 from billing.accounts where owner = $1 and kind = $2 for update", [
+      owner,
+      kind,
+    ]);
 
   itWith(
     DATABASE_SERVER,

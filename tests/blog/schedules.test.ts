@@ -1,8 +1,8 @@
-import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
 import { qualified } from "../../services/kit/db/orm.js";
 import { ManualClock } from "../../services/kit/runtime/clock.js";
 import { outboxEvents } from "../support/outbox.js";
+import { holdRows } from "../support/row-lock.js";
 import { usePlatform } from "../support/platform.js";
 import { until } from "../support/until.js";
 import { ALL_BLOG, newBlog, newPost, person, webCaller } from "./support.js";
@@ -44,24 +44,8 @@ const schedule = (postId: string, who: string, inMs: number) =>
   });
 
 /** Holds a schedule's row from another session: a schedule of the same post and action waits inside its transaction. */
-async function holdSchedule(id: string) {
-  const holder = new pg.Client({ connectionString: t.platform.databaseUrl });
-  await holder.connect();
-  await holder.query("begin");
-  await holder.query(`select 1 from ${table("schedules")} where id = $1 for update`, [id]);
-  return {
-    async waiting(): Promise<number> {
-      const { rows } = await holder.query<{ n: string }>(
-        "select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
-      );
-      return Number(rows[0].n);
-    },
-    async release(): Promise<void> {
-      await holder.query("commit");
-      await holder.end();
-    },
-  };
-}
+const holdSchedule = (id: string) =>
+  holdRows(t.platform.databaseUrl, `select 1 from ${table("schedules")} where id = $1 for update`, [id]);
 
 describe("schedules and the members who made them", () => {
   it("cancels a demoted editor's schedules of posts not theirs, and a removed member's, in the membership change", async () => {

@@ -1,7 +1,7 @@
-import pg from "pg";
 import { qualified } from "../../services/kit/db/orm.js";
 import type { SourcesContext } from "../../services/sources/context.js";
 import type { TestPlatform } from "../support/platform.js";
+import { holdRows, type HeldRows } from "../support/row-lock.js";
 import { until } from "../support/until.js";
 
 /** Every sources capability: what a first-party service such as news holds. */
@@ -80,24 +80,9 @@ export async function afterFirstSchedulerPass(t: TestPlatform): Promise<void> {
 
 /**
  * Holds the change counter's row from another session, so every item change (an intake, a removal) waits inside its
- * transaction until `release()`; `waiting()` counts this database's sessions waiting on a lock (each test file has
- * a database of its own).
+ * transaction until `release()` (each test file has a database of its own, so `waiting()` counts its changes).
  */
-export async function holdChangeCounter(t: TestPlatform) {
-  const holder = new pg.Client({ connectionString: t.platform.databaseUrl });
-  await holder.connect();
-  await holder.query("begin");
-  await holder.query(`select 1 from ${qualified(sourcesOf(t).orm.em, "change_counter")} where id = 1 for update`);
-  return {
-    async waiting(): Promise<number> {
-      const { rows } = await holder.query<{ n: string }>(
-        "select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
-      );
-      return Number(rows[0].n);
-    },
-    async release(): Promise<void> {
-      await holder.query("commit");
-      await holder.end();
-    },
-  };
+export function holdChangeCounter(t: TestPlatform): Promise<HeldRows> {
+  const counter = qualified(sourcesOf(t).orm.em, "change_counter");
+  return holdRows(t.platform.databaseUrl, `select 1 from ${counter} where id = 1 for update`, []);
 }

@@ -8,6 +8,11 @@ export interface HeldRows {
   queued(): Promise<void>;
   /** Whether a call waits on the rows now. */
   blocking(): Promise<boolean>;
+  /**
+   * How many of the database's sessions wait on a lock now: a second call needing the rows queues behind the first,
+   * not the holder, so waits are counted rather than who blocks them.
+   */
+  waiting(): Promise<number>;
 }
 
 /** Holds the rows a `select … for update` locks, from a session of its own. */
@@ -19,6 +24,12 @@ export async function holdRows(databaseUrl: string, lockingQuery: string, params
   return {
     queued: () => untilBlockedBy(holder),
     blocking: () => blocking(holder),
+    async waiting() {
+      const { rows } = await holder.query<{ n: number }>(
+        "select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()",
+      );
+      return rows[0].n;
+    },
     async release() {
       await holder.query("commit");
       await holder.end();

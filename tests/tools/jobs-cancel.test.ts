@@ -49,7 +49,7 @@ describe("cancel", () => {
       const hold = await holdJob(t.platform.databaseUrl, running);
       let cancel: ReturnType<typeof call> | undefined;
       try {
-        await hold.waiting(1);
+        await until(async () => (await hold.waiting()) >= 1);
         const queued = await createWithFiles(t.gatewayUrl, token, "audio.process", TRANSCODE, [
           { name: "short.wav", type: "audio/wav", data: await sine(1) },
         ]);
@@ -62,7 +62,7 @@ describe("cancel", () => {
         expect((await call("DELETE", `/jobs/${queued.body.id}`)).body).toEqual(canceled.body);
         // The cancel waits behind the executor on the row.
         cancel = call("DELETE", `/jobs/${running}`);
-        await hold.waiting(2);
+        await until(async () => (await hold.waiting()) >= 2);
       } finally {
         await hold.release();
       }

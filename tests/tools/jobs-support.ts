@@ -4,11 +4,11 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import pg from "pg";
 import sharp from "sharp";
 import type { ToolsContext } from "../../services/tools/context.js";
 import { BOUNDARY, multipart, type Part } from "../media/support.js";
 import type { HttpAnswer, TestPlatform } from "../support/platform.js";
+import { holdRows } from "../support/row-lock.js";
 import { openEventStream, type Opened } from "../support/sse.js";
 import { until } from "../support/until.js";
 
@@ -147,26 +147,5 @@ export async function childProcesses(parent: number, name: string): Promise<numb
 }
 
 /** A session holding one job's row locked (FOR UPDATE), so whatever else needs the row waits until `release()`. */
-export async function holdJob(databaseUrl: string, id: string) {
-  const holder = new pg.Client({ connectionString: databaseUrl });
-  await holder.connect();
-  await holder.query("begin");
-  await holder.query("select 1 from tools.jobs where id = $1 for update", [id]);
-  return {
-    /**
-     * Resolves once `count` sessions of the database wait on a lock (the second waiter on a row waits behind the
-     * first, not the holder, so the waits are counted rather than who blocks them).
-     */
-    waiting: (count: number) =>
-      until(async () => {
-        const { rows } = await holder.query<{ n: number }>(
-          "select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()",
-        );
-        return rows[0].n >= count;
-      }),
-    async release() {
-      await holder.query("commit");
-      await holder.end();
-    },
-  };
-}
+export const holdJob = (databaseUrl: string, id: string) =>
+  holdRows(databaseUrl, "select 1 from tools.jobs where id = $1 for update", [id]);
