@@ -40,8 +40,10 @@ export async function startChildPlatform(
   child.stderr!.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4_000)));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const gatewayUrl = `http://127.0.0.1:${port}`;
+  // Its refusal to start is a log line (standard output): the last few go with the error.
+  const said = () => `${stderr}${Buffer.concat(stdout).toString().slice(-2_000)}`;
   const ready = async () => {
-    if (child.exitCode !== null) throw new Error(`the child platform exited (${child.exitCode}): ${stderr}`);
+    if (child.exitCode !== null) throw new Error(`the child platform exited (${child.exitCode}): ${said()}`);
     return fetch(`${gatewayUrl}/readyz`).then(
       (answer) => answer.status === 200,
       () => false,
@@ -50,7 +52,7 @@ export async function startChildPlatform(
   await until(ready, readyWithinMs).catch((error: Error) => {
     child.kill("SIGKILL");
     throw error.message.startsWith("timed out")
-      ? new Error(`the child platform was not ready within ${readyWithinMs} ms: ${stderr}`)
+      ? new Error(`the child platform was not ready within ${readyWithinMs} ms: ${said()}`)
       : error;
   });
   const end = async (signal: NodeJS.Signals) => {

@@ -27,8 +27,9 @@ import {
   watch,
 } from "./jobs-support.js";
 
-// Short, so a thawed executor renews (and learns it lost its job) soon; long enough for a busy machine's stalls.
-const LEASE_MS = 5_000;
+// Short, so a thawed executor renews (and learns it lost its job) soon; long enough for a busy machine's stalls: an
+// executor that renews nothing for two thirds of it loses its job to the observer's reaper.
+const LEASE_MS = 10_000;
 const DAY = 24 * 3_600_000;
 const TRANSCODE = { format: "mp3", sample_rate: 48000, channels: 2 };
 
@@ -138,6 +139,8 @@ describeWith(DATABASE_SERVER, "executors in processes of their own", () => {
 
     await child();
     const done = await untilJob(observer, token, id, ["succeeded", "failed"], 120_000);
+    // A job that failed says why here (its failure's code and detail), before its state is compared.
+    expect(done.failure).toBeUndefined();
     expect(done).toMatchObject({ state: "succeeded", attempts: 2, output: { format: "mp3" } });
     expect(await resultKeys(id)).toEqual([resultBlobKey(id, 2, 1)]);
     const served = await fileBytes(observer.gatewayUrl, token, id, 1);
@@ -186,7 +189,9 @@ describeWith(DATABASE_SERVER, "executors in processes of their own", () => {
     const third = await child();
     const retry = await toolsCall(httpAt(`http://127.0.0.1:${third.port}`), token)("POST", `/jobs/${id}/retry`, {});
     expect(retry.status).toBe(201);
-    expect((await untilJob(observer, token, retry.body.id, ["succeeded", "failed"], 120_000)).state).toBe("succeeded");
+    const retried = await untilJob(observer, token, retry.body.id, ["succeeded", "failed"], 120_000);
+    expect(retried.failure).toBeUndefined();
+    expect(retried.state).toBe("succeeded");
   }, 510_000); // up to three starts of a child (CHILD_START_MS each) and the jobs
 
   it("never lets an executor that lost its job complete it: the one that took the job over does, once", async () => {
@@ -201,6 +206,7 @@ describeWith(DATABASE_SERVER, "executors in processes of their own", () => {
       await reapNow();
       await child();
       const done = await untilJob(observer, token, id, ["succeeded", "failed"], 120_000);
+      expect(done.failure).toBeUndefined();
       expect(done).toMatchObject({ state: "succeeded", attempts: 2 });
     } finally {
       process.kill(pid, "SIGCONT");
@@ -233,6 +239,7 @@ describeWith(DATABASE_SERVER, "executors in processes of their own", () => {
     expect(created.map((answer) => answer.status)).toEqual(Array(12).fill(201));
     for (const answer of created) {
       const done = await untilJob(observer, token, answer.body.id, ["succeeded", "failed"]);
+      expect(done.failure).toBeUndefined();
       expect(done).toMatchObject({ state: "succeeded", attempts: 1 });
       const history = await kinds(token, answer.body.id);
       expect(history).toEqual(["queued", "started", ...history.slice(2, -1), "succeeded"]);
