@@ -2,7 +2,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, expect, it, onTestFailed } from "vitest";
 import type { Clock } from "../../services/kit/runtime/clock.js";
 import { JobFileRow } from "../../services/tools/db/entities.js";
 import { resultBlobKey } from "../../services/tools/domain/jobs/files.js";
@@ -58,6 +58,8 @@ describeWith(DATABASE_SERVER, "executors in processes of their own", () => {
     const port = String((await freePorts(1))[0]);
     const platform = await startChildPlatform({ ...settings, PF_HTTP_PORT: port });
     children.push(platform);
+    // A failed test shows what its executors logged (an executor losing its job says why there).
+    onTestFailed(() => console.error(`the child platform on port ${port} logged:\n${platform.output().slice(-6_000)}`));
     return { platform, port };
   }
 
